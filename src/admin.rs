@@ -1,0 +1,67 @@
+//! Operator commands (`switchboard admin ...`): organisations and API keys.
+//! Each returns the JSON the CLI prints.
+
+use crate::api::support::Revision;
+use crate::clock::Clock;
+use crate::keys;
+use crate::store::{NewApiKey, Store};
+use anyhow::{Context as _, Result, bail};
+use serde_json::{Value, json};
+
+pub async fn org_create(store: &Store, clock: &Clock, name: &str) -> Result<Value> {
+    if name.trim().is_empty() {
+        bail!("--name must not be empty");
+    }
+    let id = store.create_organisation(name, clock.now()).await?;
+    Ok(json!({ "organisationId": id, "name": name }))
+}
+
+fn revision_named(name: Option<&str>) -> Result<&'static Revision> {
+    match name {
+        None => Ok(Revision::current()),
+        Some(n) => Revision::by_name(n).with_context(|| {
+            let known: Vec<&str> = Revision::all().iter().map(|r| r.name).collect();
+            format!("unknown revision {n:?}; known: {}", known.join(", "))
+        }),
+    }
+}
+
+/// A new key, pinned to `revision` (default: the current one). The secret
+/// is in this answer only.
+pub async fn key_create(store: &Store, clock: &Clock, org: uuid::Uuid, revision: Option<&str>, read_only: bool) -> Result<Value> {
+    let revision = revision_named(revision)?;
+    let secret = keys::mint();
+    let record = store
+        .insert_api_key(
+            NewApiKey {
+                organisation_id: org,
+                key_hash: &keys::hash(&secret),
+                prefix: &keys::display_prefix(&secret),
+                revision: revision.name,
+                read_only,
+            },
+            clock.now(),
+        )
+        .await?;
+    Ok(json!({
+        "apiKeyId": record.api_key_id,
+        "apiKey": secret,
+        "organisationId": org,
+        "revision": record.revision,
+        "readOnly": record.read_only,
+    }))
+}
+
+pub async fn key_list(store: &Store, org: uuid::Uuid) -> Result<Value> {
+    Ok(serde_json::to_value(store.api_keys_of(org).await?)?)
+}
+
+pub async fn key_revoke(store: &Store, clock: &Clock, key: uuid::Uuid) -> Result<Value> {
+    Ok(serde_json::to_value(store.revoke_api_key(key, clock.now()).await?)?)
+}
+
+/// Moves a key's pin; only an operator does this, never the server.
+pub async fn key_pin(store: &Store, key: uuid::Uuid, revision: &str) -> Result<Value> {
+    let revision = revision_named(Some(revision))?;
+    Ok(serde_json::to_value(store.pin_api_key(key, revision.name).await?)?)
+}

@@ -1,0 +1,83 @@
+//! The server's shared state, and the version policy that picks each
+//! request's revision: `Api-Revision` header, else the key's pin, else the
+//! oldest supported revision.
+
+use super::support::{ApiContext, Revision};
+use crate::clock::Clock;
+use crate::keys::KeyCache;
+use crate::store::Store;
+use dropshot::{Body, HttpError};
+use http::HeaderMap;
+use std::sync::Arc;
+
+pub struct Context {
+    pub store: Store,
+    pub clock: Arc<Clock>,
+    pub keys: Arc<KeyCache>,
+}
+
+/// How a request's revision was decided.
+#[derive(Debug, Clone, Copy)]
+pub enum Resolution {
+    Resolved(&'static Revision),
+    /// `Api-Revision` named no revision: answered 400 unknown_api_revision,
+    /// in the oldest supported revision.
+    UnknownHeader(&'static Revision),
+}
+
+impl Resolution {
+    pub fn revision(self) -> &'static Revision {
+        match self {
+            Resolution::Resolved(r) | Resolution::UnknownHeader(r) => r,
+        }
+    }
+}
+
+pub fn resolve(headers: &HeaderMap, keys: &KeyCache, clock: &Clock) -> Resolution {
+    let today = clock.now().date_naive();
+    if let Some(v) = headers.get(super::support::API_REVISION) {
+        return match v.to_str().ok().and_then(Revision::by_name) {
+            Some(r) => Resolution::Resolved(r.or_oldest_supported(today)),
+            None => Resolution::UnknownHeader(Revision::oldest_supported(today)),
+        };
+    }
+    let pinned = headers
+        .get("x-api-key")
+        .and_then(|k| k.to_str().ok())
+        .and_then(|k| keys.verify_blocking(k))
+        .and_then(|k| Revision::by_name(&k.revision));
+    Resolution::Resolved(match pinned {
+        Some(r) => r.or_oldest_supported(today),
+        None => Revision::oldest_supported(today),
+    })
+}
+
+impl ApiContext for Context {
+    fn revision_of(&self, headers: &HeaderMap) -> &'static Revision {
+        resolve(headers, &self.keys, &self.clock).revision()
+    }
+}
+
+/// dropshot's hook. It never fails: an unknown revision routes as the
+/// oldest supported one and the handler answers 400 in the service's format.
+#[derive(Debug)]
+pub struct RevisionPolicy {
+    pub keys: Arc<KeyCache>,
+    pub clock: Arc<Clock>,
+}
+
+impl std::fmt::Debug for KeyCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("KeyCache")
+    }
+}
+
+impl dropshot::DynamicVersionPolicy for RevisionPolicy {
+    fn request_extract_version(
+        &self,
+        request: &http::Request<Body>,
+        _log: &slog::Logger,
+    ) -> Result<semver::Version, HttpError> {
+        Ok(resolve(request.headers(), &self.keys, &self.clock).revision().version.clone())
+    }
+}

@@ -1,0 +1,206 @@
+//! Extractors for query, header and body input that never fail inside
+//! dropshot: they validate against the document's schema and keep the
+//! outcome, so the handler answers bad input itself, in the Error format,
+//! with `Api-Revision` and the trace id, and only after authentication.
+
+use super::support::ApiError;
+use super::validate::{schema_of, validate};
+use crate::error::{Detail, InternalCode};
+use async_trait::async_trait;
+use dropshot::{
+    ApiEndpointBodyContentType, ErrorStatusCode, ExclusiveExtractor, ExtractorMetadata,
+    RequestContext, ServerContext, SharedExtractor, UntypedBody,
+};
+use schemars::JsonSchema;
+use serde::de::DeserializeOwned;
+use serde_json::{Map, Value};
+
+macro_rules! checked_input {
+    ($(#[$doc:meta])* $name:ident) => {
+        $(#[$doc])*
+        /// Holds the typed value, or the error to answer with.
+        pub struct $name<T>(Result<T, ApiError>);
+
+        impl<T> $name<T> {
+            /// The typed input, or the 400 to answer.
+            pub fn into_inner(self) -> Result<T, ApiError> {
+                self.0
+            }
+
+            /// Converts the typed value (revision adapters convert up).
+            pub fn map<U>(self, f: impl FnOnce(T) -> U) -> $name<U> {
+                $name(self.0.map(f))
+            }
+        }
+    };
+}
+
+checked_input!(
+    /// Query parameters; repeated keys fill array parameters.
+    QueryParams
+);
+checked_input!(
+    /// Header parameters (names compared case-insensitively).
+    HeaderParams
+);
+checked_input!(
+    /// A JSON request body.
+    JsonBody
+);
+
+fn invalid(details: Vec<Detail>) -> ApiError {
+    ApiError::new(ErrorStatusCode::BAD_REQUEST, InternalCode::ValidationFailed, "The request has invalid fields; see details.")
+        .with_details(details)
+}
+
+/// Validates `v` against `T`'s schema and deserializes it.
+fn typed<T: DeserializeOwned + JsonSchema + 'static>(v: Value) -> Result<T, ApiError> {
+    let details = validate::<T>(&v);
+    if !details.is_empty() {
+        return Err(invalid(details));
+    }
+    serde_json::from_value(v).map_err(|e| invalid(vec![Detail::new("", "invalid_value", e.to_string())]))
+}
+
+/// Named string inputs (query pairs or headers) -> a JSON object shaped by
+/// the parameter schema: arrays collect repeats, integers and booleans parse.
+fn params_object<T: JsonSchema + 'static>(pairs: Vec<(String, String)>) -> Result<Value, ApiError> {
+    let compiled = schema_of::<T>();
+    let root = compiled.resolved_root();
+    let props = root.get("properties").and_then(Value::as_object).cloned().unwrap_or_default();
+    let mut obj = Map::new();
+    let mut details = vec![];
+    for (name, raw) in pairs {
+        let Some((key, schema)) = props.iter().find(|(k, _)| k.eq_ignore_ascii_case(&name)) else {
+            continue; // unknown parameters are ignored
+        };
+        let value = match schema.get("type").and_then(Value::as_str) {
+            Some("integer") => match raw.trim().parse::<i64>() {
+                Ok(n) => Value::from(n),
+                Err(_) => {
+                    details.push(Detail::new(key, "invalid_type", "must be an integer"));
+                    continue;
+                }
+            },
+            Some("boolean") => match raw.as_str() {
+                "true" => Value::Bool(true),
+                "false" => Value::Bool(false),
+                _ => {
+                    details.push(Detail::new(key, "invalid_type", "must be true or false"));
+                    continue;
+                }
+            },
+            _ => Value::String(raw),
+        };
+        if schema.get("type").and_then(Value::as_str) == Some("array") {
+            match obj.entry(key.clone()).or_insert_with(|| Value::Array(vec![])) {
+                Value::Array(items) => items.push(value),
+                _ => unreachable!("array parameter holds an array"),
+            }
+        } else if obj.insert(key.clone(), value).is_some() {
+            details.push(Detail::new(key, "duplicate", "must be given at most once"));
+        }
+    }
+    if details.is_empty() { Ok(Value::Object(obj)) } else { Err(invalid(details)) }
+}
+
+#[async_trait]
+impl<T> SharedExtractor for QueryParams<T>
+where
+    T: DeserializeOwned + JsonSchema + Send + Sync + 'static,
+{
+    async fn from_request<C: ServerContext>(rqctx: &RequestContext<C>) -> Result<Self, dropshot::HttpError> {
+        let query = rqctx.request.uri().query().unwrap_or("");
+        let pairs = form_urlencoded::parse(query.as_bytes()).into_owned().collect();
+        Ok(QueryParams(params_object::<T>(pairs).and_then(typed::<T>)))
+    }
+
+    fn metadata(ct: ApiEndpointBodyContentType) -> ExtractorMetadata {
+        <dropshot::Query<T> as SharedExtractor>::metadata(ct)
+    }
+}
+
+#[async_trait]
+impl<T> SharedExtractor for HeaderParams<T>
+where
+    T: DeserializeOwned + JsonSchema + Send + Sync + 'static,
+{
+    async fn from_request<C: ServerContext>(rqctx: &RequestContext<C>) -> Result<Self, dropshot::HttpError> {
+        let compiled = schema_of::<T>();
+        let names: Vec<String> = compiled
+            .resolved_root()
+            .get("properties")
+            .and_then(Value::as_object)
+            .map(|p| p.keys().cloned().collect())
+            .unwrap_or_default();
+        let headers = rqctx.request.headers();
+        let mut pairs = vec![];
+        let mut details = vec![];
+        for name in names {
+            for v in headers.get_all(name.as_str()) {
+                match v.to_str() {
+                    Ok(s) => pairs.push((name.clone(), s.to_string())),
+                    Err(_) => details.push(Detail::new(&name, "invalid_header", "must be visible ASCII text")),
+                }
+            }
+        }
+        let result = if details.is_empty() { params_object::<T>(pairs).and_then(typed::<T>) } else { Err(invalid(details)) };
+        Ok(HeaderParams(result))
+    }
+
+    fn metadata(ct: ApiEndpointBodyContentType) -> ExtractorMetadata {
+        <dropshot::Header<T> as SharedExtractor>::metadata(ct)
+    }
+}
+
+#[async_trait]
+impl<T> ExclusiveExtractor for JsonBody<T>
+where
+    T: DeserializeOwned + JsonSchema + Send + Sync + 'static,
+{
+    async fn from_request<C: ServerContext>(
+        rqctx: &RequestContext<C>,
+        request: http::Request<dropshot::Body>,
+    ) -> Result<Self, dropshot::HttpError> {
+        let content_type = request
+            .headers()
+            .get(http::header::CONTENT_TYPE)
+            .and_then(|v| v.to_str().ok())
+            .map(|v| v.split(';').next().unwrap_or("").trim().to_ascii_lowercase());
+        let body = UntypedBody::from_request(rqctx, request).await;
+        let result = match body {
+            Err(e) if e.status_code.as_u16() == 413 => Err(ApiError::new(
+                ErrorStatusCode::PAYLOAD_TOO_LARGE,
+                InternalCode::PayloadTooLarge,
+                e.external_message,
+            )),
+            Err(e) => Err(ApiError::new(ErrorStatusCode::BAD_REQUEST, InternalCode::BadRequest, e.external_message)),
+            Ok(b) => {
+                let bytes = b.as_bytes();
+                if content_type.as_deref().is_some_and(|ct| ct != "application/json") {
+                    Err(ApiError::new(
+                        ErrorStatusCode::BAD_REQUEST,
+                        InternalCode::BadRequest,
+                        "The request body must be application/json.",
+                    ))
+                } else if bytes.iter().all(u8::is_ascii_whitespace) {
+                    Err(invalid(vec![Detail::new("", "required", "a JSON request body is required")]))
+                } else {
+                    match serde_json::from_slice::<Value>(bytes) {
+                        Ok(v) => typed::<T>(v),
+                        Err(e) => Err(ApiError::new(
+                            ErrorStatusCode::BAD_REQUEST,
+                            InternalCode::MalformedJson,
+                            format!("The request body is not valid JSON: {e}"),
+                        )),
+                    }
+                }
+            }
+        };
+        Ok(JsonBody(result))
+    }
+
+    fn metadata(ct: ApiEndpointBodyContentType) -> ExtractorMetadata {
+        <dropshot::TypedBody<T> as ExclusiveExtractor>::metadata(ct)
+    }
+}

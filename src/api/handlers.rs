@@ -1,0 +1,150 @@
+//! The one implementation of the generated route trait, newest revision
+//! only: extract, call the domain core, return.
+
+use super::context::Context;
+use super::extract::{HeaderParams, JsonBody, QueryParams};
+use super::generated::SwitchboardApi;
+use super::generated::bullfinch::{params, types};
+use super::request::{Access, handle, handle_open};
+use super::support::{ApiError, Reply, Revision};
+use crate::error::InternalCode;
+use crate::domain::{customers, users};
+use dropshot::{ErrorStatusCode, HttpResponseCreated, HttpResponseOk, Path, RequestContext};
+
+pub enum Handlers {}
+
+/// A revision's published document (embedded at build time).
+fn document(revision: &Revision) -> types::OpenApiDocument {
+    types::OpenApiDocument(serde_json::from_str(revision.document()).expect("embedded documents are JSON objects"))
+}
+
+type Result<T> = std::result::Result<Reply<T>, ApiError>;
+
+impl SwitchboardApi for Handlers {
+    type Context = Context;
+
+    async fn customer_list(
+        rqctx: RequestContext<Context>,
+        query: QueryParams<params::CustomerListQuery>,
+        headers: HeaderParams<params::CustomerListHeaders>,
+    ) -> Result<HttpResponseOk<types::CustomerList>> {
+        handle(&rqctx, Access::Read, headers, |c| async move {
+            Ok(HttpResponseOk(customers::list(&c, query.into_inner()?).await?))
+        })
+        .await
+    }
+
+    async fn customer_create(
+        rqctx: RequestContext<Context>,
+        headers: HeaderParams<params::CustomerCreateHeaders>,
+        body: JsonBody<types::CreateCustomerRequest>,
+    ) -> Result<HttpResponseCreated<types::Customer>> {
+        handle(&rqctx, Access::Write, headers, |c| async move {
+            Ok(HttpResponseCreated(customers::create(&c, body.into_inner()?).await?))
+        })
+        .await
+    }
+
+    async fn customer_view(
+        rqctx: RequestContext<Context>,
+        path: Path<params::CustomerViewPath>,
+        headers: HeaderParams<params::CustomerViewHeaders>,
+    ) -> Result<HttpResponseOk<types::Customer>> {
+        handle(&rqctx, Access::Read, headers, |c| async move {
+            Ok(HttpResponseOk(customers::view(&c, &path.into_inner().customer_id).await?))
+        })
+        .await
+    }
+
+    async fn customer_update(
+        rqctx: RequestContext<Context>,
+        path: Path<params::CustomerUpdatePath>,
+        headers: HeaderParams<params::CustomerUpdateHeaders>,
+        body: JsonBody<types::UpdateCustomerRequest>,
+    ) -> Result<HttpResponseOk<types::Customer>> {
+        handle(&rqctx, Access::Write, headers, |c| async move {
+            let body = body.into_inner()?;
+            Ok(HttpResponseOk(customers::update(&c, &path.into_inner().customer_id, body).await?))
+        })
+        .await
+    }
+
+    async fn health_view(
+        rqctx: RequestContext<Context>,
+        headers: HeaderParams<params::HealthViewHeaders>,
+    ) -> Result<HttpResponseOk<types::Health>> {
+        handle_open(&rqctx, headers, |store| async move {
+            store.ping().await?;
+            Ok(HttpResponseOk(types::Health { status: types::HealthStatus::Ok }))
+        })
+        .await
+    }
+
+    async fn openapi_view(
+        rqctx: RequestContext<Context>,
+        headers: HeaderParams<params::OpenapiViewHeaders>,
+    ) -> Result<HttpResponseOk<types::OpenApiDocument>> {
+        handle_open(&rqctx, headers, |_| async move { Ok(HttpResponseOk(document(Revision::current()))) }).await
+    }
+
+    async fn openapi_revision_view(
+        rqctx: RequestContext<Context>,
+        path: Path<params::OpenapiRevisionViewPath>,
+        headers: HeaderParams<params::OpenapiRevisionViewHeaders>,
+    ) -> Result<HttpResponseOk<types::OpenApiDocument>> {
+        handle_open(&rqctx, headers, |_| async move {
+            let name = path.into_inner().document;
+            let revision = name.strip_suffix(".json").and_then(Revision::by_name).ok_or_else(|| {
+                ApiError::new(ErrorStatusCode::NOT_FOUND, InternalCode::NotFound, "No revision has this document.")
+            })?;
+            Ok(HttpResponseOk(document(revision)))
+        })
+        .await
+    }
+
+    async fn user_list(
+        rqctx: RequestContext<Context>,
+        query: QueryParams<params::UserListQuery>,
+        headers: HeaderParams<params::UserListHeaders>,
+    ) -> Result<HttpResponseOk<types::UserList>> {
+        handle(&rqctx, Access::Read, headers, |c| async move {
+            Ok(HttpResponseOk(users::list(&c, query.into_inner()?).await?))
+        })
+        .await
+    }
+
+    async fn user_create(
+        rqctx: RequestContext<Context>,
+        headers: HeaderParams<params::UserCreateHeaders>,
+        body: JsonBody<types::CreateUserRequest>,
+    ) -> Result<HttpResponseCreated<types::User>> {
+        handle(&rqctx, Access::Write, headers, |c| async move {
+            Ok(HttpResponseCreated(users::create(&c, body.into_inner()?).await?))
+        })
+        .await
+    }
+
+    async fn user_view(
+        rqctx: RequestContext<Context>,
+        path: Path<params::UserViewPath>,
+        headers: HeaderParams<params::UserViewHeaders>,
+    ) -> Result<HttpResponseOk<types::User>> {
+        handle(&rqctx, Access::Read, headers, |c| async move {
+            Ok(HttpResponseOk(users::view(&c, &path.into_inner().user_id).await?))
+        })
+        .await
+    }
+
+    async fn user_update(
+        rqctx: RequestContext<Context>,
+        path: Path<params::UserUpdatePath>,
+        headers: HeaderParams<params::UserUpdateHeaders>,
+        body: JsonBody<types::UpdateUserRequest>,
+    ) -> Result<HttpResponseOk<types::User>> {
+        handle(&rqctx, Access::Write, headers, |c| async move {
+            let body = body.into_inner()?;
+            Ok(HttpResponseOk(users::update(&c, &path.into_inner().user_id, body).await?))
+        })
+        .await
+    }
+}

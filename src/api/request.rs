@@ -1,0 +1,127 @@
+//! Every handler's prelude: pick the revision, authenticate, check the
+//! key's permission, then run the body; failures become the Error object
+//! carrying `Api-Revision` and the trace id.
+
+use super::context::{Context, Resolution, resolve};
+use super::extract::HeaderParams;
+use super::support::{ApiError, Reply};
+use crate::domain::Caller;
+use crate::error::InternalCode;
+use dropshot::{ErrorStatusCode, HttpCodedResponse, RequestContext};
+use std::future::Future;
+
+/// What an operation needs from the key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    Read,
+    Write,
+}
+
+fn unauthorized(code: InternalCode, message: &str) -> ApiError {
+    ApiError::new(ErrorStatusCode::UNAUTHORIZED, code, message)
+}
+
+async fn authenticate(rqctx: &RequestContext<Context>, access: Access) -> Result<Caller, ApiError> {
+    let ctx = rqctx.context();
+    let headers = rqctx.request.headers();
+    let bearer = headers.contains_key(http::header::AUTHORIZATION);
+    let Some(key) = headers.get("x-api-key") else {
+        return Err(if bearer {
+            unauthorized(InternalCode::Unauthorized, "A bearer token is accepted only together with an X-Api-Key.")
+        } else {
+            unauthorized(InternalCode::Unauthorized, "An X-Api-Key header is required.")
+        });
+    };
+    let secret = key.to_str().map_err(|_| unauthorized(InternalCode::InvalidApiKey, "The API key is not valid."))?;
+    let record = ctx
+        .keys
+        .verify(secret)
+        .await
+        .map_err(ApiError::from)?
+        .ok_or_else(|| unauthorized(InternalCode::InvalidApiKey, "The API key is unknown or revoked."))?;
+    if bearer {
+        // No user tokens are issued yet (email login comes with the access
+        // issue), so no bearer token can be valid.
+        return Err(unauthorized(InternalCode::InvalidBearerToken, "The bearer token is not valid."));
+    }
+    if access == Access::Write && record.read_only {
+        return Err(ApiError::new(
+            ErrorStatusCode::FORBIDDEN,
+            InternalCode::ReadOnlyApiKey,
+            "This API key may only read.",
+        ));
+    }
+    Ok(Caller { store: ctx.store.clone(), org: record.organisation_id, api_key_id: record.api_key_id, now: ctx.clock.now() })
+}
+
+/// Runs an authenticated operation. `headers` are the operation's header
+/// parameters, checked after authentication.
+pub async fn handle<T, H, F, Fut>(
+    rqctx: &RequestContext<Context>,
+    access: Access,
+    headers: HeaderParams<H>,
+    body: F,
+) -> Result<Reply<T>, ApiError>
+where
+    T: HttpCodedResponse,
+    F: FnOnce(Caller) -> Fut,
+    Fut: Future<Output = Result<T, ApiError>>,
+{
+    let ctx = rqctx.context();
+    let resolution = resolve(rqctx.request.headers(), &ctx.keys, &ctx.clock);
+    let revision = resolution.revision();
+    let outcome = async {
+        if let Resolution::UnknownHeader(_) = resolution {
+            return Err(ApiError::new(
+                ErrorStatusCode::BAD_REQUEST,
+                InternalCode::UnknownApiRevision,
+                "Api-Revision must name a revision in full, e.g. 2026-09-01.bullfinch.",
+            ));
+        }
+        let caller = authenticate(rqctx, access).await?;
+        headers.into_inner()?;
+        body(caller).await
+    }
+    .await;
+    Ok(match outcome {
+        Ok(t) => Reply::new(revision.name, t),
+        Err(e) => {
+            if e.status.as_u16() >= 500 {
+                tracing::error!(trace_id = %rqctx.request_id, error = %e, "request failed");
+            }
+            Reply::raw(revision.name, e.into_response(revision.name, &rqctx.request_id))
+        }
+    })
+}
+
+/// Runs an operation that needs no credentials (health).
+pub async fn handle_open<T, H, F, Fut>(
+    rqctx: &RequestContext<Context>,
+    headers: HeaderParams<H>,
+    body: F,
+) -> Result<Reply<T>, ApiError>
+where
+    T: HttpCodedResponse,
+    F: FnOnce(crate::store::Store) -> Fut,
+    Fut: Future<Output = Result<T, ApiError>>,
+{
+    let ctx = rqctx.context();
+    let resolution = resolve(rqctx.request.headers(), &ctx.keys, &ctx.clock);
+    let revision = resolution.revision();
+    let outcome = async {
+        if let Resolution::UnknownHeader(_) = resolution {
+            return Err(ApiError::new(
+                ErrorStatusCode::BAD_REQUEST,
+                InternalCode::UnknownApiRevision,
+                "Api-Revision must name a revision in full, e.g. 2026-09-01.bullfinch.",
+            ));
+        }
+        headers.into_inner()?;
+        body(ctx.store.clone()).await
+    }
+    .await;
+    Ok(match outcome {
+        Ok(t) => Reply::new(revision.name, t),
+        Err(e) => Reply::raw(revision.name, e.into_response(revision.name, &rqctx.request_id)),
+    })
+}

@@ -1,0 +1,222 @@
+//! Customers: creation, change, lookup by id or `rid_`, listing; each change
+//! records its customer.created / customer.updated event in the same
+//! transaction.
+
+use super::values::Checks;
+use super::{Caller, customer_role};
+use crate::api::generated::bullfinch::types as wire;
+use crate::error::{Error, InternalCode, Result};
+use crate::store::{CustomerFilter, CustomerRow, Cursor, IdOrRef, Store, limit_or_default};
+use rand::Rng;
+use uuid::Uuid;
+
+const DEFAULT_LOCALE: &str = "en-US";
+
+/// The wire form of a stored customer.
+pub fn to_wire(c: CustomerRow, users: Vec<(Uuid, String, String)>) -> wire::Customer {
+    let users: Vec<wire::CustomerUser> = users
+        .into_iter()
+        .map(|(user_id, name, role)| wire::CustomerUser { user_id, name, role: customer_role(&role) })
+        .collect();
+    let contact_person = c.contact_person_user_id.and_then(|id| users.iter().find(|u| u.user_id == id).cloned());
+    wire::Customer {
+        customer_id: c.id,
+        customer_type: match c.customer_type.as_str() {
+            "BUSINESS" => wire::CustomerType::Business,
+            _ => wire::CustomerType::Consumer,
+        },
+        name: c.name,
+        identity: c.identity,
+        preferred_locale: c.preferred_locale,
+        human_readable_id: c.human_readable_id,
+        reference_id: c.reference_id,
+        contact: serde_json::from_value(c.contact).unwrap_or(wire::CustomerContact { email: None, msisdn: None }),
+        billing: c.billing.and_then(|b| serde_json::from_value(b).ok()),
+        shipping: c.shipping.and_then(|s| serde_json::from_value(s).ok()),
+        users,
+        contact_person,
+        metadata: c.metadata.map(wire::Metadata),
+        created_at: Some(c.created_at),
+        updated_at: Some(c.updated_at),
+    }
+}
+
+fn json<T: serde::Serialize>(v: &T) -> serde_json::Value {
+    serde_json::to_value(v).expect("wire types serialize")
+}
+
+/// `CU-` and eight Crockford base32 characters: short enough to read aloud.
+fn human_readable_id() -> String {
+    const ALPHABET: &[u8] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+    let mut rng = rand::rng();
+    let tail: String = (0..8).map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char).collect();
+    format!("CU-{tail}")
+}
+
+async fn check_reference_free(store: &Store, org: Uuid, reference_id: &str, except: Option<Uuid>) -> Result<()> {
+    if store.customer_taken(org, "reference_id", reference_id, except).await? {
+        return Err(Error::Conflict {
+            code: InternalCode::ReferenceIdTaken,
+            message: "another customer already has this referenceId".into(),
+            property: "referenceId",
+        });
+    }
+    Ok(())
+}
+
+/// A unique-constraint race lost to a concurrent writer is still a 409.
+fn conflict_on_unique(e: Error) -> Error {
+    match e {
+        Error::Database(ref d) if crate::store::is_unique_violation(d) => Error::Conflict {
+            code: InternalCode::Conflict,
+            message: "a concurrent request created a conflicting record".into(),
+            property: "",
+        },
+        e => e,
+    }
+}
+
+pub async fn create(caller: &Caller, req: wire::CreateCustomerRequest) -> Result<wire::Customer> {
+    let mut checks = Checks::default();
+    checks.contact(&req.contact);
+    checks.locale("preferredLocale", req.preferred_locale.as_deref());
+    if let Some(b) = &req.billing {
+        checks.billing(b);
+    }
+    if let Some(s) = &req.shipping {
+        checks.shipping(s);
+    }
+    checks.finish()?;
+    let store = &caller.store;
+    if let Some(r) = &req.reference_id {
+        check_reference_free(store, caller.org, r, None).await?;
+    }
+    let now = caller.now;
+    let mut row = CustomerRow {
+        id: Uuid::new_v4(),
+        org: caller.org,
+        customer_type: json(&req.customer_type).as_str().unwrap_or_default().to_string(),
+        name: req.name,
+        identity: req.identity,
+        preferred_locale: req.preferred_locale.unwrap_or_else(|| DEFAULT_LOCALE.to_string()),
+        human_readable_id: human_readable_id(),
+        reference_id: req.reference_id,
+        contact: json(&req.contact),
+        billing: req.billing.as_ref().map(json),
+        shipping: req.shipping.as_ref().map(json),
+        contact_person_user_id: None,
+        metadata: req.metadata.map(|m| m.0),
+        created_at: now,
+        updated_at: now,
+    };
+    // a clash of random ids is rare; draw again rather than fail
+    for _ in 0..4 {
+        if !store.customer_taken(caller.org, "human_readable_id", &row.human_readable_id, None).await? {
+            break;
+        }
+        row.human_readable_id = human_readable_id();
+    }
+    let customer = to_wire(row.clone(), vec![]);
+    let mut tx = store.begin().await?;
+    Store::insert_customer(&mut tx, &row).await.map_err(conflict_on_unique)?;
+    Store::record_event(&mut tx, caller.org, "customer.created", now, &json(&customer)).await?;
+    tx.commit().await.map_err(conflict_on_unique)?;
+    Ok(customer)
+}
+
+/// The stored customer named by `key` (id or `rid_`), or 404.
+pub async fn find(caller: &Caller, key: &str) -> Result<CustomerRow> {
+    caller
+        .store
+        .customer(caller.org, &IdOrRef::parse(key))
+        .await?
+        .ok_or_else(|| Error::not_found(InternalCode::CustomerNotFound, "customer"))
+}
+
+pub async fn view(caller: &Caller, key: &str) -> Result<wire::Customer> {
+    let row = find(caller, key).await?;
+    let mut users = caller.store.customer_users(caller.org, &[row.id]).await?;
+    Ok(to_wire(row.clone(), users.remove(&row.id).unwrap_or_default()))
+}
+
+pub async fn update(caller: &Caller, key: &str, req: wire::UpdateCustomerRequest) -> Result<wire::Customer> {
+    let mut checks = Checks::default();
+    if let Some(c) = &req.contact {
+        checks.contact(c);
+    }
+    checks.locale("preferredLocale", req.preferred_locale.as_deref());
+    if let Some(b) = &req.billing {
+        checks.billing(b);
+    }
+    if let Some(s) = &req.shipping {
+        checks.shipping(s);
+    }
+    checks.finish()?;
+    let store = &caller.store;
+    let mut row = find(caller, key).await?;
+    let mut users = store.customer_users(caller.org, &[row.id]).await?.remove(&row.id).unwrap_or_default();
+    if let Some(r) = &req.reference_id {
+        check_reference_free(store, caller.org, r, Some(row.id)).await?;
+        row.reference_id = Some(r.clone());
+    }
+    if let Some(person) = &req.contact_person_user_id {
+        let user = store.user(caller.org, &IdOrRef::parse(person)).await?;
+        match user.filter(|u| users.iter().any(|(id, _, _)| *id == u.id)) {
+            Some(u) => row.contact_person_user_id = Some(u.id),
+            None => {
+                return Err(Error::invalid(
+                    "contactPersonUserId",
+                    "user_not_found",
+                    "names no user acting for this customer",
+                ));
+            }
+        }
+    }
+    if let Some(n) = req.name {
+        row.name = n;
+    }
+    if let Some(i) = req.identity {
+        row.identity = Some(i);
+    }
+    if let Some(l) = req.preferred_locale {
+        row.preferred_locale = l;
+    }
+    if let Some(c) = &req.contact {
+        row.contact = json(c);
+    }
+    if let Some(b) = &req.billing {
+        row.billing = Some(json(b));
+    }
+    if let Some(s) = &req.shipping {
+        row.shipping = Some(json(s));
+    }
+    if let Some(m) = req.metadata {
+        row.metadata = Some(m.0);
+    }
+    row.updated_at = caller.now;
+    let customer = to_wire(row.clone(), std::mem::take(&mut users));
+    let mut tx = store.begin().await?;
+    Store::update_customer(&mut tx, &row).await.map_err(conflict_on_unique)?;
+    Store::record_event(&mut tx, caller.org, "customer.updated", caller.now, &json(&customer)).await?;
+    tx.commit().await.map_err(conflict_on_unique)?;
+    Ok(customer)
+}
+
+pub async fn list(caller: &Caller, q: crate::api::generated::bullfinch::params::CustomerListQuery) -> Result<wire::CustomerList> {
+    let after = q.cursor.as_deref().map(Cursor::decode).transpose()?;
+    let filter = CustomerFilter { text: q.filter.filter(|t| !t.is_empty()), customer_type: q.customer_type };
+    let page = caller.store.customers(caller.org, &filter, after, limit_or_default(q.limit)).await?;
+    let ids: Vec<Uuid> = page.items.iter().map(|c| c.id).collect();
+    let mut users = caller.store.customer_users(caller.org, &ids).await?;
+    Ok(wire::CustomerList {
+        items: page
+            .items
+            .into_iter()
+            .map(|c| {
+                let u = users.remove(&c.id).unwrap_or_default();
+                to_wire(c, u)
+            })
+            .collect(),
+        pagination: wire::Pagination { next_cursor: page.next.map(Cursor::encode) },
+    })
+}

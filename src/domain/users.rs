@@ -1,0 +1,160 @@
+//! Users: people who act for customers with a role at each.
+
+use super::values::Checks;
+use super::{Caller, customer_role};
+use crate::api::generated::bullfinch::params::UserListQuery;
+use crate::api::generated::bullfinch::types as wire;
+use crate::error::{Error, InternalCode, Result};
+use crate::store::{Cursor, IdOrRef, Store, UserFilter, UserRow, limit_or_default};
+use uuid::Uuid;
+
+pub fn to_wire(u: UserRow, customers: Vec<(Uuid, String, String)>) -> wire::User {
+    wire::User {
+        user_id: u.id,
+        name: u.name,
+        email: Some(u.email),
+        msisdn: u.msisdn,
+        identity: u.identity,
+        reference_id: u.reference_id,
+        customers: customers
+            .into_iter()
+            .map(|(customer_id, name, role)| wire::UserCustomer { customer_id, name, role: customer_role(&role) })
+            .collect(),
+        created_at: Some(u.created_at),
+        updated_at: Some(u.updated_at),
+        metadata: u.metadata.map(wire::Metadata),
+    }
+}
+
+async fn check_free(store: &Store, org: Uuid, email: Option<&str>, reference_id: Option<&str>, except: Option<Uuid>) -> Result<()> {
+    if let Some(e) = email {
+        if store.user_taken(org, "email_key", &crate::store::email_key(e), except).await? {
+            return Err(Error::Conflict {
+                code: InternalCode::EmailTaken,
+                message: "another user already signs in with this email".into(),
+                property: "email",
+            });
+        }
+    }
+    if let Some(r) = reference_id {
+        if store.user_taken(org, "reference_id", r, except).await? {
+            return Err(Error::Conflict {
+                code: InternalCode::ReferenceIdTaken,
+                message: "another user already has this referenceId".into(),
+                property: "referenceId",
+            });
+        }
+    }
+    Ok(())
+}
+
+fn conflict_on_unique(e: Error) -> Error {
+    match e {
+        Error::Database(ref d) if crate::store::is_unique_violation(d) => Error::Conflict {
+            code: InternalCode::Conflict,
+            message: "a concurrent request created a conflicting user".into(),
+            property: "",
+        },
+        e => e,
+    }
+}
+
+pub async fn create(caller: &Caller, req: wire::CreateUserRequest) -> Result<wire::User> {
+    let mut checks = Checks::default();
+    checks.msisdn("msisdn", req.msisdn.as_deref());
+    checks.finish()?;
+    let store = &caller.store;
+    let customer = super::customers::find(caller, &req.customer_id).await?;
+    check_free(store, caller.org, Some(&req.email), req.reference_id.as_deref(), None).await?;
+    let now = caller.now;
+    let row = UserRow {
+        id: Uuid::new_v4(),
+        org: caller.org,
+        name: req.name,
+        email: req.email.trim().to_string(),
+        msisdn: req.msisdn,
+        identity: req.identity,
+        reference_id: req.reference_id,
+        metadata: req.metadata.map(|m| m.0),
+        created_at: now,
+        updated_at: now,
+    };
+    let role = req.role.unwrap_or(wire::CustomerRole::Member).to_string();
+    let mut tx = store.begin().await?;
+    Store::insert_user(&mut tx, &row).await.map_err(conflict_on_unique)?;
+    Store::link_user(&mut tx, caller.org, customer.id, row.id, &role, now).await?;
+    tx.commit().await.map_err(conflict_on_unique)?;
+    Ok(to_wire(row, vec![(customer.id, customer.name, role)]))
+}
+
+async fn find(caller: &Caller, key: &str) -> Result<UserRow> {
+    caller
+        .store
+        .user(caller.org, &IdOrRef::parse(key))
+        .await?
+        .ok_or_else(|| Error::not_found(InternalCode::UserNotFound, "user"))
+}
+
+async fn with_customers(caller: &Caller, row: UserRow) -> Result<wire::User> {
+    let mut customers = caller.store.user_customers(caller.org, &[row.id]).await?;
+    let c = customers.remove(&row.id).unwrap_or_default();
+    Ok(to_wire(row, c))
+}
+
+pub async fn view(caller: &Caller, key: &str) -> Result<wire::User> {
+    let row = find(caller, key).await?;
+    with_customers(caller, row).await
+}
+
+pub async fn update(caller: &Caller, key: &str, req: wire::UpdateUserRequest) -> Result<wire::User> {
+    let mut checks = Checks::default();
+    checks.msisdn("msisdn", req.msisdn.as_deref());
+    checks.finish()?;
+    let mut row = find(caller, key).await?;
+    check_free(&caller.store, caller.org, req.email.as_deref(), None, Some(row.id)).await?;
+    if let Some(n) = req.name {
+        row.name = n;
+    }
+    if let Some(e) = req.email {
+        row.email = e.trim().to_string();
+    }
+    if let Some(m) = req.msisdn {
+        row.msisdn = Some(m);
+    }
+    if let Some(m) = req.metadata {
+        row.metadata = Some(m.0);
+    }
+    row.updated_at = caller.now;
+    let mut tx = caller.store.begin().await?;
+    Store::update_user(&mut tx, &row).await.map_err(conflict_on_unique)?;
+    tx.commit().await.map_err(conflict_on_unique)?;
+    with_customers(caller, row).await
+}
+
+pub async fn list(caller: &Caller, q: UserListQuery) -> Result<wire::UserList> {
+    let after = q.cursor.as_deref().map(Cursor::decode).transpose()?;
+    // every customer named must exist: an unknown one is a 404, not an empty page
+    let mut customers = None;
+    if !q.customer_id.is_empty() {
+        let mut ids = vec![];
+        for key in &q.customer_id {
+            ids.push(super::customers::find(caller, key).await?.id);
+        }
+        customers = Some(ids);
+    }
+    let filter = UserFilter { text: q.filter.filter(|t| !t.is_empty()), customers };
+    let page = caller.store.users(caller.org, &filter, after, limit_or_default(q.limit)).await?;
+    let ids: Vec<Uuid> = page.items.iter().map(|u| u.id).collect();
+    let mut links = caller.store.user_customers(caller.org, &ids).await?;
+    Ok(wire::UserList {
+        items: page
+            .items
+            .into_iter()
+            .map(|u| {
+                let c = links.remove(&u.id).unwrap_or_default();
+                to_wire(u, c)
+            })
+            .collect(),
+        pagination: wire::Pagination { next_cursor: page.next.map(Cursor::encode) },
+    })
+}

@@ -1,0 +1,103 @@
+//! Field rules beyond what the schema can say: real phone numbers, ISO
+//! country and currency codes, BCP 47 locales, US ZIP codes. Each check
+//! adds a detail naming the field; the caller answers all of them at once.
+
+use crate::api::generated::bullfinch::types::{Address, BillingMethod, CustomerBilling, CustomerContact, Shipping};
+use crate::error::{Detail, Error};
+
+/// Collects the invalid fields of one request.
+#[derive(Default)]
+pub struct Checks(Vec<Detail>);
+
+impl Checks {
+    pub fn add(&mut self, property: impl Into<String>, code: &'static str, message: impl Into<String>) {
+        self.0.push(Detail::new(property, code, message));
+    }
+
+    /// Ok when every field passed.
+    pub fn finish(self) -> Result<(), Error> {
+        if self.0.is_empty() { Ok(()) } else { Err(Error::Invalid(self.0)) }
+    }
+
+    /// An E.164 number that is a valid number of its country.
+    pub fn msisdn(&mut self, property: &str, v: Option<&str>) {
+        let Some(v) = v else { return };
+        let valid = phonenumber::parse(None, v).map(|n| phonenumber::is_valid(&n)).unwrap_or(false);
+        if !valid {
+            self.add(property, "invalid_msisdn", "must be a valid E.164 phone number");
+        }
+    }
+
+    pub fn country(&mut self, property: &str, v: &str) {
+        if isocountry::CountryCode::for_alpha2(v).is_err() {
+            self.add(property, "invalid_country", "must be an ISO 3166-1 alpha-2 country code");
+        }
+    }
+
+    pub fn currency(&mut self, property: &str, v: &str) {
+        if iso_currency::Currency::from_code(v).is_none() {
+            self.add(property, "invalid_currency", "must be an ISO 4217 currency code");
+        }
+    }
+
+    pub fn locale(&mut self, property: &str, v: Option<&str>) {
+        let Some(v) = v else { return };
+        if !language_tags::LanguageTag::parse(v).is_ok_and(|t| t.validate().is_ok()) {
+            self.add(property, "invalid_locale", "must be a BCP 47 language tag, e.g. en-US");
+        }
+    }
+
+    pub fn address(&mut self, property: &str, a: &Address) {
+        self.country(&format!("{property}.country"), &a.country);
+        if a.country == "US" {
+            let zip = a.zip.as_bytes();
+            let ok = match zip.len() {
+                5 => zip.iter().all(u8::is_ascii_digit),
+                10 => zip[..5].iter().all(u8::is_ascii_digit) && zip[5] == b'-' && zip[6..].iter().all(u8::is_ascii_digit),
+                _ => false,
+            };
+            if !ok {
+                self.add(format!("{property}.zip"), "invalid_zip", "a US ZIP code is 12345 or 12345-6789");
+            }
+        }
+    }
+
+    pub fn contact(&mut self, c: &CustomerContact) {
+        self.msisdn("contact.msisdn", c.msisdn.as_deref());
+    }
+
+    pub fn shipping(&mut self, s: &Shipping) {
+        self.msisdn("shipping.msisdn", s.msisdn.as_deref());
+        self.address("shipping.address", &s.address);
+    }
+
+    /// Billing rules: EMAIL_INVOICE needs an email, PAPER_INVOICE an
+    /// address, autoPay a default payment profile.
+    pub fn billing(&mut self, b: &CustomerBilling) {
+        self.currency("billing.currency", &b.currency);
+        if let Some(a) = &b.address {
+            self.address("billing.address", a);
+        }
+        match b.method {
+            BillingMethod::EmailInvoice if b.email.is_none() => {
+                self.add("billing.email", "required", "is required when method is EMAIL_INVOICE")
+            }
+            BillingMethod::PaperInvoice if b.address.is_none() => {
+                self.add("billing.address", "required", "is required when method is PAPER_INVOICE")
+            }
+            _ => {}
+        }
+        if b.auto_pay && b.default_payment_profile_id.is_none() {
+            self.add("billing.defaultPaymentProfileId", "required", "is required when autoPay is true");
+        }
+        if b.default_payment_profile_id.is_some() {
+            // Payment profiles arrive with the payments area; until then no
+            // profile of the customer exists to name.
+            self.add(
+                "billing.defaultPaymentProfileId",
+                "payment_profile_not_found",
+                "names no payment profile of this customer",
+            );
+        }
+    }
+}

@@ -1,0 +1,154 @@
+//! The domain's failures: one `Error` enum, every `internalCode` value in one
+//! `InternalCode` enum, and the single mapping of both to HTTP.
+
+use crate::api::generated::bullfinch::types::ErrorDetail;
+use crate::api::support::ApiError;
+use dropshot::ErrorStatusCode;
+
+/// Every `internalCode` the server sends. Stable across releases: clients
+/// branch on these strings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InternalCode {
+    BadRequest,
+    ValidationFailed,
+    MalformedJson,
+    InvalidCursor,
+    UnknownApiRevision,
+    Unauthorized,
+    InvalidApiKey,
+    InvalidBearerToken,
+    Forbidden,
+    ReadOnlyApiKey,
+    NotFound,
+    CustomerNotFound,
+    UserNotFound,
+    EndpointRemoved,
+    Conflict,
+    ReferenceIdTaken,
+    EmailTaken,
+    PayloadTooLarge,
+    InternalError,
+}
+
+impl InternalCode {
+    pub fn as_str(self) -> &'static str {
+        use InternalCode::*;
+        match self {
+            BadRequest => "bad_request",
+            ValidationFailed => "validation_failed",
+            MalformedJson => "malformed_json",
+            InvalidCursor => "invalid_cursor",
+            UnknownApiRevision => "unknown_api_revision",
+            Unauthorized => "unauthorized",
+            InvalidApiKey => "invalid_api_key",
+            InvalidBearerToken => "invalid_bearer_token",
+            Forbidden => "forbidden",
+            ReadOnlyApiKey => "read_only_api_key",
+            NotFound => "not_found",
+            CustomerNotFound => "customer_not_found",
+            UserNotFound => "user_not_found",
+            EndpointRemoved => "endpoint_removed",
+            Conflict => "conflict",
+            ReferenceIdTaken => "reference_id_taken",
+            EmailTaken => "email_taken",
+            PayloadTooLarge => "payload_too_large",
+            InternalError => "internal_error",
+        }
+    }
+}
+
+/// What is wrong with one field of a request.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Detail {
+    /// dotted path: `billing.email`, `users[0].name`, or a parameter name
+    pub property: String,
+    /// `invalid_email`, `required`, `too_long`, ...
+    pub code: &'static str,
+    pub message: String,
+}
+
+impl Detail {
+    pub fn new(property: impl Into<String>, code: &'static str, message: impl Into<String>) -> Self {
+        Detail { property: property.into(), code, message: message.into() }
+    }
+
+    pub fn into_wire(self) -> ErrorDetail {
+        ErrorDetail {
+            code: self.code.to_string(),
+            message: self.message,
+            property: (!self.property.is_empty()).then_some(self.property),
+            suggestion: None,
+        }
+    }
+}
+
+/// A failure of the domain core or the store.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    #[error("invalid request")]
+    Invalid(Vec<Detail>),
+    #[error("{message}")]
+    BadRequest { code: InternalCode, message: String },
+    #[error("{message}")]
+    Unauthorized { code: InternalCode, message: String },
+    #[error("{message}")]
+    Forbidden { code: InternalCode, message: String },
+    #[error("{message}")]
+    NotFound { code: InternalCode, message: String },
+    #[error("{message}")]
+    Conflict { code: InternalCode, message: String, property: &'static str },
+    #[error("database: {0}")]
+    Database(#[from] sqlx::Error),
+    #[error("{0}")]
+    Internal(String),
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub fn not_found(code: InternalCode, what: &str) -> Self {
+        Error::NotFound { code, message: format!("{what} not found") }
+    }
+
+    pub fn invalid(property: impl Into<String>, code: &'static str, message: impl Into<String>) -> Self {
+        Error::Invalid(vec![Detail::new(property, code, message)])
+    }
+}
+
+/// The one place where domain failures become HTTP.
+impl From<Error> for ApiError {
+    fn from(e: Error) -> Self {
+        match e {
+            Error::Invalid(details) => ApiError::new(
+                ErrorStatusCode::BAD_REQUEST,
+                InternalCode::ValidationFailed,
+                "The request has invalid fields; see details.",
+            )
+            .with_details(details),
+            Error::BadRequest { code, message } => ApiError::new(ErrorStatusCode::BAD_REQUEST, code, message),
+            Error::Unauthorized { code, message } => ApiError::new(ErrorStatusCode::UNAUTHORIZED, code, message),
+            Error::Forbidden { code, message } => ApiError::new(ErrorStatusCode::FORBIDDEN, code, message),
+            Error::NotFound { code, message } => ApiError::new(ErrorStatusCode::NOT_FOUND, code, message),
+            Error::Conflict { code, message, property } => {
+                let detail = Detail::new(property, code.as_str(), message.clone());
+                ApiError::new(ErrorStatusCode::CONFLICT, code, message).with_details(vec![detail])
+            }
+            Error::Database(e) => {
+                tracing::error!(error = %e, "database failure");
+                ApiError::new(
+                    ErrorStatusCode::INTERNAL_SERVER_ERROR,
+                    InternalCode::InternalError,
+                    "The server failed to complete the request.",
+                )
+            }
+            Error::Internal(m) => {
+                tracing::error!(error = %m, "internal failure");
+                ApiError::new(
+                    ErrorStatusCode::INTERNAL_SERVER_ERROR,
+                    InternalCode::InternalError,
+                    "The server failed to complete the request.",
+                )
+            }
+        }
+    }
+}

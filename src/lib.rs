@@ -1,0 +1,12 @@
+//! Switchboard: a self-hostable server for the Telecom Subscription
+//! Management API.
+
+pub mod admin;
+pub mod api;
+pub mod clock;
+pub mod demo;
+pub mod domain;
+pub mod error;
+pub mod keys;
+pub mod server;
+pub mod store;

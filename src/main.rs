@@ -1,0 +1,154 @@
+//! The `switchboard` binary: `serve` and the operator's `admin` commands.
+
+use clap::{Parser, Subcommand};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use switchboard::{admin, clock::Clock, demo, server, store::Store};
+
+/// SQLite file in the working directory unless told otherwise.
+const DEFAULT_DATABASE: &str = "sqlite://switchboard.db";
+
+#[derive(Parser)]
+#[command(name = "switchboard", version, about = "Telecom Subscription Management API server")]
+struct Cli {
+    /// sqlite://FILE or postgres://USER@HOST/DB
+    #[arg(long, global = true, env = "DATABASE_URL", default_value = DEFAULT_DATABASE)]
+    database_url: String,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve the API under /api/v2.
+    Serve {
+        #[arg(long, default_value = "127.0.0.1:8080")]
+        listen: SocketAddr,
+        /// On an empty database, create a demo organisation, key and data.
+        #[arg(long)]
+        demo: bool,
+    },
+    /// Operator commands; each prints JSON.
+    Admin {
+        #[command(subcommand)]
+        command: AdminCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum AdminCommand {
+    /// Organisations.
+    Org {
+        #[command(subcommand)]
+        command: OrgCommand,
+    },
+    /// API keys.
+    Key {
+        #[command(subcommand)]
+        command: KeyCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum OrgCommand {
+    /// Create an organisation.
+    Create {
+        #[arg(long)]
+        name: String,
+    },
+}
+
+#[derive(Subcommand)]
+enum KeyCommand {
+    /// Issue a key; its secret is printed once.
+    Create {
+        #[arg(long)]
+        org: uuid::Uuid,
+        /// Revision to pin (default: the current one).
+        #[arg(long)]
+        revision: Option<String>,
+        /// The key may only read.
+        #[arg(long)]
+        read_only: bool,
+    },
+    /// List an organisation's keys (never their secrets).
+    List {
+        #[arg(long)]
+        org: uuid::Uuid,
+    },
+    /// Revoke a key; servers stop accepting it within seconds.
+    Revoke {
+        #[arg(long)]
+        key: uuid::Uuid,
+    },
+    /// Pin a key to a revision.
+    Pin {
+        #[arg(long)]
+        key: uuid::Uuid,
+        #[arg(long)]
+        revision: String,
+    },
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
+        .with_writer(std::io::stderr)
+        .init();
+    let cli = Cli::parse();
+    let store = Store::connect(&cli.database_url).await?;
+    let clock = Arc::new(Clock::default());
+    match cli.command {
+        Command::Serve { listen, demo } => serve(store, clock, listen, demo).await,
+        Command::Admin { command } => {
+            let out = match command {
+                AdminCommand::Org { command: OrgCommand::Create { name } } => admin::org_create(&store, &clock, &name).await?,
+                AdminCommand::Key { command } => match command {
+                    KeyCommand::Create { org, revision, read_only } => {
+                        admin::key_create(&store, &clock, org, revision.as_deref(), read_only).await?
+                    }
+                    KeyCommand::List { org } => admin::key_list(&store, org).await?,
+                    KeyCommand::Revoke { key } => admin::key_revoke(&store, &clock, key).await?,
+                    KeyCommand::Pin { key, revision } => admin::key_pin(&store, key, &revision).await?,
+                },
+            };
+            println!("{}", serde_json::to_string_pretty(&out)?);
+            store.close().await;
+            Ok(())
+        }
+    }
+}
+
+async fn serve(store: Store, clock: Arc<Clock>, listen: SocketAddr, with_demo: bool) -> anyhow::Result<()> {
+    let demo_key = if with_demo { demo::seed(&store, &clock).await? } else { None };
+    let running = server::start(store, clock, listen)?;
+    let addr = running.local_addr();
+    tracing::info!(%addr, "serving /api/v2");
+    match demo_key {
+        Some(key) => {
+            println!("Demo organisation created. API key (shown once): {key}");
+            println!("Try: curl -s -H 'X-Api-Key: {key}' http://{addr}/api/v2/customers");
+        }
+        None if with_demo => println!("The database already has data; no demo data was added."),
+        None => {}
+    }
+    shutdown_signal().await;
+    tracing::info!("shutting down");
+    running.close().await
+}
+
+/// SIGINT or SIGTERM.
+async fn shutdown_signal() {
+    let ctrl_c = tokio::signal::ctrl_c();
+    #[cfg(unix)]
+    {
+        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM handler");
+        tokio::select! {
+            _ = ctrl_c => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    ctrl_c.await.ok();
+}

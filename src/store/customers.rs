@@ -1,0 +1,239 @@
+//! Customers and the users acting for them.
+
+use super::{Cursor, Page, Store, Tx, json_col, like_pattern, parse_ts, parse_uuid, ts};
+use crate::error::Result;
+use chrono::{DateTime, Utc};
+use serde_json::Value;
+use sqlx::{AssertSqlSafe, Row};
+use sqlx::any::AnyRow;
+use std::collections::{BTreeMap, HashMap};
+use uuid::Uuid;
+
+/// A customer as stored. contact, billing and shipping are JSON documents.
+#[derive(Debug, Clone)]
+pub struct CustomerRow {
+    pub id: Uuid,
+    pub org: Uuid,
+    pub customer_type: String,
+    pub name: String,
+    pub identity: Option<String>,
+    pub preferred_locale: String,
+    pub human_readable_id: String,
+    pub reference_id: Option<String>,
+    pub contact: Value,
+    pub billing: Option<Value>,
+    pub shipping: Option<Value>,
+    pub contact_person_user_id: Option<Uuid>,
+    pub metadata: Option<BTreeMap<String, String>>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Default)]
+pub struct CustomerFilter {
+    pub text: Option<String>,
+    pub customer_type: Option<String>,
+}
+
+const COLUMNS: &str = "seq, id, org_id, customer_type, name, identity, preferred_locale, human_readable_id, \
+     reference_id, contact, billing, shipping, contact_person_user_id, metadata, created_at, updated_at";
+
+fn from_row(r: &AnyRow) -> Result<(i64, CustomerRow)> {
+    let cp: Option<String> = r.try_get("contact_person_user_id")?;
+    Ok((
+        r.try_get("seq")?,
+        CustomerRow {
+            id: parse_uuid(&r.try_get::<String, _>("id")?)?,
+            org: parse_uuid(&r.try_get::<String, _>("org_id")?)?,
+            customer_type: r.try_get("customer_type")?,
+            name: r.try_get("name")?,
+            identity: r.try_get("identity")?,
+            preferred_locale: r.try_get("preferred_locale")?,
+            human_readable_id: r.try_get("human_readable_id")?,
+            reference_id: r.try_get("reference_id")?,
+            contact: json_col(r, "contact")?.unwrap_or(Value::Object(Default::default())),
+            billing: json_col(r, "billing")?,
+            shipping: json_col(r, "shipping")?,
+            contact_person_user_id: cp.as_deref().map(parse_uuid).transpose()?,
+            metadata: json_col(r, "metadata")?,
+            created_at: parse_ts(&r.try_get::<String, _>("created_at")?)?,
+            updated_at: parse_ts(&r.try_get::<String, _>("updated_at")?)?,
+        },
+    ))
+}
+
+/// The contact email, kept in its own column for the list's text filter.
+fn contact_email(c: &CustomerRow) -> Option<String> {
+    c.contact.get("email").and_then(Value::as_str).map(str::to_lowercase)
+}
+
+fn json_text<T: serde::Serialize>(v: &Option<T>) -> Option<String> {
+    v.as_ref().map(|v| serde_json::to_string(v).expect("JSON"))
+}
+
+impl Store {
+    pub async fn insert_customer(tx: &mut Tx<'_>, c: &CustomerRow) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO customers (id, org_id, customer_type, name, identity, preferred_locale, human_readable_id,
+               reference_id, contact, billing, shipping, contact_person_user_id, metadata, created_at, updated_at, contact_email)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)",
+        )
+        .bind(c.id.to_string())
+        .bind(c.org.to_string())
+        .bind(&c.customer_type)
+        .bind(&c.name)
+        .bind(&c.identity)
+        .bind(&c.preferred_locale)
+        .bind(&c.human_readable_id)
+        .bind(&c.reference_id)
+        .bind(c.contact.to_string())
+        .bind(json_text(&c.billing))
+        .bind(json_text(&c.shipping))
+        .bind(c.contact_person_user_id.map(|u| u.to_string()))
+        .bind(json_text(&c.metadata))
+        .bind(ts(c.created_at))
+        .bind(ts(c.updated_at))
+        .bind(contact_email(c))
+        .execute(&mut *tx.tx)
+        .await?;
+        Ok(())
+    }
+
+    pub async fn update_customer(tx: &mut Tx<'_>, c: &CustomerRow) -> Result<()> {
+        sqlx::query(
+            "UPDATE customers SET name = $1, identity = $2, preferred_locale = $3, reference_id = $4, contact = $5,
+               billing = $6, shipping = $7, contact_person_user_id = $8, metadata = $9, updated_at = $10,
+               contact_email = $13
+             WHERE id = $11 AND org_id = $12",
+        )
+        .bind(&c.name)
+        .bind(&c.identity)
+        .bind(&c.preferred_locale)
+        .bind(&c.reference_id)
+        .bind(c.contact.to_string())
+        .bind(json_text(&c.billing))
+        .bind(json_text(&c.shipping))
+        .bind(c.contact_person_user_id.map(|u| u.to_string()))
+        .bind(json_text(&c.metadata))
+        .bind(ts(c.updated_at))
+        .bind(c.id.to_string())
+        .bind(c.org.to_string())
+        .bind(contact_email(c))
+        .execute(&mut *tx.tx)
+        .await?;
+        Ok(())
+    }
+
+    /// A customer of `org` by internal id or by reference id.
+    pub async fn customer(&self, org: Uuid, key: &IdOrRef<'_>) -> Result<Option<CustomerRow>> {
+        let (col, val) = key.column();
+        let row = sqlx::query(AssertSqlSafe(format!("SELECT {COLUMNS} FROM customers WHERE org_id = $1 AND {col} = $2")))
+            .bind(org.to_string())
+            .bind(val)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.as_ref().map(from_row).transpose()?.map(|(_, c)| c))
+    }
+
+    /// Whether another customer of `org` holds `column = value`.
+    pub async fn customer_taken(&self, org: Uuid, column: &'static str, value: &str, except: Option<Uuid>) -> Result<bool> {
+        let row = sqlx::query(AssertSqlSafe(format!("SELECT id FROM customers WHERE org_id = $1 AND {column} = $2 AND id <> $3")))
+            .bind(org.to_string())
+            .bind(value)
+            .bind(except.map(|u| u.to_string()).unwrap_or_default())
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.is_some())
+    }
+
+    pub async fn customers(&self, org: Uuid, f: &CustomerFilter, after: Option<Cursor>, limit: usize) -> Result<Page<CustomerRow>> {
+        let mut sql = format!("SELECT {COLUMNS} FROM customers WHERE org_id = $1 AND seq > $2");
+        let mut binds = vec![];
+        if let Some(t) = &f.text {
+            binds.push(like_pattern(t));
+            let n = binds.len() + 2;
+            sql.push_str(&format!(
+                " AND (LOWER(name) LIKE ${n} ESCAPE '\\' OR LOWER(contact_email) LIKE ${n} ESCAPE '\\' OR LOWER(human_readable_id) LIKE ${n} ESCAPE '\\')"
+            ));
+        }
+        if let Some(t) = &f.customer_type {
+            binds.push(t.clone());
+            sql.push_str(&format!(" AND customer_type = ${}", binds.len() + 2));
+        }
+        sql.push_str(&format!(" ORDER BY seq LIMIT {}", limit + 1));
+        let mut q = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).bind(after.map_or(0, |c| c.after_seq));
+        for b in binds {
+            q = q.bind(b);
+        }
+        let rows = q.fetch_all(&self.pool).await?;
+        Ok(Page::from_rows(rows.iter().map(from_row).collect::<Result<_>>()?, limit))
+    }
+
+    /// The users acting for each of `customers`: customer -> (user, name, role).
+    pub async fn customer_users(&self, org: Uuid, customers: &[Uuid]) -> Result<HashMap<Uuid, Vec<(Uuid, String, String)>>> {
+        let mut out: HashMap<Uuid, Vec<(Uuid, String, String)>> = HashMap::new();
+        if customers.is_empty() {
+            return Ok(out);
+        }
+        let placeholders: Vec<String> = (0..customers.len()).map(|i| format!("${}", i + 2)).collect();
+        let sql = format!(
+            "SELECT cu.customer_id, cu.user_id, u.name, cu.role FROM customer_users cu JOIN users u ON u.id = cu.user_id
+             WHERE cu.org_id = $1 AND cu.customer_id IN ({}) ORDER BY u.seq",
+            placeholders.join(", ")
+        );
+        let mut q = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string());
+        for c in customers {
+            q = q.bind(c.to_string());
+        }
+        for r in q.fetch_all(&self.pool).await? {
+            out.entry(parse_uuid(&r.try_get::<String, _>("customer_id")?)?).or_default().push((
+                parse_uuid(&r.try_get::<String, _>("user_id")?)?,
+                r.try_get("name")?,
+                r.try_get("role")?,
+            ));
+        }
+        Ok(out)
+    }
+
+    pub async fn link_user(tx: &mut Tx<'_>, org: Uuid, customer: Uuid, user: Uuid, role: &str, now: DateTime<Utc>) -> Result<()> {
+        sqlx::query("INSERT INTO customer_users (org_id, customer_id, user_id, role, created_at) VALUES ($1, $2, $3, $4, $5)")
+            .bind(org.to_string())
+            .bind(customer.to_string())
+            .bind(user.to_string())
+            .bind(role)
+            .bind(ts(now))
+            .execute(&mut *tx.tx)
+            .await?;
+        Ok(())
+    }
+}
+
+/// How a path or query names a resource: its id, or `rid_` + its reference id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum IdOrRef<'a> {
+    Id(Uuid),
+    Ref(&'a str),
+    /// neither a UUID nor `rid_`: names nothing
+    Nothing,
+}
+
+impl<'a> IdOrRef<'a> {
+    pub fn parse(raw: &'a str) -> IdOrRef<'a> {
+        if let Some(r) = raw.strip_prefix("rid_") {
+            return if r.is_empty() { IdOrRef::Nothing } else { IdOrRef::Ref(r) };
+        }
+        match Uuid::parse_str(raw) {
+            Ok(u) => IdOrRef::Id(u),
+            Err(_) => IdOrRef::Nothing,
+        }
+    }
+
+    /// (column, value) to look it up by; `Nothing` matches no row.
+    pub(crate) fn column(&self) -> (&'static str, String) {
+        match self {
+            IdOrRef::Id(u) => ("id", u.to_string()),
+            IdOrRef::Ref(r) => ("reference_id", r.to_string()),
+            IdOrRef::Nothing => ("id", String::new()),
+        }
+    }
+}

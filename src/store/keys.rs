@@ -1,0 +1,117 @@
+//! API keys: stored only as the SHA-256 of the secret.
+
+use super::{Store, parse_ts, parse_uuid, ts};
+use crate::error::{Error, InternalCode, Result};
+use chrono::{DateTime, Utc};
+use sqlx::{AssertSqlSafe, Row};
+use sqlx::any::AnyRow;
+
+/// A key as stored (never the secret).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApiKeyRecord {
+    pub api_key_id: uuid::Uuid,
+    pub organisation_id: uuid::Uuid,
+    /// The first characters of the secret, to recognise it by.
+    pub prefix: String,
+    pub revision: String,
+    pub read_only: bool,
+    pub created_at: DateTime<Utc>,
+    pub revoked_at: Option<DateTime<Utc>>,
+}
+
+pub struct NewApiKey<'a> {
+    pub organisation_id: uuid::Uuid,
+    pub key_hash: &'a str,
+    pub prefix: &'a str,
+    pub revision: &'a str,
+    pub read_only: bool,
+}
+
+const COLUMNS: &str = "id, org_id, prefix, revision, read_only, created_at, revoked_at";
+
+fn from_row(r: &AnyRow) -> Result<ApiKeyRecord> {
+    let revoked: Option<String> = r.try_get("revoked_at")?;
+    Ok(ApiKeyRecord {
+        api_key_id: parse_uuid(&r.try_get::<String, _>("id")?)?,
+        organisation_id: parse_uuid(&r.try_get::<String, _>("org_id")?)?,
+        prefix: r.try_get("prefix")?,
+        revision: r.try_get("revision")?,
+        read_only: r.try_get::<i64, _>("read_only")? != 0,
+        created_at: parse_ts(&r.try_get::<String, _>("created_at")?)?,
+        revoked_at: revoked.as_deref().map(parse_ts).transpose()?,
+    })
+}
+
+impl Store {
+    pub async fn insert_api_key(&self, k: NewApiKey<'_>, now: DateTime<Utc>) -> Result<ApiKeyRecord> {
+        if !self.organisation_exists(k.organisation_id).await? {
+            return Err(Error::not_found(InternalCode::NotFound, "organisation"));
+        }
+        let id = uuid::Uuid::new_v4();
+        let mut tx = self.begin().await?;
+        sqlx::query(
+            "INSERT INTO api_keys (id, org_id, key_hash, prefix, revision, read_only, created_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        )
+        .bind(id.to_string())
+        .bind(k.organisation_id.to_string())
+        .bind(k.key_hash)
+        .bind(k.prefix)
+        .bind(k.revision)
+        .bind(k.read_only as i64)
+        .bind(ts(now))
+        .execute(&mut *tx.tx)
+        .await?;
+        tx.commit().await?;
+        self.api_key(id).await?.ok_or_else(|| Error::Internal("key vanished".into()))
+    }
+
+    /// The key whose secret hashes to `key_hash`, revoked or not.
+    pub async fn api_key_by_hash(&self, key_hash: &str) -> Result<Option<ApiKeyRecord>> {
+        let row = sqlx::query(AssertSqlSafe(format!("SELECT {COLUMNS} FROM api_keys WHERE key_hash = $1")))
+            .bind(key_hash)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(from_row).transpose()
+    }
+
+    pub async fn api_key(&self, id: uuid::Uuid) -> Result<Option<ApiKeyRecord>> {
+        let row = sqlx::query(AssertSqlSafe(format!("SELECT {COLUMNS} FROM api_keys WHERE id = $1")))
+            .bind(id.to_string())
+            .fetch_optional(&self.pool)
+            .await?;
+        row.as_ref().map(from_row).transpose()
+    }
+
+    pub async fn api_keys_of(&self, org: uuid::Uuid) -> Result<Vec<ApiKeyRecord>> {
+        let rows = sqlx::query(AssertSqlSafe(format!("SELECT {COLUMNS} FROM api_keys WHERE org_id = $1 ORDER BY created_at, id")))
+            .bind(org.to_string())
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(from_row).collect()
+    }
+
+    /// Revokes a key (idempotent: a revoked key keeps its first revocation time).
+    pub async fn revoke_api_key(&self, id: uuid::Uuid, now: DateTime<Utc>) -> Result<ApiKeyRecord> {
+        let mut tx = self.begin().await?;
+        sqlx::query("UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL")
+            .bind(ts(now))
+            .bind(id.to_string())
+            .execute(&mut *tx.tx)
+            .await?;
+        tx.commit().await?;
+        self.api_key(id).await?.ok_or_else(|| Error::not_found(InternalCode::NotFound, "API key"))
+    }
+
+    pub async fn pin_api_key(&self, id: uuid::Uuid, revision: &str) -> Result<ApiKeyRecord> {
+        let mut tx = self.begin().await?;
+        sqlx::query("UPDATE api_keys SET revision = $1 WHERE id = $2")
+            .bind(revision)
+            .bind(id.to_string())
+            .execute(&mut *tx.tx)
+            .await?;
+        tx.commit().await?;
+        self.api_key(id).await?.ok_or_else(|| Error::not_found(InternalCode::NotFound, "API key"))
+    }
+}

@@ -1,0 +1,219 @@
+//! The SQL store: one `Store` over SQLite or PostgreSQL (sqlx `Any`), its
+//! migrations, and one file of queries per resource. Only the store writes SQL.
+
+mod customers;
+mod keys;
+mod page;
+mod users;
+
+pub use customers::{CustomerFilter, CustomerRow, IdOrRef};
+pub use keys::{ApiKeyRecord, NewApiKey};
+pub use page::{Cursor, Page, limit_or_default};
+pub use users::{UserFilter, UserRow, email_key};
+
+use crate::error::{Error, Result};
+use chrono::{DateTime, Utc};
+use sqlx::any::{AnyPoolOptions, AnyRow};
+use sqlx::{AnyPool, Row};
+use std::sync::Arc;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// The store handle: cheap to clone.
+#[derive(Clone)]
+pub struct Store {
+    pool: AnyPool,
+    backend: Backend,
+    /// SQLite has one writer; taking this before a write transaction queues
+    /// writers in-process instead of failing them with SQLITE_BUSY.
+    write_lock: Arc<tokio::sync::Mutex<()>>,
+}
+
+/// A write transaction; hold it only across SQL.
+pub struct Tx<'a> {
+    pub(crate) tx: sqlx::Transaction<'static, sqlx::Any>,
+    _guard: Option<tokio::sync::MutexGuard<'a, ()>>,
+}
+
+impl Tx<'_> {
+    pub async fn commit(self) -> Result<()> {
+        self.tx.commit().await?;
+        Ok(())
+    }
+}
+
+static MIGRATE_SQLITE: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
+static MIGRATE_POSTGRES: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
+
+impl Store {
+    /// Connects and brings the schema up to date. `url` is `sqlite://FILE`
+    /// (created when missing) or `postgres://...`.
+    pub async fn connect(url: &str) -> anyhow::Result<Store> {
+        sqlx::any::install_default_drivers();
+        let backend = if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+            Backend::Postgres
+        } else if url.starts_with("sqlite:") {
+            Backend::Sqlite
+        } else {
+            anyhow::bail!("unsupported database URL {url:?}: use sqlite://FILE or postgres://...");
+        };
+        let url = match backend {
+            Backend::Sqlite if !url.contains('?') => format!("{url}?mode=rwc"),
+            _ => url.to_string(),
+        };
+        let options = AnyPoolOptions::new().max_connections(match backend {
+            Backend::Sqlite => 4,
+            Backend::Postgres => 16,
+        });
+        let options = if backend == Backend::Sqlite {
+            options.after_connect(|conn, _| {
+                Box::pin(async move {
+                    sqlx::query("PRAGMA foreign_keys = ON").execute(&mut *conn).await?;
+                    sqlx::query("PRAGMA synchronous = NORMAL").execute(&mut *conn).await?;
+                    Ok(())
+                })
+            })
+        } else {
+            options
+        };
+        let pool = options.connect(&url).await?;
+        if backend == Backend::Sqlite {
+            sqlx::query("PRAGMA journal_mode = WAL").execute(&pool).await?;
+            MIGRATE_SQLITE.run(&pool).await?;
+        } else {
+            MIGRATE_POSTGRES.run(&pool).await?;
+        }
+        Ok(Store { pool, backend, write_lock: Arc::new(tokio::sync::Mutex::new(())) })
+    }
+
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    pub fn pool(&self) -> &AnyPool {
+        &self.pool
+    }
+
+    pub async fn begin(&self) -> Result<Tx<'_>> {
+        let guard = match self.backend {
+            Backend::Sqlite => Some(self.write_lock.lock().await),
+            Backend::Postgres => None,
+        };
+        Ok(Tx { tx: self.pool.begin().await?, _guard: guard })
+    }
+
+    /// The database answers.
+    pub async fn ping(&self) -> Result<()> {
+        sqlx::query("SELECT 1").execute(&self.pool).await?;
+        Ok(())
+    }
+
+    pub async fn close(&self) {
+        self.pool.close().await;
+    }
+
+    pub async fn create_organisation(&self, name: &str, now: DateTime<Utc>) -> Result<uuid::Uuid> {
+        let id = uuid::Uuid::new_v4();
+        let mut tx = self.begin().await?;
+        sqlx::query("INSERT INTO organisations (id, name, created_at) VALUES ($1, $2, $3)")
+            .bind(id.to_string())
+            .bind(name)
+            .bind(ts(now))
+            .execute(&mut *tx.tx)
+            .await?;
+        tx.commit().await?;
+        Ok(id)
+    }
+
+    pub async fn has_organisations(&self) -> Result<bool> {
+        let row = sqlx::query("SELECT id FROM organisations LIMIT 1").fetch_optional(&self.pool).await?;
+        Ok(row.is_some())
+    }
+
+    pub async fn organisation_exists(&self, id: uuid::Uuid) -> Result<bool> {
+        let row = sqlx::query("SELECT id FROM organisations WHERE id = $1")
+            .bind(id.to_string())
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.is_some())
+    }
+
+    /// Appends an event to the outbox, inside the transaction of the change
+    /// it tells of.
+    pub async fn record_event(
+        tx: &mut Tx<'_>,
+        org: uuid::Uuid,
+        event_type: &str,
+        occurred_at: DateTime<Utc>,
+        data: &serde_json::Value,
+    ) -> Result<()> {
+        sqlx::query("INSERT INTO events (id, org_id, event_type, occurred_at, data) VALUES ($1, $2, $3, $4, $5)")
+            .bind(uuid::Uuid::new_v4().to_string())
+            .bind(org.to_string())
+            .bind(event_type)
+            .bind(ts(occurred_at))
+            .bind(data.to_string())
+            .execute(&mut *tx.tx)
+            .await?;
+        Ok(())
+    }
+
+    /// Event types recorded for an organisation, oldest first (operator and
+    /// test inspection until webhook delivery reads the outbox).
+    pub async fn event_types(&self, org: uuid::Uuid) -> Result<Vec<(String, serde_json::Value)>> {
+        let rows = sqlx::query("SELECT event_type, data FROM events WHERE org_id = $1 ORDER BY seq")
+            .bind(org.to_string())
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter()
+            .map(|r| {
+                let data: String = r.try_get("data")?;
+                Ok((r.try_get("event_type")?, serde_json::from_str(&data).map_err(|e| Error::Internal(e.to_string()))?))
+            })
+            .collect()
+    }
+}
+
+/// Timestamps are stored as fixed-width RFC 3339 text in UTC.
+pub fn ts(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
+}
+
+pub fn parse_ts(s: &str) -> Result<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(s)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|e| Error::Internal(format!("stored timestamp {s:?}: {e}")))
+}
+
+pub fn parse_uuid(s: &str) -> Result<uuid::Uuid> {
+    uuid::Uuid::parse_str(s).map_err(|e| Error::Internal(format!("stored id {s:?}: {e}")))
+}
+
+/// A JSON column, decoded.
+pub fn json_col<T: serde::de::DeserializeOwned>(row: &AnyRow, col: &str) -> Result<Option<T>> {
+    let text: Option<String> = row.try_get(col)?;
+    text.map(|t| serde_json::from_str(&t).map_err(|e| Error::Internal(format!("column {col}: {e}")))).transpose()
+}
+
+/// `LIKE` pattern for a case-insensitive substring match of `text`.
+pub fn like_pattern(text: &str) -> String {
+    let escaped: String = text
+        .to_lowercase()
+        .chars()
+        .flat_map(|c| match c {
+            '%' | '_' | '\\' => vec!['\\', c],
+            c => vec![c],
+        })
+        .collect();
+    format!("%{escaped}%")
+}
+
+/// A unique-constraint violation (a concurrent writer won a race the
+/// pre-check could not see).
+pub fn is_unique_violation(e: &sqlx::Error) -> bool {
+    matches!(e, sqlx::Error::Database(d) if d.is_unique_violation())
+}

@@ -1,0 +1,175 @@
+//! Users and the customers they act for.
+
+use super::customers::IdOrRef;
+use super::{Cursor, Page, Store, Tx, json_col, like_pattern, parse_ts, parse_uuid, ts};
+use crate::error::Result;
+use chrono::{DateTime, Utc};
+use sqlx::{AssertSqlSafe, Row};
+use sqlx::any::AnyRow;
+use std::collections::{BTreeMap, HashMap};
+use uuid::Uuid;
+
+#[derive(Debug, Clone)]
+pub struct UserRow {
+    pub id: Uuid,
+    pub org: Uuid,
+    pub name: String,
+    pub email: String,
+    pub msisdn: Option<String>,
+    pub identity: Option<String>,
+    pub reference_id: Option<String>,
+    pub metadata: Option<BTreeMap<String, String>>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Default)]
+pub struct UserFilter {
+    pub text: Option<String>,
+    /// users acting for any of these customers
+    pub customers: Option<Vec<Uuid>>,
+}
+
+const COLUMNS: &str = "seq, id, org_id, name, email, msisdn, identity, reference_id, metadata, created_at, updated_at";
+
+fn from_row(r: &AnyRow) -> Result<(i64, UserRow)> {
+    Ok((
+        r.try_get("seq")?,
+        UserRow {
+            id: parse_uuid(&r.try_get::<String, _>("id")?)?,
+            org: parse_uuid(&r.try_get::<String, _>("org_id")?)?,
+            name: r.try_get("name")?,
+            email: r.try_get("email")?,
+            msisdn: r.try_get("msisdn")?,
+            identity: r.try_get("identity")?,
+            reference_id: r.try_get("reference_id")?,
+            metadata: json_col(r, "metadata")?,
+            created_at: parse_ts(&r.try_get::<String, _>("created_at")?)?,
+            updated_at: parse_ts(&r.try_get::<String, _>("updated_at")?)?,
+        },
+    ))
+}
+
+/// Emails are unique per organisation regardless of case.
+pub fn email_key(email: &str) -> String {
+    email.trim().to_lowercase()
+}
+
+impl Store {
+    pub async fn insert_user(tx: &mut Tx<'_>, u: &UserRow) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO users (id, org_id, name, email, email_key, msisdn, identity, reference_id, metadata, created_at, updated_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+        )
+        .bind(u.id.to_string())
+        .bind(u.org.to_string())
+        .bind(&u.name)
+        .bind(&u.email)
+        .bind(email_key(&u.email))
+        .bind(&u.msisdn)
+        .bind(&u.identity)
+        .bind(&u.reference_id)
+        .bind(u.metadata.as_ref().map(|m| serde_json::to_string(m).expect("JSON")))
+        .bind(ts(u.created_at))
+        .bind(ts(u.updated_at))
+        .execute(&mut *tx.tx)
+        .await?;
+        Ok(())
+    }
+
+    pub async fn update_user(tx: &mut Tx<'_>, u: &UserRow) -> Result<()> {
+        sqlx::query(
+            "UPDATE users SET name = $1, email = $2, email_key = $3, msisdn = $4, metadata = $5, updated_at = $6
+             WHERE id = $7 AND org_id = $8",
+        )
+        .bind(&u.name)
+        .bind(&u.email)
+        .bind(email_key(&u.email))
+        .bind(&u.msisdn)
+        .bind(u.metadata.as_ref().map(|m| serde_json::to_string(m).expect("JSON")))
+        .bind(ts(u.updated_at))
+        .bind(u.id.to_string())
+        .bind(u.org.to_string())
+        .execute(&mut *tx.tx)
+        .await?;
+        Ok(())
+    }
+
+    pub async fn user(&self, org: Uuid, key: &IdOrRef<'_>) -> Result<Option<UserRow>> {
+        let (col, val) = key.column();
+        let row = sqlx::query(AssertSqlSafe(format!("SELECT {COLUMNS} FROM users WHERE org_id = $1 AND {col} = $2")))
+            .bind(org.to_string())
+            .bind(val)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.as_ref().map(from_row).transpose()?.map(|(_, u)| u))
+    }
+
+    /// Whether another user of `org` holds `column = value`.
+    pub async fn user_taken(&self, org: Uuid, column: &'static str, value: &str, except: Option<Uuid>) -> Result<bool> {
+        let row = sqlx::query(AssertSqlSafe(format!("SELECT id FROM users WHERE org_id = $1 AND {column} = $2 AND id <> $3")))
+            .bind(org.to_string())
+            .bind(value)
+            .bind(except.map(|u| u.to_string()).unwrap_or_default())
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.is_some())
+    }
+
+    pub async fn users(&self, org: Uuid, f: &UserFilter, after: Option<Cursor>, limit: usize) -> Result<Page<UserRow>> {
+        let mut sql = format!("SELECT {COLUMNS} FROM users WHERE org_id = $1 AND seq > $2");
+        let mut binds: Vec<String> = vec![];
+        if let Some(t) = &f.text {
+            binds.push(like_pattern(t));
+            let n = binds.len() + 2;
+            sql.push_str(&format!(" AND (LOWER(name) LIKE ${n} ESCAPE '\\' OR email_key LIKE ${n} ESCAPE '\\')"));
+        }
+        if let Some(customers) = &f.customers {
+            let mut ps = vec![];
+            for c in customers {
+                binds.push(c.to_string());
+                ps.push(format!("${}", binds.len() + 2));
+            }
+            if ps.is_empty() {
+                ps.push("NULL".into());
+            }
+            sql.push_str(&format!(
+                " AND id IN (SELECT user_id FROM customer_users WHERE customer_id IN ({}))",
+                ps.join(", ")
+            ));
+        }
+        sql.push_str(&format!(" ORDER BY seq LIMIT {}", limit + 1));
+        let mut q = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).bind(after.map_or(0, |c| c.after_seq));
+        for b in binds {
+            q = q.bind(b);
+        }
+        let rows = q.fetch_all(&self.pool).await?;
+        Ok(Page::from_rows(rows.iter().map(from_row).collect::<Result<_>>()?, limit))
+    }
+
+    /// The customers each of `users` acts for: user -> (customer, name, role).
+    pub async fn user_customers(&self, org: Uuid, users: &[Uuid]) -> Result<HashMap<Uuid, Vec<(Uuid, String, String)>>> {
+        let mut out: HashMap<Uuid, Vec<(Uuid, String, String)>> = HashMap::new();
+        if users.is_empty() {
+            return Ok(out);
+        }
+        let placeholders: Vec<String> = (0..users.len()).map(|i| format!("${}", i + 2)).collect();
+        let sql = format!(
+            "SELECT cu.user_id, cu.customer_id, c.name, cu.role FROM customer_users cu JOIN customers c ON c.id = cu.customer_id
+             WHERE cu.org_id = $1 AND cu.user_id IN ({}) ORDER BY c.seq",
+            placeholders.join(", ")
+        );
+        let mut q = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string());
+        for u in users {
+            q = q.bind(u.to_string());
+        }
+        for r in q.fetch_all(&self.pool).await? {
+            out.entry(parse_uuid(&r.try_get::<String, _>("user_id")?)?).or_default().push((
+                parse_uuid(&r.try_get::<String, _>("customer_id")?)?,
+                r.try_get("name")?,
+                r.try_get("role")?,
+            ));
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,76 @@
+//! Developer commands: `cargo xtask codegen [--check]` turns `spec/` into
+//! `generated/`; `cargo xtask diff A B` reports breaking changes between two
+//! revision documents; `cargo xtask changes [--check]` keeps `spec/CHANGES.md`.
+
+mod codegen;
+mod diff;
+mod spec;
+
+use anyhow::{Result, bail};
+
+const USAGE: &str = "usage: cargo xtask codegen [--check] | diff A.json B.json | changes [--check]";
+
+fn main() -> Result<()> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let check = args.iter().any(|a| a == "--check");
+    match args.first().map(String::as_str) {
+        Some("codegen") => {
+            let revisions = spec::load_revisions()?;
+            let files = codegen::generate(&revisions)?;
+            let mut files = files;
+            files.push(("spec/CHANGES.md".into(), diff::changes_report(&revisions)?));
+            sync_files(&files, check)
+        }
+        Some("changes") => {
+            let revisions = spec::load_revisions()?;
+            sync_files(&[("spec/CHANGES.md".into(), diff::changes_report(&revisions)?)], check)
+        }
+        Some("diff") => {
+            let [_, a, b] = &args[..] else { bail!(USAGE) };
+            let a = spec::Revision::load(std::path::Path::new(a))?;
+            let b = spec::Revision::load(std::path::Path::new(b))?;
+            print!("{}", diff::report(&a, &b));
+            Ok(())
+        }
+        _ => bail!(USAGE),
+    }
+}
+
+/// Writes `files` (paths relative to the repository root), or with `check`
+/// fails naming every file whose content differs from what is on disk.
+fn sync_files(files: &[(String, String)], check: bool) -> Result<()> {
+    let root = spec::root();
+    let mut stale = vec![];
+    for (rel, content) in files {
+        let path = root.join(rel);
+        let current = std::fs::read_to_string(&path).unwrap_or_default();
+        if current == *content {
+            continue;
+        }
+        if check {
+            stale.push(rel.clone());
+        } else {
+            if let Some(dir) = path.parent() {
+                std::fs::create_dir_all(dir)?;
+            }
+            std::fs::write(&path, content)?;
+            eprintln!("wrote {rel}");
+        }
+    }
+    if !stale.is_empty() {
+        bail!("stale against spec/: {}; run `cargo xtask codegen`", stale.join(", "));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    /// The checked-in generated code and change report match what spec/ produces.
+    #[test]
+    fn generated_and_changes_are_fresh() {
+        let revisions = crate::spec::load_revisions().unwrap();
+        let mut files = crate::codegen::generate(&revisions).unwrap();
+        files.push(("spec/CHANGES.md".into(), crate::diff::changes_report(&revisions).unwrap()));
+        crate::sync_files(&files, true).unwrap();
+    }
+}
