@@ -1334,6 +1334,10 @@ pub mod bullfinch {
                     .expect("verbatim schema")
             }
         }
+        impl crate::api::extract::ParamSchema
+        for crate::api::generated::bullfinch::params::CustomerListQuery {
+            const SCHEMA: &'static str = "{\"properties\":{\"cursor\":{\"description\":\"Opaque cursor from the previous page's pagination.nextCursor.\",\"maxLength\":512,\"type\":\"string\"},\"customerType\":{\"description\":\"Only customers of this type.\",\"enum\":[\"CONSUMER\",\"BUSINESS\"],\"type\":\"string\"},\"filter\":{\"description\":\"Free text matched against name, contact email and humanReadableId.\",\"maxLength\":255,\"type\":\"string\"},\"limit\":{\"default\":100,\"description\":\"Page size.\",\"format\":\"int32\",\"maximum\":1000,\"minimum\":1,\"type\":\"integer\"}},\"required\":[],\"type\":\"object\"}";
+        }
         #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
         pub struct CustomerListHeaders {
             ///The revision (DATE.name) to use for this request; overrides the API key's pin.
@@ -1358,6 +1362,10 @@ pub mod bullfinch {
                     )
                     .expect("verbatim schema")
             }
+        }
+        impl crate::api::extract::ParamSchema
+        for crate::api::generated::bullfinch::params::CustomerListHeaders {
+            const SCHEMA: &'static str = "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}";
         }
         #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
         pub struct CustomerCreateHeaders {
@@ -1387,6 +1395,10 @@ pub mod bullfinch {
                     .expect("verbatim schema")
             }
         }
+        impl crate::api::extract::ParamSchema
+        for crate::api::generated::bullfinch::params::CustomerCreateHeaders {
+            const SCHEMA: &'static str = "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"},\"X-Idempotency-Key\":{\"description\":\"A key, unique per distinct operation, that makes a retry safe.\",\"maxLength\":256,\"minLength\":1,\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}";
+        }
         #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
         pub struct CustomerViewPath {
             ///The customer's id, or `rid_` followed by its referenceId.
@@ -1409,6 +1421,10 @@ pub mod bullfinch {
                     )
                     .expect("verbatim schema")
             }
+        }
+        impl crate::api::extract::ParamSchema
+        for crate::api::generated::bullfinch::params::CustomerViewPath {
+            const SCHEMA: &'static str = "{\"properties\":{\"customerId\":{\"description\":\"The customer's id, or `rid_` followed by its referenceId.\",\"maxLength\":260,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"customerId\"],\"type\":\"object\"}";
         }
         #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
         pub struct CustomerViewHeaders {
@@ -1435,6 +1451,10 @@ pub mod bullfinch {
                     .expect("verbatim schema")
             }
         }
+        impl crate::api::extract::ParamSchema
+        for crate::api::generated::bullfinch::params::CustomerViewHeaders {
+            const SCHEMA: &'static str = "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}";
+        }
         #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
         pub struct CustomerUpdatePath {
             ///The customer's id, or `rid_` followed by its referenceId.
@@ -1459,6 +1479,10 @@ pub mod bullfinch {
                     )
                     .expect("verbatim schema")
             }
+        }
+        impl crate::api::extract::ParamSchema
+        for crate::api::generated::bullfinch::params::CustomerUpdatePath {
+            const SCHEMA: &'static str = "{\"properties\":{\"customerId\":{\"description\":\"The customer's id, or `rid_` followed by its referenceId.\",\"maxLength\":260,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"customerId\"],\"type\":\"object\"}";
         }
         #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
         pub struct CustomerUpdateHeaders {
@@ -1485,6 +1509,10 @@ pub mod bullfinch {
                     .expect("verbatim schema")
             }
         }
+        impl crate::api::extract::ParamSchema
+        for crate::api::generated::bullfinch::params::CustomerUpdateHeaders {
+            const SCHEMA: &'static str = "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}";
+        }
         #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
         pub struct HealthViewHeaders {
             ///The revision (DATE.name) to use for this request; overrides the API key's pin.
@@ -1509,6 +1537,10 @@ pub mod bullfinch {
                     )
                     .expect("verbatim schema")
             }
+        }
+        impl crate::api::extract::ParamSchema
+        for crate::api::generated::bullfinch::params::HealthViewHeaders {
+            const SCHEMA: &'static str = "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}";
         }
         #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
         pub struct OpenapiViewHeaders {
@@ -1535,6 +1567,10 @@ pub mod bullfinch {
                     .expect("verbatim schema")
             }
         }
+        impl crate::api::extract::ParamSchema
+        for crate::api::generated::bullfinch::params::OpenapiViewHeaders {
+            const SCHEMA: &'static str = "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}";
+        }
         #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
         pub struct OpenapiRevisionViewPath {
             ///The revision's full name followed by .json.
@@ -1560,6 +1596,10 @@ pub mod bullfinch {
                     .expect("verbatim schema")
             }
         }
+        impl crate::api::extract::ParamSchema
+        for crate::api::generated::bullfinch::params::OpenapiRevisionViewPath {
+            const SCHEMA: &'static str = "{\"properties\":{\"document\":{\"description\":\"The revision's full name followed by .json.\",\"maxLength\":64,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"document\"],\"type\":\"object\"}";
+        }
         #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
         pub struct OpenapiRevisionViewHeaders {
             ///The revision (DATE.name) to use for this request; overrides the API key's pin.
@@ -1584,6 +1624,10 @@ pub mod bullfinch {
                     )
                     .expect("verbatim schema")
             }
+        }
+        impl crate::api::extract::ParamSchema
+        for crate::api::generated::bullfinch::params::OpenapiRevisionViewHeaders {
+            const SCHEMA: &'static str = "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}";
         }
         #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
         pub struct UserListQuery {
@@ -1613,10 +1657,14 @@ pub mod bullfinch {
                 g: &mut ::schemars::r#gen::SchemaGenerator,
             ) -> ::schemars::schema::Schema {
                 ::serde_json::from_str(
-                        "{\"properties\":{\"cursor\":{\"description\":\"Opaque cursor from the previous page's pagination.nextCursor.\",\"maxLength\":512,\"type\":\"string\"},\"customerId\":{\"description\":\"Customers (ids or `rid_` references) whose users to list.\",\"items\":{\"maxLength\":260,\"minLength\":1,\"type\":\"string\"},\"maxItems\":100,\"type\":\"array\"},\"filter\":{\"description\":\"Free text matched against name and email.\",\"maxLength\":255,\"type\":\"string\"},\"limit\":{\"default\":100,\"description\":\"Page size.\",\"format\":\"int32\",\"maximum\":1000,\"minimum\":1,\"type\":\"integer\"}},\"required\":[],\"type\":\"object\"}",
+                        "{\"properties\":{\"cursor\":{\"description\":\"Opaque cursor from the previous page's pagination.nextCursor.\",\"maxLength\":512,\"type\":\"string\"},\"customerId\":{\"description\":\"Customers (ids or `rid_` references) whose users to list.\",\"type\":\"string\"},\"filter\":{\"description\":\"Free text matched against name and email.\",\"maxLength\":255,\"type\":\"string\"},\"limit\":{\"default\":100,\"description\":\"Page size.\",\"format\":\"int32\",\"maximum\":1000,\"minimum\":1,\"type\":\"integer\"}},\"required\":[],\"type\":\"object\"}",
                     )
                     .expect("verbatim schema")
             }
+        }
+        impl crate::api::extract::ParamSchema
+        for crate::api::generated::bullfinch::params::UserListQuery {
+            const SCHEMA: &'static str = "{\"properties\":{\"cursor\":{\"description\":\"Opaque cursor from the previous page's pagination.nextCursor.\",\"maxLength\":512,\"type\":\"string\"},\"customerId\":{\"description\":\"Customers (ids or `rid_` references) whose users to list.\",\"items\":{\"maxLength\":260,\"minLength\":1,\"type\":\"string\"},\"maxItems\":100,\"type\":\"array\"},\"filter\":{\"description\":\"Free text matched against name and email.\",\"maxLength\":255,\"type\":\"string\"},\"limit\":{\"default\":100,\"description\":\"Page size.\",\"format\":\"int32\",\"maximum\":1000,\"minimum\":1,\"type\":\"integer\"}},\"required\":[],\"type\":\"object\"}";
         }
         #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
         pub struct UserListHeaders {
@@ -1640,6 +1688,10 @@ pub mod bullfinch {
                     )
                     .expect("verbatim schema")
             }
+        }
+        impl crate::api::extract::ParamSchema
+        for crate::api::generated::bullfinch::params::UserListHeaders {
+            const SCHEMA: &'static str = "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}";
         }
         #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
         pub struct UserCreateHeaders {
@@ -1669,6 +1721,10 @@ pub mod bullfinch {
                     .expect("verbatim schema")
             }
         }
+        impl crate::api::extract::ParamSchema
+        for crate::api::generated::bullfinch::params::UserCreateHeaders {
+            const SCHEMA: &'static str = "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"},\"X-Idempotency-Key\":{\"description\":\"A key, unique per distinct operation, that makes a retry safe.\",\"maxLength\":256,\"minLength\":1,\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}";
+        }
         #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
         pub struct UserViewPath {
             ///The user's id, or `rid_` followed by its referenceId.
@@ -1691,6 +1747,10 @@ pub mod bullfinch {
                     )
                     .expect("verbatim schema")
             }
+        }
+        impl crate::api::extract::ParamSchema
+        for crate::api::generated::bullfinch::params::UserViewPath {
+            const SCHEMA: &'static str = "{\"properties\":{\"userId\":{\"description\":\"The user's id, or `rid_` followed by its referenceId.\",\"maxLength\":260,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"userId\"],\"type\":\"object\"}";
         }
         #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
         pub struct UserViewHeaders {
@@ -1715,6 +1775,10 @@ pub mod bullfinch {
                     .expect("verbatim schema")
             }
         }
+        impl crate::api::extract::ParamSchema
+        for crate::api::generated::bullfinch::params::UserViewHeaders {
+            const SCHEMA: &'static str = "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}";
+        }
         #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
         pub struct UserUpdatePath {
             ///The user's id, or `rid_` followed by its referenceId.
@@ -1737,6 +1801,10 @@ pub mod bullfinch {
                     )
                     .expect("verbatim schema")
             }
+        }
+        impl crate::api::extract::ParamSchema
+        for crate::api::generated::bullfinch::params::UserUpdatePath {
+            const SCHEMA: &'static str = "{\"properties\":{\"userId\":{\"description\":\"The user's id, or `rid_` followed by its referenceId.\",\"maxLength\":260,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"userId\"],\"type\":\"object\"}";
         }
         #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
         pub struct UserUpdateHeaders {
@@ -1762,6 +1830,10 @@ pub mod bullfinch {
                     )
                     .expect("verbatim schema")
             }
+        }
+        impl crate::api::extract::ParamSchema
+        for crate::api::generated::bullfinch::params::UserUpdateHeaders {
+            const SCHEMA: &'static str = "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}";
         }
     }
 }

@@ -4,7 +4,7 @@
 //! with `Api-Revision` and the trace id, and only after authentication.
 
 use super::support::ApiError;
-use super::validate::{schema_of, validate};
+use super::validate::{param_schema_of, validate, validate_params};
 use crate::error::{Detail, InternalCode};
 use async_trait::async_trait;
 use dropshot::{
@@ -53,9 +53,25 @@ fn invalid(details: Vec<Detail>) -> ApiError {
         .with_details(details)
 }
 
+/// The parameters of one location of an operation, as the document states
+/// them (the `JsonSchema` of a parameter struct is what dropshot can show).
+pub trait ParamSchema {
+    const SCHEMA: &'static str;
+}
+
 /// Validates `v` against `T`'s schema and deserializes it.
 fn typed<T: DeserializeOwned + JsonSchema + 'static>(v: Value) -> Result<T, ApiError> {
     let details = validate::<T>(&v);
+    decode(v, details)
+}
+
+/// Validates parameters against the document's own parameter schema.
+fn typed_params<T: DeserializeOwned + ParamSchema + 'static>(v: Value) -> Result<T, ApiError> {
+    let details = validate_params::<T>(&v);
+    decode(v, details)
+}
+
+fn decode<T: DeserializeOwned>(v: Value, details: Vec<Detail>) -> Result<T, ApiError> {
     if !details.is_empty() {
         return Err(invalid(details));
     }
@@ -64,8 +80,8 @@ fn typed<T: DeserializeOwned + JsonSchema + 'static>(v: Value) -> Result<T, ApiE
 
 /// Named string inputs (query pairs or headers) -> a JSON object shaped by
 /// the parameter schema: arrays collect repeats, integers and booleans parse.
-fn params_object<T: JsonSchema + 'static>(pairs: Vec<(String, String)>) -> Result<Value, ApiError> {
-    let compiled = schema_of::<T>();
+fn params_object<T: ParamSchema + 'static>(pairs: Vec<(String, String)>) -> Result<Value, ApiError> {
+    let compiled = param_schema_of::<T>();
     let root = compiled.resolved_root();
     let props = root.get("properties").and_then(Value::as_object).cloned().unwrap_or_default();
     let mut obj = Map::new();
@@ -107,12 +123,12 @@ fn params_object<T: JsonSchema + 'static>(pairs: Vec<(String, String)>) -> Resul
 #[async_trait]
 impl<T> SharedExtractor for QueryParams<T>
 where
-    T: DeserializeOwned + JsonSchema + Send + Sync + 'static,
+    T: DeserializeOwned + JsonSchema + ParamSchema + Send + Sync + 'static,
 {
     async fn from_request<C: ServerContext>(rqctx: &RequestContext<C>) -> Result<Self, dropshot::HttpError> {
         let query = rqctx.request.uri().query().unwrap_or("");
         let pairs = form_urlencoded::parse(query.as_bytes()).into_owned().collect();
-        Ok(QueryParams(params_object::<T>(pairs).and_then(typed::<T>)))
+        Ok(QueryParams(params_object::<T>(pairs).and_then(typed_params::<T>)))
     }
 
     fn metadata(ct: ApiEndpointBodyContentType) -> ExtractorMetadata {
@@ -123,10 +139,10 @@ where
 #[async_trait]
 impl<T> SharedExtractor for HeaderParams<T>
 where
-    T: DeserializeOwned + JsonSchema + Send + Sync + 'static,
+    T: DeserializeOwned + JsonSchema + ParamSchema + Send + Sync + 'static,
 {
     async fn from_request<C: ServerContext>(rqctx: &RequestContext<C>) -> Result<Self, dropshot::HttpError> {
-        let compiled = schema_of::<T>();
+        let compiled = param_schema_of::<T>();
         let names: Vec<String> = compiled
             .resolved_root()
             .get("properties")
@@ -144,7 +160,7 @@ where
                 }
             }
         }
-        let result = if details.is_empty() { params_object::<T>(pairs).and_then(typed::<T>) } else { Err(invalid(details)) };
+        let result = if details.is_empty() { params_object::<T>(pairs).and_then(typed_params::<T>) } else { Err(invalid(details)) };
         Ok(HeaderParams(result))
     }
 

@@ -35,6 +35,7 @@ impl Compiled {
     }
 }
 
+static PARAM_CACHE: LazyLock<RwLock<HashMap<TypeId, Arc<Compiled>>>> = LazyLock::new(Default::default);
 static CACHE: LazyLock<RwLock<HashMap<TypeId, Arc<Compiled>>>> = LazyLock::new(Default::default);
 
 /// The compiled schema of `T`, built once per type.
@@ -54,7 +55,25 @@ pub fn schema_of<T: JsonSchema + 'static>() -> Arc<Compiled> {
     c
 }
 
-/// Validates `v` against `T`'s schema; `prefix` starts every property path.
+/// The document's own schema of a parameter struct, built once per type.
+pub fn param_schema_of<T: super::extract::ParamSchema + 'static>() -> Arc<Compiled> {
+    if let Some(c) = PARAM_CACHE.read().expect("schema cache").get(&TypeId::of::<T>()) {
+        return c.clone();
+    }
+    let root: Value = serde_json::from_str(T::SCHEMA).expect("parameter schema is JSON");
+    let c = Arc::new(Compiled { root, defs: Map::new() });
+    PARAM_CACHE.write().expect("schema cache").insert(TypeId::of::<T>(), c.clone());
+    c
+}
+
+pub fn validate_params<T: super::extract::ParamSchema + 'static>(v: &Value) -> Vec<Detail> {
+    let c = param_schema_of::<T>();
+    let mut out = vec![];
+    check(&c, &c.root, v, "", &mut out);
+    out
+}
+
+/// Validates `v` against `T`'s schema.
 pub fn validate<T: JsonSchema + 'static>(v: &Value) -> Vec<Detail> {
     let c = schema_of::<T>();
     let mut out = vec![];
