@@ -1,0 +1,185 @@
+//! A real server on 127.0.0.1:0 over SQLite (always) and PostgreSQL (when
+//! SWITCHBOARD_TEST_POSTGRES holds a URL), driven through the generated clients.
+
+use serde_json::Value;
+use std::future::Future;
+use std::sync::Arc;
+use switchboard::clock::Clock;
+use switchboard::server::{self, Running};
+use switchboard::store::Store;
+use uuid::Uuid;
+
+pub use switchboard_client_auk as auk;
+pub use switchboard_client_bullfinch as bullfinch;
+
+pub const AUK: &str = "2026-08-21.auk";
+pub const BULLFINCH: &str = "2026-09-01.bullfinch";
+
+pub struct TestApp {
+    pub base: String,
+    pub store: Store,
+    pub clock: Arc<Clock>,
+    pub org: Uuid,
+    /// a full-access key pinned to the current revision
+    pub key: String,
+    running: Option<Running>,
+    postgres: Option<(String, String)>,
+    sqlite_file: Option<std::path::PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+/// Runs `test` once on SQLite and once on PostgreSQL when configured.
+pub async fn each_backend<F, Fut>(test: F)
+where
+    F: Fn(TestApp) -> Fut,
+    Fut: Future<Output = TestApp>,
+{
+    let app = TestApp::start(Backend::Sqlite).await;
+    test(app).await.finish().await;
+    if std::env::var("SWITCHBOARD_TEST_POSTGRES").is_ok_and(|u| !u.is_empty()) {
+        let app = TestApp::start(Backend::Postgres).await;
+        test(app).await.finish().await;
+    } else {
+        eprintln!("PostgreSQL skipped: SWITCHBOARD_TEST_POSTGRES is not set");
+    }
+}
+
+impl TestApp {
+    pub async fn start(backend: Backend) -> TestApp {
+        let (url, postgres, sqlite_file) = match backend {
+            Backend::Sqlite => {
+                let file = std::env::temp_dir().join(format!("switchboard-test-{}.db", Uuid::new_v4().simple()));
+                (format!("sqlite://{}", file.display()), None, Some(file))
+            }
+            Backend::Postgres => {
+                let admin = std::env::var("SWITCHBOARD_TEST_POSTGRES").unwrap();
+                let db = format!("sb_test_{}", Uuid::new_v4().simple());
+                sqlx::any::install_default_drivers();
+                let mut conn = <sqlx::AnyConnection as sqlx::Connection>::connect(&admin).await.expect("PostgreSQL reachable");
+                sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {db}"))).execute(&mut conn).await.unwrap();
+                let base = admin.rsplit_once('/').map(|(b, _)| b.to_string()).unwrap();
+                (format!("{base}/{db}"), Some((admin, db)), None)
+            }
+        };
+        let store = Store::connect(&url).await.expect("store");
+        let clock = Arc::new(Clock::default());
+        let org = store.create_organisation("Test Org", clock.now()).await.unwrap();
+        let running = server::start(store.clone(), clock.clone(), "127.0.0.1:0".parse().unwrap()).unwrap();
+        let base = format!("http://{}/api/v2", running.local_addr());
+        let mut app = TestApp { base, store, clock, org, key: String::new(), running: Some(running), postgres, sqlite_file };
+        app.key = app.new_key(app.org, Some(BULLFINCH), false).await;
+        app
+    }
+
+    /// A new key for `org`.
+    pub async fn new_key(&self, org: Uuid, revision: Option<&str>, read_only: bool) -> String {
+        let v = switchboard::admin::key_create(&self.store, &self.clock, org, revision, read_only).await.unwrap();
+        v["apiKey"].as_str().unwrap().to_string()
+    }
+
+    /// Another organisation with its own key.
+    pub async fn other_org(&self) -> (Uuid, String) {
+        let org = self.store.create_organisation("Other Org", self.clock.now()).await.unwrap();
+        (org, self.new_key(org, None, false).await)
+    }
+
+    pub fn http(key: Option<&str>) -> reqwest::Client {
+        let mut headers = reqwest::header::HeaderMap::new();
+        if let Some(k) = key {
+            headers.insert("x-api-key", k.parse().unwrap());
+        }
+        reqwest::Client::builder().default_headers(headers).build().unwrap()
+    }
+
+    pub fn bullfinch(&self) -> bullfinch::Client {
+        self.bullfinch_with(&self.key)
+    }
+
+    pub fn bullfinch_with(&self, key: &str) -> bullfinch::Client {
+        bullfinch::Client::new_with_client(&self.base, Self::http(Some(key)))
+    }
+
+    pub fn auk_with(&self, key: &str) -> auk::Client {
+        auk::Client::new_with_client(&self.base, Self::http(Some(key)))
+    }
+
+    /// A raw request with this app's key (for inputs the typed clients refuse to build).
+    pub async fn call(&self, method: &str, path: &str, body: Option<Value>) -> Raw {
+        self.call_as(Some(&self.key), method, path, body, &[]).await
+    }
+
+    pub async fn call_as(&self, key: Option<&str>, method: &str, path: &str, body: Option<Value>, headers: &[(&str, &str)]) -> Raw {
+        let client = Self::http(key);
+        let mut req = client.request(method.parse().unwrap(), format!("{}{path}", self.base));
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        if let Some(b) = body {
+            req = req.json(&b);
+        }
+        let resp = req.send().await.unwrap();
+        let status = resp.status().as_u16();
+        let revision = resp.headers().get("api-revision").map(|v| v.to_str().unwrap().to_string());
+        let text = resp.text().await.unwrap();
+        let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
+        Raw { status, revision, body }
+    }
+
+    pub async fn finish(mut self) {
+        if let Some(r) = self.running.take() {
+            r.close().await.unwrap();
+        }
+        if let Some((admin, db)) = self.postgres.take() {
+            let mut conn = <sqlx::AnyConnection as sqlx::Connection>::connect(&admin).await.unwrap();
+            sqlx::query(sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))).execute(&mut conn).await.unwrap();
+        }
+        if let Some(f) = self.sqlite_file.take() {
+            for suffix in ["", "-wal", "-shm"] {
+                let _ = std::fs::remove_file(format!("{}{suffix}", f.display()));
+            }
+        }
+    }
+}
+
+/// A response read without a typed client.
+#[derive(Debug)]
+pub struct Raw {
+    pub status: u16,
+    pub revision: Option<String>,
+    pub body: Value,
+}
+
+impl Raw {
+    /// Asserts an Error object with this status and internalCode.
+    pub fn assert_error(&self, status: u16, internal_code: &str) -> &Self {
+        assert_eq!(self.status, status, "{:#}", self.body);
+        assert_eq!(self.body["internalCode"], internal_code, "{:#}", self.body);
+        assert!(self.body["message"].is_string(), "{:#}", self.body);
+        assert!(self.body["code"].is_string(), "{:#}", self.body);
+        assert!(self.body["traceId"].is_string(), "{:#}", self.body);
+        assert!(self.revision.is_some(), "error without Api-Revision");
+        self
+    }
+
+    /// The (property, code) pairs of the details.
+    pub fn details(&self) -> Vec<(String, String)> {
+        let mut d: Vec<(String, String)> = self.body["details"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .map(|d| (d["property"].as_str().unwrap_or("").to_string(), d["code"].as_str().unwrap().to_string()))
+            .collect();
+        d.sort();
+        d
+    }
+}
+
+/// The status of a typed client error.
+pub fn status_of<E: std::fmt::Debug>(e: &bullfinch::Error<E>) -> u16 {
+    e.status().map(|s| s.as_u16()).unwrap_or_else(|| panic!("no status: {e:?}"))
+}

@@ -1,0 +1,9 @@
+//! Integration tests: a real server driven through the generated clients.
+
+mod harness;
+
+mod access;
+mod customers;
+mod pagination;
+mod revisions;
+mod users;
