@@ -1,0 +1,203 @@
+//! The OpenAPI document dropshot derives from the route trait equals the
+//! document in spec/, for every revision, after a normalisation whose every
+//! allowance is listed (and explained) in `normalise_spec` / `normalise_derived`.
+
+use serde_json::{Map, Value, json};
+use switchboard::api::generated::switchboard_api_mod;
+use switchboard::api::support::Revision;
+
+/// Resolves `#/components/{parameters,headers,responses}/..` references.
+fn inline(doc: &Value, v: &Value) -> Value {
+    match v {
+        Value::Object(m) => {
+            if let Some(Value::String(r)) = m.get("$ref") {
+                for kind in ["parameters", "headers", "responses"] {
+                    if let Some(n) = r.strip_prefix(&format!("#/components/{kind}/")) {
+                        return inline(doc, &doc["components"][kind][n]);
+                    }
+                }
+            }
+            Value::Object(m.iter().map(|(k, v)| (k.clone(), inline(doc, v))).collect())
+        }
+        Value::Array(a) => Value::Array(a.iter().map(|v| inline(doc, v)).collect()),
+        _ => v.clone(),
+    }
+}
+
+fn operations(doc: &mut Value) -> impl Iterator<Item = &mut Map<String, Value>> {
+    doc["paths"].as_object_mut().unwrap().values_mut().flat_map(|item| item.as_object_mut().unwrap().values_mut()).map(|op| op.as_object_mut().unwrap())
+}
+
+/// What dropshot cannot say, removed from the document in spec/.
+fn normalise_spec(spec: &Value) -> Value {
+    let mut doc = spec.clone();
+    let components = doc["components"].clone();
+    let obj = doc.as_object_mut().unwrap();
+    // 1. dropshot emits no top-level `servers`, `security`, `tags`, and no
+    //    `securitySchemes`: these are the document's alone.
+    for k in ["servers", "security"] {
+        obj.remove(k);
+    }
+    // ... and of tags only their names.
+    let names: Vec<Value> = spec["tags"].as_array().into_iter().flatten().map(|t| json!({"name": t["name"]})).collect();
+    obj.insert("tags".into(), Value::Array(names));
+    // 2. of `info`, dropshot knows only the title and version we give it.
+    obj["info"] = json!({"title": spec["info"]["title"], "version": spec["info"]["version"]});
+    // 3. dropshot writes parameters, headers and responses inline.
+    let mut doc = inline(&json!({"components": components}), &doc);
+    let c = doc["components"].as_object_mut().unwrap();
+    for k in ["securitySchemes", "parameters", "headers", "responses"] {
+        c.remove(k);
+    }
+    for op in operations(&mut doc) {
+        // 4. dropshot documents every error as `4XX`/`5XX` with the Error
+        //    body; the document lists the statuses each operation uses.
+        let responses = op["responses"].as_object_mut().unwrap();
+        let error = responses.values().find(|r| r["content"]["application/json"]["schema"]["$ref"] == "#/components/schemas/Error").cloned();
+        responses.retain(|code, _| code.starts_with('2'));
+        if let Some(mut e) = error {
+            // 5. dropshot's error responses carry no headers.
+            e.as_object_mut().unwrap().remove("headers");
+            e["description"] = json!("Error");
+            e.as_object_mut().unwrap().get_mut("content").unwrap()["application/json"].as_object_mut().unwrap().remove("example");
+            responses.insert("4XX".into(), e.clone());
+            responses.insert("5XX".into(), e);
+        }
+        // 6. examples on media types, and the descriptions of success
+        //    responses (see 15), are the document's own.
+        for (code, r) in responses.iter_mut() {
+            if code.starts_with('2') {
+                r.as_object_mut().unwrap().remove("description");
+            }
+            if let Some(m) = r.pointer_mut("/content/application~1json").and_then(Value::as_object_mut) {
+                m.remove("example");
+            }
+        }
+        if let Some(m) = op.get_mut("requestBody").and_then(|b| b.pointer_mut("/content/application~1json")).and_then(Value::as_object_mut) {
+            m.remove("example");
+        }
+        // 7. per-operation `security: []` (open operations) is the document's own.
+        op.remove("security");
+        // 8. dropshot accepts only scalar query parameters: an array parameter
+        //    (repeated key) is documented to dropshot as a string.
+        for p in op.get_mut("parameters").and_then(Value::as_array_mut).into_iter().flatten() {
+            if p["schema"]["type"] == "array" {
+                p["schema"] = json!({"type": "string"});
+            }
+            // 13. `required: false` is the default; dropshot leaves it out.
+            if p["required"] == false {
+                p.as_object_mut().unwrap().remove("required");
+            }
+            // 14. dropshot keeps no `default` in a parameter's schema (it
+            //     moves the schema's metadata onto the parameter and drops
+            //     the rest); the server applies the default itself.
+            if let Some(s) = p.get_mut("schema").and_then(Value::as_object_mut) {
+                s.remove("default");
+            }
+        }
+    }
+    sort_parameters(doc)
+}
+
+/// What dropshot adds on its own, removed from its document.
+fn normalise_derived(derived: &Value) -> Value {
+    let mut doc = derived.clone();
+    let obj = doc.as_object_mut().unwrap();
+    // 9. the `/api/v2` prefix is in the document's `servers`, not its paths.
+    let paths: Map<String, Value> = obj["paths"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(p, v)| (p.strip_prefix("/api/v2").unwrap_or(p).to_string(), v.clone()))
+        .collect();
+    obj["paths"] = Value::Object(paths);
+    // 10. dropshot adds components.responses.Error, which the normalised
+    //     document has inlined.
+    let mut doc = inline(&doc.clone(), &doc);
+    doc["components"].as_object_mut().unwrap().remove("responses");
+    if doc["components"].get("responses").is_none() {
+        // nothing else to drop
+    }
+    for op in operations(&mut doc) {
+        // 15. dropshot writes fixed descriptions on success responses and
+        //     spells out the default `style: simple` of response headers.
+        for (code, r) in op["responses"].as_object_mut().unwrap().iter_mut() {
+            if code.starts_with('2') {
+                r.as_object_mut().unwrap().remove("description");
+                if let Some(h) = r.pointer_mut("/headers/Api-Revision").and_then(Value::as_object_mut) {
+                    h.remove("style");
+                }
+            }
+        }
+        // 11. dropshot repeats a parameter's description inside its schema.
+        for p in op.get_mut("parameters").and_then(Value::as_array_mut).into_iter().flatten() {
+            if let Some(s) = p.get_mut("schema").and_then(Value::as_object_mut) {
+                s.remove("description");
+            }
+        }
+    }
+    sort_parameters(doc)
+}
+
+/// 12. `required` is a set (schemars keeps it sorted); compared sorted.
+fn sort_required(v: &mut Value) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m.iter_mut() {
+                match (k.as_str(), x) {
+                    ("required", Value::Array(a)) => a.sort_by(|p, q| p.to_string().cmp(&q.to_string())),
+                    (_, x) => sort_required(x),
+                }
+            }
+        }
+        Value::Array(a) => a.iter_mut().for_each(sort_required),
+        _ => {}
+    }
+}
+
+fn sort_parameters(mut doc: Value) -> Value {
+    sort_required(&mut doc);
+    for op in operations(&mut doc) {
+        if let Some(ps) = op.get_mut("parameters").and_then(Value::as_array_mut) {
+            ps.sort_by_key(|p| (p["in"].as_str().unwrap_or("").to_string(), p["name"].as_str().unwrap_or("").to_string()));
+        }
+    }
+    doc
+}
+
+fn differences(a: &Value, b: &Value, path: &str, out: &mut Vec<String>) {
+    match (a, b) {
+        (Value::Object(x), Value::Object(y)) => {
+            let keys: std::collections::BTreeSet<&String> = x.keys().chain(y.keys()).collect();
+            for k in keys {
+                match (x.get(k), y.get(k)) {
+                    (Some(p), Some(q)) => differences(p, q, &format!("{path}/{k}"), out),
+                    (p, q) => out.push(format!("{path}/{k}: spec {p:?} vs derived {q:?}")),
+                }
+            }
+        }
+        (Value::Array(x), Value::Array(y)) if x.len() == y.len() => {
+            for (i, (p, q)) in x.iter().zip(y).enumerate() {
+                differences(p, q, &format!("{path}[{i}]"), out);
+            }
+        }
+        _ if a == b => {}
+        _ => out.push(format!("{path}: spec {a} vs derived {b}")),
+    }
+}
+
+#[test]
+fn derived_documents_equal_the_spec() {
+    let api = switchboard_api_mod::stub_api_description().unwrap();
+    for revision in Revision::all() {
+        let spec: Value = serde_json::from_str(revision.document()).unwrap();
+        let title = spec["info"]["title"].as_str().unwrap().to_string();
+        let derived = api.openapi(title, revision.version.clone()).json().unwrap();
+        let mut derived = derived;
+        derived["info"]["version"] = json!(revision.name); // dropshot writes the semver
+        let (want, got) = (normalise_spec(&spec), normalise_derived(&derived));
+        let mut diffs = vec![];
+        differences(&want, &got, "", &mut diffs);
+        assert!(diffs.is_empty(), "{}: the trait's document differs from spec/:\n{}", revision.name, diffs.join("\n"));
+    }
+}
