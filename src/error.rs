@@ -110,6 +110,19 @@ impl Error {
         Error::NotFound { code, message: format!("{what} not found") }
     }
 
+    /// A unique-constraint violation means a concurrent request won a race
+    /// the pre-checks could not see: still a 409, never a 500.
+    pub fn conflict_on_unique(self) -> Self {
+        match self {
+            Error::Database(ref d) if crate::store::is_unique_violation(d) => Error::Conflict {
+                code: InternalCode::Conflict,
+                message: "a concurrent request created a conflicting record".into(),
+                property: "",
+            },
+            e => e,
+        }
+    }
+
     pub fn invalid(property: impl Into<String>, code: &'static str, message: impl Into<String>) -> Self {
         Error::Invalid(vec![Detail::new(property, code, message)])
     }

@@ -67,34 +67,15 @@ where
     F: FnOnce(Caller) -> Fut,
     Fut: Future<Output = Result<T, ApiError>>,
 {
-    let ctx = rqctx.context();
-    let resolution = resolve(rqctx.request.headers(), &ctx.keys, &ctx.clock);
-    let revision = resolution.revision();
-    let outcome = async {
-        if let Resolution::UnknownHeader(_) = resolution {
-            return Err(ApiError::new(
-                ErrorStatusCode::BAD_REQUEST,
-                InternalCode::UnknownApiRevision,
-                "Api-Revision must name a revision in full, e.g. 2026-09-01.bullfinch.",
-            ));
-        }
+    answer(rqctx, async {
         let caller = authenticate(rqctx, access).await?;
         headers.into_inner()?;
         body(caller).await
-    }
-    .await;
-    Ok(match outcome {
-        Ok(t) => Reply::new(revision.name, t),
-        Err(e) => {
-            if e.status.as_u16() >= 500 {
-                tracing::error!(trace_id = %rqctx.request_id, error = %e, "request failed");
-            }
-            Reply::raw(revision.name, e.into_response(revision.name, &rqctx.request_id))
-        }
     })
+    .await
 }
 
-/// Runs an operation that needs no credentials (health).
+/// Runs an operation that needs no credentials (health, documents).
 pub async fn handle_open<T, H, F, Fut>(
     rqctx: &RequestContext<Context>,
     headers: HeaderParams<H>,
@@ -105,23 +86,36 @@ where
     F: FnOnce(crate::store::Store) -> Fut,
     Fut: Future<Output = Result<T, ApiError>>,
 {
+    answer(rqctx, async {
+        headers.into_inner()?;
+        body(rqctx.context().store.clone()).await
+    })
+    .await
+}
+
+/// Checks the revision, runs `work`, and renders its outcome in that revision.
+async fn answer<T: HttpCodedResponse>(
+    rqctx: &RequestContext<Context>,
+    work: impl Future<Output = Result<T, ApiError>>,
+) -> Result<Reply<T>, ApiError> {
     let ctx = rqctx.context();
     let resolution = resolve(rqctx.request.headers(), &ctx.keys, &ctx.clock);
     let revision = resolution.revision();
-    let outcome = async {
-        if let Resolution::UnknownHeader(_) = resolution {
-            return Err(ApiError::new(
-                ErrorStatusCode::BAD_REQUEST,
-                InternalCode::UnknownApiRevision,
-                "Api-Revision must name a revision in full, e.g. 2026-09-01.bullfinch.",
-            ));
-        }
-        headers.into_inner()?;
-        body(ctx.store.clone()).await
-    }
-    .await;
+    let outcome = match resolution {
+        Resolution::UnknownHeader(_) => Err(ApiError::new(
+            ErrorStatusCode::BAD_REQUEST,
+            InternalCode::UnknownApiRevision,
+            "Api-Revision must name a revision in full, e.g. 2026-09-01.bullfinch.",
+        )),
+        Resolution::Resolved(_) => work.await,
+    };
     Ok(match outcome {
         Ok(t) => Reply::new(revision.name, t),
-        Err(e) => Reply::raw(revision.name, e.into_response(revision.name, &rqctx.request_id)),
+        Err(e) => {
+            if e.status.as_u16() >= 500 {
+                tracing::error!(trace_id = %rqctx.request_id, error = %e, "request failed");
+            }
+            Reply::raw(revision.name, e.into_response(revision.name, &rqctx.request_id))
+        }
     })
 }

@@ -64,17 +64,6 @@ async fn check_reference_free(store: &Store, org: Uuid, reference_id: &str, exce
     Ok(())
 }
 
-/// A unique-constraint race lost to a concurrent writer is still a 409.
-fn conflict_on_unique(e: Error) -> Error {
-    match e {
-        Error::Database(ref d) if crate::store::is_unique_violation(d) => Error::Conflict {
-            code: InternalCode::Conflict,
-            message: "a concurrent request created a conflicting record".into(),
-            property: "",
-        },
-        e => e,
-    }
-}
 
 pub async fn create(caller: &Caller, req: wire::CreateCustomerRequest) -> Result<wire::Customer> {
     let mut checks = Checks::default();
@@ -118,9 +107,9 @@ pub async fn create(caller: &Caller, req: wire::CreateCustomerRequest) -> Result
     }
     let customer = to_wire(row.clone(), vec![]);
     let mut tx = store.begin().await?;
-    Store::insert_customer(&mut tx, &row).await.map_err(conflict_on_unique)?;
+    Store::insert_customer(&mut tx, &row).await.map_err(Error::conflict_on_unique)?;
     Store::record_event(&mut tx, caller.org, "customer.created", now, &json(&customer)).await?;
-    tx.commit().await.map_err(conflict_on_unique)?;
+    tx.commit().await.map_err(Error::conflict_on_unique)?;
     Ok(customer)
 }
 
@@ -196,9 +185,9 @@ pub async fn update(caller: &Caller, key: &str, req: wire::UpdateCustomerRequest
     row.updated_at = caller.now;
     let customer = to_wire(row.clone(), std::mem::take(&mut users));
     let mut tx = store.begin().await?;
-    Store::update_customer(&mut tx, &row).await.map_err(conflict_on_unique)?;
+    Store::update_customer(&mut tx, &row).await.map_err(Error::conflict_on_unique)?;
     Store::record_event(&mut tx, caller.org, "customer.updated", caller.now, &json(&customer)).await?;
-    tx.commit().await.map_err(conflict_on_unique)?;
+    tx.commit().await.map_err(Error::conflict_on_unique)?;
     Ok(customer)
 }
 

@@ -48,16 +48,6 @@ async fn check_free(store: &Store, org: Uuid, email: Option<&str>, reference_id:
     Ok(())
 }
 
-fn conflict_on_unique(e: Error) -> Error {
-    match e {
-        Error::Database(ref d) if crate::store::is_unique_violation(d) => Error::Conflict {
-            code: InternalCode::Conflict,
-            message: "a concurrent request created a conflicting user".into(),
-            property: "",
-        },
-        e => e,
-    }
-}
 
 pub async fn create(caller: &Caller, req: wire::CreateUserRequest) -> Result<wire::User> {
     let mut checks = Checks::default();
@@ -81,9 +71,9 @@ pub async fn create(caller: &Caller, req: wire::CreateUserRequest) -> Result<wir
     };
     let role = req.role.unwrap_or(wire::CustomerRole::Member).to_string();
     let mut tx = store.begin().await?;
-    Store::insert_user(&mut tx, &row).await.map_err(conflict_on_unique)?;
+    Store::insert_user(&mut tx, &row).await.map_err(Error::conflict_on_unique)?;
     Store::link_user(&mut tx, caller.org, customer.id, row.id, &role, now).await?;
-    tx.commit().await.map_err(conflict_on_unique)?;
+    tx.commit().await.map_err(Error::conflict_on_unique)?;
     Ok(to_wire(row, vec![(customer.id, customer.name, role)]))
 }
 
@@ -126,8 +116,8 @@ pub async fn update(caller: &Caller, key: &str, req: wire::UpdateUserRequest) ->
     }
     row.updated_at = caller.now;
     let mut tx = caller.store.begin().await?;
-    Store::update_user(&mut tx, &row).await.map_err(conflict_on_unique)?;
-    tx.commit().await.map_err(conflict_on_unique)?;
+    Store::update_user(&mut tx, &row).await.map_err(Error::conflict_on_unique)?;
+    tx.commit().await.map_err(Error::conflict_on_unique)?;
     with_customers(caller, row).await
 }
 

@@ -60,3 +60,15 @@ async fn a_revoked_key_stops_working_within_the_cache_lifetime() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_database_is_a_500_error_object_not_a_crash() {
+    each_backend(|app| async move {
+        app.store.close().await;
+        let r = app.call_as(None, "GET", "/health", None, &[]).await;
+        r.assert_error(500, "internal_error");
+        assert_eq!(r.body["message"], "The server failed to complete the request.", "no internals leak");
+        app
+    })
+    .await;
+}

@@ -1,0 +1,77 @@
+//! The binary itself: admin commands print JSON; `serve --demo` prints a
+//! working key and stops cleanly on SIGTERM.
+
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::process::{Command, Stdio};
+
+fn db() -> (String, std::path::PathBuf) {
+    let f = std::env::temp_dir().join(format!("switchboard-cli-{}.db", uuid::Uuid::new_v4().simple()));
+    (format!("sqlite://{}", f.display()), f)
+}
+
+fn admin(url: &str, args: &[&str]) -> Value {
+    let out = Command::new(env!("CARGO_BIN_EXE_switchboard")).args(["--database-url", url, "admin"]).args(args).output().unwrap();
+    assert!(out.status.success(), "{args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{args:?} printed no JSON: {e}"))
+}
+
+#[test]
+fn admin_commands_print_json() {
+    let (url, file) = db();
+    let org = admin(&url, &["org", "create", "--name", "Acme Telecom"]);
+    let org_id = org["organisationId"].as_str().unwrap().to_string();
+    let key = admin(&url, &["key", "create", "--org", &org_id, "--revision", "2026-08-21.auk", "--read-only"]);
+    assert!(key["apiKey"].as_str().unwrap().starts_with("sbk_"));
+    assert_eq!(key["revision"], "2026-08-21.auk");
+    assert_eq!(key["readOnly"], true);
+    let key_id = key["apiKeyId"].as_str().unwrap().to_string();
+    let default = admin(&url, &["key", "create", "--org", &org_id]);
+    assert_eq!(default["revision"], "2026-09-01.bullfinch", "pinned to the current revision by default");
+    let list = admin(&url, &["key", "list", "--org", &org_id]);
+    assert_eq!(list.as_array().unwrap().len(), 2);
+    assert!(!list.to_string().contains(key["apiKey"].as_str().unwrap()), "secrets are shown once");
+    let pinned = admin(&url, &["key", "pin", "--key", &key_id, "--revision", "2026-09-01.bullfinch"]);
+    assert_eq!(pinned["revision"], "2026-09-01.bullfinch");
+    let revoked = admin(&url, &["key", "revoke", "--key", &key_id]);
+    assert!(revoked["revokedAt"].is_string());
+    let bad = Command::new(env!("CARGO_BIN_EXE_switchboard"))
+        .args(["--database-url", &url, "admin", "key", "pin", "--key", &key_id, "--revision", "2026-09-01"])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success(), "only full revision names are accepted");
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_demo_prints_a_working_key_and_stops_on_sigterm() {
+    let (url, file) = db();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
+        .args(["--database-url", &url, "serve", "--demo", "--listen", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    let first = lines.next().unwrap().unwrap();
+    let key = first.rsplit(' ').next().unwrap().to_string();
+    assert!(key.starts_with("sbk_"), "{first}");
+    let curl = lines.next().unwrap().unwrap();
+    let url_in_curl = curl.rsplit(' ').next().unwrap().to_string();
+    let resp = reqwest::Client::new().get(&url_in_curl).header("x-api-key", &key).send().await.unwrap();
+    assert_eq!(resp.status().as_u16(), 200);
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["items"].as_array().unwrap().len(), 3, "the demo has customers");
+    let users = reqwest::Client::new().get(url_in_curl.replace("/customers", "/users")).header("x-api-key", &key).send().await.unwrap();
+    assert_eq!(users.json::<Value>().await.unwrap()["items"].as_array().unwrap().len(), 3);
+    let status = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let exit = tokio::task::spawn_blocking(move || child.wait().unwrap());
+    let exit = tokio::time::timeout(std::time::Duration::from_secs(30), exit).await.expect("stops").unwrap();
+    assert!(exit.success(), "graceful shutdown exits 0: {exit:?}");
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
+    }
+}
