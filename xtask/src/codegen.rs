@@ -330,6 +330,7 @@ fn server_file(revs: &[Revision]) -> Result<String> {
     }
     let a = api_path();
     let mut params_by_rev: Vec<Vec<TokenStream>> = vec![vec![]; n];
+    let mut param_types: BTreeMap<String, TokenStream> = BTreeMap::new();
     let mut methods: Vec<TokenStream> = vec![];
     for op_id in &op_ids {
         // ranges of consecutive revisions in which the operation has one shape
@@ -382,8 +383,18 @@ fn server_file(revs: &[Revision]) -> Result<String> {
                 ("query", "query", quote!(#a::extract::QueryParams)),
                 ("header", "headers", quote!(#a::extract::HeaderParams)),
             ] {
-                if let Some((ts, ty)) = param_struct(rev, o, loc)? {
-                    params_by_rev[end].push(ts);
+                // Parameters unchanged since the newer range reuse its struct,
+                // so the adapter's `Into` is the identity.
+                let params_key = format!("{op_id}/{loc}/{}", o.raw["parameters"]);
+                let built = match param_types.get(&params_key) {
+                    Some(ty) => Some(ty.clone()),
+                    None => param_struct(rev, o, loc)?.map(|(ts, ty)| {
+                        params_by_rev[end].push(ts);
+                        param_types.insert(params_key, ty.clone());
+                        ty
+                    }),
+                };
+                if let Some(ty) = built {
                     let a = format_ident!("{arg}");
                     args.push(quote!(#a: #wrap<#ty>));
                     call_args.push(quote!(#a.map(Into::into)));
@@ -545,4 +556,49 @@ uuid = {{ version = "1", features = ["serde"] }}
         name = rev.name
     );
     Ok(vec![(format!("{dir}/src/lib.rs"), lib), (format!("{dir}/Cargo.toml"), manifest)])
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::spec::{Revision, root};
+    use serde_json::json;
+
+    /// Two revisions where the newer drops `User.identity` and the health
+    /// operation: the older shape adapts to the newer, and the removed
+    /// operation answers endpoint_removed.
+    fn pair() -> (Revision, Revision) {
+        let path = root().join("spec/2026-09-01.bullfinch.json");
+        let current: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&path).unwrap()).unwrap();
+        let mut older = current.clone();
+        older["info"]["version"] = json!("2026-01-01.older");
+        let mut newer = current;
+        newer["info"]["version"] = json!("2026-02-01.newer");
+        newer["components"]["schemas"]["User"]["properties"].as_object_mut().unwrap().remove("identity");
+        newer["paths"].as_object_mut().unwrap().remove("/health");
+        (Revision::from_value(older, &path).unwrap(), Revision::from_value(newer, &path).unwrap())
+    }
+
+    #[test]
+    fn older_shapes_adapt_and_removed_operations_answer_404() {
+        let (older, newer) = pair();
+        let code: String = super::server_file(&[older, newer]).unwrap().split_whitespace().collect();
+        let has = |s: &str| code.contains(&s.split_whitespace().collect::<String>());
+        // user_view changed shape: the newer method, and an adapter over it
+        assert!(has(r#"operation_id = "user_view", tags = ["Users"], versions = "2026.2.1"..}] async fn user_view("#), "{code}");
+        assert!(has(r#"operation_id = "user_view", tags = ["Users"], versions = .."2026.2.1"}] async fn user_view_older("#));
+        assert!(has("Self::user_view(rqctx, path.map(Into::into), headers.map(Into::into))"));
+        // customers did not change: one method serves both
+        assert!(has(r#"operation_id = "customer_view", tags = ["Customers"], versions = ..}] async fn customer_view("#));
+        // health is gone in the newer revision
+        assert!(has(r#"operation_id = "health_view", versions = "2026.2.1"..,unpublished = true }] async fn health_view_removed("#));
+    }
+
+    #[test]
+    fn the_diff_reports_removed_fields_and_operations() {
+        let (older, newer) = pair();
+        let report = crate::diff::report(&older, &newer);
+        assert!(report.contains("- Operation `GET /health` (`health_view`) is removed; it answers 404 `endpoint_removed`."), "{report}");
+        assert!(report.contains("- `User.identity` is removed."), "{report}");
+        assert_eq!(report.lines().filter(|l| l.starts_with("- ")).count(), 2, "{report}");
+    }
 }

@@ -26,9 +26,13 @@ pub fn root() -> PathBuf {
 impl Revision {
     pub fn load(path: &Path) -> Result<Revision> {
         let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
+        let raw: Value = serde_json::from_str(&text).with_context(|| format!("{}", path.display()))?;
+        Revision::from_value(raw, path)
+    }
+
+    pub fn from_value(raw: Value, path: &Path) -> Result<Revision> {
         let spec: openapiv3::OpenAPI =
-            serde_json::from_str(&text).with_context(|| format!("{}", path.display()))?;
-        let raw: Value = serde_json::from_str(&text)?;
+            serde_json::from_value(raw.clone()).with_context(|| format!("{}", path.display()))?;
         let name = spec.info.version.clone();
         let (date, short) =
             name.split_once('.').ok_or_else(|| anyhow!("info.version {name} is not DATE.name"))?;

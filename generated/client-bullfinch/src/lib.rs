@@ -3800,295 +3800,6 @@ impl ClientInfo<()> for Client {
 impl ClientHooks<()> for &Client {}
 #[allow(clippy::all)]
 impl Client {
-    /**List users
-
-Users of the organisation, oldest first. `filter` matches name or email (case-insensitive substring); `customerId` keeps users acting for any of the given customers. An unknown customerId answers 404.
-
-Sends a `GET` request to `/users`
-
-Arguments:
-- `cursor`: Opaque cursor from the previous page's pagination.nextCursor.
-- `customer_id`: Customers (ids or `rid_` references) whose users to list.
-- `filter`: Free text matched against name and email.
-- `limit`: Page size.
-- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
-*/
-    pub async fn user_list<'a>(
-        &'a self,
-        cursor: Option<&'a types::UserListCursor>,
-        customer_id: Option<&'a ::std::vec::Vec<types::UserListCustomerIdItem>>,
-        filter: Option<&'a types::UserListFilter>,
-        limit: Option<::std::num::NonZeroU32>,
-        api_revision: Option<&'a str>,
-    ) -> Result<ResponseValue<types::UserList>, Error<types::Error>> {
-        let url = format!("{}/users", self.baseurl,);
-        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
-        header_map
-            .append(
-                ::reqwest::header::HeaderName::from_static("api-version"),
-                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
-            );
-        if let Some(value) = api_revision {
-            header_map.append("Api-Revision", value.to_string().try_into()?);
-        }
-        #[allow(unused_mut)]
-        let mut request = self
-            .client
-            .get(url)
-            .header(
-                ::reqwest::header::ACCEPT,
-                ::reqwest::header::HeaderValue::from_static("application/json"),
-            )
-            .query(&progenitor_client::QueryParam::new("cursor", &cursor))
-            .query(&progenitor_client::QueryParam::new("customerId", &customer_id))
-            .query(&progenitor_client::QueryParam::new("filter", &filter))
-            .query(&progenitor_client::QueryParam::new("limit", &limit))
-            .headers(header_map)
-            .build()?;
-        let info = OperationInfo {
-            operation_id: "user_list",
-        };
-        self.pre(&mut request, &info).await?;
-        let result = self.exec(request, &info).await;
-        self.post(&result, &info).await?;
-        let response = result?;
-        match response.status().as_u16() {
-            200u16 => ResponseValue::from_response(response).await,
-            400u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            401u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            403u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            404u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            429u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            500u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            _ => Err(Error::UnexpectedResponse(response)),
-        }
-    }
-    /**Create a user
-
-Creates a user acting for one customer with the given role (default MEMBER). Email and referenceId are unique per organisation.
-
-Sends a `POST` request to `/users`
-
-Arguments:
-- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
-- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe.
-- `body`
-*/
-    pub async fn user_create<'a>(
-        &'a self,
-        api_revision: Option<&'a str>,
-        x_idempotency_key: Option<&'a types::UserCreateXIdempotencyKey>,
-        body: &'a types::CreateUserRequest,
-    ) -> Result<ResponseValue<types::User>, Error<types::Error>> {
-        let url = format!("{}/users", self.baseurl,);
-        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(3usize);
-        header_map
-            .append(
-                ::reqwest::header::HeaderName::from_static("api-version"),
-                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
-            );
-        if let Some(value) = api_revision {
-            header_map.append("Api-Revision", value.to_string().try_into()?);
-        }
-        if let Some(value) = x_idempotency_key {
-            header_map.append("X-Idempotency-Key", value.to_string().try_into()?);
-        }
-        #[allow(unused_mut)]
-        let mut request = self
-            .client
-            .post(url)
-            .header(
-                ::reqwest::header::ACCEPT,
-                ::reqwest::header::HeaderValue::from_static("application/json"),
-            )
-            .json(&body)
-            .headers(header_map)
-            .build()?;
-        let info = OperationInfo {
-            operation_id: "user_create",
-        };
-        self.pre(&mut request, &info).await?;
-        let result = self.exec(request, &info).await;
-        self.post(&result, &info).await?;
-        let response = result?;
-        match response.status().as_u16() {
-            201u16 => ResponseValue::from_response(response).await,
-            400u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            401u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            403u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            404u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            409u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            429u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            500u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            _ => Err(Error::UnexpectedResponse(response)),
-        }
-    }
-    /**Fetch a user
-
-One user, by id or `rid_` reference.
-
-Sends a `GET` request to `/users/{userId}`
-
-Arguments:
-- `user_id`: The user's id, or `rid_` followed by its referenceId.
-- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
-*/
-    pub async fn user_view<'a>(
-        &'a self,
-        user_id: &'a types::UserViewUserId,
-        api_revision: Option<&'a str>,
-    ) -> Result<ResponseValue<types::User>, Error<types::Error>> {
-        let url = format!(
-            "{}/users/{}", self.baseurl, encode_path(& user_id.to_string()),
-        );
-        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
-        header_map
-            .append(
-                ::reqwest::header::HeaderName::from_static("api-version"),
-                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
-            );
-        if let Some(value) = api_revision {
-            header_map.append("Api-Revision", value.to_string().try_into()?);
-        }
-        #[allow(unused_mut)]
-        let mut request = self
-            .client
-            .get(url)
-            .header(
-                ::reqwest::header::ACCEPT,
-                ::reqwest::header::HeaderValue::from_static("application/json"),
-            )
-            .headers(header_map)
-            .build()?;
-        let info = OperationInfo {
-            operation_id: "user_view",
-        };
-        self.pre(&mut request, &info).await?;
-        let result = self.exec(request, &info).await;
-        self.post(&result, &info).await?;
-        let response = result?;
-        match response.status().as_u16() {
-            200u16 => ResponseValue::from_response(response).await,
-            400u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            401u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            403u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            404u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            429u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            500u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            _ => Err(Error::UnexpectedResponse(response)),
-        }
-    }
-    /**Update a user
-
-Changes name, email, msisdn or metadata; fields left out keep their value.
-
-Sends a `PUT` request to `/users/{userId}`
-
-Arguments:
-- `user_id`: The user's id, or `rid_` followed by its referenceId.
-- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
-- `body`
-*/
-    pub async fn user_update<'a>(
-        &'a self,
-        user_id: &'a types::UserUpdateUserId,
-        api_revision: Option<&'a str>,
-        body: &'a types::UpdateUserRequest,
-    ) -> Result<ResponseValue<types::User>, Error<types::Error>> {
-        let url = format!(
-            "{}/users/{}", self.baseurl, encode_path(& user_id.to_string()),
-        );
-        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
-        header_map
-            .append(
-                ::reqwest::header::HeaderName::from_static("api-version"),
-                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
-            );
-        if let Some(value) = api_revision {
-            header_map.append("Api-Revision", value.to_string().try_into()?);
-        }
-        #[allow(unused_mut)]
-        let mut request = self
-            .client
-            .put(url)
-            .header(
-                ::reqwest::header::ACCEPT,
-                ::reqwest::header::HeaderValue::from_static("application/json"),
-            )
-            .json(&body)
-            .headers(header_map)
-            .build()?;
-        let info = OperationInfo {
-            operation_id: "user_update",
-        };
-        self.pre(&mut request, &info).await?;
-        let result = self.exec(request, &info).await;
-        self.post(&result, &info).await?;
-        let response = result?;
-        match response.status().as_u16() {
-            200u16 => ResponseValue::from_response(response).await,
-            400u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            401u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            403u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            404u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            409u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            429u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            500u16 => {
-                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
-            }
-            _ => Err(Error::UnexpectedResponse(response)),
-        }
-    }
     /**List customers
 
 Customers of the organisation, oldest first. `filter` matches name, contact email or humanReadableId (case-insensitive substring).
@@ -4372,6 +4083,54 @@ Arguments:
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
+    /**Health
+
+Answers 200 when the server and its database serve requests. Needs no credentials.
+
+Sends a `GET` request to `/health`
+
+Arguments:
+- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
+*/
+    pub async fn health_view<'a>(
+        &'a self,
+        api_revision: Option<&'a str>,
+    ) -> Result<ResponseValue<types::Health>, Error<types::Error>> {
+        let url = format!("{}/health", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = api_revision {
+            header_map.append("Api-Revision", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "health_view",
+        };
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
     /**The current OpenAPI document
 
 The document of the current revision, bundled. Needs no credentials.
@@ -4481,20 +4240,173 @@ Arguments:
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
-    /**Health
+    /**List users
 
-Answers 200 when the server and its database serve requests. Needs no credentials.
+Users of the organisation, oldest first. `filter` matches name or email (case-insensitive substring); `customerId` keeps users acting for any of the given customers. An unknown customerId answers 404.
 
-Sends a `GET` request to `/health`
+Sends a `GET` request to `/users`
+
+Arguments:
+- `cursor`: Opaque cursor from the previous page's pagination.nextCursor.
+- `customer_id`: Customers (ids or `rid_` references) whose users to list.
+- `filter`: Free text matched against name and email.
+- `limit`: Page size.
+- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
+*/
+    pub async fn user_list<'a>(
+        &'a self,
+        cursor: Option<&'a types::UserListCursor>,
+        customer_id: Option<&'a ::std::vec::Vec<types::UserListCustomerIdItem>>,
+        filter: Option<&'a types::UserListFilter>,
+        limit: Option<::std::num::NonZeroU32>,
+        api_revision: Option<&'a str>,
+    ) -> Result<ResponseValue<types::UserList>, Error<types::Error>> {
+        let url = format!("{}/users", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = api_revision {
+            header_map.append("Api-Revision", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .query(&progenitor_client::QueryParam::new("cursor", &cursor))
+            .query(&progenitor_client::QueryParam::new("customerId", &customer_id))
+            .query(&progenitor_client::QueryParam::new("filter", &filter))
+            .query(&progenitor_client::QueryParam::new("limit", &limit))
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "user_list",
+        };
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Create a user
+
+Creates a user acting for one customer with the given role (default MEMBER). Email and referenceId are unique per organisation.
+
+Sends a `POST` request to `/users`
 
 Arguments:
 - `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe.
+- `body`
 */
-    pub async fn health_view<'a>(
+    pub async fn user_create<'a>(
         &'a self,
         api_revision: Option<&'a str>,
-    ) -> Result<ResponseValue<types::Health>, Error<types::Error>> {
-        let url = format!("{}/health", self.baseurl,);
+        x_idempotency_key: Option<&'a types::UserCreateXIdempotencyKey>,
+        body: &'a types::CreateUserRequest,
+    ) -> Result<ResponseValue<types::User>, Error<types::Error>> {
+        let url = format!("{}/users", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(3usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = api_revision {
+            header_map.append("Api-Revision", value.to_string().try_into()?);
+        }
+        if let Some(value) = x_idempotency_key {
+            header_map.append("X-Idempotency-Key", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "user_create",
+        };
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            201u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            409u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Fetch a user
+
+One user, by id or `rid_` reference.
+
+Sends a `GET` request to `/users/{userId}`
+
+Arguments:
+- `user_id`: The user's id, or `rid_` followed by its referenceId.
+- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
+*/
+    pub async fn user_view<'a>(
+        &'a self,
+        user_id: &'a types::UserViewUserId,
+        api_revision: Option<&'a str>,
+    ) -> Result<ResponseValue<types::User>, Error<types::Error>> {
+        let url = format!(
+            "{}/users/{}", self.baseurl, encode_path(& user_id.to_string()),
+        );
         let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
         header_map
             .append(
@@ -4515,7 +4427,7 @@ Arguments:
             .headers(header_map)
             .build()?;
         let info = OperationInfo {
-            operation_id: "health_view",
+            operation_id: "user_view",
         };
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
@@ -4523,6 +4435,94 @@ Arguments:
         let response = result?;
         match response.status().as_u16() {
             200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Update a user
+
+Changes name, email, msisdn or metadata; fields left out keep their value.
+
+Sends a `PUT` request to `/users/{userId}`
+
+Arguments:
+- `user_id`: The user's id, or `rid_` followed by its referenceId.
+- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
+- `body`
+*/
+    pub async fn user_update<'a>(
+        &'a self,
+        user_id: &'a types::UserUpdateUserId,
+        api_revision: Option<&'a str>,
+        body: &'a types::UpdateUserRequest,
+    ) -> Result<ResponseValue<types::User>, Error<types::Error>> {
+        let url = format!(
+            "{}/users/{}", self.baseurl, encode_path(& user_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = api_revision {
+            header_map.append("Api-Revision", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .put(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "user_update",
+        };
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            409u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
             500u16 => {
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
