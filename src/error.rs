@@ -27,6 +27,7 @@ pub enum InternalCode {
     ReferenceIdTaken,
     EmailTaken,
     PayloadTooLarge,
+    TooManyRequests,
     InternalError,
 }
 
@@ -52,6 +53,7 @@ impl InternalCode {
             ReferenceIdTaken => "reference_id_taken",
             EmailTaken => "email_taken",
             PayloadTooLarge => "payload_too_large",
+            TooManyRequests => "too_many_requests",
             InternalError => "internal_error",
         }
     }

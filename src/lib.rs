@@ -8,5 +8,6 @@ pub mod demo;
 pub mod domain;
 pub mod error;
 pub mod keys;
+pub mod limits;
 pub mod server;
 pub mod store;

@@ -27,6 +27,9 @@ enum Command {
         /// On an empty database, create a demo organisation, key and data.
         #[arg(long)]
         demo: bool,
+        /// Requests per second each API key may make (also its burst).
+        #[arg(long, env = "SWITCHBOARD_RATE_LIMIT", default_value_t = switchboard::limits::DEFAULT_PER_SECOND)]
+        rate_limit: u32,
     },
     /// Operator commands; each prints JSON.
     Admin {
@@ -100,7 +103,7 @@ async fn main() -> anyhow::Result<()> {
     let store = Store::connect(&cli.database_url).await?;
     let clock = Arc::new(Clock::default());
     match cli.command {
-        Command::Serve { listen, demo } => serve(store, clock, listen, demo).await,
+        Command::Serve { listen, demo, rate_limit } => serve(store, clock, listen, demo, rate_limit).await,
         Command::Admin { command } => {
             let out = match command {
                 AdminCommand::Org { command: OrgCommand::Create { name } } => admin::org_create(&store, &clock, &name).await?,
@@ -120,9 +123,10 @@ async fn main() -> anyhow::Result<()> {
     }
 }
 
-async fn serve(store: Store, clock: Arc<Clock>, listen: SocketAddr, with_demo: bool) -> anyhow::Result<()> {
+async fn serve(store: Store, clock: Arc<Clock>, listen: SocketAddr, with_demo: bool, rate_limit: u32) -> anyhow::Result<()> {
     let demo_key = if with_demo { demo::seed(&store, &clock).await? } else { None };
-    let running = server::start(store, clock, listen)?;
+    let limits = switchboard::limits::RateLimits::per_second(rate_limit, clock.clone());
+    let running = server::start_with(store, clock, listen, limits)?;
     let addr = running.local_addr();
     tracing::info!(%addr, "serving /api/v2");
     match demo_key {

@@ -3,6 +3,7 @@
 use crate::api::{Context, Handlers, RevisionPolicy, generated::switchboard_api_mod};
 use crate::clock::Clock;
 use crate::keys::KeyCache;
+use crate::limits::RateLimits;
 use crate::store::Store;
 use dropshot::{ConfigDropshot, HandlerTaskMode, ServerBuilder, VersionPolicy};
 use std::net::SocketAddr;
@@ -30,11 +31,16 @@ impl Running {
     }
 }
 
-/// Starts serving `store` on `listen`.
+/// Starts serving `store` on `listen`, with the default rate limits.
 pub fn start(store: Store, clock: Arc<Clock>, listen: SocketAddr) -> anyhow::Result<Running> {
+    let limits = RateLimits::per_second(crate::limits::DEFAULT_PER_SECOND, clock.clone());
+    start_with(store, clock, listen, limits)
+}
+
+pub fn start_with(store: Store, clock: Arc<Clock>, listen: SocketAddr, limits: RateLimits) -> anyhow::Result<Running> {
     let api = switchboard_api_mod::api_description::<Handlers>().map_err(|e| anyhow::anyhow!("{e}"))?;
     let keys = Arc::new(KeyCache::new(store.clone(), clock.clone()));
-    let context = Context { store: store.clone(), clock: clock.clone(), keys: keys.clone() };
+    let context = Context { store: store.clone(), clock: clock.clone(), keys: keys.clone(), limits };
     let config = ConfigDropshot {
         bind_address: listen,
         default_request_body_max_bytes: MAX_BODY_BYTES,

@@ -14,6 +14,7 @@ pub struct Context {
     pub store: Store,
     pub clock: Arc<Clock>,
     pub keys: Arc<KeyCache>,
+    pub limits: crate::limits::RateLimits,
 }
 
 /// How a request's revision was decided.

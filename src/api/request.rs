@@ -44,6 +44,15 @@ async fn authenticate(rqctx: &RequestContext<Context>, access: Access) -> Result
         // issue), so no bearer token can be valid.
         return Err(unauthorized(InternalCode::InvalidBearerToken, "The bearer token is not valid."));
     }
+    if let Err(seconds) = ctx.limits.check_key(record.api_key_id) {
+        let mut e = ApiError::new(
+            ErrorStatusCode::TOO_MANY_REQUESTS,
+            InternalCode::TooManyRequests,
+            format!("Too many requests with this API key; retry after {seconds} seconds."),
+        );
+        e.retry_after = Some(seconds);
+        return Err(e);
+    }
     if access == Access::Write && record.read_only {
         return Err(ApiError::new(
             ErrorStatusCode::FORBIDDEN,

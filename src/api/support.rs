@@ -77,6 +77,8 @@ pub trait ApiContext: Send + Sync + 'static {
 pub struct ApiError {
     pub status: ErrorStatusCode,
     pub body: ErrorBody,
+    /// seconds for the `Retry-After` header of a 429
+    pub retry_after: Option<u64>,
 }
 
 impl ApiError {
@@ -92,6 +94,7 @@ impl ApiError {
                 trace_id: None,
                 span_id: None,
             },
+            retry_after: None,
         }
     }
 
@@ -117,12 +120,14 @@ impl ApiError {
     pub fn into_response(mut self, revision: &str, trace_id: &str) -> Response<Body> {
         self.body.trace_id = Some(trace_id.to_string());
         let body = serde_json::to_string(&self.body).expect("Error serializes");
-        Response::builder()
+        let mut builder = Response::builder()
             .status(self.status.as_status())
             .header(http::header::CONTENT_TYPE, "application/json")
-            .header(API_REVISION, revision)
-            .body(body.into())
-            .expect("valid response")
+            .header(API_REVISION, revision);
+        if let Some(seconds) = self.retry_after {
+            builder = builder.header(http::header::RETRY_AFTER, seconds.to_string());
+        }
+        builder.body(body.into()).expect("valid response")
     }
 }
 

@@ -18,6 +18,14 @@ async fn unauthenticated_requests_are_401() {
         app.call_as(None, "POST", "/customers", Some(json!({"name": 5})), &[]).await.assert_error(401, "unauthorized");
         let e = app.bullfinch_with("sbk_wrong").user_view(&"rid_x".parse().unwrap(), None).await.unwrap_err();
         assert_eq!(status_of(&e), 401);
+        // header parameters are checked after authentication
+        let long = "k".repeat(257);
+        let r = app.call_as(Some(&app.key), "POST", "/customers", Some(json!({"customerType": "CONSUMER", "name": "X", "contact": {}})), &[("x-idempotency-key", &long)]).await;
+        r.assert_error(400, "validation_failed");
+        assert_eq!(r.details(), [("X-Idempotency-Key".to_string(), "too_long".to_string())]);
+        let ok = "k".repeat(256);
+        let r = app.call_as(Some(&app.key), "POST", "/customers", Some(json!({"customerType": "CONSUMER", "name": "X", "contact": {}})), &[("x-idempotency-key", &ok)]).await;
+        assert_eq!(r.status, 201);
         // open operations need no key
         assert_eq!(app.call_as(None, "GET", "/health", None, &[]).await.body["status"], "ok");
         app
@@ -68,6 +76,37 @@ async fn a_lost_database_is_a_500_error_object_not_a_crash() {
         let r = app.call_as(None, "GET", "/health", None, &[]).await;
         r.assert_error(500, "internal_error");
         assert_eq!(r.body["message"], "The server failed to complete the request.", "no internals leak");
+        app
+    })
+    .await;
+}
+
+fn two_a_minute(clock: std::sync::Arc<switchboard::clock::Clock>) -> switchboard::limits::RateLimits {
+    let two = std::num::NonZeroU32::new(2).unwrap();
+    switchboard::limits::RateLimits::new(governor::Quota::per_minute(two), clock)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_key_is_rate_limited_with_retry_after() {
+    each_backend_with(two_a_minute, |app| async move {
+        assert_eq!(app.call("GET", "/customers", None).await.status, 200);
+        assert_eq!(app.call("GET", "/users", None).await.status, 200);
+        let r = app.call("POST", "/customers", Some(json!({"customerType": "CONSUMER", "name": "X", "contact": {}}))).await;
+        r.assert_error(429, "too_many_requests");
+        let resp = TestApp::http(Some(&app.key)).get(format!("{}/users", app.base)).send().await.unwrap();
+        assert_eq!(resp.status().as_u16(), 429);
+        let retry: u64 = resp.headers()["retry-after"].to_str().unwrap().parse().unwrap();
+        assert!((1..=30).contains(&retry), "Retry-After {retry}");
+        let e = app.bullfinch().user_list(None, None, None, None, None).await.unwrap_err();
+        assert_eq!(status_of(&e), 429);
+        // another key has its own allowance
+        let other = app.new_key(app.org, None, false).await;
+        assert_eq!(app.call_as(Some(&other), "GET", "/users", None, &[]).await.status, 200);
+        // after the wait, the key may call again
+        app.clock.advance(Duration::seconds(retry as i64));
+        assert_eq!(app.call("GET", "/customers", None).await.status, 200);
+        let r = app.call_as(Some(&other), "GET", "/customers", None, &[]).await;
+        assert_eq!(r.body["items"].as_array().unwrap().len(), 0, "the refused create changed nothing");
         app
     })
     .await;

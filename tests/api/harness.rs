@@ -5,6 +5,7 @@ use serde_json::Value;
 use std::future::Future;
 use std::sync::Arc;
 use switchboard::clock::Clock;
+use switchboard::limits::RateLimits;
 use switchboard::server::{self, Running};
 use switchboard::store::Store;
 use uuid::Uuid;
@@ -33,16 +34,32 @@ pub enum Backend {
     Postgres,
 }
 
+/// How a test server limits its callers.
+pub type Limits = fn(Arc<Clock>) -> RateLimits;
+
+fn default_limits(clock: Arc<Clock>) -> RateLimits {
+    RateLimits::per_second(switchboard::limits::DEFAULT_PER_SECOND, clock)
+}
+
 /// Runs `test` once on SQLite and once on PostgreSQL when configured.
 pub async fn each_backend<F, Fut>(test: F)
 where
     F: Fn(TestApp) -> Fut,
     Fut: Future<Output = TestApp>,
 {
-    let app = TestApp::start(Backend::Sqlite).await;
+    each_backend_with(default_limits, test).await
+}
+
+/// `each_backend`, with the server's rate limits given.
+pub async fn each_backend_with<F, Fut>(limits: Limits, test: F)
+where
+    F: Fn(TestApp) -> Fut,
+    Fut: Future<Output = TestApp>,
+{
+    let app = TestApp::start(Backend::Sqlite, limits).await;
     test(app).await.finish().await;
     if std::env::var("SWITCHBOARD_TEST_POSTGRES").is_ok_and(|u| !u.is_empty()) {
-        let app = TestApp::start(Backend::Postgres).await;
+        let app = TestApp::start(Backend::Postgres, limits).await;
         test(app).await.finish().await;
     } else {
         eprintln!("PostgreSQL skipped: SWITCHBOARD_TEST_POSTGRES is not set");
@@ -50,7 +67,7 @@ where
 }
 
 impl TestApp {
-    pub async fn start(backend: Backend) -> TestApp {
+    pub async fn start(backend: Backend, limits: Limits) -> TestApp {
         let (url, postgres, sqlite_file) = match backend {
             Backend::Sqlite => {
                 let file = std::env::temp_dir().join(format!("switchboard-test-{}.db", Uuid::new_v4().simple()));
@@ -69,7 +86,7 @@ impl TestApp {
         let store = Store::connect(&url).await.expect("store");
         let clock = Arc::new(Clock::default());
         let org = store.create_organisation("Test Org", clock.now()).await.unwrap();
-        let running = server::start(store.clone(), clock.clone(), "127.0.0.1:0".parse().unwrap()).unwrap();
+        let running = server::start_with(store.clone(), clock.clone(), "127.0.0.1:0".parse().unwrap(), limits(clock.clone())).unwrap();
         let base = format!("http://{}/api/v2", running.local_addr());
         let mut app = TestApp { base, store, clock, org, key: String::new(), running: Some(running), postgres, sqlite_file };
         app.key = app.new_key(app.org, Some(BULLFINCH), false).await;
