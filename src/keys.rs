@@ -49,6 +49,12 @@ pub struct KeyCache {
     entries: RwLock<HashMap<String, Entry>>,
 }
 
+impl std::fmt::Debug for KeyCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("KeyCache")
+    }
+}
+
 impl KeyCache {
     pub fn new(store: Store, clock: Arc<Clock>) -> Self {
         KeyCache { store, clock, entries: RwLock::new(HashMap::new()) }

@@ -67,12 +67,6 @@ pub struct RevisionPolicy {
     pub clock: Arc<Clock>,
 }
 
-impl std::fmt::Debug for KeyCache {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("KeyCache")
-    }
-}
-
 impl dropshot::DynamicVersionPolicy for RevisionPolicy {
     fn request_extract_version(
         &self,

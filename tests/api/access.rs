@@ -54,11 +54,7 @@ async fn a_revoked_key_stops_working_within_the_cache_lifetime() {
         let key = app.new_key(app.org, None, false).await;
         assert_eq!(app.call_as(Some(&key), "GET", "/customers", None, &[]).await.status, 200);
         let listed = switchboard::admin::key_list(&app.store, app.org).await.unwrap();
-        let id = listed.as_array().unwrap().iter().find(|k| key.starts_with(k["prefix"].as_str().unwrap())).unwrap()["apiKeyId"]
-            .as_str()
-            .unwrap()
-            .parse()
-            .unwrap();
+        let id = app.key_id(&key).await;
         assert!(listed.to_string().find(&key).is_none(), "secrets are never listed");
         let revoked = switchboard::admin::key_revoke(&app.store, &app.clock, id).await.unwrap();
         assert!(revoked["revokedAt"].is_string());

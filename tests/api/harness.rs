@@ -99,6 +99,13 @@ impl TestApp {
         v["apiKey"].as_str().unwrap().to_string()
     }
 
+    /// The id of the key whose secret is `secret` (found by its listed prefix).
+    pub async fn key_id(&self, secret: &str) -> Uuid {
+        let keys = switchboard::admin::key_list(&self.store, self.org).await.unwrap();
+        let key = keys.as_array().unwrap().iter().find(|k| secret.starts_with(k["prefix"].as_str().unwrap())).unwrap();
+        key["apiKeyId"].as_str().unwrap().parse().unwrap()
+    }
+
     /// Another organisation with its own key.
     pub async fn other_org(&self) -> (Uuid, String) {
         let org = self.store.create_organisation("Other Org", self.clock.now()).await.unwrap();

@@ -24,12 +24,7 @@ async fn header_beats_pin_and_pins_are_kept() {
         }
         app.call_as(None, "GET", "/health", None, &[("api-revision", "auk")]).await.assert_error(400, "unknown_api_revision");
         // an operator moves a pin; the server notices within the cache lifetime
-        let keys = switchboard::admin::key_list(&app.store, app.org).await.unwrap();
-        let id = keys.as_array().unwrap().iter().find(|k| auk_key.starts_with(k["prefix"].as_str().unwrap())).unwrap()["apiKeyId"]
-            .as_str()
-            .unwrap()
-            .parse()
-            .unwrap();
+        let id = app.key_id(&auk_key).await;
         switchboard::admin::key_pin(&app.store, id, BULLFINCH).await.unwrap();
         app.clock.advance(Duration::seconds(switchboard::keys::CACHE_TTL_SECONDS));
         let r = app.call_as(Some(&auk_key), "GET", "/customers", None, &[]).await;
