@@ -171,23 +171,34 @@ impl Store {
 
     /// The users acting for each of `customers`: customer -> (user, name, role).
     pub async fn customer_users(&self, org: Uuid, customers: &[Uuid]) -> Result<HashMap<Uuid, Vec<(Uuid, String, String)>>> {
+        self.links(org, LinkSide::Customer, customers).await
+    }
+
+    /// One side of the customer/user links for `ids` of that side: id ->
+    /// (id on the other side, its name, the role), in creation order.
+    pub(super) async fn links(&self, org: Uuid, side: LinkSide, ids: &[Uuid]) -> Result<HashMap<Uuid, Vec<(Uuid, String, String)>>> {
         let mut out: HashMap<Uuid, Vec<(Uuid, String, String)>> = HashMap::new();
-        if customers.is_empty() {
+        if ids.is_empty() {
             return Ok(out);
         }
-        let placeholders: Vec<String> = (0..customers.len()).map(|i| format!("${}", i + 2)).collect();
+        let (key, other, table) = match side {
+            LinkSide::Customer => ("customer_id", "user_id", "users"),
+            LinkSide::User => ("user_id", "customer_id", "customers"),
+        };
+        let placeholders: Vec<String> = (0..ids.len()).map(|i| format!("${}", i + 2)).collect();
         let sql = format!(
-            "SELECT cu.customer_id, cu.user_id, u.name, cu.role FROM customer_users cu JOIN users u ON u.id = cu.user_id
-             WHERE cu.org_id = $1 AND cu.customer_id IN ({}) ORDER BY u.seq",
+            "SELECT cu.{key} AS key_id, cu.{other} AS other_id, o.name, cu.role FROM customer_users cu
+             JOIN {table} o ON o.id = cu.{other}
+             WHERE cu.org_id = $1 AND cu.{key} IN ({}) ORDER BY o.seq",
             placeholders.join(", ")
         );
         let mut q = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string());
-        for c in customers {
-            q = q.bind(c.to_string());
+        for id in ids {
+            q = q.bind(id.to_string());
         }
         for r in q.fetch_all(&self.pool).await? {
-            out.entry(parse_uuid(&r.try_get::<String, _>("customer_id")?)?).or_default().push((
-                parse_uuid(&r.try_get::<String, _>("user_id")?)?,
+            out.entry(parse_uuid(&r.try_get::<String, _>("key_id")?)?).or_default().push((
+                parse_uuid(&r.try_get::<String, _>("other_id")?)?,
                 r.try_get("name")?,
                 r.try_get("role")?,
             ));
@@ -206,6 +217,13 @@ impl Store {
             .await?;
         Ok(())
     }
+}
+
+/// Which side of a customer/user link a lookup starts from.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum LinkSide {
+    Customer,
+    User,
 }
 
 /// How a path or query names a resource: its id, or `rid_` + its reference id.

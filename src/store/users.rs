@@ -1,6 +1,6 @@
 //! Users and the customers they act for.
 
-use super::customers::IdOrRef;
+use super::customers::{IdOrRef, LinkSide};
 use super::{Cursor, Page, Store, Tx, json_col, like_pattern, parse_ts, parse_uuid, ts};
 use crate::error::Result;
 use chrono::{DateTime, Utc};
@@ -149,27 +149,6 @@ impl Store {
 
     /// The customers each of `users` acts for: user -> (customer, name, role).
     pub async fn user_customers(&self, org: Uuid, users: &[Uuid]) -> Result<HashMap<Uuid, Vec<(Uuid, String, String)>>> {
-        let mut out: HashMap<Uuid, Vec<(Uuid, String, String)>> = HashMap::new();
-        if users.is_empty() {
-            return Ok(out);
-        }
-        let placeholders: Vec<String> = (0..users.len()).map(|i| format!("${}", i + 2)).collect();
-        let sql = format!(
-            "SELECT cu.user_id, cu.customer_id, c.name, cu.role FROM customer_users cu JOIN customers c ON c.id = cu.customer_id
-             WHERE cu.org_id = $1 AND cu.user_id IN ({}) ORDER BY c.seq",
-            placeholders.join(", ")
-        );
-        let mut q = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string());
-        for u in users {
-            q = q.bind(u.to_string());
-        }
-        for r in q.fetch_all(&self.pool).await? {
-            out.entry(parse_uuid(&r.try_get::<String, _>("user_id")?)?).or_default().push((
-                parse_uuid(&r.try_get::<String, _>("customer_id")?)?,
-                r.try_get("name")?,
-                r.try_get("role")?,
-            ));
-        }
-        Ok(out)
+        self.links(org, LinkSide::User, users).await
     }
 }
