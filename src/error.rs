@@ -22,6 +22,7 @@ pub enum InternalCode {
     NotFound,
     CustomerNotFound,
     UserNotFound,
+    PaymentProfileNotFound,
     EndpointRemoved,
     Conflict,
     ReferenceIdTaken,
@@ -48,6 +49,7 @@ impl InternalCode {
             NotFound => "not_found",
             CustomerNotFound => "customer_not_found",
             UserNotFound => "user_not_found",
+            PaymentProfileNotFound => "payment_profile_not_found",
             EndpointRemoved => "endpoint_removed",
             Conflict => "conflict",
             ReferenceIdTaken => "reference_id_taken",
@@ -95,8 +97,10 @@ pub enum Error {
     Unauthorized { code: InternalCode, message: String },
     #[error("{message}")]
     Forbidden { code: InternalCode, message: String },
+    /// `property` names the body field holding the missing reference; empty
+    /// when the path names the object.
     #[error("{message}")]
-    NotFound { code: InternalCode, message: String },
+    NotFound { code: InternalCode, message: String, property: &'static str },
     #[error("{message}")]
     Conflict { code: InternalCode, message: String, property: &'static str },
     #[error("database: {0}")]
@@ -109,7 +113,14 @@ pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl Error {
     pub fn not_found(code: InternalCode, what: &str) -> Self {
-        Error::NotFound { code, message: format!("{what} not found") }
+        Error::NotFound { code, message: format!("{what} not found"), property: "" }
+    }
+
+    /// A field of the body names an object that does not exist (or that the
+    /// caller may not see): 404 like a missing path object, with a detail
+    /// naming the field so the client knows which reference to fix.
+    pub fn missing_reference(code: InternalCode, property: &'static str, message: impl Into<String>) -> Self {
+        Error::NotFound { code, message: message.into(), property }
     }
 
     /// A unique-constraint violation means a concurrent request won a race
@@ -143,7 +154,10 @@ impl From<Error> for ApiError {
             Error::BadRequest { code, message } => ApiError::new(ErrorStatusCode::BAD_REQUEST, code, message),
             Error::Unauthorized { code, message } => ApiError::new(ErrorStatusCode::UNAUTHORIZED, code, message),
             Error::Forbidden { code, message } => ApiError::new(ErrorStatusCode::FORBIDDEN, code, message),
-            Error::NotFound { code, message } => ApiError::new(ErrorStatusCode::NOT_FOUND, code, message),
+            Error::NotFound { code, message, property } => {
+                let details = if property.is_empty() { vec![] } else { vec![Detail::new(property, code.as_str(), message.clone())] };
+                ApiError::new(ErrorStatusCode::NOT_FOUND, code, message).with_details(details)
+            }
             Error::Conflict { code, message, property } => {
                 let detail = Detail::new(property, code.as_str(), message.clone());
                 ApiError::new(ErrorStatusCode::CONFLICT, code, message).with_details(vec![detail])

@@ -68,6 +68,9 @@ fn normalise_spec(spec: &Value) -> Value {
         for (code, r) in responses.iter_mut() {
             if code.starts_with('2') {
                 r.as_object_mut().unwrap().remove("description");
+                // 16. OpenAPI links (what a response leads to, for clients
+                //     and schemathesis's stateful phase) are the document's own.
+                r.as_object_mut().unwrap().remove("links");
             }
             if let Some(m) = r.pointer_mut("/content/application~1json").and_then(Value::as_object_mut) {
                 m.remove("example");

@@ -65,6 +65,20 @@ async fn check_reference_free(store: &Store, org: Uuid, reference_id: &str, exce
 }
 
 
+/// The billing's default payment profile must be one of the customer's.
+/// Payment profiles arrive with the payments area; until then no profile
+/// exists to name, so any id given is a missing reference.
+fn check_payment_profile(billing: Option<&wire::CustomerBilling>) -> Result<()> {
+    match billing.and_then(|b| b.default_payment_profile_id.as_ref()) {
+        Some(_) => Err(Error::missing_reference(
+            InternalCode::PaymentProfileNotFound,
+            "billing.defaultPaymentProfileId",
+            "billing.defaultPaymentProfileId names no payment profile of this customer",
+        )),
+        None => Ok(()),
+    }
+}
+
 pub async fn create(caller: &Caller, req: wire::CreateCustomerRequest) -> Result<wire::Customer> {
     let mut checks = Checks::default();
     checks.contact(&req.contact);
@@ -76,6 +90,7 @@ pub async fn create(caller: &Caller, req: wire::CreateCustomerRequest) -> Result
         checks.shipping(s);
     }
     checks.finish()?;
+    check_payment_profile(req.billing.as_ref())?;
     let store = &caller.store;
     if let Some(r) = &req.reference_id {
         check_reference_free(store, caller.org, r, None).await?;
@@ -143,6 +158,7 @@ pub async fn update(caller: &Caller, key: &str, req: wire::UpdateCustomerRequest
     checks.finish()?;
     let store = &caller.store;
     let mut row = find(caller, key).await?;
+    check_payment_profile(req.billing.as_ref())?;
     let mut users = store.customer_users(caller.org, &[row.id]).await?.remove(&row.id).unwrap_or_default();
     if let Some(r) = &req.reference_id {
         check_reference_free(store, caller.org, r, Some(row.id)).await?;
@@ -153,10 +169,10 @@ pub async fn update(caller: &Caller, key: &str, req: wire::UpdateCustomerRequest
         match user.filter(|u| users.iter().any(|(id, _, _)| *id == u.id)) {
             Some(u) => row.contact_person_user_id = Some(u.id),
             None => {
-                return Err(Error::invalid(
+                return Err(Error::missing_reference(
+                    InternalCode::UserNotFound,
                     "contactPersonUserId",
-                    "user_not_found",
-                    "names no user acting for this customer",
+                    "contactPersonUserId names no user acting for this customer",
                 ));
             }
         }

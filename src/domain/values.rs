@@ -90,14 +90,5 @@ impl Checks {
         if b.auto_pay && b.default_payment_profile_id.is_none() {
             self.add("billing.defaultPaymentProfileId", "required", "is required when autoPay is true");
         }
-        if b.default_payment_profile_id.is_some() {
-            // Payment profiles arrive with the payments area; until then no
-            // profile of the customer exists to name.
-            self.add(
-                "billing.defaultPaymentProfileId",
-                "payment_profile_not_found",
-                "names no payment profile of this customer",
-            );
-        }
     }
 }

@@ -26,7 +26,7 @@ async fn create_view_update_on_both_revisions() {
         assert_eq!(created.status().as_u16(), 201);
         let c = created.into_inner();
         assert_eq!(c.name, "Acme AB");
-        assert_eq!(c.preferred_locale, "sv-SE");
+        assert_eq!(c.preferred_locale.as_str(), "sv-SE");
         assert!(c.human_readable_id.starts_with("CU-"));
         assert_eq!(c.metadata.as_ref().unwrap().get("empty").unwrap().as_str(), "");
         assert_eq!(c.billing.as_ref().unwrap().auto_pay, false);
@@ -88,7 +88,7 @@ async fn every_invalid_field_is_named_and_nothing_changes() {
         }
         // domain rules are checked once the shape is right
         let body = json!({
-            "customerType": "BUSINESS", "name": "Globex", "preferredLocale": "xx-!!",
+            "customerType": "BUSINESS", "name": "Globex", "preferredLocale": "a-b",
             "contact": {"msisdn": "+1555"},
             "billing": {"method": "PAPER_INVOICE", "currency": "XXY", "autoPay": true},
             "shipping": {"name": "Dock", "address": {"street1": "1 Main St", "city": "Springfield", "zip": "1234", "country": "US"}}
@@ -127,6 +127,30 @@ async fn every_invalid_field_is_named_and_nothing_changes() {
         assert_eq!(r.status().as_u16(), 400);
         let b: serde_json::Value = r.json().await.unwrap();
         assert_eq!(b["internalCode"], "malformed_json");
+        app
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn references_to_missing_objects_answer_404_naming_the_field() {
+    each_backend(|app| async move {
+        let mut body = acme();
+        body["billing"]["defaultPaymentProfileId"] = json!("pp_1");
+        let r = app.call("POST", "/customers", Some(body)).await;
+        r.assert_error(404, "payment_profile_not_found");
+        let field = |f: &str, c: &str| vec![(f.to_string(), c.to_string())];
+        assert_eq!(r.details(), field("billing.defaultPaymentProfileId", "payment_profile_not_found"));
+        assert_eq!(app.call("GET", "/customers", None).await.body["items"], json!([]), "a failed request changes nothing");
+
+        let id = app.call("POST", "/customers", Some(acme())).await.body["customerId"].as_str().unwrap().to_string();
+        let path = format!("/customers/{id}");
+        let r = app.call("PUT", &path, Some(json!({"contactPersonUserId": uuid::Uuid::new_v4().to_string()}))).await;
+        r.assert_error(404, "user_not_found");
+        assert_eq!(r.details(), field("contactPersonUserId", "user_not_found"));
+        let r = app.call("PUT", &path, Some(json!({"billing": {"method": "E_INVOICE", "currency": "SEK", "defaultPaymentProfileId": "pp_1"}}))).await;
+        r.assert_error(404, "payment_profile_not_found");
+        assert_eq!(app.call("GET", &path, None).await.body["billing"]["method"], "EMAIL_INVOICE");
         app
     })
     .await;

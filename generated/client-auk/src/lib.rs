@@ -20,7 +20,7 @@ pub mod types {
         pub attention: ::std::option::Option<AddressAttention>,
         ///City.
         pub city: AddressCity,
-        ///ISO 3166-1 alpha-2 country code.
+        ///ISO 3166-1 alpha-2 country code of an assigned country.
         pub country: AddressCountry,
         ///Region.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -147,7 +147,7 @@ pub mod types {
                 })
         }
     }
-    ///ISO 3166-1 alpha-2 country code.
+    ///ISO 3166-1 alpha-2 country code of an assigned country.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct AddressCountry(::std::string::String);
@@ -541,14 +541,18 @@ pub mod types {
     ///A new customer.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct CreateCustomerRequest {
+        ///How the customer is billed.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub billing: ::std::option::Option<CustomerBilling>,
+        ///How to reach the customer.
         pub contact: CustomerContact,
+        ///Whether the customer is a person or a company.
         #[serde(rename = "customerType")]
         pub customer_type: CustomerType,
         ///Government or company registration id; its format depends on country and customer type.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub identity: ::std::option::Option<CreateCustomerRequestIdentity>,
+        ///The client's own data, stored with the customer.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub metadata: ::std::option::Option<Metadata>,
         ///Display name.
@@ -567,6 +571,7 @@ pub mod types {
             skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub reference_id: ::std::option::Option<CreateCustomerRequestReferenceId>,
+        ///Where physical goods are shipped.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub shipping: ::std::option::Option<Shipping>,
     }
@@ -712,6 +717,16 @@ pub mod types {
             if value.chars().count() < 2usize {
                 return Err("shorter than 2 characters".into());
             }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            {
+                ::regress::Regex::new("^[A-Za-z0-9]{1,8}(-[A-Za-z0-9]{1,8})*$").unwrap()
+            });
+            if PATTERN.find(value).is_none() {
+                return Err(
+                    "doesn't match pattern \"^[A-Za-z0-9]{1,8}(-[A-Za-z0-9]{1,8})*$\""
+                        .into(),
+                );
+            }
             Ok(Self(value.to_string()))
         }
     }
@@ -814,9 +829,10 @@ pub mod types {
         ///Government or company registration id; its format depends on country and customer type.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub identity: ::std::option::Option<CreateUserRequestIdentity>,
+        ///The client's own data, stored with the user.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub metadata: ::std::option::Option<Metadata>,
-        ///Mobile number. E.164: a plus sign and 2 to 15 digits.
+        ///Mobile number. E.164 (a plus sign and 2 to 15 digits), and a valid number of its country's numbering plan.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub msisdn: ::std::option::Option<CreateUserRequestMsisdn>,
         ///Full name.
@@ -999,7 +1015,7 @@ pub mod types {
                 })
         }
     }
-    ///Mobile number. E.164: a plus sign and 2 to 15 digits.
+    ///Mobile number. E.164 (a plus sign and 2 to 15 digits), and a valid number of its country's numbering plan.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct CreateUserRequestMsisdn(::std::string::String);
@@ -1173,8 +1189,10 @@ pub mod types {
     ///A billable person or company.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct Customer {
+        ///How the customer is billed; absent until set.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub billing: ::std::option::Option<CustomerBilling>,
+        ///How to reach the customer.
         pub contact: CustomerContact,
         ///The user to contact about this customer.
         #[serde(
@@ -1191,6 +1209,7 @@ pub mod types {
         ///Customer identifier.
         #[serde(rename = "customerId")]
         pub customer_id: ::uuid::Uuid,
+        ///Whether the customer is a person or a company.
         #[serde(rename = "customerType")]
         pub customer_type: CustomerType,
         ///Short id to quote in support requests.
@@ -1199,19 +1218,21 @@ pub mod types {
         ///Government or company registration id; its format depends on country and customer type.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub identity: ::std::option::Option<CustomerIdentity>,
+        ///The client's own data, stored with the customer.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub metadata: ::std::option::Option<Metadata>,
         ///Display name.
         pub name: ::std::string::String,
         ///BCP 47 language tag; en-US when not set.
         #[serde(rename = "preferredLocale")]
-        pub preferred_locale: ::std::string::String,
+        pub preferred_locale: CustomerPreferredLocale,
         ///The client's own identifier, unique per organisation. Usable in paths and filters as `rid_` followed by this value.
         #[serde(
             rename = "referenceId",
             skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub reference_id: ::std::option::Option<CustomerReferenceId>,
+        ///Where physical goods are shipped; absent until set.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub shipping: ::std::option::Option<Shipping>,
         ///When the customer was last changed.
@@ -1233,7 +1254,7 @@ pub mod types {
         ///Collect invoices automatically from the default payment profile. Needs defaultPaymentProfileId.
         #[serde(rename = "autoPay", default)]
         pub auto_pay: bool,
-        ///ISO 4217 currency code of the customer's invoices.
+        ///ISO 4217 code of an active currency, for the customer's invoices.
         pub currency: CustomerBillingCurrency,
         ///A saved payment profile of this customer; enables automatic collection.
         #[serde(
@@ -1246,9 +1267,10 @@ pub mod types {
         ///Where email invoices go; required for EMAIL_INVOICE.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub email: ::std::option::Option<CustomerBillingEmail>,
+        ///How invoices reach the customer.
         pub method: BillingMethod,
     }
-    ///ISO 4217 currency code of the customer's invoices.
+    ///ISO 4217 code of an active currency, for the customer's invoices.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct CustomerBillingCurrency(::std::string::String);
@@ -1423,7 +1445,7 @@ pub mod types {
         ///Contact email address.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub email: ::std::option::Option<CustomerContactEmail>,
-        ///Contact mobile number. E.164: a plus sign and 2 to 15 digits.
+        ///Contact mobile number. E.164 (a plus sign and 2 to 15 digits), and a valid number of its country's numbering plan.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub msisdn: ::std::option::Option<CustomerContactMsisdn>,
     }
@@ -1481,7 +1503,7 @@ pub mod types {
                 })
         }
     }
-    ///Contact mobile number. E.164: a plus sign and 2 to 15 digits.
+    ///Contact mobile number. E.164 (a plus sign and 2 to 15 digits), and a valid number of its country's numbering plan.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct CustomerContactMsisdn(::std::string::String);
@@ -1657,6 +1679,7 @@ pub mod types {
     pub struct CustomerList {
         ///The customers on this page.
         pub items: ::std::vec::Vec<Customer>,
+        ///Where the next page starts.
         pub pagination: Pagination,
     }
     ///`CustomerListCursor`
@@ -1811,6 +1834,67 @@ pub mod types {
         }
     }
     impl<'de> ::serde::Deserialize<'de> for CustomerListFilter {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///BCP 47 language tag; en-US when not set.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CustomerPreferredLocale(::std::string::String);
+    impl ::std::ops::Deref for CustomerPreferredLocale {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CustomerPreferredLocale> for ::std::string::String {
+        fn from(value: CustomerPreferredLocale) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CustomerPreferredLocale {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            {
+                ::regress::Regex::new("^[A-Za-z0-9]{1,8}(-[A-Za-z0-9]{1,8})*$").unwrap()
+            });
+            if PATTERN.find(value).is_none() {
+                return Err(
+                    "doesn't match pattern \"^[A-Za-z0-9]{1,8}(-[A-Za-z0-9]{1,8})*$\""
+                        .into(),
+                );
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CustomerPreferredLocale {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for CustomerPreferredLocale {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CustomerPreferredLocale {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
             D: ::serde::Deserializer<'de>,
@@ -2055,6 +2139,7 @@ pub mod types {
     pub struct CustomerUser {
         ///User's full name.
         pub name: ::std::string::String,
+        ///The user's role for this customer.
         pub role: CustomerRole,
         ///User identifier.
         #[serde(rename = "userId")]
@@ -2402,11 +2487,12 @@ pub mod types {
     ///Where physical goods (SIM cards, devices) are shipped.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct Shipping {
+        ///Where the goods are delivered.
         pub address: Address,
         ///Delivery instructions.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub instructions: ::std::option::Option<ShippingInstructions>,
-        ///Recipient's mobile number, for the courier. E.164: a plus sign and 2 to 15 digits.
+        ///Recipient's mobile number, for the courier. E.164 (a plus sign and 2 to 15 digits), and a valid number of its country's numbering plan.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub msisdn: ::std::option::Option<ShippingMsisdn>,
         ///Recipient name.
@@ -2466,7 +2552,7 @@ pub mod types {
                 })
         }
     }
-    ///Recipient's mobile number, for the courier. E.164: a plus sign and 2 to 15 digits.
+    ///Recipient's mobile number, for the courier. E.164 (a plus sign and 2 to 15 digits), and a valid number of its country's numbering plan.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct ShippingMsisdn(::std::string::String);
@@ -2582,8 +2668,10 @@ pub mod types {
     ///Changes to a customer. Fields left out keep their value; an object given (contact, billing, shipping, metadata) replaces the stored one whole.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     pub struct UpdateCustomerRequest {
+        ///Replaces the stored billing whole when given.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub billing: ::std::option::Option<CustomerBilling>,
+        ///Replaces the stored contact whole when given.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub contact: ::std::option::Option<CustomerContact>,
         ///A user acting for this customer (id or `rid_` reference) who becomes its contact person.
@@ -2597,6 +2685,7 @@ pub mod types {
         ///Government or company registration id; its format depends on country and customer type.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub identity: ::std::option::Option<UpdateCustomerRequestIdentity>,
+        ///Replaces the stored metadata whole when given.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub metadata: ::std::option::Option<Metadata>,
         ///Display name.
@@ -2616,6 +2705,7 @@ pub mod types {
             skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub reference_id: ::std::option::Option<UpdateCustomerRequestReferenceId>,
+        ///Replaces the stored shipping whole when given.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub shipping: ::std::option::Option<Shipping>,
     }
@@ -2820,6 +2910,16 @@ pub mod types {
             if value.chars().count() < 2usize {
                 return Err("shorter than 2 characters".into());
             }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            {
+                ::regress::Regex::new("^[A-Za-z0-9]{1,8}(-[A-Za-z0-9]{1,8})*$").unwrap()
+            });
+            if PATTERN.find(value).is_none() {
+                return Err(
+                    "doesn't match pattern \"^[A-Za-z0-9]{1,8}(-[A-Za-z0-9]{1,8})*$\""
+                        .into(),
+                );
+            }
             Ok(Self(value.to_string()))
         }
     }
@@ -2917,9 +3017,10 @@ pub mod types {
         ///Sign-in identity; unique per organisation.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub email: ::std::option::Option<UpdateUserRequestEmail>,
+        ///Replaces the stored metadata whole when given.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub metadata: ::std::option::Option<Metadata>,
-        ///Mobile number. E.164: a plus sign and 2 to 15 digits.
+        ///Mobile number. E.164 (a plus sign and 2 to 15 digits), and a valid number of its country's numbering plan.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub msisdn: ::std::option::Option<UpdateUserRequestMsisdn>,
         ///Full name.
@@ -2980,7 +3081,7 @@ pub mod types {
                 })
         }
     }
-    ///Mobile number. E.164: a plus sign and 2 to 15 digits.
+    ///Mobile number. E.164 (a plus sign and 2 to 15 digits), and a valid number of its country's numbering plan.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct UpdateUserRequestMsisdn(::std::string::String);
@@ -3111,9 +3212,10 @@ pub mod types {
         ///Government or company registration id; its format depends on country and customer type.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub identity: ::std::option::Option<UserIdentity>,
+        ///The client's own data, stored with the user.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub metadata: ::std::option::Option<Metadata>,
-        ///Mobile number. E.164: a plus sign and 2 to 15 digits.
+        ///Mobile number. E.164 (a plus sign and 2 to 15 digits), and a valid number of its country's numbering plan.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub msisdn: ::std::option::Option<UserMsisdn>,
         ///Full name.
@@ -3199,6 +3301,7 @@ pub mod types {
         pub customer_id: ::uuid::Uuid,
         ///Customer display name.
         pub name: ::std::string::String,
+        ///The user's role for this customer.
         pub role: CustomerRole,
     }
     ///Sign-in identity; login codes are sent here.
@@ -3317,6 +3420,7 @@ pub mod types {
     pub struct UserList {
         ///The users on this page.
         pub items: ::std::vec::Vec<User>,
+        ///Where the next page starts.
         pub pagination: Pagination,
     }
     ///`UserListCursor`
@@ -3484,7 +3588,7 @@ pub mod types {
                 })
         }
     }
-    ///Mobile number. E.164: a plus sign and 2 to 15 digits.
+    ///Mobile number. E.164 (a plus sign and 2 to 15 digits), and a valid number of its country's numbering plan.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct UserMsisdn(::std::string::String);
@@ -3931,6 +4035,9 @@ Arguments:
             403u16 => {
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
             409u16 => {
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
@@ -4125,6 +4232,9 @@ Arguments:
         let response = result?;
         match response.status().as_u16() {
             200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
             500u16 => {
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
