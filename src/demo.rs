@@ -16,11 +16,11 @@ pub async fn seed(store: &Store, clock: &Clock) -> Result<Option<String>> {
     let key = crate::admin::key_create(store, clock, org, None, false).await?;
     let caller = Caller { store: store.clone(), org, api_key_id: uuid::Uuid::nil(), now: clock.now() };
     let people = [
-        ("Acme AB", wire::CustomerType::Business, "acme", "Anna Svensson", "anna@acme.example", "SEK"),
-        ("Globex Inc", wire::CustomerType::Business, "globex", "Hank Scorpio", "hank@globex.example", "USD"),
-        ("Maria Lind", wire::CustomerType::Consumer, "maria", "Maria Lind", "maria@example.com", "SEK"),
+        ("Acme AB", wire::CustomerType::Business, "acme", "Anna Svensson", "anna", "anna@acme.example", "SEK"),
+        ("Globex Inc", wire::CustomerType::Business, "globex", "Hank Scorpio", "hank", "hank@globex.example", "USD"),
+        ("Maria Lind", wire::CustomerType::Consumer, "maria", "Maria Lind", "maria", "maria@example.com", "SEK"),
     ];
-    for (name, customer_type, reference, user, email, currency) in people {
+    for (name, customer_type, reference, user, user_reference, email, currency) in people {
         let customer = customers::create(
             &caller,
             wire::CreateCustomerRequest {
@@ -52,7 +52,7 @@ pub async fn seed(store: &Store, clock: &Clock) -> Result<Option<String>> {
                 msisdn: None,
                 role: Some(wire::CustomerRole::Admin),
                 customer_id: customer.customer_id.to_string(),
-                reference_id: None,
+                reference_id: Some(user_reference.into()),
                 identity: None,
                 metadata: None,
             },

@@ -82,7 +82,6 @@ fn check_payment_profile(billing: Option<&wire::CustomerBilling>) -> Result<()> 
 pub async fn create(caller: &Caller, req: wire::CreateCustomerRequest) -> Result<wire::Customer> {
     let mut checks = Checks::default();
     checks.contact(&req.contact);
-    checks.locale("preferredLocale", req.preferred_locale.as_deref());
     if let Some(b) = &req.billing {
         checks.billing(b);
     }
@@ -148,7 +147,6 @@ pub async fn update(caller: &Caller, key: &str, req: wire::UpdateCustomerRequest
     if let Some(c) = &req.contact {
         checks.contact(c);
     }
-    checks.locale("preferredLocale", req.preferred_locale.as_deref());
     if let Some(b) = &req.billing {
         checks.billing(b);
     }

@@ -1,5 +1,6 @@
 //! Field rules beyond what the schema can say: real phone numbers, ISO
-//! country and currency codes, BCP 47 locales, US ZIP codes. Each check
+//! country and currency codes, US ZIP codes, billing rules. (A locale's
+//! shape is the schema's pattern, checked before these.) Each check
 //! adds a detail naming the field; the caller answers all of them at once.
 
 use crate::api::generated::bullfinch::types::{Address, BillingMethod, CustomerBilling, CustomerContact, Shipping};
@@ -37,13 +38,6 @@ impl Checks {
     pub fn currency(&mut self, property: &str, v: &str) {
         if iso_currency::Currency::from_code(v).is_none() {
             self.add(property, "invalid_currency", "must be an ISO 4217 currency code");
-        }
-    }
-
-    pub fn locale(&mut self, property: &str, v: Option<&str>) {
-        let Some(v) = v else { return };
-        if !language_tags::LanguageTag::parse(v).is_ok_and(|t| t.validate().is_ok()) {
-            self.add(property, "invalid_locale", "must be a BCP 47 language tag, e.g. en-US");
         }
     }
 

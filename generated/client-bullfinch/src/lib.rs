@@ -557,7 +557,7 @@ pub mod types {
         pub metadata: ::std::option::Option<Metadata>,
         ///Display name.
         pub name: CreateCustomerRequestName,
-        ///BCP 47 language tag. Default en-US.
+        ///BCP 47 language tag of a language, an optional script and an optional region, e.g. sv-SE, zh-Hant-TW, es-419. Default en-US.
         #[serde(
             rename = "preferredLocale",
             skip_serializing_if = "::std::option::Option::is_none"
@@ -690,7 +690,7 @@ pub mod types {
                 })
         }
     }
-    ///BCP 47 language tag. Default en-US.
+    ///BCP 47 language tag of a language, an optional script and an optional region, e.g. sv-SE, zh-Hant-TW, es-419. Default en-US.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct CreateCustomerRequestPreferredLocale(::std::string::String);
@@ -711,19 +711,22 @@ pub mod types {
         fn from_str(
             value: &str,
         ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            if value.chars().count() > 35usize {
-                return Err("longer than 35 characters".into());
+            if value.chars().count() > 12usize {
+                return Err("longer than 12 characters".into());
             }
             if value.chars().count() < 2usize {
                 return Err("shorter than 2 characters".into());
             }
             static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
             {
-                ::regress::Regex::new("^[A-Za-z0-9]{1,8}(-[A-Za-z0-9]{1,8})*$").unwrap()
+                ::regress::Regex::new(
+                        "^[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?$",
+                    )
+                    .unwrap()
             });
             if PATTERN.find(value).is_none() {
                 return Err(
-                    "doesn't match pattern \"^[A-Za-z0-9]{1,8}(-[A-Za-z0-9]{1,8})*$\""
+                    "doesn't match pattern \"^[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?$\""
                         .into(),
                 );
             }
@@ -1223,7 +1226,7 @@ pub mod types {
         pub metadata: ::std::option::Option<Metadata>,
         ///Display name.
         pub name: ::std::string::String,
-        ///BCP 47 language tag; en-US when not set.
+        ///BCP 47 language tag of a language, an optional script and an optional region, e.g. sv-SE, zh-Hant-TW, es-419. en-US when not set.
         #[serde(rename = "preferredLocale")]
         pub preferred_locale: CustomerPreferredLocale,
         ///The client's own identifier, unique per organisation. Usable in paths and filters as `rid_` followed by this value.
@@ -1845,7 +1848,7 @@ pub mod types {
                 })
         }
     }
-    ///BCP 47 language tag; en-US when not set.
+    ///BCP 47 language tag of a language, an optional script and an optional region, e.g. sv-SE, zh-Hant-TW, es-419. en-US when not set.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct CustomerPreferredLocale(::std::string::String);
@@ -1867,11 +1870,14 @@ pub mod types {
         ) -> ::std::result::Result<Self, self::error::ConversionError> {
             static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
             {
-                ::regress::Regex::new("^[A-Za-z0-9]{1,8}(-[A-Za-z0-9]{1,8})*$").unwrap()
+                ::regress::Regex::new(
+                        "^[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?$",
+                    )
+                    .unwrap()
             });
             if PATTERN.find(value).is_none() {
                 return Err(
-                    "doesn't match pattern \"^[A-Za-z0-9]{1,8}(-[A-Za-z0-9]{1,8})*$\""
+                    "doesn't match pattern \"^[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?$\""
                         .into(),
                 );
             }
@@ -2691,7 +2697,7 @@ pub mod types {
         ///Display name.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub name: ::std::option::Option<UpdateCustomerRequestName>,
-        ///BCP 47 language tag.
+        ///BCP 47 language tag of a language, an optional script and an optional region, e.g. sv-SE, zh-Hant-TW, es-419.
         #[serde(
             rename = "preferredLocale",
             skip_serializing_if = "::std::option::Option::is_none"
@@ -2883,7 +2889,7 @@ pub mod types {
                 })
         }
     }
-    ///BCP 47 language tag.
+    ///BCP 47 language tag of a language, an optional script and an optional region, e.g. sv-SE, zh-Hant-TW, es-419.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct UpdateCustomerRequestPreferredLocale(::std::string::String);
@@ -2904,19 +2910,22 @@ pub mod types {
         fn from_str(
             value: &str,
         ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            if value.chars().count() > 35usize {
-                return Err("longer than 35 characters".into());
+            if value.chars().count() > 12usize {
+                return Err("longer than 12 characters".into());
             }
             if value.chars().count() < 2usize {
                 return Err("shorter than 2 characters".into());
             }
             static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
             {
-                ::regress::Regex::new("^[A-Za-z0-9]{1,8}(-[A-Za-z0-9]{1,8})*$").unwrap()
+                ::regress::Regex::new(
+                        "^[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?$",
+                    )
+                    .unwrap()
             });
             if PATTERN.find(value).is_none() {
                 return Err(
-                    "doesn't match pattern \"^[A-Za-z0-9]{1,8}(-[A-Za-z0-9]{1,8})*$\""
+                    "doesn't match pattern \"^[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?$\""
                         .into(),
                 );
             }
