@@ -1,0 +1,267 @@
+//! `cargo xtask contract`: every operation in `spec/` checked against the
+//! running server. Installs the pinned tools (Spectral from npm,
+//! schemathesis from PyPI) into the build directory, lints both documents,
+//! runs schemathesis once per revision against `serve --demo` on SQLite,
+//! and runs the endpoint sweeps of the Rust suite (`tests/api/sweeps.rs`).
+
+use crate::spec;
+use anyhow::{Context, Result, bail};
+use sha2::{Digest, Sha256};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The checks of every schemathesis run: all that judge a single response
+/// or a pair of requests. Per-operation exceptions, if ever needed, go in
+/// `contract/schemathesis.toml` with their reason.
+const CHECKS: &str = "not_a_server_error,status_code_conformance,content_type_conformance,\
+response_headers_conformance,response_schema_conformance,negative_data_rejection,\
+positive_data_acceptance,missing_required_header,ignored_auth,unsupported_method";
+
+/// A fixed seed keeps CI repeatable; `--seed random` explores.
+const DEFAULT_SEED: &str = "20261121";
+
+pub struct Options {
+    pub install_only: bool,
+    pub seed: String,
+    pub max_examples: u32,
+    pub sweeps: bool,
+}
+
+impl Options {
+    pub fn parse(args: &[String]) -> Result<Options> {
+        let mut o = Options { install_only: false, seed: DEFAULT_SEED.into(), max_examples: 100, sweeps: true };
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            match a.as_str() {
+                "--install-only" => o.install_only = true,
+                "--no-sweeps" => o.sweeps = false,
+                "--seed" => o.seed = it.next().context("--seed needs a number or `random`")?.clone(),
+                "--max-examples" => {
+                    o.max_examples = it.next().context("--max-examples needs a number")?.parse()?;
+                }
+                other => bail!("contract: unknown argument {other}"),
+            }
+        }
+        Ok(o)
+    }
+}
+
+pub fn run(o: &Options) -> Result<()> {
+    let root = spec::root();
+    let target = target_dir(&root)?;
+    let tools = Tools::install(&root, &target.join("contract-tools"))?;
+    if o.install_only {
+        return Ok(());
+    }
+    let mut failed = vec![];
+    step("spec lint (Spectral)", &mut failed, || tools.lint(&root));
+    step("build the server", &mut failed, || cargo(&root, &["build", "--quiet", "--bin", "switchboard"]));
+    if failed.is_empty() {
+        let work = target.join("contract-run");
+        let _ = std::fs::remove_dir_all(&work);
+        std::fs::create_dir_all(&work)?;
+        let server = Server::start(&target.join("debug/switchboard"), &work)?;
+        for revision in spec::load_revisions()? {
+            let label = format!("schemathesis, {}", revision.name);
+            step(&label, &mut failed, || tools.schemathesis(&root, &server, &revision, o, &work));
+        }
+    }
+    if o.sweeps {
+        step("endpoint sweeps (cargo test --test api sweeps)", &mut failed, || {
+            cargo(&root, &["test", "--quiet", "--test", "api", "sweeps::"])
+        });
+    }
+    if failed.is_empty() {
+        eprintln!("contract: all checks passed");
+        Ok(())
+    } else {
+        bail!("contract: failed: {}", failed.join("; "))
+    }
+}
+
+/// Runs one step, reporting its time; a failure is noted and the next step
+/// still runs, so one run shows every broken check.
+fn step(label: &str, failed: &mut Vec<String>, f: impl FnOnce() -> Result<()>) {
+    eprintln!("== {label}");
+    let started = Instant::now();
+    match f() {
+        Ok(()) => eprintln!("   ok in {:.1}s", started.elapsed().as_secs_f64()),
+        Err(e) => {
+            eprintln!("   FAILED in {:.1}s: {e:#}", started.elapsed().as_secs_f64());
+            failed.push(label.to_string());
+        }
+    }
+}
+
+fn cargo(root: &Path, args: &[&str]) -> Result<()> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    check_status(Command::new(cargo).args(args).current_dir(root), "cargo")
+}
+
+fn check_status(cmd: &mut Command, what: &str) -> Result<()> {
+    let status = cmd.status().with_context(|| format!("starting {what}"))?;
+    if !status.success() {
+        bail!("{what} exited with {status}");
+    }
+    Ok(())
+}
+
+fn target_dir(root: &Path) -> Result<PathBuf> {
+    if let Ok(dir) = std::env::var("CARGO_TARGET_DIR") {
+        let dir = PathBuf::from(dir);
+        return Ok(if dir.is_absolute() { dir } else { root.join(dir) });
+    }
+    Ok(root.join("target"))
+}
+
+/// The pinned linters and fuzzers, installed once per lock-file content.
+struct Tools {
+    venv: PathBuf,
+    node: PathBuf,
+}
+
+impl Tools {
+    fn install(root: &Path, dir: &Path) -> Result<Tools> {
+        let contract = root.join("contract");
+        let tools = Tools { venv: dir.join("venv"), node: dir.join("node") };
+
+        let requirements = contract.join("requirements.txt");
+        fresh_or(&tools.venv, &[&requirements], || {
+            eprintln!("== installing schemathesis (contract/requirements.txt)");
+            let _ = std::fs::remove_dir_all(&tools.venv);
+            check_status(Command::new("python3").args(["-m", "venv"]).arg(&tools.venv), "python3 -m venv")?;
+            check_status(
+                Command::new(tools.venv.join("bin/pip"))
+                    .args(["install", "--quiet", "--disable-pip-version-check", "--no-deps", "-r"])
+                    .arg(&requirements),
+                "pip install",
+            )
+        })?;
+
+        let (package, lock) = (contract.join("package.json"), contract.join("package-lock.json"));
+        fresh_or(&tools.node, &[&package, &lock], || {
+            eprintln!("== installing Spectral (contract/package-lock.json)");
+            let _ = std::fs::remove_dir_all(&tools.node);
+            std::fs::create_dir_all(&tools.node)?;
+            std::fs::copy(&package, tools.node.join("package.json"))?;
+            std::fs::copy(&lock, tools.node.join("package-lock.json"))?;
+            check_status(
+                Command::new("npm")
+                    .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
+                    .current_dir(&tools.node),
+                "npm ci",
+            )
+        })?;
+        Ok(tools)
+    }
+
+    fn lint(&self, root: &Path) -> Result<()> {
+        let mut cmd = Command::new(self.node.join("node_modules/.bin/spectral"));
+        cmd.args(["lint", "--fail-severity", "warn", "--ruleset", "contract/lint/spectral.yaml"]);
+        for r in spec::load_revisions()? {
+            cmd.arg(&r.file);
+        }
+        check_status(cmd.current_dir(root), "spectral lint")
+    }
+
+    fn schemathesis(&self, root: &Path, server: &Server, r: &spec::Revision, o: &Options, work: &Path) -> Result<()> {
+        let contract = root.join("contract");
+        let mut cmd = Command::new(self.venv.join("bin/schemathesis"));
+        cmd.arg("--config-file")
+            .arg(contract.join("schemathesis.toml"))
+            .arg("run")
+            .arg(root.join(&r.file))
+            .args(["--url", &format!("{}/api/v2", server.base)])
+            .args(["--header", &format!("X-Api-Key: {}", server.key)])
+            .args(["--header", &format!("Api-Revision: {}", r.name)])
+            .args(["--checks", CHECKS])
+            .args(["--max-examples", &o.max_examples.to_string()])
+            .args(["--generation-database", "none", "--no-color"])
+            .args(["--report", "junit", "--report-dir"])
+            .arg(work.join(format!("report-{}", r.short)))
+            .env("PYTHONPATH", &contract)
+            .env("SCHEMATHESIS_HOOKS", "hooks")
+            .current_dir(work);
+        if o.seed != "random" {
+            cmd.args(["--seed", &o.seed]);
+        }
+        check_status(&mut cmd, "schemathesis")
+    }
+}
+
+/// Runs `install` unless `dir` holds a stamp of the current `inputs`.
+fn fresh_or(dir: &Path, inputs: &[&Path], install: impl FnOnce() -> Result<()>) -> Result<()> {
+    let mut hash = Sha256::new();
+    for input in inputs {
+        hash.update(std::fs::read(input).with_context(|| format!("{}", input.display()))?);
+    }
+    let want = hex::encode(hash.finalize());
+    let stamp = dir.join(".installed-from");
+    if std::fs::read_to_string(&stamp).ok().as_deref() == Some(want.as_str()) {
+        return Ok(());
+    }
+    install()?;
+    std::fs::write(stamp, want)?;
+    Ok(())
+}
+
+/// `switchboard serve --demo` on a fresh SQLite file; stopped on drop.
+struct Server {
+    child: Child,
+    base: String,
+    key: String,
+}
+
+impl Server {
+    fn start(binary: &Path, work: &Path) -> Result<Server> {
+        // A free port: bind, read it, release it for the server.
+        let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+        let db = work.join("contract.db");
+        let mut child = Command::new(binary)
+            .arg("--database-url")
+            .arg(format!("sqlite://{}?mode=rwc", db.display()))
+            .args(["serve", "--demo", "--listen", &format!("127.0.0.1:{port}")])
+            // the fuzzers send thousands of requests a second with one key
+            .args(["--rate-limit", "1000000"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::from(std::fs::File::create(work.join("server.log"))?))
+            .spawn()
+            .with_context(|| format!("starting {}", binary.display()))?;
+        let stdout = child.stdout.take().context("server stdout")?;
+        let mut lines = BufReader::new(stdout).lines();
+        let key = lines.by_ref().map_while(Result::ok).find_map(|l| {
+            l.split_whitespace().find(|w| w.starts_with("sbk_")).map(str::to_string)
+        });
+        // keep draining stdout so the server never blocks on a full pipe
+        std::thread::spawn(move || lines.for_each(drop));
+        let Some(key) = key else {
+            let _ = child.kill();
+            bail!("serve --demo printed no API key; see {}", work.join("server.log").display())
+        };
+        let server = Server { child, base: format!("http://127.0.0.1:{port}"), key };
+        server.wait_ready(port)?;
+        Ok(server)
+    }
+
+    /// The key is printed after the listener is bound; still, poll the port
+    /// briefly so a slow start is not a failed check.
+    fn wait_ready(&self, port: u16) -> Result<()> {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            if Instant::now() > deadline {
+                bail!("server did not listen on port {port}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
