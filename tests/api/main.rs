@@ -6,4 +6,5 @@ mod access;
 mod customers;
 mod pagination;
 mod revisions;
+mod sweeps;
 mod users;

@@ -1,0 +1,331 @@
+//! Endpoint sweeps: every operation of every revision, read from the
+//! documents in spec/ when the test runs, so an operation added there is
+//! swept without anyone listing it here. Four sweeps: coverage (some test
+//! calls it through a generated client), unauthorized (401 without
+//! credentials), tenancy (another organisation's ids are as missing) and
+//! wire (Api-Revision and application/json on every answer).
+
+use crate::harness::*;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use uuid::Uuid;
+
+/// One operation of one revision document.
+#[derive(Debug, Clone)]
+struct Operation {
+    revision: String,
+    id: String,
+    method: String,
+    /// the template, e.g. `/customers/{customerId}`
+    path: String,
+    /// `security: []`: needs no credentials
+    open: bool,
+    /// (in, name) of every parameter
+    params: Vec<(String, String)>,
+    /// the request body example, when the operation takes a body
+    body: Option<Value>,
+    /// documented response statuses
+    statuses: Vec<String>,
+}
+
+impl Operation {
+    fn label(&self) -> String {
+        format!("{} {} {} ({})", self.revision, self.method, self.path, self.id)
+    }
+
+    fn path_params(&self) -> impl Iterator<Item = &str> {
+        self.params.iter().filter(|(at, _)| at == "path").map(|(_, n)| n.as_str())
+    }
+
+    /// The path with each parameter given by `value`.
+    fn fill(&self, value: impl Fn(&str) -> String) -> String {
+        self.path_params().fold(self.path.clone(), |p, name| p.replace(&format!("{{{name}}}"), &value(name)))
+    }
+}
+
+fn spec_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("spec")
+}
+
+/// Every operation of every document in spec/.
+fn operations() -> Vec<Operation> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(spec_dir())
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.sort();
+    let mut out = vec![];
+    for file in files {
+        let doc: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        let resolve = |v: &Value| -> Value {
+            match v["$ref"].as_str().and_then(|r| r.strip_prefix("#/")) {
+                Some(r) => doc.pointer(&format!("/{r}")).cloned().unwrap(),
+                None => v.clone(),
+            }
+        };
+        let revision = doc["info"]["version"].as_str().unwrap().to_string();
+        for (path, item) in doc["paths"].as_object().unwrap() {
+            for (method, op) in item.as_object().unwrap() {
+                let params = op["parameters"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|p| {
+                        let p = resolve(p);
+                        (p["in"].as_str().unwrap().to_string(), p["name"].as_str().unwrap().to_string())
+                    })
+                    .collect();
+                out.push(Operation {
+                    revision: revision.clone(),
+                    id: op["operationId"].as_str().unwrap().to_string(),
+                    method: method.to_uppercase(),
+                    path: path.clone(),
+                    open: op["security"].as_array().is_some_and(|s| s.is_empty()),
+                    params,
+                    body: op.get("requestBody").map(|b| b["content"]["application/json"]["example"].clone()),
+                    statuses: op["responses"].as_object().unwrap().keys().cloned().collect(),
+                });
+            }
+        }
+    }
+    assert!(!out.is_empty(), "no operations found in {}", spec_dir().display());
+    out
+}
+
+/// How a sweep request authenticates.
+#[derive(Clone, Copy)]
+enum Auth<'a> {
+    Nothing,
+    Key(&'a str),
+    BearerAlone,
+}
+
+/// A response, with the headers the wire sweep checks.
+struct Answer {
+    status: u16,
+    revision: Option<String>,
+    content_type: Option<String>,
+    body: Value,
+    empty: bool,
+}
+
+async fn send(app: &TestApp, op: &Operation, auth: Auth<'_>, path: &str, body: Option<&Value>) -> Answer {
+    let client = reqwest::Client::new();
+    let mut req = client.request(op.method.parse().unwrap(), format!("{}{path}", app.base)).header("api-revision", &op.revision);
+    req = match auth {
+        Auth::Nothing => req,
+        Auth::Key(k) => req.header("x-api-key", k),
+        // a well-formed JWT, but no API key beside it
+        Auth::BearerAlone => req.header(
+            "authorization",
+            "Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJzd2VlcCJ9.c2lnbmF0dXJlLW5vdC1jaGVja2Vk",
+        ),
+    };
+    if let Some(b) = body {
+        req = req.json(b);
+    }
+    let resp = req.send().await.unwrap();
+    let header = |name: &str| resp.headers().get(name).map(|v| v.to_str().unwrap().to_string());
+    let (status, revision, content_type) = (resp.status().as_u16(), header("api-revision"), header("content-type"));
+    let bytes = resp.bytes().await.unwrap();
+    let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
+    let answer = Answer { status, revision, content_type, body, empty: bytes.is_empty() };
+    assert_wire(op, &answer);
+    answer
+}
+
+/// The wire sweep, applied to every answer of every sweep: the revision that
+/// answered, JSON labelled as JSON, and a status the document lists.
+fn assert_wire(op: &Operation, a: &Answer) {
+    let label = op.label();
+    assert_eq!(a.revision.as_deref(), Some(op.revision.as_str()), "{label}: Api-Revision of a {} answer", a.status);
+    if !a.empty {
+        let ct = a.content_type.as_deref().unwrap_or("");
+        assert!(ct.starts_with("application/json"), "{label}: content-type {ct:?} on a {} answer", a.status);
+        assert!(!a.body.is_null(), "{label}: a {} answer whose body is not JSON", a.status);
+    }
+    assert!(op.statuses.contains(&a.status.to_string()), "{label}: answered {}, which its document does not list", a.status);
+}
+
+fn assert_error_object(op: &Operation, a: &Answer, status: u16, why: &str) {
+    let label = op.label();
+    assert_eq!(a.status, status, "{label} {why}: {:#}", a.body);
+    for field in ["message", "code", "internalCode", "traceId"] {
+        assert!(a.body[field].is_string(), "{label} {why}: Error object without {field}: {:#}", a.body);
+    }
+}
+
+#[test]
+fn coverage_every_operation_is_called_through_a_generated_client() {
+    // The generated clients name their methods after operationIds; a call
+    // is `.operation_id(` in a test source other than this sweep.
+    let mut sources = String::new();
+    let mut dirs = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("tests")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|x| x == "rs") && !path.ends_with("sweeps.rs") {
+                sources.push_str(&std::fs::read_to_string(&path).unwrap());
+            }
+        }
+    }
+    let missing: std::collections::BTreeSet<String> =
+        operations().into_iter().map(|op| op.id).filter(|id| !sources.contains(&format!(".{id}("))).collect();
+    assert!(missing.is_empty(), "operations no integration test calls through a generated client: {}", missing.into_iter().collect::<Vec<_>>().join(", "));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unauthorized_every_operation_needs_credentials() {
+    each_backend(|app| async move {
+        for op in operations().iter().filter(|op| !op.open) {
+            let path = op.fill(|_| Uuid::new_v4().to_string());
+            let cases = [(Auth::Nothing, "without a key"), (Auth::Key("sbk_not-a-key-of-anyone"), "with a wrong key"), (Auth::BearerAlone, "with a bearer token alone")];
+            for (auth, why) in cases {
+                let a = send(&app, op, auth, &path, op.body.as_ref()).await;
+                assert_error_object(op, &a, 401, why);
+            }
+        }
+        app
+    })
+    .await;
+}
+
+/// Existing objects of one organisation, by the parameter names that take
+/// their ids. A new kind of id in spec/ fails the tenancy sweep until it
+/// has a fixture here.
+struct Fixtures {
+    ids: BTreeMap<&'static str, (String, String)>,
+}
+
+impl Fixtures {
+    async fn create(app: &TestApp, key: &str, tag: &str) -> Fixtures {
+        let customer = app
+            .call_as(Some(key), "POST", "/customers", Some(json!({
+                "customerType": "BUSINESS", "name": format!("{tag} AB"), "referenceId": format!("{tag}-customer"),
+                "contact": {"email": format!("office@{tag}.example")}
+            })), &[])
+            .await;
+        assert_eq!(customer.status, 201, "{:#}", customer.body);
+        let customer_id = customer.body["customerId"].as_str().unwrap().to_string();
+        let user = app
+            .call_as(Some(key), "POST", "/users", Some(json!({
+                "name": format!("{tag} person"), "email": format!("person@{tag}.example"),
+                "customerId": customer_id, "referenceId": format!("{tag}-user"), "role": "ADMIN"
+            })), &[])
+            .await;
+        assert_eq!(user.status, 201, "{:#}", user.body);
+        let user_id = user.body["userId"].as_str().unwrap().to_string();
+        let ids = BTreeMap::from([
+            ("customerId", (customer_id, format!("rid_{tag}-customer"))),
+            ("userId", (user_id, format!("rid_{tag}-user"))),
+        ]);
+        Fixtures { ids }
+    }
+
+    /// The id (or `rid_` reference) for a parameter, or a failure naming
+    /// the operation that needs a new fixture.
+    fn get(&self, op: &Operation, name: &str, by_reference: bool) -> String {
+        let (id, rid) = self.ids.get(name).unwrap_or_else(|| panic!("{}: no tenancy fixture for `{name}`; add one to Fixtures in tests/api/sweeps.rs", op.label()));
+        if by_reference { rid.clone() } else { id.clone() }
+    }
+}
+
+/// Where an operation takes an id: its path parameters, query parameters
+/// named like a fixture, and top-level body fields named like one.
+fn id_slots<'o>(op: &'o Operation, fixtures: &Fixtures) -> (Vec<&'o str>, Vec<&'o str>, Vec<String>) {
+    let path: Vec<&str> = op.path_params().collect();
+    let query: Vec<&str> = op.params.iter().filter(|(at, n)| at == "query" && fixtures.ids.contains_key(n.as_str())).map(|(_, n)| n.as_str()).collect();
+    let body: Vec<String> = op
+        .body
+        .as_ref()
+        .and_then(Value::as_object)
+        .map(|b| b.keys().filter(|k| fixtures.ids.contains_key(k.as_str())).cloned().collect())
+        .unwrap_or_default();
+    (path, query, body)
+}
+
+/// What `key`'s organisation can read: every list and every view of its
+/// fixtures, in the current revision.
+async fn snapshot(app: &TestApp, ops: &[Operation], key: &str, fixtures: &Fixtures) -> Vec<Value> {
+    let mut seen = vec![];
+    for op in ops.iter().filter(|op| op.method == "GET" && !op.open && op.revision == BULLFINCH) {
+        let path = op.fill(|name| fixtures.get(op, name, false));
+        let a = send(app, op, Auth::Key(key), &path, None).await;
+        seen.push(json!({"op": op.id, "status": a.status, "body": a.body}));
+    }
+    seen
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tenancy_another_organisations_ids_are_missing_and_unchanged() {
+    each_backend(|app| async move {
+        let ops = operations();
+        let (_, their_key) = app.other_org().await;
+        let theirs = Fixtures::create(&app, &their_key, "theirs").await;
+        let _ours = Fixtures::create(&app, &app.key, "ours").await;
+        let before = snapshot(&app, &ops, &their_key, &theirs).await;
+        let mut swept = 0;
+        for op in ops.iter().filter(|op| !op.open) {
+            let (path_slots, query_slots, body_slots) = id_slots(op, &theirs);
+            if path_slots.is_empty() && query_slots.is_empty() && body_slots.is_empty() {
+                continue;
+            }
+            for by_reference in [false, true] {
+                // the same request twice: once naming their objects, once
+                // naming objects that exist nowhere
+                let request = |value: &dyn Fn(&str) -> String| {
+                    let mut path = op.fill(value);
+                    let query: Vec<String> = query_slots.iter().map(|n| format!("{n}={}", value(n))).collect();
+                    if !query.is_empty() {
+                        path = format!("{path}?{}", query.join("&"));
+                    }
+                    let mut body = op.body.clone();
+                    for field in &body_slots {
+                        body.as_mut().unwrap()[field.as_str()] = json!(value(field));
+                    }
+                    (path, body)
+                };
+                let (their_path, their_body) = request(&|n| theirs.get(op, n, by_reference));
+                let (missing_path, missing_body) =
+                    request(&|_| if by_reference { "rid_nowhere".into() } else { Uuid::new_v4().to_string() });
+                let answer = send(&app, op, Auth::Key(&app.key), &their_path, their_body.as_ref()).await;
+                let missing = send(&app, op, Auth::Key(&app.key), &missing_path, missing_body.as_ref()).await;
+                let label = format!("{} naming their {}", op.label(), if by_reference { "rid_" } else { "id" });
+                assert_error_object(op, &missing, 404, "naming a missing object");
+                assert_eq!(
+                    (answer.status, &answer.body["internalCode"], &answer.body["details"]),
+                    (missing.status, &missing.body["internalCode"], &missing.body["details"]),
+                    "{label}: answers unlike a missing object"
+                );
+                assert_eq!(snapshot(&app, &ops, &their_key, &theirs).await, before, "{label}: changed their data");
+                swept += 1;
+            }
+        }
+        assert!(swept > 0, "no operation takes an id");
+        app
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wire_every_operation_answers_with_its_revision_and_json() {
+    each_backend(|app| async move {
+        let ours = Fixtures::create(&app, &app.key, "ours").await;
+        for op in operations() {
+            // path parameters that are not ids (the document name) come
+            // from the document's own example values
+            let path = op.fill(|name| match name {
+                "document" => format!("{}.json", op.revision),
+                _ => ours.get(&op, name, false),
+            });
+            let a = send(&app, &op, Auth::Key(&app.key), &path, op.body.as_ref()).await;
+            assert!(a.status < 500, "{}: {} {:#}", op.label(), a.status, a.body);
+        }
+        app
+    })
+    .await;
+}
