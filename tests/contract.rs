@@ -71,6 +71,12 @@ fn normalise_spec(spec: &Value) -> Value {
                 // 16. OpenAPI links (what a response leads to, for clients
                 //     and schemathesis's stateful phase) are the document's own.
                 r.as_object_mut().unwrap().remove("links");
+                // 17. `Idempotent-Replayed` on the answers of operations
+                //     marked (I) is the document's own: dropshot's response
+                //     headers belong to the response type, not the operation.
+                if let Some(h) = r.get_mut("headers").and_then(Value::as_object_mut) {
+                    h.remove("Idempotent-Replayed");
+                }
             }
             if let Some(m) = r.pointer_mut("/content/application~1json").and_then(Value::as_object_mut) {
                 m.remove("example");

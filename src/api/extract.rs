@@ -14,6 +14,7 @@ use dropshot::{
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
+use sha2::Digest;
 
 macro_rules! checked_input {
     ($(#[$doc:meta])* $name:ident) => {
@@ -43,10 +44,28 @@ checked_input!(
     /// Header parameters (names compared case-insensitively).
     HeaderParams
 );
-checked_input!(
-    /// A JSON request body.
-    JsonBody
-);
+/// A JSON request body: the typed value (or the 400 to answer) and the
+/// SHA-256 of the bytes as sent, which idempotency fingerprints.
+pub struct JsonBody<T> {
+    value: Result<T, ApiError>,
+    digest: [u8; 32],
+}
+
+impl<T> JsonBody<T> {
+    /// The typed body, or the 400 to answer.
+    pub fn into_inner(self) -> Result<T, ApiError> {
+        self.value
+    }
+
+    pub fn digest(&self) -> [u8; 32] {
+        self.digest
+    }
+
+    /// Converts the typed value (revision adapters convert up).
+    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> JsonBody<U> {
+        JsonBody { value: self.value.map(f), digest: self.digest }
+    }
+}
 
 fn invalid(details: Vec<Detail>) -> ApiError {
     ApiError::new(ErrorStatusCode::BAD_REQUEST, InternalCode::ValidationFailed, "The request has invalid fields; see details.")
@@ -184,6 +203,10 @@ where
             .and_then(|v| v.to_str().ok())
             .map(|v| v.split(';').next().unwrap_or("").trim().to_ascii_lowercase());
         let body = UntypedBody::from_request(rqctx, request).await;
+        let digest: [u8; 32] = match &body {
+            Ok(b) => sha2::Sha256::digest(b.as_bytes()).into(),
+            Err(_) => [0; 32],
+        };
         let result = match body {
             Err(e) if e.status_code.as_u16() == 413 => Err(ApiError::new(
                 ErrorStatusCode::PAYLOAD_TOO_LARGE,
@@ -213,7 +236,7 @@ where
                 }
             }
         };
-        Ok(JsonBody(result))
+        Ok(JsonBody { value: result, digest })
     }
 
     fn metadata(ct: ApiEndpointBodyContentType) -> ExtractorMetadata {

@@ -5,7 +5,7 @@ use super::context::Context;
 use super::extract::{HeaderParams, JsonBody, QueryParams};
 use super::generated::SwitchboardApi;
 use super::generated::bullfinch::{params, types};
-use super::request::{Access, handle, handle_open};
+use super::request::{Access, handle, handle_idempotent, handle_open};
 use super::support::{ApiError, Reply, Revision};
 use crate::error::InternalCode;
 use crate::domain::{customers, users};
@@ -39,8 +39,8 @@ impl SwitchboardApi for Handlers {
         headers: HeaderParams<params::CustomerCreateHeaders>,
         body: JsonBody<types::CreateCustomerRequest>,
     ) -> Result<HttpResponseCreated<types::Customer>> {
-        handle(&rqctx, Access::Write, headers, |c| async move {
-            Ok(HttpResponseCreated(customers::create(&c, body.into_inner()?).await?))
+        handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move {
+            Ok(HttpResponseCreated(customers::create(&c, body).await?))
         })
         .await
     }
@@ -118,8 +118,8 @@ impl SwitchboardApi for Handlers {
         headers: HeaderParams<params::UserCreateHeaders>,
         body: JsonBody<types::CreateUserRequest>,
     ) -> Result<HttpResponseCreated<types::User>> {
-        handle(&rqctx, Access::Write, headers, |c| async move {
-            Ok(HttpResponseCreated(users::create(&c, body.into_inner()?).await?))
+        handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move {
+            Ok(HttpResponseCreated(users::create(&c, body).await?))
         })
         .await
     }

@@ -5,6 +5,7 @@ pub mod context;
 pub mod extract;
 #[path = "../../generated/api.rs"]
 pub mod generated;
+mod idempotency;
 mod handlers;
 pub mod request;
 pub mod support;

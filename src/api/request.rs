@@ -3,11 +3,13 @@
 //! carrying `Api-Revision` and the trace id.
 
 use super::context::{Context, Resolution, resolve};
-use super::extract::HeaderParams;
-use super::support::{ApiError, Reply};
+use super::extract::{HeaderParams, JsonBody};
+use super::idempotency;
+use super::support::{API_REVISION, ApiContext, ApiError, Reply};
 use crate::domain::Caller;
 use crate::error::InternalCode;
-use dropshot::{ErrorStatusCode, HttpCodedResponse, RequestContext};
+use dropshot::{Body, ErrorStatusCode, HttpCodedResponse, RequestContext};
+use http::{HeaderValue, Response};
 use std::future::Future;
 
 /// What an operation needs from the key.
@@ -79,9 +81,58 @@ where
     answer(rqctx, async {
         let caller = authenticate(rqctx, access).await?;
         headers.into_inner()?;
-        body(caller).await
+        body(caller).await.map(Answered::Body)
     })
     .await
+}
+
+/// Runs an authenticated operation marked (I): the request body is checked
+/// before an `X-Idempotency-Key` is claimed (see `idempotency`), so a
+/// refused request leaves the key unused.
+pub async fn handle_idempotent<T, H, B, F, Fut>(
+    rqctx: &RequestContext<Context>,
+    access: Access,
+    headers: HeaderParams<H>,
+    body: JsonBody<B>,
+    work: F,
+) -> Result<Reply<T>, ApiError>
+where
+    T: HttpCodedResponse,
+    F: FnOnce(Caller, B) -> Fut,
+    Fut: Future<Output = Result<T, ApiError>>,
+{
+    answer(rqctx, async {
+        let caller = authenticate(rqctx, access).await?;
+        headers.into_inner()?;
+        let digest = body.digest();
+        let input = body.into_inner()?;
+        // the header parameters were validated: the key is text of 1..=256
+        let key = rqctx.request.headers().get(idempotency::HEADER).and_then(|v| v.to_str().ok()).map(str::to_string);
+        let Some(key) = key else {
+            return work(caller, input).await.map(Answered::Body);
+        };
+        let revision = rqctx.context().revision_of(rqctx.request.headers()).name;
+        let fingerprint = idempotency::fingerprint(rqctx, &digest, revision, &caller);
+        let render = |outcome: Result<T, ApiError>| render(outcome, revision, &rqctx.request_id);
+        let response = idempotency::run(&caller.clone(), &key, fingerprint, work(caller, input), render).await?;
+        Ok(Answered::Sent(response))
+    })
+    .await
+}
+
+/// What an operation produced: a typed body, or a response already built
+/// (an idempotent replay, or a first answer as it was stored).
+enum Answered<T> {
+    Body(T),
+    Sent(Response<Body>),
+}
+
+/// The response of an outcome, as `Reply` would send it.
+fn render<T: HttpCodedResponse>(outcome: Result<T, ApiError>, revision: &'static str, trace_id: &str) -> Response<Body> {
+    let rendered = outcome.and_then(|t| t.into().map_err(|e| ApiError::internal(format!("rendering a response: {e}"))));
+    let mut response = rendered.unwrap_or_else(|e| e.into_response(revision, trace_id));
+    response.headers_mut().entry(API_REVISION).or_insert(HeaderValue::from_static(revision));
+    response
 }
 
 /// Runs an operation that needs no credentials (health, documents).
@@ -97,7 +148,7 @@ where
 {
     answer(rqctx, async {
         headers.into_inner()?;
-        body(rqctx.context().store.clone()).await
+        body(rqctx.context().store.clone()).await.map(Answered::Body)
     })
     .await
 }
@@ -105,7 +156,7 @@ where
 /// Checks the revision, runs `work`, and renders its outcome in that revision.
 async fn answer<T: HttpCodedResponse>(
     rqctx: &RequestContext<Context>,
-    work: impl Future<Output = Result<T, ApiError>>,
+    work: impl Future<Output = Result<Answered<T>, ApiError>>,
 ) -> Result<Reply<T>, ApiError> {
     let ctx = rqctx.context();
     let resolution = resolve(rqctx.request.headers(), &ctx.keys, &ctx.clock);
@@ -119,7 +170,8 @@ async fn answer<T: HttpCodedResponse>(
         Resolution::Resolved(_) => work.await,
     };
     Ok(match outcome {
-        Ok(t) => Reply::new(revision.name, t),
+        Ok(Answered::Body(t)) => Reply::new(revision.name, t),
+        Ok(Answered::Sent(response)) => Reply::raw(revision.name, response),
         Err(e) => {
             if e.status.as_u16() >= 500 {
                 tracing::error!(trace_id = %rqctx.request_id, error = %e, "request failed");

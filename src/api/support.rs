@@ -98,6 +98,16 @@ impl ApiError {
         }
     }
 
+    /// A 500 whose cause is logged, not sent.
+    pub fn internal(cause: impl std::fmt::Display) -> Self {
+        tracing::error!(error = %cause, "internal failure");
+        ApiError::new(
+            ErrorStatusCode::INTERNAL_SERVER_ERROR,
+            InternalCode::InternalError,
+            "The server failed to complete the request.",
+        )
+    }
+
     pub fn with_details(mut self, details: Vec<Detail>) -> Self {
         self.body.details = details.into_iter().map(Detail::into_wire).collect();
         self

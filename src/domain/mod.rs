@@ -11,6 +11,7 @@ use uuid::Uuid;
 
 /// Who is acting, for which organisation, at what time. Every store query
 /// made for a request is scoped by `org`.
+#[derive(Clone)]
 pub struct Caller {
     pub store: Store,
     pub org: Uuid,

@@ -2,11 +2,13 @@
 //! migrations, and one file of queries per resource. Only the store writes SQL.
 
 mod customers;
+mod idempotency;
 mod keys;
 mod page;
 mod users;
 
 pub use customers::{CustomerFilter, CustomerRow, IdOrRef};
+pub use idempotency::{Claim, ClaimTimes, StoredAnswer};
 pub use keys::{ApiKeyRecord, NewApiKey};
 pub use page::{Cursor, Page, limit_or_default};
 pub use users::{UserFilter, UserRow, email_key};

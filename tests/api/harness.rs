@@ -24,6 +24,9 @@ pub struct TestApp {
     /// a full-access key pinned to the current revision
     pub key: String,
     running: Option<Running>,
+    /// the database URL, for a second instance over the same database
+    pub url: String,
+    pub backend: Backend,
     postgres: Option<(String, String)>,
     sqlite_file: Option<std::path::PathBuf>,
 }
@@ -88,9 +91,21 @@ impl TestApp {
         let org = store.create_organisation("Test Org", clock.now()).await.unwrap();
         let running = server::start_with(store.clone(), clock.clone(), "127.0.0.1:0".parse().unwrap(), limits(clock.clone())).unwrap();
         let base = format!("http://{}/api/v2", running.local_addr());
-        let mut app = TestApp { base, store, clock, org, key: String::new(), running: Some(running), postgres, sqlite_file };
+        let mut app =
+            TestApp { base, store, clock, org, key: String::new(), running: Some(running), url, backend, postgres, sqlite_file };
         app.key = app.new_key(app.org, Some(BULLFINCH), false).await;
         app
+    }
+
+    /// Another server over this app's database (its own pool, key cache and
+    /// rate limits), as a second instance behind a load balancer would be.
+    /// Close it before the app finishes.
+    pub async fn second_instance(&self) -> (Running, String) {
+        let store = Store::connect(&self.url).await.expect("store");
+        let running =
+            server::start_with(store, self.clock.clone(), "127.0.0.1:0".parse().unwrap(), default_limits(self.clock.clone())).unwrap();
+        let base = format!("http://{}/api/v2", running.local_addr());
+        (running, base)
     }
 
     /// A new key for `org`.

@@ -4,6 +4,7 @@ mod harness;
 
 mod access;
 mod customers;
+mod idempotency;
 mod pagination;
 mod revisions;
 mod sweeps;

@@ -1,9 +1,10 @@
 //! Endpoint sweeps: every operation of every revision, read from the
 //! documents in spec/ when the test runs, so an operation added there is
-//! swept without anyone listing it here. Four sweeps: coverage (some test
+//! swept without anyone listing it here. The sweeps: coverage (some test
 //! calls it through a generated client), unauthorized (401 without
-//! credentials), tenancy (another organisation's ids are as missing) and
-//! wire (Api-Revision and application/json on every answer).
+//! credentials), tenancy (another organisation's ids are as missing), wire
+//! (Api-Revision and application/json on every answer) and idempotency
+//! (every operation taking `X-Idempotency-Key` replays a retry).
 
 use crate::harness::*;
 use serde_json::{Value, json};
@@ -109,9 +110,14 @@ struct Answer {
     content_type: Option<String>,
     body: Value,
     empty: bool,
+    replayed: bool,
 }
 
 async fn send(app: &TestApp, op: &Operation, auth: Auth<'_>, path: &str, body: Option<&Value>) -> Answer {
+    send_with(app, op, auth, path, body, &[]).await
+}
+
+async fn send_with(app: &TestApp, op: &Operation, auth: Auth<'_>, path: &str, body: Option<&Value>, headers: &[(&str, &str)]) -> Answer {
     let client = reqwest::Client::new();
     let mut req = client.request(op.method.parse().unwrap(), format!("{}{path}", app.base)).header("api-revision", &op.revision);
     req = match auth {
@@ -123,15 +129,19 @@ async fn send(app: &TestApp, op: &Operation, auth: Auth<'_>, path: &str, body: O
             "Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJzd2VlcCJ9.c2lnbmF0dXJlLW5vdC1jaGVja2Vk",
         ),
     };
+    for (k, v) in headers {
+        req = req.header(*k, *v);
+    }
     if let Some(b) = body {
         req = req.json(b);
     }
     let resp = req.send().await.unwrap();
     let header = |name: &str| resp.headers().get(name).map(|v| v.to_str().unwrap().to_string());
     let (status, revision, content_type) = (resp.status().as_u16(), header("api-revision"), header("content-type"));
+    let replayed = header("idempotent-replayed").is_some();
     let bytes = resp.bytes().await.unwrap();
     let body = serde_json::from_slice(&bytes).unwrap_or(Value::Null);
-    let answer = Answer { status, revision, content_type, body, empty: bytes.is_empty() };
+    let answer = Answer { status, revision, content_type, body, empty: bytes.is_empty(), replayed };
     assert_wire(op, &answer);
     answer
 }
@@ -324,6 +334,29 @@ async fn wire_every_operation_answers_with_its_revision_and_json() {
             });
             let a = send(&app, &op, Auth::Key(&app.key), &path, op.body.as_ref()).await;
             assert!(a.status < 500, "{}: {} {:#}", op.label(), a.status, a.body);
+        }
+        app
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn idempotency_every_marked_operation_replays_a_retry() {
+    each_backend(|app| async move {
+        let ours = Fixtures::create(&app, &app.key, "ours").await;
+        let marked: Vec<Operation> =
+            operations().into_iter().filter(|op| op.params.iter().any(|(at, n)| at == "header" && n.eq_ignore_ascii_case("x-idempotency-key"))).collect();
+        assert!(!marked.is_empty(), "no operation takes X-Idempotency-Key");
+        for op in &marked {
+            let path = op.fill(|name| ours.get(op, name, false));
+            let key = format!("sweep-{}-{}", op.revision, op.id);
+            let headers = [("x-idempotency-key", key.as_str())];
+            let first = send_with(&app, op, Auth::Key(&app.key), &path, op.body.as_ref(), &headers).await;
+            let again = send_with(&app, op, Auth::Key(&app.key), &path, op.body.as_ref(), &headers).await;
+            let label = op.label();
+            assert!(!first.replayed, "{label}: the first answer claims to be a replay");
+            assert!(again.replayed, "{label}: a retry with the same key was not replayed ({} {:#})", again.status, again.body);
+            assert_eq!((again.status, &again.body), (first.status, &first.body), "{label}: the replay differs");
         }
         app
     })

@@ -3993,7 +3993,7 @@ Sends a `POST` request to `/customers`
 
 Arguments:
 - `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
-- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
 - `body`
 */
     pub async fn customer_create<'a>(
@@ -4442,7 +4442,7 @@ Sends a `POST` request to `/users`
 
 Arguments:
 - `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
-- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
 - `body`
 */
     pub async fn user_create<'a>(

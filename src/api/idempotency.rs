@@ -1,0 +1,127 @@
+//! `X-Idempotency-Key` for every operation marked (I): the first request
+//! with a key executes and its answer is stored; a retry with the same key
+//! and the same request replays that answer byte for byte (marked with
+//! `Idempotent-Replayed: true`); the same key on a different request is 409
+//! `idempotency_key_mismatch`, and on one still executing 409
+//! `idempotency_key_locked`. Keys are scoped to the organisation and kept
+//! 24 hours by the server's clock.
+//!
+//! Only requests that begin executing are stored: one refused before that
+//! (authentication, malformed or invalid input) leaves the key unused, so
+//! the client can fix the request and retry with the same key.
+
+use super::support::{API_REVISION, ApiError};
+use crate::domain::Caller;
+use crate::error::InternalCode;
+use crate::store::{Claim, ClaimTimes, StoredAnswer};
+use dropshot::{Body, ErrorStatusCode, HttpCodedResponse, RequestContext, ServerContext};
+use http::{HeaderName, HeaderValue, Response};
+use http_body_util::BodyExt;
+use sha2::{Digest, Sha256};
+use std::future::Future;
+
+/// The request header.
+pub const HEADER: &str = "x-idempotency-key";
+/// The response header a replay carries.
+pub const REPLAYED: &str = "idempotent-replayed";
+/// How long a key is remembered.
+pub const LIFETIME_HOURS: i64 = 24;
+/// How long a claim may stay unanswered before it counts as abandoned (a
+/// server that died mid-request) and a retry may take it.
+pub const LOCK_SECONDS: i64 = 60;
+
+/// Headers of the first answer that are kept for replays; per-request
+/// transport headers (date, request id, length) are not part of the answer.
+const KEPT_HEADERS: [&str; 4] = ["content-type", "api-revision", "location", "retry-after"];
+
+/// What makes two requests "the same": method, path, query, body, the
+/// revision they are answered in, and who sends them.
+pub fn fingerprint<C: ServerContext>(rqctx: &RequestContext<C>, body_digest: &[u8; 32], revision: &str, caller: &Caller) -> String {
+    let mut h = Sha256::new();
+    let uri = rqctx.request.uri();
+    for part in [
+        rqctx.request.method().as_str().as_bytes(),
+        uri.path().as_bytes(),
+        uri.query().unwrap_or("").as_bytes(),
+        body_digest,
+        revision.as_bytes(),
+        caller.api_key_id.as_bytes(),
+    ] {
+        // length-prefixed, so no two different tuples hash the same bytes
+        h.update((part.len() as u64).to_be_bytes());
+        h.update(part);
+    }
+    hex::encode(h.finalize())
+}
+
+fn conflict(code: InternalCode, message: &str) -> ApiError {
+    ApiError::new(ErrorStatusCode::CONFLICT, code, message)
+}
+
+/// Runs `work` under `key`, or answers from what the key already holds.
+/// `render` turns work's outcome into the response that is stored and sent.
+pub async fn run<T, Fut>(
+    caller: &Caller,
+    key: &str,
+    fingerprint: String,
+    work: Fut,
+    render: impl FnOnce(Result<T, ApiError>) -> Response<Body>,
+) -> Result<Response<Body>, ApiError>
+where
+    T: HttpCodedResponse,
+    Fut: Future<Output = Result<T, ApiError>>,
+{
+    let now = caller.now;
+    let times = ClaimTimes {
+        now,
+        expired_before: now - chrono::Duration::hours(LIFETIME_HOURS),
+        lock_until: now + chrono::Duration::seconds(LOCK_SECONDS),
+    };
+    match caller.store.idempotency_claim(caller.org, key, &fingerprint, &times).await? {
+        Claim::Running { fingerprint: held } | Claim::Done { fingerprint: held, .. } if held != fingerprint => Err(conflict(
+            InternalCode::IdempotencyKeyMismatch,
+            "This X-Idempotency-Key was used for a different request; use a new key for a new request.",
+        )),
+        Claim::Running { .. } => Err(conflict(
+            InternalCode::IdempotencyKeyLocked,
+            "A request with this X-Idempotency-Key is still in progress; retry it in a moment.",
+        )),
+        Claim::Done { answer, .. } => Ok(replay(answer)),
+        Claim::Claimed => {
+            let response = render(work.await);
+            let (answer, response) = store_form(response).await?;
+            caller.store.idempotency_finish(caller.org, key, &answer).await?;
+            Ok(response)
+        }
+    }
+}
+
+/// The stored form of a response, and the response rebuilt from it.
+async fn store_form(response: Response<Body>) -> Result<(StoredAnswer, Response<Body>), ApiError> {
+    let (parts, body) = response.into_parts();
+    let bytes = body.collect().await.map_err(|e| ApiError::internal(format!("reading a response body: {e}")))?.to_bytes();
+    let answer = StoredAnswer {
+        status: parts.status.as_u16(),
+        headers: KEPT_HEADERS
+            .iter()
+            .filter_map(|name| parts.headers.get(*name).and_then(|v| v.to_str().ok()).map(|v| (name.to_string(), v.to_string())))
+            .collect(),
+        // every answer of this API is JSON text
+        body: String::from_utf8(bytes.to_vec()).map_err(|_| ApiError::internal("a response body is not UTF-8"))?,
+    };
+    Ok((answer, Response::from_parts(parts, Body::from(bytes))))
+}
+
+fn replay(answer: StoredAnswer) -> Response<Body> {
+    let mut response = Response::new(Body::from(answer.body));
+    *response.status_mut() = http::StatusCode::from_u16(answer.status).unwrap_or(http::StatusCode::INTERNAL_SERVER_ERROR);
+    let headers = response.headers_mut();
+    for (name, value) in answer.headers {
+        if let (Ok(n), Ok(v)) = (HeaderName::try_from(name), HeaderValue::try_from(value)) {
+            headers.insert(n, v);
+        }
+    }
+    headers.insert(REPLAYED, HeaderValue::from_static("true"));
+    debug_assert!(headers.contains_key(API_REVISION));
+    response
+}
