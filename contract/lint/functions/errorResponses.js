@@ -1,5 +1,6 @@
 // Every operation lists a 4XX and a 5XX response, each carrying the Error
-// schema as application/json (directly or through components/responses).
+// schema as application/json (directly or through components/responses);
+// the one exception is a bodiless 414 (see components/responses/UriTooLong).
 const ERROR = "#/components/schemas/Error";
 
 function resolve(doc, node) {
@@ -24,6 +25,8 @@ export default (operation, _options, context) => {
   }
   for (const code of codes.filter((c) => c.startsWith("4") || c.startsWith("5"))) {
     const response = resolve(doc, responses[code]);
+    // 414 comes from the HTTP layer before any operation runs: no body to carry
+    if (code === "414" && response && !response.content) continue;
     const media = response && response.content && response.content["application/json"];
     if (!media || !media.schema || media.schema.$ref !== ERROR) {
       problems.push({
