@@ -5,7 +5,7 @@
 use super::context::{Context, Resolution, resolve};
 use super::extract::{HeaderParams, JsonBody};
 use super::idempotency;
-use super::support::{API_REVISION, ApiContext, ApiError, Reply};
+use super::support::{API_REVISION, ApiError, Reply};
 use crate::domain::Caller;
 use crate::error::InternalCode;
 use dropshot::{Body, ErrorStatusCode, HttpCodedResponse, RequestContext};
@@ -78,7 +78,7 @@ where
     F: FnOnce(Caller) -> Fut,
     Fut: Future<Output = Result<T, ApiError>>,
 {
-    answer(rqctx, async {
+    answer(rqctx, |_| async {
         let caller = authenticate(rqctx, access).await?;
         headers.into_inner()?;
         body(caller).await.map(Answered::Body)
@@ -101,7 +101,7 @@ where
     F: FnOnce(Caller, B) -> Fut,
     Fut: Future<Output = Result<T, ApiError>>,
 {
-    answer(rqctx, async {
+    answer(rqctx, |revision| async move {
         let caller = authenticate(rqctx, access).await?;
         headers.into_inner()?;
         let digest = body.digest();
@@ -111,7 +111,6 @@ where
         let Some(key) = key else {
             return work(caller, input).await.map(Answered::Body);
         };
-        let revision = rqctx.context().revision_of(rqctx.request.headers()).name;
         let fingerprint = idempotency::fingerprint(rqctx, &digest, revision, &caller);
         let render = |outcome: Result<T, ApiError>| render(outcome, revision, &rqctx.request_id);
         let response = idempotency::run(&caller.clone(), &key, fingerprint, work(caller, input), render).await?;
@@ -146,7 +145,7 @@ where
     F: FnOnce(crate::store::Store) -> Fut,
     Fut: Future<Output = Result<T, ApiError>>,
 {
-    answer(rqctx, async {
+    answer(rqctx, |_| async {
         headers.into_inner()?;
         body(rqctx.context().store.clone()).await.map(Answered::Body)
     })
@@ -154,10 +153,13 @@ where
 }
 
 /// Checks the revision, runs `work`, and renders its outcome in that revision.
-async fn answer<T: HttpCodedResponse>(
+async fn answer<T: HttpCodedResponse, Fut>(
     rqctx: &RequestContext<Context>,
-    work: impl Future<Output = Result<Answered<T>, ApiError>>,
-) -> Result<Reply<T>, ApiError> {
+    work: impl FnOnce(&'static str) -> Fut,
+) -> Result<Reply<T>, ApiError>
+where
+    Fut: Future<Output = Result<Answered<T>, ApiError>>,
+{
     let ctx = rqctx.context();
     let resolution = resolve(rqctx.request.headers(), &ctx.keys, &ctx.clock);
     let revision = resolution.revision();
@@ -167,7 +169,7 @@ async fn answer<T: HttpCodedResponse>(
             InternalCode::UnknownApiRevision,
             "Api-Revision must name a revision in full, e.g. 2026-09-01.bullfinch.",
         )),
-        Resolution::Resolved(_) => work.await,
+        Resolution::Resolved(_) => work(revision.name).await,
     };
     Ok(match outcome {
         Ok(Answered::Body(t)) => Reply::new(revision.name, t),
