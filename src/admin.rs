@@ -1,4 +1,5 @@
-//! Operator commands (`switchboard admin ...`): organisations and API keys.
+//! Operator commands (`switchboard admin ...`): organisations, API keys,
+//! support users and the mail outbox.
 //! Each returns the JSON the CLI prints.
 
 use crate::api::support::Revision;
@@ -64,4 +65,17 @@ pub async fn key_revoke(store: &Store, clock: &Clock, key: uuid::Uuid) -> Result
 pub async fn key_pin(store: &Store, key: uuid::Uuid, revision: &str) -> Result<Value> {
     let revision = revision_named(Some(revision))?;
     Ok(serde_json::to_value(store.pin_api_key(key, revision.name).await?)?)
+}
+
+/// Sets or clears a user's support flag.
+pub async fn user_support(store: &Store, user: uuid::Uuid, support: bool) -> Result<Value> {
+    if !store.set_user_support(user, support).await? {
+        bail!("no user {user}");
+    }
+    Ok(json!({ "userId": user, "support": support }))
+}
+
+/// The mail outbox (all of it, or what went to `to`), oldest first.
+pub async fn mail_list(store: &Store, to: Option<&str>) -> Result<Value> {
+    Ok(serde_json::to_value(store.mails(to).await?)?)
 }

@@ -4,10 +4,13 @@
 pub mod admin;
 pub mod api;
 pub mod clock;
+pub mod config;
 pub mod demo;
 pub mod domain;
 pub mod error;
 pub mod keys;
 pub mod limits;
+pub mod mail;
 pub mod server;
 pub mod store;
+pub mod tokens;

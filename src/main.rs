@@ -3,7 +3,7 @@
 use clap::{Parser, Subcommand};
 use std::net::SocketAddr;
 use std::sync::Arc;
-use switchboard::{admin, clock::Clock, demo, server, store::Store};
+use switchboard::{admin, clock::Clock, config::Settings, demo, server, store::Store};
 
 /// SQLite file in the working directory unless told otherwise.
 const DEFAULT_DATABASE: &str = "sqlite://switchboard.db";
@@ -27,9 +27,8 @@ enum Command {
         /// On an empty database, create a demo organisation, key and data.
         #[arg(long)]
         demo: bool,
-        /// Requests per second each API key may make (also its burst).
-        #[arg(long, env = "SWITCHBOARD_RATE_LIMIT", default_value_t = switchboard::limits::DEFAULT_PER_SECOND)]
-        rate_limit: u32,
+        #[command(flatten)]
+        settings: Settings,
     },
     /// Operator commands; each prints JSON.
     Admin {
@@ -49,6 +48,38 @@ enum AdminCommand {
     Key {
         #[command(subcommand)]
         command: KeyCommand,
+    },
+    /// Users (what only an operator may set).
+    User {
+        #[command(subcommand)]
+        command: UserCommand,
+    },
+    /// Outgoing mail.
+    Mail {
+        #[command(subcommand)]
+        command: MailCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum UserCommand {
+    /// Make a user a support user (reads every customer, changes nothing),
+    /// or with --off an ordinary one again.
+    Support {
+        #[arg(long)]
+        user: uuid::Uuid,
+        #[arg(long)]
+        off: bool,
+    },
+}
+
+#[derive(Subcommand)]
+enum MailCommand {
+    /// Print the mail outbox, oldest first.
+    List {
+        /// Only mail to this address.
+        #[arg(long)]
+        to: Option<String>,
     },
 }
 
@@ -103,7 +134,7 @@ async fn main() -> anyhow::Result<()> {
     let store = Store::connect(&cli.database_url).await?;
     let clock = Arc::new(Clock::default());
     match cli.command {
-        Command::Serve { listen, demo, rate_limit } => serve(store, clock, listen, demo, rate_limit).await,
+        Command::Serve { listen, demo, settings } => serve(store, clock, listen, demo, settings).await,
         Command::Admin { command } => {
             let out = match command {
                 AdminCommand::Org { command: OrgCommand::Create { name } } => admin::org_create(&store, &clock, &name).await?,
@@ -115,6 +146,10 @@ async fn main() -> anyhow::Result<()> {
                     KeyCommand::Revoke { key } => admin::key_revoke(&store, &clock, key).await?,
                     KeyCommand::Pin { key, revision } => admin::key_pin(&store, key, &revision).await?,
                 },
+                AdminCommand::User { command: UserCommand::Support { user, off } } => {
+                    admin::user_support(&store, user, !off).await?
+                }
+                AdminCommand::Mail { command: MailCommand::List { to } } => admin::mail_list(&store, to.as_deref()).await?,
             };
             println!("{}", serde_json::to_string_pretty(&out)?);
             store.close().await;
@@ -123,10 +158,9 @@ async fn main() -> anyhow::Result<()> {
     }
 }
 
-async fn serve(store: Store, clock: Arc<Clock>, listen: SocketAddr, with_demo: bool, rate_limit: u32) -> anyhow::Result<()> {
+async fn serve(store: Store, clock: Arc<Clock>, listen: SocketAddr, with_demo: bool, settings: Settings) -> anyhow::Result<()> {
     let demo_key = if with_demo { demo::seed(&store, &clock).await? } else { None };
-    let limits = switchboard::limits::RateLimits::per_second(rate_limit, clock.clone());
-    let running = server::start_with(store, clock, listen, limits)?;
+    let running = server::start(store, clock, listen, settings).await?;
     let addr = running.local_addr();
     tracing::info!(%addr, "serving /api/v2");
     match demo_key {

@@ -2,20 +2,21 @@
 
 use crate::api::{Context, Handlers, RevisionPolicy, generated::switchboard_api_mod};
 use crate::clock::Clock;
+use crate::config::Settings;
 use crate::keys::KeyCache;
 use crate::limits::RateLimits;
 use crate::store::Store;
+use crate::tokens::Tokens;
 use dropshot::{ConfigDropshot, HandlerTaskMode, ServerBuilder, VersionPolicy};
 use std::net::SocketAddr;
 use std::sync::Arc;
-
-/// Largest request body accepted (bytes).
-pub const MAX_BODY_BYTES: usize = 1024 * 1024;
 
 pub struct Running {
     pub server: dropshot::HttpServer<Context>,
     pub store: Store,
     pub clock: Arc<Clock>,
+    /// the SMTP sender, when one is configured
+    mailer: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Running {
@@ -25,29 +26,44 @@ impl Running {
 
     /// Stops accepting, lets requests in flight finish, closes the pool.
     pub async fn close(self) -> anyhow::Result<()> {
+        if let Some(m) = &self.mailer {
+            m.abort();
+        }
         self.server.close().await.map_err(|e| anyhow::anyhow!(e))?;
         self.store.close().await;
         Ok(())
     }
 }
 
-/// Starts serving `store` on `listen`, with the default rate limits.
-pub fn start(store: Store, clock: Arc<Clock>, listen: SocketAddr) -> anyhow::Result<Running> {
-    let limits = RateLimits::per_second(crate::limits::DEFAULT_PER_SECOND, clock.clone());
-    start_with(store, clock, listen, limits)
-}
-
-pub fn start_with(store: Store, clock: Arc<Clock>, listen: SocketAddr, limits: RateLimits) -> anyhow::Result<Running> {
+/// Starts serving `store` on `listen` as `settings` say.
+pub async fn start(store: Store, clock: Arc<Clock>, listen: SocketAddr, settings: Settings) -> anyhow::Result<Running> {
     let api = switchboard_api_mod::api_description::<Handlers>().map_err(|e| anyhow::anyhow!("{e}"))?;
     let keys = Arc::new(KeyCache::new(store.clone(), clock.clone()));
-    let context = Context { store: store.clone(), clock: clock.clone(), keys: keys.clone(), limits };
+    let tokens = Arc::new(Tokens::load(&store, clock.now(), settings.token_secret.as_deref(), settings.access_token_seconds).await?);
+    let mail_wake = Arc::new(tokio::sync::Notify::new());
+    let mailer = match &settings.smtp_url {
+        Some(url) => {
+            let sender = crate::mail::Sender::new(url, &settings.mail_from)?;
+            Some(tokio::spawn(sender.run(store.clone(), clock.clone(), mail_wake.clone())))
+        }
+        None => None,
+    };
     let config = ConfigDropshot {
         bind_address: listen,
-        default_request_body_max_bytes: MAX_BODY_BYTES,
+        default_request_body_max_bytes: settings.max_body_bytes,
         // a handler runs to completion even if its client goes away, so a
         // write is never cut between its checks and its commit
         default_handler_task_mode: HandlerTaskMode::Detached,
         ..Default::default()
+    };
+    let context = Context {
+        store: store.clone(),
+        clock: clock.clone(),
+        keys: keys.clone(),
+        limits: RateLimits::new(&settings, clock.clone()),
+        tokens,
+        mail_wake,
+        settings,
     };
     // dropshot's own logger costs time per request even when filtered out;
     // we log through `tracing` instead.
@@ -57,5 +73,5 @@ pub fn start_with(store: Store, clock: Arc<Clock>, listen: SocketAddr, limits: R
         .version_policy(VersionPolicy::Dynamic(Box::new(RevisionPolicy { keys, clock: clock.clone() })))
         .start()
         .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))?;
-    Ok(Running { server, store, clock })
+    Ok(Running { server, store, clock, mailer })
 }

@@ -15,6 +15,10 @@ pub struct Context {
     pub clock: Arc<Clock>,
     pub keys: Arc<KeyCache>,
     pub limits: crate::limits::RateLimits,
+    pub tokens: Arc<crate::tokens::Tokens>,
+    /// woken when mail is queued, so the SMTP sender goes at once
+    pub mail_wake: Arc<tokio::sync::Notify>,
+    pub settings: crate::config::Settings,
 }
 
 /// How a request's revision was decided.

@@ -5,11 +5,11 @@ use super::context::Context;
 use super::extract::{HeaderParams, JsonBody, QueryParams};
 use super::generated::SwitchboardApi;
 use super::generated::bullfinch::{params, types};
-use super::request::{Access, handle, handle_idempotent, handle_open};
+use super::request::{Access, handle, handle_idempotent, handle_login, handle_open};
 use super::support::{ApiError, Reply, Revision};
 use crate::error::InternalCode;
 use crate::domain::{customers, users};
-use dropshot::{ErrorStatusCode, HttpResponseCreated, HttpResponseOk, Path, RequestContext};
+use dropshot::{ErrorStatusCode, HttpResponseAccepted, HttpResponseCreated, HttpResponseOk, Path, RequestContext};
 
 pub enum Handlers {}
 
@@ -144,6 +144,33 @@ impl SwitchboardApi for Handlers {
         handle(&rqctx, Access::Write, headers, |c| async move {
             let body = body.into_inner()?;
             Ok(HttpResponseOk(users::update(&c, &path.into_inner().user_id, body).await?))
+        })
+        .await
+    }
+
+    async fn auth_email_start(
+        rqctx: RequestContext<Context>,
+        headers: HeaderParams<params::AuthEmailStartHeaders>,
+        body: JsonBody<types::EmailLoginStartRequest>,
+    ) -> Result<HttpResponseAccepted<types::EmailLoginChallenge>> {
+        let wake = rqctx.context().mail_wake.clone();
+        handle_login(&rqctx, headers, body, |b| &b.email, |login, scope, body| async move {
+            let (challenge, queued) = login.start(scope, &body.email).await?;
+            if queued {
+                wake.notify_one();
+            }
+            Ok(HttpResponseAccepted(challenge))
+        })
+        .await
+    }
+
+    async fn auth_email_verify(
+        rqctx: RequestContext<Context>,
+        headers: HeaderParams<params::AuthEmailVerifyHeaders>,
+        body: JsonBody<types::EmailLoginVerifyRequest>,
+    ) -> Result<HttpResponseOk<types::AccessToken>> {
+        handle_login(&rqctx, headers, body, |b| &b.email, |login, scope, body| async move {
+            Ok(HttpResponseOk(login.verify(scope, &body).await?))
         })
         .await
     }

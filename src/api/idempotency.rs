@@ -35,10 +35,12 @@ pub const LOCK_SECONDS: i64 = 60;
 const KEPT_HEADERS: [&str; 4] = ["content-type", "api-revision", "location", "retry-after"];
 
 /// What makes two requests "the same": method, path, query, body, the
-/// revision they are answered in, and who sends them.
+/// revision they are answered in, and who sends them (the key, and the
+/// user of a bearer token).
 pub fn fingerprint<C: ServerContext>(rqctx: &RequestContext<C>, body_digest: &[u8; 32], revision: &str, caller: &Caller) -> String {
     let mut h = Sha256::new();
     let uri = rqctx.request.uri();
+    let user = caller.user.as_ref().map_or(uuid::Uuid::nil(), |u| u.user_id);
     for part in [
         rqctx.request.method().as_str().as_bytes(),
         uri.path().as_bytes(),
@@ -46,6 +48,7 @@ pub fn fingerprint<C: ServerContext>(rqctx: &RequestContext<C>, body_digest: &[u
         body_digest,
         revision.as_bytes(),
         caller.api_key_id.as_bytes(),
+        user.as_bytes(),
     ] {
         // length-prefixed, so no two different tuples hash the same bytes
         h.update((part.len() as u64).to_be_bytes());

@@ -7,7 +7,12 @@ use super::extract::{HeaderParams, JsonBody};
 use super::idempotency;
 use super::support::{API_REVISION, ApiError, Reply};
 use crate::domain::Caller;
-use crate::error::InternalCode;
+use crate::domain::access::UserAccess;
+use crate::domain::login::{Login, Scope};
+use crate::error::{Detail, InternalCode};
+use crate::store::ApiKeyRecord;
+use crate::tokens::Refusal;
+use std::sync::Arc;
 use dropshot::{Body, ErrorStatusCode, HttpCodedResponse, RequestContext};
 use http::{HeaderValue, Response};
 use std::future::Future;
@@ -23,46 +28,141 @@ fn unauthorized(code: InternalCode, message: &str) -> ApiError {
     ApiError::new(ErrorStatusCode::UNAUTHORIZED, code, message)
 }
 
+fn too_many(seconds: u64, whose: &str) -> ApiError {
+    let mut e = ApiError::new(
+        ErrorStatusCode::TOO_MANY_REQUESTS,
+        InternalCode::TooManyRequests,
+        format!("Too many requests {whose}; retry after {seconds} seconds."),
+    );
+    e.retry_after = Some(seconds);
+    e
+}
+
+/// Headers the server reads itself. A value that is not visible ASCII text
+/// is refused with 400 before anything else looks at it.
+const READ_HEADERS: [&str; 4] = ["X-Api-Key", "Authorization", "X-Idempotency-Key", "Api-Revision"];
+
+fn check_header_text(headers: &http::HeaderMap) -> Result<(), ApiError> {
+    let details: Vec<Detail> = READ_HEADERS
+        .iter()
+        .filter(|name| headers.get_all(**name).iter().any(|v| v.to_str().is_err()))
+        .map(|name| Detail::new(*name, "invalid_header", "must be visible ASCII text"))
+        .collect();
+    if details.is_empty() {
+        return Ok(());
+    }
+    Err(ApiError::new(ErrorStatusCode::BAD_REQUEST, InternalCode::InvalidHeader, "A header value is not text; see details.")
+        .with_details(details))
+}
+
+/// The active key named by `X-Api-Key`, or 401.
+async fn api_key(ctx: &Context, secret: &str) -> Result<ApiKeyRecord, ApiError> {
+    ctx.keys
+        .verify(secret)
+        .await
+        .map_err(ApiError::from)?
+        .ok_or_else(|| unauthorized(InternalCode::InvalidApiKey, "The API key is unknown or revoked."))
+}
+
+/// The user of `Authorization: Bearer <token>`, in the key's organisation.
+async fn bearer_user(ctx: &Context, value: &str, org: uuid::Uuid) -> Result<UserAccess, ApiError> {
+    let invalid = || unauthorized(InternalCode::InvalidBearerToken, "The bearer token is not valid.");
+    let token = match value.split_once(' ') {
+        Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => token.trim(),
+        _ => return Err(unauthorized(InternalCode::InvalidBearerToken, "Authorization must be: Bearer <access token>.")),
+    };
+    let claims = ctx.tokens.verify(token, ctx.clock.now()).map_err(|r| match r {
+        Refusal::Expired => unauthorized(InternalCode::BearerTokenExpired, "The bearer token has expired; sign in again."),
+        Refusal::Invalid => invalid(),
+    })?;
+    // a token of another organisation is no token here
+    if claims.org != org {
+        return Err(invalid());
+    }
+    ctx.store.user_access(org, claims.sub).await.map_err(ApiError::from)?.ok_or_else(invalid)
+}
+
 async fn authenticate(rqctx: &RequestContext<Context>, access: Access) -> Result<Caller, ApiError> {
     let ctx = rqctx.context();
     let headers = rqctx.request.headers();
-    let bearer = headers.contains_key(http::header::AUTHORIZATION);
-    let Some(key) = headers.get("x-api-key") else {
-        return Err(if bearer {
+    // header values were checked to be text
+    let text = |name| headers.get(name).and_then(|v: &HeaderValue| v.to_str().ok());
+    let bearer = text(http::header::AUTHORIZATION.as_str());
+    let Some(secret) = text("x-api-key") else {
+        return Err(if bearer.is_some() {
             unauthorized(InternalCode::Unauthorized, "A bearer token is accepted only together with an X-Api-Key.")
         } else {
             unauthorized(InternalCode::Unauthorized, "An X-Api-Key header is required.")
         });
     };
-    let secret = key.to_str().map_err(|_| unauthorized(InternalCode::InvalidApiKey, "The API key is not valid."))?;
-    let record = ctx
-        .keys
-        .verify(secret)
-        .await
-        .map_err(ApiError::from)?
-        .ok_or_else(|| unauthorized(InternalCode::InvalidApiKey, "The API key is unknown or revoked."))?;
-    if bearer {
-        // No user tokens are issued yet (email login comes with the access
-        // issue), so no bearer token can be valid.
-        return Err(unauthorized(InternalCode::InvalidBearerToken, "The bearer token is not valid."));
-    }
+    let record = api_key(ctx, secret).await?;
+    let user = match bearer {
+        Some(value) => Some(bearer_user(ctx, value, record.organisation_id).await?),
+        None => None,
+    };
     if let Err(seconds) = ctx.limits.check_key(record.api_key_id) {
-        let mut e = ApiError::new(
-            ErrorStatusCode::TOO_MANY_REQUESTS,
-            InternalCode::TooManyRequests,
-            format!("Too many requests with this API key; retry after {seconds} seconds."),
-        );
-        e.retry_after = Some(seconds);
-        return Err(e);
+        return Err(too_many(seconds, "with this API key"));
     }
     if access == Access::Write && record.read_only {
+        return Err(ApiError::new(ErrorStatusCode::FORBIDDEN, InternalCode::ReadOnlyApiKey, "This API key may only read."));
+    }
+    if access == Access::Write && user.as_ref().is_some_and(|u| u.support) {
         return Err(ApiError::new(
             ErrorStatusCode::FORBIDDEN,
-            InternalCode::ReadOnlyApiKey,
-            "This API key may only read.",
+            InternalCode::SupportUserReadOnly,
+            "A support user may read but not change.",
         ));
     }
-    Ok(Caller { store: ctx.store.clone(), org: record.organisation_id, api_key_id: record.api_key_id, now: ctx.clock.now() })
+    Ok(Caller {
+        store: ctx.store.clone(),
+        org: record.organisation_id,
+        api_key_id: record.api_key_id,
+        user: user.map(Arc::new),
+        now: ctx.clock.now(),
+    })
+}
+
+/// Runs one of the open login operations: limited per client address and
+/// per email address, with the organisation of an optional `X-Api-Key` as
+/// its scope. `email` picks the address out of the body.
+pub async fn handle_login<T, H, B, F, Fut>(
+    rqctx: &RequestContext<Context>,
+    headers: HeaderParams<H>,
+    body: JsonBody<B>,
+    email: fn(&B) -> &str,
+    work: F,
+) -> Result<Reply<T>, ApiError>
+where
+    T: HttpCodedResponse,
+    F: FnOnce(Login, Scope, B) -> Fut,
+    Fut: Future<Output = Result<T, ApiError>>,
+{
+    answer(rqctx, |_| async move {
+        let ctx = rqctx.context();
+        if let Err(seconds) = ctx.limits.check_address(rqctx.request.remote_addr().ip()) {
+            return Err(too_many(seconds, "from this address"));
+        }
+        headers.into_inner()?;
+        let input = body.into_inner()?;
+        if let Err(seconds) = ctx.limits.check_email(email(&input)) {
+            return Err(too_many(seconds, "for this email address"));
+        }
+        let scope = match rqctx.request.headers().get("x-api-key").and_then(|v| v.to_str().ok()) {
+            None => Scope::Anywhere,
+            Some(secret) => match ctx.keys.verify(secret).await.map_err(ApiError::from)? {
+                Some(key) => Scope::Organisation(key.organisation_id),
+                None => Scope::Nowhere,
+            },
+        };
+        let login = Login {
+            store: ctx.store.clone(),
+            tokens: ctx.tokens.clone(),
+            code_seconds: i64::from(ctx.settings.login_code_seconds),
+            now: ctx.clock.now(),
+        };
+        work(login, scope, input).await.map(Answered::Body)
+    })
+    .await
 }
 
 /// Runs an authenticated operation. `headers` are the operation's header
@@ -169,7 +269,10 @@ where
             InternalCode::UnknownApiRevision,
             "Api-Revision must name a revision in full, e.g. 2026-09-01.bullfinch.",
         )),
-        Resolution::Resolved(_) => work(revision.name).await,
+        Resolution::Resolved(_) => match check_header_text(rqctx.request.headers()) {
+            Ok(()) => work(revision.name).await,
+            Err(e) => Err(e),
+        },
     };
     Ok(match outcome {
         Ok(Answered::Body(t)) => Reply::new(revision.name, t),

@@ -3,6 +3,7 @@
 //! transaction.
 
 use super::values::Checks;
+use super::access::Role;
 use super::{Caller, customer_role};
 use crate::api::generated::bullfinch::types as wire;
 use crate::error::{Error, InternalCode, Result};
@@ -79,7 +80,10 @@ fn check_payment_profile(billing: Option<&wire::CustomerBilling>) -> Result<()> 
     }
 }
 
+/// Only organisation-wide credentials create customers: a user could not
+/// see the customer they made, as no one is assigned to it yet.
 pub async fn create(caller: &Caller, req: wire::CreateCustomerRequest) -> Result<wire::Customer> {
+    caller.require_organisation("create customers")?;
     let mut checks = Checks::default();
     checks.contact(&req.contact);
     if let Some(b) = &req.billing {
@@ -127,12 +131,14 @@ pub async fn create(caller: &Caller, req: wire::CreateCustomerRequest) -> Result
     Ok(customer)
 }
 
-/// The stored customer named by `key` (id or `rid_`), or 404.
+/// The stored customer named by `key` (id or `rid_`), or 404; a customer
+/// the caller may not see is missing too.
 pub async fn find(caller: &Caller, key: &str) -> Result<CustomerRow> {
     caller
         .store
         .customer(caller.org, &IdOrRef::parse(key))
         .await?
+        .filter(|c| caller.sees_customer(c.id))
         .ok_or_else(|| Error::not_found(InternalCode::CustomerNotFound, "customer"))
 }
 
@@ -143,6 +149,9 @@ pub async fn view(caller: &Caller, key: &str) -> Result<wire::Customer> {
 }
 
 pub async fn update(caller: &Caller, key: &str, req: wire::UpdateCustomerRequest) -> Result<wire::Customer> {
+    let store = &caller.store;
+    let mut row = find(caller, key).await?;
+    caller.require_role(row.id, Role::Manager)?;
     let mut checks = Checks::default();
     if let Some(c) = &req.contact {
         checks.contact(c);
@@ -154,8 +163,6 @@ pub async fn update(caller: &Caller, key: &str, req: wire::UpdateCustomerRequest
         checks.shipping(s);
     }
     checks.finish()?;
-    let store = &caller.store;
-    let mut row = find(caller, key).await?;
     check_payment_profile(req.billing.as_ref())?;
     let mut users = store.customer_users(caller.org, &[row.id]).await?.remove(&row.id).unwrap_or_default();
     if let Some(r) = &req.reference_id {
@@ -207,7 +214,8 @@ pub async fn update(caller: &Caller, key: &str, req: wire::UpdateCustomerRequest
 
 pub async fn list(caller: &Caller, q: crate::api::generated::bullfinch::params::CustomerListQuery) -> Result<wire::CustomerList> {
     let after = q.cursor.as_deref().map(Cursor::decode).transpose()?;
-    let filter = CustomerFilter { text: q.filter.filter(|t| !t.is_empty()), customer_type: q.customer_type };
+    let filter =
+        CustomerFilter { text: q.filter.filter(|t| !t.is_empty()), customer_type: q.customer_type, visible_to: caller.viewer() };
     let page = caller.store.customers(caller.org, &filter, after, limit_or_default(q.limit)).await?;
     let ids: Vec<Uuid> = page.items.iter().map(|c| c.id).collect();
     let mut users = caller.store.customer_users(caller.org, &ids).await?;

@@ -1,6 +1,8 @@
 //! The domain core: rules of customers and users, independent of HTTP.
 
+pub mod access;
 pub mod customers;
+pub mod login;
 pub mod users;
 pub mod values;
 
@@ -16,6 +18,8 @@ pub struct Caller {
     pub store: Store,
     pub org: Uuid,
     pub api_key_id: Uuid,
+    /// the user of a bearer token sent with the key; None for a key alone
+    pub user: Option<std::sync::Arc<access::UserAccess>>,
     pub now: DateTime<Utc>,
 }
 

@@ -1,6 +1,7 @@
 //! Users: people who act for customers with a role at each.
 
 use super::values::Checks;
+use super::access::Role;
 use super::{Caller, customer_role};
 use crate::api::generated::bullfinch::params::UserListQuery;
 use crate::api::generated::bullfinch::types as wire;
@@ -8,7 +9,10 @@ use crate::error::{Error, InternalCode, Result};
 use crate::store::{Cursor, IdOrRef, Store, UserFilter, UserRow, limit_or_default};
 use uuid::Uuid;
 
-pub fn to_wire(u: UserRow, customers: Vec<(Uuid, String, String)>) -> wire::User {
+/// One customer a user acts for: (customer, its name, the role).
+type Link = (Uuid, String, String);
+
+pub fn to_wire(u: UserRow, customers: Vec<Link>) -> wire::User {
     wire::User {
         user_id: u.id,
         name: u.name,
@@ -50,11 +54,12 @@ async fn check_free(store: &Store, org: Uuid, email: Option<&str>, reference_id:
 
 
 pub async fn create(caller: &Caller, req: wire::CreateUserRequest) -> Result<wire::User> {
+    let store = &caller.store;
+    let customer = super::customers::find(caller, &req.customer_id).await?;
+    caller.require_role(customer.id, Role::Admin)?;
     let mut checks = Checks::default();
     checks.msisdn("msisdn", req.msisdn.as_deref());
     checks.finish()?;
-    let store = &caller.store;
-    let customer = super::customers::find(caller, &req.customer_id).await?;
     check_free(store, caller.org, Some(&req.email), req.reference_id.as_deref(), None).await?;
     let now = caller.now;
     let row = UserRow {
@@ -77,30 +82,48 @@ pub async fn create(caller: &Caller, req: wire::CreateUserRequest) -> Result<wir
     Ok(to_wire(row, vec![(customer.id, customer.name, role)]))
 }
 
-async fn find(caller: &Caller, key: &str) -> Result<UserRow> {
-    caller
-        .store
-        .user(caller.org, &IdOrRef::parse(key))
-        .await?
-        .ok_or_else(|| Error::not_found(InternalCode::UserNotFound, "user"))
+/// The user named by `key` (id or `rid_`) with the customers they act for,
+/// or 404; a user the caller may not see is missing too.
+async fn find(caller: &Caller, key: &str) -> Result<(UserRow, Vec<Link>)> {
+    let missing = || Error::not_found(InternalCode::UserNotFound, "user");
+    let row = caller.store.user(caller.org, &IdOrRef::parse(key)).await?.ok_or_else(missing)?;
+    let links = caller.store.user_customers(caller.org, &[row.id]).await?.remove(&row.id).unwrap_or_default();
+    let customers: Vec<Uuid> = links.iter().map(|(c, _, _)| *c).collect();
+    if !caller.sees_user(row.id, &customers) {
+        return Err(missing());
+    }
+    Ok((row, links))
 }
 
-async fn with_customers(caller: &Caller, row: UserRow) -> Result<wire::User> {
-    let mut customers = caller.store.user_customers(caller.org, &[row.id]).await?;
-    let c = customers.remove(&row.id).unwrap_or_default();
-    Ok(to_wire(row, c))
+/// A user's customers as this caller may see them.
+fn visible(caller: &Caller, links: Vec<Link>) -> Vec<Link> {
+    links.into_iter().filter(|(c, _, _)| caller.sees_customer(*c)).collect()
 }
 
 pub async fn view(caller: &Caller, key: &str) -> Result<wire::User> {
-    let row = find(caller, key).await?;
-    with_customers(caller, row).await
+    let (row, links) = find(caller, key).await?;
+    Ok(to_wire(row, visible(caller, links)))
+}
+
+/// A user may change their own profile; anyone else needs ADMIN at every
+/// customer the user acts for, since the change (their sign-in address
+/// above all) reaches all of them.
+fn may_change(caller: &Caller, user: Uuid, links: &[Link]) -> Result<()> {
+    match &caller.user {
+        None => Ok(()),
+        Some(u) if u.user_id == user && !u.support => Ok(()),
+        // a user acting for no customer is no customer's to manage
+        Some(_) if links.is_empty() => caller.require_organisation("change a user who acts for no customer"),
+        Some(_) => links.iter().try_for_each(|(c, _, _)| caller.require_role(*c, Role::Admin)),
+    }
 }
 
 pub async fn update(caller: &Caller, key: &str, req: wire::UpdateUserRequest) -> Result<wire::User> {
+    let (mut row, links) = find(caller, key).await?;
+    may_change(caller, row.id, &links)?;
     let mut checks = Checks::default();
     checks.msisdn("msisdn", req.msisdn.as_deref());
     checks.finish()?;
-    let mut row = find(caller, key).await?;
     check_free(&caller.store, caller.org, req.email.as_deref(), None, Some(row.id)).await?;
     if let Some(n) = req.name {
         row.name = n;
@@ -118,7 +141,7 @@ pub async fn update(caller: &Caller, key: &str, req: wire::UpdateUserRequest) ->
     let mut tx = caller.store.begin().await?;
     Store::update_user(&mut tx, &row).await.map_err(Error::conflict_on_unique)?;
     tx.commit().await.map_err(Error::conflict_on_unique)?;
-    with_customers(caller, row).await
+    Ok(to_wire(row, visible(caller, links)))
 }
 
 pub async fn list(caller: &Caller, q: UserListQuery) -> Result<wire::UserList> {
@@ -132,7 +155,7 @@ pub async fn list(caller: &Caller, q: UserListQuery) -> Result<wire::UserList> {
         }
         customers = Some(ids);
     }
-    let filter = UserFilter { text: q.filter.filter(|t| !t.is_empty()), customers };
+    let filter = UserFilter { text: q.filter.filter(|t| !t.is_empty()), customers, visible_to: caller.viewer() };
     let page = caller.store.users(caller.org, &filter, after, limit_or_default(q.limit)).await?;
     let ids: Vec<Uuid> = page.items.iter().map(|u| u.id).collect();
     let mut links = caller.store.user_customers(caller.org, &ids).await?;
@@ -142,7 +165,7 @@ pub async fn list(caller: &Caller, q: UserListQuery) -> Result<wire::UserList> {
             .into_iter()
             .map(|u| {
                 let c = links.remove(&u.id).unwrap_or_default();
-                to_wire(u, c)
+                to_wire(u, visible(caller, c))
             })
             .collect(),
         pagination: wire::Pagination { next_cursor: page.next.map(Cursor::encode) },

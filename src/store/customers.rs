@@ -33,6 +33,8 @@ pub struct CustomerRow {
 pub struct CustomerFilter {
     pub text: Option<String>,
     pub customer_type: Option<String>,
+    /// only customers this user is assigned to (a bearer token's user)
+    pub visible_to: Option<Uuid>,
 }
 
 const COLUMNS: &str = "seq, id, org_id, customer_type, name, identity, preferred_locale, human_readable_id, \
@@ -159,6 +161,10 @@ impl Store {
         if let Some(t) = &f.customer_type {
             binds.push(t.clone());
             sql.push_str(&format!(" AND customer_type = ${}", binds.len() + 2));
+        }
+        if let Some(viewer) = f.visible_to {
+            binds.push(viewer.to_string());
+            sql.push_str(&format!(" AND id IN (SELECT customer_id FROM customer_users WHERE user_id = ${})", binds.len() + 2));
         }
         sql.push_str(&format!(" ORDER BY seq LIMIT {}", limit + 1));
         let mut q = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).bind(after.map_or(0, |c| c.after_seq));

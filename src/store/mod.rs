@@ -4,12 +4,16 @@
 mod customers;
 mod idempotency;
 mod keys;
+mod login;
+mod mail;
 mod page;
 mod users;
 
 pub use customers::{CustomerFilter, CustomerRow, IdOrRef};
 pub use idempotency::{Claim, ClaimTimes, StoredAnswer};
 pub use keys::{ApiKeyRecord, NewApiKey};
+pub use login::{MAX_ATTEMPTS, NewChallenge, Redeemed};
+pub use mail::Mail;
 pub use page::{Cursor, Page, limit_or_default};
 pub use users::{UserFilter, UserRow, email_key};
 

@@ -2,6 +2,7 @@
 
 use super::customers::{IdOrRef, LinkSide};
 use super::{Cursor, Page, Store, Tx, json_col, like_pattern, parse_ts, parse_uuid, ts};
+use crate::domain::access::{Role, UserAccess};
 use crate::error::Result;
 use chrono::{DateTime, Utc};
 use sqlx::{AssertSqlSafe, Row};
@@ -28,6 +29,8 @@ pub struct UserFilter {
     pub text: Option<String>,
     /// users acting for any of these customers
     pub customers: Option<Vec<Uuid>>,
+    /// only users sharing a customer with this user (a bearer token's user)
+    pub visible_to: Option<Uuid>,
 }
 
 const COLUMNS: &str = "seq, id, org_id, name, email, msisdn, identity, reference_id, metadata, created_at, updated_at";
@@ -138,6 +141,14 @@ impl Store {
                 ps.join(", ")
             ));
         }
+        if let Some(viewer) = f.visible_to {
+            binds.push(viewer.to_string());
+            let n = binds.len() + 2;
+            sql.push_str(&format!(
+                " AND (id = ${n} OR id IN (SELECT user_id FROM customer_users WHERE customer_id IN \
+                 (SELECT customer_id FROM customer_users WHERE user_id = ${n})))"
+            ));
+        }
         sql.push_str(&format!(" ORDER BY seq LIMIT {}", limit + 1));
         let mut q = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).bind(after.map_or(0, |c| c.after_seq));
         for b in binds {
@@ -145,6 +156,41 @@ impl Store {
         }
         let rows = q.fetch_all(&self.pool).await?;
         Ok(Page::from_rows(rows.iter().map(from_row).collect::<Result<_>>()?, limit))
+    }
+
+    /// What a user may do in `org`: their support flag and role at each
+    /// customer; None when no such user is in `org`.
+    pub async fn user_access(&self, org: Uuid, user: Uuid) -> Result<Option<UserAccess>> {
+        let rows = sqlx::query(
+            "SELECT u.support, cu.customer_id, cu.role FROM users u
+             LEFT JOIN customer_users cu ON cu.user_id = u.id
+             WHERE u.id = $1 AND u.org_id = $2",
+        )
+        .bind(user.to_string())
+        .bind(org.to_string())
+        .fetch_all(&self.pool)
+        .await?;
+        let Some(first) = rows.first() else { return Ok(None) };
+        let mut access = UserAccess { user_id: user, support: first.try_get::<i64, _>("support")? != 0, roles: HashMap::new() };
+        for r in &rows {
+            if let Some(c) = r.try_get::<Option<String>, _>("customer_id")? {
+                access.roles.insert(parse_uuid(&c)?, Role::parse(&r.try_get::<String, _>("role")?));
+            }
+        }
+        Ok(Some(access))
+    }
+
+    /// Sets a user's support flag (an operator's decision); false when no
+    /// such user exists.
+    pub async fn set_user_support(&self, user: Uuid, support: bool) -> Result<bool> {
+        let mut tx = self.begin().await?;
+        let done = sqlx::query("UPDATE users SET support = $1 WHERE id = $2")
+            .bind(i64::from(support))
+            .bind(user.to_string())
+            .execute(&mut *tx.tx)
+            .await?;
+        tx.commit().await?;
+        Ok(done.rows_affected() == 1)
     }
 
     /// The customers each of `users` acts for: user -> (customer, name, role).

@@ -77,14 +77,14 @@ async fn a_lost_database_is_a_500_error_object_not_a_crash() {
     .await;
 }
 
-fn two_a_minute(clock: std::sync::Arc<switchboard::clock::Clock>) -> switchboard::limits::RateLimits {
-    let two = std::num::NonZeroU32::new(2).unwrap();
-    switchboard::limits::RateLimits::new(governor::Quota::per_minute(two), clock)
+/// Two requests a second per key, both at once.
+fn two_a_second(s: &mut switchboard::config::Settings) {
+    s.per_key_per_second = 2;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_key_is_rate_limited_with_retry_after() {
-    each_backend_with(two_a_minute, |app| async move {
+    each_backend_with(two_a_second, |app| async move {
         assert_eq!(app.call("GET", "/customers", None).await.status, 200);
         assert_eq!(app.call("GET", "/users", None).await.status, 200);
         let r = app.call("POST", "/customers", Some(json!({"customerType": "CONSUMER", "name": "X", "contact": {}}))).await;

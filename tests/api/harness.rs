@@ -5,7 +5,7 @@ use serde_json::Value;
 use std::future::Future;
 use std::sync::Arc;
 use switchboard::clock::Clock;
-use switchboard::limits::RateLimits;
+use switchboard::config::Settings;
 use switchboard::server::{self, Running};
 use switchboard::store::Store;
 use uuid::Uuid;
@@ -24,6 +24,7 @@ pub struct TestApp {
     /// a full-access key pinned to the current revision
     pub key: String,
     running: Option<Running>,
+    settings: Settings,
     /// the database URL, for a second instance over the same database
     pub url: String,
     pub backend: Backend,
@@ -37,12 +38,10 @@ pub enum Backend {
     Postgres,
 }
 
-/// How a test server limits its callers.
-pub type Limits = fn(Arc<Clock>) -> RateLimits;
+/// Changes a test server's settings from the defaults.
+pub type Configure = fn(&mut Settings);
 
-fn default_limits(clock: Arc<Clock>) -> RateLimits {
-    RateLimits::per_second(switchboard::limits::DEFAULT_PER_SECOND, clock)
-}
+fn defaults(_: &mut Settings) {}
 
 /// Runs `test` once on SQLite and once on PostgreSQL when configured.
 pub async fn each_backend<F, Fut>(test: F)
@@ -50,19 +49,19 @@ where
     F: Fn(TestApp) -> Fut,
     Fut: Future<Output = TestApp>,
 {
-    each_backend_with(default_limits, test).await
+    each_backend_with(defaults, test).await
 }
 
-/// `each_backend`, with the server's rate limits given.
-pub async fn each_backend_with<F, Fut>(limits: Limits, test: F)
+/// `each_backend`, with the server's settings changed by `configure`.
+pub async fn each_backend_with<F, Fut>(configure: Configure, test: F)
 where
     F: Fn(TestApp) -> Fut,
     Fut: Future<Output = TestApp>,
 {
-    let app = TestApp::start(Backend::Sqlite, limits).await;
+    let app = TestApp::start(Backend::Sqlite, configure).await;
     test(app).await.finish().await;
     if std::env::var("SWITCHBOARD_TEST_POSTGRES").is_ok_and(|u| !u.is_empty()) {
-        let app = TestApp::start(Backend::Postgres, limits).await;
+        let app = TestApp::start(Backend::Postgres, configure).await;
         test(app).await.finish().await;
     } else {
         eprintln!("PostgreSQL skipped: SWITCHBOARD_TEST_POSTGRES is not set");
@@ -70,7 +69,7 @@ where
 }
 
 impl TestApp {
-    pub async fn start(backend: Backend, limits: Limits) -> TestApp {
+    pub async fn start(backend: Backend, configure: Configure) -> TestApp {
         let (url, postgres, sqlite_file) = match backend {
             Backend::Sqlite => {
                 let file = std::env::temp_dir().join(format!("switchboard-test-{}.db", Uuid::new_v4().simple()));
@@ -89,10 +88,25 @@ impl TestApp {
         let store = Store::connect(&url).await.expect("store");
         let clock = Arc::new(Clock::default());
         let org = store.create_organisation("Test Org", clock.now()).await.unwrap();
-        let running = server::start_with(store.clone(), clock.clone(), "127.0.0.1:0".parse().unwrap(), limits(clock.clone())).unwrap();
+        // every request of a test comes from 127.0.0.1: login limits only
+        // where a test sets them
+        let mut settings = Settings { login_per_address_per_minute: 10_000, login_per_email_per_minute: 10_000, ..Settings::default() };
+        configure(&mut settings);
+        let running = server::start(store.clone(), clock.clone(), "127.0.0.1:0".parse().unwrap(), settings.clone()).await.unwrap();
         let base = format!("http://{}/api/v2", running.local_addr());
-        let mut app =
-            TestApp { base, store, clock, org, key: String::new(), running: Some(running), url, backend, postgres, sqlite_file };
+        let mut app = TestApp {
+            base,
+            store,
+            clock,
+            org,
+            key: String::new(),
+            running: Some(running),
+            settings,
+            url,
+            backend,
+            postgres,
+            sqlite_file,
+        };
         app.key = app.new_key(app.org, Some(BULLFINCH), false).await;
         app
     }
@@ -102,8 +116,7 @@ impl TestApp {
     /// Close it before the app finishes.
     pub async fn second_instance(&self) -> (Running, String) {
         let store = Store::connect(&self.url).await.expect("store");
-        let running =
-            server::start_with(store, self.clock.clone(), "127.0.0.1:0".parse().unwrap(), default_limits(self.clock.clone())).unwrap();
+        let running = server::start(store, self.clock.clone(), "127.0.0.1:0".parse().unwrap(), self.settings.clone()).await.unwrap();
         let base = format!("http://{}/api/v2", running.local_addr());
         (running, base)
     }
@@ -128,11 +141,55 @@ impl TestApp {
     }
 
     pub fn http(key: Option<&str>) -> reqwest::Client {
+        Self::http_as(key, None)
+    }
+
+    /// A client sending `key` and, when given, `Authorization: Bearer token`.
+    pub fn http_as(key: Option<&str>, token: Option<&str>) -> reqwest::Client {
         let mut headers = reqwest::header::HeaderMap::new();
         if let Some(k) = key {
             headers.insert("x-api-key", k.parse().unwrap());
         }
+        if let Some(t) = token {
+            headers.insert("authorization", format!("Bearer {t}").parse().unwrap());
+        }
         reqwest::Client::builder().default_headers(headers).build().unwrap()
+    }
+
+    /// A client acting as the user of `token`, with `key`.
+    pub fn bullfinch_as(&self, key: &str, token: &str) -> bullfinch::Client {
+        bullfinch::Client::new_with_client(&self.base, Self::http_as(Some(key), Some(token)))
+    }
+
+    /// A client without credentials (for the open operations).
+    pub fn bullfinch_open(&self) -> bullfinch::Client {
+        bullfinch::Client::new_with_client(&self.base, Self::http(None))
+    }
+
+    /// The code of the newest login mail to `email` in the outbox.
+    pub async fn mailed_code(&self, email: &str) -> String {
+        let mails = switchboard::admin::mail_list(&self.store, Some(email)).await.unwrap();
+        let last = mails.as_array().unwrap().last().unwrap_or_else(|| panic!("no mail to {email}"));
+        let subject = last["subject"].as_str().unwrap();
+        subject.rsplit(' ').next().unwrap().to_string()
+    }
+
+    /// Signs `email` in through the outbox (with `key` as the login's
+    /// scope, when given): the access token.
+    pub async fn login(&self, email: &str, key: Option<&str>) -> String {
+        let client = bullfinch::Client::new_with_client(&self.base, Self::http(key));
+        let start = client
+            .auth_email_start(None, None, &bullfinch::types::EmailLoginStartRequest { email: email.parse().unwrap() })
+            .await
+            .unwrap()
+            .into_inner();
+        let code = self.mailed_code(email).await;
+        let body = bullfinch::types::EmailLoginVerifyRequest {
+            email: email.parse().unwrap(),
+            nonce: start.nonce.parse().unwrap(),
+            code: code.parse().unwrap(),
+        };
+        client.auth_email_verify(None, None, &body).await.unwrap().into_inner().access_token
     }
 
     pub fn bullfinch(&self) -> bullfinch::Client {

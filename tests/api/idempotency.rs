@@ -178,7 +178,7 @@ async fn keys_live_24_hours_per_organisation() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fifty_concurrent_identical_requests_execute_once() {
-    each_backend_with(|clock| switchboard::limits::RateLimits::per_second(10_000, clock), |app| async move {
+    each_backend_with(|s| s.per_key_per_second = 10_000, |app| async move {
         // on PostgreSQL, half of the requests go to a second instance
         let second = match app.backend {
             Backend::Postgres => Some(app.second_instance().await),

@@ -5,6 +5,7 @@ mod harness;
 mod access;
 mod customers;
 mod idempotency;
+mod login;
 mod pagination;
 mod revisions;
 mod sweeps;

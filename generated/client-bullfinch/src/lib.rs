@@ -12,6 +12,75 @@ use progenitor_client::{encode_path, ClientHooks, OperationInfo, RequestBuilderE
 /// Types used as operation parameters and responses.
 #[allow(clippy::all)]
 pub mod types {
+    ///A user's access token.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct AccessToken {
+        ///A JWT; send it as Authorization: Bearer, together with the API key.
+        #[serde(rename = "accessToken")]
+        pub access_token: ::std::string::String,
+        ///Seconds until the token expires.
+        #[serde(rename = "expiresIn")]
+        pub expires_in: u64,
+        ///Always Bearer.
+        #[serde(rename = "tokenType")]
+        pub token_type: AccessTokenTokenType,
+        ///The user the token acts for.
+        #[serde(
+            rename = "userId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub user_id: ::std::option::Option<::uuid::Uuid>,
+    }
+    ///Always Bearer.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum AccessTokenTokenType {
+        Bearer,
+    }
+    impl ::std::fmt::Display for AccessTokenTokenType {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Bearer => f.write_str("Bearer"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for AccessTokenTokenType {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "Bearer" => Ok(Self::Bearer),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for AccessTokenTokenType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for AccessTokenTokenType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
     ///A postal address.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct Address {
@@ -468,6 +537,120 @@ pub mod types {
         }
     }
     impl<'de> ::serde::Deserialize<'de> for AddressZip {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`AuthEmailStartXApiKey`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct AuthEmailStartXApiKey(::std::string::String);
+    impl ::std::ops::Deref for AuthEmailStartXApiKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<AuthEmailStartXApiKey> for ::std::string::String {
+        fn from(value: AuthEmailStartXApiKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for AuthEmailStartXApiKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 512usize {
+                return Err("longer than 512 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for AuthEmailStartXApiKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for AuthEmailStartXApiKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for AuthEmailStartXApiKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`AuthEmailVerifyXApiKey`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct AuthEmailVerifyXApiKey(::std::string::String);
+    impl ::std::ops::Deref for AuthEmailVerifyXApiKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<AuthEmailVerifyXApiKey> for ::std::string::String {
+        fn from(value: AuthEmailVerifyXApiKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for AuthEmailVerifyXApiKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 512usize {
+                return Err("longer than 512 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for AuthEmailVerifyXApiKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for AuthEmailVerifyXApiKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for AuthEmailVerifyXApiKey {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
             D: ::serde::Deserializer<'de>,
@@ -2208,6 +2391,260 @@ pub mod types {
                 })
         }
     }
+    ///A login attempt waiting for its code.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct EmailLoginChallenge {
+        ///When the code was issued.
+        #[serde(rename = "createdAt")]
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///When the code stops working.
+        #[serde(rename = "expiresAt")]
+        pub expires_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///Seconds until the code expires.
+        #[serde(rename = "expiresIn")]
+        pub expires_in: u64,
+        ///Names this attempt; send it back with the code.
+        pub nonce: ::std::string::String,
+    }
+    ///Whom to send a login code.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct EmailLoginStartRequest {
+        ///The user's sign-in address.
+        pub email: EmailLoginStartRequestEmail,
+    }
+    ///The user's sign-in address.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct EmailLoginStartRequestEmail(::std::string::String);
+    impl ::std::ops::Deref for EmailLoginStartRequestEmail {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<EmailLoginStartRequestEmail> for ::std::string::String {
+        fn from(value: EmailLoginStartRequestEmail) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for EmailLoginStartRequestEmail {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 254usize {
+                return Err("longer than 254 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for EmailLoginStartRequestEmail {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for EmailLoginStartRequestEmail {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for EmailLoginStartRequestEmail {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The code a user received, for the attempt it belongs to.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct EmailLoginVerifyRequest {
+        ///The 6-digit code from the mail.
+        pub code: EmailLoginVerifyRequestCode,
+        ///The address the code was sent to.
+        pub email: EmailLoginVerifyRequestEmail,
+        ///The nonce from POST /auth/email/start.
+        pub nonce: EmailLoginVerifyRequestNonce,
+    }
+    ///The 6-digit code from the mail.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct EmailLoginVerifyRequestCode(::std::string::String);
+    impl ::std::ops::Deref for EmailLoginVerifyRequestCode {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<EmailLoginVerifyRequestCode> for ::std::string::String {
+        fn from(value: EmailLoginVerifyRequestCode) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for EmailLoginVerifyRequestCode {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[0-9]{6}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[0-9]{6}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for EmailLoginVerifyRequestCode {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for EmailLoginVerifyRequestCode {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for EmailLoginVerifyRequestCode {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The address the code was sent to.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct EmailLoginVerifyRequestEmail(::std::string::String);
+    impl ::std::ops::Deref for EmailLoginVerifyRequestEmail {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<EmailLoginVerifyRequestEmail> for ::std::string::String {
+        fn from(value: EmailLoginVerifyRequestEmail) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for EmailLoginVerifyRequestEmail {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 254usize {
+                return Err("longer than 254 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for EmailLoginVerifyRequestEmail {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for EmailLoginVerifyRequestEmail {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for EmailLoginVerifyRequestEmail {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The nonce from POST /auth/email/start.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct EmailLoginVerifyRequestNonce(::std::string::String);
+    impl ::std::ops::Deref for EmailLoginVerifyRequestNonce {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<EmailLoginVerifyRequestNonce> for ::std::string::String {
+        fn from(value: EmailLoginVerifyRequestNonce) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for EmailLoginVerifyRequestNonce {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 128usize {
+                return Err("longer than 128 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for EmailLoginVerifyRequestNonce {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for EmailLoginVerifyRequestNonce {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for EmailLoginVerifyRequestNonce {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     ///The body of every failed request.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct Error {
@@ -3913,6 +4350,139 @@ impl ClientInfo<()> for Client {
 impl ClientHooks<()> for &Client {}
 #[allow(clippy::all)]
 impl Client {
+    /**Start an email login
+
+Mails a 6-digit login code to the address and answers with the nonce of this attempt. The answer is the same 202 whether or not the address belongs to a user, so it reveals nothing. The code works once, until expiresAt, and dies after 5 wrong attempts. Needs no credentials. Rate limited per client address and per email address.
+
+Sends a `POST` request to `/auth/email/start`
+
+Arguments:
+- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
+- `x_api_key`: Optional. The organisation's API key: the login then looks for the user in that organisation only. Without it, the address must belong to a user of exactly one organisation. A key that is not valid finds no user.
+- `body`
+*/
+    pub async fn auth_email_start<'a>(
+        &'a self,
+        api_revision: Option<&'a str>,
+        x_api_key: Option<&'a types::AuthEmailStartXApiKey>,
+        body: &'a types::EmailLoginStartRequest,
+    ) -> Result<ResponseValue<types::EmailLoginChallenge>, Error<types::Error>> {
+        let url = format!("{}/auth/email/start", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(3usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = api_revision {
+            header_map.append("Api-Revision", value.to_string().try_into()?);
+        }
+        if let Some(value) = x_api_key {
+            header_map.append("X-Api-Key", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "auth_email_start",
+        };
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            202u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            413u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Finish an email login
+
+Exchanges the code from the mail for an access token. A wrong, expired, used or unknown code, or an address without a user, answers 401 (invalid_login_code) alike. Needs no credentials. Rate limited per client address and per email address.
+
+Sends a `POST` request to `/auth/email/verify`
+
+Arguments:
+- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
+- `x_api_key`: Optional. The organisation's API key: the login then looks for the user in that organisation only. Without it, the address must belong to a user of exactly one organisation. A key that is not valid finds no user.
+- `body`
+*/
+    pub async fn auth_email_verify<'a>(
+        &'a self,
+        api_revision: Option<&'a str>,
+        x_api_key: Option<&'a types::AuthEmailVerifyXApiKey>,
+        body: &'a types::EmailLoginVerifyRequest,
+    ) -> Result<ResponseValue<types::AccessToken>, Error<types::Error>> {
+        let url = format!("{}/auth/email/verify", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(3usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = api_revision {
+            header_map.append("Api-Revision", value.to_string().try_into()?);
+        }
+        if let Some(value) = x_api_key {
+            header_map.append("X-Api-Key", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "auth_email_verify",
+        };
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            413u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
     /**List customers
 
 Customers of the organisation, oldest first. `filter` matches name, contact email or humanReadableId (case-insensitive substring).
@@ -4048,6 +4618,9 @@ Arguments:
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
             409u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            413u16 => {
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
             429u16 => {
@@ -4188,6 +4761,9 @@ Arguments:
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
             409u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            413u16 => {
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
             429u16 => {
@@ -4499,6 +5075,9 @@ Arguments:
             409u16 => {
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
+            413u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
             429u16 => {
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
@@ -4637,6 +5216,9 @@ Arguments:
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
             409u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            413u16 => {
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
             429u16 => {

@@ -1,0 +1,67 @@
+//! What an operator can set for `serve`: limits, login lifetimes, the token
+//! secret and outgoing mail. Each setting is a flag and an environment
+//! variable; the defaults are what a fresh server runs with.
+
+use clap::Args;
+
+/// The defaults, shared by the flags and `Settings::default()`.
+pub mod defaults {
+    pub const PER_KEY_PER_SECOND: u32 = 100;
+    pub const LOGIN_PER_ADDRESS_PER_MINUTE: u32 = 30;
+    pub const LOGIN_PER_EMAIL_PER_MINUTE: u32 = 6;
+    pub const MAX_BODY_BYTES: usize = 1024 * 1024;
+    pub const LOGIN_CODE_SECONDS: u32 = 600;
+    pub const ACCESS_TOKEN_SECONDS: u32 = 3600;
+    pub const MAIL_FROM: &str = "Switchboard <no-reply@switchboard.invalid>";
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct Settings {
+    /// Requests per second each API key may make (also its burst).
+    #[arg(long = "rate-limit", env = "SWITCHBOARD_RATE_LIMIT", default_value_t = defaults::PER_KEY_PER_SECOND)]
+    pub per_key_per_second: u32,
+    /// Login requests (start and verify together) per minute from one client address.
+    #[arg(long = "login-rate-limit-address", env = "SWITCHBOARD_LOGIN_RATE_LIMIT_ADDRESS", default_value_t = defaults::LOGIN_PER_ADDRESS_PER_MINUTE)]
+    pub login_per_address_per_minute: u32,
+    /// Login requests (start and verify together) per minute for one email address.
+    #[arg(long = "login-rate-limit-email", env = "SWITCHBOARD_LOGIN_RATE_LIMIT_EMAIL", default_value_t = defaults::LOGIN_PER_EMAIL_PER_MINUTE)]
+    pub login_per_email_per_minute: u32,
+    /// Largest request body accepted, in bytes; larger ones answer 413.
+    #[arg(long, env = "SWITCHBOARD_MAX_BODY_BYTES", default_value_t = defaults::MAX_BODY_BYTES)]
+    pub max_body_bytes: usize,
+    /// Seconds a login code stays valid.
+    #[arg(long, env = "SWITCHBOARD_LOGIN_CODE_SECONDS", default_value_t = defaults::LOGIN_CODE_SECONDS)]
+    pub login_code_seconds: u32,
+    /// Seconds an access token stays valid.
+    #[arg(long, env = "SWITCHBOARD_ACCESS_TOKEN_SECONDS", default_value_t = defaults::ACCESS_TOKEN_SECONDS)]
+    pub access_token_seconds: u32,
+    /// Secret that signs access tokens and keys login-code hashes (at least
+    /// 32 bytes). Without it, one is generated on first start and stored in
+    /// the database, so every instance over that database shares it.
+    #[arg(long, env = "SWITCHBOARD_TOKEN_SECRET", hide_env_values = true)]
+    pub token_secret: Option<String>,
+    /// Outgoing mail server, e.g. smtps://user:pass@smtp.example.com or
+    /// smtp://localhost:2525. Without it, mail stays in the local outbox
+    /// (`switchboard admin mail list`).
+    #[arg(long, env = "SWITCHBOARD_SMTP_URL", hide_env_values = true)]
+    pub smtp_url: Option<String>,
+    /// Sender of outgoing mail.
+    #[arg(long, env = "SWITCHBOARD_MAIL_FROM", default_value = defaults::MAIL_FROM)]
+    pub mail_from: String,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            per_key_per_second: defaults::PER_KEY_PER_SECOND,
+            login_per_address_per_minute: defaults::LOGIN_PER_ADDRESS_PER_MINUTE,
+            login_per_email_per_minute: defaults::LOGIN_PER_EMAIL_PER_MINUTE,
+            max_body_bytes: defaults::MAX_BODY_BYTES,
+            login_code_seconds: defaults::LOGIN_CODE_SECONDS,
+            access_token_seconds: defaults::ACCESS_TOKEN_SECONDS,
+            token_secret: None,
+            smtp_url: None,
+            mail_from: defaults::MAIL_FROM.into(),
+        }
+    }
+}

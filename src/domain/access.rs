@@ -1,0 +1,103 @@
+//! What a user acting through a bearer token may see and change. A key
+//! alone acts for the whole organisation; with a token the caller gets the
+//! intersection of the key (full or read-only, checked in the request
+//! prelude) and the user:
+//! - a user sees the customers assigned to them, and the users of those;
+//! - MEMBER reads, MANAGER also changes the customer's data, ADMIN also
+//!   manages the customer's users;
+//! - a support user sees every customer of the organisation and changes
+//!   nothing.
+//!
+//! Seeing decides 404 (an object the caller may not see does not exist for
+//! them); changing decides 403.
+
+use super::Caller;
+use crate::error::{Error, InternalCode, Result};
+use std::collections::HashMap;
+use uuid::Uuid;
+
+/// A user's role at one customer, weakest first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Role {
+    Member,
+    Manager,
+    Admin,
+}
+
+impl Role {
+    /// Stored role names are the wire enum's (`MEMBER`, ...).
+    pub fn parse(stored: &str) -> Role {
+        match stored {
+            "ADMIN" => Role::Admin,
+            "MANAGER" => Role::Manager,
+            _ => Role::Member,
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Role::Member => "MEMBER",
+            Role::Manager => "MANAGER",
+            Role::Admin => "ADMIN",
+        }
+    }
+}
+
+/// The user behind a bearer token, as loaded for one request.
+#[derive(Debug, Clone)]
+pub struct UserAccess {
+    pub user_id: Uuid,
+    pub support: bool,
+    /// customer -> role
+    pub roles: HashMap<Uuid, Role>,
+}
+
+fn forbidden(code: InternalCode, message: impl Into<String>) -> Error {
+    Error::Forbidden { code, message: message.into() }
+}
+
+impl Caller {
+    /// The user whose assignments bound what this caller sees, if any (a
+    /// key alone and a support user see the whole organisation).
+    pub fn viewer(&self) -> Option<Uuid> {
+        self.user.as_ref().filter(|u| !u.support).map(|u| u.user_id)
+    }
+
+    pub fn sees_customer(&self, customer: Uuid) -> bool {
+        match &self.user {
+            None => true,
+            Some(u) => u.support || u.roles.contains_key(&customer),
+        }
+    }
+
+    /// A user sees themselves and every user of a customer they see.
+    pub fn sees_user(&self, user: Uuid, their_customers: &[Uuid]) -> bool {
+        match &self.user {
+            None => true,
+            Some(u) => u.support || u.user_id == user || their_customers.iter().any(|c| u.roles.contains_key(c)),
+        }
+    }
+
+    /// Refuses (403) unless the caller holds `needed` at `customer`.
+    pub fn require_role(&self, customer: Uuid, needed: Role) -> Result<()> {
+        let Some(u) = &self.user else { return Ok(()) };
+        if u.support {
+            return Err(forbidden(InternalCode::SupportUserReadOnly, "A support user may read but not change."));
+        }
+        match u.roles.get(&customer) {
+            Some(r) if *r >= needed => Ok(()),
+            _ => Err(forbidden(
+                InternalCode::InsufficientRole,
+                format!("This needs the {} role at the customer.", needed.name()),
+            )),
+        }
+    }
+
+    /// Refuses (403) anything but organisation-wide credentials (a key alone).
+    pub fn require_organisation(&self, what: &str) -> Result<()> {
+        match &self.user {
+            None => Ok(()),
+            Some(_) => Err(forbidden(InternalCode::InsufficientRole, format!("Only the organisation's API key alone may {what}."))),
+        }
+    }
+}

@@ -1,0 +1,124 @@
+//! Email login state: server secrets, login challenges (one per started
+//! login, its code only as a keyed hash), and the user lookups login needs.
+
+use super::{Store, Tx, parse_uuid, ts};
+use crate::error::Result;
+use chrono::{DateTime, Utc};
+use sqlx::Row;
+use uuid::Uuid;
+
+/// Verifications a challenge allows; the sixth is refused even with the right code.
+pub const MAX_ATTEMPTS: i64 = 5;
+
+pub struct NewChallenge<'a> {
+    pub nonce: &'a str,
+    pub email_key: &'a str,
+    /// the organisation of the X-Api-Key sent with start, if any
+    pub scope_org: Option<Uuid>,
+    /// the user the address belongs to (and their organisation), if exactly one
+    pub user: Option<(Uuid, Uuid)>,
+    pub code_hash: &'a str,
+    pub created_at: DateTime<Utc>,
+    pub expires_at: DateTime<Utc>,
+}
+
+/// A verification that matched: the user and the organisation it was for.
+pub struct Redeemed {
+    pub user_id: Uuid,
+    pub org: Uuid,
+    pub scope_org: Option<Uuid>,
+}
+
+impl Store {
+    /// The secret named `name`: the stored one, or `fresh` stored now. Every
+    /// instance that starts over this database ends up with the same value.
+    pub async fn server_secret(&self, name: &str, fresh: &str, now: DateTime<Utc>) -> Result<String> {
+        let mut tx = self.begin().await?;
+        sqlx::query("INSERT INTO server_secrets (name, value, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING")
+            .bind(name)
+            .bind(fresh)
+            .bind(ts(now))
+            .execute(&mut *tx.tx)
+            .await?;
+        let row = sqlx::query("SELECT value FROM server_secrets WHERE name = $1").bind(name).fetch_one(&mut *tx.tx).await?;
+        tx.commit().await?;
+        Ok(row.try_get("value")?)
+    }
+
+    /// Users who sign in with this address: `(user, organisation)`, in
+    /// `org` only when given. At most two are returned (two means "ambiguous").
+    pub async fn login_users(&self, email_key: &str, org: Option<Uuid>) -> Result<Vec<(Uuid, Uuid)>> {
+        let rows = sqlx::query(
+            "SELECT id, org_id FROM users WHERE email_key = $1 AND ($2 IS NULL OR org_id = $2) ORDER BY seq LIMIT 2",
+        )
+        .bind(email_key)
+        .bind(org.map(|o| o.to_string()))
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|r| Ok((parse_uuid(&r.try_get::<String, _>("id")?)?, parse_uuid(&r.try_get::<String, _>("org_id")?)?)))
+            .collect()
+    }
+
+    /// Records a started login (and forgets challenges long expired).
+    pub async fn insert_challenge(tx: &mut Tx<'_>, c: &NewChallenge<'_>, forget_before: DateTime<Utc>) -> Result<()> {
+        sqlx::query("DELETE FROM login_challenges WHERE expires_at < $1")
+            .bind(ts(forget_before))
+            .execute(&mut *tx.tx)
+            .await?;
+        sqlx::query(
+            "INSERT INTO login_challenges (nonce, email_key, scope_org_id, user_id, user_org_id, code_hash, created_at, expires_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        )
+        .bind(c.nonce)
+        .bind(c.email_key)
+        .bind(c.scope_org.map(|o| o.to_string()))
+        .bind(c.user.map(|(u, _)| u.to_string()))
+        .bind(c.user.map(|(_, o)| o.to_string()))
+        .bind(c.code_hash)
+        .bind(ts(c.created_at))
+        .bind(ts(c.expires_at))
+        .execute(&mut *tx.tx)
+        .await?;
+        Ok(())
+    }
+
+    /// One verification of a challenge, as one atomic step: when `code_hash`
+    /// matches a live challenge (unused, unexpired, under the attempt limit,
+    /// for this address, with a user) it is used up and its user returned;
+    /// otherwise the attempt is counted against the nonce.
+    pub async fn redeem_challenge(&self, nonce: &str, email_key: &str, code_hash: &str, now: DateTime<Utc>) -> Result<Option<Redeemed>> {
+        let mut tx = self.begin().await?;
+        let row = sqlx::query(
+            "UPDATE login_challenges SET used_at = $4, attempts = attempts + 1
+             WHERE nonce = $1 AND email_key = $2 AND code_hash = $3 AND used_at IS NULL
+               AND attempts < $5 AND expires_at > $6 AND user_id IS NOT NULL
+             RETURNING user_id, user_org_id, scope_org_id",
+        )
+        .bind(nonce)
+        .bind(email_key)
+        .bind(code_hash)
+        .bind(ts(now))
+        .bind(MAX_ATTEMPTS)
+        .bind(ts(now))
+        .fetch_optional(&mut *tx.tx)
+        .await?;
+        let redeemed = match row {
+            Some(r) => Some(Redeemed {
+                user_id: parse_uuid(&r.try_get::<String, _>("user_id")?)?,
+                org: parse_uuid(&r.try_get::<String, _>("user_org_id")?)?,
+                scope_org: r.try_get::<Option<String>, _>("scope_org_id")?.map(|o| parse_uuid(&o)).transpose()?,
+            }),
+            None => {
+                sqlx::query("UPDATE login_challenges SET attempts = attempts + 1 WHERE nonce = $1 AND used_at IS NULL AND attempts < $2")
+                    .bind(nonce)
+                    .bind(MAX_ATTEMPTS)
+                    .execute(&mut *tx.tx)
+                    .await?;
+                None
+            }
+        };
+        tx.commit().await?;
+        Ok(redeemed)
+    }
+}
