@@ -7,6 +7,7 @@ mod customers;
 mod idempotency;
 mod login;
 mod pagination;
+mod permissions;
 mod revisions;
 mod sweeps;
 mod users;

@@ -223,8 +223,9 @@ impl Server {
             .arg("--database-url")
             .arg(format!("sqlite://{}?mode=rwc", db.display()))
             .args(["serve", "--demo", "--listen", &format!("127.0.0.1:{port}")])
-            // the fuzzers send thousands of requests a second with one key
-            .args(["--rate-limit", "1000000"])
+            // the fuzzers send thousands of requests a second with one key,
+            // from one address, often for the same email address
+            .args(["--rate-limit", "1000000", "--login-rate-limit-address", "1000000", "--login-rate-limit-email", "1000000"])
             .stdout(Stdio::piped())
             .stderr(Stdio::from(std::fs::File::create(work.join("server.log"))?))
             .spawn()
