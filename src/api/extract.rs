@@ -9,11 +9,12 @@ use crate::error::{Detail, InternalCode};
 use async_trait::async_trait;
 use dropshot::{
     ApiEndpointBodyContentType, ErrorStatusCode, ExclusiveExtractor, ExtractorMetadata,
-    RequestContext, ServerContext, SharedExtractor, UntypedBody,
+    RequestContext, ServerContext, SharedExtractor,
 };
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
+use http_body_util::BodyExt;
 use sha2::Digest;
 
 macro_rules! checked_input {
@@ -202,20 +203,23 @@ where
             .get(http::header::CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .map(|v| v.split(';').next().unwrap_or("").trim().to_ascii_lowercase());
-        let body = UntypedBody::from_request(rqctx, request).await;
+        // read here rather than through dropshot's UntypedBody, which
+        // answers an over-long body with a 400: it is a 413
+        let limit = rqctx.request_body_max_bytes();
+        let body = http_body_util::Limited::new(request.into_body(), limit).collect().await.map(|c| c.to_bytes());
         let digest: [u8; 32] = match &body {
-            Ok(b) => sha2::Sha256::digest(b.as_bytes()).into(),
+            Ok(b) => sha2::Sha256::digest(b).into(),
             Err(_) => [0; 32],
         };
         let result = match body {
-            Err(e) if e.status_code.as_u16() == 413 => Err(ApiError::new(
+            Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => Err(ApiError::new(
                 ErrorStatusCode::PAYLOAD_TOO_LARGE,
                 InternalCode::PayloadTooLarge,
-                e.external_message,
+                format!("The request body is larger than {limit} bytes."),
             )),
-            Err(e) => Err(ApiError::new(ErrorStatusCode::BAD_REQUEST, InternalCode::BadRequest, e.external_message)),
+            Err(e) => Err(ApiError::new(ErrorStatusCode::BAD_REQUEST, InternalCode::BadRequest, format!("The request body could not be read: {e}"))),
             Ok(b) => {
-                let bytes = b.as_bytes();
+                let bytes = &b[..];
                 if content_type.as_deref().is_some_and(|ct| ct != "application/json") {
                     Err(ApiError::new(
                         ErrorStatusCode::BAD_REQUEST,

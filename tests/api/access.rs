@@ -107,3 +107,28 @@ async fn each_key_is_rate_limited_with_retry_after() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn request_bodies_over_the_configured_limit_are_413() {
+    each_backend_with(
+        |s| s.max_body_bytes = 2048,
+        |app| async move {
+            // metadata values are short, so the bulk is many of them
+            let customer = |entries: usize| {
+                let metadata: serde_json::Map<String, serde_json::Value> = (0..entries).map(|i| (format!("k{i:02}"), json!("x".repeat(90)))).collect();
+                json!({"customerType": "CONSUMER", "name": "Big", "contact": {}, "metadata": metadata})
+            };
+            let r = app.call("POST", "/customers", Some(customer(30))).await;
+            r.assert_error(413, "payload_too_large");
+            let r = app.call_as(None, "POST", "/auth/email/start", Some(json!({"email": format!("{}@example.com", "a".repeat(3000))})), &[]).await;
+            r.assert_error(413, "payload_too_large");
+            assert_eq!(app.call("GET", "/customers", None).await.body["items"].as_array().unwrap().len(), 0, "nothing was created");
+            // just under the limit is accepted
+            let body = customer(19);
+            assert!(body.to_string().len() < 2048);
+            assert_eq!(app.call("POST", "/customers", Some(body)).await.status, 201);
+            app
+        },
+    )
+    .await;
+}

@@ -3,8 +3,10 @@
 //! swept without anyone listing it here. The sweeps: coverage (some test
 //! calls it through a generated client), unauthorized (401 without
 //! credentials), tenancy (another organisation's ids are as missing), wire
-//! (Api-Revision and application/json on every answer) and idempotency
-//! (every operation taking `X-Idempotency-Key` replays a retry).
+//! (Api-Revision and application/json on every answer), idempotency
+//! (every operation taking `X-Idempotency-Key` replays a retry) and header
+//! text (a header value that is not text is a 400, on every header the
+//! server reads).
 
 use crate::harness::*;
 use serde_json::{Value, json};
@@ -101,6 +103,8 @@ enum Auth<'a> {
     Nothing,
     Key(&'a str),
     BearerAlone,
+    /// a valid key with a bearer token this server never issued
+    KeyAndForeignBearer(&'a str),
 }
 
 /// A response, with the headers the wire sweep checks.
@@ -125,6 +129,10 @@ async fn send_with(app: &TestApp, op: &Operation, auth: Auth<'_>, path: &str, bo
         Auth::Key(k) => req.header("x-api-key", k),
         // a well-formed JWT, but no API key beside it
         Auth::BearerAlone => req.header(
+            "authorization",
+            "Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJzd2VlcCJ9.c2lnbmF0dXJlLW5vdC1jaGVja2Vk",
+        ),
+        Auth::KeyAndForeignBearer(k) => req.header("x-api-key", k).header(
             "authorization",
             "Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJzd2VlcCJ9.c2lnbmF0dXJlLW5vdC1jaGVja2Vk",
         ),
@@ -193,7 +201,12 @@ async fn unauthorized_every_operation_needs_credentials() {
     each_backend(|app| async move {
         for op in operations().iter().filter(|op| !op.open) {
             let path = op.fill(|_| Uuid::new_v4().to_string());
-            let cases = [(Auth::Nothing, "without a key"), (Auth::Key("sbk_not-a-key-of-anyone"), "with a wrong key"), (Auth::BearerAlone, "with a bearer token alone")];
+            let cases = [
+                (Auth::Nothing, "without a key"),
+                (Auth::Key("sbk_not-a-key-of-anyone"), "with a wrong key"),
+                (Auth::BearerAlone, "with a bearer token alone"),
+                (Auth::KeyAndForeignBearer(&app.key), "with a key and a bearer token not issued here"),
+            ];
             for (auth, why) in cases {
                 let a = send(&app, op, auth, &path, op.body.as_ref()).await;
                 assert_error_object(op, &a, 401, why);
@@ -321,17 +334,21 @@ async fn tenancy_another_organisations_ids_are_missing_and_unchanged() {
     .await;
 }
 
+/// The operation's path naming objects that exist: fixtures for ids, and
+/// for parameters that are not ids (the document name), a real value.
+fn existing_path(op: &Operation, fixtures: &Fixtures) -> String {
+    op.fill(|name| match name {
+        "document" => format!("{}.json", op.revision),
+        _ => fixtures.get(op, name, false),
+    })
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wire_every_operation_answers_with_its_revision_and_json() {
     each_backend(|app| async move {
         let ours = Fixtures::create(&app, &app.key, "ours").await;
         for op in operations() {
-            // path parameters that are not ids (the document name) come
-            // from the document's own example values
-            let path = op.fill(|name| match name {
-                "document" => format!("{}.json", op.revision),
-                _ => ours.get(&op, name, false),
-            });
+            let path = existing_path(&op, &ours);
             let a = send(&app, &op, Auth::Key(&app.key), &path, op.body.as_ref()).await;
             assert!(a.status < 500, "{}: {} {:#}", op.label(), a.status, a.body);
         }
@@ -357,6 +374,52 @@ async fn idempotency_every_marked_operation_replays_a_retry() {
             assert!(!first.replayed, "{label}: the first answer claims to be a replay");
             assert!(again.replayed, "{label}: a retry with the same key was not replayed ({} {:#})", again.status, again.body);
             assert_eq!((again.status, &again.body), (first.status, &first.body), "{label}: the replay differs");
+        }
+        app
+    })
+    .await;
+}
+
+/// Headers every operation reads, whether or not its document lists them.
+const ALWAYS_READ: [&str; 3] = ["X-Api-Key", "Authorization", "Api-Revision"];
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn header_text_values_that_are_not_text_are_400_on_every_header() {
+    each_backend(|app| async move {
+        let ours = Fixtures::create(&app, &app.key, "ours").await;
+        let latin1 = reqwest::header::HeaderValue::from_bytes(b"caf\xe9-\xff").unwrap();
+        let client = reqwest::Client::new();
+        for op in operations() {
+            let path = existing_path(&op, &ours);
+            let declared = op.params.iter().filter(|(at, _)| at == "header").map(|(_, n)| n.as_str());
+            let mut names: Vec<&str> = ALWAYS_READ.into_iter().chain(declared).collect();
+            names.sort_by_key(|n| n.to_ascii_lowercase());
+            names.dedup_by_key(|n| n.to_ascii_lowercase());
+            for name in names {
+                let mut req = client.request(op.method.parse().unwrap(), format!("{}{path}", app.base));
+                if !name.eq_ignore_ascii_case("api-revision") {
+                    req = req.header("api-revision", &op.revision);
+                }
+                if !name.eq_ignore_ascii_case("x-api-key") {
+                    req = req.header("x-api-key", &app.key);
+                }
+                req = req.header(name, latin1.clone());
+                if let Some(b) = &op.body {
+                    req = req.json(b);
+                }
+                let resp = req.send().await.unwrap();
+                let status = resp.status().as_u16();
+                assert!(resp.headers().contains_key("api-revision"), "{}: no Api-Revision", op.label());
+                let body: Value = resp.json().await.unwrap();
+                let label = format!("{} with a {name} that is not text", op.label());
+                assert_eq!(status, 400, "{label}: {body:#}");
+                assert!(op.statuses.contains(&"400".to_string()), "{label}: 400 is not documented");
+                let expected = if name.eq_ignore_ascii_case("api-revision") { "unknown_api_revision" } else { "invalid_header" };
+                assert_eq!(body["internalCode"], expected, "{label}: {body:#}");
+                if expected == "invalid_header" {
+                    assert_eq!(body["details"][0]["property"].as_str().map(str::to_ascii_lowercase), Some(name.to_ascii_lowercase()), "{label}");
+                }
+            }
         }
         app
     })
