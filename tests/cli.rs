@@ -65,7 +65,23 @@ async fn serve_demo_prints_a_working_key_and_stops_on_sigterm() {
     let body: Value = resp.json().await.unwrap();
     assert_eq!(body["items"].as_array().unwrap().len(), 3, "the demo has customers");
     let users = reqwest::Client::new().get(url_in_curl.replace("/customers", "/users")).header("x-api-key", &key).send().await.unwrap();
-    assert_eq!(users.json::<Value>().await.unwrap()["items"].as_array().unwrap().len(), 3);
+    let users: Value = users.json().await.unwrap();
+    assert_eq!(users["items"].as_array().unwrap().len(), 3);
+    // a login code lands in the outbox, which `admin mail list` prints
+    let start = url_in_curl.replace("/customers", "/auth/email/start");
+    let resp = reqwest::Client::new().post(&start).json(&serde_json::json!({"email": "anna@acme.example"})).send().await.unwrap();
+    assert_eq!(resp.status().as_u16(), 202);
+    let mails = admin(&url, &["mail", "list", "--to", "ANNA@acme.example"]);
+    let mails = mails.as_array().unwrap();
+    assert_eq!(mails.len(), 1);
+    assert_eq!(mails[0]["to"], "anna@acme.example");
+    assert!(mails[0]["subject"].as_str().unwrap().starts_with("Your login code: "));
+    assert_eq!(admin(&url, &["mail", "list", "--to", "nobody@example.com"]).as_array().unwrap().len(), 0);
+    assert_eq!(admin(&url, &["mail", "list"]).as_array().unwrap().len(), 1);
+    // an operator makes a user a support user, and back
+    let anna = users["items"][0]["userId"].as_str().unwrap();
+    assert_eq!(admin(&url, &["user", "support", "--user", anna])["support"], true);
+    assert_eq!(admin(&url, &["user", "support", "--user", anna, "--off"])["support"], false);
     let status = Command::new("kill").args(["-TERM", &child.id().to_string()]).status().unwrap();
     assert!(status.success());
     let exit = tokio::task::spawn_blocking(move || child.wait().unwrap());

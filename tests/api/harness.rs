@@ -70,6 +70,14 @@ where
 
 impl TestApp {
     pub async fn start(backend: Backend, configure: Configure) -> TestApp {
+        // every request of a test comes from 127.0.0.1: login limits only
+        // where a test sets them
+        let mut settings = Settings { login_per_address_per_minute: 10_000, login_per_email_per_minute: 10_000, ..Settings::default() };
+        configure(&mut settings);
+        TestApp::start_with_settings(backend, settings).await
+    }
+
+    pub async fn start_with_settings(backend: Backend, settings: Settings) -> TestApp {
         let (url, postgres, sqlite_file) = match backend {
             Backend::Sqlite => {
                 let file = std::env::temp_dir().join(format!("switchboard-test-{}.db", Uuid::new_v4().simple()));
@@ -88,10 +96,6 @@ impl TestApp {
         let store = Store::connect(&url).await.expect("store");
         let clock = Arc::new(Clock::default());
         let org = store.create_organisation("Test Org", clock.now()).await.unwrap();
-        // every request of a test comes from 127.0.0.1: login limits only
-        // where a test sets them
-        let mut settings = Settings { login_per_address_per_minute: 10_000, login_per_email_per_minute: 10_000, ..Settings::default() };
-        configure(&mut settings);
         let running = server::start(store.clone(), clock.clone(), "127.0.0.1:0".parse().unwrap(), settings.clone()).await.unwrap();
         let base = format!("http://{}/api/v2", running.local_addr());
         let mut app = TestApp {

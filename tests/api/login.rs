@@ -309,3 +309,78 @@ async fn the_generated_secret_is_shared_by_instances_and_a_configured_one_is_use
     })
     .await;
 }
+
+/// A mail server that accepts every message and hands each one's DATA to
+/// the test, just enough SMTP for lettre.
+async fn fake_smtp() -> (u16, tokio::sync::mpsc::UnboundedReceiver<String>) {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (tx, rx) = tokio::sync::mpsc::unbounded_channel();
+    tokio::spawn(async move {
+        while let Ok((socket, _)) = listener.accept().await {
+            let tx = tx.clone();
+            tokio::spawn(async move {
+                let (read, mut write) = socket.into_split();
+                let mut lines = BufReader::new(read).lines();
+                write.write_all(b"220 fake ESMTP\r\n").await.unwrap();
+                while let Ok(Some(line)) = lines.next_line().await {
+                    let verb = line.split(' ').next().unwrap_or("").to_ascii_uppercase();
+                    let reply: &[u8] = match verb.as_str() {
+                        "EHLO" | "HELO" => b"250 fake\r\n",
+                        "DATA" => {
+                            write.write_all(b"354 go ahead\r\n").await.unwrap();
+                            let mut data = String::new();
+                            while let Ok(Some(l)) = lines.next_line().await {
+                                if l == "." {
+                                    break;
+                                }
+                                data.push_str(&l);
+                                data.push('\n');
+                            }
+                            tx.send(data).ok();
+                            b"250 queued\r\n"
+                        }
+                        "QUIT" => {
+                            write.write_all(b"221 bye\r\n").await.ok();
+                            break;
+                        }
+                        _ => b"250 ok\r\n",
+                    };
+                    write.write_all(reply).await.unwrap();
+                }
+            });
+        }
+    });
+    (port, rx)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_smtp_configured_the_code_is_mailed() {
+    let (port, mut inbox) = fake_smtp().await;
+    let mut settings = switchboard::config::Settings::default();
+    settings.smtp_url = Some(format!("smtp://127.0.0.1:{port}"));
+    settings.mail_from = "Login <login@operator.example>".into();
+    let app = TestApp::start_with_settings(Backend::Sqlite, settings).await;
+    user_with_email(&app, &app.key, "mia@example.com").await;
+    let nonce = start(&app, "mia@example.com").await;
+    let data = tokio::time::timeout(std::time::Duration::from_secs(20), inbox.recv()).await.expect("mail arrives").unwrap();
+    assert!(data.contains("To: mia@example.com"), "{data}");
+    assert!(data.contains("From: Login <login@operator.example>"), "{data}");
+    let code = app.mailed_code("mia@example.com").await;
+    assert!(data.contains(&code), "{data}");
+    assert_eq!(verify(&app, "mia@example.com", &nonce, &code).await.status, 200);
+    // the outbox records the send once the server has acknowledged it
+    let mut status = String::new();
+    for _ in 0..200 {
+        let mails = switchboard::admin::mail_list(&app.store, Some("mia@example.com")).await.unwrap();
+        status = mails[0]["status"].as_str().unwrap().to_string();
+        if status == "sent" {
+            break;
+        }
+        tokio::task::yield_now().await;
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    assert_eq!(status, "sent");
+    app.finish().await;
+}
