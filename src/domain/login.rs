@@ -2,10 +2,11 @@
 //! the attempt; verify trades the code for an access token.
 //!
 //! Start answers alike for every address: it does the same work (a user
-//! lookup, a code drawn and hashed, one challenge row, in one transaction)
-//! whether or not a user matched, and mail leaves through the outbox, never
-//! inside the request, so neither the answer nor its timing tells whether
-//! the address has an account.
+//! lookup, a code drawn and hashed, one challenge row and one outbox row,
+//! in one transaction) whether or not a user matched, and mail leaves
+//! through the outbox, never inside the request, so neither the answer nor
+//! its timing tells whether the address has an account (`cargo xtask bench
+//! login` measures it).
 
 use crate::api::generated::bullfinch::types as wire;
 use crate::error::{Error, InternalCode, Result};
@@ -101,9 +102,12 @@ impl Login {
                     .to_string(),
             )),
         };
+        // an address without a user gets a discarded outbox row instead of
+        // a mail, so both cases write the same rows
         let queued = mail.is_some();
-        if let Some((subject, body)) = mail {
-            Store::queue_mail(&mut tx, email.trim(), &subject, &body, self.now).await?;
+        match mail {
+            Some((subject, body)) => Store::queue_mail(&mut tx, email.trim(), &subject, &body, self.now).await?,
+            None => Store::discard_mail(&mut tx, self.now).await?,
         }
         tx.commit().await?;
         let challenge = wire::EmailLoginChallenge {

@@ -40,8 +40,19 @@ fn from_row(r: &AnyRow) -> Result<Mail> {
     })
 }
 
+/// Deletes discarded rows older than a day.
+async fn forget_discarded(tx: &mut Tx<'_>, now: DateTime<Utc>) -> Result<()> {
+    sqlx::query("DELETE FROM mail_outbox WHERE status = 'discarded' AND created_at < $1")
+        .bind(ts(now - chrono::Duration::days(1)))
+        .execute(&mut *tx.tx)
+        .await?;
+    Ok(())
+}
+
 impl Store {
     pub async fn queue_mail(tx: &mut Tx<'_>, to: &str, subject: &str, body: &str, now: DateTime<Utc>) -> Result<()> {
+        // the same statements as discard_mail, so both cost alike
+        forget_discarded(tx, now).await?;
         sqlx::query(
             "INSERT INTO mail_outbox (id, to_address, subject, body, status, created_at) VALUES ($1, $2, $3, $4, 'queued', $5)",
         )
@@ -55,10 +66,25 @@ impl Store {
         Ok(())
     }
 
+    /// The stand-in for a mail not sent (a login for an address without a
+    /// user): the same write as `queue_mail`, holding nothing, never sent or
+    /// listed, and deleted a day later.
+    pub async fn discard_mail(tx: &mut Tx<'_>, now: DateTime<Utc>) -> Result<()> {
+        forget_discarded(tx, now).await?;
+        sqlx::query(
+            "INSERT INTO mail_outbox (id, to_address, subject, body, status, created_at) VALUES ($1, '', '', '', 'discarded', $2)",
+        )
+        .bind(uuid::Uuid::new_v4().to_string())
+        .bind(ts(now))
+        .execute(&mut *tx.tx)
+        .await?;
+        Ok(())
+    }
+
     /// Every message, oldest first; only those to `to` (any case) when given.
     pub async fn mails(&self, to: Option<&str>) -> Result<Vec<Mail>> {
         let rows = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {COLUMNS} FROM mail_outbox WHERE ($1 IS NULL OR LOWER(to_address) = $1) ORDER BY seq"
+            "SELECT {COLUMNS} FROM mail_outbox WHERE status <> 'discarded' AND ($1 IS NULL OR LOWER(to_address) = $1) ORDER BY seq"
         )))
         .bind(to.map(|t| t.trim().to_lowercase()))
         .fetch_all(&self.pool)

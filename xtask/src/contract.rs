@@ -95,7 +95,7 @@ fn step(label: &str, failed: &mut Vec<String>, f: impl FnOnce() -> Result<()>) {
     }
 }
 
-fn cargo(root: &Path, args: &[&str]) -> Result<()> {
+pub(crate) fn cargo(root: &Path, args: &[&str]) -> Result<()> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     check_status(Command::new(cargo).args(args).current_dir(root), "cargo")
 }
@@ -108,7 +108,7 @@ fn check_status(cmd: &mut Command, what: &str) -> Result<()> {
     Ok(())
 }
 
-fn target_dir(root: &Path) -> Result<PathBuf> {
+pub(crate) fn target_dir(root: &Path) -> Result<PathBuf> {
     if let Ok(dir) = std::env::var("CARGO_TARGET_DIR") {
         let dir = PathBuf::from(dir);
         return Ok(if dir.is_absolute() { dir } else { root.join(dir) });
@@ -208,14 +208,14 @@ fn fresh_or(dir: &Path, inputs: &[&Path], install: impl FnOnce() -> Result<()>) 
 }
 
 /// `switchboard serve --demo` on a fresh SQLite file; stopped on drop.
-struct Server {
+pub(crate) struct Server {
     child: Child,
-    base: String,
+    pub(crate) base: String,
     key: String,
 }
 
 impl Server {
-    fn start(binary: &Path, work: &Path) -> Result<Server> {
+    pub(crate) fn start(binary: &Path, work: &Path) -> Result<Server> {
         // A free port: bind, read it, release it for the server.
         let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
         let db = work.join("contract.db");

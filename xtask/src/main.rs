@@ -1,8 +1,10 @@
 //! Developer commands: `cargo xtask codegen [--check]` turns `spec/` into
 //! `generated/`; `cargo xtask diff A B` reports breaking changes between two
 //! revision documents; `cargo xtask changes [--check]` keeps `spec/CHANGES.md`;
-//! `cargo xtask contract` checks the running server against `spec/`.
+//! `cargo xtask contract` checks the running server against `spec/`;
+//! `cargo xtask bench login` measures what login start reveals by its timing.
 
+mod bench;
 mod codegen;
 mod contract;
 mod diff;
@@ -11,7 +13,7 @@ mod spec;
 use anyhow::{Result, bail};
 
 const USAGE: &str = "usage: cargo xtask codegen [--check] | diff A.json B.json | changes [--check] \
-| contract [--install-only] [--no-sweeps] [--seed N|random] [--max-examples N]";
+| contract [--install-only] [--no-sweeps] [--seed N|random] [--max-examples N] | bench login";
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -29,6 +31,7 @@ fn main() -> Result<()> {
             sync_files(&[("spec/CHANGES.md".into(), diff::changes_report(&revisions)?)], check)
         }
         Some("contract") => contract::run(&contract::Options::parse(&args[1..])?),
+        Some("bench") => bench::run(&args[1..]),
         Some("diff") => {
             let [_, a, b] = &args[..] else { bail!(USAGE) };
             let a = spec::Revision::load(std::path::Path::new(a))?;
