@@ -1,6 +1,9 @@
-//! Every handler's prelude: pick the revision, authenticate, check the
-//! key's permission, then run the body; failures become the Error object
-//! carrying `Api-Revision` and the trace id.
+//! Every handler's prelude: pick the revision, refuse header values that
+//! are not text, authenticate (key, optional bearer token), rate-limit,
+//! check the key's and the user's write permission, then run the body;
+//! failures become the Error object carrying `Api-Revision` and the trace
+//! id. The login operations have their own prelude (address and email
+//! limits, the key as scope).
 
 use super::context::{Context, Resolution, resolve};
 use super::extract::{HeaderParams, JsonBody};
@@ -12,10 +15,10 @@ use crate::domain::login::{Login, Scope};
 use crate::error::{Detail, InternalCode};
 use crate::store::ApiKeyRecord;
 use crate::tokens::Refusal;
-use std::sync::Arc;
 use dropshot::{Body, ErrorStatusCode, HttpCodedResponse, RequestContext};
 use http::{HeaderValue, Response};
 use std::future::Future;
+use std::sync::Arc;
 
 /// What an operation needs from the key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
