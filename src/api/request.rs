@@ -99,13 +99,14 @@ async fn authenticate(rqctx: &RequestContext<Context>, access: Access) -> Result
         });
     };
     let record = api_key(ctx, secret).await?;
+    // limit before the token's user is loaded, so a flood costs no queries
+    if let Err(seconds) = ctx.limits.check_key(record.api_key_id) {
+        return Err(too_many(seconds, "with this API key"));
+    }
     let user = match bearer {
         Some(value) => Some(bearer_user(ctx, value, record.organisation_id).await?),
         None => None,
     };
-    if let Err(seconds) = ctx.limits.check_key(record.api_key_id) {
-        return Err(too_many(seconds, "with this API key"));
-    }
     if access == Access::Write && record.read_only {
         return Err(ApiError::new(ErrorStatusCode::FORBIDDEN, InternalCode::ReadOnlyApiKey, "This API key may only read."));
     }

@@ -92,7 +92,7 @@ impl Store {
         let row = sqlx::query(
             "UPDATE login_challenges SET used_at = $4, attempts = attempts + 1
              WHERE nonce = $1 AND email_key = $2 AND code_hash = $3 AND used_at IS NULL
-               AND attempts < $5 AND expires_at > $6 AND user_id IS NOT NULL
+               AND attempts < $5 AND expires_at > $4 AND user_id IS NOT NULL
              RETURNING user_id, user_org_id, scope_org_id",
         )
         .bind(nonce)
@@ -100,7 +100,6 @@ impl Store {
         .bind(code_hash)
         .bind(ts(now))
         .bind(MAX_ATTEMPTS)
-        .bind(ts(now))
         .fetch_optional(&mut *tx.tx)
         .await?;
         let redeemed = match row {
