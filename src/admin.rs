@@ -1,5 +1,5 @@
 //! Operator commands (`switchboard admin ...`): organisations, API keys,
-//! support users and the mail outbox.
+//! support users, the mail outbox and the product catalog.
 //! Each returns the JSON the CLI prints.
 
 use crate::api::support::Revision;
@@ -78,4 +78,24 @@ pub async fn user_support(store: &Store, user: uuid::Uuid, support: bool) -> Res
 /// The mail outbox (all of it, or what went to `to`), oldest first.
 pub async fn mail_list(store: &Store, to: Option<&str>) -> Result<Value> {
     Ok(serde_json::to_value(store.mails(to).await?)?)
+}
+
+/// Imports a catalog file; every problem is reported, each with its path.
+pub async fn catalog_import(store: &Store, org: uuid::Uuid, path: &std::path::Path) -> Result<Value> {
+    use crate::domain::catalog::{file, import};
+    if !store.organisation_exists(org).await? {
+        bail!("no organisation {org}");
+    }
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let json = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"));
+    let shown = path.display();
+    let parsed = file::parse(&text, json).map_err(|p| anyhow::anyhow!("{shown}: {p}"))?;
+    match import::import(store, org, parsed).await {
+        Ok(report) => Ok(serde_json::to_value(report)?),
+        Err(import::ImportError::Invalid(problems)) => {
+            let lines: Vec<String> = problems.iter().map(|p| format!("{shown}: {p}")).collect();
+            bail!("the catalog file is invalid; nothing was imported:\n{}", lines.join("\n"))
+        }
+        Err(import::ImportError::Store(e)) => Err(e.into()),
+    }
 }

@@ -1,5 +1,6 @@
 //! `serve --demo`: on an empty database, an organisation with a key and a
-//! few customers and users, so a newcomer can call the API at once.
+//! few customers and users, and the demo catalog (src/demo_catalog.yaml),
+//! so a newcomer can call the API at once.
 
 use crate::api::generated::bullfinch::types as wire;
 use crate::clock::Clock;
@@ -60,5 +61,21 @@ pub async fn seed(store: &Store, clock: &Clock) -> Result<Option<String>> {
         .await
         .map_err(|e| anyhow::anyhow!("demo user: {e}"))?;
     }
+    load_catalog(store, org).await?;
     Ok(key["apiKey"].as_str().map(str::to_string))
+}
+
+/// The demo catalog, in the format of `admin catalog import`.
+pub const CATALOG: &str = include_str!("demo_catalog.yaml");
+
+/// Loads the demo catalog into `org` (whose customers `rid_acme` and
+/// `rid_globex` it assigns the business catalog).
+pub async fn load_catalog(store: &Store, org: uuid::Uuid) -> Result<()> {
+    use crate::domain::catalog::{file, import};
+    let parsed = file::parse(CATALOG, false).map_err(|p| anyhow::anyhow!("demo catalog: {p}"))?;
+    match import::import(store, org, parsed).await {
+        Ok(_) => Ok(()),
+        Err(import::ImportError::Invalid(p)) => anyhow::bail!("demo catalog: {}", p.iter().map(|p| p.to_string()).collect::<Vec<_>>().join("; ")),
+        Err(import::ImportError::Store(e)) => Err(e.into()),
+    }
 }

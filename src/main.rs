@@ -59,6 +59,24 @@ enum AdminCommand {
         #[command(subcommand)]
         command: MailCommand,
     },
+    /// The product catalog.
+    Catalog {
+        #[command(subcommand)]
+        command: CatalogCommand,
+    },
+}
+
+#[derive(Subcommand)]
+enum CatalogCommand {
+    /// Load groups, products, offerings, prices, catalogs, customer
+    /// assignments and tax rates from a JSON (.json) or YAML file into an
+    /// organisation. Nothing is stored unless the whole file is valid;
+    /// importing the same file again changes nothing.
+    Import {
+        #[arg(long)]
+        org: uuid::Uuid,
+        file: std::path::PathBuf,
+    },
 }
 
 #[derive(Subcommand)]
@@ -150,6 +168,9 @@ async fn main() -> anyhow::Result<()> {
                     admin::user_support(&store, user, !off).await?
                 }
                 AdminCommand::Mail { command: MailCommand::List { to } } => admin::mail_list(&store, to.as_deref()).await?,
+                AdminCommand::Catalog { command: CatalogCommand::Import { org, file } } => {
+                    admin::catalog_import(&store, org, &file).await?
+                }
             };
             println!("{}", serde_json::to_string_pretty(&out)?);
             store.close().await;

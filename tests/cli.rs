@@ -67,6 +67,12 @@ async fn serve_demo_prints_a_working_key_and_stops_on_sigterm() {
     let users = reqwest::Client::new().get(url_in_curl.replace("/customers", "/users")).header("x-api-key", &key).send().await.unwrap();
     let users: Value = users.json().await.unwrap();
     assert_eq!(users["items"].as_array().unwrap().len(), 3);
+    // the demo catalog: Acme orders from the business catalog, Maria from the default
+    for (customer, catalog) in [("rid_acme", "Business"), ("rid_maria", "Consumer")] {
+        let url = url_in_curl.replace("/customers", &format!("/customers/{customer}/product-catalog"));
+        let resp: Value = reqwest::Client::new().get(&url).header("x-api-key", &key).send().await.unwrap().json().await.unwrap();
+        assert_eq!(resp["name"], catalog, "{resp:#}");
+    }
     // a login code lands in the outbox, which `admin mail list` prints
     let start = url_in_curl.replace("/customers", "/auth/email/start");
     let resp = reqwest::Client::new().post(&start).json(&serde_json::json!({"email": "anna@acme.example"})).send().await.unwrap();
@@ -87,6 +93,48 @@ async fn serve_demo_prints_a_working_key_and_stops_on_sigterm() {
     let exit = tokio::task::spawn_blocking(move || child.wait().unwrap());
     let exit = tokio::time::timeout(std::time::Duration::from_secs(30), exit).await.expect("stops").unwrap();
     assert!(exit.success(), "graceful shutdown exits 0: {exit:?}");
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
+    }
+}
+
+#[test]
+fn admin_catalog_import_loads_a_file_once_and_names_each_problem() {
+    let (url, file) = db();
+    let org = admin(&url, &["org", "create", "--name", "Acme Telecom"]);
+    let org_id = org["organisationId"].as_str().unwrap().to_string();
+    let dir = std::env::temp_dir().join(format!("switchboard-catalog-{}", uuid::Uuid::new_v4().simple()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let yaml = dir.join("catalog.yaml");
+    std::fs::write(&yaml, "products: [{key: p, internalName: P, type: SIM_CARD, category: PRODUCT_CATEGORY_SIM_CARD}]\n\
+        offerings: [{key: sim, name: SIM, product: p, price: {netPriceMinor: 9900, currency: SEK, priceType: ONE_TIME}}]\n\
+        catalogs: [{key: all, name: All, default: true, offerings: [sim]}]\n").unwrap();
+    let first = admin(&url, &["catalog", "import", "--org", &org_id, yaml.to_str().unwrap()]);
+    assert_eq!(first, serde_json::json!({"created": 4, "updated": 0, "unchanged": 0}));
+    let again = admin(&url, &["catalog", "import", "--org", &org_id, yaml.to_str().unwrap()]);
+    assert_eq!(again, serde_json::json!({"created": 0, "updated": 0, "unchanged": 4}));
+
+    // JSON too; a shape error names the path and the line
+    let json = dir.join("catalog.json");
+    std::fs::write(&json, "{\n  \"offerings\": [\n    {\"key\": \"x\", \"name\": \"X\", \"product\": \"p\",\n     \"price\": {\"currency\": \"SEK\", \"priceType\": \"SOMETIMES\"}}\n  ]\n}\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_switchboard"))
+        .args(["--database-url", &url, "admin", "catalog", "import", "--org", &org_id, json.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("offerings[0].price.priceType") && err.contains("line 4"), "{err}");
+
+    // rule errors: every one, each with its path; nothing is stored
+    std::fs::write(&yaml, "offerings: [{key: y, name: Y, product: nope, price: {currency: XXX, priceType: ONE_TIME}}]\n").unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_switchboard"))
+        .args(["--database-url", &url, "admin", "catalog", "import", "--org", &org_id, yaml.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("offerings[0].product: names no product") && err.contains("offerings[0].price.currency:"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
     }

@@ -8,7 +8,7 @@ use super::generated::bullfinch::{params, types};
 use super::request::{Access, handle, handle_idempotent, handle_login, handle_open};
 use super::support::{ApiError, Reply, Revision};
 use crate::error::InternalCode;
-use crate::domain::{customers, users};
+use crate::domain::{catalog, customers, users};
 use dropshot::{ErrorStatusCode, HttpResponseAccepted, HttpResponseCreated, HttpResponseOk, Path, RequestContext};
 
 pub enum Handlers {}
@@ -65,6 +65,39 @@ impl SwitchboardApi for Handlers {
         handle(&rqctx, Access::Write, headers, |c| async move {
             let body = body.into_inner()?;
             Ok(HttpResponseOk(customers::update(&c, &path.into_inner().customer_id, body).await?))
+        })
+        .await
+    }
+
+    async fn customer_product_catalog_view(
+        rqctx: RequestContext<Context>,
+        path: Path<params::CustomerProductCatalogViewPath>,
+        headers: HeaderParams<params::CustomerProductCatalogViewHeaders>,
+    ) -> Result<HttpResponseOk<types::ProductCatalog>> {
+        handle(&rqctx, Access::Read, headers, |c| async move {
+            Ok(HttpResponseOk(catalog::customer_catalog(&c, &path.into_inner().customer_id).await?))
+        })
+        .await
+    }
+
+    async fn product_offering_list(
+        rqctx: RequestContext<Context>,
+        query: QueryParams<params::ProductOfferingListQuery>,
+        headers: HeaderParams<params::ProductOfferingListHeaders>,
+    ) -> Result<HttpResponseOk<types::ProductOfferingList>> {
+        handle(&rqctx, Access::Read, headers, |c| async move {
+            Ok(HttpResponseOk(catalog::list(&c, query.into_inner()?).await?))
+        })
+        .await
+    }
+
+    async fn product_offering_view(
+        rqctx: RequestContext<Context>,
+        path: Path<params::ProductOfferingViewPath>,
+        headers: HeaderParams<params::ProductOfferingViewHeaders>,
+    ) -> Result<HttpResponseOk<types::ProductOffering>> {
+        handle(&rqctx, Access::Read, headers, |c| async move {
+            Ok(HttpResponseOk(catalog::view(&c, &path.into_inner().product_offering_id).await?))
         })
         .await
     }

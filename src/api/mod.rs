@@ -1,6 +1,7 @@
 //! The HTTP face: the generated route trait and models, the glue they rely
 //! on, and the handlers that implement the trait over the domain core.
 
+mod auk;
 pub mod context;
 pub mod extract;
 #[path = "../../generated/api.rs"]

@@ -1,8 +1,10 @@
-//! The domain core: rules of customers and users, independent of HTTP.
+//! The domain core: the service's rules, independent of HTTP.
 
 pub mod access;
+pub mod catalog;
 pub mod customers;
 pub mod login;
+pub mod money;
 pub mod users;
 pub mod values;
 

@@ -1,6 +1,7 @@
 //! The SQL store: one `Store` over SQLite or PostgreSQL (sqlx `Any`), its
 //! migrations, and one file of queries per resource. Only the store writes SQL.
 
+mod catalog;
 mod customers;
 mod idempotency;
 mod keys;
@@ -9,6 +10,7 @@ mod mail;
 mod page;
 mod users;
 
+pub use catalog::{Change, Kind, OfferingFilter, OfferingRow};
 pub use customers::{CustomerFilter, CustomerRow, IdOrRef};
 pub use idempotency::{Claim, ClaimTimes, StoredAnswer};
 pub use keys::{ApiKeyRecord, NewApiKey};

@@ -138,6 +138,25 @@ impl TestApp {
         key["apiKeyId"].as_str().unwrap().parse().unwrap()
     }
 
+    /// Imports catalog file text (YAML) into `org`; panics naming each
+    /// problem if the file is invalid.
+    pub async fn import_catalog(&self, org: Uuid, yaml: &str) -> switchboard::domain::catalog::import::Report {
+        use switchboard::domain::catalog::{file, import};
+        let parsed = file::parse(yaml, false).unwrap_or_else(|p| panic!("catalog file: {p}"));
+        match import::import(&self.store, org, parsed).await {
+            Ok(report) => report,
+            Err(import::ImportError::Invalid(p)) => panic!("catalog file: {p:?}"),
+            Err(e) => panic!("import: {e}"),
+        }
+    }
+
+    /// The demo catalog (`serve --demo`), without its assignments of the
+    /// demo's own customers: every category and product type.
+    pub async fn demo_catalog(&self, org: Uuid) {
+        let text = switchboard::demo::CATALOG.split("\nassignments:").next().unwrap();
+        self.import_catalog(org, text).await;
+    }
+
     /// Another organisation with its own key.
     pub async fn other_org(&self) -> (Uuid, String) {
         let org = self.store.create_organisation("Other Org", self.clock.now()).await.unwrap();

@@ -3,6 +3,7 @@
 mod harness;
 
 mod access;
+mod catalog;
 mod customers;
 mod idempotency;
 mod login;

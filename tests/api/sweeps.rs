@@ -225,7 +225,9 @@ struct Fixtures {
 }
 
 impl Fixtures {
-    async fn create(app: &TestApp, key: &str, tag: &str) -> Fixtures {
+    async fn create(app: &TestApp, org: Uuid, key: &str, tag: &str) -> Fixtures {
+        app.demo_catalog(org).await;
+        let offering = switchboard::domain::catalog::entity_id(org, "offering", "mobile-10gb").to_string();
         let customer = app
             .call_as(Some(key), "POST", "/customers", Some(json!({
                 "customerType": "BUSINESS", "name": format!("{tag} AB"), "referenceId": format!("{tag}-customer"),
@@ -245,6 +247,8 @@ impl Fixtures {
         let ids = BTreeMap::from([
             ("customerId", (customer_id, format!("rid_{tag}-customer"))),
             ("userId", (user_id, format!("rid_{tag}-user"))),
+            // offerings have no reference ids: the id stands in for both
+            ("productOfferingId", (offering.clone(), offering)),
         ]);
         Fixtures { ids }
     }
@@ -287,9 +291,9 @@ async fn snapshot(app: &TestApp, ops: &[Operation], key: &str, fixtures: &Fixtur
 async fn tenancy_another_organisations_ids_are_missing_and_unchanged() {
     each_backend(|app| async move {
         let ops = operations();
-        let (_, their_key) = app.other_org().await;
-        let theirs = Fixtures::create(&app, &their_key, "theirs").await;
-        let _ours = Fixtures::create(&app, &app.key, "ours").await;
+        let (their_org, their_key) = app.other_org().await;
+        let theirs = Fixtures::create(&app, their_org, &their_key, "theirs").await;
+        let _ours = Fixtures::create(&app, app.org, &app.key, "ours").await;
         let before = snapshot(&app, &ops, &their_key, &theirs).await;
         let mut swept = 0;
         for op in ops.iter().filter(|op| !op.open) {
@@ -346,7 +350,7 @@ fn existing_path(op: &Operation, fixtures: &Fixtures) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wire_every_operation_answers_with_its_revision_and_json() {
     each_backend(|app| async move {
-        let ours = Fixtures::create(&app, &app.key, "ours").await;
+        let ours = Fixtures::create(&app, app.org, &app.key, "ours").await;
         for op in operations() {
             let path = existing_path(&op, &ours);
             let a = send(&app, &op, Auth::Key(&app.key), &path, op.body.as_ref()).await;
@@ -360,7 +364,7 @@ async fn wire_every_operation_answers_with_its_revision_and_json() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idempotency_every_marked_operation_replays_a_retry() {
     each_backend(|app| async move {
-        let ours = Fixtures::create(&app, &app.key, "ours").await;
+        let ours = Fixtures::create(&app, app.org, &app.key, "ours").await;
         let marked: Vec<Operation> =
             operations().into_iter().filter(|op| op.params.iter().any(|(at, n)| at == "header" && n.eq_ignore_ascii_case("x-idempotency-key"))).collect();
         assert!(!marked.is_empty(), "no operation takes X-Idempotency-Key");
@@ -386,7 +390,7 @@ const ALWAYS_READ: [&str; 3] = ["X-Api-Key", "Authorization", "Api-Revision"];
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn header_text_values_that_are_not_text_are_400_on_every_header() {
     each_backend(|app| async move {
-        let ours = Fixtures::create(&app, &app.key, "ours").await;
+        let ours = Fixtures::create(&app, app.org, &app.key, "ours").await;
         let latin1 = reqwest::header::HeaderValue::from_bytes(b"caf\xe9-\xff").unwrap();
         let client = reqwest::Client::new();
         for op in operations() {

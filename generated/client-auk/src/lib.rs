@@ -81,6 +81,61 @@ pub mod types {
             value.parse()
         }
     }
+    ///When the product starts: at once, or at first use.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum ActivationType {
+        #[serde(rename = "INSTANT")]
+        Instant,
+        #[serde(rename = "FIRST_USE")]
+        FirstUse,
+    }
+    impl ::std::fmt::Display for ActivationType {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Instant => f.write_str("INSTANT"),
+                Self::FirstUse => f.write_str("FIRST_USE"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for ActivationType {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "INSTANT" => Ok(Self::Instant),
+                "FIRST_USE" => Ok(Self::FirstUse),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ActivationType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ActivationType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
     ///A postal address.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct Address {
@@ -662,6 +717,14 @@ pub mod types {
                 })
         }
     }
+    ///How often a recurring price is charged.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct BillingCycle {
+        ///Number of periods per cycle (3 with MONTHLY: quarterly).
+        pub interval: ::std::num::NonZeroU32,
+        ///Unit of the cycle.
+        pub period: BillingPeriod,
+    }
     ///How invoices reach the customer. EMAIL_INVOICE needs billing.email; PAPER_INVOICE needs billing.address.
     #[derive(
         ::serde::Deserialize,
@@ -720,6 +783,66 @@ pub mod types {
         ) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
+    }
+    ///The unit of a billing cycle.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum BillingPeriod {
+        #[serde(rename = "MONTHLY")]
+        Monthly,
+    }
+    impl ::std::fmt::Display for BillingPeriod {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Monthly => f.write_str("MONTHLY"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for BillingPeriod {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "MONTHLY" => Ok(Self::Monthly),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for BillingPeriod {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for BillingPeriod {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///A binding period the customer may choose, and what it earns.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct BindingContract {
+        ///Discount earned by choosing the binding period.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub discount: ::std::option::Option<Discount>,
+        ///Length of the binding period.
+        pub duration: Duration,
     }
     ///A new customer.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -2095,6 +2218,65 @@ pub mod types {
                 })
         }
     }
+    ///`CustomerProductCatalogViewCustomerId`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CustomerProductCatalogViewCustomerId(::std::string::String);
+    impl ::std::ops::Deref for CustomerProductCatalogViewCustomerId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CustomerProductCatalogViewCustomerId>
+    for ::std::string::String {
+        fn from(value: CustomerProductCatalogViewCustomerId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CustomerProductCatalogViewCustomerId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 260usize {
+                return Err("longer than 260 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CustomerProductCatalogViewCustomerId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for CustomerProductCatalogViewCustomerId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CustomerProductCatalogViewCustomerId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     ///The client's own identifier, unique per organisation. Usable in paths and filters as `rid_` followed by this value.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
@@ -2389,6 +2571,197 @@ pub mod types {
                 .map_err(|e: self::error::ConversionError| {
                     <D::Error as ::serde::de::Error>::custom(e.to_string())
                 })
+        }
+    }
+    ///An amount taken off every billing period (not a total) while the discount runs.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct Discount {
+        ///Amount taken off each billing period, in minor units of the price currency.
+        #[serde(rename = "amountMinor")]
+        pub amount_minor: i64,
+        ///How long the discount runs from the start; omitted means it never ends (and, on a one-time price, applies to the single charge).
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub duration: ::std::option::Option<Duration>,
+        ///The discount's own name on invoices; omitted when it has none.
+        #[serde(
+            rename = "invoicingDescription",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub invoicing_description: ::std::option::Option<DiscountInvoicingDescription>,
+        ///The condition for getting the discount.
+        pub source: DiscountSource,
+    }
+    ///The discount's own name on invoices; omitted when it has none.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct DiscountInvoicingDescription(::std::string::String);
+    impl ::std::ops::Deref for DiscountInvoicingDescription {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<DiscountInvoicingDescription> for ::std::string::String {
+        fn from(value: DiscountInvoicingDescription) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for DiscountInvoicingDescription {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for DiscountInvoicingDescription {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for DiscountInvoicingDescription {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for DiscountInvoicingDescription {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The condition for getting a discount: STANDARD for everyone, BINDING_CONTRACT with the binding period, UPFRONT_PAYMENT with the upfront payment.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum DiscountSource {
+        #[serde(rename = "STANDARD")]
+        Standard,
+        #[serde(rename = "BINDING_CONTRACT")]
+        BindingContract,
+        #[serde(rename = "UPFRONT_PAYMENT")]
+        UpfrontPayment,
+    }
+    impl ::std::fmt::Display for DiscountSource {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Standard => f.write_str("STANDARD"),
+                Self::BindingContract => f.write_str("BINDING_CONTRACT"),
+                Self::UpfrontPayment => f.write_str("UPFRONT_PAYMENT"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for DiscountSource {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "STANDARD" => Ok(Self::Standard),
+                "BINDING_CONTRACT" => Ok(Self::BindingContract),
+                "UPFRONT_PAYMENT" => Ok(Self::UpfrontPayment),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for DiscountSource {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for DiscountSource {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///A length of time.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct Duration {
+        ///Always MONTHS.
+        pub unit: DurationUnit,
+        ///Number of units.
+        pub value: ::std::num::NonZeroU32,
+    }
+    ///The unit of a duration.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum DurationUnit {
+        #[serde(rename = "MONTHS")]
+        Months,
+    }
+    impl ::std::fmt::Display for DurationUnit {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Months => f.write_str("MONTHS"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for DurationUnit {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "MONTHS" => Ok(Self::Months),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for DurationUnit {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for DurationUnit {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
         }
     }
     ///A login attempt waiting for its code.
@@ -2927,6 +3300,1772 @@ pub mod types {
         )]
         pub next_cursor: ::std::option::Option<::std::string::String>,
     }
+    ///What an offering costs. Money is in minor units of its currency.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct Price {
+        ///How often a RECURRING price is charged; absent for ONE_TIME.
+        #[serde(
+            rename = "billingCycle",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub billing_cycle: ::std::option::Option<BillingCycle>,
+        ///The binding period on offer; absent when there is none.
+        #[serde(
+            rename = "bindingContract",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub binding_contract: ::std::option::Option<BindingContract>,
+        ///Months of the binding period (bindingContract.duration.value). Deprecated: read bindingContract.
+        #[serde(
+            rename = "boundMonths",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub bound_months: ::std::option::Option<i32>,
+        ///ISO 4217 code of netPriceMinor.
+        pub currency: PriceCurrency,
+        ///currencyOptionsMinor in major units. Deprecated: read currencyOptionsMinor.
+        #[serde(
+            rename = "currencyOptions",
+            default,
+            skip_serializing_if = ":: std :: collections :: HashMap::is_empty"
+        )]
+        pub currency_options: ::std::collections::HashMap<::std::string::String, f64>,
+        ///The price in other currencies: ISO 4217 code to minor units. Discounts scale with the same ratio.
+        #[serde(
+            rename = "currencyOptionsMinor",
+            default,
+            skip_serializing_if = ":: std :: collections :: HashMap::is_empty"
+        )]
+        pub currency_options_minor: ::std::collections::HashMap<
+            ::std::string::String,
+            i64,
+        >,
+        ///The upfront payment on offer; absent when there is none.
+        #[serde(
+            rename = "customUpfrontPayment",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub custom_upfront_payment: ::std::option::Option<UpfrontPayment>,
+        ///Deprecated and never sent.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub discount: ::std::option::Option<f64>,
+        ///Deprecated and never sent.
+        #[serde(
+            rename = "discountMinor",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub discount_minor: ::std::option::Option<i64>,
+        ///netPriceMinor in major units (divided by 10 to the currency's exponent). Deprecated: read netPriceMinor.
+        #[serde(
+            rename = "netPrice",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub net_price: ::std::option::Option<f64>,
+        ///The configured price per charge (per billing cycle when RECURRING), in minor units of currency.
+        #[serde(
+            rename = "netPriceMinor",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub net_price_minor: ::std::option::Option<i64>,
+        ///One-time or recurring.
+        #[serde(rename = "priceType")]
+        pub price_type: PriceType,
+        ///The discount everyone gets.
+        #[serde(
+            rename = "standardDiscount",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub standard_discount: ::std::option::Option<Discount>,
+    }
+    ///ISO 4217 code of netPriceMinor.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PriceCurrency(::std::string::String);
+    impl ::std::ops::Deref for PriceCurrency {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PriceCurrency> for ::std::string::String {
+        fn from(value: PriceCurrency) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PriceCurrency {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[A-Z]{3}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[A-Z]{3}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PriceCurrency {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for PriceCurrency {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PriceCurrency {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Whether the price is charged once or every billing period.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum PriceType {
+        #[serde(rename = "ONE_TIME")]
+        OneTime,
+        #[serde(rename = "RECURRING")]
+        Recurring,
+    }
+    impl ::std::fmt::Display for PriceType {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::OneTime => f.write_str("ONE_TIME"),
+                Self::Recurring => f.write_str("RECURRING"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for PriceType {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "ONE_TIME" => Ok(Self::OneTime),
+                "RECURRING" => Ok(Self::Recurring),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PriceType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for PriceType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///The product an offering sells.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct Product {
+        ///What kind of product it is.
+        pub category: ProductCategory,
+        ///What it includes.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub features: ::std::option::Option<ProductFeatures>,
+        ///The operator's name for the product.
+        #[serde(rename = "internalName")]
+        pub internal_name: ProductInternalName,
+        ///The network provider that delivers it.
+        #[serde(
+            rename = "networkProviderId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub network_provider_id: ::std::option::Option<ProductNetworkProviderId>,
+        ///Identifier of the product.
+        #[serde(rename = "productId")]
+        pub product_id: ::uuid::Uuid,
+        ///What ordering it creates.
+        #[serde(rename = "type")]
+        pub type_: ProductType,
+    }
+    ///The catalog a customer orders from, with the offerings they may order now (AVAILABLE ones).
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct ProductCatalog {
+        ///The customer it was asked for.
+        #[serde(rename = "customerId")]
+        pub customer_id: ::uuid::Uuid,
+        ///Description of the catalog.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub description: ::std::option::Option<ProductCatalogDescription>,
+        ///Offerings the customer may order now, in catalog order.
+        pub items: ::std::vec::Vec<ProductOffering>,
+        ///Name of the catalog.
+        pub name: ProductCatalogName,
+        ///Identifier of the catalog.
+        #[serde(rename = "productCatalogId")]
+        pub product_catalog_id: ::uuid::Uuid,
+    }
+    ///Description of the catalog.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ProductCatalogDescription(::std::string::String);
+    impl ::std::ops::Deref for ProductCatalogDescription {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ProductCatalogDescription> for ::std::string::String {
+        fn from(value: ProductCatalogDescription) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ProductCatalogDescription {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 4000usize {
+                return Err("longer than 4000 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ProductCatalogDescription {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ProductCatalogDescription {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ProductCatalogDescription {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Name of the catalog.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ProductCatalogName(::std::string::String);
+    impl ::std::ops::Deref for ProductCatalogName {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ProductCatalogName> for ::std::string::String {
+        fn from(value: ProductCatalogName) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ProductCatalogName {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ProductCatalogName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ProductCatalogName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ProductCatalogName {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///What kind of product an offering sells; add-on groups carry the category of the subscriptions their add-ons attach to.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum ProductCategory {
+        #[serde(rename = "PRODUCT_CATEGORY_SUBSCRIPTION_CELL")]
+        ProductCategorySubscriptionCell,
+        #[serde(rename = "PRODUCT_CATEGORY_SUBSCRIPTION_DATA_SIM")]
+        ProductCategorySubscriptionDataSim,
+        #[serde(rename = "PRODUCT_CATEGORY_SUBSCRIPTION_BROADBAND")]
+        ProductCategorySubscriptionBroadband,
+        #[serde(rename = "PRODUCT_CATEGORY_SUBSCRIPTION_M2M")]
+        ProductCategorySubscriptionM2m,
+        #[serde(rename = "PRODUCT_CATEGORY_TRAVEL_ESIM")]
+        ProductCategoryTravelEsim,
+        #[serde(rename = "PRODUCT_CATEGORY_EXTRA_DATA")]
+        ProductCategoryExtraData,
+        #[serde(rename = "PRODUCT_CATEGORY_TRAVEL_ESIM_PACKAGE")]
+        ProductCategoryTravelEsimPackage,
+        #[serde(rename = "PRODUCT_CATEGORY_ABROAD")]
+        ProductCategoryAbroad,
+        #[serde(rename = "PRODUCT_CATEGORY_EXTERNAL_PRODUCT")]
+        ProductCategoryExternalProduct,
+        #[serde(rename = "PRODUCT_CATEGORY_EXTERNAL_PRODUCT_ADDON")]
+        ProductCategoryExternalProductAddon,
+        #[serde(rename = "PRODUCT_CATEGORY_SIM_CARD")]
+        ProductCategorySimCard,
+    }
+    impl ::std::fmt::Display for ProductCategory {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::ProductCategorySubscriptionCell => {
+                    f.write_str("PRODUCT_CATEGORY_SUBSCRIPTION_CELL")
+                }
+                Self::ProductCategorySubscriptionDataSim => {
+                    f.write_str("PRODUCT_CATEGORY_SUBSCRIPTION_DATA_SIM")
+                }
+                Self::ProductCategorySubscriptionBroadband => {
+                    f.write_str("PRODUCT_CATEGORY_SUBSCRIPTION_BROADBAND")
+                }
+                Self::ProductCategorySubscriptionM2m => {
+                    f.write_str("PRODUCT_CATEGORY_SUBSCRIPTION_M2M")
+                }
+                Self::ProductCategoryTravelEsim => {
+                    f.write_str("PRODUCT_CATEGORY_TRAVEL_ESIM")
+                }
+                Self::ProductCategoryExtraData => {
+                    f.write_str("PRODUCT_CATEGORY_EXTRA_DATA")
+                }
+                Self::ProductCategoryTravelEsimPackage => {
+                    f.write_str("PRODUCT_CATEGORY_TRAVEL_ESIM_PACKAGE")
+                }
+                Self::ProductCategoryAbroad => f.write_str("PRODUCT_CATEGORY_ABROAD"),
+                Self::ProductCategoryExternalProduct => {
+                    f.write_str("PRODUCT_CATEGORY_EXTERNAL_PRODUCT")
+                }
+                Self::ProductCategoryExternalProductAddon => {
+                    f.write_str("PRODUCT_CATEGORY_EXTERNAL_PRODUCT_ADDON")
+                }
+                Self::ProductCategorySimCard => f.write_str("PRODUCT_CATEGORY_SIM_CARD"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for ProductCategory {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "PRODUCT_CATEGORY_SUBSCRIPTION_CELL" => {
+                    Ok(Self::ProductCategorySubscriptionCell)
+                }
+                "PRODUCT_CATEGORY_SUBSCRIPTION_DATA_SIM" => {
+                    Ok(Self::ProductCategorySubscriptionDataSim)
+                }
+                "PRODUCT_CATEGORY_SUBSCRIPTION_BROADBAND" => {
+                    Ok(Self::ProductCategorySubscriptionBroadband)
+                }
+                "PRODUCT_CATEGORY_SUBSCRIPTION_M2M" => {
+                    Ok(Self::ProductCategorySubscriptionM2m)
+                }
+                "PRODUCT_CATEGORY_TRAVEL_ESIM" => Ok(Self::ProductCategoryTravelEsim),
+                "PRODUCT_CATEGORY_EXTRA_DATA" => Ok(Self::ProductCategoryExtraData),
+                "PRODUCT_CATEGORY_TRAVEL_ESIM_PACKAGE" => {
+                    Ok(Self::ProductCategoryTravelEsimPackage)
+                }
+                "PRODUCT_CATEGORY_ABROAD" => Ok(Self::ProductCategoryAbroad),
+                "PRODUCT_CATEGORY_EXTERNAL_PRODUCT" => {
+                    Ok(Self::ProductCategoryExternalProduct)
+                }
+                "PRODUCT_CATEGORY_EXTERNAL_PRODUCT_ADDON" => {
+                    Ok(Self::ProductCategoryExternalProductAddon)
+                }
+                "PRODUCT_CATEGORY_SIM_CARD" => Ok(Self::ProductCategorySimCard),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ProductCategory {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ProductCategory {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///What the product includes.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    pub struct ProductFeatures {
+        ///When it starts.
+        #[serde(
+            rename = "activationType",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub activation_type: ::std::option::Option<ActivationType>,
+        ///Countries where it works (ISO 3166-1 alpha-3).
+        #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
+        pub countries: ::std::vec::Vec<ProductFeaturesCountriesItem>,
+        ///Included data in megabytes.
+        #[serde(
+            rename = "dataMb",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub data_mb: ::std::option::Option<f64>,
+        ///Included call time in seconds.
+        #[serde(
+            rename = "includedCallSeconds",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub included_call_seconds: ::std::option::Option<i64>,
+        ///Included text messages.
+        #[serde(
+            rename = "includedSms",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub included_sms: ::std::option::Option<i64>,
+        ///Named regions where it works.
+        #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
+        pub regions: ::std::vec::Vec<ProductFeaturesRegionsItem>,
+        ///The SIM it needs or is.
+        #[serde(
+            rename = "simCardType",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub sim_card_type: ::std::option::Option<SimCardType>,
+        ///Days the product is valid after activation.
+        #[serde(
+            rename = "validityDays",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub validity_days: ::std::option::Option<::std::num::NonZeroU32>,
+    }
+    ///`ProductFeaturesCountriesItem`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ProductFeaturesCountriesItem(::std::string::String);
+    impl ::std::ops::Deref for ProductFeaturesCountriesItem {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ProductFeaturesCountriesItem> for ::std::string::String {
+        fn from(value: ProductFeaturesCountriesItem) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ProductFeaturesCountriesItem {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[A-Z]{3}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[A-Z]{3}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ProductFeaturesCountriesItem {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for ProductFeaturesCountriesItem {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ProductFeaturesCountriesItem {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`ProductFeaturesRegionsItem`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ProductFeaturesRegionsItem(::std::string::String);
+    impl ::std::ops::Deref for ProductFeaturesRegionsItem {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ProductFeaturesRegionsItem> for ::std::string::String {
+        fn from(value: ProductFeaturesRegionsItem) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ProductFeaturesRegionsItem {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 100usize {
+                return Err("longer than 100 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ProductFeaturesRegionsItem {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ProductFeaturesRegionsItem {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ProductFeaturesRegionsItem {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The operator's name for the product.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ProductInternalName(::std::string::String);
+    impl ::std::ops::Deref for ProductInternalName {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ProductInternalName> for ::std::string::String {
+        fn from(value: ProductInternalName) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ProductInternalName {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ProductInternalName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ProductInternalName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ProductInternalName {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The network provider that delivers it.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ProductNetworkProviderId(::std::string::String);
+    impl ::std::ops::Deref for ProductNetworkProviderId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ProductNetworkProviderId> for ::std::string::String {
+        fn from(value: ProductNetworkProviderId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ProductNetworkProviderId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ProductNetworkProviderId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ProductNetworkProviderId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ProductNetworkProviderId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Something that can be sold: a product at a price.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct ProductOffering {
+        ///Description shown to customers.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub description: ::std::option::Option<ProductOfferingDescription>,
+        ///The group it belongs to.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub group: ::std::option::Option<ProductOfferingGroup>,
+        ///Picture of the product.
+        #[serde(
+            rename = "imageUrl",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub image_url: ::std::option::Option<ProductOfferingImageUrl>,
+        ///Name shown to customers.
+        pub name: ProductOfferingName,
+        ///What it costs.
+        pub price: Price,
+        ///The product sold.
+        pub product: Product,
+        ///Identifier of the offering.
+        #[serde(rename = "productOfferingId")]
+        pub product_offering_id: ::uuid::Uuid,
+        ///HTML description.
+        #[serde(
+            rename = "richContent",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub rich_content: ::std::option::Option<ProductOfferingRichContent>,
+        ///Whether it can be newly ordered.
+        pub status: ProductOfferingStatus,
+        ///Selling points, in order.
+        #[serde(
+            rename = "uspList",
+            default,
+            skip_serializing_if = "::std::vec::Vec::is_empty"
+        )]
+        pub usp_list: ::std::vec::Vec<ProductOfferingUspListItem>,
+    }
+    ///Description shown to customers.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ProductOfferingDescription(::std::string::String);
+    impl ::std::ops::Deref for ProductOfferingDescription {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ProductOfferingDescription> for ::std::string::String {
+        fn from(value: ProductOfferingDescription) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ProductOfferingDescription {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 4000usize {
+                return Err("longer than 4000 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ProductOfferingDescription {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ProductOfferingDescription {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ProductOfferingDescription {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///A group of related offerings.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct ProductOfferingGroup {
+        ///Category of the group; for add-ons, the category of the subscriptions they attach to.
+        pub category: ProductCategory,
+        ///Description for customers.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub description: ::std::option::Option<ProductOfferingGroupDescription>,
+        ///Description for the operator's staff.
+        #[serde(
+            rename = "internalDescription",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub internal_description: ::std::option::Option<
+            ProductOfferingGroupInternalDescription,
+        >,
+        ///Name of the group.
+        pub name: ProductOfferingGroupName,
+        ///Identifier of the group.
+        #[serde(rename = "productOfferingGroupId")]
+        pub product_offering_group_id: ::uuid::Uuid,
+    }
+    ///Description for customers.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ProductOfferingGroupDescription(::std::string::String);
+    impl ::std::ops::Deref for ProductOfferingGroupDescription {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ProductOfferingGroupDescription>
+    for ::std::string::String {
+        fn from(value: ProductOfferingGroupDescription) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ProductOfferingGroupDescription {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 4000usize {
+                return Err("longer than 4000 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ProductOfferingGroupDescription {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for ProductOfferingGroupDescription {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ProductOfferingGroupDescription {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Description for the operator's staff.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ProductOfferingGroupInternalDescription(::std::string::String);
+    impl ::std::ops::Deref for ProductOfferingGroupInternalDescription {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ProductOfferingGroupInternalDescription>
+    for ::std::string::String {
+        fn from(value: ProductOfferingGroupInternalDescription) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ProductOfferingGroupInternalDescription {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 4000usize {
+                return Err("longer than 4000 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ProductOfferingGroupInternalDescription {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for ProductOfferingGroupInternalDescription {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ProductOfferingGroupInternalDescription {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Name of the group.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ProductOfferingGroupName(::std::string::String);
+    impl ::std::ops::Deref for ProductOfferingGroupName {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ProductOfferingGroupName> for ::std::string::String {
+        fn from(value: ProductOfferingGroupName) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ProductOfferingGroupName {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ProductOfferingGroupName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ProductOfferingGroupName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ProductOfferingGroupName {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Picture of the product.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ProductOfferingImageUrl(::std::string::String);
+    impl ::std::ops::Deref for ProductOfferingImageUrl {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ProductOfferingImageUrl> for ::std::string::String {
+        fn from(value: ProductOfferingImageUrl) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ProductOfferingImageUrl {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 2000usize {
+                return Err("longer than 2000 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ProductOfferingImageUrl {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ProductOfferingImageUrl {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ProductOfferingImageUrl {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///One page of product offerings.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct ProductOfferingList {
+        ///The offerings on this page.
+        pub items: ::std::vec::Vec<ProductOffering>,
+        ///Where the next page starts.
+        pub pagination: Pagination,
+    }
+    ///`ProductOfferingListCategory`
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum ProductOfferingListCategory {
+        #[serde(rename = "PRODUCT_CATEGORY_SUBSCRIPTION_CELL")]
+        ProductCategorySubscriptionCell,
+        #[serde(rename = "PRODUCT_CATEGORY_SUBSCRIPTION_DATA_SIM")]
+        ProductCategorySubscriptionDataSim,
+        #[serde(rename = "PRODUCT_CATEGORY_SUBSCRIPTION_BROADBAND")]
+        ProductCategorySubscriptionBroadband,
+        #[serde(rename = "PRODUCT_CATEGORY_SUBSCRIPTION_M2M")]
+        ProductCategorySubscriptionM2m,
+        #[serde(rename = "PRODUCT_CATEGORY_TRAVEL_ESIM")]
+        ProductCategoryTravelEsim,
+        #[serde(rename = "PRODUCT_CATEGORY_EXTRA_DATA")]
+        ProductCategoryExtraData,
+        #[serde(rename = "PRODUCT_CATEGORY_TRAVEL_ESIM_PACKAGE")]
+        ProductCategoryTravelEsimPackage,
+        #[serde(rename = "PRODUCT_CATEGORY_ABROAD")]
+        ProductCategoryAbroad,
+        #[serde(rename = "PRODUCT_CATEGORY_EXTERNAL_PRODUCT")]
+        ProductCategoryExternalProduct,
+        #[serde(rename = "PRODUCT_CATEGORY_EXTERNAL_PRODUCT_ADDON")]
+        ProductCategoryExternalProductAddon,
+        #[serde(rename = "PRODUCT_CATEGORY_SIM_CARD")]
+        ProductCategorySimCard,
+    }
+    impl ::std::fmt::Display for ProductOfferingListCategory {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::ProductCategorySubscriptionCell => {
+                    f.write_str("PRODUCT_CATEGORY_SUBSCRIPTION_CELL")
+                }
+                Self::ProductCategorySubscriptionDataSim => {
+                    f.write_str("PRODUCT_CATEGORY_SUBSCRIPTION_DATA_SIM")
+                }
+                Self::ProductCategorySubscriptionBroadband => {
+                    f.write_str("PRODUCT_CATEGORY_SUBSCRIPTION_BROADBAND")
+                }
+                Self::ProductCategorySubscriptionM2m => {
+                    f.write_str("PRODUCT_CATEGORY_SUBSCRIPTION_M2M")
+                }
+                Self::ProductCategoryTravelEsim => {
+                    f.write_str("PRODUCT_CATEGORY_TRAVEL_ESIM")
+                }
+                Self::ProductCategoryExtraData => {
+                    f.write_str("PRODUCT_CATEGORY_EXTRA_DATA")
+                }
+                Self::ProductCategoryTravelEsimPackage => {
+                    f.write_str("PRODUCT_CATEGORY_TRAVEL_ESIM_PACKAGE")
+                }
+                Self::ProductCategoryAbroad => f.write_str("PRODUCT_CATEGORY_ABROAD"),
+                Self::ProductCategoryExternalProduct => {
+                    f.write_str("PRODUCT_CATEGORY_EXTERNAL_PRODUCT")
+                }
+                Self::ProductCategoryExternalProductAddon => {
+                    f.write_str("PRODUCT_CATEGORY_EXTERNAL_PRODUCT_ADDON")
+                }
+                Self::ProductCategorySimCard => f.write_str("PRODUCT_CATEGORY_SIM_CARD"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for ProductOfferingListCategory {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "PRODUCT_CATEGORY_SUBSCRIPTION_CELL" => {
+                    Ok(Self::ProductCategorySubscriptionCell)
+                }
+                "PRODUCT_CATEGORY_SUBSCRIPTION_DATA_SIM" => {
+                    Ok(Self::ProductCategorySubscriptionDataSim)
+                }
+                "PRODUCT_CATEGORY_SUBSCRIPTION_BROADBAND" => {
+                    Ok(Self::ProductCategorySubscriptionBroadband)
+                }
+                "PRODUCT_CATEGORY_SUBSCRIPTION_M2M" => {
+                    Ok(Self::ProductCategorySubscriptionM2m)
+                }
+                "PRODUCT_CATEGORY_TRAVEL_ESIM" => Ok(Self::ProductCategoryTravelEsim),
+                "PRODUCT_CATEGORY_EXTRA_DATA" => Ok(Self::ProductCategoryExtraData),
+                "PRODUCT_CATEGORY_TRAVEL_ESIM_PACKAGE" => {
+                    Ok(Self::ProductCategoryTravelEsimPackage)
+                }
+                "PRODUCT_CATEGORY_ABROAD" => Ok(Self::ProductCategoryAbroad),
+                "PRODUCT_CATEGORY_EXTERNAL_PRODUCT" => {
+                    Ok(Self::ProductCategoryExternalProduct)
+                }
+                "PRODUCT_CATEGORY_EXTERNAL_PRODUCT_ADDON" => {
+                    Ok(Self::ProductCategoryExternalProductAddon)
+                }
+                "PRODUCT_CATEGORY_SIM_CARD" => Ok(Self::ProductCategorySimCard),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ProductOfferingListCategory {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ProductOfferingListCategory {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///`ProductOfferingListCursor`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ProductOfferingListCursor(::std::string::String);
+    impl ::std::ops::Deref for ProductOfferingListCursor {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ProductOfferingListCursor> for ::std::string::String {
+        fn from(value: ProductOfferingListCursor) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ProductOfferingListCursor {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 512usize {
+                return Err("longer than 512 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ProductOfferingListCursor {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ProductOfferingListCursor {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ProductOfferingListCursor {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`ProductOfferingListGroupId`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ProductOfferingListGroupId(::std::string::String);
+    impl ::std::ops::Deref for ProductOfferingListGroupId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ProductOfferingListGroupId> for ::std::string::String {
+        fn from(value: ProductOfferingListGroupId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ProductOfferingListGroupId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 64usize {
+                return Err("longer than 64 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ProductOfferingListGroupId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ProductOfferingListGroupId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ProductOfferingListGroupId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`ProductOfferingListProductType`
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum ProductOfferingListProductType {
+        #[serde(rename = "SUBSCRIPTION")]
+        Subscription,
+        #[serde(rename = "SUBSCRIPTION_ADDON")]
+        SubscriptionAddon,
+        #[serde(rename = "LICENSE")]
+        License,
+        #[serde(rename = "EXTERNAL_PRODUCT")]
+        ExternalProduct,
+        #[serde(rename = "SIM_CARD")]
+        SimCard,
+    }
+    impl ::std::fmt::Display for ProductOfferingListProductType {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Subscription => f.write_str("SUBSCRIPTION"),
+                Self::SubscriptionAddon => f.write_str("SUBSCRIPTION_ADDON"),
+                Self::License => f.write_str("LICENSE"),
+                Self::ExternalProduct => f.write_str("EXTERNAL_PRODUCT"),
+                Self::SimCard => f.write_str("SIM_CARD"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for ProductOfferingListProductType {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "SUBSCRIPTION" => Ok(Self::Subscription),
+                "SUBSCRIPTION_ADDON" => Ok(Self::SubscriptionAddon),
+                "LICENSE" => Ok(Self::License),
+                "EXTERNAL_PRODUCT" => Ok(Self::ExternalProduct),
+                "SIM_CARD" => Ok(Self::SimCard),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ProductOfferingListProductType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for ProductOfferingListProductType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///`ProductOfferingListStatus`
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum ProductOfferingListStatus {
+        #[serde(rename = "AVAILABLE")]
+        Available,
+        #[serde(rename = "ARCHIVED")]
+        Archived,
+    }
+    impl ::std::fmt::Display for ProductOfferingListStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Available => f.write_str("AVAILABLE"),
+                Self::Archived => f.write_str("ARCHIVED"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for ProductOfferingListStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "AVAILABLE" => Ok(Self::Available),
+                "ARCHIVED" => Ok(Self::Archived),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ProductOfferingListStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ProductOfferingListStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///Name shown to customers.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ProductOfferingName(::std::string::String);
+    impl ::std::ops::Deref for ProductOfferingName {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ProductOfferingName> for ::std::string::String {
+        fn from(value: ProductOfferingName) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ProductOfferingName {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ProductOfferingName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ProductOfferingName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ProductOfferingName {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///HTML description.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ProductOfferingRichContent(::std::string::String);
+    impl ::std::ops::Deref for ProductOfferingRichContent {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ProductOfferingRichContent> for ::std::string::String {
+        fn from(value: ProductOfferingRichContent) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ProductOfferingRichContent {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 20000usize {
+                return Err("longer than 20000 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ProductOfferingRichContent {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ProductOfferingRichContent {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ProductOfferingRichContent {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///AVAILABLE offerings can be ordered; ARCHIVED ones cannot be newly ordered but remain valid for what exists.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum ProductOfferingStatus {
+        #[serde(rename = "AVAILABLE")]
+        Available,
+        #[serde(rename = "ARCHIVED")]
+        Archived,
+    }
+    impl ::std::fmt::Display for ProductOfferingStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Available => f.write_str("AVAILABLE"),
+                Self::Archived => f.write_str("ARCHIVED"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for ProductOfferingStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "AVAILABLE" => Ok(Self::Available),
+                "ARCHIVED" => Ok(Self::Archived),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ProductOfferingStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ProductOfferingStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///`ProductOfferingUspListItem`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ProductOfferingUspListItem(::std::string::String);
+    impl ::std::ops::Deref for ProductOfferingUspListItem {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ProductOfferingUspListItem> for ::std::string::String {
+        fn from(value: ProductOfferingUspListItem) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ProductOfferingUspListItem {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ProductOfferingUspListItem {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ProductOfferingUspListItem {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ProductOfferingUspListItem {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`ProductOfferingViewProductOfferingId`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ProductOfferingViewProductOfferingId(::std::string::String);
+    impl ::std::ops::Deref for ProductOfferingViewProductOfferingId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ProductOfferingViewProductOfferingId>
+    for ::std::string::String {
+        fn from(value: ProductOfferingViewProductOfferingId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ProductOfferingViewProductOfferingId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 64usize {
+                return Err("longer than 64 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ProductOfferingViewProductOfferingId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for ProductOfferingViewProductOfferingId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ProductOfferingViewProductOfferingId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///What ordering the product creates: SUBSCRIPTION a standalone subscription; SUBSCRIPTION_ADDON an add-on of a parent subscription; LICENSE a license; EXTERNAL_PRODUCT a license of type EXTERNAL_PRODUCT, orderable only through orders; SIM_CARD a replacement SIM for a subscription.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum ProductType {
+        #[serde(rename = "SUBSCRIPTION")]
+        Subscription,
+        #[serde(rename = "SUBSCRIPTION_ADDON")]
+        SubscriptionAddon,
+        #[serde(rename = "LICENSE")]
+        License,
+        #[serde(rename = "EXTERNAL_PRODUCT")]
+        ExternalProduct,
+        #[serde(rename = "SIM_CARD")]
+        SimCard,
+    }
+    impl ::std::fmt::Display for ProductType {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Subscription => f.write_str("SUBSCRIPTION"),
+                Self::SubscriptionAddon => f.write_str("SUBSCRIPTION_ADDON"),
+                Self::License => f.write_str("LICENSE"),
+                Self::ExternalProduct => f.write_str("EXTERNAL_PRODUCT"),
+                Self::SimCard => f.write_str("SIM_CARD"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for ProductType {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "SUBSCRIPTION" => Ok(Self::Subscription),
+                "SUBSCRIPTION_ADDON" => Ok(Self::SubscriptionAddon),
+                "LICENSE" => Ok(Self::License),
+                "EXTERNAL_PRODUCT" => Ok(Self::ExternalProduct),
+                "SIM_CARD" => Ok(Self::SimCard),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ProductType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ProductType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
     ///Where physical goods (SIM cards, devices) are shipped.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct Shipping {
@@ -3106,6 +5245,61 @@ pub mod types {
                 .map_err(|e: self::error::ConversionError| {
                     <D::Error as ::serde::de::Error>::custom(e.to_string())
                 })
+        }
+    }
+    ///Physical SIM or eSIM.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum SimCardType {
+        #[serde(rename = "PSIM")]
+        Psim,
+        #[serde(rename = "ESIM")]
+        Esim,
+    }
+    impl ::std::fmt::Display for SimCardType {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Psim => f.write_str("PSIM"),
+                Self::Esim => f.write_str("ESIM"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for SimCardType {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "PSIM" => Ok(Self::Psim),
+                "ESIM" => Ok(Self::Esim),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SimCardType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for SimCardType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
         }
     }
     ///Changes to a customer. Fields left out keep their value; an object given (contact, billing, shipping, metadata) replaces the stored one whole.
@@ -3639,6 +5833,16 @@ pub mod types {
                     <D::Error as ::serde::de::Error>::custom(e.to_string())
                 })
         }
+    }
+    ///An upfront payment the customer may choose: the first billingCycles cycles are invoiced at once.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct UpfrontPayment {
+        ///Number of billing cycles paid upfront (cycles, not months).
+        #[serde(rename = "billingCycles")]
+        pub billing_cycles: ::std::num::NonZeroU32,
+        ///Discount earned by paying upfront.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub discount: ::std::option::Option<Discount>,
     }
     ///A person who acts for one or more customers.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -4775,6 +6979,74 @@ Arguments:
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
+    /**Fetch a customer's product catalog
+
+The catalog assigned to the customer (else the organisation's default catalog) with the offerings the customer may order now: its AVAILABLE offerings. 404 product_catalog_not_found when the customer has no catalog.
+
+Sends a `GET` request to `/customers/{customerId}/product-catalog`
+
+Arguments:
+- `customer_id`: The customer's id, or `rid_` followed by its referenceId.
+- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
+*/
+    pub async fn customer_product_catalog_view<'a>(
+        &'a self,
+        customer_id: &'a types::CustomerProductCatalogViewCustomerId,
+        api_revision: Option<&'a str>,
+    ) -> Result<ResponseValue<types::ProductCatalog>, Error<types::Error>> {
+        let url = format!(
+            "{}/customers/{}/product-catalog", self.baseurl, encode_path(& customer_id
+            .to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = api_revision {
+            header_map.append("Api-Revision", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "customer_product_catalog_view",
+        };
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
     /**Health
 
 Answers 200 when the server and its database serve requests. Needs no credentials.
@@ -4927,6 +7199,152 @@ Arguments:
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
             404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**List product offerings
+
+The organisation's product offerings, oldest first, archived ones included; the filters combine.
+
+Sends a `GET` request to `/product-offerings`
+
+Arguments:
+- `category`: Only offerings whose product has this category.
+- `cursor`: Opaque cursor from the previous page's pagination.nextCursor.
+- `group_id`: Only offerings in this group.
+- `limit`: Page size.
+- `product_type`: Only offerings whose product has this type.
+- `status`: Only offerings with this status.
+- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
+*/
+    pub async fn product_offering_list<'a>(
+        &'a self,
+        category: Option<types::ProductOfferingListCategory>,
+        cursor: Option<&'a types::ProductOfferingListCursor>,
+        group_id: Option<&'a types::ProductOfferingListGroupId>,
+        limit: Option<::std::num::NonZeroU32>,
+        product_type: Option<types::ProductOfferingListProductType>,
+        status: Option<types::ProductOfferingListStatus>,
+        api_revision: Option<&'a str>,
+    ) -> Result<ResponseValue<types::ProductOfferingList>, Error<types::Error>> {
+        let url = format!("{}/product-offerings", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = api_revision {
+            header_map.append("Api-Revision", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .query(&progenitor_client::QueryParam::new("category", &category))
+            .query(&progenitor_client::QueryParam::new("cursor", &cursor))
+            .query(&progenitor_client::QueryParam::new("groupId", &group_id))
+            .query(&progenitor_client::QueryParam::new("limit", &limit))
+            .query(&progenitor_client::QueryParam::new("productType", &product_type))
+            .query(&progenitor_client::QueryParam::new("status", &status))
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "product_offering_list",
+        };
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Fetch a product offering
+
+One product offering, archived or not.
+
+Sends a `GET` request to `/product-offerings/{productOfferingId}`
+
+Arguments:
+- `product_offering_id`: The offering's id.
+- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
+*/
+    pub async fn product_offering_view<'a>(
+        &'a self,
+        product_offering_id: &'a types::ProductOfferingViewProductOfferingId,
+        api_revision: Option<&'a str>,
+    ) -> Result<ResponseValue<types::ProductOffering>, Error<types::Error>> {
+        let url = format!(
+            "{}/product-offerings/{}", self.baseurl, encode_path(& product_offering_id
+            .to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = api_revision {
+            header_map.append("Api-Revision", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "product_offering_view",
+        };
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
             500u16 => {

@@ -1,0 +1,95 @@
+//! The product catalog: offerings with their products, groups and prices,
+//! the catalogs customers order from, and the tax rates orders apply.
+
+pub mod file;
+pub mod import;
+pub mod price;
+
+use super::Caller;
+use crate::api::generated::bullfinch::params::ProductOfferingListQuery;
+use crate::api::generated::bullfinch::types as wire;
+use crate::error::{Error, InternalCode, Result};
+use crate::store::{Cursor, OfferingFilter, OfferingRow, limit_or_default};
+use serde_json::{Value, json};
+use uuid::Uuid;
+
+/// The id of a catalog entity: derived from the organisation and the key,
+/// so every import of a key names the same row and no two organisations
+/// share one.
+pub fn entity_id(org: Uuid, kind: &str, key: &str) -> Uuid {
+    Uuid::new_v5(&org, format!("{kind}:{key}").as_bytes())
+}
+
+/// The wire form of a stored offering: its document, with ids put in
+/// where the file named keys.
+pub fn to_wire(row: &OfferingRow) -> Result<wire::ProductOffering> {
+    let mut o = row.offering.clone();
+    let mut product = row.product.clone();
+    product["productId"] = json!(row.product_id);
+    if let Value::Object(p) = &mut product {
+        p.remove("licenseType");
+    }
+    o["productOfferingId"] = json!(row.id);
+    o["product"] = product;
+    if let (Some(id), Some(g)) = (row.group_id, &row.group) {
+        let mut g = g.clone();
+        g["productOfferingGroupId"] = json!(id);
+        o["group"] = g;
+    }
+    serde_json::from_value(o).map_err(|e| Error::Internal(format!("stored offering {}: {e}", row.id)))
+}
+
+fn uuid_or_not_found(id: &str, what: InternalCode, name: &'static str) -> Result<Uuid> {
+    Uuid::parse_str(id).map_err(|_| Error::not_found(what, name))
+}
+
+pub async fn find(caller: &Caller, id: &str) -> Result<OfferingRow> {
+    let id = uuid_or_not_found(id, InternalCode::ProductOfferingNotFound, "product offering")?;
+    caller
+        .store
+        .offering(caller.org, id)
+        .await?
+        .ok_or_else(|| Error::not_found(InternalCode::ProductOfferingNotFound, "product offering"))
+}
+
+pub async fn view(caller: &Caller, id: &str) -> Result<wire::ProductOffering> {
+    to_wire(&find(caller, id).await?)
+}
+
+pub async fn list(caller: &Caller, q: ProductOfferingListQuery) -> Result<wire::ProductOfferingList> {
+    let after = q.cursor.as_deref().map(Cursor::decode).transpose()?;
+    let filter = OfferingFilter {
+        status: q.status,
+        category: q.category,
+        product_type: q.product_type,
+        // a group id that is no UUID names no group: an empty page
+        group_id: match q.group_id.as_deref().map(Uuid::parse_str) {
+            Some(Ok(g)) => Some(g),
+            Some(Err(_)) => Some(Uuid::nil()),
+            None => None,
+        },
+    };
+    let page = caller.store.offerings(caller.org, &filter, after, limit_or_default(q.limit)).await?;
+    Ok(wire::ProductOfferingList {
+        items: page.items.iter().map(to_wire).collect::<Result<_>>()?,
+        pagination: wire::Pagination { next_cursor: page.next.map(Cursor::encode) },
+    })
+}
+
+/// The catalog a customer orders from, with what they may order now.
+pub async fn customer_catalog(caller: &Caller, customer_key: &str) -> Result<wire::ProductCatalog> {
+    let customer = super::customers::find(caller, customer_key).await?;
+    let (id, doc) = caller
+        .store
+        .customer_catalog(caller.org, customer.id)
+        .await?
+        .ok_or_else(|| Error::not_found(InternalCode::ProductCatalogNotFound, "product catalog"))?;
+    let items = caller.store.catalog_offerings(id, Some("AVAILABLE")).await?;
+    Ok(wire::ProductCatalog {
+        product_catalog_id: id,
+        name: doc["name"].as_str().unwrap_or_default().to_string(),
+        description: doc["description"].as_str().map(str::to_string),
+        customer_id: customer.id,
+        items: items.iter().map(to_wire).collect::<Result<_>>()?,
+    })
+}

@@ -1,0 +1,315 @@
+//! The product catalog: imported entities kept as JSON documents by key,
+//! offerings with their product and group, catalogs, assignments, taxes.
+
+use super::{Cursor, Page, Store, Tx, parse_uuid};
+use crate::error::{Error, Result};
+use serde_json::Value;
+use sqlx::any::AnyRow;
+use sqlx::{AssertSqlSafe, Row};
+use uuid::Uuid;
+
+/// What an upsert did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Change {
+    Created,
+    Updated,
+    Unchanged,
+}
+
+/// An offering with the product it sells and its group, as stored.
+#[derive(Debug, Clone)]
+pub struct OfferingRow {
+    pub id: Uuid,
+    pub key: String,
+    pub offering: Value,
+    pub product_id: Uuid,
+    pub product: Value,
+    pub group_id: Option<Uuid>,
+    pub group: Option<Value>,
+}
+
+#[derive(Debug, Default)]
+pub struct OfferingFilter {
+    pub status: Option<String>,
+    pub category: Option<String>,
+    pub product_type: Option<String>,
+    pub group_id: Option<Uuid>,
+}
+
+/// The catalog tables an import writes, with the columns each keeps
+/// besides id, org_id, key and doc.
+#[derive(Debug, Clone, Copy)]
+pub enum Kind {
+    Group,
+    Product,
+    Offering,
+    Catalog,
+}
+
+impl Kind {
+    fn table(self) -> &'static str {
+        match self {
+            Kind::Group => "product_groups",
+            Kind::Product => "products",
+            Kind::Offering => "product_offerings",
+            Kind::Catalog => "product_catalogs",
+        }
+    }
+}
+
+const OFFERING_SELECT: &str = "SELECT o.seq, o.id, o.key, o.doc, p.id AS product_id, p.doc AS product_doc, \
+     g.id AS group_id, g.doc AS group_doc
+     FROM product_offerings o JOIN products p ON p.id = o.product_id LEFT JOIN product_groups g ON g.id = o.group_id";
+
+fn doc(r: &AnyRow, col: &str) -> Result<Value> {
+    let text: String = r.try_get(col)?;
+    serde_json::from_str(&text).map_err(|e| Error::Internal(format!("column {col}: {e}")))
+}
+
+fn offering_from_row(r: &AnyRow) -> Result<(i64, OfferingRow)> {
+    let group_id: Option<String> = r.try_get("group_id")?;
+    let group_doc: Option<String> = r.try_get("group_doc")?;
+    Ok((
+        r.try_get("seq")?,
+        OfferingRow {
+            id: parse_uuid(&r.try_get::<String, _>("id")?)?,
+            key: r.try_get("key")?,
+            offering: doc(r, "doc")?,
+            product_id: parse_uuid(&r.try_get::<String, _>("product_id")?)?,
+            product: doc(r, "product_doc")?,
+            group_id: group_id.as_deref().map(parse_uuid).transpose()?,
+            group: group_doc.map(|t| serde_json::from_str(&t)).transpose().map_err(|e| Error::Internal(e.to_string()))?,
+        },
+    ))
+}
+
+impl Store {
+    /// The id of the entity of `kind` named `key`, if stored.
+    pub async fn catalog_key_id(&self, kind: Kind, org: Uuid, key: &str) -> Result<Option<Uuid>> {
+        let sql = format!("SELECT id FROM {} WHERE org_id = $1 AND key = $2", kind.table());
+        let row = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).bind(key).fetch_optional(&self.pool).await?;
+        row.map(|r| parse_uuid(&r.try_get::<String, _>("id")?)).transpose()
+    }
+
+    /// Inserts or updates one entity; `columns` are its kind's own columns
+    /// (name, value). Unchanged rows are not written.
+    pub async fn upsert_catalog_entity(
+        tx: &mut Tx<'_>,
+        kind: Kind,
+        org: Uuid,
+        id: Uuid,
+        key: &str,
+        columns: &[(&str, Option<String>)],
+        doc: &Value,
+    ) -> Result<Change> {
+        let table = kind.table();
+        let names: Vec<&str> = columns.iter().map(|(n, _)| *n).collect();
+        let select = format!("SELECT doc{} FROM {table} WHERE id = $1", names.iter().map(|n| format!(", {n}")).collect::<String>());
+        let existing = sqlx::query(AssertSqlSafe(select)).bind(id.to_string()).fetch_optional(&mut *tx.tx).await?;
+        let doc_text = doc.to_string();
+        let change = match existing {
+            None => {
+                let cols = names.iter().map(|n| format!(", {n}")).collect::<String>();
+                let params = (0..names.len()).map(|i| format!(", ${}", i + 5)).collect::<String>();
+                let sql = format!("INSERT INTO {table} (id, org_id, key, doc{cols}) VALUES ($1, $2, $3, $4{params})");
+                let mut q = sqlx::query(AssertSqlSafe(sql)).bind(id.to_string()).bind(org.to_string()).bind(key).bind(doc_text);
+                for (_, v) in columns {
+                    q = q.bind(v.clone());
+                }
+                q.execute(&mut *tx.tx).await?;
+                Change::Created
+            }
+            Some(row) => {
+                let stored: String = row.try_get("doc")?;
+                let stored_doc: Value = serde_json::from_str(&stored).map_err(|e| Error::Internal(e.to_string()))?;
+                let mut same = stored_doc == *doc;
+                for (n, v) in columns {
+                    same &= row.try_get::<Option<String>, _>(*n)? == *v;
+                }
+                if same {
+                    Change::Unchanged
+                } else {
+                    let sets = names.iter().enumerate().map(|(i, n)| format!(", {n} = ${}", i + 3)).collect::<String>();
+                    let sql = format!("UPDATE {table} SET doc = $2{sets} WHERE id = $1");
+                    let mut q = sqlx::query(AssertSqlSafe(sql)).bind(id.to_string()).bind(doc_text);
+                    for (_, v) in columns {
+                        q = q.bind(v.clone());
+                    }
+                    q.execute(&mut *tx.tx).await?;
+                    Change::Updated
+                }
+            }
+        };
+        Ok(change)
+    }
+
+    /// Sets a catalog's offerings (in order); Unchanged when they already are.
+    pub async fn set_catalog_offerings(tx: &mut Tx<'_>, catalog: Uuid, offerings: &[Uuid]) -> Result<Change> {
+        let rows = sqlx::query("SELECT offering_id FROM product_catalog_offerings WHERE catalog_id = $1 ORDER BY position")
+            .bind(catalog.to_string())
+            .fetch_all(&mut *tx.tx)
+            .await?;
+        let stored: Vec<String> = rows.iter().map(|r| r.try_get("offering_id")).collect::<std::result::Result<_, _>>()?;
+        let wanted: Vec<String> = offerings.iter().map(Uuid::to_string).collect();
+        if stored == wanted {
+            return Ok(Change::Unchanged);
+        }
+        sqlx::query("DELETE FROM product_catalog_offerings WHERE catalog_id = $1").bind(catalog.to_string()).execute(&mut *tx.tx).await?;
+        for (i, o) in wanted.iter().enumerate() {
+            sqlx::query("INSERT INTO product_catalog_offerings (catalog_id, offering_id, position) VALUES ($1, $2, $3)")
+                .bind(catalog.to_string())
+                .bind(o)
+                .bind(i as i64)
+                .execute(&mut *tx.tx)
+                .await?;
+        }
+        Ok(if stored.is_empty() { Change::Created } else { Change::Updated })
+    }
+
+    pub async fn assign_catalog(tx: &mut Tx<'_>, org: Uuid, customer: Uuid, catalog: Uuid) -> Result<Change> {
+        let row = sqlx::query("SELECT catalog_id FROM customer_catalogs WHERE customer_id = $1")
+            .bind(customer.to_string())
+            .fetch_optional(&mut *tx.tx)
+            .await?;
+        let stored: Option<String> = row.map(|r| r.try_get("catalog_id")).transpose()?;
+        let change = match stored {
+            Some(s) if s == catalog.to_string() => return Ok(Change::Unchanged),
+            Some(_) => Change::Updated,
+            None => Change::Created,
+        };
+        sqlx::query("DELETE FROM customer_catalogs WHERE customer_id = $1").bind(customer.to_string()).execute(&mut *tx.tx).await?;
+        sqlx::query("INSERT INTO customer_catalogs (customer_id, org_id, catalog_id) VALUES ($1, $2, $3)")
+            .bind(customer.to_string())
+            .bind(org.to_string())
+            .bind(catalog.to_string())
+            .execute(&mut *tx.tx)
+            .await?;
+        Ok(change)
+    }
+
+    pub async fn set_tax_rates(tx: &mut Tx<'_>, org: Uuid, country: &str, rates: &Value) -> Result<Change> {
+        let row = sqlx::query("SELECT doc FROM tax_rates WHERE org_id = $1 AND country = $2")
+            .bind(org.to_string())
+            .bind(country)
+            .fetch_optional(&mut *tx.tx)
+            .await?;
+        let change = match row {
+            Some(r) if doc(&r, "doc")? == *rates => return Ok(Change::Unchanged),
+            Some(_) => Change::Updated,
+            None => Change::Created,
+        };
+        sqlx::query("DELETE FROM tax_rates WHERE org_id = $1 AND country = $2").bind(org.to_string()).bind(country).execute(&mut *tx.tx).await?;
+        sqlx::query("INSERT INTO tax_rates (org_id, country, doc) VALUES ($1, $2, $3)")
+            .bind(org.to_string())
+            .bind(country)
+            .bind(rates.to_string())
+            .execute(&mut *tx.tx)
+            .await?;
+        Ok(change)
+    }
+
+    /// Sets the default catalog and/or default tax country (None leaves a
+    /// setting as it is).
+    pub async fn set_catalog_settings(
+        tx: &mut Tx<'_>,
+        org: Uuid,
+        default_catalog: Option<Uuid>,
+        default_tax_country: Option<&str>,
+    ) -> Result<Change> {
+        let row = sqlx::query("SELECT default_catalog_id, default_tax_country FROM catalog_settings WHERE org_id = $1")
+            .bind(org.to_string())
+            .fetch_optional(&mut *tx.tx)
+            .await?;
+        let (old_catalog, old_country): (Option<String>, Option<String>) = match &row {
+            Some(r) => (r.try_get("default_catalog_id")?, r.try_get("default_tax_country")?),
+            None => (None, None),
+        };
+        let catalog = default_catalog.map(|c| c.to_string()).or(old_catalog.clone());
+        let country = default_tax_country.map(str::to_string).or(old_country.clone());
+        if row.is_some() && catalog == old_catalog && country == old_country {
+            return Ok(Change::Unchanged);
+        }
+        if row.is_none() && catalog.is_none() && country.is_none() {
+            return Ok(Change::Unchanged);
+        }
+        sqlx::query("DELETE FROM catalog_settings WHERE org_id = $1").bind(org.to_string()).execute(&mut *tx.tx).await?;
+        sqlx::query("INSERT INTO catalog_settings (org_id, default_catalog_id, default_tax_country) VALUES ($1, $2, $3)")
+            .bind(org.to_string())
+            .bind(catalog)
+            .bind(country)
+            .execute(&mut *tx.tx)
+            .await?;
+        Ok(if row.is_some() { Change::Updated } else { Change::Created })
+    }
+
+    pub async fn offerings(&self, org: Uuid, f: &OfferingFilter, after: Option<Cursor>, limit: usize) -> Result<Page<OfferingRow>> {
+        let mut sql = format!("{OFFERING_SELECT} WHERE o.org_id = $1 AND o.seq > $2");
+        let mut binds: Vec<String> = vec![];
+        for (col, v) in [
+            ("o.status", &f.status),
+            ("p.category", &f.category),
+            ("p.product_type", &f.product_type),
+            ("o.group_id", &f.group_id.map(|g| g.to_string())),
+        ] {
+            if let Some(v) = v {
+                binds.push(v.clone());
+                sql.push_str(&format!(" AND {col} = ${}", binds.len() + 2));
+            }
+        }
+        sql.push_str(&format!(" ORDER BY o.seq LIMIT {}", limit + 1));
+        let mut q = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).bind(after.map_or(0, |c| c.after_seq));
+        for b in binds {
+            q = q.bind(b);
+        }
+        let rows = q.fetch_all(&self.pool).await?;
+        Ok(Page::from_rows(rows.iter().map(offering_from_row).collect::<Result<_>>()?, limit))
+    }
+
+    pub async fn offering(&self, org: Uuid, id: Uuid) -> Result<Option<OfferingRow>> {
+        let sql = format!("{OFFERING_SELECT} WHERE o.org_id = $1 AND o.id = $2");
+        let row = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).bind(id.to_string()).fetch_optional(&self.pool).await?;
+        Ok(row.as_ref().map(offering_from_row).transpose()?.map(|(_, o)| o))
+    }
+
+    /// The catalog a customer orders from: its own, else the default.
+    pub async fn customer_catalog(&self, org: Uuid, customer: Uuid) -> Result<Option<(Uuid, Value)>> {
+        let row = sqlx::query(
+            "SELECT c.id, c.doc FROM product_catalogs c WHERE c.org_id = $1 AND c.id = COALESCE(
+               (SELECT catalog_id FROM customer_catalogs WHERE customer_id = $2),
+               (SELECT default_catalog_id FROM catalog_settings WHERE org_id = $1))",
+        )
+        .bind(org.to_string())
+        .bind(customer.to_string())
+        .fetch_optional(&self.pool)
+        .await?;
+        row.map(|r| Ok((parse_uuid(&r.try_get::<String, _>("id")?)?, doc(&r, "doc")?))).transpose()
+    }
+
+    /// A catalog's offerings in catalog order, only those with `status` if given.
+    pub async fn catalog_offerings(&self, catalog: Uuid, status: Option<&str>) -> Result<Vec<OfferingRow>> {
+        let sql = format!(
+            "{OFFERING_SELECT} JOIN product_catalog_offerings m ON m.offering_id = o.id
+             WHERE m.catalog_id = $1 AND ($2 = '' OR o.status = $2) ORDER BY m.position"
+        );
+        let rows = sqlx::query(AssertSqlSafe(sql)).bind(catalog.to_string()).bind(status.unwrap_or("")).fetch_all(&self.pool).await?;
+        rows.iter().map(|r| offering_from_row(r).map(|(_, o)| o)).collect()
+    }
+
+    /// Tax rates of a country (the JSON array), if the organisation has any.
+    pub async fn tax_rates(&self, org: Uuid, country: &str) -> Result<Option<Value>> {
+        let row = sqlx::query("SELECT doc FROM tax_rates WHERE org_id = $1 AND country = $2")
+            .bind(org.to_string())
+            .bind(country)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|r| doc(&r, "doc")).transpose()
+    }
+
+    pub async fn default_tax_country(&self, org: Uuid) -> Result<Option<String>> {
+        let row = sqlx::query("SELECT default_tax_country FROM catalog_settings WHERE org_id = $1")
+            .bind(org.to_string())
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.map(|r| r.try_get("default_tax_country")).transpose()?.flatten())
+    }
+}
