@@ -1,4 +1,4 @@
-//! What an operator can set for `serve`: limits, login lifetimes, the token
+//! What an operator can set for `serve`: limits, login and order lifetimes, the token
 //! secret and outgoing mail. Each setting is a flag and an environment
 //! variable; the defaults are what a fresh server runs with.
 
@@ -12,6 +12,8 @@ pub mod defaults {
     pub const MAX_BODY_BYTES: usize = 1024 * 1024;
     pub const LOGIN_CODE_SECONDS: u32 = 600;
     pub const ACCESS_TOKEN_SECONDS: u32 = 3600;
+    /// a week
+    pub const ORDER_EXPIRY_SECONDS: u32 = 7 * 24 * 3600;
     pub const MAIL_FROM: &str = "Switchboard <no-reply@switchboard.invalid>";
 }
 
@@ -35,6 +37,10 @@ pub struct Settings {
     /// Seconds an access token stays valid.
     #[arg(long, env = "SWITCHBOARD_ACCESS_TOKEN_SECONDS", default_value_t = defaults::ACCESS_TOKEN_SECONDS)]
     pub access_token_seconds: u32,
+    /// Seconds an order may stay unsubmitted (DRAFT or APPROVED) before it
+    /// expires, by the server's clock.
+    #[arg(long, env = "SWITCHBOARD_ORDER_EXPIRY_SECONDS", default_value_t = defaults::ORDER_EXPIRY_SECONDS)]
+    pub order_expiry_seconds: u32,
     /// Secret that signs access tokens and keys login-code hashes (at least
     /// 32 bytes). Without it, one is generated on first start and stored in
     /// the database, so every instance over that database shares it.
@@ -59,6 +65,7 @@ impl Default for Settings {
             max_body_bytes: defaults::MAX_BODY_BYTES,
             login_code_seconds: defaults::LOGIN_CODE_SECONDS,
             access_token_seconds: defaults::ACCESS_TOKEN_SECONDS,
+            order_expiry_seconds: defaults::ORDER_EXPIRY_SECONDS,
             token_secret: None,
             smtp_url: None,
             mail_from: defaults::MAIL_FROM.into(),

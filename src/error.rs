@@ -30,6 +30,12 @@ pub enum InternalCode {
     PaymentProfileNotFound,
     ProductOfferingNotFound,
     ProductCatalogNotFound,
+    OrderNotFound,
+    OrderStateConflict,
+    OrderExpired,
+    OrderValidationFailed,
+    OrderNotApproved,
+    CurrencyRequired,
     EndpointRemoved,
     Conflict,
     IdempotencyKeyMismatch,
@@ -66,6 +72,12 @@ impl InternalCode {
             PaymentProfileNotFound => "payment_profile_not_found",
             ProductOfferingNotFound => "product_offering_not_found",
             ProductCatalogNotFound => "product_catalog_not_found",
+            OrderNotFound => "order_not_found",
+            OrderStateConflict => "order_state_conflict",
+            OrderExpired => "order_expired",
+            OrderValidationFailed => "order_validation_failed",
+            OrderNotApproved => "order_not_approved",
+            CurrencyRequired => "currency_required",
             EndpointRemoved => "endpoint_removed",
             Conflict => "conflict",
             IdempotencyKeyMismatch => "idempotency_key_mismatch",
@@ -121,6 +133,9 @@ pub enum Error {
     NotFound { code: InternalCode, message: String, property: &'static str },
     #[error("{message}")]
     Conflict { code: InternalCode, message: String, property: &'static str },
+    /// 409 naming every failing field (an order that fails submission).
+    #[error("{message}")]
+    Refused { code: InternalCode, message: String, details: Vec<Detail> },
     #[error("database: {0}")]
     Database(#[from] sqlx::Error),
     #[error("{0}")]
@@ -179,6 +194,9 @@ impl From<Error> for ApiError {
             Error::Conflict { code, message, property } => {
                 let detail = Detail::new(property, code.as_str(), message.clone());
                 ApiError::new(ErrorStatusCode::CONFLICT, code, message).with_details(vec![detail])
+            }
+            Error::Refused { code, message, details } => {
+                ApiError::new(ErrorStatusCode::CONFLICT, code, message).with_details(details)
             }
             Error::Database(e) => {
                 tracing::error!(error = %e, "database failure");

@@ -53,3 +53,80 @@ impl From<bullfinch::types::ProductCatalog> for auk::types::ProductCatalog {
         }
     }
 }
+
+// ------------------------------------------------------------------ orders
+//
+// auk's order pricing carries each listed amount twice: the minor-unit
+// field and its major-unit twin (the name without `Minor`), in the order's
+// currency. Discounts and taxes hold no currency of their own, so the
+// twins are added on the JSON of the object that does.
+
+/// Adds the major-unit twin of each of `fields` present in `v`.
+fn twins(v: &mut serde_json::Value, currency: &str, fields: &[&str]) {
+    for f in fields {
+        if let Some(minor) = v.get(*f).and_then(serde_json::Value::as_i64) {
+            v[f.trim_end_matches("Minor")] = serde_json::json!(major(minor, currency));
+        }
+    }
+}
+
+/// OrderPricingAmounts: subtotal, taxAmount, total; amount of each
+/// discount and tax.
+fn amounts_twins(v: &mut serde_json::Value, currency: &str) {
+    twins(v, currency, &["subtotalMinor", "taxAmountMinor", "totalMinor"]);
+    for list in ["discounts", "taxes"] {
+        for item in v[list].as_array_mut().into_iter().flatten() {
+            twins(item, currency, &["amountMinor"]);
+        }
+    }
+}
+
+fn summary_twins(v: &mut serde_json::Value, currency: &str) {
+    amounts_twins(v, currency);
+    amounts_twins(&mut v["initialInvoice"], currency);
+    amounts_twins(&mut v["recurringCosts"], currency);
+}
+
+fn line_pricing_twins(v: &mut serde_json::Value, currency: &str) {
+    amounts_twins(v, currency);
+    twins(v, currency, &["totalDiscountsMinor", "initialInvoiceAmountMinor", "recurringAmountMinor"]);
+    amounts_twins(&mut v["recurringCosts"], currency);
+}
+
+fn json_of<T: Serialize>(v: &T) -> serde_json::Value {
+    serde_json::to_value(v).expect("wire types serialize")
+}
+
+fn from_json<T: DeserializeOwned>(v: serde_json::Value) -> T {
+    serde_json::from_value(v).expect("the auk shape holds the bullfinch shape and its twins")
+}
+
+impl From<bullfinch::types::OrderPricingSummary> for auk::types::OrderPricingSummary {
+    fn from(p: bullfinch::types::OrderPricingSummary) -> Self {
+        let mut v = json_of(&p);
+        summary_twins(&mut v, &p.currency);
+        from_json(v)
+    }
+}
+
+impl From<bullfinch::types::Order> for auk::types::Order {
+    fn from(o: bullfinch::types::Order) -> Self {
+        let mut v = json_of(&o);
+        summary_twins(&mut v["pricing"], &o.currency);
+        for line in v["lineItems"].as_array_mut().into_iter().flatten() {
+            line_pricing_twins(&mut line["pricing"], &o.currency);
+        }
+        from_json(v)
+    }
+}
+
+impl From<bullfinch::types::OrderList> for auk::types::OrderList {
+    fn from(l: bullfinch::types::OrderList) -> Self {
+        let mut v = json_of(&l);
+        for item in v["items"].as_array_mut().into_iter().flatten() {
+            let currency = item["pricing"]["currency"].as_str().unwrap_or_default().to_string();
+            twins(&mut item["pricing"], &currency, &["totalMinor"]);
+        }
+        from_json(v)
+    }
+}

@@ -62,6 +62,13 @@ impl<T> JsonBody<T> {
         self.digest
     }
 
+    /// The body of an operation that takes none, so that bodiless
+    /// operations marked (I) fingerprint like the rest.
+    pub fn none() -> JsonBody<()> {
+        use sha2::Digest;
+        JsonBody { value: Ok(()), digest: sha2::Sha256::digest(b"").into() }
+    }
+
     /// Converts the typed value (revision adapters convert up).
     pub fn map<U>(self, f: impl FnOnce(T) -> U) -> JsonBody<U> {
         JsonBody { value: self.value.map(f), digest: self.digest }

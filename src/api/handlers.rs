@@ -5,10 +5,11 @@ use super::context::Context;
 use super::extract::{HeaderParams, JsonBody, QueryParams};
 use super::generated::SwitchboardApi;
 use super::generated::bullfinch::{params, types};
+use super::generated::auk;
 use super::request::{Access, handle, handle_idempotent, handle_login, handle_open};
 use super::support::{ApiError, Reply, Revision};
 use crate::error::InternalCode;
-use crate::domain::{catalog, customers, users};
+use crate::domain::{catalog, customers, orders, users};
 use dropshot::{ErrorStatusCode, HttpResponseAccepted, HttpResponseCreated, HttpResponseOk, Path, RequestContext};
 
 pub enum Handlers {}
@@ -98,6 +99,98 @@ impl SwitchboardApi for Handlers {
     ) -> Result<HttpResponseOk<types::ProductOffering>> {
         handle(&rqctx, Access::Read, headers, |c| async move {
             Ok(HttpResponseOk(catalog::view(&c, &path.into_inner().product_offering_id).await?))
+        })
+        .await
+    }
+
+    async fn order_list(
+        rqctx: RequestContext<Context>,
+        query: QueryParams<params::OrderListQuery>,
+        headers: HeaderParams<params::OrderListHeaders>,
+    ) -> Result<HttpResponseOk<types::OrderList>> {
+        handle(&rqctx, Access::Read, headers, |c| async move {
+            Ok(HttpResponseOk(orders::list(&c, query.into_inner()?).await?))
+        })
+        .await
+    }
+
+    async fn order_create(
+        rqctx: RequestContext<Context>,
+        headers: HeaderParams<params::OrderCreateHeaders>,
+        body: JsonBody<types::CreateOrderRequest>,
+    ) -> Result<HttpResponseCreated<types::Order>> {
+        let expiry = chrono::Duration::seconds(rqctx.context().settings.order_expiry_seconds.into());
+        handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move {
+            Ok(HttpResponseCreated(orders::create(&c, body, expiry).await?))
+        })
+        .await
+    }
+
+    async fn order_view(
+        rqctx: RequestContext<Context>,
+        path: Path<params::OrderViewPath>,
+        headers: HeaderParams<params::OrderViewHeaders>,
+    ) -> Result<HttpResponseOk<types::Order>> {
+        handle(&rqctx, Access::Read, headers, |c| async move {
+            Ok(HttpResponseOk(orders::view(&c, &path.into_inner().order_id).await?))
+        })
+        .await
+    }
+
+    async fn order_update(
+        rqctx: RequestContext<Context>,
+        path: Path<params::OrderUpdatePath>,
+        headers: HeaderParams<params::OrderUpdateHeaders>,
+        body: JsonBody<types::UpdateOrderRequest>,
+    ) -> Result<HttpResponseOk<types::Order>> {
+        handle(&rqctx, Access::Write, headers, |c| async move {
+            let body = body.into_inner()?;
+            Ok(HttpResponseOk(orders::update(&c, &path.into_inner().order_id, body).await?))
+        })
+        .await
+    }
+
+    async fn order_approve(
+        rqctx: RequestContext<Context>,
+        path: Path<params::OrderApprovePath>,
+        headers: HeaderParams<params::OrderApproveHeaders>,
+    ) -> Result<HttpResponseOk<types::Order>> {
+        handle_idempotent(&rqctx, Access::Write, headers, JsonBody::<()>::none(), |c, ()| async move {
+            Ok(HttpResponseOk(orders::approve(&c, &path.into_inner().order_id).await?))
+        })
+        .await
+    }
+
+    async fn order_cancel(
+        rqctx: RequestContext<Context>,
+        path: Path<params::OrderCancelPath>,
+        headers: HeaderParams<params::OrderCancelHeaders>,
+    ) -> Result<HttpResponseOk<types::Order>> {
+        handle_idempotent(&rqctx, Access::Write, headers, JsonBody::<()>::none(), |c, ()| async move {
+            Ok(HttpResponseOk(orders::cancel(&c, &path.into_inner().order_id).await?))
+        })
+        .await
+    }
+
+    async fn order_submit(
+        rqctx: RequestContext<Context>,
+        path: Path<params::OrderSubmitPath>,
+        headers: HeaderParams<params::OrderSubmitHeaders>,
+    ) -> Result<HttpResponseOk<types::Order>> {
+        handle_idempotent(&rqctx, Access::Write, headers, JsonBody::<()>::none(), |c, ()| async move {
+            Ok(HttpResponseOk(orders::submit(&c, &path.into_inner().order_id).await?))
+        })
+        .await
+    }
+
+    /// auk only: bullfinch returns the pricing from every order operation.
+    async fn order_calculate_price_auk(
+        rqctx: RequestContext<Context>,
+        path: Path<auk::params::OrderCalculatePricePath>,
+        headers: HeaderParams<auk::params::OrderCalculatePriceHeaders>,
+    ) -> Result<HttpResponseOk<auk::types::OrderPricingSummary>> {
+        handle(&rqctx, Access::Read, headers, |c| async move {
+            Ok(HttpResponseOk(orders::pricing(&c, &path.into_inner().order_id).await?.into()))
         })
         .await
     }

@@ -5,6 +5,7 @@ pub mod catalog;
 pub mod customers;
 pub mod login;
 pub mod money;
+pub mod orders;
 pub mod pricing;
 pub mod users;
 pub mod values;

@@ -7,6 +7,7 @@ mod idempotency;
 mod keys;
 mod login;
 mod mail;
+mod orders;
 mod page;
 mod users;
 
@@ -16,6 +17,7 @@ pub use idempotency::{Claim, ClaimTimes, StoredAnswer};
 pub use keys::{ApiKeyRecord, NewApiKey};
 pub use login::{MAX_ATTEMPTS, NewChallenge, Redeemed};
 pub use mail::Mail;
+pub use orders::{NewSubscription, OrderFilter, OrderRow, SubscriptionRef};
 pub use page::{Cursor, Page, limit_or_default};
 pub use users::{UserFilter, UserRow, email_key};
 

@@ -70,9 +70,15 @@ where
 
 impl TestApp {
     pub async fn start(backend: Backend, configure: Configure) -> TestApp {
-        // every request of a test comes from 127.0.0.1: login limits only
-        // where a test sets them
-        let mut settings = Settings { login_per_address_per_minute: 10_000, login_per_email_per_minute: 10_000, ..Settings::default() };
+        // every request of a test comes from 127.0.0.1, and the test clock
+        // stands still (so limits never refill): limits only where a test
+        // sets them
+        let mut settings = Settings {
+            per_key_per_second: 100_000,
+            login_per_address_per_minute: 10_000,
+            login_per_email_per_minute: 10_000,
+            ..Settings::default()
+        };
         configure(&mut settings);
         TestApp::start_with_settings(backend, settings).await
     }

@@ -7,6 +7,7 @@ mod catalog;
 mod customers;
 mod idempotency;
 mod login;
+mod orders;
 mod pagination;
 mod permissions;
 mod revisions;

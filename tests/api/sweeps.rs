@@ -244,11 +244,16 @@ impl Fixtures {
             .await;
         assert_eq!(user.status, 201, "{:#}", user.body);
         let user_id = user.body["userId"].as_str().unwrap().to_string();
+        let line = json!({"type": "SUBSCRIPTION", "productOfferingId": offering, "subscription": {"simType": "ESIM", "msisdn": "+46701234567"}});
+        let order = app.call_as(Some(key), "POST", "/orders", Some(json!({"customerId": customer_id, "currency": "SEK", "lineItems": [line]})), &[]).await;
+        assert_eq!(order.status, 201, "{:#}", order.body);
+        let order_id = order.body["orderId"].as_str().unwrap().to_string();
         let ids = BTreeMap::from([
             ("customerId", (customer_id, format!("rid_{tag}-customer"))),
             ("userId", (user_id, format!("rid_{tag}-user"))),
             // offerings have no reference ids: the id stands in for both
             ("productOfferingId", (offering.clone(), offering)),
+            ("orderId", (order_id.clone(), order_id)),
         ]);
         Fixtures { ids }
     }

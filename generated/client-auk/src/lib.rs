@@ -1127,6 +1127,200 @@ pub mod types {
                 })
         }
     }
+    ///A new order.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct CreateOrderRequest {
+        ///ISO 4217 code of the order; defaults to the customer's billing currency and is required when the customer has none.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub currency: ::std::option::Option<CreateOrderRequestCurrency>,
+        ///The customer buying: an id or `rid_` reference.
+        #[serde(rename = "customerId")]
+        pub customer_id: CreateOrderRequestCustomerId,
+        ///What to buy, 1 to 100 items.
+        #[serde(rename = "lineItems")]
+        pub line_items: ::std::vec::Vec<OrderLineItemRequest>,
+        ///Client data, returned unchanged.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub metadata: ::std::option::Option<Metadata>,
+        ///The client's own id for the order; unique per organisation.
+        #[serde(
+            rename = "referenceId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub reference_id: ::std::option::Option<CreateOrderRequestReferenceId>,
+    }
+    ///ISO 4217 code of the order; defaults to the customer's billing currency and is required when the customer has none.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CreateOrderRequestCurrency(::std::string::String);
+    impl ::std::ops::Deref for CreateOrderRequestCurrency {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CreateOrderRequestCurrency> for ::std::string::String {
+        fn from(value: CreateOrderRequestCurrency) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CreateOrderRequestCurrency {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[A-Z]{3}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[A-Z]{3}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CreateOrderRequestCurrency {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for CreateOrderRequestCurrency {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CreateOrderRequestCurrency {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The customer buying: an id or `rid_` reference.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CreateOrderRequestCustomerId(::std::string::String);
+    impl ::std::ops::Deref for CreateOrderRequestCustomerId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CreateOrderRequestCustomerId> for ::std::string::String {
+        fn from(value: CreateOrderRequestCustomerId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CreateOrderRequestCustomerId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 260usize {
+                return Err("longer than 260 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CreateOrderRequestCustomerId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for CreateOrderRequestCustomerId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CreateOrderRequestCustomerId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The client's own id for the order; unique per organisation.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CreateOrderRequestReferenceId(::std::string::String);
+    impl ::std::ops::Deref for CreateOrderRequestReferenceId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CreateOrderRequestReferenceId> for ::std::string::String {
+        fn from(value: CreateOrderRequestReferenceId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CreateOrderRequestReferenceId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CreateOrderRequestReferenceId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for CreateOrderRequestReferenceId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CreateOrderRequestReferenceId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     ///A new user, created for one customer.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct CreateUserRequest {
@@ -3204,6 +3398,265 @@ pub mod types {
                 })
         }
     }
+    ///The subscription a SUBSCRIPTION line item creates.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct NewSubscription {
+        ///Shown instead of the number.
+        #[serde(
+            rename = "displayName",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub display_name: ::std::option::Option<NewSubscriptionDisplayName>,
+        ///The number, E.164. With numberLeaseToken it must be one of the lease's numbers.
+        pub msisdn: NewSubscriptionMsisdn,
+        ///Token of a number lease holding msisdn.
+        #[serde(
+            rename = "numberLeaseToken",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub number_lease_token: ::std::option::Option<NewSubscriptionNumberLeaseToken>,
+        ///The client's own id for the subscription; unique per organisation.
+        #[serde(
+            rename = "referenceId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub reference_id: ::std::option::Option<NewSubscriptionReferenceId>,
+        ///The SIM the subscription gets.
+        #[serde(rename = "simType")]
+        pub sim_type: SimCardType,
+    }
+    ///Shown instead of the number.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct NewSubscriptionDisplayName(::std::string::String);
+    impl ::std::ops::Deref for NewSubscriptionDisplayName {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<NewSubscriptionDisplayName> for ::std::string::String {
+        fn from(value: NewSubscriptionDisplayName) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for NewSubscriptionDisplayName {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for NewSubscriptionDisplayName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for NewSubscriptionDisplayName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for NewSubscriptionDisplayName {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The number, E.164. With numberLeaseToken it must be one of the lease's numbers.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct NewSubscriptionMsisdn(::std::string::String);
+    impl ::std::ops::Deref for NewSubscriptionMsisdn {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<NewSubscriptionMsisdn> for ::std::string::String {
+        fn from(value: NewSubscriptionMsisdn) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for NewSubscriptionMsisdn {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 16usize {
+                return Err("longer than 16 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^\\+[1-9][0-9]{6,14}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^\\+[1-9][0-9]{6,14}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for NewSubscriptionMsisdn {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for NewSubscriptionMsisdn {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for NewSubscriptionMsisdn {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Token of a number lease holding msisdn.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct NewSubscriptionNumberLeaseToken(::std::string::String);
+    impl ::std::ops::Deref for NewSubscriptionNumberLeaseToken {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<NewSubscriptionNumberLeaseToken>
+    for ::std::string::String {
+        fn from(value: NewSubscriptionNumberLeaseToken) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for NewSubscriptionNumberLeaseToken {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for NewSubscriptionNumberLeaseToken {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for NewSubscriptionNumberLeaseToken {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for NewSubscriptionNumberLeaseToken {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The client's own id for the subscription; unique per organisation.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct NewSubscriptionReferenceId(::std::string::String);
+    impl ::std::ops::Deref for NewSubscriptionReferenceId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<NewSubscriptionReferenceId> for ::std::string::String {
+        fn from(value: NewSubscriptionReferenceId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for NewSubscriptionReferenceId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for NewSubscriptionReferenceId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for NewSubscriptionReferenceId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for NewSubscriptionReferenceId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     ///An OpenAPI 3.0.3 document.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[serde(transparent)]
@@ -3279,6 +3732,1487 @@ pub mod types {
         }
     }
     impl<'de> ::serde::Deserialize<'de> for OpenapiRevisionViewDocument {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///An order: what a customer buys, its state and its pricing.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct Order {
+        ///When it was approved.
+        #[serde(
+            rename = "approvedAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub approved_at: ::std::option::Option<
+            ::chrono::DateTime<::chrono::offset::Utc>,
+        >,
+        ///When it was cancelled.
+        #[serde(
+            rename = "cancelledAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub cancelled_at: ::std::option::Option<
+            ::chrono::DateTime<::chrono::offset::Utc>,
+        >,
+        ///When it was created.
+        #[serde(rename = "createdAt")]
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///ISO 4217 code of the order's amounts.
+        pub currency: ::std::string::String,
+        ///Who buys.
+        pub customer: OrderCustomer,
+        ///While DRAFT or APPROVED: when the order expires unless submitted.
+        #[serde(
+            rename = "expiresAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub expires_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        ///What the order buys.
+        #[serde(rename = "lineItems")]
+        pub line_items: ::std::vec::Vec<OrderLineItem>,
+        ///Client data, returned unchanged.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub metadata: ::std::option::Option<Metadata>,
+        ///Identifier of the order.
+        #[serde(rename = "orderId")]
+        pub order_id: ::uuid::Uuid,
+        ///What it costs now.
+        pub pricing: OrderPricingSummary,
+        ///The client's own id.
+        #[serde(
+            rename = "referenceId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub reference_id: ::std::option::Option<OrderReferenceId>,
+        ///Where the order is.
+        pub status: OrderStatus,
+        ///When it was submitted.
+        #[serde(
+            rename = "submittedAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub submitted_at: ::std::option::Option<
+            ::chrono::DateTime<::chrono::offset::Utc>,
+        >,
+        ///When it last changed.
+        #[serde(rename = "updatedAt")]
+        pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    }
+    ///`OrderApproveOrderId`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct OrderApproveOrderId(::std::string::String);
+    impl ::std::ops::Deref for OrderApproveOrderId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<OrderApproveOrderId> for ::std::string::String {
+        fn from(value: OrderApproveOrderId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for OrderApproveOrderId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 64usize {
+                return Err("longer than 64 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for OrderApproveOrderId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for OrderApproveOrderId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for OrderApproveOrderId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`OrderApproveXIdempotencyKey`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct OrderApproveXIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for OrderApproveXIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<OrderApproveXIdempotencyKey> for ::std::string::String {
+        fn from(value: OrderApproveXIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for OrderApproveXIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 256usize {
+                return Err("longer than 256 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for OrderApproveXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for OrderApproveXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for OrderApproveXIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`OrderCalculatePriceOrderId`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct OrderCalculatePriceOrderId(::std::string::String);
+    impl ::std::ops::Deref for OrderCalculatePriceOrderId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<OrderCalculatePriceOrderId> for ::std::string::String {
+        fn from(value: OrderCalculatePriceOrderId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for OrderCalculatePriceOrderId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 64usize {
+                return Err("longer than 64 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for OrderCalculatePriceOrderId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for OrderCalculatePriceOrderId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for OrderCalculatePriceOrderId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`OrderCancelOrderId`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct OrderCancelOrderId(::std::string::String);
+    impl ::std::ops::Deref for OrderCancelOrderId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<OrderCancelOrderId> for ::std::string::String {
+        fn from(value: OrderCancelOrderId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for OrderCancelOrderId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 64usize {
+                return Err("longer than 64 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for OrderCancelOrderId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for OrderCancelOrderId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for OrderCancelOrderId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`OrderCancelXIdempotencyKey`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct OrderCancelXIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for OrderCancelXIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<OrderCancelXIdempotencyKey> for ::std::string::String {
+        fn from(value: OrderCancelXIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for OrderCancelXIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 256usize {
+                return Err("longer than 256 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for OrderCancelXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for OrderCancelXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for OrderCancelXIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`OrderCreateXIdempotencyKey`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct OrderCreateXIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for OrderCreateXIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<OrderCreateXIdempotencyKey> for ::std::string::String {
+        fn from(value: OrderCreateXIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for OrderCreateXIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 256usize {
+                return Err("longer than 256 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for OrderCreateXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for OrderCreateXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for OrderCreateXIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The customer of an order.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct OrderCustomer {
+        ///The customer's id.
+        #[serde(rename = "customerId")]
+        pub customer_id: ::uuid::Uuid,
+        ///The customer's name.
+        pub name: ::std::string::String,
+    }
+    ///One thing an order buys.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct OrderLineItem {
+        ///Whether the binding period was chosen.
+        #[serde(rename = "bindingContract")]
+        pub binding_contract: bool,
+        ///After submission: the license the line created.
+        #[serde(
+            rename = "createdLicenseId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub created_license_id: ::std::option::Option<::uuid::Uuid>,
+        ///After submission: the add-on the line created.
+        #[serde(
+            rename = "createdSubscriptionAddonId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub created_subscription_addon_id: ::std::option::Option<::uuid::Uuid>,
+        ///After submission: the subscription the line created.
+        #[serde(
+            rename = "createdSubscriptionId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub created_subscription_id: ::std::option::Option<::uuid::Uuid>,
+        ///Identifier of the line item.
+        #[serde(rename = "lineItemId")]
+        pub line_item_id: ::uuid::Uuid,
+        ///Client data, returned unchanged.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub metadata: ::std::option::Option<Metadata>,
+        ///What the line costs.
+        pub pricing: OrderLineItemPricing,
+        ///The offering bought.
+        #[serde(rename = "productOffering")]
+        pub product_offering: OrderProductOffering,
+        ///For SIM_CARD: the replacement SIM.
+        #[serde(
+            rename = "simType",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub sim_type: ::std::option::Option<SimCardType>,
+        ///Where the line item is.
+        pub status: OrderLineItemStatus,
+        ///For SUBSCRIPTION: the new subscription.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub subscription: ::std::option::Option<NewSubscription>,
+        ///The subscription the line is for (add-on, SIM card, assigned license).
+        #[serde(
+            rename = "subscriptionId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub subscription_id: ::std::option::Option<::uuid::Uuid>,
+        ///What the line creates.
+        #[serde(rename = "type")]
+        pub type_: ProductType,
+        ///Whether the upfront payment was chosen.
+        #[serde(rename = "upfrontPayment")]
+        pub upfront_payment: bool,
+    }
+    ///What one line item costs. The top-level amounts are its part of the initial invoice.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct OrderLineItemPricing {
+        ///How often the recurring amount is charged; absent for one-time prices.
+        #[serde(
+            rename = "billingCycle",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub billing_cycle: ::std::option::Option<BillingCycle>,
+        ///ISO 4217 code of every amount.
+        pub currency: ::std::string::String,
+        ///Initial invoice: The discounts.
+        pub discounts: ::std::vec::Vec<OrderPricingDiscount>,
+        ///initialInvoiceAmountMinor in major units. Deprecated: read the Minor field.
+        #[serde(
+            rename = "initialInvoiceAmount",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub initial_invoice_amount: ::std::option::Option<f64>,
+        ///What the line adds to the initial invoice (equals totalMinor).
+        #[serde(rename = "initialInvoiceAmountMinor")]
+        pub initial_invoice_amount_minor: i64,
+        ///recurringAmountMinor in major units. Deprecated: read the Minor field.
+        #[serde(
+            rename = "recurringAmount",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub recurring_amount: ::std::option::Option<f64>,
+        ///The line's charge for each billing period after the initial invoice, taxes included (recurringCosts.totalMinor); 0 for one-time prices.
+        #[serde(rename = "recurringAmountMinor")]
+        pub recurring_amount_minor: i64,
+        ///The first billing period after the initial invoice, with the discounts still running then.
+        #[serde(rename = "recurringCosts")]
+        pub recurring_costs: OrderPricingAmounts,
+        ///subtotalMinor in major units. Deprecated: read the Minor field.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub subtotal: ::std::option::Option<f64>,
+        ///Initial invoice: Before discounts and taxes.
+        #[serde(rename = "subtotalMinor")]
+        pub subtotal_minor: i64,
+        ///taxAmountMinor in major units. Deprecated: read the Minor field.
+        #[serde(
+            rename = "taxAmount",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub tax_amount: ::std::option::Option<f64>,
+        ///Initial invoice: Sum of taxes.
+        #[serde(rename = "taxAmountMinor")]
+        pub tax_amount_minor: i64,
+        ///Initial invoice: Taxes by rate.
+        pub taxes: ::std::vec::Vec<TaxBreakdownItem>,
+        ///totalMinor in major units. Deprecated: read the Minor field.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub total: ::std::option::Option<f64>,
+        ///totalDiscountsMinor in major units. Deprecated: read the Minor field.
+        #[serde(
+            rename = "totalDiscounts",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub total_discounts: ::std::option::Option<f64>,
+        ///Initial invoice: Sum of discounts.
+        #[serde(rename = "totalDiscountsMinor")]
+        pub total_discounts_minor: i64,
+        ///Initial invoice: subtotalMinor - totalDiscountsMinor + taxAmountMinor.
+        #[serde(rename = "totalMinor")]
+        pub total_minor: i64,
+    }
+    ///One thing to buy. Which fields apply depends on type: SUBSCRIPTION needs subscription; SUBSCRIPTION_ADDON and SIM_CARD need subscriptionId (SIM_CARD also simType); LICENSE may name subscriptionId to assign the license; EXTERNAL_PRODUCT needs neither.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct OrderLineItemRequest {
+        ///Choose the offering's binding period (and its discount). Needs a price with bindingContract.
+        #[serde(rename = "bindingContract", default)]
+        pub binding_contract: bool,
+        ///Client data, returned unchanged.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub metadata: ::std::option::Option<Metadata>,
+        ///The offering bought.
+        #[serde(rename = "productOfferingId")]
+        pub product_offering_id: OrderLineItemRequestProductOfferingId,
+        ///For SIM_CARD: the replacement SIM.
+        #[serde(
+            rename = "simType",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub sim_type: ::std::option::Option<SimCardType>,
+        ///For SUBSCRIPTION: the new subscription.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub subscription: ::std::option::Option<NewSubscription>,
+        ///For SUBSCRIPTION_ADDON and SIM_CARD: the subscription it is for; for LICENSE optionally the subscription the license is assigned to. An id or `rid_` reference.
+        #[serde(
+            rename = "subscriptionId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub subscription_id: ::std::option::Option<OrderLineItemRequestSubscriptionId>,
+        ///What the line creates; must be the type of the offering's product.
+        #[serde(rename = "type")]
+        pub type_: ProductType,
+        ///Pay the offering's upfront billing cycles on the initial invoice (and get its discount). Needs a price with customUpfrontPayment.
+        #[serde(rename = "upfrontPayment", default)]
+        pub upfront_payment: bool,
+    }
+    ///The offering bought.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct OrderLineItemRequestProductOfferingId(::std::string::String);
+    impl ::std::ops::Deref for OrderLineItemRequestProductOfferingId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<OrderLineItemRequestProductOfferingId>
+    for ::std::string::String {
+        fn from(value: OrderLineItemRequestProductOfferingId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for OrderLineItemRequestProductOfferingId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 64usize {
+                return Err("longer than 64 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for OrderLineItemRequestProductOfferingId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for OrderLineItemRequestProductOfferingId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for OrderLineItemRequestProductOfferingId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///For SUBSCRIPTION_ADDON and SIM_CARD: the subscription it is for; for LICENSE optionally the subscription the license is assigned to. An id or `rid_` reference.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct OrderLineItemRequestSubscriptionId(::std::string::String);
+    impl ::std::ops::Deref for OrderLineItemRequestSubscriptionId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<OrderLineItemRequestSubscriptionId>
+    for ::std::string::String {
+        fn from(value: OrderLineItemRequestSubscriptionId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for OrderLineItemRequestSubscriptionId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 260usize {
+                return Err("longer than 260 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for OrderLineItemRequestSubscriptionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for OrderLineItemRequestSubscriptionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for OrderLineItemRequestSubscriptionId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///PENDING until the order is submitted, then SUBMITTED; CANCELLED when the order is cancelled or expires.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum OrderLineItemStatus {
+        #[serde(rename = "PENDING")]
+        Pending,
+        #[serde(rename = "SUBMITTED")]
+        Submitted,
+        #[serde(rename = "CANCELLED")]
+        Cancelled,
+    }
+    impl ::std::fmt::Display for OrderLineItemStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Pending => f.write_str("PENDING"),
+                Self::Submitted => f.write_str("SUBMITTED"),
+                Self::Cancelled => f.write_str("CANCELLED"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for OrderLineItemStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "PENDING" => Ok(Self::Pending),
+                "SUBMITTED" => Ok(Self::Submitted),
+                "CANCELLED" => Ok(Self::Cancelled),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for OrderLineItemStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for OrderLineItemStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///One page of orders.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct OrderList {
+        ///The orders on this page.
+        pub items: ::std::vec::Vec<OrderListItem>,
+        ///Where the next page starts.
+        pub pagination: Pagination,
+    }
+    ///`OrderListCursor`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct OrderListCursor(::std::string::String);
+    impl ::std::ops::Deref for OrderListCursor {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<OrderListCursor> for ::std::string::String {
+        fn from(value: OrderListCursor) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for OrderListCursor {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 512usize {
+                return Err("longer than 512 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for OrderListCursor {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for OrderListCursor {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for OrderListCursor {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`OrderListCustomerIdItem`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct OrderListCustomerIdItem(::std::string::String);
+    impl ::std::ops::Deref for OrderListCustomerIdItem {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<OrderListCustomerIdItem> for ::std::string::String {
+        fn from(value: OrderListCustomerIdItem) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for OrderListCustomerIdItem {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 260usize {
+                return Err("longer than 260 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for OrderListCustomerIdItem {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for OrderListCustomerIdItem {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for OrderListCustomerIdItem {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///An order as listed.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct OrderListItem {
+        ///When it was created.
+        #[serde(rename = "createdAt")]
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///Who buys.
+        pub customer: OrderCustomer,
+        ///While DRAFT or APPROVED: when the order expires unless submitted.
+        #[serde(
+            rename = "expiresAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub expires_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        ///Number of line items.
+        #[serde(
+            rename = "lineItemCount",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub line_item_count: ::std::option::Option<i32>,
+        ///Identifier of the order.
+        #[serde(rename = "orderId")]
+        pub order_id: ::uuid::Uuid,
+        ///What it costs.
+        pub pricing: OrderListItemPricing,
+        ///The client's own id.
+        #[serde(
+            rename = "referenceId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub reference_id: ::std::option::Option<OrderListItemReferenceId>,
+        ///Where the order is.
+        pub status: OrderStatus,
+        ///When it last changed.
+        #[serde(rename = "updatedAt")]
+        pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    }
+    ///The order's initial invoice total.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct OrderListItemPricing {
+        ///ISO 4217 code.
+        pub currency: ::std::string::String,
+        ///totalMinor in major units. Deprecated: read the Minor field.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub total: ::std::option::Option<f64>,
+        ///Total of the initial invoice, in minor units.
+        #[serde(rename = "totalMinor")]
+        pub total_minor: i64,
+    }
+    ///The client's own id.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct OrderListItemReferenceId(::std::string::String);
+    impl ::std::ops::Deref for OrderListItemReferenceId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<OrderListItemReferenceId> for ::std::string::String {
+        fn from(value: OrderListItemReferenceId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for OrderListItemReferenceId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for OrderListItemReferenceId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for OrderListItemReferenceId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for OrderListItemReferenceId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`OrderListStatusItem`
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum OrderListStatusItem {
+        #[serde(rename = "DRAFT")]
+        Draft,
+        #[serde(rename = "APPROVED")]
+        Approved,
+        #[serde(rename = "SUBMITTED")]
+        Submitted,
+        #[serde(rename = "CANCELLED")]
+        Cancelled,
+        #[serde(rename = "EXPIRED")]
+        Expired,
+    }
+    impl ::std::fmt::Display for OrderListStatusItem {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Draft => f.write_str("DRAFT"),
+                Self::Approved => f.write_str("APPROVED"),
+                Self::Submitted => f.write_str("SUBMITTED"),
+                Self::Cancelled => f.write_str("CANCELLED"),
+                Self::Expired => f.write_str("EXPIRED"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for OrderListStatusItem {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "DRAFT" => Ok(Self::Draft),
+                "APPROVED" => Ok(Self::Approved),
+                "SUBMITTED" => Ok(Self::Submitted),
+                "CANCELLED" => Ok(Self::Cancelled),
+                "EXPIRED" => Ok(Self::Expired),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for OrderListStatusItem {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for OrderListStatusItem {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///One charge: subtotal, discounts, taxes and total, in minor units of the order currency.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct OrderPricingAmounts {
+        ///The discounts.
+        pub discounts: ::std::vec::Vec<OrderPricingDiscount>,
+        ///subtotalMinor in major units. Deprecated: read the Minor field.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub subtotal: ::std::option::Option<f64>,
+        ///Before discounts and taxes.
+        #[serde(rename = "subtotalMinor")]
+        pub subtotal_minor: i64,
+        ///taxAmountMinor in major units. Deprecated: read the Minor field.
+        #[serde(
+            rename = "taxAmount",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub tax_amount: ::std::option::Option<f64>,
+        ///Sum of taxes.
+        #[serde(rename = "taxAmountMinor")]
+        pub tax_amount_minor: i64,
+        ///Taxes by rate.
+        pub taxes: ::std::vec::Vec<TaxBreakdownItem>,
+        ///totalMinor in major units. Deprecated: read the Minor field.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub total: ::std::option::Option<f64>,
+        ///Sum of discounts.
+        #[serde(rename = "totalDiscountsMinor")]
+        pub total_discounts_minor: i64,
+        ///subtotalMinor - totalDiscountsMinor + taxAmountMinor.
+        #[serde(rename = "totalMinor")]
+        pub total_minor: i64,
+    }
+    ///A discount in a price calculation.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct OrderPricingDiscount {
+        ///amountMinor in major units. Deprecated: read the Minor field.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub amount: ::std::option::Option<f64>,
+        ///Amount taken off, in minor units (positive).
+        #[serde(rename = "amountMinor")]
+        pub amount_minor: i64,
+        ///The discount's name on invoices.
+        pub description: ::std::string::String,
+        ///Why the discount is given.
+        pub source: DiscountSource,
+    }
+    ///What the order costs, recalculated at every change; each amount is the sum of the line items'. The top-level amounts are the initial invoice's.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct OrderPricingSummary {
+        ///ISO 4217 code of every amount.
+        pub currency: ::std::string::String,
+        ///Initial invoice: The discounts.
+        pub discounts: ::std::vec::Vec<OrderPricingDiscount>,
+        ///What submission invoices: every line's first charge (upfront cycles included).
+        #[serde(rename = "initialInvoice")]
+        pub initial_invoice: OrderPricingAmounts,
+        ///Every line's charge for its first billing period after the initial invoice.
+        #[serde(rename = "recurringCosts")]
+        pub recurring_costs: OrderPricingAmounts,
+        ///subtotalMinor in major units. Deprecated: read the Minor field.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub subtotal: ::std::option::Option<f64>,
+        ///Initial invoice: Before discounts and taxes.
+        #[serde(rename = "subtotalMinor")]
+        pub subtotal_minor: i64,
+        ///taxAmountMinor in major units. Deprecated: read the Minor field.
+        #[serde(
+            rename = "taxAmount",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub tax_amount: ::std::option::Option<f64>,
+        ///Initial invoice: Sum of taxes.
+        #[serde(rename = "taxAmountMinor")]
+        pub tax_amount_minor: i64,
+        ///Initial invoice: Taxes by rate.
+        pub taxes: ::std::vec::Vec<TaxBreakdownItem>,
+        ///totalMinor in major units. Deprecated: read the Minor field.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub total: ::std::option::Option<f64>,
+        ///Initial invoice: Sum of discounts.
+        #[serde(rename = "totalDiscountsMinor")]
+        pub total_discounts_minor: i64,
+        ///Initial invoice: subtotalMinor - totalDiscountsMinor + taxAmountMinor.
+        #[serde(rename = "totalMinor")]
+        pub total_minor: i64,
+    }
+    ///The offering a line item buys.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct OrderProductOffering {
+        ///The offering's name when the line was last changed.
+        pub name: ::std::string::String,
+        ///The offering's id.
+        #[serde(rename = "productOfferingId")]
+        pub product_offering_id: ::uuid::Uuid,
+    }
+    ///The client's own id.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct OrderReferenceId(::std::string::String);
+    impl ::std::ops::Deref for OrderReferenceId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<OrderReferenceId> for ::std::string::String {
+        fn from(value: OrderReferenceId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for OrderReferenceId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for OrderReferenceId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for OrderReferenceId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for OrderReferenceId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///DRAFT: editable. APPROVED: approved by a manager, no longer editable. SUBMITTED: accepted; its subscriptions, add-ons and licenses exist. CANCELLED: cancelled before submission. EXPIRED: not submitted before expiresAt.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum OrderStatus {
+        #[serde(rename = "DRAFT")]
+        Draft,
+        #[serde(rename = "APPROVED")]
+        Approved,
+        #[serde(rename = "SUBMITTED")]
+        Submitted,
+        #[serde(rename = "CANCELLED")]
+        Cancelled,
+        #[serde(rename = "EXPIRED")]
+        Expired,
+    }
+    impl ::std::fmt::Display for OrderStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Draft => f.write_str("DRAFT"),
+                Self::Approved => f.write_str("APPROVED"),
+                Self::Submitted => f.write_str("SUBMITTED"),
+                Self::Cancelled => f.write_str("CANCELLED"),
+                Self::Expired => f.write_str("EXPIRED"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for OrderStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "DRAFT" => Ok(Self::Draft),
+                "APPROVED" => Ok(Self::Approved),
+                "SUBMITTED" => Ok(Self::Submitted),
+                "CANCELLED" => Ok(Self::Cancelled),
+                "EXPIRED" => Ok(Self::Expired),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for OrderStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for OrderStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///`OrderSubmitOrderId`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct OrderSubmitOrderId(::std::string::String);
+    impl ::std::ops::Deref for OrderSubmitOrderId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<OrderSubmitOrderId> for ::std::string::String {
+        fn from(value: OrderSubmitOrderId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for OrderSubmitOrderId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 64usize {
+                return Err("longer than 64 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for OrderSubmitOrderId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for OrderSubmitOrderId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for OrderSubmitOrderId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`OrderSubmitXIdempotencyKey`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct OrderSubmitXIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for OrderSubmitXIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<OrderSubmitXIdempotencyKey> for ::std::string::String {
+        fn from(value: OrderSubmitXIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for OrderSubmitXIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 256usize {
+                return Err("longer than 256 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for OrderSubmitXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for OrderSubmitXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for OrderSubmitXIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`OrderUpdateOrderId`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct OrderUpdateOrderId(::std::string::String);
+    impl ::std::ops::Deref for OrderUpdateOrderId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<OrderUpdateOrderId> for ::std::string::String {
+        fn from(value: OrderUpdateOrderId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for OrderUpdateOrderId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 64usize {
+                return Err("longer than 64 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for OrderUpdateOrderId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for OrderUpdateOrderId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for OrderUpdateOrderId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`OrderViewOrderId`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct OrderViewOrderId(::std::string::String);
+    impl ::std::ops::Deref for OrderViewOrderId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<OrderViewOrderId> for ::std::string::String {
+        fn from(value: OrderViewOrderId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for OrderViewOrderId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 64usize {
+                return Err("longer than 64 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for OrderViewOrderId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for OrderViewOrderId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for OrderViewOrderId {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
             D: ::serde::Deserializer<'de>,
@@ -5302,6 +7236,21 @@ pub mod types {
             value.parse()
         }
     }
+    ///Tax at one rate.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct TaxBreakdownItem {
+        ///amountMinor in major units. Deprecated: read the Minor field.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub amount: ::std::option::Option<f64>,
+        ///Tax at this rate, in minor units.
+        #[serde(rename = "amountMinor")]
+        pub amount_minor: i64,
+        ///The rate's name, e.g. VAT 25%.
+        pub description: ::std::string::String,
+        ///The rate in hundredths of a percent (2500 is 25 %).
+        #[serde(rename = "rateBasisPoints")]
+        pub rate_basis_points: i32,
+    }
     ///Changes to a customer. Fields left out keep their value; an object given (contact, billing, shipping, metadata) replaces the stored one whole.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     pub struct UpdateCustomerRequest {
@@ -5640,6 +7589,84 @@ pub mod types {
         }
     }
     impl<'de> ::serde::Deserialize<'de> for UpdateCustomerRequestReferenceId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Changes to a DRAFT order; fields left out keep their value. lineItems replaces all line items.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    pub struct UpdateOrderRequest {
+        ///The new line items, 1 to 100.
+        #[serde(
+            rename = "lineItems",
+            default,
+            skip_serializing_if = "::std::vec::Vec::is_empty"
+        )]
+        pub line_items: ::std::vec::Vec<OrderLineItemRequest>,
+        ///Client data, returned unchanged.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub metadata: ::std::option::Option<Metadata>,
+        ///The client's own id for the order; unique per organisation.
+        #[serde(
+            rename = "referenceId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub reference_id: ::std::option::Option<UpdateOrderRequestReferenceId>,
+    }
+    ///The client's own id for the order; unique per organisation.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct UpdateOrderRequestReferenceId(::std::string::String);
+    impl ::std::ops::Deref for UpdateOrderRequestReferenceId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<UpdateOrderRequestReferenceId> for ::std::string::String {
+        fn from(value: UpdateOrderRequestReferenceId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for UpdateOrderRequestReferenceId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for UpdateOrderRequestReferenceId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for UpdateOrderRequestReferenceId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for UpdateOrderRequestReferenceId {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
             D: ::serde::Deserializer<'de>,
@@ -7199,6 +9226,594 @@ Arguments:
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
             404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**List orders
+
+Orders of the organisation, oldest first. Orders past their expiry read as EXPIRED.
+
+Sends a `GET` request to `/orders`
+
+Arguments:
+- `cursor`: Opaque cursor from the previous page's pagination.nextCursor.
+- `customer_id`: Only orders of these customers (ids or `rid_` references).
+- `limit`: Page size.
+- `status`: Only orders in these states.
+- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
+*/
+    pub async fn order_list<'a>(
+        &'a self,
+        cursor: Option<&'a types::OrderListCursor>,
+        customer_id: Option<&'a ::std::vec::Vec<types::OrderListCustomerIdItem>>,
+        limit: Option<::std::num::NonZeroU32>,
+        status: Option<&'a ::std::vec::Vec<types::OrderListStatusItem>>,
+        api_revision: Option<&'a str>,
+    ) -> Result<ResponseValue<types::OrderList>, Error<types::Error>> {
+        let url = format!("{}/orders", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = api_revision {
+            header_map.append("Api-Revision", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .query(&progenitor_client::QueryParam::new("cursor", &cursor))
+            .query(&progenitor_client::QueryParam::new("customerId", &customer_id))
+            .query(&progenitor_client::QueryParam::new("limit", &limit))
+            .query(&progenitor_client::QueryParam::new("status", &status))
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "order_list",
+        };
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Create an order
+
+A DRAFT order for a customer. Every line item is checked now (offering, type, choices, references); submission checks them again with the catalog as it is then. State machine: DRAFT -(approve)-> APPROVED; DRAFT or APPROVED -(submit)-> SUBMITTED; DRAFT or APPROVED -(cancel)-> CANCELLED; DRAFT or APPROVED -(expiresAt passes)-> EXPIRED. Only DRAFT orders change with PUT. An order created by a user with the MEMBER role needs approval by a MANAGER or ADMIN (or the API key alone) before submission. A move the state does not allow is 409 order_state_conflict; an expired order is 409 order_expired.
+
+Sends a `POST` request to `/orders`
+
+Arguments:
+- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `body`
+*/
+    pub async fn order_create<'a>(
+        &'a self,
+        api_revision: Option<&'a str>,
+        x_idempotency_key: Option<&'a types::OrderCreateXIdempotencyKey>,
+        body: &'a types::CreateOrderRequest,
+    ) -> Result<ResponseValue<types::Order>, Error<types::Error>> {
+        let url = format!("{}/orders", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(3usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = api_revision {
+            header_map.append("Api-Revision", value.to_string().try_into()?);
+        }
+        if let Some(value) = x_idempotency_key {
+            header_map.append("X-Idempotency-Key", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "order_create",
+        };
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            201u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            409u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            413u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Fetch an order
+
+One order with its current pricing.
+
+Sends a `GET` request to `/orders/{orderId}`
+
+Arguments:
+- `order_id`: The order's id.
+- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
+*/
+    pub async fn order_view<'a>(
+        &'a self,
+        order_id: &'a types::OrderViewOrderId,
+        api_revision: Option<&'a str>,
+    ) -> Result<ResponseValue<types::Order>, Error<types::Error>> {
+        let url = format!(
+            "{}/orders/{}", self.baseurl, encode_path(& order_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = api_revision {
+            header_map.append("Api-Revision", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "order_view",
+        };
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Change an order
+
+Changes a DRAFT order; the pricing is recalculated. State machine: DRAFT -(approve)-> APPROVED; DRAFT or APPROVED -(submit)-> SUBMITTED; DRAFT or APPROVED -(cancel)-> CANCELLED; DRAFT or APPROVED -(expiresAt passes)-> EXPIRED. Only DRAFT orders change with PUT. An order created by a user with the MEMBER role needs approval by a MANAGER or ADMIN (or the API key alone) before submission. A move the state does not allow is 409 order_state_conflict; an expired order is 409 order_expired.
+
+Sends a `PUT` request to `/orders/{orderId}`
+
+Arguments:
+- `order_id`: The order's id.
+- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
+- `body`
+*/
+    pub async fn order_update<'a>(
+        &'a self,
+        order_id: &'a types::OrderUpdateOrderId,
+        api_revision: Option<&'a str>,
+        body: &'a types::UpdateOrderRequest,
+    ) -> Result<ResponseValue<types::Order>, Error<types::Error>> {
+        let url = format!(
+            "{}/orders/{}", self.baseurl, encode_path(& order_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = api_revision {
+            header_map.append("Api-Revision", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .put(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "order_update",
+        };
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            409u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            413u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Approve an order
+
+DRAFT -> APPROVED. Needs the MANAGER or ADMIN role for the customer (or the API key alone). State machine: DRAFT -(approve)-> APPROVED; DRAFT or APPROVED -(submit)-> SUBMITTED; DRAFT or APPROVED -(cancel)-> CANCELLED; DRAFT or APPROVED -(expiresAt passes)-> EXPIRED. Only DRAFT orders change with PUT. An order created by a user with the MEMBER role needs approval by a MANAGER or ADMIN (or the API key alone) before submission. A move the state does not allow is 409 order_state_conflict; an expired order is 409 order_expired.
+
+Sends a `POST` request to `/orders/{orderId}/approve`
+
+Arguments:
+- `order_id`: The order's id.
+- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+*/
+    pub async fn order_approve<'a>(
+        &'a self,
+        order_id: &'a types::OrderApproveOrderId,
+        api_revision: Option<&'a str>,
+        x_idempotency_key: Option<&'a types::OrderApproveXIdempotencyKey>,
+    ) -> Result<ResponseValue<types::Order>, Error<types::Error>> {
+        let url = format!(
+            "{}/orders/{}/approve", self.baseurl, encode_path(& order_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(3usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = api_revision {
+            header_map.append("Api-Revision", value.to_string().try_into()?);
+        }
+        if let Some(value) = x_idempotency_key {
+            header_map.append("X-Idempotency-Key", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "order_approve",
+        };
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            409u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Calculate an order's price
+
+The order's pricing, recalculated; changes nothing. Removed in 2026-09-01.bullfinch, where every order operation returns the pricing.
+
+Sends a `POST` request to `/orders/{orderId}/calculate-price`
+
+Arguments:
+- `order_id`: The order's id.
+- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
+*/
+    pub async fn order_calculate_price<'a>(
+        &'a self,
+        order_id: &'a types::OrderCalculatePriceOrderId,
+        api_revision: Option<&'a str>,
+    ) -> Result<ResponseValue<types::OrderPricingSummary>, Error<types::Error>> {
+        let url = format!(
+            "{}/orders/{}/calculate-price", self.baseurl, encode_path(& order_id
+            .to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = api_revision {
+            header_map.append("Api-Revision", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "order_calculate_price",
+        };
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Cancel an order
+
+DRAFT or APPROVED -> CANCELLED; its line items are CANCELLED. State machine: DRAFT -(approve)-> APPROVED; DRAFT or APPROVED -(submit)-> SUBMITTED; DRAFT or APPROVED -(cancel)-> CANCELLED; DRAFT or APPROVED -(expiresAt passes)-> EXPIRED. Only DRAFT orders change with PUT. An order created by a user with the MEMBER role needs approval by a MANAGER or ADMIN (or the API key alone) before submission. A move the state does not allow is 409 order_state_conflict; an expired order is 409 order_expired.
+
+Sends a `POST` request to `/orders/{orderId}/cancel`
+
+Arguments:
+- `order_id`: The order's id.
+- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+*/
+    pub async fn order_cancel<'a>(
+        &'a self,
+        order_id: &'a types::OrderCancelOrderId,
+        api_revision: Option<&'a str>,
+        x_idempotency_key: Option<&'a types::OrderCancelXIdempotencyKey>,
+    ) -> Result<ResponseValue<types::Order>, Error<types::Error>> {
+        let url = format!(
+            "{}/orders/{}/cancel", self.baseurl, encode_path(& order_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(3usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = api_revision {
+            header_map.append("Api-Revision", value.to_string().try_into()?);
+        }
+        if let Some(value) = x_idempotency_key {
+            header_map.append("X-Idempotency-Key", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "order_cancel",
+        };
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            409u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Submit an order
+
+DRAFT (when no approval is needed) or APPROVED -> SUBMITTED. Checks every line item against the catalog and the customer as they are now (offering AVAILABLE and in the customer's catalog, add-on among the subscription's add-on options, price in the order currency, customer billing set); a failing order is 409 order_validation_failed with one detail per failing line item (property lineItems[i].field). On success the subscriptions, add-ons and licenses of the order exist, PENDING. State machine: DRAFT -(approve)-> APPROVED; DRAFT or APPROVED -(submit)-> SUBMITTED; DRAFT or APPROVED -(cancel)-> CANCELLED; DRAFT or APPROVED -(expiresAt passes)-> EXPIRED. Only DRAFT orders change with PUT. An order created by a user with the MEMBER role needs approval by a MANAGER or ADMIN (or the API key alone) before submission. A move the state does not allow is 409 order_state_conflict; an expired order is 409 order_expired.
+
+Sends a `POST` request to `/orders/{orderId}/submit`
+
+Arguments:
+- `order_id`: The order's id.
+- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+*/
+    pub async fn order_submit<'a>(
+        &'a self,
+        order_id: &'a types::OrderSubmitOrderId,
+        api_revision: Option<&'a str>,
+        x_idempotency_key: Option<&'a types::OrderSubmitXIdempotencyKey>,
+    ) -> Result<ResponseValue<types::Order>, Error<types::Error>> {
+        let url = format!(
+            "{}/orders/{}/submit", self.baseurl, encode_path(& order_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(3usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = api_revision {
+            header_map.append("Api-Revision", value.to_string().try_into()?);
+        }
+        if let Some(value) = x_idempotency_key {
+            header_map.append("X-Idempotency-Key", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "order_submit",
+        };
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            409u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
             500u16 => {
