@@ -139,8 +139,9 @@ fn line_pricing_json(p: &LinePricing, line: &Line, currency: &str) -> Value {
     merge(amounts_json(&p.initial), extra)
 }
 
-/// The order's pricing: every line priced, and the sums.
-fn pricing_json(doc: &OrderDoc, currency: &str) -> Result<(Vec<Value>, Value)> {
+/// The order's pricing: every line priced, and the sums (line pricings,
+/// summary), as the newest revision's JSON.
+pub fn pricing_json(doc: &OrderDoc, currency: &str) -> Result<(Vec<Value>, Value)> {
     let lines: Vec<LinePricing> = doc.lines.iter().map(|l| line_pricing(l, currency, &doc.tax_rates)).collect::<Result<_>>()?;
     let order = pricing::price_order(&lines);
     let summary = merge(
