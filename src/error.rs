@@ -31,6 +31,7 @@ pub enum InternalCode {
     ProductOfferingNotFound,
     ProductCatalogNotFound,
     OrderNotFound,
+    SubscriptionNotFound,
     OrderStateConflict,
     OrderExpired,
     OrderValidationFailed,
@@ -73,6 +74,7 @@ impl InternalCode {
             ProductOfferingNotFound => "product_offering_not_found",
             ProductCatalogNotFound => "product_catalog_not_found",
             OrderNotFound => "order_not_found",
+            SubscriptionNotFound => "subscription_not_found",
             OrderStateConflict => "order_state_conflict",
             OrderExpired => "order_expired",
             OrderValidationFailed => "order_validation_failed",
@@ -133,9 +135,14 @@ pub enum Error {
     NotFound { code: InternalCode, message: String, property: &'static str },
     #[error("{message}")]
     Conflict { code: InternalCode, message: String, property: &'static str },
-    /// 409 naming every failing field (an order that fails submission).
+    /// 409 naming every failing field (order line items that do not fit
+    /// the catalog, the customer or their type).
     #[error("{message}")]
     Refused { code: InternalCode, message: String, details: Vec<Detail> },
+    /// 404 naming every field that names a missing object (and any other
+    /// failing field of the same request).
+    #[error("{message}")]
+    Missing { code: InternalCode, message: String, details: Vec<Detail> },
     #[error("database: {0}")]
     Database(#[from] sqlx::Error),
     #[error("{0}")]
@@ -197,6 +204,9 @@ impl From<Error> for ApiError {
             }
             Error::Refused { code, message, details } => {
                 ApiError::new(ErrorStatusCode::CONFLICT, code, message).with_details(details)
+            }
+            Error::Missing { code, message, details } => {
+                ApiError::new(ErrorStatusCode::NOT_FOUND, code, message).with_details(details)
             }
             Error::Database(e) => {
                 tracing::error!(error = %e, "database failure");

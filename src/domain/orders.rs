@@ -350,6 +350,25 @@ async fn check_line(caller: &Caller, ctx: &Context, currency: &str, i: usize, re
     }))
 }
 
+/// The refusal of line items that fail: 404 when one names an offering or
+/// subscription that does not exist (the code says which), else 409
+/// `order_validation_failed`; every failing field is a detail either way.
+fn refusal(details: Vec<Detail>) -> Error {
+    let missing = details.iter().find_map(|d| match d.code {
+        "product_offering_not_found" => Some(InternalCode::ProductOfferingNotFound),
+        "subscription_not_found" => Some(InternalCode::SubscriptionNotFound),
+        _ => None,
+    });
+    match missing {
+        Some(code) => Error::Missing { code, message: "A line item names an object that does not exist; see details.".into(), details },
+        None => Error::Refused {
+            code: InternalCode::OrderValidationFailed,
+            message: "The line items do not fit the catalog, the customer or their type; see details for each.".into(),
+            details,
+        },
+    }
+}
+
 /// Checks every line; all the details at once.
 async fn check_lines(caller: &Caller, ctx: &Context, currency: &str, reqs: &[wire::OrderLineItemRequest]) -> Result<Result<Vec<Line>, Vec<Detail>>> {
     let mut lines = vec![];
@@ -518,13 +537,19 @@ pub async fn create(caller: &Caller, req: wire::CreateOrderRequest, expiry: chro
     caller.require_role(customer.id, Role::Member)?;
     let currency = match req.currency.clone().or_else(|| billing_currency(&customer)) {
         Some(c) => c,
-        None => return Err(Error::invalid("currency", "required", "is required: the customer has no billing currency")),
+        None => {
+            return Err(Error::Conflict {
+                code: InternalCode::CurrencyRequired,
+                message: "The customer has no billing currency: the order needs a currency.".into(),
+                property: "currency",
+            });
+        }
     };
     if crate::domain::money::exponent(&currency).is_none() {
         return Err(Error::invalid("currency", "invalid_currency", "must be an ISO 4217 currency code with minor units"));
     }
     let ctx = context(caller, customer).await?;
-    let lines = check_lines(caller, &ctx, &currency, &req.line_items).await?.map_err(Error::Invalid)?;
+    let lines = check_lines(caller, &ctx, &currency, &req.line_items).await?.map_err(refusal)?;
     if let Some(r) = &req.reference_id {
         check_reference_free(caller, r, None).await?;
     }
@@ -568,7 +593,7 @@ pub async fn update(caller: &Caller, key: &str, req: wire::UpdateOrderRequest) -
         let customer = customers::find(caller, &row.customer_id.to_string()).await?;
         let taxes = tax_rates(&caller.store, caller.org, &customer).await?;
         let ctx = context(caller, customer).await?;
-        let lines = check_lines(caller, &ctx, &row.currency, items).await?.map_err(Error::Invalid)?;
+        let lines = check_lines(caller, &ctx, &row.currency, items).await?.map_err(refusal)?;
         row.doc = serde_json::to_value(OrderDoc { lines, tax_rates: taxes }).expect("orders serialize");
     }
     if let Some(r) = req.reference_id {

@@ -219,7 +219,8 @@ async fn refusals_name_each_failing_line_item() {
             {"type": "SUBSCRIPTION", "productOfferingId": offering(&app, "data-sim-20gb"), "upfrontPayment": true, "subscription": {"simType": "PSIM", "msisdn": "+46701234561"}},
             {"type": "SUBSCRIPTION", "productOfferingId": uuid::Uuid::new_v4().to_string(), "subscription": {"simType": "PSIM", "msisdn": "+46701234562"}}
         ]}))).await;
-        r.assert_error(400, "validation_failed");
+        // a line naming no offering makes it a 404; every failing field is named
+        r.assert_error(404, "product_offering_not_found");
         assert_eq!(
             r.details(),
             [
@@ -242,11 +243,21 @@ async fn refusals_name_each_failing_line_item() {
             {"type": "SUBSCRIPTION_ADDON", "productOfferingId": offering(&app, "travel-eu-5gb"), "subscriptionId": subscription},
             {"type": "SUBSCRIPTION_ADDON", "productOfferingId": offering(&app, "extra-data-5gb"), "subscriptionId": uuid::Uuid::new_v4().to_string()}
         ]}))).await;
-        r.assert_error(400, "validation_failed");
+        r.assert_error(404, "subscription_not_found");
         assert_eq!(r.details(), [
             ("lineItems[0].productOfferingId".to_string(), "addon_not_allowed".to_string()),
             ("lineItems[1].subscriptionId".into(), "subscription_not_found".into()),
         ]);
+        // without a missing object, lines that do not fit are a 409, as at submission
+        let r = app.call("POST", "/orders", Some(json!({"customerId": customer, "lineItems": [
+            {"type": "SUBSCRIPTION_ADDON", "productOfferingId": offering(&app, "travel-eu-5gb"), "subscriptionId": subscription}
+        ]}))).await;
+        r.assert_error(409, "order_validation_failed");
+        // a customer without a billing currency needs the order's currency
+        let bare = app.call("POST", "/customers", Some(json!({"customerType": "CONSUMER", "name": "Bo", "contact": {}}))).await;
+        app.call("POST", "/orders", Some(json!({"customerId": bare.body["customerId"], "lineItems": [sub("+46701234569")]})))
+            .await
+            .assert_error(409, "currency_required");
 
         // submission checks again: an offering archived after the order was
         // made, and a number another subscription already has

@@ -9163,7 +9163,7 @@ Arguments:
     }
     /**Create an order
 
-A DRAFT order for a customer. Every line item is checked now (offering, type, choices, references); submission checks them again with the catalog as it is then. State machine: DRAFT -(approve)-> APPROVED; DRAFT or APPROVED -(submit)-> SUBMITTED; DRAFT or APPROVED -(cancel)-> CANCELLED; DRAFT or APPROVED -(expiresAt passes)-> EXPIRED. Only DRAFT orders change with PUT. An order created by a user with the MEMBER role needs approval by a MANAGER or ADMIN (or the API key alone) before submission. A move the state does not allow is 409 order_state_conflict; an expired order is 409 order_expired.
+A DRAFT order for a customer. Every line item is checked now and at submission, against the catalog as it is then; failing line items are 409 order_validation_failed (404 product_offering_not_found or subscription_not_found when a line names an object that does not exist), with one detail per failing field (property lineItems[i].field). Without a currency, and without a billing currency of the customer: 409 currency_required. State machine: DRAFT -(approve)-> APPROVED; DRAFT or APPROVED -(submit)-> SUBMITTED; DRAFT or APPROVED -(cancel)-> CANCELLED; DRAFT or APPROVED -(expiresAt passes)-> EXPIRED. Only DRAFT orders change with PUT. An order created by a user with the MEMBER role needs approval by a MANAGER or ADMIN (or the API key alone) before submission. A move the state does not allow is 409 order_state_conflict; an expired order is 409 order_expired.
 
 Sends a `POST` request to `/orders`
 
@@ -9307,7 +9307,7 @@ Arguments:
     }
     /**Change an order
 
-Changes a DRAFT order; the pricing is recalculated. State machine: DRAFT -(approve)-> APPROVED; DRAFT or APPROVED -(submit)-> SUBMITTED; DRAFT or APPROVED -(cancel)-> CANCELLED; DRAFT or APPROVED -(expiresAt passes)-> EXPIRED. Only DRAFT orders change with PUT. An order created by a user with the MEMBER role needs approval by a MANAGER or ADMIN (or the API key alone) before submission. A move the state does not allow is 409 order_state_conflict; an expired order is 409 order_expired.
+Changes a DRAFT order; the pricing is recalculated. New line items are checked as on creation. State machine: DRAFT -(approve)-> APPROVED; DRAFT or APPROVED -(submit)-> SUBMITTED; DRAFT or APPROVED -(cancel)-> CANCELLED; DRAFT or APPROVED -(expiresAt passes)-> EXPIRED. Only DRAFT orders change with PUT. An order created by a user with the MEMBER role needs approval by a MANAGER or ADMIN (or the API key alone) before submission. A move the state does not allow is 409 order_state_conflict; an expired order is 409 order_expired.
 
 Sends a `PUT` request to `/orders/{orderId}`
 
