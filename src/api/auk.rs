@@ -10,10 +10,18 @@ use serde::de::DeserializeOwned;
 
 /// The same JSON read as the older type: every field the revisions share
 /// carries over unchanged; the caller then fills in what auk adds.
+fn json_of<T: Serialize>(v: &T) -> serde_json::Value {
+    serde_json::to_value(v).expect("wire types serialize")
+}
+
+/// An auk shape holds every field of the bullfinch shape it comes from,
+/// and the twins added to it.
+fn from_json<T: DeserializeOwned>(v: serde_json::Value) -> T {
+    serde_json::from_value(v).expect("an auk shape holds the bullfinch shape and its twins")
+}
+
 fn reshape<A: Serialize, B: DeserializeOwned>(newer: &A) -> B {
-    serde_json::to_value(newer)
-        .and_then(serde_json::from_value)
-        .expect("an auk shape holds every field of the bullfinch shape it comes from")
+    from_json(json_of(newer))
 }
 
 impl From<bullfinch::types::Price> for auk::types::Price {
@@ -93,13 +101,6 @@ fn line_pricing_twins(v: &mut serde_json::Value, currency: &str) {
     amounts_twins(&mut v["recurringCosts"], currency);
 }
 
-fn json_of<T: Serialize>(v: &T) -> serde_json::Value {
-    serde_json::to_value(v).expect("wire types serialize")
-}
-
-fn from_json<T: DeserializeOwned>(v: serde_json::Value) -> T {
-    serde_json::from_value(v).expect("the auk shape holds the bullfinch shape and its twins")
-}
 
 impl From<bullfinch::types::OrderPricingSummary> for auk::types::OrderPricingSummary {
     fn from(p: bullfinch::types::OrderPricingSummary) -> Self {

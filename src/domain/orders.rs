@@ -724,8 +724,6 @@ pub async fn submit(caller: &Caller, key: &str) -> Result<wire::Order> {
     for l in &mut doc.lines {
         let offering_id = l.product_offering.product_offering_id;
         let offering = caller.store.offering(org, offering_id).await?.ok_or_else(|| Error::Internal("offering vanished".into()))?;
-        let product: crate::domain::catalog::file::Product = serde_json::from_value(json!(merge(offering.product.clone(), json!({"key": ""}))))
-            .map_err(|e| Error::Internal(e.to_string()))?;
         let offering_wire = serde_json::to_value(catalog::to_wire(&offering)?).expect("wire");
         let offering_summary = json!({
             "productOfferingId": offering_id, "name": offering_wire["name"], "price": offering_wire["price"],
@@ -743,7 +741,7 @@ pub async fn submit(caller: &Caller, key: &str) -> Result<wire::Order> {
                     customer_id: before.customer_id,
                     order_id: before.id,
                     offering_id,
-                    subscription_type: subscription_type(&product.category.to_string()).into(),
+                    subscription_type: subscription_type(product_category(&offering)).into(),
                     msisdn: s.msisdn.to_string(),
                     display_name: s.display_name.as_ref().map(|d| d.to_string()),
                     sim_type: s.sim_type.to_string(),
@@ -770,7 +768,8 @@ pub async fn submit(caller: &Caller, key: &str) -> Result<wire::Order> {
             }
             T::License | T::ExternalProduct => {
                 let id = Uuid::new_v4();
-                let license_type = product.license_type.clone().unwrap_or_else(|| "EXTERNAL_PRODUCT".into());
+                // the imported product names a LICENSE product's type
+                let license_type = offering.product["licenseType"].as_str().unwrap_or("EXTERNAL_PRODUCT").to_string();
                 Store::insert_license(&mut tx, id, org, before.customer_id, before.id, offering_id, &license_type, l.subscription_id, now).await?;
                 l.created_license_id = Some(id);
                 let mut data = json!({
