@@ -62,7 +62,34 @@ pub async fn seed(store: &Store, clock: &Clock) -> Result<Option<String>> {
         .map_err(|e| anyhow::anyhow!("demo user: {e}"))?;
     }
     load_catalog(store, org).await?;
+    orders(&caller).await.map_err(|e| anyhow::anyhow!("demo order: {e}"))?;
     Ok(key["apiKey"].as_str().map(str::to_string))
+}
+
+/// Two submitted orders of Acme: a mobile subscription
+/// (`rid_acme-mobile-1`), then a PBX user license assigned to it and an
+/// extra-data add-on for it.
+async fn orders(caller: &Caller) -> crate::error::Result<()> {
+    use crate::domain::catalog::entity_id;
+    let offering = |key: &str| entity_id(caller.org, "offering", key).to_string();
+    order(caller, serde_json::json!([
+        {"type": "SUBSCRIPTION", "productOfferingId": offering("mobile-10gb"), "bindingContract": true,
+         "subscription": {"simType": "ESIM", "msisdn": "+46701234567", "referenceId": "acme-mobile-1"}},
+    ]))
+    .await?;
+    order(caller, serde_json::json!([
+        {"type": "LICENSE", "productOfferingId": offering("pbx-user"), "subscriptionId": "rid_acme-mobile-1"},
+        {"type": "SUBSCRIPTION_ADDON", "productOfferingId": offering("extra-data-5gb"), "subscriptionId": "rid_acme-mobile-1"},
+    ]))
+    .await
+}
+
+async fn order(caller: &Caller, lines: serde_json::Value) -> crate::error::Result<()> {
+    let request: wire::CreateOrderRequest = serde_json::from_value(serde_json::json!({"customerId": "rid_acme", "lineItems": lines}))
+        .map_err(|e| crate::error::Error::Internal(e.to_string()))?;
+    let order = crate::domain::orders::create(caller, request, chrono::Duration::days(7)).await?;
+    crate::domain::orders::submit(caller, &order.order_id.to_string()).await?;
+    Ok(())
 }
 
 /// The demo catalog, in the format of `admin catalog import`.

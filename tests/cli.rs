@@ -73,6 +73,16 @@ async fn serve_demo_prints_a_working_key_and_stops_on_sigterm() {
         let resp: Value = reqwest::Client::new().get(&url).header("x-api-key", &key).send().await.unwrap().json().await.unwrap();
         assert_eq!(resp["name"], catalog, "{resp:#}");
     }
+    // Acme's submitted orders: a subscription with an add-on and a license
+    let get = |path: String| {
+        let (url, key) = (url_in_curl.replace("/customers", &path), key.clone());
+        async move { reqwest::Client::new().get(&url).header("x-api-key", &key).send().await.unwrap().json::<Value>().await.unwrap() }
+    };
+    let subscription = get("/subscriptions/rid_acme-mobile-1".into()).await;
+    assert_eq!(subscription["customer"]["name"], "Acme AB", "{subscription:#}");
+    assert_eq!(get("/subscriptions/rid_acme-mobile-1/addons".into()).await["items"].as_array().unwrap().len(), 1);
+    let licenses = get("/licenses".into()).await;
+    assert_eq!(licenses["items"][0]["assignedTo"]["subscriptionId"], subscription["subscriptionId"], "{licenses:#}");
     // a login code lands in the outbox, which `admin mail list` prints
     let start = url_in_curl.replace("/customers", "/auth/email/start");
     let resp = reqwest::Client::new().post(&start).json(&serde_json::json!({"email": "anna@acme.example"})).send().await.unwrap();

@@ -131,3 +131,57 @@ impl From<bullfinch::types::OrderList> for auk::types::OrderList {
         from_json(v)
     }
 }
+
+// ------------------------------------------------------- subscriptions, licenses
+//
+// They name their offering with its price, so each carries auk's price.
+
+impl From<bullfinch::types::ProductOfferingSummary> for auk::types::ProductOfferingSummary {
+    fn from(o: bullfinch::types::ProductOfferingSummary) -> Self {
+        let mut a: auk::types::ProductOfferingSummary = reshape(&o);
+        a.price = o.price.into();
+        a
+    }
+}
+
+impl From<bullfinch::types::Subscription> for auk::types::Subscription {
+    fn from(s: bullfinch::types::Subscription) -> Self {
+        let mut a: auk::types::Subscription = reshape(&s);
+        a.product_offering = s.product_offering.map(Into::into);
+        a
+    }
+}
+
+impl From<bullfinch::types::SubscriptionList> for auk::types::SubscriptionList {
+    fn from(l: bullfinch::types::SubscriptionList) -> Self {
+        auk::types::SubscriptionList { items: l.items.into_iter().map(Into::into).collect(), pagination: l.pagination }
+    }
+}
+
+impl From<bullfinch::types::SubscriptionAddon> for auk::types::SubscriptionAddon {
+    fn from(s: bullfinch::types::SubscriptionAddon) -> Self {
+        let mut a: auk::types::SubscriptionAddon = reshape(&s);
+        a.product_offering = s.product_offering.into();
+        a
+    }
+}
+
+impl From<bullfinch::types::SubscriptionAddonList> for auk::types::SubscriptionAddonList {
+    fn from(l: bullfinch::types::SubscriptionAddonList) -> Self {
+        auk::types::SubscriptionAddonList { items: l.items.into_iter().map(Into::into).collect() }
+    }
+}
+
+impl From<bullfinch::types::License> for auk::types::License {
+    fn from(l: bullfinch::types::License) -> Self {
+        let mut a: auk::types::License = reshape(&l);
+        a.product_offering = l.product_offering.into();
+        a
+    }
+}
+
+impl From<bullfinch::types::LicenseList> for auk::types::LicenseList {
+    fn from(l: bullfinch::types::LicenseList) -> Self {
+        auk::types::LicenseList { items: l.items.into_iter().map(Into::into).collect(), pagination: l.pagination }
+    }
+}

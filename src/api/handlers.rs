@@ -9,7 +9,7 @@ use super::generated::auk;
 use super::request::{Access, handle, handle_idempotent, handle_login, handle_open};
 use super::support::{ApiError, Reply, Revision};
 use crate::error::InternalCode;
-use crate::domain::{catalog, customers, orders, users};
+use crate::domain::{catalog, customers, licenses, orders, subscriptions, users};
 use dropshot::{ErrorStatusCode, HttpResponseAccepted, HttpResponseCreated, HttpResponseOk, Path, RequestContext};
 
 pub enum Handlers {}
@@ -191,6 +191,61 @@ impl SwitchboardApi for Handlers {
     ) -> Result<HttpResponseOk<auk::types::OrderPricingSummary>> {
         handle(&rqctx, Access::Read, headers, |c| async move {
             Ok(HttpResponseOk(orders::pricing(&c, &path.into_inner().order_id).await?.into()))
+        })
+        .await
+    }
+
+    async fn subscription_list(
+        rqctx: RequestContext<Context>,
+        query: QueryParams<params::SubscriptionListQuery>,
+        headers: HeaderParams<params::SubscriptionListHeaders>,
+    ) -> Result<HttpResponseOk<types::SubscriptionList>> {
+        handle(&rqctx, Access::Read, headers, |c| async move {
+            Ok(HttpResponseOk(subscriptions::list(&c, query.into_inner()?).await?))
+        })
+        .await
+    }
+
+    async fn subscription_view(
+        rqctx: RequestContext<Context>,
+        path: Path<params::SubscriptionViewPath>,
+        headers: HeaderParams<params::SubscriptionViewHeaders>,
+    ) -> Result<HttpResponseOk<types::Subscription>> {
+        handle(&rqctx, Access::Read, headers, |c| async move {
+            Ok(HttpResponseOk(subscriptions::view(&c, &path.into_inner().subscription_id).await?))
+        })
+        .await
+    }
+
+    async fn subscription_addon_list(
+        rqctx: RequestContext<Context>,
+        path: Path<params::SubscriptionAddonListPath>,
+        headers: HeaderParams<params::SubscriptionAddonListHeaders>,
+    ) -> Result<HttpResponseOk<types::SubscriptionAddonList>> {
+        handle(&rqctx, Access::Read, headers, |c| async move {
+            Ok(HttpResponseOk(subscriptions::addons(&c, &path.into_inner().subscription_id).await?))
+        })
+        .await
+    }
+
+    async fn license_list(
+        rqctx: RequestContext<Context>,
+        query: QueryParams<params::LicenseListQuery>,
+        headers: HeaderParams<params::LicenseListHeaders>,
+    ) -> Result<HttpResponseOk<types::LicenseList>> {
+        handle(&rqctx, Access::Read, headers, |c| async move {
+            Ok(HttpResponseOk(licenses::list(&c, query.into_inner()?).await?))
+        })
+        .await
+    }
+
+    async fn license_view(
+        rqctx: RequestContext<Context>,
+        path: Path<params::LicenseViewPath>,
+        headers: HeaderParams<params::LicenseViewHeaders>,
+    ) -> Result<HttpResponseOk<types::License>> {
+        handle(&rqctx, Access::Read, headers, |c| async move {
+            Ok(HttpResponseOk(licenses::view(&c, &path.into_inner().license_id).await?))
         })
         .await
     }

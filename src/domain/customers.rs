@@ -142,6 +142,19 @@ pub async fn find(caller: &Caller, key: &str) -> Result<CustomerRow> {
         .ok_or_else(|| Error::not_found(InternalCode::CustomerNotFound, "customer"))
 }
 
+/// The ids of the customers a list filter names (ids or `rid_`); None when
+/// it names none; 404 when one of them is not the caller's to see.
+pub async fn find_all(caller: &Caller, keys: &[String]) -> Result<Option<Vec<Uuid>>> {
+    if keys.is_empty() {
+        return Ok(None);
+    }
+    let mut ids = Vec::with_capacity(keys.len());
+    for key in keys {
+        ids.push(find(caller, key).await?.id);
+    }
+    Ok(Some(ids))
+}
+
 pub async fn view(caller: &Caller, key: &str) -> Result<wire::Customer> {
     let row = find(caller, key).await?;
     let mut users = caller.store.customer_users(caller.org, &[row.id]).await?;

@@ -3,10 +3,12 @@
 pub mod access;
 pub mod catalog;
 pub mod customers;
+pub mod licenses;
 pub mod login;
 pub mod money;
 pub mod orders;
 pub mod pricing;
+pub mod subscriptions;
 pub mod users;
 pub mod values;
 
@@ -30,4 +32,10 @@ pub struct Caller {
 /// A stored role name -> its wire enum (only valid names are ever stored).
 pub fn customer_role(stored: &str) -> CustomerRole {
     stored.parse().unwrap_or(CustomerRole::Member)
+}
+
+/// A stored state name -> its wire enum (only valid names are stored, so
+/// anything else is a fault of the stored data).
+pub fn stored<T: std::str::FromStr>(value: &str, what: &str) -> crate::error::Result<T> {
+    value.parse().map_err(|_| crate::error::Error::Internal(format!("stored {what} {value:?}")))
 }

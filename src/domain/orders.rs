@@ -11,11 +11,11 @@
 use super::access::Role;
 use super::catalog::price::Price;
 use super::pricing::{self, Amounts, Choices, LinePricing, TaxRate};
-use super::{Caller, catalog, customers};
+use super::{Caller, catalog, customers, licenses, subscriptions};
 use crate::api::generated::bullfinch::params::OrderListQuery;
 use crate::api::generated::bullfinch::types as wire;
 use crate::error::{Detail, Error, InternalCode, Result};
-use crate::store::{Cursor, CustomerRow, IdOrRef, NewSubscription, OrderFilter, OrderRow, Store, SubscriptionRef, limit_or_default};
+use crate::store::{AddonRow, Cursor, CustomerRow, IdOrRef, LicenseRow, OrderFilter, OrderRow, Store, SubscriptionRow, limit_or_default};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
@@ -151,6 +151,10 @@ pub fn pricing_json(doc: &OrderDoc, currency: &str) -> Result<(Vec<Value>, Value
     Ok((lines.iter().zip(&doc.lines).map(|(p, l)| line_pricing_json(p, l, currency)).collect(), summary))
 }
 
+fn wire_json<T: Serialize>(v: &T) -> Value {
+    serde_json::to_value(v).expect("wire types serialize")
+}
+
 fn wire_of<T: serde::de::DeserializeOwned>(v: Value, what: &str) -> Result<T> {
     serde_json::from_value(v).map_err(|e| Error::Internal(format!("{what}: {e}")))
 }
@@ -240,10 +244,10 @@ fn product_category(offering: &crate::store::OfferingRow) -> &str {
 
 /// The subscription a line names, if it is this customer's and not
 /// cancelled.
-async fn subscription_of(caller: &Caller, ctx: &Context, key: &str) -> Result<Option<SubscriptionRef>> {
+async fn subscription_of(caller: &Caller, ctx: &Context, key: &str) -> Result<Option<SubscriptionRow>> {
     Ok(caller
         .store
-        .subscription_ref(caller.org, &IdOrRef::parse(key))
+        .subscription(caller.org, &IdOrRef::parse(key))
         .await?
         .filter(|s| s.customer_id == ctx.customer.id && s.status != CANCELLED))
 }
@@ -411,7 +415,7 @@ async fn check_reference_free(caller: &Caller, reference: &str, except: Option<U
 // ------------------------------------------------------------------ events
 
 fn order_json(row: &OrderRow) -> Result<Value> {
-    Ok(serde_json::to_value(to_wire(row)?).expect("wire types serialize"))
+    Ok(wire_json(&to_wire(row)?))
 }
 
 /// Records order.statusChanged (and the event of the new status), plus
@@ -510,16 +514,7 @@ pub async fn list(caller: &Caller, q: OrderListQuery) -> Result<wire::OrderList>
         }
     }
     let after = q.cursor.as_deref().map(Cursor::decode).transpose()?;
-    let customers = if q.customer_id.is_empty() {
-        None
-    } else {
-        let mut ids = vec![];
-        for key in &q.customer_id {
-            ids.push(customers::find(caller, key).await?.id);
-        }
-        Some(ids)
-    };
-    let filter = OrderFilter { customers, statuses: q.status.clone(), visible_to: caller.viewer() };
+    let filter = OrderFilter { customers: customers::find_all(caller, &q.customer_id).await?, statuses: q.status.clone(), visible_to: caller.viewer() };
     let page = caller.store.orders(caller.org, &filter, after, limit_or_default(q.limit)).await?;
     Ok(wire::OrderList {
         items: page.items.iter().map(list_item).collect::<Result<_>>()?,
@@ -576,7 +571,7 @@ pub async fn create(caller: &Caller, req: wire::CreateOrderRequest, expiry: chro
     let order = to_wire(&row)?;
     let mut tx = caller.store.begin().await?;
     Store::insert_order(&mut tx, &row).await.map_err(Error::conflict_on_unique)?;
-    Store::record_event(&mut tx, caller.org, "order.created", now, &serde_json::to_value(&order).expect("wire")).await?;
+    Store::record_event(&mut tx, caller.org, "order.created", now, &wire_json(&order)).await?;
     tx.commit().await.map_err(Error::conflict_on_unique)?;
     Ok(order)
 }
@@ -610,7 +605,7 @@ pub async fn update(caller: &Caller, key: &str, req: wire::UpdateOrderRequest) -
     if !Store::update_order(&mut tx, &row, DRAFT).await.map_err(Error::conflict_on_unique)? {
         return Err(state_conflict(&find_row(caller, row.id).await?, "changed"));
     }
-    Store::record_event(&mut tx, caller.org, "order.updated", caller.now, &serde_json::to_value(&order).expect("wire")).await?;
+    Store::record_event(&mut tx, caller.org, "order.updated", caller.now, &wire_json(&order)).await?;
     tx.commit().await.map_err(Error::conflict_on_unique)?;
     Ok(order)
 }
@@ -652,23 +647,6 @@ pub async fn cancel(caller: &Caller, key: &str) -> Result<wire::Order> {
     after.updated_at = caller.now;
     set_line_status(&mut after, CANCELLED)?;
     commit_transition(caller, &before, &after, Some("order.cancelled"), "cancelled").await
-}
-
-/// The Subscription.type of a subscription product's category.
-fn subscription_type(category: &str) -> &'static str {
-    match category {
-        "PRODUCT_CATEGORY_SUBSCRIPTION_DATA_SIM" => "DATA",
-        "PRODUCT_CATEGORY_SUBSCRIPTION_BROADBAND" => "MBB",
-        "PRODUCT_CATEGORY_SUBSCRIPTION_M2M" => "M2M",
-        "PRODUCT_CATEGORY_TRAVEL_ESIM" => "TRAVEL_ESIM",
-        _ => "CELL",
-    }
-}
-
-fn display(msisdn: &str) -> String {
-    phonenumber::parse(None, msisdn)
-        .map(|n| n.format().mode(phonenumber::Mode::International).to_string())
-        .unwrap_or_else(|_| msisdn.to_string())
 }
 
 pub async fn submit(caller: &Caller, key: &str) -> Result<wire::Order> {
@@ -717,75 +695,85 @@ pub async fn submit(caller: &Caller, key: &str) -> Result<wire::Order> {
         });
     }
 
-    let now = caller.now;
+    // as stored (microseconds), so the events equal every later read
+    let now = chrono::SubsecRound::trunc_subsecs(caller.now, 6);
     let org = caller.org;
     let mut tx = caller.store.begin().await?;
-    let mut created_events = vec![];
+    let mut created_events: Vec<(&str, Value)> = vec![];
     for l in &mut doc.lines {
         let offering_id = l.product_offering.product_offering_id;
         let offering = caller.store.offering(org, offering_id).await?.ok_or_else(|| Error::Internal("offering vanished".into()))?;
-        let offering_wire = serde_json::to_value(catalog::to_wire(&offering)?).expect("wire");
-        let offering_summary = json!({
-            "productOfferingId": offering_id, "name": offering_wire["name"], "price": offering_wire["price"],
-            "group": offering_wire["group"], "imageUrl": offering_wire["imageUrl"],
-        });
-        let customer_json = json!({"customerId": before.customer_id, "name": before.customer_name});
+        let offering_wire = catalog::to_wire(&offering)?;
         use wire::ProductType as T;
         match l.product_type {
             T::Subscription => {
                 let s = l.subscription.as_ref().expect("checked");
-                let id = Uuid::new_v4();
-                let new = NewSubscription {
-                    id,
-                    org,
+                let row = SubscriptionRow {
+                    id: Uuid::new_v4(),
                     customer_id: before.customer_id,
+                    customer_name: before.customer_name.clone(),
                     order_id: before.id,
                     offering_id,
-                    subscription_type: subscription_type(product_category(&offering)).into(),
+                    status: "PENDING".into(),
+                    subscription_type: subscriptions::subscription_type(product_category(&offering)).into(),
                     msisdn: s.msisdn.to_string(),
                     display_name: s.display_name.as_ref().map(|d| d.to_string()),
                     sim_type: s.sim_type.to_string(),
                     reference_id: s.reference_id.as_ref().map(|r| r.to_string()),
-                    now,
+                    created_at: now,
+                    updated_at: now,
                 };
-                Store::insert_subscription(&mut tx, &new).await.map_err(Error::conflict_on_unique)?;
-                l.created_subscription_id = Some(id);
-                let mut data = json!({
-                    "subscriptionId": id, "status": "PENDING", "type": new.subscription_type,
-                    "display": new.display_name.clone().unwrap_or_else(|| display(&new.msisdn)), "msisdn": new.msisdn,
-                    "customer": customer_json, "productOffering": offering_summary, "simType": new.sim_type, "orderId": before.id,
-                });
-                if let Some(r) = &new.reference_id {
-                    data["referenceId"] = json!(r);
-                }
-                created_events.push(("subscription.created", data));
+                Store::insert_subscription(&mut tx, org, &row).await.map_err(Error::conflict_on_unique)?;
+                l.created_subscription_id = Some(row.id);
+                created_events.push(("subscription.created", wire_json(&subscriptions::to_wire(&row, offering_wire)?)));
             }
             T::SubscriptionAddon => {
-                let id = Uuid::new_v4();
-                let parent = l.subscription_id.expect("checked");
-                Store::insert_subscription_addon(&mut tx, id, org, parent, before.id, offering_id, now).await?;
-                l.created_subscription_addon_id = Some(id);
+                let row = AddonRow {
+                    id: Uuid::new_v4(),
+                    subscription_id: l.subscription_id.expect("checked"),
+                    order_id: before.id,
+                    offering_id,
+                    status: "PENDING".into(),
+                    reference_id: None,
+                    created_at: now,
+                    updated_at: now,
+                };
+                Store::insert_subscription_addon(&mut tx, org, &row).await?;
+                l.created_subscription_addon_id = Some(row.id);
             }
             T::License | T::ExternalProduct => {
-                let id = Uuid::new_v4();
-                // the imported product names a LICENSE product's type
-                let license_type = offering.product["licenseType"].as_str().unwrap_or("EXTERNAL_PRODUCT").to_string();
-                Store::insert_license(&mut tx, id, org, before.customer_id, before.id, offering_id, &license_type, l.subscription_id, now).await?;
-                l.created_license_id = Some(id);
-                let mut data = json!({
-                    "licenseId": id, "status": "PENDING", "type": license_type, "customer": customer_json,
-                    "productOffering": offering_summary, "activatedAt": null, "orderId": before.id,
-                });
-                if let Some(s) = l.subscription_id {
-                    let sub = caller.store.subscription_ref(org, &IdOrRef::Id(s)).await?.expect("checked");
-                    data["assignedTo"] = json!({"type": "SUBSCRIPTION", "subscriptionId": s,
-                        "subscriptionDisplay": sub.display_name.clone().unwrap_or_else(|| display(&sub.msisdn))});
-                }
-                created_events.push(("license.created", data));
+                let assigned_to = match l.subscription_id {
+                    Some(s) => {
+                        let sub = caller.store.subscription(org, &IdOrRef::Id(s)).await?.expect("checked");
+                        Some((s, sub.msisdn, sub.display_name))
+                    }
+                    None => None,
+                };
+                let row = LicenseRow {
+                    id: Uuid::new_v4(),
+                    customer_id: before.customer_id,
+                    customer_name: before.customer_name.clone(),
+                    order_id: before.id,
+                    offering_id,
+                    // the imported product names a LICENSE product's type
+                    license_type: offering.product["licenseType"].as_str().unwrap_or("EXTERNAL_PRODUCT").to_string(),
+                    status: "PENDING".into(),
+                    assigned_to,
+                    created_at: now,
+                    updated_at: now,
+                };
+                Store::insert_license(&mut tx, org, &row).await?;
+                l.created_license_id = Some(row.id);
+                created_events.push(("license.created", wire_json(&licenses::to_wire(&row, offering_wire)?)));
             }
             T::SimCard => {
-                let sim = l.sim_type.expect("checked");
-                Store::set_subscription_sim(&mut tx, l.subscription_id.expect("checked"), &sim.to_string(), now).await?;
+                let id = l.subscription_id.expect("checked");
+                let mut sub = caller.store.subscription(org, &IdOrRef::Id(id)).await?.expect("checked");
+                sub.sim_type = l.sim_type.expect("checked").to_string();
+                sub.updated_at = now;
+                Store::set_subscription_sim(&mut tx, id, &sub.sim_type, now).await?;
+                let parent_offering = catalog::Summaries::default().get(caller, sub.offering_id).await?;
+                created_events.push(("subscription.updated", wire_json(&subscriptions::to_wire(&sub, parent_offering)?)));
             }
         }
         l.status = SUBMITTED.into();

@@ -147,14 +147,7 @@ pub async fn update(caller: &Caller, key: &str, req: wire::UpdateUserRequest) ->
 pub async fn list(caller: &Caller, q: UserListQuery) -> Result<wire::UserList> {
     let after = q.cursor.as_deref().map(Cursor::decode).transpose()?;
     // every customer named must exist: an unknown one is a 404, not an empty page
-    let mut customers = None;
-    if !q.customer_id.is_empty() {
-        let mut ids = vec![];
-        for key in &q.customer_id {
-            ids.push(super::customers::find(caller, key).await?.id);
-        }
-        customers = Some(ids);
-    }
+    let customers = super::customers::find_all(caller, &q.customer_id).await?;
     let filter = UserFilter { text: q.filter.filter(|t| !t.is_empty()), customers, visible_to: caller.viewer() };
     let page = caller.store.users(caller.org, &filter, after, limit_or_default(q.limit)).await?;
     let ids: Vec<Uuid> = page.items.iter().map(|u| u.id).collect();

@@ -9,6 +9,7 @@ mod login;
 mod mail;
 mod orders;
 mod page;
+mod subscriptions;
 mod users;
 
 pub use catalog::{Change, Kind, OfferingFilter, OfferingRow};
@@ -17,8 +18,9 @@ pub use idempotency::{Claim, ClaimTimes, StoredAnswer};
 pub use keys::{ApiKeyRecord, NewApiKey};
 pub use login::{MAX_ATTEMPTS, NewChallenge, Redeemed};
 pub use mail::Mail;
-pub use orders::{NewSubscription, OrderFilter, OrderRow, SubscriptionRef};
-pub use page::{Cursor, Page, limit_or_default};
+pub use orders::{OrderFilter, OrderRow};
+pub use page::{Cursor, ListQuery, Page, limit_or_default};
+pub use subscriptions::{AddonRow, LicenseFilter, LicenseRow, SubscriptionFilter, SubscriptionRow};
 pub use users::{UserFilter, UserRow, email_key};
 
 use crate::error::{Error, Result};

@@ -1,7 +1,6 @@
-//! Orders, and the subscriptions, add-ons and licenses their submission
-//! creates.
+//! Orders: their rows, state moves guarded by status, and lists.
 
-use super::{Cursor, IdOrRef, Page, Store, Tx, json_col, parse_ts, parse_uuid, ts};
+use super::{Cursor, ListQuery, Page, Store, Tx, json_col, parse_ts, parse_uuid, ts};
 use crate::error::Result;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -37,32 +36,6 @@ pub struct OrderFilter {
     pub statuses: Vec<String>,
     /// only orders of customers this user is assigned to
     pub visible_to: Option<Uuid>,
-}
-
-/// A subscription as an order needs it: whose, what, and in which state.
-#[derive(Debug, Clone)]
-pub struct SubscriptionRef {
-    pub id: Uuid,
-    pub customer_id: Uuid,
-    pub offering_id: Uuid,
-    pub status: String,
-    pub msisdn: String,
-    pub display_name: Option<String>,
-}
-
-#[derive(Debug, Clone)]
-pub struct NewSubscription {
-    pub id: Uuid,
-    pub org: Uuid,
-    pub customer_id: Uuid,
-    pub order_id: Uuid,
-    pub offering_id: Uuid,
-    pub subscription_type: String,
-    pub msisdn: String,
-    pub display_name: Option<String>,
-    pub sim_type: String,
-    pub reference_id: Option<String>,
-    pub now: DateTime<Utc>,
 }
 
 const COLUMNS: &str = "o.seq, o.id, o.org_id, o.customer_id, c.name AS customer_name, o.status, o.currency, o.reference_id, \
@@ -169,30 +142,15 @@ impl Store {
     }
 
     pub async fn orders(&self, org: Uuid, f: &OrderFilter, after: Option<Cursor>, limit: usize) -> Result<Page<OrderRow>> {
-        let mut sql = format!("SELECT {COLUMNS} FROM orders o JOIN customers c ON c.id = o.customer_id WHERE o.org_id = $1 AND o.seq > $2");
-        let mut binds: Vec<String> = vec![];
-        let any_of = |sql: &mut String, col: &str, values: Vec<String>, binds: &mut Vec<String>| {
-            let start = binds.len() + 3;
-            let list: Vec<String> = (0..values.len()).map(|i| format!("${}", start + i)).collect();
-            binds.extend(values);
-            sql.push_str(&format!(" AND {col} IN ({})", if list.is_empty() { "NULL".to_string() } else { list.join(", ") }));
-        };
+        let mut q = ListQuery::new(format!("SELECT {COLUMNS} FROM orders o JOIN customers c ON c.id = o.customer_id WHERE o.org_id = $1 AND o.seq > $2"));
         if let Some(c) = &f.customers {
-            any_of(&mut sql, "o.customer_id", c.iter().map(Uuid::to_string).collect(), &mut binds);
+            q.any_of("o.customer_id", c.iter().map(Uuid::to_string));
         }
         if !f.statuses.is_empty() {
-            any_of(&mut sql, "o.status", f.statuses.clone(), &mut binds);
+            q.any_of("o.status", f.statuses.iter().cloned());
         }
-        if let Some(viewer) = f.visible_to {
-            binds.push(viewer.to_string());
-            sql.push_str(&format!(" AND o.customer_id IN (SELECT customer_id FROM customer_users WHERE user_id = ${})", binds.len() + 2));
-        }
-        sql.push_str(&format!(" ORDER BY o.seq LIMIT {}", limit + 1));
-        let mut q = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).bind(after.map_or(0, |c| c.after_seq));
-        for b in binds {
-            q = q.bind(b);
-        }
-        let rows = q.fetch_all(&self.pool).await?;
+        q.visible_to("o.customer_id", f.visible_to);
+        let rows = q.fetch(&self.pool, org, after, "o.seq", limit).await?;
         Ok(Page::from_rows(rows.iter().map(from_row).collect::<Result<_>>()?, limit))
     }
 
@@ -204,130 +162,6 @@ impl Store {
             .fetch_optional(&self.pool)
             .await?;
         Ok(row.is_some())
-    }
-
-    /// A subscription of `org` by id or `rid_` reference.
-    pub async fn subscription_ref(&self, org: Uuid, key: &IdOrRef<'_>) -> Result<Option<SubscriptionRef>> {
-        let (col, val) = key.column();
-        let sql = format!("SELECT id, customer_id, offering_id, status, msisdn, display_name FROM subscriptions WHERE org_id = $1 AND {col} = $2");
-        let row = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).bind(val).fetch_optional(&self.pool).await?;
-        row.map(|r| {
-            Ok(SubscriptionRef {
-                id: parse_uuid(&r.try_get::<String, _>("id")?)?,
-                customer_id: parse_uuid(&r.try_get::<String, _>("customer_id")?)?,
-                offering_id: parse_uuid(&r.try_get::<String, _>("offering_id")?)?,
-                status: r.try_get("status")?,
-                msisdn: r.try_get("msisdn")?,
-                display_name: r.try_get("display_name")?,
-            })
-        })
-        .transpose()
-    }
-
-    /// Whether a subscription of `org` that is not cancelled has `msisdn`.
-    pub async fn msisdn_in_use(&self, org: Uuid, msisdn: &str) -> Result<bool> {
-        let row = sqlx::query("SELECT id FROM subscriptions WHERE org_id = $1 AND msisdn = $2 AND status <> 'CANCELLED'")
-            .bind(org.to_string())
-            .bind(msisdn)
-            .fetch_optional(&self.pool)
-            .await?;
-        Ok(row.is_some())
-    }
-
-    pub async fn subscription_reference_taken(&self, org: Uuid, reference_id: &str) -> Result<bool> {
-        let row = sqlx::query("SELECT id FROM subscriptions WHERE org_id = $1 AND reference_id = $2")
-            .bind(org.to_string())
-            .bind(reference_id)
-            .fetch_optional(&self.pool)
-            .await?;
-        Ok(row.is_some())
-    }
-
-    pub async fn insert_subscription(tx: &mut Tx<'_>, s: &NewSubscription) -> Result<()> {
-        sqlx::query(
-            "INSERT INTO subscriptions (id, org_id, customer_id, order_id, offering_id, status, subscription_type, msisdn,
-               display_name, sim_type, reference_id, created_at, updated_at)
-             VALUES ($1, $2, $3, $4, $5, 'PENDING', $6, $7, $8, $9, $10, $11, $11)",
-        )
-        .bind(s.id.to_string())
-        .bind(s.org.to_string())
-        .bind(s.customer_id.to_string())
-        .bind(s.order_id.to_string())
-        .bind(s.offering_id.to_string())
-        .bind(&s.subscription_type)
-        .bind(&s.msisdn)
-        .bind(&s.display_name)
-        .bind(&s.sim_type)
-        .bind(&s.reference_id)
-        .bind(ts(s.now))
-        .execute(&mut *tx.tx)
-        .await?;
-        Ok(())
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    pub async fn insert_subscription_addon(
-        tx: &mut Tx<'_>,
-        id: Uuid,
-        org: Uuid,
-        subscription: Uuid,
-        order: Uuid,
-        offering: Uuid,
-        now: DateTime<Utc>,
-    ) -> Result<()> {
-        sqlx::query(
-            "INSERT INTO subscription_addons (id, org_id, subscription_id, order_id, offering_id, status, created_at, updated_at)
-             VALUES ($1, $2, $3, $4, $5, 'PENDING', $6, $6)",
-        )
-        .bind(id.to_string())
-        .bind(org.to_string())
-        .bind(subscription.to_string())
-        .bind(order.to_string())
-        .bind(offering.to_string())
-        .bind(ts(now))
-        .execute(&mut *tx.tx)
-        .await?;
-        Ok(())
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    pub async fn insert_license(
-        tx: &mut Tx<'_>,
-        id: Uuid,
-        org: Uuid,
-        customer: Uuid,
-        order: Uuid,
-        offering: Uuid,
-        license_type: &str,
-        subscription: Option<Uuid>,
-        now: DateTime<Utc>,
-    ) -> Result<()> {
-        sqlx::query(
-            "INSERT INTO licenses (id, org_id, customer_id, order_id, offering_id, license_type, status, subscription_id, created_at, updated_at)
-             VALUES ($1, $2, $3, $4, $5, $6, 'PENDING', $7, $8, $8)",
-        )
-        .bind(id.to_string())
-        .bind(org.to_string())
-        .bind(customer.to_string())
-        .bind(order.to_string())
-        .bind(offering.to_string())
-        .bind(license_type)
-        .bind(subscription.map(|s| s.to_string()))
-        .bind(ts(now))
-        .execute(&mut *tx.tx)
-        .await?;
-        Ok(())
-    }
-
-    /// A SIM card order replaces the subscription's SIM.
-    pub async fn set_subscription_sim(tx: &mut Tx<'_>, subscription: Uuid, sim_type: &str, now: DateTime<Utc>) -> Result<()> {
-        sqlx::query("UPDATE subscriptions SET sim_type = $1, updated_at = $2 WHERE id = $3")
-            .bind(sim_type)
-            .bind(ts(now))
-            .bind(subscription.to_string())
-            .execute(&mut *tx.tx)
-            .await?;
-        Ok(())
     }
 
     /// Counts of (subscriptions, add-ons, licenses) an order created.

@@ -55,3 +55,64 @@ impl<T> Page<T> {
 pub fn limit_or_default(limit: Option<i64>) -> usize {
     limit.unwrap_or(100).clamp(1, 1000) as usize
 }
+
+/// A keyset-paged list query: `base` selects the rows of organisation `$1`
+/// after sequence number `$2` (`AND <seq column> > $2` included); each
+/// filter adds a condition and binds its values from `$3` on.
+pub struct ListQuery {
+    sql: String,
+    binds: Vec<String>,
+}
+
+impl ListQuery {
+    pub fn new(base: String) -> ListQuery {
+        ListQuery { sql: base, binds: vec![] }
+    }
+
+    fn placeholder(&mut self, value: String) -> String {
+        self.binds.push(value);
+        format!("${}", self.binds.len() + 2)
+    }
+
+    /// `col` is one of `values` (an empty list matches no row).
+    pub fn any_of(&mut self, col: &str, values: impl IntoIterator<Item = String>) -> &mut Self {
+        let list: Vec<String> = values.into_iter().map(|v| self.placeholder(v)).collect();
+        let list = if list.is_empty() { "NULL".to_string() } else { list.join(", ") };
+        self.sql.push_str(&format!(" AND {col} IN ({list})"));
+        self
+    }
+
+    pub fn eq(&mut self, col: &str, value: String) -> &mut Self {
+        let p = self.placeholder(value);
+        self.sql.push_str(&format!(" AND {col} = {p}"));
+        self
+    }
+
+    /// Only rows whose customer (`customer_col`) the user `viewer` is
+    /// assigned to; every row when there is no viewer (a key alone).
+    pub fn visible_to(&mut self, customer_col: &str, viewer: Option<uuid::Uuid>) -> &mut Self {
+        if let Some(v) = viewer {
+            let p = self.placeholder(v.to_string());
+            self.sql.push_str(&format!(" AND {customer_col} IN (SELECT customer_id FROM customer_users WHERE user_id = {p})"));
+        }
+        self
+    }
+
+    /// One page (and one row more, to tell whether there is a next page),
+    /// ordered by `seq_col`.
+    pub async fn fetch(
+        mut self,
+        pool: &sqlx::AnyPool,
+        org: uuid::Uuid,
+        after: Option<Cursor>,
+        seq_col: &str,
+        limit: usize,
+    ) -> Result<Vec<sqlx::any::AnyRow>> {
+        self.sql.push_str(&format!(" ORDER BY {seq_col} LIMIT {}", limit + 1));
+        let mut q = sqlx::query(sqlx::AssertSqlSafe(self.sql)).bind(org.to_string()).bind(after.map_or(0, |c| c.after_seq));
+        for b in self.binds {
+            q = q.bind(b);
+        }
+        Ok(q.fetch_all(pool).await?)
+    }
+}

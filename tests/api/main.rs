@@ -11,5 +11,6 @@ mod orders;
 mod pagination;
 mod permissions;
 mod revisions;
+mod subscriptions;
 mod sweeps;
 mod users;

@@ -8,13 +8,13 @@ use crate::harness::*;
 use serde_json::{Value, json};
 use switchboard::domain::catalog::entity_id;
 
-fn offering(app: &TestApp, key: &str) -> String {
+pub fn offering(app: &TestApp, key: &str) -> String {
     entity_id(app.org, "offering", key).to_string()
 }
 
 /// A business customer billed in SEK from Sweden (VAT 25 %), ordering from
 /// the business catalog of the demo.
-async fn setup(app: &TestApp) -> String {
+pub async fn setup(app: &TestApp) -> String {
     app.demo_catalog(app.org).await;
     let r = app
         .call("POST", "/customers", Some(json!({

@@ -231,11 +231,14 @@ impl Fixtures {
         let customer = app
             .call_as(Some(key), "POST", "/customers", Some(json!({
                 "customerType": "BUSINESS", "name": format!("{tag} AB"), "referenceId": format!("{tag}-customer"),
-                "contact": {"email": format!("office@{tag}.example")}
+                "contact": {"email": format!("office@{tag}.example")},
+                "billing": {"method": "PAPER_INVOICE", "currency": "SEK",
+                            "address": {"street1": "Storgatan 1", "city": "Stockholm", "zip": "111 22", "country": "SE"}}
             })), &[])
             .await;
         assert_eq!(customer.status, 201, "{:#}", customer.body);
         let customer_id = customer.body["customerId"].as_str().unwrap().to_string();
+        app.import_catalog(org, &format!("assignments: [{{customer: rid_{tag}-customer, catalog: business}}]")).await;
         let user = app
             .call_as(Some(key), "POST", "/users", Some(json!({
                 "name": format!("{tag} person"), "email": format!("person@{tag}.example"),
@@ -248,12 +251,30 @@ impl Fixtures {
         let order = app.call_as(Some(key), "POST", "/orders", Some(json!({"customerId": customer_id, "currency": "SEK", "lineItems": [line]})), &[]).await;
         assert_eq!(order.status, 201, "{:#}", order.body);
         let order_id = order.body["orderId"].as_str().unwrap().to_string();
+        // a submitted order: a subscription and a license assigned to it
+        let lines = json!([
+            {"type": "SUBSCRIPTION", "productOfferingId": offering,
+             "subscription": {"simType": "ESIM", "msisdn": "+46701234568", "referenceId": format!("{tag}-subscription")}},
+        ]);
+        let bought = app.call_as(Some(key), "POST", "/orders", Some(json!({"customerId": customer_id, "lineItems": lines})), &[]).await;
+        let bought = app.call_as(Some(key), "POST", &format!("/orders/{}/submit", bought.body["orderId"].as_str().unwrap()), None, &[]).await;
+        assert_eq!(bought.status, 200, "{:#}", bought.body);
+        let subscription_id = bought.body["lineItems"][0]["createdSubscriptionId"].as_str().unwrap().to_string();
+        let pbx = switchboard::domain::catalog::entity_id(org, "offering", "pbx-user").to_string();
+        let lines = json!([{"type": "LICENSE", "productOfferingId": pbx, "subscriptionId": subscription_id}]);
+        let bought = app.call_as(Some(key), "POST", "/orders", Some(json!({"customerId": customer_id, "lineItems": lines})), &[]).await;
+        let bought = app.call_as(Some(key), "POST", &format!("/orders/{}/submit", bought.body["orderId"].as_str().unwrap()), None, &[]).await;
+        assert_eq!(bought.status, 200, "{:#}", bought.body);
+        let license_id = bought.body["lineItems"][0]["createdLicenseId"].as_str().unwrap().to_string();
         let ids = BTreeMap::from([
             ("customerId", (customer_id, format!("rid_{tag}-customer"))),
             ("userId", (user_id, format!("rid_{tag}-user"))),
             // offerings have no reference ids: the id stands in for both
             ("productOfferingId", (offering.clone(), offering)),
             ("orderId", (order_id.clone(), order_id)),
+            ("subscriptionId", (subscription_id, format!("rid_{tag}-subscription"))),
+            // licenses have no reference ids either
+            ("licenseId", (license_id.clone(), license_id)),
         ]);
         Fixtures { ids }
     }

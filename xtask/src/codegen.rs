@@ -89,6 +89,13 @@ fn fixup(v: &Value) -> Value {
     }
 }
 
+/// A parameter's Rust field: snake case, with `_` after a keyword (as
+/// typify names `type` in models).
+fn field_ident(name: &str) -> proc_macro2::Ident {
+    let snake = name.to_snake_case();
+    if syn::parse_str::<syn::Ident>(&snake).is_ok() { format_ident!("{snake}") } else { format_ident!("{snake}_") }
+}
+
 struct RevModels {
     tokens: TokenStream,
     /// component schema name -> Rust path of its type
@@ -233,7 +240,7 @@ fn param_struct(
         let pname = p["name"].as_str().ok_or_else(|| anyhow!("{}: parameter without name", op.id))?;
         let schema = &p["schema"];
         let req = p["required"] == true;
-        let f = format_ident!("{}", pname.to_snake_case());
+        let f = field_ident(pname);
         let base = match (schema["type"].as_str(), loc) {
             (_, "path" | "header") => quote!(::std::string::String),
             (Some("string"), _) => quote!(::std::string::String),

@@ -2587,6 +2587,15 @@ pub mod types {
             value.parse()
         }
     }
+    ///The customer a subscription or license belongs to.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct CustomerSummary {
+        ///The customer's id.
+        #[serde(rename = "customerId")]
+        pub customer_id: ::uuid::Uuid,
+        ///The customer's name.
+        pub name: ::std::string::String,
+    }
     ///Whether the customer is a person or a company.
     #[derive(
         ::serde::Deserialize,
@@ -3313,6 +3322,646 @@ pub mod types {
             value: ::std::string::String,
         ) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
+        }
+    }
+    ///A license (mostly a business telephony feature), optionally assigned to a subscription. EXTERNAL_PRODUCT order lines also create licenses, of type EXTERNAL_PRODUCT.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct License {
+        ///The day it was activated; null until then.
+        #[serde(
+            rename = "activatedAt",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub activated_at: ::std::option::Option<::chrono::naive::NaiveDate>,
+        ///The subscription it is assigned to, when it is.
+        #[serde(
+            rename = "assignedTo",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub assigned_to: ::std::option::Option<LicenseAssignment>,
+        ///When it was created.
+        #[serde(rename = "createdAt")]
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///Whose license it is.
+        pub customer: CustomerSummary,
+        ///The offering's group.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub group: ::std::option::Option<ProductOfferingGroup>,
+        ///Picture of the product.
+        #[serde(
+            rename = "imageUrl",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub image_url: ::std::option::Option<LicenseImageUrl>,
+        ///The license's id.
+        #[serde(rename = "licenseId")]
+        pub license_id: ::uuid::Uuid,
+        ///The order whose submission created it.
+        #[serde(
+            rename = "orderId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub order_id: ::std::option::Option<::uuid::Uuid>,
+        ///The offering it was bought as.
+        #[serde(rename = "productOffering")]
+        pub product_offering: ProductOfferingSummary,
+        ///Where the license is in its life.
+        pub status: LicenseStatus,
+        ///Kind of license, e.g. PBX_USER_LEVEL, PBX_SOFTPHONE, PBX_ROUTE_IVR, PBX_ROUTE_GROUP, PBX_ROUTE_QUEUE, PBX_ROUTE_VOICEMAIL, EXTERNAL_PRODUCT (from the offering's product).
+        #[serde(rename = "type")]
+        pub type_: LicenseType,
+        ///When it last changed.
+        #[serde(rename = "updatedAt")]
+        pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    }
+    ///What a license is assigned to.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct LicenseAssignment {
+        ///The subscription's display: its pretty-printed number or custom name.
+        #[serde(rename = "subscriptionDisplay")]
+        pub subscription_display: LicenseAssignmentSubscriptionDisplay,
+        ///The subscription's id.
+        #[serde(rename = "subscriptionId")]
+        pub subscription_id: ::uuid::Uuid,
+        ///What kind of thing the license is assigned to.
+        #[serde(rename = "type")]
+        pub type_: LicenseAssignmentType,
+    }
+    ///The subscription's display: its pretty-printed number or custom name.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct LicenseAssignmentSubscriptionDisplay(::std::string::String);
+    impl ::std::ops::Deref for LicenseAssignmentSubscriptionDisplay {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<LicenseAssignmentSubscriptionDisplay>
+    for ::std::string::String {
+        fn from(value: LicenseAssignmentSubscriptionDisplay) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for LicenseAssignmentSubscriptionDisplay {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for LicenseAssignmentSubscriptionDisplay {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for LicenseAssignmentSubscriptionDisplay {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for LicenseAssignmentSubscriptionDisplay {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///What kind of thing the license is assigned to.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum LicenseAssignmentType {
+        #[serde(rename = "SUBSCRIPTION")]
+        Subscription,
+    }
+    impl ::std::fmt::Display for LicenseAssignmentType {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Subscription => f.write_str("SUBSCRIPTION"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for LicenseAssignmentType {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "SUBSCRIPTION" => Ok(Self::Subscription),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for LicenseAssignmentType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for LicenseAssignmentType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///Picture of the product.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct LicenseImageUrl(::std::string::String);
+    impl ::std::ops::Deref for LicenseImageUrl {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<LicenseImageUrl> for ::std::string::String {
+        fn from(value: LicenseImageUrl) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for LicenseImageUrl {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 2000usize {
+                return Err("longer than 2000 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for LicenseImageUrl {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for LicenseImageUrl {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for LicenseImageUrl {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///One page of licenses.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct LicenseList {
+        ///The licenses on this page.
+        pub items: ::std::vec::Vec<License>,
+        ///Where the next page starts.
+        pub pagination: Pagination,
+    }
+    ///`LicenseListCursor`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct LicenseListCursor(::std::string::String);
+    impl ::std::ops::Deref for LicenseListCursor {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<LicenseListCursor> for ::std::string::String {
+        fn from(value: LicenseListCursor) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for LicenseListCursor {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 512usize {
+                return Err("longer than 512 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for LicenseListCursor {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for LicenseListCursor {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for LicenseListCursor {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`LicenseListCustomerIdItem`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct LicenseListCustomerIdItem(::std::string::String);
+    impl ::std::ops::Deref for LicenseListCustomerIdItem {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<LicenseListCustomerIdItem> for ::std::string::String {
+        fn from(value: LicenseListCustomerIdItem) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for LicenseListCustomerIdItem {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 260usize {
+                return Err("longer than 260 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for LicenseListCustomerIdItem {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for LicenseListCustomerIdItem {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for LicenseListCustomerIdItem {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`LicenseListStatusItem`
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum LicenseListStatusItem {
+        #[serde(rename = "PENDING")]
+        Pending,
+        #[serde(rename = "ACTIVE")]
+        Active,
+        #[serde(rename = "PAUSED")]
+        Paused,
+        #[serde(rename = "CANCELLED")]
+        Cancelled,
+        #[serde(rename = "BLOCKED")]
+        Blocked,
+    }
+    impl ::std::fmt::Display for LicenseListStatusItem {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Pending => f.write_str("PENDING"),
+                Self::Active => f.write_str("ACTIVE"),
+                Self::Paused => f.write_str("PAUSED"),
+                Self::Cancelled => f.write_str("CANCELLED"),
+                Self::Blocked => f.write_str("BLOCKED"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for LicenseListStatusItem {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "PENDING" => Ok(Self::Pending),
+                "ACTIVE" => Ok(Self::Active),
+                "PAUSED" => Ok(Self::Paused),
+                "CANCELLED" => Ok(Self::Cancelled),
+                "BLOCKED" => Ok(Self::Blocked),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for LicenseListStatusItem {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for LicenseListStatusItem {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///`LicenseListSubscriptionIdItem`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct LicenseListSubscriptionIdItem(::std::string::String);
+    impl ::std::ops::Deref for LicenseListSubscriptionIdItem {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<LicenseListSubscriptionIdItem> for ::std::string::String {
+        fn from(value: LicenseListSubscriptionIdItem) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for LicenseListSubscriptionIdItem {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 260usize {
+                return Err("longer than 260 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for LicenseListSubscriptionIdItem {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for LicenseListSubscriptionIdItem {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for LicenseListSubscriptionIdItem {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///PENDING: ordered, not yet active. ACTIVE: in use. PAUSED: paused; not in use. CANCELLED: ended. BLOCKED: disabled by the operator.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum LicenseStatus {
+        #[serde(rename = "PENDING")]
+        Pending,
+        #[serde(rename = "ACTIVE")]
+        Active,
+        #[serde(rename = "PAUSED")]
+        Paused,
+        #[serde(rename = "CANCELLED")]
+        Cancelled,
+        #[serde(rename = "BLOCKED")]
+        Blocked,
+    }
+    impl ::std::fmt::Display for LicenseStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Pending => f.write_str("PENDING"),
+                Self::Active => f.write_str("ACTIVE"),
+                Self::Paused => f.write_str("PAUSED"),
+                Self::Cancelled => f.write_str("CANCELLED"),
+                Self::Blocked => f.write_str("BLOCKED"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for LicenseStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "PENDING" => Ok(Self::Pending),
+                "ACTIVE" => Ok(Self::Active),
+                "PAUSED" => Ok(Self::Paused),
+                "CANCELLED" => Ok(Self::Cancelled),
+                "BLOCKED" => Ok(Self::Blocked),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for LicenseStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for LicenseStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///Kind of license, e.g. PBX_USER_LEVEL, PBX_SOFTPHONE, PBX_ROUTE_IVR, PBX_ROUTE_GROUP, PBX_ROUTE_QUEUE, PBX_ROUTE_VOICEMAIL, EXTERNAL_PRODUCT (from the offering's product).
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct LicenseType(::std::string::String);
+    impl ::std::ops::Deref for LicenseType {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<LicenseType> for ::std::string::String {
+        fn from(value: LicenseType) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for LicenseType {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 40usize {
+                return Err("longer than 40 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for LicenseType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for LicenseType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for LicenseType {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`LicenseViewLicenseId`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct LicenseViewLicenseId(::std::string::String);
+    impl ::std::ops::Deref for LicenseViewLicenseId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<LicenseViewLicenseId> for ::std::string::String {
+        fn from(value: LicenseViewLicenseId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for LicenseViewLicenseId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 64usize {
+                return Err("longer than 64 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for LicenseViewLicenseId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for LicenseViewLicenseId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for LicenseViewLicenseId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
         }
     }
     ///String keys and string values supplied by the client and returned unchanged. At most 50 keys; keys of 1 to 40 characters; values of at most 500 characters.
@@ -6820,6 +7469,135 @@ pub mod types {
             value.parse()
         }
     }
+    ///The offering a subscription, add-on or license was bought as, as the catalog holds it now.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct ProductOfferingSummary {
+        ///The group it belongs to.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub group: ::std::option::Option<ProductOfferingGroup>,
+        ///Picture of the product.
+        #[serde(
+            rename = "imageUrl",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub image_url: ::std::option::Option<ProductOfferingSummaryImageUrl>,
+        ///Name shown to customers.
+        pub name: ProductOfferingSummaryName,
+        ///What it costs.
+        pub price: Price,
+        ///The offering's id.
+        #[serde(rename = "productOfferingId")]
+        pub product_offering_id: ::uuid::Uuid,
+    }
+    ///Picture of the product.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ProductOfferingSummaryImageUrl(::std::string::String);
+    impl ::std::ops::Deref for ProductOfferingSummaryImageUrl {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ProductOfferingSummaryImageUrl> for ::std::string::String {
+        fn from(value: ProductOfferingSummaryImageUrl) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ProductOfferingSummaryImageUrl {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 2000usize {
+                return Err("longer than 2000 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ProductOfferingSummaryImageUrl {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for ProductOfferingSummaryImageUrl {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ProductOfferingSummaryImageUrl {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Name shown to customers.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ProductOfferingSummaryName(::std::string::String);
+    impl ::std::ops::Deref for ProductOfferingSummaryName {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ProductOfferingSummaryName> for ::std::string::String {
+        fn from(value: ProductOfferingSummaryName) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ProductOfferingSummaryName {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ProductOfferingSummaryName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ProductOfferingSummaryName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ProductOfferingSummaryName {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     ///`ProductOfferingUspListItem`
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
@@ -7234,6 +8012,911 @@ pub mod types {
             value: ::std::string::String,
         ) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
+        }
+    }
+    ///A mobile voice/SMS/data, data-only, broadband, IoT or travel eSIM subscription.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct Subscription {
+        ///When it was created.
+        #[serde(rename = "createdAt")]
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///Whose subscription it is.
+        pub customer: CustomerSummary,
+        ///The number pretty-printed in international form, or the custom display name when one was set.
+        pub display: SubscriptionDisplay,
+        ///The number, E.164.
+        pub msisdn: SubscriptionMsisdn,
+        ///The order whose submission created it.
+        #[serde(
+            rename = "orderId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub order_id: ::std::option::Option<::uuid::Uuid>,
+        ///The offering it was bought as.
+        #[serde(
+            rename = "productOffering",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub product_offering: ::std::option::Option<ProductOfferingSummary>,
+        ///The client's own id for the subscription; unique per organisation.
+        #[serde(
+            rename = "referenceId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub reference_id: ::std::option::Option<SubscriptionReferenceId>,
+        ///The SIM it has: the one ordered with it, or the last SIM card ordered for it.
+        #[serde(rename = "simType")]
+        pub sim_type: SimCardType,
+        ///Where the subscription is in its life.
+        pub status: SubscriptionStatus,
+        ///The subscription's id.
+        #[serde(rename = "subscriptionId")]
+        pub subscription_id: ::uuid::Uuid,
+        ///Kind of subscription; common values CELL, DATA, MBB, M2M, TRAVEL_ESIM (from the offering's product category).
+        #[serde(rename = "type")]
+        pub type_: SubscriptionType,
+        ///When it last changed.
+        #[serde(rename = "updatedAt")]
+        pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    }
+    ///An add-on (extra data, abroad package, ...) attached to a subscription.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct SubscriptionAddon {
+        ///When it was created.
+        #[serde(rename = "createdAt")]
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///The offering's group.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub group: ::std::option::Option<ProductOfferingGroup>,
+        ///The order whose submission created it.
+        #[serde(
+            rename = "orderId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub order_id: ::std::option::Option<::uuid::Uuid>,
+        ///The offering it was bought as.
+        #[serde(rename = "productOffering")]
+        pub product_offering: ProductOfferingSummary,
+        ///Reference of the add-on, often filled after provisioning with a network provider; unique per organisation when set.
+        #[serde(
+            rename = "referenceId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub reference_id: ::std::option::Option<SubscriptionAddonReferenceId>,
+        ///Where the add-on is in its life.
+        pub status: SubscriptionAddonStatus,
+        ///The add-on's id.
+        #[serde(rename = "subscriptionAddonId")]
+        pub subscription_addon_id: ::uuid::Uuid,
+        ///The subscription it is attached to.
+        #[serde(rename = "subscriptionId")]
+        pub subscription_id: ::uuid::Uuid,
+        ///When it last changed.
+        #[serde(rename = "updatedAt")]
+        pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    }
+    ///The add-ons of a subscription, oldest first.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct SubscriptionAddonList {
+        ///The add-ons.
+        pub items: ::std::vec::Vec<SubscriptionAddon>,
+    }
+    ///`SubscriptionAddonListSubscriptionId`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionAddonListSubscriptionId(::std::string::String);
+    impl ::std::ops::Deref for SubscriptionAddonListSubscriptionId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionAddonListSubscriptionId>
+    for ::std::string::String {
+        fn from(value: SubscriptionAddonListSubscriptionId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionAddonListSubscriptionId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 260usize {
+                return Err("longer than 260 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriptionAddonListSubscriptionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for SubscriptionAddonListSubscriptionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscriptionAddonListSubscriptionId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Reference of the add-on, often filled after provisioning with a network provider; unique per organisation when set.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionAddonReferenceId(::std::string::String);
+    impl ::std::ops::Deref for SubscriptionAddonReferenceId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionAddonReferenceId> for ::std::string::String {
+        fn from(value: SubscriptionAddonReferenceId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionAddonReferenceId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriptionAddonReferenceId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for SubscriptionAddonReferenceId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscriptionAddonReferenceId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///PENDING: ordered, not yet provisioned. ACTIVE: in use. CANCELLED: ended before its term. EXPIRED: its term ran out.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum SubscriptionAddonStatus {
+        #[serde(rename = "PENDING")]
+        Pending,
+        #[serde(rename = "ACTIVE")]
+        Active,
+        #[serde(rename = "CANCELLED")]
+        Cancelled,
+        #[serde(rename = "EXPIRED")]
+        Expired,
+    }
+    impl ::std::fmt::Display for SubscriptionAddonStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Pending => f.write_str("PENDING"),
+                Self::Active => f.write_str("ACTIVE"),
+                Self::Cancelled => f.write_str("CANCELLED"),
+                Self::Expired => f.write_str("EXPIRED"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionAddonStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "PENDING" => Ok(Self::Pending),
+                "ACTIVE" => Ok(Self::Active),
+                "CANCELLED" => Ok(Self::Cancelled),
+                "EXPIRED" => Ok(Self::Expired),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriptionAddonStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for SubscriptionAddonStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///The number pretty-printed in international form, or the custom display name when one was set.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionDisplay(::std::string::String);
+    impl ::std::ops::Deref for SubscriptionDisplay {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionDisplay> for ::std::string::String {
+        fn from(value: SubscriptionDisplay) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionDisplay {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriptionDisplay {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for SubscriptionDisplay {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscriptionDisplay {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///One page of subscriptions.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct SubscriptionList {
+        ///The subscriptions on this page.
+        pub items: ::std::vec::Vec<Subscription>,
+        ///Where the next page starts.
+        pub pagination: Pagination,
+    }
+    ///`SubscriptionListCursor`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionListCursor(::std::string::String);
+    impl ::std::ops::Deref for SubscriptionListCursor {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionListCursor> for ::std::string::String {
+        fn from(value: SubscriptionListCursor) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionListCursor {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 512usize {
+                return Err("longer than 512 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriptionListCursor {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for SubscriptionListCursor {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscriptionListCursor {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`SubscriptionListCustomerIdItem`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionListCustomerIdItem(::std::string::String);
+    impl ::std::ops::Deref for SubscriptionListCustomerIdItem {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionListCustomerIdItem> for ::std::string::String {
+        fn from(value: SubscriptionListCustomerIdItem) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionListCustomerIdItem {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 260usize {
+                return Err("longer than 260 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriptionListCustomerIdItem {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for SubscriptionListCustomerIdItem {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscriptionListCustomerIdItem {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`SubscriptionListMsisdn`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionListMsisdn(::std::string::String);
+    impl ::std::ops::Deref for SubscriptionListMsisdn {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionListMsisdn> for ::std::string::String {
+        fn from(value: SubscriptionListMsisdn) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionListMsisdn {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 16usize {
+                return Err("longer than 16 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriptionListMsisdn {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for SubscriptionListMsisdn {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscriptionListMsisdn {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`SubscriptionListStatusItem`
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum SubscriptionListStatusItem {
+        #[serde(rename = "PENDING")]
+        Pending,
+        #[serde(rename = "ACTIVATED")]
+        Activated,
+        #[serde(rename = "BLOCKED")]
+        Blocked,
+        #[serde(rename = "CANCELLED")]
+        Cancelled,
+        #[serde(rename = "PAUSED")]
+        Paused,
+        #[serde(rename = "SUSPENDED")]
+        Suspended,
+    }
+    impl ::std::fmt::Display for SubscriptionListStatusItem {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Pending => f.write_str("PENDING"),
+                Self::Activated => f.write_str("ACTIVATED"),
+                Self::Blocked => f.write_str("BLOCKED"),
+                Self::Cancelled => f.write_str("CANCELLED"),
+                Self::Paused => f.write_str("PAUSED"),
+                Self::Suspended => f.write_str("SUSPENDED"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionListStatusItem {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "PENDING" => Ok(Self::Pending),
+                "ACTIVATED" => Ok(Self::Activated),
+                "BLOCKED" => Ok(Self::Blocked),
+                "CANCELLED" => Ok(Self::Cancelled),
+                "PAUSED" => Ok(Self::Paused),
+                "SUSPENDED" => Ok(Self::Suspended),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriptionListStatusItem {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for SubscriptionListStatusItem {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///`SubscriptionListTypeItem`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionListTypeItem(::std::string::String);
+    impl ::std::ops::Deref for SubscriptionListTypeItem {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionListTypeItem> for ::std::string::String {
+        fn from(value: SubscriptionListTypeItem) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionListTypeItem {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 40usize {
+                return Err("longer than 40 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriptionListTypeItem {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for SubscriptionListTypeItem {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscriptionListTypeItem {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The number, E.164.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionMsisdn(::std::string::String);
+    impl ::std::ops::Deref for SubscriptionMsisdn {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionMsisdn> for ::std::string::String {
+        fn from(value: SubscriptionMsisdn) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionMsisdn {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 16usize {
+                return Err("longer than 16 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriptionMsisdn {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for SubscriptionMsisdn {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscriptionMsisdn {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The client's own id for the subscription; unique per organisation.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionReferenceId(::std::string::String);
+    impl ::std::ops::Deref for SubscriptionReferenceId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionReferenceId> for ::std::string::String {
+        fn from(value: SubscriptionReferenceId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionReferenceId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriptionReferenceId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for SubscriptionReferenceId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscriptionReferenceId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///PENDING: created, not active in the network. ACTIVATED: active and billable. BLOCKED: disabled by the operator (fraud, policy). CANCELLED: ended for good. PAUSED: at the customer's request; billing stops, service off. SUSPENDED: typically for payment issues; billing continues, service off.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum SubscriptionStatus {
+        #[serde(rename = "PENDING")]
+        Pending,
+        #[serde(rename = "ACTIVATED")]
+        Activated,
+        #[serde(rename = "BLOCKED")]
+        Blocked,
+        #[serde(rename = "CANCELLED")]
+        Cancelled,
+        #[serde(rename = "PAUSED")]
+        Paused,
+        #[serde(rename = "SUSPENDED")]
+        Suspended,
+    }
+    impl ::std::fmt::Display for SubscriptionStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Pending => f.write_str("PENDING"),
+                Self::Activated => f.write_str("ACTIVATED"),
+                Self::Blocked => f.write_str("BLOCKED"),
+                Self::Cancelled => f.write_str("CANCELLED"),
+                Self::Paused => f.write_str("PAUSED"),
+                Self::Suspended => f.write_str("SUSPENDED"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "PENDING" => Ok(Self::Pending),
+                "ACTIVATED" => Ok(Self::Activated),
+                "BLOCKED" => Ok(Self::Blocked),
+                "CANCELLED" => Ok(Self::Cancelled),
+                "PAUSED" => Ok(Self::Paused),
+                "SUSPENDED" => Ok(Self::Suspended),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriptionStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for SubscriptionStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///Kind of subscription; common values CELL, DATA, MBB, M2M, TRAVEL_ESIM (from the offering's product category).
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionType(::std::string::String);
+    impl ::std::ops::Deref for SubscriptionType {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionType> for ::std::string::String {
+        fn from(value: SubscriptionType) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionType {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 40usize {
+                return Err("longer than 40 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriptionType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for SubscriptionType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscriptionType {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`SubscriptionViewSubscriptionId`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionViewSubscriptionId(::std::string::String);
+    impl ::std::ops::Deref for SubscriptionViewSubscriptionId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionViewSubscriptionId> for ::std::string::String {
+        fn from(value: SubscriptionViewSubscriptionId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionViewSubscriptionId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 260usize {
+                return Err("longer than 260 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriptionViewSubscriptionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for SubscriptionViewSubscriptionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscriptionViewSubscriptionId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
         }
     }
     ///Tax at one rate.
@@ -9125,6 +10808,155 @@ Arguments:
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
+    /**List licenses
+
+Licenses of the organisation, oldest first. A user sees only the licenses of their own customers.
+
+Sends a `GET` request to `/licenses`
+
+Arguments:
+- `cursor`: Opaque cursor from the previous page's pagination.nextCursor.
+- `customer_id`: Only licenses of these customers (ids or `rid_` references).
+- `limit`: Page size.
+- `status`: Only licenses in these states.
+- `subscription_id`: Only licenses assigned to these subscriptions (ids or `rid_` references).
+- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
+*/
+    pub async fn license_list<'a>(
+        &'a self,
+        cursor: Option<&'a types::LicenseListCursor>,
+        customer_id: Option<&'a ::std::vec::Vec<types::LicenseListCustomerIdItem>>,
+        limit: Option<::std::num::NonZeroU32>,
+        status: Option<&'a ::std::vec::Vec<types::LicenseListStatusItem>>,
+        subscription_id: Option<
+            &'a ::std::vec::Vec<types::LicenseListSubscriptionIdItem>,
+        >,
+        api_revision: Option<&'a str>,
+    ) -> Result<ResponseValue<types::LicenseList>, Error<types::Error>> {
+        let url = format!("{}/licenses", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = api_revision {
+            header_map.append("Api-Revision", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .query(&progenitor_client::QueryParam::new("cursor", &cursor))
+            .query(&progenitor_client::QueryParam::new("customerId", &customer_id))
+            .query(&progenitor_client::QueryParam::new("limit", &limit))
+            .query(&progenitor_client::QueryParam::new("status", &status))
+            .query(
+                &progenitor_client::QueryParam::new("subscriptionId", &subscription_id),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "license_list",
+        };
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Fetch a license
+
+One license.
+
+Sends a `GET` request to `/licenses/{licenseId}`
+
+Arguments:
+- `license_id`: The license's id.
+- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
+*/
+    pub async fn license_view<'a>(
+        &'a self,
+        license_id: &'a types::LicenseViewLicenseId,
+        api_revision: Option<&'a str>,
+    ) -> Result<ResponseValue<types::License>, Error<types::Error>> {
+        let url = format!(
+            "{}/licenses/{}", self.baseurl, encode_path(& license_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = api_revision {
+            header_map.append("Api-Revision", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "license_view",
+        };
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
     /**The current OpenAPI document
 
 The document of the current revision, bundled. Needs no credentials.
@@ -9940,6 +11772,223 @@ Arguments:
             .build()?;
         let info = OperationInfo {
             operation_id: "product_offering_view",
+        };
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**List subscriptions
+
+Subscriptions of the organisation, oldest first. A user sees only the subscriptions of their own customers.
+
+Sends a `GET` request to `/subscriptions`
+
+Arguments:
+- `cursor`: Opaque cursor from the previous page's pagination.nextCursor.
+- `customer_id`: Only subscriptions of these customers (ids or `rid_` references).
+- `limit`: Page size.
+- `msisdn`: Only subscriptions with this number (E.164).
+- `status`: Only subscriptions in these states.
+- `type_`: Only subscriptions of these types (CELL, DATA, MBB, M2M, TRAVEL_ESIM, ...).
+- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
+*/
+    pub async fn subscription_list<'a>(
+        &'a self,
+        cursor: Option<&'a types::SubscriptionListCursor>,
+        customer_id: Option<&'a ::std::vec::Vec<types::SubscriptionListCustomerIdItem>>,
+        limit: Option<::std::num::NonZeroU32>,
+        msisdn: Option<&'a types::SubscriptionListMsisdn>,
+        status: Option<&'a ::std::vec::Vec<types::SubscriptionListStatusItem>>,
+        type_: Option<&'a ::std::vec::Vec<types::SubscriptionListTypeItem>>,
+        api_revision: Option<&'a str>,
+    ) -> Result<ResponseValue<types::SubscriptionList>, Error<types::Error>> {
+        let url = format!("{}/subscriptions", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = api_revision {
+            header_map.append("Api-Revision", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .query(&progenitor_client::QueryParam::new("cursor", &cursor))
+            .query(&progenitor_client::QueryParam::new("customerId", &customer_id))
+            .query(&progenitor_client::QueryParam::new("limit", &limit))
+            .query(&progenitor_client::QueryParam::new("msisdn", &msisdn))
+            .query(&progenitor_client::QueryParam::new("status", &status))
+            .query(&progenitor_client::QueryParam::new("type", &type_))
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "subscription_list",
+        };
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Fetch a subscription
+
+One subscription, by id or `rid_` reference.
+
+Sends a `GET` request to `/subscriptions/{subscriptionId}`
+
+Arguments:
+- `subscription_id`: The subscription's id, or `rid_` followed by its referenceId.
+- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
+*/
+    pub async fn subscription_view<'a>(
+        &'a self,
+        subscription_id: &'a types::SubscriptionViewSubscriptionId,
+        api_revision: Option<&'a str>,
+    ) -> Result<ResponseValue<types::Subscription>, Error<types::Error>> {
+        let url = format!(
+            "{}/subscriptions/{}", self.baseurl, encode_path(& subscription_id
+            .to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = api_revision {
+            header_map.append("Api-Revision", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "subscription_view",
+        };
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**List a subscription's add-ons
+
+Every add-on of the subscription, oldest first, in any state.
+
+Sends a `GET` request to `/subscriptions/{subscriptionId}/addons`
+
+Arguments:
+- `subscription_id`: The subscription's id, or `rid_` followed by its referenceId.
+- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
+*/
+    pub async fn subscription_addon_list<'a>(
+        &'a self,
+        subscription_id: &'a types::SubscriptionAddonListSubscriptionId,
+        api_revision: Option<&'a str>,
+    ) -> Result<ResponseValue<types::SubscriptionAddonList>, Error<types::Error>> {
+        let url = format!(
+            "{}/subscriptions/{}/addons", self.baseurl, encode_path(& subscription_id
+            .to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = api_revision {
+            header_map.append("Api-Revision", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "subscription_addon_list",
         };
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;

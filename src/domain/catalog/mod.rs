@@ -39,6 +39,35 @@ pub fn to_wire(row: &OfferingRow) -> Result<wire::ProductOffering> {
     serde_json::from_value(o).map_err(|e| Error::Internal(format!("stored offering {}: {e}", row.id)))
 }
 
+/// An offering as named on what was bought with it (subscriptions,
+/// add-ons, licenses): as the catalog holds it now.
+pub fn summary(o: wire::ProductOffering) -> wire::ProductOfferingSummary {
+    wire::ProductOfferingSummary {
+        product_offering_id: o.product_offering_id,
+        name: o.name,
+        price: o.price,
+        group: o.group,
+        image_url: o.image_url,
+    }
+}
+
+/// Offering summaries for a page of rows, each offering read once.
+#[derive(Default)]
+pub struct Summaries(std::collections::HashMap<Uuid, wire::ProductOffering>);
+
+impl Summaries {
+    pub async fn get(&mut self, caller: &Caller, id: Uuid) -> Result<wire::ProductOffering> {
+        if let Some(o) = self.0.get(&id) {
+            return Ok(o.clone());
+        }
+        // offerings are never deleted: a stored reference always resolves
+        let row = caller.store.offering(caller.org, id).await?.ok_or_else(|| Error::Internal(format!("offering {id} vanished")))?;
+        let o = to_wire(&row)?;
+        self.0.insert(id, o.clone());
+        Ok(o)
+    }
+}
+
 fn uuid_or_not_found(id: &str, what: InternalCode, name: &'static str) -> Result<Uuid> {
     Uuid::parse_str(id).map_err(|_| Error::not_found(what, name))
 }

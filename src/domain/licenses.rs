@@ -1,0 +1,70 @@
+//! Licenses (business telephony features, external products): the reads
+//! of what order submission creates. Their lifecycle comes later.
+
+use super::catalog::{self, Summaries};
+use super::{Caller, customers, stored, subscriptions};
+use crate::api::generated::bullfinch::params::LicenseListQuery;
+use crate::api::generated::bullfinch::types as wire;
+use crate::error::{Error, InternalCode, Result};
+use crate::store::{Cursor, LicenseFilter, LicenseRow, limit_or_default};
+use uuid::Uuid;
+
+pub fn to_wire(row: &LicenseRow, offering: wire::ProductOffering) -> Result<wire::License> {
+    Ok(wire::License {
+        license_id: row.id,
+        status: stored(&row.status, "license status")?,
+        type_: row.license_type.clone(),
+        customer: wire::CustomerSummary { customer_id: row.customer_id, name: row.customer_name.clone() },
+        group: offering.group.clone(),
+        image_url: offering.image_url.clone(),
+        product_offering: catalog::summary(offering),
+        assigned_to: row.assigned_to.as_ref().map(|(id, msisdn, name)| wire::LicenseAssignment {
+            type_: wire::LicenseAssignmentType::Subscription,
+            subscription_id: *id,
+            subscription_display: subscriptions::display(msisdn, name.as_deref()),
+        }),
+        // a license is activated by provisioning, which comes later
+        activated_at: None,
+        order_id: Some(row.order_id),
+        created_at: row.created_at,
+        updated_at: row.updated_at,
+    })
+}
+
+/// The license `key`, if the caller sees its customer; else 404.
+pub async fn find(caller: &Caller, key: &str) -> Result<LicenseRow> {
+    let not_found = || Error::not_found(InternalCode::LicenseNotFound, "license");
+    let id = Uuid::parse_str(key).map_err(|_| not_found())?;
+    caller.store.license(caller.org, id).await?.filter(|l| caller.sees_customer(l.customer_id)).ok_or_else(not_found)
+}
+
+pub async fn view(caller: &Caller, key: &str) -> Result<wire::License> {
+    let row = find(caller, key).await?;
+    to_wire(&row, Summaries::default().get(caller, row.offering_id).await?)
+}
+
+pub async fn list(caller: &Caller, q: LicenseListQuery) -> Result<wire::LicenseList> {
+    let after = q.cursor.as_deref().map(Cursor::decode).transpose()?;
+    let subscriptions = if q.subscription_id.is_empty() {
+        None
+    } else {
+        let mut ids = vec![];
+        for key in &q.subscription_id {
+            ids.push(subscriptions::find(caller, key).await?.id);
+        }
+        Some(ids)
+    };
+    let filter = LicenseFilter {
+        customers: customers::find_all(caller, &q.customer_id).await?,
+        statuses: q.status,
+        subscriptions,
+        visible_to: caller.viewer(),
+    };
+    let page = caller.store.licenses(caller.org, &filter, after, limit_or_default(q.limit)).await?;
+    let mut offerings = Summaries::default();
+    let mut items = Vec::with_capacity(page.items.len());
+    for row in &page.items {
+        items.push(to_wire(row, offerings.get(caller, row.offering_id).await?)?);
+    }
+    Ok(wire::LicenseList { items, pagination: wire::Pagination { next_cursor: page.next.map(Cursor::encode) } })
+}

@@ -1,0 +1,106 @@
+//! Subscriptions and their add-ons: the reads of what order submission
+//! creates. Their lifecycle (activate, pause, cancel, ...) comes later.
+
+use super::catalog::{self, Summaries};
+use super::{Caller, customers, stored};
+use crate::api::generated::bullfinch::params::SubscriptionListQuery;
+use crate::api::generated::bullfinch::types as wire;
+use crate::error::{Error, InternalCode, Result};
+use crate::store::{AddonRow, Cursor, IdOrRef, SubscriptionFilter, SubscriptionRow, limit_or_default};
+
+/// The Subscription.type of a subscription product's category.
+pub fn subscription_type(category: &str) -> &'static str {
+    match category {
+        "PRODUCT_CATEGORY_SUBSCRIPTION_DATA_SIM" => "DATA",
+        "PRODUCT_CATEGORY_SUBSCRIPTION_BROADBAND" => "MBB",
+        "PRODUCT_CATEGORY_SUBSCRIPTION_M2M" => "M2M",
+        "PRODUCT_CATEGORY_TRAVEL_ESIM" => "TRAVEL_ESIM",
+        _ => "CELL",
+    }
+}
+
+/// What a subscription shows as: its custom display name, else its number
+/// pretty-printed in international form (`+46 70 123 45 67`).
+pub fn display(msisdn: &str, display_name: Option<&str>) -> String {
+    if let Some(name) = display_name {
+        return name.to_string();
+    }
+    phonenumber::parse(None, msisdn)
+        .map(|n| n.format().mode(phonenumber::Mode::International).to_string())
+        .unwrap_or_else(|_| msisdn.to_string())
+}
+
+pub fn to_wire(row: &SubscriptionRow, offering: wire::ProductOffering) -> Result<wire::Subscription> {
+    Ok(wire::Subscription {
+        subscription_id: row.id,
+        reference_id: row.reference_id.clone(),
+        status: stored(&row.status, "subscription status")?,
+        type_: row.subscription_type.clone(),
+        display: display(&row.msisdn, row.display_name.as_deref()),
+        msisdn: row.msisdn.clone(),
+        customer: wire::CustomerSummary { customer_id: row.customer_id, name: row.customer_name.clone() },
+        product_offering: Some(catalog::summary(offering)),
+        sim_type: stored(&row.sim_type, "SIM type")?,
+        order_id: Some(row.order_id),
+        created_at: row.created_at,
+        updated_at: row.updated_at,
+    })
+}
+
+pub fn addon_to_wire(row: &AddonRow, offering: wire::ProductOffering) -> Result<wire::SubscriptionAddon> {
+    Ok(wire::SubscriptionAddon {
+        subscription_addon_id: row.id,
+        subscription_id: row.subscription_id,
+        reference_id: row.reference_id.clone(),
+        group: offering.group.clone(),
+        product_offering: catalog::summary(offering),
+        status: stored(&row.status, "add-on status")?,
+        order_id: Some(row.order_id),
+        created_at: row.created_at,
+        updated_at: row.updated_at,
+    })
+}
+
+/// The subscription named by `key` (id or `rid_`), if the caller sees its
+/// customer; else 404 as if it did not exist.
+pub async fn find(caller: &Caller, key: &str) -> Result<SubscriptionRow> {
+    caller
+        .store
+        .subscription(caller.org, &IdOrRef::parse(key))
+        .await?
+        .filter(|s| caller.sees_customer(s.customer_id))
+        .ok_or_else(|| Error::not_found(InternalCode::SubscriptionNotFound, "subscription"))
+}
+
+pub async fn view(caller: &Caller, key: &str) -> Result<wire::Subscription> {
+    let row = find(caller, key).await?;
+    to_wire(&row, Summaries::default().get(caller, row.offering_id).await?)
+}
+
+pub async fn list(caller: &Caller, q: SubscriptionListQuery) -> Result<wire::SubscriptionList> {
+    let after = q.cursor.as_deref().map(Cursor::decode).transpose()?;
+    let filter = SubscriptionFilter {
+        customers: customers::find_all(caller, &q.customer_id).await?,
+        statuses: q.status,
+        types: q.type_,
+        msisdn: q.msisdn,
+        visible_to: caller.viewer(),
+    };
+    let page = caller.store.subscriptions(caller.org, &filter, after, limit_or_default(q.limit)).await?;
+    let mut offerings = Summaries::default();
+    let mut items = Vec::with_capacity(page.items.len());
+    for row in &page.items {
+        items.push(to_wire(row, offerings.get(caller, row.offering_id).await?)?);
+    }
+    Ok(wire::SubscriptionList { items, pagination: wire::Pagination { next_cursor: page.next.map(Cursor::encode) } })
+}
+
+pub async fn addons(caller: &Caller, key: &str) -> Result<wire::SubscriptionAddonList> {
+    let subscription = find(caller, key).await?;
+    let mut offerings = Summaries::default();
+    let mut items = vec![];
+    for row in caller.store.subscription_addons(caller.org, subscription.id).await? {
+        items.push(addon_to_wire(&row, offerings.get(caller, row.offering_id).await?)?);
+    }
+    Ok(wire::SubscriptionAddonList { items })
+}

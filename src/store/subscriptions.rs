@@ -1,0 +1,305 @@
+//! Subscriptions, their add-ons, and licenses: what order submission
+//! creates, and the reads of them.
+
+use super::{Cursor, IdOrRef, ListQuery, Page, Store, Tx, parse_ts, parse_uuid, ts};
+use crate::error::Result;
+use chrono::{DateTime, Utc};
+use sqlx::any::AnyRow;
+use sqlx::{AssertSqlSafe, Row};
+use uuid::Uuid;
+
+/// A subscription as stored, with its customer's name.
+#[derive(Debug, Clone)]
+pub struct SubscriptionRow {
+    pub id: Uuid,
+    pub customer_id: Uuid,
+    pub customer_name: String,
+    pub order_id: Uuid,
+    pub offering_id: Uuid,
+    pub status: String,
+    pub subscription_type: String,
+    pub msisdn: String,
+    pub display_name: Option<String>,
+    pub sim_type: String,
+    pub reference_id: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Default)]
+pub struct SubscriptionFilter {
+    pub customers: Option<Vec<Uuid>>,
+    pub statuses: Vec<String>,
+    pub types: Vec<String>,
+    pub msisdn: Option<String>,
+    /// only subscriptions of customers this user is assigned to
+    pub visible_to: Option<Uuid>,
+}
+
+/// An add-on as stored.
+#[derive(Debug, Clone)]
+pub struct AddonRow {
+    pub id: Uuid,
+    pub subscription_id: Uuid,
+    pub order_id: Uuid,
+    pub offering_id: Uuid,
+    pub status: String,
+    pub reference_id: Option<String>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// A license as stored, with its customer's name and the number and
+/// display name of the subscription it is assigned to.
+#[derive(Debug, Clone)]
+pub struct LicenseRow {
+    pub id: Uuid,
+    pub customer_id: Uuid,
+    pub customer_name: String,
+    pub order_id: Uuid,
+    pub offering_id: Uuid,
+    pub license_type: String,
+    pub status: String,
+    /// (subscription id, msisdn, display name)
+    pub assigned_to: Option<(Uuid, String, Option<String>)>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+#[derive(Debug, Default)]
+pub struct LicenseFilter {
+    pub customers: Option<Vec<Uuid>>,
+    pub statuses: Vec<String>,
+    pub subscriptions: Option<Vec<Uuid>>,
+    /// only licenses of customers this user is assigned to
+    pub visible_to: Option<Uuid>,
+}
+
+fn uuid_col(r: &AnyRow, col: &str) -> Result<Uuid> {
+    parse_uuid(&r.try_get::<String, _>(col)?)
+}
+
+fn ts_col(r: &AnyRow, col: &str) -> Result<DateTime<Utc>> {
+    parse_ts(&r.try_get::<String, _>(col)?)
+}
+
+const SUBSCRIPTION_COLUMNS: &str = "s.seq, s.id, s.customer_id, c.name AS customer_name, s.order_id, s.offering_id, s.status, \
+     s.subscription_type, s.msisdn, s.display_name, s.sim_type, s.reference_id, s.created_at, s.updated_at";
+const SUBSCRIPTIONS: &str = "subscriptions s JOIN customers c ON c.id = s.customer_id";
+
+fn subscription_row(r: &AnyRow) -> Result<(i64, SubscriptionRow)> {
+    Ok((
+        r.try_get("seq")?,
+        SubscriptionRow {
+            id: uuid_col(r, "id")?,
+            customer_id: uuid_col(r, "customer_id")?,
+            customer_name: r.try_get("customer_name")?,
+            order_id: uuid_col(r, "order_id")?,
+            offering_id: uuid_col(r, "offering_id")?,
+            status: r.try_get("status")?,
+            subscription_type: r.try_get("subscription_type")?,
+            msisdn: r.try_get("msisdn")?,
+            display_name: r.try_get("display_name")?,
+            sim_type: r.try_get("sim_type")?,
+            reference_id: r.try_get("reference_id")?,
+            created_at: ts_col(r, "created_at")?,
+            updated_at: ts_col(r, "updated_at")?,
+        },
+    ))
+}
+
+fn addon_row(r: &AnyRow) -> Result<AddonRow> {
+    Ok(AddonRow {
+        id: uuid_col(r, "id")?,
+        subscription_id: uuid_col(r, "subscription_id")?,
+        order_id: uuid_col(r, "order_id")?,
+        offering_id: uuid_col(r, "offering_id")?,
+        status: r.try_get("status")?,
+        reference_id: r.try_get("reference_id")?,
+        created_at: ts_col(r, "created_at")?,
+        updated_at: ts_col(r, "updated_at")?,
+    })
+}
+
+const LICENSE_COLUMNS: &str = "l.seq, l.id, l.customer_id, c.name AS customer_name, l.order_id, l.offering_id, l.license_type, \
+     l.status, l.subscription_id, s.msisdn AS subscription_msisdn, s.display_name AS subscription_display_name, l.created_at, l.updated_at";
+const LICENSES: &str = "licenses l JOIN customers c ON c.id = l.customer_id LEFT JOIN subscriptions s ON s.id = l.subscription_id";
+
+fn license_row(r: &AnyRow) -> Result<(i64, LicenseRow)> {
+    let assigned_to = match r.try_get::<Option<String>, _>("subscription_id")? {
+        Some(id) => Some((parse_uuid(&id)?, r.try_get("subscription_msisdn")?, r.try_get("subscription_display_name")?)),
+        None => None,
+    };
+    Ok((
+        r.try_get("seq")?,
+        LicenseRow {
+            id: uuid_col(r, "id")?,
+            customer_id: uuid_col(r, "customer_id")?,
+            customer_name: r.try_get("customer_name")?,
+            order_id: uuid_col(r, "order_id")?,
+            offering_id: uuid_col(r, "offering_id")?,
+            license_type: r.try_get("license_type")?,
+            status: r.try_get("status")?,
+            assigned_to,
+            created_at: ts_col(r, "created_at")?,
+            updated_at: ts_col(r, "updated_at")?,
+        },
+    ))
+}
+
+impl Store {
+    /// A subscription of `org` by id or `rid_` reference.
+    pub async fn subscription(&self, org: Uuid, key: &IdOrRef<'_>) -> Result<Option<SubscriptionRow>> {
+        let (col, val) = key.column();
+        let sql = format!("SELECT {SUBSCRIPTION_COLUMNS} FROM {SUBSCRIPTIONS} WHERE s.org_id = $1 AND s.{col} = $2");
+        let row = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).bind(val).fetch_optional(&self.pool).await?;
+        Ok(row.as_ref().map(subscription_row).transpose()?.map(|(_, s)| s))
+    }
+
+    pub async fn subscriptions(&self, org: Uuid, f: &SubscriptionFilter, after: Option<Cursor>, limit: usize) -> Result<Page<SubscriptionRow>> {
+        let mut q = ListQuery::new(format!("SELECT {SUBSCRIPTION_COLUMNS} FROM {SUBSCRIPTIONS} WHERE s.org_id = $1 AND s.seq > $2"));
+        if let Some(c) = &f.customers {
+            q.any_of("s.customer_id", c.iter().map(Uuid::to_string));
+        }
+        if !f.statuses.is_empty() {
+            q.any_of("s.status", f.statuses.iter().cloned());
+        }
+        if !f.types.is_empty() {
+            q.any_of("s.subscription_type", f.types.iter().cloned());
+        }
+        if let Some(m) = &f.msisdn {
+            q.eq("s.msisdn", m.clone());
+        }
+        q.visible_to("s.customer_id", f.visible_to);
+        let rows = q.fetch(&self.pool, org, after, "s.seq", limit).await?;
+        Ok(Page::from_rows(rows.iter().map(subscription_row).collect::<Result<_>>()?, limit))
+    }
+
+    /// Every add-on of a subscription, oldest first.
+    pub async fn subscription_addons(&self, org: Uuid, subscription: Uuid) -> Result<Vec<AddonRow>> {
+        let rows = sqlx::query(
+            "SELECT id, subscription_id, order_id, offering_id, status, reference_id, created_at, updated_at
+             FROM subscription_addons WHERE org_id = $1 AND subscription_id = $2 ORDER BY seq",
+        )
+        .bind(org.to_string())
+        .bind(subscription.to_string())
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(addon_row).collect()
+    }
+
+    pub async fn license(&self, org: Uuid, id: Uuid) -> Result<Option<LicenseRow>> {
+        let sql = format!("SELECT {LICENSE_COLUMNS} FROM {LICENSES} WHERE l.org_id = $1 AND l.id = $2");
+        let row = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).bind(id.to_string()).fetch_optional(&self.pool).await?;
+        Ok(row.as_ref().map(license_row).transpose()?.map(|(_, l)| l))
+    }
+
+    pub async fn licenses(&self, org: Uuid, f: &LicenseFilter, after: Option<Cursor>, limit: usize) -> Result<Page<LicenseRow>> {
+        let mut q = ListQuery::new(format!("SELECT {LICENSE_COLUMNS} FROM {LICENSES} WHERE l.org_id = $1 AND l.seq > $2"));
+        if let Some(c) = &f.customers {
+            q.any_of("l.customer_id", c.iter().map(Uuid::to_string));
+        }
+        if !f.statuses.is_empty() {
+            q.any_of("l.status", f.statuses.iter().cloned());
+        }
+        if let Some(s) = &f.subscriptions {
+            q.any_of("l.subscription_id", s.iter().map(Uuid::to_string));
+        }
+        q.visible_to("l.customer_id", f.visible_to);
+        let rows = q.fetch(&self.pool, org, after, "l.seq", limit).await?;
+        Ok(Page::from_rows(rows.iter().map(license_row).collect::<Result<_>>()?, limit))
+    }
+
+    /// Whether a subscription of `org` that is not cancelled has `msisdn`.
+    pub async fn msisdn_in_use(&self, org: Uuid, msisdn: &str) -> Result<bool> {
+        let row = sqlx::query("SELECT id FROM subscriptions WHERE org_id = $1 AND msisdn = $2 AND status <> 'CANCELLED'")
+            .bind(org.to_string())
+            .bind(msisdn)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.is_some())
+    }
+
+    pub async fn subscription_reference_taken(&self, org: Uuid, reference_id: &str) -> Result<bool> {
+        let row = sqlx::query("SELECT id FROM subscriptions WHERE org_id = $1 AND reference_id = $2")
+            .bind(org.to_string())
+            .bind(reference_id)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.is_some())
+    }
+
+    pub async fn insert_subscription(tx: &mut Tx<'_>, org: Uuid, s: &SubscriptionRow) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO subscriptions (id, org_id, customer_id, order_id, offering_id, status, subscription_type, msisdn,
+               display_name, sim_type, reference_id, created_at, updated_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+        )
+        .bind(s.id.to_string())
+        .bind(org.to_string())
+        .bind(s.customer_id.to_string())
+        .bind(s.order_id.to_string())
+        .bind(s.offering_id.to_string())
+        .bind(&s.status)
+        .bind(&s.subscription_type)
+        .bind(&s.msisdn)
+        .bind(&s.display_name)
+        .bind(&s.sim_type)
+        .bind(&s.reference_id)
+        .bind(ts(s.created_at))
+        .bind(ts(s.updated_at))
+        .execute(&mut *tx.tx)
+        .await?;
+        Ok(())
+    }
+
+    pub async fn insert_subscription_addon(tx: &mut Tx<'_>, org: Uuid, a: &AddonRow) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO subscription_addons (id, org_id, subscription_id, order_id, offering_id, status, reference_id, created_at, updated_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        )
+        .bind(a.id.to_string())
+        .bind(org.to_string())
+        .bind(a.subscription_id.to_string())
+        .bind(a.order_id.to_string())
+        .bind(a.offering_id.to_string())
+        .bind(&a.status)
+        .bind(&a.reference_id)
+        .bind(ts(a.created_at))
+        .bind(ts(a.updated_at))
+        .execute(&mut *tx.tx)
+        .await?;
+        Ok(())
+    }
+
+    pub async fn insert_license(tx: &mut Tx<'_>, org: Uuid, l: &LicenseRow) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO licenses (id, org_id, customer_id, order_id, offering_id, license_type, status, subscription_id, created_at, updated_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+        )
+        .bind(l.id.to_string())
+        .bind(org.to_string())
+        .bind(l.customer_id.to_string())
+        .bind(l.order_id.to_string())
+        .bind(l.offering_id.to_string())
+        .bind(&l.license_type)
+        .bind(&l.status)
+        .bind(l.assigned_to.as_ref().map(|(s, _, _)| s.to_string()))
+        .bind(ts(l.created_at))
+        .bind(ts(l.updated_at))
+        .execute(&mut *tx.tx)
+        .await?;
+        Ok(())
+    }
+
+    /// A SIM card order replaces the subscription's SIM.
+    pub async fn set_subscription_sim(tx: &mut Tx<'_>, subscription: Uuid, sim_type: &str, now: DateTime<Utc>) -> Result<()> {
+        sqlx::query("UPDATE subscriptions SET sim_type = $1, updated_at = $2 WHERE id = $3")
+            .bind(sim_type)
+            .bind(ts(now))
+            .bind(subscription.to_string())
+            .execute(&mut *tx.tx)
+            .await?;
+        Ok(())
+    }
+}
