@@ -17,7 +17,14 @@ pub struct Running {
     pub clock: Arc<Clock>,
     /// the SMTP sender, when one is configured
     mailer: Option<tokio::task::JoinHandle<()>>,
+    /// expires unsubmitted orders nobody reads
+    sweeper: tokio::task::JoinHandle<()>,
 }
+
+/// How often unsubmitted orders past their expiry are looked for: an order
+/// is EXPIRED at once for whoever reads it; this bounds how late its
+/// `order.expired` event is recorded when nobody does.
+const EXPIRY_SWEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
 
 impl Running {
     pub fn local_addr(&self) -> SocketAddr {
@@ -29,6 +36,7 @@ impl Running {
         if let Some(m) = &self.mailer {
             m.abort();
         }
+        self.sweeper.abort();
         self.server.close().await.map_err(|e| anyhow::anyhow!(e))?;
         self.store.close().await;
         Ok(())
@@ -48,6 +56,7 @@ pub async fn start(store: Store, clock: Arc<Clock>, listen: SocketAddr, settings
         }
         None => None,
     };
+    let sweeper = tokio::spawn(crate::domain::orders::expiry_sweeper(store.clone(), clock.clone(), EXPIRY_SWEEP_EVERY));
     let config = ConfigDropshot {
         bind_address: listen,
         default_request_body_max_bytes: settings.max_body_bytes,
@@ -73,5 +82,5 @@ pub async fn start(store: Store, clock: Arc<Clock>, listen: SocketAddr, settings
         .version_policy(VersionPolicy::Dynamic(Box::new(RevisionPolicy { keys, clock: clock.clone() })))
         .start()
         .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))?;
-    Ok(Running { server, store, clock, mailer })
+    Ok(Running { server, store, clock, mailer, sweeper })
 }

@@ -131,14 +131,17 @@ impl Store {
         Ok(row.as_ref().map(from_row).transpose()?.map(|(_, o)| o))
     }
 
-    /// Ids of open orders of `org` whose expiry has passed.
-    pub async fn orders_due_to_expire(&self, org: Uuid, now: DateTime<Utc>) -> Result<Vec<Uuid>> {
-        let rows = sqlx::query("SELECT id FROM orders WHERE org_id = $1 AND status IN ('DRAFT', 'APPROVED') AND expires_at <= $2")
-            .bind(org.to_string())
-            .bind(ts(now))
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter().map(|r| parse_uuid(&r.try_get::<String, _>("id")?)).collect()
+    /// (organisation, id) of open orders whose expiry has passed; of one
+    /// organisation, or of all.
+    pub async fn orders_due_to_expire(&self, org: Option<Uuid>, now: DateTime<Utc>) -> Result<Vec<(Uuid, Uuid)>> {
+        let rows = sqlx::query(
+            "SELECT org_id, id FROM orders WHERE status IN ('DRAFT', 'APPROVED') AND expires_at <= $1 AND ($2 = '' OR org_id = $2)",
+        )
+        .bind(ts(now))
+        .bind(org.map(|o| o.to_string()).unwrap_or_default())
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter().map(|r| Ok((parse_uuid(&r.try_get::<String, _>("org_id")?)?, parse_uuid(&r.try_get::<String, _>("id")?)?))).collect()
     }
 
     pub async fn orders(&self, org: Uuid, f: &OrderFilter, after: Option<Cursor>, limit: usize) -> Result<Page<OrderRow>> {

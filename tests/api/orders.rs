@@ -327,6 +327,38 @@ async fn an_unsubmitted_order_expires_by_the_clock() {
     .await;
 }
 
+/// The server's sweeper runs `expire_due` every minute; here the test
+/// calls it after moving the clock, so no order is ever read.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_order_nobody_reads_expires_by_the_sweep() {
+    each_backend_with(
+        |s| s.order_expiry_seconds = 3600,
+        |app| async move {
+            setup(&app).await;
+            let line = json!({"type": "EXTERNAL_PRODUCT", "productOfferingId": offering(&app, "device-management")});
+            let request = create_request(json!({"customerId": "rid_acme", "lineItems": [line]}));
+            let old = app.bullfinch().order_create(None, None, &request).await.unwrap().into_inner();
+            app.clock.advance(chrono::Duration::seconds(1800));
+            let young = app.bullfinch().order_create(None, None, &request).await.unwrap().into_inner();
+            app.clock.advance(chrono::Duration::seconds(1800));
+            let sweep = || switchboard::domain::orders::expire_due(&app.store, app.clock.now());
+            // the server's own sweeper may have got there first (a slow
+            // run): either way the order expires once, unread
+            assert!(sweep().await.unwrap() <= 1, "only the order past its expiry");
+            assert_eq!(sweep().await.unwrap(), 0, "and only once");
+            let recorded = app.store.event_types(app.org).await.unwrap();
+            let expired: Vec<&Value> = recorded.iter().filter(|(t, _)| t == "order.expired").map(|(_, d)| d).collect();
+            assert_eq!(expired.len(), 1);
+            assert_eq!(expired[0]["orderId"], old.order_id.to_string());
+            assert_eq!(expired[0]["status"], "EXPIRED");
+            let young_now = app.bullfinch().order_view(&young.order_id.to_string().parse().unwrap(), None).await.unwrap().into_inner();
+            assert_eq!(json_of(&young_now)["status"], "DRAFT");
+            app
+        },
+    )
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_members_order_needs_approval() {
     each_backend(|app| async move {
