@@ -1,7 +1,7 @@
 //! The product catalog: imported entities kept as JSON documents by key,
 //! offerings with their product and group, catalogs, assignments, taxes.
 
-use super::{Cursor, Page, Store, Tx, parse_uuid};
+use super::{Cursor, ListQuery, Page, Store, Tx, parse_uuid};
 use crate::error::{Error, Result};
 use serde_json::Value;
 use sqlx::any::AnyRow;
@@ -243,8 +243,7 @@ impl Store {
     }
 
     pub async fn offerings(&self, org: Uuid, f: &OfferingFilter, after: Option<Cursor>, limit: usize) -> Result<Page<OfferingRow>> {
-        let mut sql = format!("{OFFERING_SELECT} WHERE o.org_id = $1 AND o.seq > $2");
-        let mut binds: Vec<String> = vec![];
+        let mut q = ListQuery::new(format!("{OFFERING_SELECT} WHERE o.org_id = $1 AND o.seq > $2"));
         for (col, v) in [
             ("o.status", &f.status),
             ("p.category", &f.category),
@@ -252,16 +251,10 @@ impl Store {
             ("o.group_id", &f.group_id.map(|g| g.to_string())),
         ] {
             if let Some(v) = v {
-                binds.push(v.clone());
-                sql.push_str(&format!(" AND {col} = ${}", binds.len() + 2));
+                q.eq(col, v.clone());
             }
         }
-        sql.push_str(&format!(" ORDER BY o.seq LIMIT {}", limit + 1));
-        let mut q = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).bind(after.map_or(0, |c| c.after_seq));
-        for b in binds {
-            q = q.bind(b);
-        }
-        let rows = q.fetch_all(&self.pool).await?;
+        let rows = q.fetch(&self.pool, org, after, "o.seq", limit).await?;
         Ok(Page::from_rows(rows.iter().map(offering_from_row).collect::<Result<_>>()?, limit))
     }
 

@@ -1,6 +1,6 @@
 //! Customers and the users acting for them.
 
-use super::{Cursor, Page, Store, Tx, json_col, like_pattern, parse_ts, parse_uuid, ts};
+use super::{Cursor, ListQuery, Page, Store, Tx, json_col, like_pattern, parse_ts, parse_uuid, ts};
 use crate::error::Result;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -149,29 +149,17 @@ impl Store {
     }
 
     pub async fn customers(&self, org: Uuid, f: &CustomerFilter, after: Option<Cursor>, limit: usize) -> Result<Page<CustomerRow>> {
-        let mut sql = format!("SELECT {COLUMNS} FROM customers WHERE org_id = $1 AND seq > $2");
-        let mut binds = vec![];
+        let mut q = ListQuery::new(format!("SELECT {COLUMNS} FROM customers WHERE org_id = $1 AND seq > $2"));
         if let Some(t) = &f.text {
-            binds.push(like_pattern(t));
-            let n = binds.len() + 2;
-            sql.push_str(&format!(
-                " AND (LOWER(name) LIKE ${n} ESCAPE '\\' OR LOWER(contact_email) LIKE ${n} ESCAPE '\\' OR LOWER(human_readable_id) LIKE ${n} ESCAPE '\\')"
-            ));
+            q.condition(like_pattern(t), |p| {
+                format!("(LOWER(name) LIKE {p} ESCAPE '\\' OR LOWER(contact_email) LIKE {p} ESCAPE '\\' OR LOWER(human_readable_id) LIKE {p} ESCAPE '\\')")
+            });
         }
         if let Some(t) = &f.customer_type {
-            binds.push(t.clone());
-            sql.push_str(&format!(" AND customer_type = ${}", binds.len() + 2));
+            q.eq("customer_type", t.clone());
         }
-        if let Some(viewer) = f.visible_to {
-            binds.push(viewer.to_string());
-            sql.push_str(&format!(" AND id IN (SELECT customer_id FROM customer_users WHERE user_id = ${})", binds.len() + 2));
-        }
-        sql.push_str(&format!(" ORDER BY seq LIMIT {}", limit + 1));
-        let mut q = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).bind(after.map_or(0, |c| c.after_seq));
-        for b in binds {
-            q = q.bind(b);
-        }
-        let rows = q.fetch_all(&self.pool).await?;
+        q.visible_to("id", f.visible_to);
+        let rows = q.fetch(&self.pool, org, after, "seq", limit).await?;
         Ok(Page::from_rows(rows.iter().map(from_row).collect::<Result<_>>()?, limit))
     }
 

@@ -74,28 +74,38 @@ impl ListQuery {
         format!("${}", self.binds.len() + 2)
     }
 
-    /// `col` is one of `values` (an empty list matches no row).
-    pub fn any_of(&mut self, col: &str, values: impl IntoIterator<Item = String>) -> &mut Self {
-        let list: Vec<String> = values.into_iter().map(|v| self.placeholder(v)).collect();
-        let list = if list.is_empty() { "NULL".to_string() } else { list.join(", ") };
-        self.sql.push_str(&format!(" AND {col} IN ({list})"));
+    /// Adds `cond`, given the placeholder that `value` is bound to.
+    pub fn condition(&mut self, value: String, cond: impl FnOnce(&str) -> String) -> &mut Self {
+        let p = self.placeholder(value);
+        self.sql.push_str(&format!(" AND {}", cond(&p)));
         self
     }
 
-    pub fn eq(&mut self, col: &str, value: String) -> &mut Self {
-        let p = self.placeholder(value);
-        self.sql.push_str(&format!(" AND {col} = {p}"));
+    /// Adds `cond`, given the comma-separated placeholders that `values`
+    /// are bound to (`NULL` for none, which matches nothing in `IN (...)`).
+    pub fn list_condition(&mut self, values: impl IntoIterator<Item = String>, cond: impl FnOnce(&str) -> String) -> &mut Self {
+        let list: Vec<String> = values.into_iter().map(|v| self.placeholder(v)).collect();
+        let list = if list.is_empty() { "NULL".to_string() } else { list.join(", ") };
+        self.sql.push_str(&format!(" AND {}", cond(&list)));
         self
+    }
+
+    /// `col` is one of `values` (an empty list matches no row).
+    pub fn any_of(&mut self, col: &str, values: impl IntoIterator<Item = String>) -> &mut Self {
+        self.list_condition(values, |list| format!("{col} IN ({list})"))
+    }
+
+    pub fn eq(&mut self, col: &str, value: String) -> &mut Self {
+        self.condition(value, |p| format!("{col} = {p}"))
     }
 
     /// Only rows whose customer (`customer_col`) the user `viewer` is
     /// assigned to; every row when there is no viewer (a key alone).
     pub fn visible_to(&mut self, customer_col: &str, viewer: Option<uuid::Uuid>) -> &mut Self {
-        if let Some(v) = viewer {
-            let p = self.placeholder(v.to_string());
-            self.sql.push_str(&format!(" AND {customer_col} IN (SELECT customer_id FROM customer_users WHERE user_id = {p})"));
+        match viewer {
+            Some(v) => self.condition(v.to_string(), |p| format!("{customer_col} IN (SELECT customer_id FROM customer_users WHERE user_id = {p})")),
+            None => self,
         }
-        self
     }
 
     /// One page (and one row more, to tell whether there is a next page),

@@ -1,7 +1,7 @@
 //! Users and the customers they act for.
 
 use super::customers::{IdOrRef, LinkSide};
-use super::{Cursor, Page, Store, Tx, json_col, like_pattern, parse_ts, parse_uuid, ts};
+use super::{Cursor, ListQuery, Page, Store, Tx, json_col, like_pattern, parse_ts, parse_uuid, ts};
 use crate::domain::access::{Role, UserAccess};
 use crate::error::Result;
 use chrono::{DateTime, Utc};
@@ -120,41 +120,25 @@ impl Store {
     }
 
     pub async fn users(&self, org: Uuid, f: &UserFilter, after: Option<Cursor>, limit: usize) -> Result<Page<UserRow>> {
-        let mut sql = format!("SELECT {COLUMNS} FROM users WHERE org_id = $1 AND seq > $2");
-        let mut binds: Vec<String> = vec![];
+        let mut q = ListQuery::new(format!("SELECT {COLUMNS} FROM users WHERE org_id = $1 AND seq > $2"));
         if let Some(t) = &f.text {
-            binds.push(like_pattern(t));
-            let n = binds.len() + 2;
-            sql.push_str(&format!(" AND (LOWER(name) LIKE ${n} ESCAPE '\\' OR email_key LIKE ${n} ESCAPE '\\')"));
+            q.condition(like_pattern(t), |p| format!("(LOWER(name) LIKE {p} ESCAPE '\\' OR email_key LIKE {p} ESCAPE '\\')"));
         }
         if let Some(customers) = &f.customers {
-            let mut ps = vec![];
-            for c in customers {
-                binds.push(c.to_string());
-                ps.push(format!("${}", binds.len() + 2));
-            }
-            if ps.is_empty() {
-                ps.push("NULL".into());
-            }
-            sql.push_str(&format!(
-                " AND id IN (SELECT user_id FROM customer_users WHERE customer_id IN ({}))",
-                ps.join(", ")
-            ));
+            q.list_condition(customers.iter().map(Uuid::to_string), |list| {
+                format!("id IN (SELECT user_id FROM customer_users WHERE customer_id IN ({list}))")
+            });
         }
         if let Some(viewer) = f.visible_to {
-            binds.push(viewer.to_string());
-            let n = binds.len() + 2;
-            sql.push_str(&format!(
-                " AND (id = ${n} OR id IN (SELECT user_id FROM customer_users WHERE customer_id IN \
-                 (SELECT customer_id FROM customer_users WHERE user_id = ${n})))"
-            ));
+            // themselves, and every user of a customer they are assigned to
+            q.condition(viewer.to_string(), |p| {
+                format!(
+                    "(id = {p} OR id IN (SELECT user_id FROM customer_users WHERE customer_id IN \
+                     (SELECT customer_id FROM customer_users WHERE user_id = {p})))"
+                )
+            });
         }
-        sql.push_str(&format!(" ORDER BY seq LIMIT {}", limit + 1));
-        let mut q = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).bind(after.map_or(0, |c| c.after_seq));
-        for b in binds {
-            q = q.bind(b);
-        }
-        let rows = q.fetch_all(&self.pool).await?;
+        let rows = q.fetch(&self.pool, org, after, "seq", limit).await?;
         Ok(Page::from_rows(rows.iter().map(from_row).collect::<Result<_>>()?, limit))
     }
 
