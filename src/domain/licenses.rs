@@ -1,7 +1,7 @@
 //! Licenses (business telephony features, external products): the reads
 //! of what order submission creates. Their lifecycle comes later.
 
-use super::catalog::{self, Summaries};
+use super::catalog::{self, Offerings};
 use super::{Caller, customers, stored, subscriptions};
 use crate::api::generated::bullfinch::params::LicenseListQuery;
 use crate::api::generated::bullfinch::types as wire;
@@ -40,31 +40,18 @@ pub async fn find(caller: &Caller, key: &str) -> Result<LicenseRow> {
 
 pub async fn view(caller: &Caller, key: &str) -> Result<wire::License> {
     let row = find(caller, key).await?;
-    to_wire(&row, Summaries::default().get(caller, row.offering_id).await?)
+    to_wire(&row, Offerings::default().get(caller, row.offering_id).await?)
 }
 
 pub async fn list(caller: &Caller, q: LicenseListQuery) -> Result<wire::LicenseList> {
     let after = q.cursor.as_deref().map(Cursor::decode).transpose()?;
-    let subscriptions = if q.subscription_id.is_empty() {
-        None
-    } else {
-        let mut ids = vec![];
-        for key in &q.subscription_id {
-            ids.push(subscriptions::find(caller, key).await?.id);
-        }
-        Some(ids)
-    };
     let filter = LicenseFilter {
         customers: customers::find_all(caller, &q.customer_id).await?,
         statuses: q.status,
-        subscriptions,
+        subscriptions: subscriptions::find_all(caller, &q.subscription_id).await?,
         visible_to: caller.viewer(),
     };
     let page = caller.store.licenses(caller.org, &filter, after, limit_or_default(q.limit)).await?;
-    let mut offerings = Summaries::default();
-    let mut items = Vec::with_capacity(page.items.len());
-    for row in &page.items {
-        items.push(to_wire(row, offerings.get(caller, row.offering_id).await?)?);
-    }
+    let items = Offerings::attach(caller, &page.items, |l| l.offering_id, to_wire).await?;
     Ok(wire::LicenseList { items, pagination: wire::Pagination { next_cursor: page.next.map(Cursor::encode) } })
 }

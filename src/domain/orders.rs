@@ -802,7 +802,7 @@ pub async fn submit(caller: &Caller, key: &str) -> Result<wire::Order> {
                 sub.sim_type = l.sim_type.expect("checked").to_string();
                 sub.updated_at = now;
                 Store::set_subscription_sim(&mut tx, id, &sub.sim_type, now).await?;
-                let parent_offering = catalog::Summaries::default().get(caller, sub.offering_id).await?;
+                let parent_offering = catalog::Offerings::default().get(caller, sub.offering_id).await?;
                 created_events.push(("subscription.updated", wire_json(&subscriptions::to_wire(&sub, parent_offering)?)));
             }
         }

@@ -1,7 +1,7 @@
 //! Subscriptions and their add-ons: the reads of what order submission
 //! creates. Their lifecycle (activate, pause, cancel, ...) comes later.
 
-use super::catalog::{self, Summaries};
+use super::catalog::{self, Offerings};
 use super::{Caller, customers, stored};
 use crate::api::generated::bullfinch::params::SubscriptionListQuery;
 use crate::api::generated::bullfinch::types as wire;
@@ -72,9 +72,22 @@ pub async fn find(caller: &Caller, key: &str) -> Result<SubscriptionRow> {
         .ok_or_else(|| Error::not_found(InternalCode::SubscriptionNotFound, "subscription"))
 }
 
+/// The ids of the subscriptions a list filter names (ids or `rid_`); None
+/// when it names none; 404 when one of them is not the caller's to see.
+pub async fn find_all(caller: &Caller, keys: &[String]) -> Result<Option<Vec<uuid::Uuid>>> {
+    if keys.is_empty() {
+        return Ok(None);
+    }
+    let mut ids = Vec::with_capacity(keys.len());
+    for key in keys {
+        ids.push(find(caller, key).await?.id);
+    }
+    Ok(Some(ids))
+}
+
 pub async fn view(caller: &Caller, key: &str) -> Result<wire::Subscription> {
     let row = find(caller, key).await?;
-    to_wire(&row, Summaries::default().get(caller, row.offering_id).await?)
+    to_wire(&row, Offerings::default().get(caller, row.offering_id).await?)
 }
 
 pub async fn list(caller: &Caller, q: SubscriptionListQuery) -> Result<wire::SubscriptionList> {
@@ -87,20 +100,12 @@ pub async fn list(caller: &Caller, q: SubscriptionListQuery) -> Result<wire::Sub
         visible_to: caller.viewer(),
     };
     let page = caller.store.subscriptions(caller.org, &filter, after, limit_or_default(q.limit)).await?;
-    let mut offerings = Summaries::default();
-    let mut items = Vec::with_capacity(page.items.len());
-    for row in &page.items {
-        items.push(to_wire(row, offerings.get(caller, row.offering_id).await?)?);
-    }
+    let items = Offerings::attach(caller, &page.items, |s| s.offering_id, to_wire).await?;
     Ok(wire::SubscriptionList { items, pagination: wire::Pagination { next_cursor: page.next.map(Cursor::encode) } })
 }
 
 pub async fn addons(caller: &Caller, key: &str) -> Result<wire::SubscriptionAddonList> {
     let subscription = find(caller, key).await?;
-    let mut offerings = Summaries::default();
-    let mut items = vec![];
-    for row in caller.store.subscription_addons(caller.org, subscription.id).await? {
-        items.push(addon_to_wire(&row, offerings.get(caller, row.offering_id).await?)?);
-    }
-    Ok(wire::SubscriptionAddonList { items })
+    let rows = caller.store.subscription_addons(caller.org, subscription.id).await?;
+    Ok(wire::SubscriptionAddonList { items: Offerings::attach(caller, &rows, |a| a.offering_id, addon_to_wire).await? })
 }

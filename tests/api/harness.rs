@@ -304,6 +304,11 @@ impl Raw {
     }
 }
 
+/// A typed client answer as JSON, to assert on its wire fields.
+pub fn json_of<T: serde::Serialize>(t: &T) -> Value {
+    serde_json::to_value(t).unwrap()
+}
+
 /// The status of a typed client error.
 pub fn status_of<E: std::fmt::Debug>(e: &bullfinch::Error<E>) -> u16 {
     e.status().map(|s| s.as_u16()).unwrap_or_else(|| panic!("no status: {e:?}"))

@@ -32,10 +32,6 @@ fn create_request(v: Value) -> bullfinch::types::CreateOrderRequest {
     serde_json::from_value(v).unwrap()
 }
 
-fn json_of<T: serde::Serialize>(t: &T) -> Value {
-    serde_json::to_value(t).unwrap()
-}
-
 fn events(types: &[(String, Value)], name: &str) -> usize {
     types.iter().filter(|(t, _)| t == name).count()
 }

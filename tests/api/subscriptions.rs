@@ -7,10 +7,6 @@ use crate::harness::*;
 use crate::orders::{offering, setup};
 use serde_json::{Value, json};
 
-fn json_of<T: serde::Serialize>(t: &T) -> Value {
-    serde_json::to_value(t).unwrap()
-}
-
 /// Submits an order of `lines` for Acme; its line items as answered.
 async fn submit(app: &TestApp, lines: Value) -> Vec<Value> {
     let r = app.call("POST", "/orders", Some(json!({"customerId": "rid_acme", "lineItems": lines}))).await;

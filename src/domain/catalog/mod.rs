@@ -51,11 +51,12 @@ pub fn summary(o: wire::ProductOffering) -> wire::ProductOfferingSummary {
     }
 }
 
-/// Offering summaries for a page of rows, each offering read once.
+/// Offerings in their wire form by id, each read from the store once:
+/// what rows naming an offering (subscriptions, add-ons, licenses) need.
 #[derive(Default)]
-pub struct Summaries(std::collections::HashMap<Uuid, wire::ProductOffering>);
+pub struct Offerings(std::collections::HashMap<Uuid, wire::ProductOffering>);
 
-impl Summaries {
+impl Offerings {
     pub async fn get(&mut self, caller: &Caller, id: Uuid) -> Result<wire::ProductOffering> {
         if let Some(o) = self.0.get(&id) {
             return Ok(o.clone());
@@ -65,6 +66,21 @@ impl Summaries {
         let o = to_wire(&row)?;
         self.0.insert(id, o.clone());
         Ok(o)
+    }
+
+    /// `rows` in their wire form, each given the offering it names.
+    pub async fn attach<R, T>(
+        caller: &Caller,
+        rows: &[R],
+        offering_of: impl Fn(&R) -> Uuid,
+        to_wire: impl Fn(&R, wire::ProductOffering) -> Result<T>,
+    ) -> Result<Vec<T>> {
+        let mut offerings = Offerings::default();
+        let mut items = Vec::with_capacity(rows.len());
+        for row in rows {
+            items.push(to_wire(row, offerings.get(caller, offering_of(row)).await?)?);
+        }
+        Ok(items)
     }
 }
 
