@@ -7,6 +7,7 @@ use std::path::Path;
 fn main() {
     println!("cargo:rerun-if-changed=spec");
     println!("cargo:rerun-if-changed=generated/api.rs");
+    println!("cargo:rerun-if-changed=generated/wire.rs");
     let mut files: Vec<String> = std::fs::read_dir("spec")
         .expect("spec/ exists")
         .filter_map(|e| e.ok())
@@ -22,9 +23,11 @@ fn main() {
         h.update(std::fs::read(Path::new(f)).expect("readable spec"));
     }
     let want = hex::encode(h.finalize());
-    let generated = std::fs::read_to_string("generated/api.rs").unwrap_or_default();
-    let have = generated.lines().find_map(|l| l.strip_prefix("// spec-sha256: ")).unwrap_or("none");
-    if have != want {
+    let stale = ["generated/api.rs", "generated/wire.rs"].iter().any(|f| {
+        let generated = std::fs::read_to_string(f).unwrap_or_default();
+        generated.lines().find_map(|l| l.strip_prefix("// spec-sha256: ")) != Some(want.as_str())
+    });
+    if stale {
         panic!(
             "\n\ngenerated/ is stale: spec/ changed since `cargo xtask codegen` last ran.\n\
              Fix: run `cargo xtask codegen` and commit generated/.\n\n"

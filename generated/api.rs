@@ -8,7349 +8,14 @@
     unused_mut,
     irrefutable_let_patterns
 )]
-///Revision 2026-08-21.auk.
-pub mod auk {
-    pub mod types {
-        ///A license (mostly a business telephony feature), optionally assigned to a subscription. EXTERNAL_PRODUCT order lines also create licenses, of type EXTERNAL_PRODUCT.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct License {
-            ///The day it was activated; null until then.
-            #[serde(
-                rename = "activatedAt",
-                deserialize_with = "::std::option::Option::deserialize"
-            )]
-            pub activated_at: ::std::option::Option<::chrono::naive::NaiveDate>,
-            ///The subscription it is assigned to, when it is.
-            #[serde(
-                rename = "assignedTo",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub assigned_to: ::std::option::Option<
-                crate::api::generated::bullfinch::types::LicenseAssignment,
-            >,
-            ///When it was created.
-            #[serde(rename = "createdAt")]
-            pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
-            ///Whose license it is.
-            pub customer: crate::api::generated::bullfinch::types::CustomerSummary,
-            ///The offering's group.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub group: ::std::option::Option<
-                crate::api::generated::bullfinch::types::ProductOfferingGroup,
-            >,
-            ///Picture of the product.
-            #[serde(
-                rename = "imageUrl",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub image_url: ::std::option::Option<::std::string::String>,
-            ///The license's id.
-            #[serde(rename = "licenseId")]
-            pub license_id: ::uuid::Uuid,
-            ///The order whose submission created it.
-            #[serde(
-                rename = "orderId",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub order_id: ::std::option::Option<::uuid::Uuid>,
-            ///The offering it was bought as.
-            #[serde(rename = "productOffering")]
-            pub product_offering: ProductOfferingSummary,
-            ///Where the license is in its life.
-            pub status: crate::api::generated::bullfinch::types::LicenseStatus,
-            ///Kind of license, e.g. PBX_USER_LEVEL, PBX_SOFTPHONE, PBX_ROUTE_IVR, PBX_ROUTE_GROUP, PBX_ROUTE_QUEUE, PBX_ROUTE_VOICEMAIL, EXTERNAL_PRODUCT (from the offering's product).
-            #[serde(rename = "type")]
-            pub type_: ::std::string::String,
-            ///When it last changed.
-            #[serde(rename = "updatedAt")]
-            pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
-        }
-        ///One page of licenses.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct LicenseList {
-            ///The licenses on this page.
-            pub items: ::std::vec::Vec<License>,
-            ///Where the next page starts.
-            pub pagination: crate::api::generated::bullfinch::types::Pagination,
-        }
-        ///An order: what a customer buys, its state and its pricing.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct Order {
-            ///When it was approved.
-            #[serde(
-                rename = "approvedAt",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub approved_at: ::std::option::Option<
-                ::chrono::DateTime<::chrono::offset::Utc>,
-            >,
-            ///When it was cancelled.
-            #[serde(
-                rename = "cancelledAt",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub cancelled_at: ::std::option::Option<
-                ::chrono::DateTime<::chrono::offset::Utc>,
-            >,
-            ///When it was created.
-            #[serde(rename = "createdAt")]
-            pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
-            ///ISO 4217 code of the order's amounts.
-            pub currency: ::std::string::String,
-            ///Who buys.
-            pub customer: crate::api::generated::bullfinch::types::OrderCustomer,
-            ///While DRAFT or APPROVED: when the order expires unless submitted.
-            #[serde(
-                rename = "expiresAt",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub expires_at: ::std::option::Option<
-                ::chrono::DateTime<::chrono::offset::Utc>,
-            >,
-            ///What the order buys.
-            #[serde(rename = "lineItems")]
-            pub line_items: ::std::vec::Vec<OrderLineItem>,
-            ///Client data, returned unchanged.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub metadata: ::std::option::Option<
-                crate::api::generated::bullfinch::types::Metadata,
-            >,
-            ///Identifier of the order.
-            #[serde(rename = "orderId")]
-            pub order_id: ::uuid::Uuid,
-            ///What it costs now.
-            pub pricing: OrderPricingSummary,
-            ///The client's own id.
-            #[serde(
-                rename = "referenceId",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub reference_id: ::std::option::Option<::std::string::String>,
-            ///Where the order is.
-            pub status: crate::api::generated::bullfinch::types::OrderStatus,
-            ///When it was submitted.
-            #[serde(
-                rename = "submittedAt",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub submitted_at: ::std::option::Option<
-                ::chrono::DateTime<::chrono::offset::Utc>,
-            >,
-            ///When it last changed.
-            #[serde(rename = "updatedAt")]
-            pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
-        }
-        ///One thing an order buys.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct OrderLineItem {
-            ///Whether the binding period was chosen.
-            #[serde(rename = "bindingContract")]
-            pub binding_contract: bool,
-            ///After submission: the license the line created.
-            #[serde(
-                rename = "createdLicenseId",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub created_license_id: ::std::option::Option<::uuid::Uuid>,
-            ///After submission: the add-on the line created.
-            #[serde(
-                rename = "createdSubscriptionAddonId",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub created_subscription_addon_id: ::std::option::Option<::uuid::Uuid>,
-            ///After submission: the subscription the line created.
-            #[serde(
-                rename = "createdSubscriptionId",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub created_subscription_id: ::std::option::Option<::uuid::Uuid>,
-            ///Identifier of the line item.
-            #[serde(rename = "lineItemId")]
-            pub line_item_id: ::uuid::Uuid,
-            ///Client data, returned unchanged.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub metadata: ::std::option::Option<
-                crate::api::generated::bullfinch::types::Metadata,
-            >,
-            ///What the line costs.
-            pub pricing: OrderLineItemPricing,
-            ///The offering bought.
-            #[serde(rename = "productOffering")]
-            pub product_offering: crate::api::generated::bullfinch::types::OrderProductOffering,
-            ///For SIM_CARD: the replacement SIM.
-            #[serde(
-                rename = "simType",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub sim_type: ::std::option::Option<
-                crate::api::generated::bullfinch::types::SimCardType,
-            >,
-            ///Where the line item is.
-            pub status: crate::api::generated::bullfinch::types::OrderLineItemStatus,
-            ///For SUBSCRIPTION: the new subscription.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub subscription: ::std::option::Option<
-                crate::api::generated::bullfinch::types::NewSubscription,
-            >,
-            ///The subscription the line is for (add-on, SIM card, assigned license).
-            #[serde(
-                rename = "subscriptionId",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub subscription_id: ::std::option::Option<::uuid::Uuid>,
-            ///What the line creates.
-            #[serde(rename = "type")]
-            pub type_: crate::api::generated::bullfinch::types::ProductType,
-            ///Whether the upfront payment was chosen.
-            #[serde(rename = "upfrontPayment")]
-            pub upfront_payment: bool,
-        }
-        ///What one line item costs. The top-level amounts are its part of the initial invoice.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct OrderLineItemPricing {
-            ///How often the recurring amount is charged; absent for one-time prices.
-            #[serde(
-                rename = "billingCycle",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub billing_cycle: ::std::option::Option<
-                crate::api::generated::bullfinch::types::BillingCycle,
-            >,
-            ///ISO 4217 code of every amount.
-            pub currency: ::std::string::String,
-            ///Initial invoice: The discounts.
-            pub discounts: ::std::vec::Vec<OrderPricingDiscount>,
-            ///initialInvoiceAmountMinor in major units. Deprecated: read the Minor field.
-            #[serde(
-                rename = "initialInvoiceAmount",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub initial_invoice_amount: ::std::option::Option<f64>,
-            ///What the line adds to the initial invoice (equals totalMinor).
-            #[serde(rename = "initialInvoiceAmountMinor")]
-            pub initial_invoice_amount_minor: i64,
-            ///recurringAmountMinor in major units. Deprecated: read the Minor field.
-            #[serde(
-                rename = "recurringAmount",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub recurring_amount: ::std::option::Option<f64>,
-            ///The line's charge for each billing period after the initial invoice, taxes included (recurringCosts.totalMinor); 0 for one-time prices.
-            #[serde(rename = "recurringAmountMinor")]
-            pub recurring_amount_minor: i64,
-            ///The first billing period after the initial invoice, with the discounts still running then.
-            #[serde(rename = "recurringCosts")]
-            pub recurring_costs: OrderPricingAmounts,
-            ///subtotalMinor in major units. Deprecated: read the Minor field.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub subtotal: ::std::option::Option<f64>,
-            ///Initial invoice: Before discounts and taxes.
-            #[serde(rename = "subtotalMinor")]
-            pub subtotal_minor: i64,
-            ///taxAmountMinor in major units. Deprecated: read the Minor field.
-            #[serde(
-                rename = "taxAmount",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub tax_amount: ::std::option::Option<f64>,
-            ///Initial invoice: Sum of taxes.
-            #[serde(rename = "taxAmountMinor")]
-            pub tax_amount_minor: i64,
-            ///Initial invoice: Taxes by rate.
-            pub taxes: ::std::vec::Vec<TaxBreakdownItem>,
-            ///totalMinor in major units. Deprecated: read the Minor field.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub total: ::std::option::Option<f64>,
-            ///totalDiscountsMinor in major units. Deprecated: read the Minor field.
-            #[serde(
-                rename = "totalDiscounts",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub total_discounts: ::std::option::Option<f64>,
-            ///Initial invoice: Sum of discounts.
-            #[serde(rename = "totalDiscountsMinor")]
-            pub total_discounts_minor: i64,
-            ///Initial invoice: subtotalMinor - totalDiscountsMinor + taxAmountMinor.
-            #[serde(rename = "totalMinor")]
-            pub total_minor: i64,
-        }
-        ///One page of orders.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct OrderList {
-            ///The orders on this page.
-            pub items: ::std::vec::Vec<OrderListItem>,
-            ///Where the next page starts.
-            pub pagination: crate::api::generated::bullfinch::types::Pagination,
-        }
-        ///An order as listed.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct OrderListItem {
-            ///When it was created.
-            #[serde(rename = "createdAt")]
-            pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
-            ///Who buys.
-            pub customer: crate::api::generated::bullfinch::types::OrderCustomer,
-            ///While DRAFT or APPROVED: when the order expires unless submitted.
-            #[serde(
-                rename = "expiresAt",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub expires_at: ::std::option::Option<
-                ::chrono::DateTime<::chrono::offset::Utc>,
-            >,
-            ///Number of line items.
-            #[serde(
-                rename = "lineItemCount",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub line_item_count: ::std::option::Option<i32>,
-            ///Identifier of the order.
-            #[serde(rename = "orderId")]
-            pub order_id: ::uuid::Uuid,
-            ///What it costs.
-            pub pricing: OrderListItemPricing,
-            ///The client's own id.
-            #[serde(
-                rename = "referenceId",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub reference_id: ::std::option::Option<::std::string::String>,
-            ///Where the order is.
-            pub status: crate::api::generated::bullfinch::types::OrderStatus,
-            ///When it last changed.
-            #[serde(rename = "updatedAt")]
-            pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
-        }
-        ///The order's initial invoice total.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct OrderListItemPricing {
-            ///ISO 4217 code.
-            pub currency: ::std::string::String,
-            ///totalMinor in major units. Deprecated: read the Minor field.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub total: ::std::option::Option<f64>,
-            ///Total of the initial invoice, in minor units.
-            #[serde(rename = "totalMinor")]
-            pub total_minor: i64,
-        }
-        ///One charge: subtotal, discounts, taxes and total, in minor units of the order currency.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct OrderPricingAmounts {
-            ///The discounts.
-            pub discounts: ::std::vec::Vec<OrderPricingDiscount>,
-            ///subtotalMinor in major units. Deprecated: read the Minor field.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub subtotal: ::std::option::Option<f64>,
-            ///Before discounts and taxes.
-            #[serde(rename = "subtotalMinor")]
-            pub subtotal_minor: i64,
-            ///taxAmountMinor in major units. Deprecated: read the Minor field.
-            #[serde(
-                rename = "taxAmount",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub tax_amount: ::std::option::Option<f64>,
-            ///Sum of taxes.
-            #[serde(rename = "taxAmountMinor")]
-            pub tax_amount_minor: i64,
-            ///Taxes by rate.
-            pub taxes: ::std::vec::Vec<TaxBreakdownItem>,
-            ///totalMinor in major units. Deprecated: read the Minor field.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub total: ::std::option::Option<f64>,
-            ///Sum of discounts.
-            #[serde(rename = "totalDiscountsMinor")]
-            pub total_discounts_minor: i64,
-            ///subtotalMinor - totalDiscountsMinor + taxAmountMinor.
-            #[serde(rename = "totalMinor")]
-            pub total_minor: i64,
-        }
-        ///A discount in a price calculation.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct OrderPricingDiscount {
-            ///amountMinor in major units. Deprecated: read the Minor field.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub amount: ::std::option::Option<f64>,
-            ///Amount taken off, in minor units (positive).
-            #[serde(rename = "amountMinor")]
-            pub amount_minor: i64,
-            ///The discount's name on invoices.
-            pub description: ::std::string::String,
-            ///Why the discount is given.
-            pub source: crate::api::generated::bullfinch::types::DiscountSource,
-        }
-        ///What the order costs, recalculated at every change; each amount is the sum of the line items'. The top-level amounts are the initial invoice's.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct OrderPricingSummary {
-            ///ISO 4217 code of every amount.
-            pub currency: ::std::string::String,
-            ///Initial invoice: The discounts.
-            pub discounts: ::std::vec::Vec<OrderPricingDiscount>,
-            ///What submission invoices: every line's first charge (upfront cycles included).
-            #[serde(rename = "initialInvoice")]
-            pub initial_invoice: OrderPricingAmounts,
-            ///Every line's charge for its first billing period after the initial invoice.
-            #[serde(rename = "recurringCosts")]
-            pub recurring_costs: OrderPricingAmounts,
-            ///subtotalMinor in major units. Deprecated: read the Minor field.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub subtotal: ::std::option::Option<f64>,
-            ///Initial invoice: Before discounts and taxes.
-            #[serde(rename = "subtotalMinor")]
-            pub subtotal_minor: i64,
-            ///taxAmountMinor in major units. Deprecated: read the Minor field.
-            #[serde(
-                rename = "taxAmount",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub tax_amount: ::std::option::Option<f64>,
-            ///Initial invoice: Sum of taxes.
-            #[serde(rename = "taxAmountMinor")]
-            pub tax_amount_minor: i64,
-            ///Initial invoice: Taxes by rate.
-            pub taxes: ::std::vec::Vec<TaxBreakdownItem>,
-            ///totalMinor in major units. Deprecated: read the Minor field.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub total: ::std::option::Option<f64>,
-            ///Initial invoice: Sum of discounts.
-            #[serde(rename = "totalDiscountsMinor")]
-            pub total_discounts_minor: i64,
-            ///Initial invoice: subtotalMinor - totalDiscountsMinor + taxAmountMinor.
-            #[serde(rename = "totalMinor")]
-            pub total_minor: i64,
-        }
-        ///What an offering costs. Money is in minor units of its currency.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct Price {
-            ///How often a RECURRING price is charged; absent for ONE_TIME.
-            #[serde(
-                rename = "billingCycle",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub billing_cycle: ::std::option::Option<
-                crate::api::generated::bullfinch::types::BillingCycle,
-            >,
-            ///The binding period on offer; absent when there is none.
-            #[serde(
-                rename = "bindingContract",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub binding_contract: ::std::option::Option<
-                crate::api::generated::bullfinch::types::BindingContract,
-            >,
-            ///Months of the binding period (bindingContract.duration.value). Deprecated: read bindingContract.
-            #[serde(
-                rename = "boundMonths",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub bound_months: ::std::option::Option<i32>,
-            ///ISO 4217 code of netPriceMinor.
-            pub currency: ::std::string::String,
-            ///currencyOptionsMinor in major units. Deprecated: read currencyOptionsMinor.
-            #[serde(
-                rename = "currencyOptions",
-                default,
-                skip_serializing_if = ":: std :: collections :: BTreeMap::is_empty"
-            )]
-            pub currency_options: ::std::collections::BTreeMap<
-                ::std::string::String,
-                f64,
-            >,
-            ///The price in other currencies: ISO 4217 code to minor units. Discounts scale with the same ratio.
-            #[serde(
-                rename = "currencyOptionsMinor",
-                default,
-                skip_serializing_if = ":: std :: collections :: BTreeMap::is_empty"
-            )]
-            pub currency_options_minor: ::std::collections::BTreeMap<
-                ::std::string::String,
-                i64,
-            >,
-            ///The upfront payment on offer; absent when there is none.
-            #[serde(
-                rename = "customUpfrontPayment",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub custom_upfront_payment: ::std::option::Option<
-                crate::api::generated::bullfinch::types::UpfrontPayment,
-            >,
-            ///Deprecated and never sent.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub discount: ::std::option::Option<f64>,
-            ///Deprecated and never sent.
-            #[serde(
-                rename = "discountMinor",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub discount_minor: ::std::option::Option<i64>,
-            ///netPriceMinor in major units (divided by 10 to the currency's exponent). Deprecated: read netPriceMinor.
-            #[serde(
-                rename = "netPrice",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub net_price: ::std::option::Option<f64>,
-            ///The configured price per charge (per billing cycle when RECURRING), in minor units of currency.
-            #[serde(
-                rename = "netPriceMinor",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub net_price_minor: ::std::option::Option<i64>,
-            ///One-time or recurring.
-            #[serde(rename = "priceType")]
-            pub price_type: crate::api::generated::bullfinch::types::PriceType,
-            ///The discount everyone gets.
-            #[serde(
-                rename = "standardDiscount",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub standard_discount: ::std::option::Option<
-                crate::api::generated::bullfinch::types::Discount,
-            >,
-        }
-        ///The catalog a customer orders from, with the offerings they may order now (AVAILABLE ones).
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct ProductCatalog {
-            ///The customer it was asked for.
-            #[serde(rename = "customerId")]
-            pub customer_id: ::uuid::Uuid,
-            ///Description of the catalog.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub description: ::std::option::Option<::std::string::String>,
-            ///Offerings the customer may order now, in catalog order.
-            pub items: ::std::vec::Vec<ProductOffering>,
-            ///Name of the catalog.
-            pub name: ::std::string::String,
-            ///Identifier of the catalog.
-            #[serde(rename = "productCatalogId")]
-            pub product_catalog_id: ::uuid::Uuid,
-        }
-        ///Something that can be sold: a product at a price.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct ProductOffering {
-            ///Description shown to customers.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub description: ::std::option::Option<::std::string::String>,
-            ///The group it belongs to.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub group: ::std::option::Option<
-                crate::api::generated::bullfinch::types::ProductOfferingGroup,
-            >,
-            ///Picture of the product.
-            #[serde(
-                rename = "imageUrl",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub image_url: ::std::option::Option<::std::string::String>,
-            ///Name shown to customers.
-            pub name: ::std::string::String,
-            ///What it costs.
-            pub price: Price,
-            ///The product sold.
-            pub product: crate::api::generated::bullfinch::types::Product,
-            ///Identifier of the offering.
-            #[serde(rename = "productOfferingId")]
-            pub product_offering_id: ::uuid::Uuid,
-            ///HTML description.
-            #[serde(
-                rename = "richContent",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub rich_content: ::std::option::Option<::std::string::String>,
-            ///Whether it can be newly ordered.
-            pub status: crate::api::generated::bullfinch::types::ProductOfferingStatus,
-            ///Selling points, in order.
-            #[serde(
-                rename = "uspList",
-                default,
-                skip_serializing_if = "::std::vec::Vec::is_empty"
-            )]
-            pub usp_list: ::std::vec::Vec<::std::string::String>,
-        }
-        ///One page of product offerings.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct ProductOfferingList {
-            ///The offerings on this page.
-            pub items: ::std::vec::Vec<ProductOffering>,
-            ///Where the next page starts.
-            pub pagination: crate::api::generated::bullfinch::types::Pagination,
-        }
-        ///The offering a subscription, add-on or license was bought as, as the catalog holds it now.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct ProductOfferingSummary {
-            ///The group it belongs to.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub group: ::std::option::Option<
-                crate::api::generated::bullfinch::types::ProductOfferingGroup,
-            >,
-            ///Picture of the product.
-            #[serde(
-                rename = "imageUrl",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub image_url: ::std::option::Option<::std::string::String>,
-            ///Name shown to customers.
-            pub name: ::std::string::String,
-            ///What it costs.
-            pub price: Price,
-            ///The offering's id.
-            #[serde(rename = "productOfferingId")]
-            pub product_offering_id: ::uuid::Uuid,
-        }
-        ///A mobile voice/SMS/data, data-only, broadband, IoT or travel eSIM subscription.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct Subscription {
-            ///When it was created.
-            #[serde(rename = "createdAt")]
-            pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
-            ///Whose subscription it is.
-            pub customer: crate::api::generated::bullfinch::types::CustomerSummary,
-            ///The number pretty-printed in international form, or the custom display name when one was set.
-            pub display: ::std::string::String,
-            ///The number, E.164.
-            pub msisdn: ::std::string::String,
-            ///The order whose submission created it.
-            #[serde(
-                rename = "orderId",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub order_id: ::std::option::Option<::uuid::Uuid>,
-            ///The offering it was bought as.
-            #[serde(
-                rename = "productOffering",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub product_offering: ::std::option::Option<ProductOfferingSummary>,
-            ///The client's own id for the subscription; unique per organisation.
-            #[serde(
-                rename = "referenceId",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub reference_id: ::std::option::Option<::std::string::String>,
-            ///The SIM it has: the one ordered with it, or the last SIM card ordered for it.
-            #[serde(rename = "simType")]
-            pub sim_type: crate::api::generated::bullfinch::types::SimCardType,
-            ///Where the subscription is in its life.
-            pub status: crate::api::generated::bullfinch::types::SubscriptionStatus,
-            ///The subscription's id.
-            #[serde(rename = "subscriptionId")]
-            pub subscription_id: ::uuid::Uuid,
-            ///Kind of subscription; common values CELL, DATA, MBB, M2M, TRAVEL_ESIM (from the offering's product category).
-            #[serde(rename = "type")]
-            pub type_: ::std::string::String,
-            ///When it last changed.
-            #[serde(rename = "updatedAt")]
-            pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
-        }
-        ///An add-on (extra data, abroad package, ...) attached to a subscription.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct SubscriptionAddon {
-            ///When it was created.
-            #[serde(rename = "createdAt")]
-            pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
-            ///The offering's group.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub group: ::std::option::Option<
-                crate::api::generated::bullfinch::types::ProductOfferingGroup,
-            >,
-            ///The order whose submission created it.
-            #[serde(
-                rename = "orderId",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub order_id: ::std::option::Option<::uuid::Uuid>,
-            ///The offering it was bought as.
-            #[serde(rename = "productOffering")]
-            pub product_offering: ProductOfferingSummary,
-            ///Reference of the add-on, often filled after provisioning with a network provider; unique per organisation when set.
-            #[serde(
-                rename = "referenceId",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub reference_id: ::std::option::Option<::std::string::String>,
-            ///Where the add-on is in its life.
-            pub status: crate::api::generated::bullfinch::types::SubscriptionAddonStatus,
-            ///The add-on's id.
-            #[serde(rename = "subscriptionAddonId")]
-            pub subscription_addon_id: ::uuid::Uuid,
-            ///The subscription it is attached to.
-            #[serde(rename = "subscriptionId")]
-            pub subscription_id: ::uuid::Uuid,
-            ///When it last changed.
-            #[serde(rename = "updatedAt")]
-            pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
-        }
-        ///The add-ons of a subscription, oldest first.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct SubscriptionAddonList {
-            ///The add-ons.
-            pub items: ::std::vec::Vec<SubscriptionAddon>,
-        }
-        ///One page of subscriptions.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct SubscriptionList {
-            ///The subscriptions on this page.
-            pub items: ::std::vec::Vec<Subscription>,
-            ///Where the next page starts.
-            pub pagination: crate::api::generated::bullfinch::types::Pagination,
-        }
-        ///Tax at one rate.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct TaxBreakdownItem {
-            ///amountMinor in major units. Deprecated: read the Minor field.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub amount: ::std::option::Option<f64>,
-            ///Tax at this rate, in minor units.
-            #[serde(rename = "amountMinor")]
-            pub amount_minor: i64,
-            ///The rate's name, e.g. VAT 25%.
-            pub description: ::std::string::String,
-            ///The rate in hundredths of a percent (2500 is 25 %).
-            #[serde(rename = "rateBasisPoints")]
-            pub rate_basis_points: i32,
-        }
-        /// Error types.
-        pub mod error {
-            /// Error from a `TryFrom` or `FromStr` implementation.
-            pub struct ConversionError(::std::borrow::Cow<'static, str>);
-            impl ::std::error::Error for ConversionError {}
-            impl ::std::fmt::Display for ConversionError {
-                fn fmt(
-                    &self,
-                    f: &mut ::std::fmt::Formatter<'_>,
-                ) -> Result<(), ::std::fmt::Error> {
-                    ::std::fmt::Display::fmt(&self.0, f)
-                }
-            }
-            impl ::std::fmt::Debug for ConversionError {
-                fn fmt(
-                    &self,
-                    f: &mut ::std::fmt::Formatter<'_>,
-                ) -> Result<(), ::std::fmt::Error> {
-                    ::std::fmt::Debug::fmt(&self.0, f)
-                }
-            }
-            impl From<&'static str> for ConversionError {
-                fn from(value: &'static str) -> Self {
-                    Self(value.into())
-                }
-            }
-            impl From<String> for ConversionError {
-                fn from(value: String) -> Self {
-                    Self(value.into())
-                }
-            }
-        }
-        pub use crate::api::generated::bullfinch::types::AccessToken;
-        pub use crate::api::generated::bullfinch::types::ActivationType;
-        pub use crate::api::generated::bullfinch::types::Address;
-        pub use crate::api::generated::bullfinch::types::BillingCycle;
-        pub use crate::api::generated::bullfinch::types::BillingMethod;
-        pub use crate::api::generated::bullfinch::types::BillingPeriod;
-        pub use crate::api::generated::bullfinch::types::BindingContract;
-        pub use crate::api::generated::bullfinch::types::CreateCustomerRequest;
-        pub use crate::api::generated::bullfinch::types::CreateOrderRequest;
-        pub use crate::api::generated::bullfinch::types::CreateUserRequest;
-        pub use crate::api::generated::bullfinch::types::Customer;
-        pub use crate::api::generated::bullfinch::types::CustomerBilling;
-        pub use crate::api::generated::bullfinch::types::CustomerContact;
-        pub use crate::api::generated::bullfinch::types::CustomerList;
-        pub use crate::api::generated::bullfinch::types::CustomerRole;
-        pub use crate::api::generated::bullfinch::types::CustomerSummary;
-        pub use crate::api::generated::bullfinch::types::CustomerType;
-        pub use crate::api::generated::bullfinch::types::CustomerUser;
-        pub use crate::api::generated::bullfinch::types::Discount;
-        pub use crate::api::generated::bullfinch::types::DiscountSource;
-        pub use crate::api::generated::bullfinch::types::Duration;
-        pub use crate::api::generated::bullfinch::types::DurationUnit;
-        pub use crate::api::generated::bullfinch::types::EmailLoginChallenge;
-        pub use crate::api::generated::bullfinch::types::EmailLoginStartRequest;
-        pub use crate::api::generated::bullfinch::types::EmailLoginVerifyRequest;
-        pub use crate::api::generated::bullfinch::types::Error;
-        pub use crate::api::generated::bullfinch::types::ErrorDetail;
-        pub use crate::api::generated::bullfinch::types::Health;
-        pub use crate::api::generated::bullfinch::types::LicenseAssignment;
-        pub use crate::api::generated::bullfinch::types::LicenseStatus;
-        pub use crate::api::generated::bullfinch::types::Metadata;
-        pub use crate::api::generated::bullfinch::types::NewSubscription;
-        pub use crate::api::generated::bullfinch::types::OpenApiDocument;
-        pub use crate::api::generated::bullfinch::types::OrderCustomer;
-        pub use crate::api::generated::bullfinch::types::OrderLineItemRequest;
-        pub use crate::api::generated::bullfinch::types::OrderLineItemStatus;
-        pub use crate::api::generated::bullfinch::types::OrderProductOffering;
-        pub use crate::api::generated::bullfinch::types::OrderStatus;
-        pub use crate::api::generated::bullfinch::types::Pagination;
-        pub use crate::api::generated::bullfinch::types::PriceType;
-        pub use crate::api::generated::bullfinch::types::Product;
-        pub use crate::api::generated::bullfinch::types::ProductCategory;
-        pub use crate::api::generated::bullfinch::types::ProductFeatures;
-        pub use crate::api::generated::bullfinch::types::ProductOfferingGroup;
-        pub use crate::api::generated::bullfinch::types::ProductOfferingStatus;
-        pub use crate::api::generated::bullfinch::types::ProductType;
-        pub use crate::api::generated::bullfinch::types::Shipping;
-        pub use crate::api::generated::bullfinch::types::SimCardType;
-        pub use crate::api::generated::bullfinch::types::SubscriptionAddonStatus;
-        pub use crate::api::generated::bullfinch::types::SubscriptionStatus;
-        pub use crate::api::generated::bullfinch::types::UpdateCustomerRequest;
-        pub use crate::api::generated::bullfinch::types::UpdateOrderRequest;
-        pub use crate::api::generated::bullfinch::types::UpdateUserRequest;
-        pub use crate::api::generated::bullfinch::types::UpfrontPayment;
-        pub use crate::api::generated::bullfinch::types::User;
-        pub use crate::api::generated::bullfinch::types::UserCustomer;
-        pub use crate::api::generated::bullfinch::types::UserList;
-        impl ::schemars::JsonSchema for crate::api::generated::auk::types::License {
-            fn schema_name() -> ::std::string::String {
-                "License".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::auk::License")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::CustomerSummary,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::LicenseAssignment,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::LicenseStatus,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::ProductOfferingGroup,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::auk::types::ProductOfferingSummary,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"A license (mostly a business telephony feature), optionally assigned to a subscription. EXTERNAL_PRODUCT order lines also create licenses, of type EXTERNAL_PRODUCT.\",\"properties\":{\"activatedAt\":{\"description\":\"The day it was activated; null until then.\",\"format\":\"date\",\"nullable\":true,\"type\":\"string\"},\"assignedTo\":{\"allOf\":[{\"$ref\":\"#/components/schemas/LicenseAssignment\"}],\"description\":\"The subscription it is assigned to, when it is.\"},\"createdAt\":{\"description\":\"When it was created.\",\"format\":\"date-time\",\"type\":\"string\"},\"customer\":{\"allOf\":[{\"$ref\":\"#/components/schemas/CustomerSummary\"}],\"description\":\"Whose license it is.\"},\"group\":{\"allOf\":[{\"$ref\":\"#/components/schemas/ProductOfferingGroup\"}],\"description\":\"The offering's group.\"},\"imageUrl\":{\"description\":\"Picture of the product.\",\"format\":\"uri\",\"maxLength\":2000,\"type\":\"string\"},\"licenseId\":{\"description\":\"The license's id.\",\"format\":\"uuid\",\"type\":\"string\"},\"orderId\":{\"description\":\"The order whose submission created it.\",\"format\":\"uuid\",\"type\":\"string\"},\"productOffering\":{\"allOf\":[{\"$ref\":\"#/components/schemas/ProductOfferingSummary\"}],\"description\":\"The offering it was bought as.\"},\"status\":{\"allOf\":[{\"$ref\":\"#/components/schemas/LicenseStatus\"}],\"description\":\"Where the license is in its life.\"},\"type\":{\"description\":\"Kind of license, e.g. PBX_USER_LEVEL, PBX_SOFTPHONE, PBX_ROUTE_IVR, PBX_ROUTE_GROUP, PBX_ROUTE_QUEUE, PBX_ROUTE_VOICEMAIL, EXTERNAL_PRODUCT (from the offering's product).\",\"maxLength\":40,\"type\":\"string\"},\"updatedAt\":{\"description\":\"When it last changed.\",\"format\":\"date-time\",\"type\":\"string\"}},\"required\":[\"licenseId\",\"status\",\"type\",\"customer\",\"productOffering\",\"activatedAt\",\"createdAt\",\"updatedAt\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema for crate::api::generated::auk::types::LicenseList {
-            fn schema_name() -> ::std::string::String {
-                "LicenseList".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::auk::LicenseList")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g.subschema_for::<crate::api::generated::auk::types::License>();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::Pagination,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"One page of licenses.\",\"properties\":{\"items\":{\"description\":\"The licenses on this page.\",\"items\":{\"$ref\":\"#/components/schemas/License\"},\"type\":\"array\"},\"pagination\":{\"allOf\":[{\"$ref\":\"#/components/schemas/Pagination\"}],\"description\":\"Where the next page starts.\"}},\"required\":[\"items\",\"pagination\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema for crate::api::generated::auk::types::Order {
-            fn schema_name() -> ::std::string::String {
-                "Order".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::auk::Order")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::Metadata,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::OrderCustomer,
-                    >();
-                let _ = g
-                    .subschema_for::<crate::api::generated::auk::types::OrderLineItem>();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::auk::types::OrderPricingSummary,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::OrderStatus,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"An order: what a customer buys, its state and its pricing.\",\"properties\":{\"approvedAt\":{\"description\":\"When it was approved.\",\"format\":\"date-time\",\"type\":\"string\"},\"cancelledAt\":{\"description\":\"When it was cancelled.\",\"format\":\"date-time\",\"type\":\"string\"},\"createdAt\":{\"description\":\"When it was created.\",\"format\":\"date-time\",\"type\":\"string\"},\"currency\":{\"description\":\"ISO 4217 code of the order's amounts.\",\"type\":\"string\"},\"customer\":{\"allOf\":[{\"$ref\":\"#/components/schemas/OrderCustomer\"}],\"description\":\"Who buys.\"},\"expiresAt\":{\"description\":\"While DRAFT or APPROVED: when the order expires unless submitted.\",\"format\":\"date-time\",\"type\":\"string\"},\"lineItems\":{\"description\":\"What the order buys.\",\"items\":{\"$ref\":\"#/components/schemas/OrderLineItem\"},\"type\":\"array\"},\"metadata\":{\"allOf\":[{\"$ref\":\"#/components/schemas/Metadata\"}],\"description\":\"Client data, returned unchanged.\"},\"orderId\":{\"description\":\"Identifier of the order.\",\"format\":\"uuid\",\"type\":\"string\"},\"pricing\":{\"allOf\":[{\"$ref\":\"#/components/schemas/OrderPricingSummary\"}],\"description\":\"What it costs now.\"},\"referenceId\":{\"description\":\"The client's own id.\",\"maxLength\":255,\"type\":\"string\"},\"status\":{\"allOf\":[{\"$ref\":\"#/components/schemas/OrderStatus\"}],\"description\":\"Where the order is.\"},\"submittedAt\":{\"description\":\"When it was submitted.\",\"format\":\"date-time\",\"type\":\"string\"},\"updatedAt\":{\"description\":\"When it last changed.\",\"format\":\"date-time\",\"type\":\"string\"}},\"required\":[\"orderId\",\"status\",\"customer\",\"currency\",\"lineItems\",\"pricing\",\"createdAt\",\"updatedAt\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::auk::types::OrderLineItem {
-            fn schema_name() -> ::std::string::String {
-                "OrderLineItem".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::auk::OrderLineItem")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::Metadata,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::NewSubscription,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::auk::types::OrderLineItemPricing,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::OrderLineItemStatus,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::OrderProductOffering,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::ProductType,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::SimCardType,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"One thing an order buys.\",\"properties\":{\"bindingContract\":{\"description\":\"Whether the binding period was chosen.\",\"type\":\"boolean\"},\"createdLicenseId\":{\"description\":\"After submission: the license the line created.\",\"format\":\"uuid\",\"type\":\"string\"},\"createdSubscriptionAddonId\":{\"description\":\"After submission: the add-on the line created.\",\"format\":\"uuid\",\"type\":\"string\"},\"createdSubscriptionId\":{\"description\":\"After submission: the subscription the line created.\",\"format\":\"uuid\",\"type\":\"string\"},\"lineItemId\":{\"description\":\"Identifier of the line item.\",\"format\":\"uuid\",\"type\":\"string\"},\"metadata\":{\"allOf\":[{\"$ref\":\"#/components/schemas/Metadata\"}],\"description\":\"Client data, returned unchanged.\"},\"pricing\":{\"allOf\":[{\"$ref\":\"#/components/schemas/OrderLineItemPricing\"}],\"description\":\"What the line costs.\"},\"productOffering\":{\"allOf\":[{\"$ref\":\"#/components/schemas/OrderProductOffering\"}],\"description\":\"The offering bought.\"},\"simType\":{\"allOf\":[{\"$ref\":\"#/components/schemas/SimCardType\"}],\"description\":\"For SIM_CARD: the replacement SIM.\"},\"status\":{\"allOf\":[{\"$ref\":\"#/components/schemas/OrderLineItemStatus\"}],\"description\":\"Where the line item is.\"},\"subscription\":{\"allOf\":[{\"$ref\":\"#/components/schemas/NewSubscription\"}],\"description\":\"For SUBSCRIPTION: the new subscription.\"},\"subscriptionId\":{\"description\":\"The subscription the line is for (add-on, SIM card, assigned license).\",\"format\":\"uuid\",\"type\":\"string\"},\"type\":{\"allOf\":[{\"$ref\":\"#/components/schemas/ProductType\"}],\"description\":\"What the line creates.\"},\"upfrontPayment\":{\"description\":\"Whether the upfront payment was chosen.\",\"type\":\"boolean\"}},\"required\":[\"lineItemId\",\"type\",\"status\",\"productOffering\",\"bindingContract\",\"upfrontPayment\",\"pricing\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::auk::types::OrderLineItemPricing {
-            fn schema_name() -> ::std::string::String {
-                "OrderLineItemPricing".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::auk::OrderLineItemPricing")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::BillingCycle,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::auk::types::OrderPricingAmounts,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::auk::types::OrderPricingDiscount,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::auk::types::TaxBreakdownItem,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"What one line item costs. The top-level amounts are its part of the initial invoice.\",\"properties\":{\"billingCycle\":{\"allOf\":[{\"$ref\":\"#/components/schemas/BillingCycle\"}],\"description\":\"How often the recurring amount is charged; absent for one-time prices.\"},\"currency\":{\"description\":\"ISO 4217 code of every amount.\",\"type\":\"string\"},\"discounts\":{\"description\":\"Initial invoice: The discounts.\",\"items\":{\"$ref\":\"#/components/schemas/OrderPricingDiscount\"},\"type\":\"array\"},\"initialInvoiceAmount\":{\"deprecated\":true,\"description\":\"initialInvoiceAmountMinor in major units. Deprecated: read the Minor field.\",\"type\":\"number\"},\"initialInvoiceAmountMinor\":{\"description\":\"What the line adds to the initial invoice (equals totalMinor).\",\"format\":\"int64\",\"type\":\"integer\"},\"recurringAmount\":{\"deprecated\":true,\"description\":\"recurringAmountMinor in major units. Deprecated: read the Minor field.\",\"type\":\"number\"},\"recurringAmountMinor\":{\"description\":\"The line's charge for each billing period after the initial invoice, taxes included (recurringCosts.totalMinor); 0 for one-time prices.\",\"format\":\"int64\",\"type\":\"integer\"},\"recurringCosts\":{\"allOf\":[{\"$ref\":\"#/components/schemas/OrderPricingAmounts\"}],\"description\":\"The first billing period after the initial invoice, with the discounts still running then.\"},\"subtotal\":{\"deprecated\":true,\"description\":\"subtotalMinor in major units. Deprecated: read the Minor field.\",\"type\":\"number\"},\"subtotalMinor\":{\"description\":\"Initial invoice: Before discounts and taxes.\",\"format\":\"int64\",\"type\":\"integer\"},\"taxAmount\":{\"deprecated\":true,\"description\":\"taxAmountMinor in major units. Deprecated: read the Minor field.\",\"type\":\"number\"},\"taxAmountMinor\":{\"description\":\"Initial invoice: Sum of taxes.\",\"format\":\"int64\",\"type\":\"integer\"},\"taxes\":{\"description\":\"Initial invoice: Taxes by rate.\",\"items\":{\"$ref\":\"#/components/schemas/TaxBreakdownItem\"},\"type\":\"array\"},\"total\":{\"deprecated\":true,\"description\":\"totalMinor in major units. Deprecated: read the Minor field.\",\"type\":\"number\"},\"totalDiscounts\":{\"deprecated\":true,\"description\":\"totalDiscountsMinor in major units. Deprecated: read the Minor field.\",\"type\":\"number\"},\"totalDiscountsMinor\":{\"description\":\"Initial invoice: Sum of discounts.\",\"format\":\"int64\",\"type\":\"integer\"},\"totalMinor\":{\"description\":\"Initial invoice: subtotalMinor - totalDiscountsMinor + taxAmountMinor.\",\"format\":\"int64\",\"type\":\"integer\"}},\"required\":[\"currency\",\"subtotalMinor\",\"totalDiscountsMinor\",\"taxAmountMinor\",\"totalMinor\",\"discounts\",\"taxes\",\"initialInvoiceAmountMinor\",\"recurringAmountMinor\",\"recurringCosts\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema for crate::api::generated::auk::types::OrderList {
-            fn schema_name() -> ::std::string::String {
-                "OrderList".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::auk::OrderList")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<crate::api::generated::auk::types::OrderListItem>();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::Pagination,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"One page of orders.\",\"properties\":{\"items\":{\"description\":\"The orders on this page.\",\"items\":{\"$ref\":\"#/components/schemas/OrderListItem\"},\"type\":\"array\"},\"pagination\":{\"allOf\":[{\"$ref\":\"#/components/schemas/Pagination\"}],\"description\":\"Where the next page starts.\"}},\"required\":[\"items\",\"pagination\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::auk::types::OrderListItem {
-            fn schema_name() -> ::std::string::String {
-                "OrderListItem".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::auk::OrderListItem")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::OrderCustomer,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::auk::types::OrderListItemPricing,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::OrderStatus,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"An order as listed.\",\"properties\":{\"createdAt\":{\"description\":\"When it was created.\",\"format\":\"date-time\",\"type\":\"string\"},\"customer\":{\"allOf\":[{\"$ref\":\"#/components/schemas/OrderCustomer\"}],\"description\":\"Who buys.\"},\"expiresAt\":{\"description\":\"While DRAFT or APPROVED: when the order expires unless submitted.\",\"format\":\"date-time\",\"type\":\"string\"},\"lineItemCount\":{\"description\":\"Number of line items.\",\"format\":\"int32\",\"type\":\"integer\"},\"orderId\":{\"description\":\"Identifier of the order.\",\"format\":\"uuid\",\"type\":\"string\"},\"pricing\":{\"allOf\":[{\"$ref\":\"#/components/schemas/OrderListItemPricing\"}],\"description\":\"What it costs.\"},\"referenceId\":{\"description\":\"The client's own id.\",\"maxLength\":255,\"type\":\"string\"},\"status\":{\"allOf\":[{\"$ref\":\"#/components/schemas/OrderStatus\"}],\"description\":\"Where the order is.\"},\"updatedAt\":{\"description\":\"When it last changed.\",\"format\":\"date-time\",\"type\":\"string\"}},\"required\":[\"orderId\",\"status\",\"customer\",\"pricing\",\"createdAt\",\"updatedAt\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::auk::types::OrderListItemPricing {
-            fn schema_name() -> ::std::string::String {
-                "OrderListItemPricing".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::auk::OrderListItemPricing")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"description\":\"The order's initial invoice total.\",\"properties\":{\"currency\":{\"description\":\"ISO 4217 code.\",\"type\":\"string\"},\"total\":{\"deprecated\":true,\"description\":\"totalMinor in major units. Deprecated: read the Minor field.\",\"type\":\"number\"},\"totalMinor\":{\"description\":\"Total of the initial invoice, in minor units.\",\"format\":\"int64\",\"type\":\"integer\"}},\"required\":[\"currency\",\"totalMinor\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::auk::types::OrderPricingAmounts {
-            fn schema_name() -> ::std::string::String {
-                "OrderPricingAmounts".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::auk::OrderPricingAmounts")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::auk::types::OrderPricingDiscount,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::auk::types::TaxBreakdownItem,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"One charge: subtotal, discounts, taxes and total, in minor units of the order currency.\",\"properties\":{\"discounts\":{\"description\":\"The discounts.\",\"items\":{\"$ref\":\"#/components/schemas/OrderPricingDiscount\"},\"type\":\"array\"},\"subtotal\":{\"deprecated\":true,\"description\":\"subtotalMinor in major units. Deprecated: read the Minor field.\",\"type\":\"number\"},\"subtotalMinor\":{\"description\":\"Before discounts and taxes.\",\"format\":\"int64\",\"type\":\"integer\"},\"taxAmount\":{\"deprecated\":true,\"description\":\"taxAmountMinor in major units. Deprecated: read the Minor field.\",\"type\":\"number\"},\"taxAmountMinor\":{\"description\":\"Sum of taxes.\",\"format\":\"int64\",\"type\":\"integer\"},\"taxes\":{\"description\":\"Taxes by rate.\",\"items\":{\"$ref\":\"#/components/schemas/TaxBreakdownItem\"},\"type\":\"array\"},\"total\":{\"deprecated\":true,\"description\":\"totalMinor in major units. Deprecated: read the Minor field.\",\"type\":\"number\"},\"totalDiscountsMinor\":{\"description\":\"Sum of discounts.\",\"format\":\"int64\",\"type\":\"integer\"},\"totalMinor\":{\"description\":\"subtotalMinor - totalDiscountsMinor + taxAmountMinor.\",\"format\":\"int64\",\"type\":\"integer\"}},\"required\":[\"subtotalMinor\",\"totalDiscountsMinor\",\"taxAmountMinor\",\"totalMinor\",\"discounts\",\"taxes\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::auk::types::OrderPricingDiscount {
-            fn schema_name() -> ::std::string::String {
-                "OrderPricingDiscount".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::auk::OrderPricingDiscount")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::DiscountSource,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"A discount in a price calculation.\",\"properties\":{\"amount\":{\"deprecated\":true,\"description\":\"amountMinor in major units. Deprecated: read the Minor field.\",\"type\":\"number\"},\"amountMinor\":{\"description\":\"Amount taken off, in minor units (positive).\",\"format\":\"int64\",\"type\":\"integer\"},\"description\":{\"description\":\"The discount's name on invoices.\",\"type\":\"string\"},\"source\":{\"allOf\":[{\"$ref\":\"#/components/schemas/DiscountSource\"}],\"description\":\"Why the discount is given.\"}},\"required\":[\"source\",\"description\",\"amountMinor\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::auk::types::OrderPricingSummary {
-            fn schema_name() -> ::std::string::String {
-                "OrderPricingSummary".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::auk::OrderPricingSummary")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::auk::types::OrderPricingAmounts,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::auk::types::OrderPricingDiscount,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::auk::types::TaxBreakdownItem,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"What the order costs, recalculated at every change; each amount is the sum of the line items'. The top-level amounts are the initial invoice's.\",\"properties\":{\"currency\":{\"description\":\"ISO 4217 code of every amount.\",\"type\":\"string\"},\"discounts\":{\"description\":\"Initial invoice: The discounts.\",\"items\":{\"$ref\":\"#/components/schemas/OrderPricingDiscount\"},\"type\":\"array\"},\"initialInvoice\":{\"allOf\":[{\"$ref\":\"#/components/schemas/OrderPricingAmounts\"}],\"description\":\"What submission invoices: every line's first charge (upfront cycles included).\"},\"recurringCosts\":{\"allOf\":[{\"$ref\":\"#/components/schemas/OrderPricingAmounts\"}],\"description\":\"Every line's charge for its first billing period after the initial invoice.\"},\"subtotal\":{\"deprecated\":true,\"description\":\"subtotalMinor in major units. Deprecated: read the Minor field.\",\"type\":\"number\"},\"subtotalMinor\":{\"description\":\"Initial invoice: Before discounts and taxes.\",\"format\":\"int64\",\"type\":\"integer\"},\"taxAmount\":{\"deprecated\":true,\"description\":\"taxAmountMinor in major units. Deprecated: read the Minor field.\",\"type\":\"number\"},\"taxAmountMinor\":{\"description\":\"Initial invoice: Sum of taxes.\",\"format\":\"int64\",\"type\":\"integer\"},\"taxes\":{\"description\":\"Initial invoice: Taxes by rate.\",\"items\":{\"$ref\":\"#/components/schemas/TaxBreakdownItem\"},\"type\":\"array\"},\"total\":{\"deprecated\":true,\"description\":\"totalMinor in major units. Deprecated: read the Minor field.\",\"type\":\"number\"},\"totalDiscountsMinor\":{\"description\":\"Initial invoice: Sum of discounts.\",\"format\":\"int64\",\"type\":\"integer\"},\"totalMinor\":{\"description\":\"Initial invoice: subtotalMinor - totalDiscountsMinor + taxAmountMinor.\",\"format\":\"int64\",\"type\":\"integer\"}},\"required\":[\"currency\",\"subtotalMinor\",\"totalDiscountsMinor\",\"taxAmountMinor\",\"totalMinor\",\"discounts\",\"taxes\",\"initialInvoice\",\"recurringCosts\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema for crate::api::generated::auk::types::Price {
-            fn schema_name() -> ::std::string::String {
-                "Price".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::auk::Price")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::BillingCycle,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::BindingContract,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::Discount,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::PriceType,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::UpfrontPayment,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"What an offering costs. Money is in minor units of its currency.\",\"properties\":{\"billingCycle\":{\"allOf\":[{\"$ref\":\"#/components/schemas/BillingCycle\"}],\"description\":\"How often a RECURRING price is charged; absent for ONE_TIME.\"},\"bindingContract\":{\"allOf\":[{\"$ref\":\"#/components/schemas/BindingContract\"}],\"description\":\"The binding period on offer; absent when there is none.\"},\"boundMonths\":{\"deprecated\":true,\"description\":\"Months of the binding period (bindingContract.duration.value). Deprecated: read bindingContract.\",\"format\":\"int32\",\"type\":\"integer\"},\"currency\":{\"description\":\"ISO 4217 code of netPriceMinor.\",\"example\":\"SEK\",\"format\":\"iso4217\",\"pattern\":\"^[A-Z]{3}$\",\"type\":\"string\"},\"currencyOptions\":{\"additionalProperties\":{\"type\":\"number\"},\"deprecated\":true,\"description\":\"currencyOptionsMinor in major units. Deprecated: read currencyOptionsMinor.\",\"type\":\"object\"},\"currencyOptionsMinor\":{\"additionalProperties\":{\"format\":\"int64\",\"maximum\":10000000000,\"minimum\":0,\"type\":\"integer\"},\"description\":\"The price in other currencies: ISO 4217 code to minor units. Discounts scale with the same ratio.\",\"type\":\"object\"},\"customUpfrontPayment\":{\"allOf\":[{\"$ref\":\"#/components/schemas/UpfrontPayment\"}],\"description\":\"The upfront payment on offer; absent when there is none.\"},\"discount\":{\"deprecated\":true,\"description\":\"Deprecated and never sent.\",\"type\":\"number\"},\"discountMinor\":{\"deprecated\":true,\"description\":\"Deprecated and never sent.\",\"format\":\"int64\",\"type\":\"integer\"},\"netPrice\":{\"deprecated\":true,\"description\":\"netPriceMinor in major units (divided by 10 to the currency's exponent). Deprecated: read netPriceMinor.\",\"type\":\"number\"},\"netPriceMinor\":{\"description\":\"The configured price per charge (per billing cycle when RECURRING), in minor units of currency.\",\"format\":\"int64\",\"maximum\":10000000000,\"minimum\":0,\"type\":\"integer\"},\"priceType\":{\"allOf\":[{\"$ref\":\"#/components/schemas/PriceType\"}],\"description\":\"One-time or recurring.\"},\"standardDiscount\":{\"allOf\":[{\"$ref\":\"#/components/schemas/Discount\"}],\"description\":\"The discount everyone gets.\"}},\"required\":[\"currency\",\"priceType\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::auk::types::ProductCatalog {
-            fn schema_name() -> ::std::string::String {
-                "ProductCatalog".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::auk::ProductCatalog")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::auk::types::ProductOffering,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"The catalog a customer orders from, with the offerings they may order now (AVAILABLE ones).\",\"properties\":{\"customerId\":{\"description\":\"The customer it was asked for.\",\"format\":\"uuid\",\"type\":\"string\"},\"description\":{\"description\":\"Description of the catalog.\",\"maxLength\":4000,\"type\":\"string\"},\"items\":{\"description\":\"Offerings the customer may order now, in catalog order.\",\"items\":{\"$ref\":\"#/components/schemas/ProductOffering\"},\"type\":\"array\"},\"name\":{\"description\":\"Name of the catalog.\",\"maxLength\":255,\"type\":\"string\"},\"productCatalogId\":{\"description\":\"Identifier of the catalog.\",\"format\":\"uuid\",\"type\":\"string\"}},\"required\":[\"productCatalogId\",\"name\",\"customerId\",\"items\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::auk::types::ProductOffering {
-            fn schema_name() -> ::std::string::String {
-                "ProductOffering".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::auk::ProductOffering")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g.subschema_for::<crate::api::generated::auk::types::Price>();
-                let _ = g
-                    .subschema_for::<crate::api::generated::bullfinch::types::Product>();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::ProductOfferingGroup,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::ProductOfferingStatus,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"Something that can be sold: a product at a price.\",\"properties\":{\"description\":{\"description\":\"Description shown to customers.\",\"maxLength\":4000,\"type\":\"string\"},\"group\":{\"allOf\":[{\"$ref\":\"#/components/schemas/ProductOfferingGroup\"}],\"description\":\"The group it belongs to.\"},\"imageUrl\":{\"description\":\"Picture of the product.\",\"format\":\"uri\",\"maxLength\":2000,\"type\":\"string\"},\"name\":{\"description\":\"Name shown to customers.\",\"maxLength\":255,\"type\":\"string\"},\"price\":{\"allOf\":[{\"$ref\":\"#/components/schemas/Price\"}],\"description\":\"What it costs.\"},\"product\":{\"allOf\":[{\"$ref\":\"#/components/schemas/Product\"}],\"description\":\"The product sold.\"},\"productOfferingId\":{\"description\":\"Identifier of the offering.\",\"format\":\"uuid\",\"type\":\"string\"},\"richContent\":{\"description\":\"HTML description.\",\"maxLength\":20000,\"type\":\"string\"},\"status\":{\"allOf\":[{\"$ref\":\"#/components/schemas/ProductOfferingStatus\"}],\"description\":\"Whether it can be newly ordered.\"},\"uspList\":{\"description\":\"Selling points, in order.\",\"items\":{\"maxLength\":255,\"type\":\"string\"},\"type\":\"array\"}},\"required\":[\"productOfferingId\",\"status\",\"name\",\"product\",\"price\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::auk::types::ProductOfferingList {
-            fn schema_name() -> ::std::string::String {
-                "ProductOfferingList".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::auk::ProductOfferingList")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::Pagination,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::auk::types::ProductOffering,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"One page of product offerings.\",\"properties\":{\"items\":{\"description\":\"The offerings on this page.\",\"items\":{\"$ref\":\"#/components/schemas/ProductOffering\"},\"type\":\"array\"},\"pagination\":{\"allOf\":[{\"$ref\":\"#/components/schemas/Pagination\"}],\"description\":\"Where the next page starts.\"}},\"required\":[\"items\",\"pagination\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::auk::types::ProductOfferingSummary {
-            fn schema_name() -> ::std::string::String {
-                "ProductOfferingSummary".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::auk::ProductOfferingSummary")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g.subschema_for::<crate::api::generated::auk::types::Price>();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::ProductOfferingGroup,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"The offering a subscription, add-on or license was bought as, as the catalog holds it now.\",\"properties\":{\"group\":{\"allOf\":[{\"$ref\":\"#/components/schemas/ProductOfferingGroup\"}],\"description\":\"The group it belongs to.\"},\"imageUrl\":{\"description\":\"Picture of the product.\",\"format\":\"uri\",\"maxLength\":2000,\"type\":\"string\"},\"name\":{\"description\":\"Name shown to customers.\",\"maxLength\":255,\"type\":\"string\"},\"price\":{\"allOf\":[{\"$ref\":\"#/components/schemas/Price\"}],\"description\":\"What it costs.\"},\"productOfferingId\":{\"description\":\"The offering's id.\",\"format\":\"uuid\",\"type\":\"string\"}},\"required\":[\"productOfferingId\",\"name\",\"price\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema for crate::api::generated::auk::types::Subscription {
-            fn schema_name() -> ::std::string::String {
-                "Subscription".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::auk::Subscription")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::CustomerSummary,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::auk::types::ProductOfferingSummary,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::SimCardType,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::SubscriptionStatus,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"A mobile voice/SMS/data, data-only, broadband, IoT or travel eSIM subscription.\",\"properties\":{\"createdAt\":{\"description\":\"When it was created.\",\"format\":\"date-time\",\"type\":\"string\"},\"customer\":{\"allOf\":[{\"$ref\":\"#/components/schemas/CustomerSummary\"}],\"description\":\"Whose subscription it is.\"},\"display\":{\"description\":\"The number pretty-printed in international form, or the custom display name when one was set.\",\"maxLength\":255,\"type\":\"string\"},\"msisdn\":{\"description\":\"The number, E.164.\",\"maxLength\":16,\"type\":\"string\"},\"orderId\":{\"description\":\"The order whose submission created it.\",\"format\":\"uuid\",\"type\":\"string\"},\"productOffering\":{\"allOf\":[{\"$ref\":\"#/components/schemas/ProductOfferingSummary\"}],\"description\":\"The offering it was bought as.\"},\"referenceId\":{\"description\":\"The client's own id for the subscription; unique per organisation.\",\"maxLength\":255,\"type\":\"string\"},\"simType\":{\"allOf\":[{\"$ref\":\"#/components/schemas/SimCardType\"}],\"description\":\"The SIM it has: the one ordered with it, or the last SIM card ordered for it.\"},\"status\":{\"allOf\":[{\"$ref\":\"#/components/schemas/SubscriptionStatus\"}],\"description\":\"Where the subscription is in its life.\"},\"subscriptionId\":{\"description\":\"The subscription's id.\",\"format\":\"uuid\",\"type\":\"string\"},\"type\":{\"description\":\"Kind of subscription; common values CELL, DATA, MBB, M2M, TRAVEL_ESIM (from the offering's product category).\",\"maxLength\":40,\"type\":\"string\"},\"updatedAt\":{\"description\":\"When it last changed.\",\"format\":\"date-time\",\"type\":\"string\"}},\"required\":[\"subscriptionId\",\"status\",\"type\",\"display\",\"msisdn\",\"customer\",\"simType\",\"createdAt\",\"updatedAt\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::auk::types::SubscriptionAddon {
-            fn schema_name() -> ::std::string::String {
-                "SubscriptionAddon".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::auk::SubscriptionAddon")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::ProductOfferingGroup,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::auk::types::ProductOfferingSummary,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::SubscriptionAddonStatus,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"An add-on (extra data, abroad package, ...) attached to a subscription.\",\"properties\":{\"createdAt\":{\"description\":\"When it was created.\",\"format\":\"date-time\",\"type\":\"string\"},\"group\":{\"allOf\":[{\"$ref\":\"#/components/schemas/ProductOfferingGroup\"}],\"description\":\"The offering's group.\"},\"orderId\":{\"description\":\"The order whose submission created it.\",\"format\":\"uuid\",\"type\":\"string\"},\"productOffering\":{\"allOf\":[{\"$ref\":\"#/components/schemas/ProductOfferingSummary\"}],\"description\":\"The offering it was bought as.\"},\"referenceId\":{\"description\":\"Reference of the add-on, often filled after provisioning with a network provider; unique per organisation when set.\",\"maxLength\":255,\"type\":\"string\"},\"status\":{\"allOf\":[{\"$ref\":\"#/components/schemas/SubscriptionAddonStatus\"}],\"description\":\"Where the add-on is in its life.\"},\"subscriptionAddonId\":{\"description\":\"The add-on's id.\",\"format\":\"uuid\",\"type\":\"string\"},\"subscriptionId\":{\"description\":\"The subscription it is attached to.\",\"format\":\"uuid\",\"type\":\"string\"},\"updatedAt\":{\"description\":\"When it last changed.\",\"format\":\"date-time\",\"type\":\"string\"}},\"required\":[\"subscriptionAddonId\",\"subscriptionId\",\"productOffering\",\"status\",\"createdAt\",\"updatedAt\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::auk::types::SubscriptionAddonList {
-            fn schema_name() -> ::std::string::String {
-                "SubscriptionAddonList".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::auk::SubscriptionAddonList")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::auk::types::SubscriptionAddon,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"The add-ons of a subscription, oldest first.\",\"properties\":{\"items\":{\"description\":\"The add-ons.\",\"items\":{\"$ref\":\"#/components/schemas/SubscriptionAddon\"},\"type\":\"array\"}},\"required\":[\"items\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::auk::types::SubscriptionList {
-            fn schema_name() -> ::std::string::String {
-                "SubscriptionList".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::auk::SubscriptionList")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::Pagination,
-                    >();
-                let _ = g
-                    .subschema_for::<crate::api::generated::auk::types::Subscription>();
-                ::serde_json::from_str(
-                        "{\"description\":\"One page of subscriptions.\",\"properties\":{\"items\":{\"description\":\"The subscriptions on this page.\",\"items\":{\"$ref\":\"#/components/schemas/Subscription\"},\"type\":\"array\"},\"pagination\":{\"allOf\":[{\"$ref\":\"#/components/schemas/Pagination\"}],\"description\":\"Where the next page starts.\"}},\"required\":[\"items\",\"pagination\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::auk::types::TaxBreakdownItem {
-            fn schema_name() -> ::std::string::String {
-                "TaxBreakdownItem".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::auk::TaxBreakdownItem")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"description\":\"Tax at one rate.\",\"properties\":{\"amount\":{\"deprecated\":true,\"description\":\"amountMinor in major units. Deprecated: read the Minor field.\",\"type\":\"number\"},\"amountMinor\":{\"description\":\"Tax at this rate, in minor units.\",\"format\":\"int64\",\"type\":\"integer\"},\"description\":{\"description\":\"The rate's name, e.g. VAT 25%.\",\"type\":\"string\"},\"rateBasisPoints\":{\"description\":\"The rate in hundredths of a percent (2500 is 25 %).\",\"format\":\"int32\",\"type\":\"integer\"}},\"required\":[\"description\",\"rateBasisPoints\",\"amountMinor\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-    }
-    pub mod params {
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct OrderCalculatePricePath {
-            ///The order's id.
-            #[serde(rename = "orderId")]
-            pub order_id: ::std::string::String,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::auk::params::OrderCalculatePricePath {
-            fn schema_name() -> ::std::string::String {
-                "OrderCalculatePricePath".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed(
-                    "spec::auk::params::OrderCalculatePricePath",
-                )
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"orderId\":{\"description\":\"The order's id.\",\"maxLength\":64,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"orderId\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::auk::params::OrderCalculatePricePath {
-            const SCHEMA: &'static str = "{\"properties\":{\"orderId\":{\"description\":\"The order's id.\",\"maxLength\":64,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"orderId\"],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct OrderCalculatePriceHeaders {
-            ///The revision (DATE.name) to use for this request; overrides the API key's pin.
-            #[serde(rename = "Api-Revision")]
-            pub api_revision: ::std::option::Option<::std::string::String>,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::auk::params::OrderCalculatePriceHeaders {
-            fn schema_name() -> ::std::string::String {
-                "OrderCalculatePriceHeaders".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed(
-                    "spec::auk::params::OrderCalculatePriceHeaders",
-                )
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::auk::params::OrderCalculatePriceHeaders {
-            const SCHEMA: &'static str = "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}";
-        }
-    }
-}
-///Revision 2026-09-01.bullfinch.
-pub mod bullfinch {
-    pub mod types {
-        ///A user's access token.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct AccessToken {
-            ///A JWT; send it as Authorization: Bearer, together with the API key.
-            #[serde(rename = "accessToken")]
-            pub access_token: ::std::string::String,
-            ///Seconds until the token expires.
-            #[serde(rename = "expiresIn")]
-            pub expires_in: i64,
-            ///Always Bearer.
-            #[serde(rename = "tokenType")]
-            pub token_type: AccessTokenTokenType,
-            ///The user the token acts for.
-            #[serde(
-                rename = "userId",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub user_id: ::std::option::Option<::uuid::Uuid>,
-        }
-        ///Always Bearer.
-        #[derive(
-            ::serde::Deserialize,
-            ::serde::Serialize,
-            Clone,
-            Copy,
-            Debug,
-            Eq,
-            Hash,
-            Ord,
-            PartialEq,
-            PartialOrd
-        )]
-        pub enum AccessTokenTokenType {
-            Bearer,
-        }
-        impl ::std::fmt::Display for AccessTokenTokenType {
-            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-                match *self {
-                    Self::Bearer => f.write_str("Bearer"),
-                }
-            }
-        }
-        impl ::std::str::FromStr for AccessTokenTokenType {
-            type Err = self::error::ConversionError;
-            fn from_str(
-                value: &str,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                match value {
-                    "Bearer" => Ok(Self::Bearer),
-                    _ => Err("invalid value".into()),
-                }
-            }
-        }
-        impl ::std::convert::TryFrom<&str> for AccessTokenTokenType {
-            type Error = self::error::ConversionError;
-            fn try_from(
-                value: &str,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                value.parse()
-            }
-        }
-        impl ::std::convert::TryFrom<::std::string::String> for AccessTokenTokenType {
-            type Error = self::error::ConversionError;
-            fn try_from(
-                value: ::std::string::String,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                value.parse()
-            }
-        }
-        ///When the product starts: at once, or at first use.
-        #[derive(
-            ::serde::Deserialize,
-            ::serde::Serialize,
-            Clone,
-            Copy,
-            Debug,
-            Eq,
-            Hash,
-            Ord,
-            PartialEq,
-            PartialOrd
-        )]
-        pub enum ActivationType {
-            #[serde(rename = "INSTANT")]
-            Instant,
-            #[serde(rename = "FIRST_USE")]
-            FirstUse,
-        }
-        impl ::std::fmt::Display for ActivationType {
-            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-                match *self {
-                    Self::Instant => f.write_str("INSTANT"),
-                    Self::FirstUse => f.write_str("FIRST_USE"),
-                }
-            }
-        }
-        impl ::std::str::FromStr for ActivationType {
-            type Err = self::error::ConversionError;
-            fn from_str(
-                value: &str,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                match value {
-                    "INSTANT" => Ok(Self::Instant),
-                    "FIRST_USE" => Ok(Self::FirstUse),
-                    _ => Err("invalid value".into()),
-                }
-            }
-        }
-        impl ::std::convert::TryFrom<&str> for ActivationType {
-            type Error = self::error::ConversionError;
-            fn try_from(
-                value: &str,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                value.parse()
-            }
-        }
-        impl ::std::convert::TryFrom<::std::string::String> for ActivationType {
-            type Error = self::error::ConversionError;
-            fn try_from(
-                value: ::std::string::String,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                value.parse()
-            }
-        }
-        ///A postal address.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct Address {
-            ///Attention line (c/o).
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub attention: ::std::option::Option<::std::string::String>,
-            ///City.
-            pub city: ::std::string::String,
-            ///ISO 3166-1 alpha-2 country code of an assigned country.
-            pub country: ::std::string::String,
-            ///Region.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub region: ::std::option::Option<::std::string::String>,
-            ///State or province.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub state: ::std::option::Option<::std::string::String>,
-            ///First street line.
-            pub street1: ::std::string::String,
-            ///Second street line.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub street2: ::std::option::Option<::std::string::String>,
-            ///Postal code. A US code is five digits with an optional four-digit extension (12345-6789).
-            pub zip: ::std::string::String,
-        }
-        ///How often a recurring price is charged.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct BillingCycle {
-            ///Number of periods per cycle (3 with MONTHLY: quarterly).
-            pub interval: i32,
-            ///Unit of the cycle.
-            pub period: BillingPeriod,
-        }
-        ///How invoices reach the customer. EMAIL_INVOICE needs billing.email; PAPER_INVOICE needs billing.address.
-        #[derive(
-            ::serde::Deserialize,
-            ::serde::Serialize,
-            Clone,
-            Copy,
-            Debug,
-            Eq,
-            Hash,
-            Ord,
-            PartialEq,
-            PartialOrd
-        )]
-        pub enum BillingMethod {
-            #[serde(rename = "E_INVOICE")]
-            EInvoice,
-            #[serde(rename = "EMAIL_INVOICE")]
-            EmailInvoice,
-            #[serde(rename = "PAPER_INVOICE")]
-            PaperInvoice,
-        }
-        impl ::std::fmt::Display for BillingMethod {
-            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-                match *self {
-                    Self::EInvoice => f.write_str("E_INVOICE"),
-                    Self::EmailInvoice => f.write_str("EMAIL_INVOICE"),
-                    Self::PaperInvoice => f.write_str("PAPER_INVOICE"),
-                }
-            }
-        }
-        impl ::std::str::FromStr for BillingMethod {
-            type Err = self::error::ConversionError;
-            fn from_str(
-                value: &str,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                match value {
-                    "E_INVOICE" => Ok(Self::EInvoice),
-                    "EMAIL_INVOICE" => Ok(Self::EmailInvoice),
-                    "PAPER_INVOICE" => Ok(Self::PaperInvoice),
-                    _ => Err("invalid value".into()),
-                }
-            }
-        }
-        impl ::std::convert::TryFrom<&str> for BillingMethod {
-            type Error = self::error::ConversionError;
-            fn try_from(
-                value: &str,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                value.parse()
-            }
-        }
-        impl ::std::convert::TryFrom<::std::string::String> for BillingMethod {
-            type Error = self::error::ConversionError;
-            fn try_from(
-                value: ::std::string::String,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                value.parse()
-            }
-        }
-        ///The unit of a billing cycle.
-        #[derive(
-            ::serde::Deserialize,
-            ::serde::Serialize,
-            Clone,
-            Copy,
-            Debug,
-            Eq,
-            Hash,
-            Ord,
-            PartialEq,
-            PartialOrd
-        )]
-        pub enum BillingPeriod {
-            #[serde(rename = "MONTHLY")]
-            Monthly,
-        }
-        impl ::std::fmt::Display for BillingPeriod {
-            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-                match *self {
-                    Self::Monthly => f.write_str("MONTHLY"),
-                }
-            }
-        }
-        impl ::std::str::FromStr for BillingPeriod {
-            type Err = self::error::ConversionError;
-            fn from_str(
-                value: &str,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                match value {
-                    "MONTHLY" => Ok(Self::Monthly),
-                    _ => Err("invalid value".into()),
-                }
-            }
-        }
-        impl ::std::convert::TryFrom<&str> for BillingPeriod {
-            type Error = self::error::ConversionError;
-            fn try_from(
-                value: &str,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                value.parse()
-            }
-        }
-        impl ::std::convert::TryFrom<::std::string::String> for BillingPeriod {
-            type Error = self::error::ConversionError;
-            fn try_from(
-                value: ::std::string::String,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                value.parse()
-            }
-        }
-        ///A binding period the customer may choose, and what it earns.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct BindingContract {
-            ///Discount earned by choosing the binding period.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub discount: ::std::option::Option<Discount>,
-            ///Length of the binding period.
-            pub duration: Duration,
-        }
-        ///A new customer.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct CreateCustomerRequest {
-            ///How the customer is billed.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub billing: ::std::option::Option<CustomerBilling>,
-            ///How to reach the customer.
-            pub contact: CustomerContact,
-            ///Whether the customer is a person or a company.
-            #[serde(rename = "customerType")]
-            pub customer_type: CustomerType,
-            ///Government or company registration id; its format depends on country and customer type.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub identity: ::std::option::Option<::std::string::String>,
-            ///The client's own data, stored with the customer.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub metadata: ::std::option::Option<Metadata>,
-            ///Display name.
-            pub name: ::std::string::String,
-            ///BCP 47 language tag of a language, an optional script and an optional region, e.g. sv-SE, zh-Hant-TW, es-419. Default en-US.
-            #[serde(
-                rename = "preferredLocale",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub preferred_locale: ::std::option::Option<::std::string::String>,
-            ///The client's own identifier, unique per organisation. Usable in paths and filters as `rid_` followed by this value.
-            #[serde(
-                rename = "referenceId",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub reference_id: ::std::option::Option<::std::string::String>,
-            ///Where physical goods are shipped.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub shipping: ::std::option::Option<Shipping>,
-        }
-        ///A new order.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct CreateOrderRequest {
-            ///ISO 4217 code of the order; defaults to the customer's billing currency and is required when the customer has none.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub currency: ::std::option::Option<::std::string::String>,
-            ///The customer buying: an id or `rid_` reference.
-            #[serde(rename = "customerId")]
-            pub customer_id: ::std::string::String,
-            ///What to buy, 1 to 100 items.
-            #[serde(rename = "lineItems")]
-            pub line_items: ::std::vec::Vec<OrderLineItemRequest>,
-            ///Client data, returned unchanged.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub metadata: ::std::option::Option<Metadata>,
-            ///The client's own id for the order; unique per organisation.
-            #[serde(
-                rename = "referenceId",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub reference_id: ::std::option::Option<::std::string::String>,
-        }
-        ///A new user, created for one customer.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct CreateUserRequest {
-            ///The customer the user acts for: its id, or `rid_` followed by its referenceId.
-            #[serde(rename = "customerId")]
-            pub customer_id: ::std::string::String,
-            ///Sign-in identity; unique per organisation.
-            pub email: ::std::string::String,
-            ///Government or company registration id; its format depends on country and customer type.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub identity: ::std::option::Option<::std::string::String>,
-            ///The client's own data, stored with the user.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub metadata: ::std::option::Option<Metadata>,
-            ///Mobile number. E.164 (a plus sign and 2 to 15 digits), and a valid number of its country's numbering plan.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub msisdn: ::std::option::Option<::std::string::String>,
-            ///Full name.
-            pub name: ::std::string::String,
-            ///The client's own identifier, unique per organisation. Usable in paths and filters as `rid_` followed by this value.
-            #[serde(
-                rename = "referenceId",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub reference_id: ::std::option::Option<::std::string::String>,
-            ///The user's role at the customer. Default MEMBER.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub role: ::std::option::Option<CustomerRole>,
-        }
-        ///A billable person or company.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct Customer {
-            ///How the customer is billed; absent until set.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub billing: ::std::option::Option<CustomerBilling>,
-            ///How to reach the customer.
-            pub contact: CustomerContact,
-            ///The user to contact about this customer.
-            #[serde(
-                rename = "contactPerson",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub contact_person: ::std::option::Option<CustomerUser>,
-            ///When the customer was created.
-            #[serde(
-                rename = "createdAt",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub created_at: ::std::option::Option<
-                ::chrono::DateTime<::chrono::offset::Utc>,
-            >,
-            ///Customer identifier.
-            #[serde(rename = "customerId")]
-            pub customer_id: ::uuid::Uuid,
-            ///Whether the customer is a person or a company.
-            #[serde(rename = "customerType")]
-            pub customer_type: CustomerType,
-            ///Short id to quote in support requests.
-            #[serde(rename = "humanReadableId")]
-            pub human_readable_id: ::std::string::String,
-            ///Government or company registration id; its format depends on country and customer type.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub identity: ::std::option::Option<::std::string::String>,
-            ///The client's own data, stored with the customer.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub metadata: ::std::option::Option<Metadata>,
-            ///Display name.
-            pub name: ::std::string::String,
-            ///BCP 47 language tag of a language, an optional script and an optional region, e.g. sv-SE, zh-Hant-TW, es-419. en-US when not set.
-            #[serde(rename = "preferredLocale")]
-            pub preferred_locale: ::std::string::String,
-            ///The client's own identifier, unique per organisation. Usable in paths and filters as `rid_` followed by this value.
-            #[serde(
-                rename = "referenceId",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub reference_id: ::std::option::Option<::std::string::String>,
-            ///Where physical goods are shipped; absent until set.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub shipping: ::std::option::Option<Shipping>,
-            ///When the customer was last changed.
-            #[serde(
-                rename = "updatedAt",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub updated_at: ::std::option::Option<
-                ::chrono::DateTime<::chrono::offset::Utc>,
-            >,
-            ///Users acting for this customer.
-            #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
-            pub users: ::std::vec::Vec<CustomerUser>,
-        }
-        ///How the customer is billed.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct CustomerBilling {
-            ///Where paper invoices go; required for PAPER_INVOICE.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub address: ::std::option::Option<Address>,
-            ///Collect invoices automatically from the default payment profile. Needs defaultPaymentProfileId.
-            #[serde(rename = "autoPay", default)]
-            pub auto_pay: bool,
-            ///ISO 4217 code of an active currency, for the customer's invoices.
-            pub currency: ::std::string::String,
-            ///A saved payment profile of this customer; enables automatic collection.
-            #[serde(
-                rename = "defaultPaymentProfileId",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub default_payment_profile_id: ::std::option::Option<::std::string::String>,
-            ///Where email invoices go; required for EMAIL_INVOICE.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub email: ::std::option::Option<::std::string::String>,
-            ///How invoices reach the customer.
-            pub method: BillingMethod,
-        }
-        ///How to reach the customer.
-        #[derive(
-            ::serde::Deserialize,
-            ::serde::Serialize,
-            Clone,
-            Debug,
-            Default,
-            PartialEq
-        )]
-        pub struct CustomerContact {
-            ///Contact email address.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub email: ::std::option::Option<::std::string::String>,
-            ///Contact mobile number. E.164 (a plus sign and 2 to 15 digits), and a valid number of its country's numbering plan.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub msisdn: ::std::option::Option<::std::string::String>,
-        }
-        ///One page of customers.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct CustomerList {
-            ///The customers on this page.
-            pub items: ::std::vec::Vec<Customer>,
-            ///Where the next page starts.
-            pub pagination: Pagination,
-        }
-        ///What a user may do for a customer: MEMBER reads, MANAGER also changes the customer's data, ADMIN also manages its users.
-        #[derive(
-            ::serde::Deserialize,
-            ::serde::Serialize,
-            Clone,
-            Copy,
-            Debug,
-            Eq,
-            Hash,
-            Ord,
-            PartialEq,
-            PartialOrd
-        )]
-        pub enum CustomerRole {
-            #[serde(rename = "MEMBER")]
-            Member,
-            #[serde(rename = "MANAGER")]
-            Manager,
-            #[serde(rename = "ADMIN")]
-            Admin,
-        }
-        impl ::std::fmt::Display for CustomerRole {
-            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-                match *self {
-                    Self::Member => f.write_str("MEMBER"),
-                    Self::Manager => f.write_str("MANAGER"),
-                    Self::Admin => f.write_str("ADMIN"),
-                }
-            }
-        }
-        impl ::std::str::FromStr for CustomerRole {
-            type Err = self::error::ConversionError;
-            fn from_str(
-                value: &str,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                match value {
-                    "MEMBER" => Ok(Self::Member),
-                    "MANAGER" => Ok(Self::Manager),
-                    "ADMIN" => Ok(Self::Admin),
-                    _ => Err("invalid value".into()),
-                }
-            }
-        }
-        impl ::std::convert::TryFrom<&str> for CustomerRole {
-            type Error = self::error::ConversionError;
-            fn try_from(
-                value: &str,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                value.parse()
-            }
-        }
-        impl ::std::convert::TryFrom<::std::string::String> for CustomerRole {
-            type Error = self::error::ConversionError;
-            fn try_from(
-                value: ::std::string::String,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                value.parse()
-            }
-        }
-        ///The customer a subscription or license belongs to.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct CustomerSummary {
-            ///The customer's id.
-            #[serde(rename = "customerId")]
-            pub customer_id: ::uuid::Uuid,
-            ///The customer's name.
-            pub name: ::std::string::String,
-        }
-        ///Whether the customer is a person or a company.
-        #[derive(
-            ::serde::Deserialize,
-            ::serde::Serialize,
-            Clone,
-            Copy,
-            Debug,
-            Eq,
-            Hash,
-            Ord,
-            PartialEq,
-            PartialOrd
-        )]
-        pub enum CustomerType {
-            #[serde(rename = "CONSUMER")]
-            Consumer,
-            #[serde(rename = "BUSINESS")]
-            Business,
-        }
-        impl ::std::fmt::Display for CustomerType {
-            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-                match *self {
-                    Self::Consumer => f.write_str("CONSUMER"),
-                    Self::Business => f.write_str("BUSINESS"),
-                }
-            }
-        }
-        impl ::std::str::FromStr for CustomerType {
-            type Err = self::error::ConversionError;
-            fn from_str(
-                value: &str,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                match value {
-                    "CONSUMER" => Ok(Self::Consumer),
-                    "BUSINESS" => Ok(Self::Business),
-                    _ => Err("invalid value".into()),
-                }
-            }
-        }
-        impl ::std::convert::TryFrom<&str> for CustomerType {
-            type Error = self::error::ConversionError;
-            fn try_from(
-                value: &str,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                value.parse()
-            }
-        }
-        impl ::std::convert::TryFrom<::std::string::String> for CustomerType {
-            type Error = self::error::ConversionError;
-            fn try_from(
-                value: ::std::string::String,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                value.parse()
-            }
-        }
-        ///A user acting for the customer, with their role.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct CustomerUser {
-            ///User's full name.
-            pub name: ::std::string::String,
-            ///The user's role for this customer.
-            pub role: CustomerRole,
-            ///User identifier.
-            #[serde(rename = "userId")]
-            pub user_id: ::uuid::Uuid,
-        }
-        ///An amount taken off every billing period (not a total) while the discount runs.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct Discount {
-            ///Amount taken off each billing period, in minor units of the price currency.
-            #[serde(rename = "amountMinor")]
-            pub amount_minor: i64,
-            ///How long the discount runs from the start; omitted means it never ends (and, on a one-time price, applies to the single charge).
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub duration: ::std::option::Option<Duration>,
-            ///The discount's own name on invoices; omitted when it has none.
-            #[serde(
-                rename = "invoicingDescription",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub invoicing_description: ::std::option::Option<::std::string::String>,
-            ///The condition for getting the discount.
-            pub source: DiscountSource,
-        }
-        ///The condition for getting a discount: STANDARD for everyone, BINDING_CONTRACT with the binding period, UPFRONT_PAYMENT with the upfront payment.
-        #[derive(
-            ::serde::Deserialize,
-            ::serde::Serialize,
-            Clone,
-            Copy,
-            Debug,
-            Eq,
-            Hash,
-            Ord,
-            PartialEq,
-            PartialOrd
-        )]
-        pub enum DiscountSource {
-            #[serde(rename = "STANDARD")]
-            Standard,
-            #[serde(rename = "BINDING_CONTRACT")]
-            BindingContract,
-            #[serde(rename = "UPFRONT_PAYMENT")]
-            UpfrontPayment,
-        }
-        impl ::std::fmt::Display for DiscountSource {
-            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-                match *self {
-                    Self::Standard => f.write_str("STANDARD"),
-                    Self::BindingContract => f.write_str("BINDING_CONTRACT"),
-                    Self::UpfrontPayment => f.write_str("UPFRONT_PAYMENT"),
-                }
-            }
-        }
-        impl ::std::str::FromStr for DiscountSource {
-            type Err = self::error::ConversionError;
-            fn from_str(
-                value: &str,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                match value {
-                    "STANDARD" => Ok(Self::Standard),
-                    "BINDING_CONTRACT" => Ok(Self::BindingContract),
-                    "UPFRONT_PAYMENT" => Ok(Self::UpfrontPayment),
-                    _ => Err("invalid value".into()),
-                }
-            }
-        }
-        impl ::std::convert::TryFrom<&str> for DiscountSource {
-            type Error = self::error::ConversionError;
-            fn try_from(
-                value: &str,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                value.parse()
-            }
-        }
-        impl ::std::convert::TryFrom<::std::string::String> for DiscountSource {
-            type Error = self::error::ConversionError;
-            fn try_from(
-                value: ::std::string::String,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                value.parse()
-            }
-        }
-        ///A length of time.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct Duration {
-            ///Always MONTHS.
-            pub unit: DurationUnit,
-            ///Number of units.
-            pub value: i32,
-        }
-        ///The unit of a duration.
-        #[derive(
-            ::serde::Deserialize,
-            ::serde::Serialize,
-            Clone,
-            Copy,
-            Debug,
-            Eq,
-            Hash,
-            Ord,
-            PartialEq,
-            PartialOrd
-        )]
-        pub enum DurationUnit {
-            #[serde(rename = "MONTHS")]
-            Months,
-        }
-        impl ::std::fmt::Display for DurationUnit {
-            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-                match *self {
-                    Self::Months => f.write_str("MONTHS"),
-                }
-            }
-        }
-        impl ::std::str::FromStr for DurationUnit {
-            type Err = self::error::ConversionError;
-            fn from_str(
-                value: &str,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                match value {
-                    "MONTHS" => Ok(Self::Months),
-                    _ => Err("invalid value".into()),
-                }
-            }
-        }
-        impl ::std::convert::TryFrom<&str> for DurationUnit {
-            type Error = self::error::ConversionError;
-            fn try_from(
-                value: &str,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                value.parse()
-            }
-        }
-        impl ::std::convert::TryFrom<::std::string::String> for DurationUnit {
-            type Error = self::error::ConversionError;
-            fn try_from(
-                value: ::std::string::String,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                value.parse()
-            }
-        }
-        ///A login attempt waiting for its code.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct EmailLoginChallenge {
-            ///When the code was issued.
-            #[serde(rename = "createdAt")]
-            pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
-            ///When the code stops working.
-            #[serde(rename = "expiresAt")]
-            pub expires_at: ::chrono::DateTime<::chrono::offset::Utc>,
-            ///Seconds until the code expires.
-            #[serde(rename = "expiresIn")]
-            pub expires_in: i64,
-            ///Names this attempt; send it back with the code.
-            pub nonce: ::std::string::String,
-        }
-        ///Whom to send a login code.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct EmailLoginStartRequest {
-            ///The user's sign-in address.
-            pub email: ::std::string::String,
-        }
-        ///The code a user received, for the attempt it belongs to.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct EmailLoginVerifyRequest {
-            ///The 6-digit code from the mail.
-            pub code: ::std::string::String,
-            ///The address the code was sent to.
-            pub email: ::std::string::String,
-            ///The nonce from POST /auth/email/start.
-            pub nonce: ::std::string::String,
-        }
-        ///The body of every failed request.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct Error {
-            ///Deprecated: mixes the service's own code, an operator's code or the HTTP status. Do not branch on it; use internalCode.
-            pub code: ::std::string::String,
-            ///One entry per invalid field.
-            #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
-            pub details: ::std::vec::Vec<ErrorDetail>,
-            ///Advice on how to fix the request.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub hint: ::std::option::Option<::std::string::String>,
-            ///Names the failed condition; stable across releases. Branch on this. Absent for unexpected failures.
-            #[serde(
-                rename = "internalCode",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub internal_code: ::std::option::Option<::std::string::String>,
-            ///Human-readable description of the failure.
-            pub message: ::std::string::String,
-            ///Identifies the failing span.
-            #[serde(
-                rename = "spanId",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub span_id: ::std::option::Option<::std::string::String>,
-            ///Identifies this request; quote it when reporting a problem.
-            #[serde(
-                rename = "traceId",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub trace_id: ::std::option::Option<::std::string::String>,
-        }
-        ///What is wrong with one field of the request.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct ErrorDetail {
-            ///Names the problem, for example invalid_email, required, too_long.
-            pub code: ::std::string::String,
-            ///Human-readable description of the problem with this field.
-            pub message: ::std::string::String,
-            ///Dotted path of the field, for example billing.email.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub property: ::std::option::Option<::std::string::String>,
-            ///A value that would probably be accepted, when one is known.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub suggestion: ::std::option::Option<::serde_json::Value>,
-        }
-        ///Whether the server can serve requests.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct Health {
-            ///ok when the database answers.
-            pub status: HealthStatus,
-        }
-        ///ok when the database answers.
-        #[derive(
-            ::serde::Deserialize,
-            ::serde::Serialize,
-            Clone,
-            Copy,
-            Debug,
-            Eq,
-            Hash,
-            Ord,
-            PartialEq,
-            PartialOrd
-        )]
-        pub enum HealthStatus {
-            #[serde(rename = "ok")]
-            Ok,
-        }
-        impl ::std::fmt::Display for HealthStatus {
-            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-                match *self {
-                    Self::Ok => f.write_str("ok"),
-                }
-            }
-        }
-        impl ::std::str::FromStr for HealthStatus {
-            type Err = self::error::ConversionError;
-            fn from_str(
-                value: &str,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                match value {
-                    "ok" => Ok(Self::Ok),
-                    _ => Err("invalid value".into()),
-                }
-            }
-        }
-        impl ::std::convert::TryFrom<&str> for HealthStatus {
-            type Error = self::error::ConversionError;
-            fn try_from(
-                value: &str,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                value.parse()
-            }
-        }
-        impl ::std::convert::TryFrom<::std::string::String> for HealthStatus {
-            type Error = self::error::ConversionError;
-            fn try_from(
-                value: ::std::string::String,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                value.parse()
-            }
-        }
-        ///A license (mostly a business telephony feature), optionally assigned to a subscription. EXTERNAL_PRODUCT order lines also create licenses, of type EXTERNAL_PRODUCT.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct License {
-            ///The day it was activated; null until then.
-            #[serde(
-                rename = "activatedAt",
-                deserialize_with = "::std::option::Option::deserialize"
-            )]
-            pub activated_at: ::std::option::Option<::chrono::naive::NaiveDate>,
-            ///The subscription it is assigned to, when it is.
-            #[serde(
-                rename = "assignedTo",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub assigned_to: ::std::option::Option<LicenseAssignment>,
-            ///When it was created.
-            #[serde(rename = "createdAt")]
-            pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
-            ///Whose license it is.
-            pub customer: CustomerSummary,
-            ///The offering's group.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub group: ::std::option::Option<ProductOfferingGroup>,
-            ///Picture of the product.
-            #[serde(
-                rename = "imageUrl",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub image_url: ::std::option::Option<::std::string::String>,
-            ///The license's id.
-            #[serde(rename = "licenseId")]
-            pub license_id: ::uuid::Uuid,
-            ///The order whose submission created it.
-            #[serde(
-                rename = "orderId",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub order_id: ::std::option::Option<::uuid::Uuid>,
-            ///The offering it was bought as.
-            #[serde(rename = "productOffering")]
-            pub product_offering: ProductOfferingSummary,
-            ///Where the license is in its life.
-            pub status: LicenseStatus,
-            ///Kind of license, e.g. PBX_USER_LEVEL, PBX_SOFTPHONE, PBX_ROUTE_IVR, PBX_ROUTE_GROUP, PBX_ROUTE_QUEUE, PBX_ROUTE_VOICEMAIL, EXTERNAL_PRODUCT (from the offering's product).
-            #[serde(rename = "type")]
-            pub type_: ::std::string::String,
-            ///When it last changed.
-            #[serde(rename = "updatedAt")]
-            pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
-        }
-        ///What a license is assigned to.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct LicenseAssignment {
-            ///The subscription's display: its pretty-printed number or custom name.
-            #[serde(rename = "subscriptionDisplay")]
-            pub subscription_display: ::std::string::String,
-            ///The subscription's id.
-            #[serde(rename = "subscriptionId")]
-            pub subscription_id: ::uuid::Uuid,
-            ///What kind of thing the license is assigned to.
-            #[serde(rename = "type")]
-            pub type_: LicenseAssignmentType,
-        }
-        ///What kind of thing the license is assigned to.
-        #[derive(
-            ::serde::Deserialize,
-            ::serde::Serialize,
-            Clone,
-            Copy,
-            Debug,
-            Eq,
-            Hash,
-            Ord,
-            PartialEq,
-            PartialOrd
-        )]
-        pub enum LicenseAssignmentType {
-            #[serde(rename = "SUBSCRIPTION")]
-            Subscription,
-        }
-        impl ::std::fmt::Display for LicenseAssignmentType {
-            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-                match *self {
-                    Self::Subscription => f.write_str("SUBSCRIPTION"),
-                }
-            }
-        }
-        impl ::std::str::FromStr for LicenseAssignmentType {
-            type Err = self::error::ConversionError;
-            fn from_str(
-                value: &str,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                match value {
-                    "SUBSCRIPTION" => Ok(Self::Subscription),
-                    _ => Err("invalid value".into()),
-                }
-            }
-        }
-        impl ::std::convert::TryFrom<&str> for LicenseAssignmentType {
-            type Error = self::error::ConversionError;
-            fn try_from(
-                value: &str,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                value.parse()
-            }
-        }
-        impl ::std::convert::TryFrom<::std::string::String> for LicenseAssignmentType {
-            type Error = self::error::ConversionError;
-            fn try_from(
-                value: ::std::string::String,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                value.parse()
-            }
-        }
-        ///One page of licenses.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct LicenseList {
-            ///The licenses on this page.
-            pub items: ::std::vec::Vec<License>,
-            ///Where the next page starts.
-            pub pagination: Pagination,
-        }
-        ///PENDING: ordered, not yet active. ACTIVE: in use. PAUSED: paused; not in use. CANCELLED: ended. BLOCKED: disabled by the operator.
-        #[derive(
-            ::serde::Deserialize,
-            ::serde::Serialize,
-            Clone,
-            Copy,
-            Debug,
-            Eq,
-            Hash,
-            Ord,
-            PartialEq,
-            PartialOrd
-        )]
-        pub enum LicenseStatus {
-            #[serde(rename = "PENDING")]
-            Pending,
-            #[serde(rename = "ACTIVE")]
-            Active,
-            #[serde(rename = "PAUSED")]
-            Paused,
-            #[serde(rename = "CANCELLED")]
-            Cancelled,
-            #[serde(rename = "BLOCKED")]
-            Blocked,
-        }
-        impl ::std::fmt::Display for LicenseStatus {
-            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-                match *self {
-                    Self::Pending => f.write_str("PENDING"),
-                    Self::Active => f.write_str("ACTIVE"),
-                    Self::Paused => f.write_str("PAUSED"),
-                    Self::Cancelled => f.write_str("CANCELLED"),
-                    Self::Blocked => f.write_str("BLOCKED"),
-                }
-            }
-        }
-        impl ::std::str::FromStr for LicenseStatus {
-            type Err = self::error::ConversionError;
-            fn from_str(
-                value: &str,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                match value {
-                    "PENDING" => Ok(Self::Pending),
-                    "ACTIVE" => Ok(Self::Active),
-                    "PAUSED" => Ok(Self::Paused),
-                    "CANCELLED" => Ok(Self::Cancelled),
-                    "BLOCKED" => Ok(Self::Blocked),
-                    _ => Err("invalid value".into()),
-                }
-            }
-        }
-        impl ::std::convert::TryFrom<&str> for LicenseStatus {
-            type Error = self::error::ConversionError;
-            fn try_from(
-                value: &str,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                value.parse()
-            }
-        }
-        impl ::std::convert::TryFrom<::std::string::String> for LicenseStatus {
-            type Error = self::error::ConversionError;
-            fn try_from(
-                value: ::std::string::String,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                value.parse()
-            }
-        }
-        ///String keys and string values supplied by the client and returned unchanged. At most 50 keys; keys of 1 to 40 characters; values of at most 500 characters.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        #[serde(transparent)]
-        pub struct Metadata(
-            pub ::std::collections::BTreeMap<
-                ::std::string::String,
-                ::std::string::String,
-            >,
-        );
-        impl ::std::ops::Deref for Metadata {
-            type Target = ::std::collections::BTreeMap<
-                ::std::string::String,
-                ::std::string::String,
-            >;
-            fn deref(
-                &self,
-            ) -> &::std::collections::BTreeMap<
-                ::std::string::String,
-                ::std::string::String,
-            > {
-                &self.0
-            }
-        }
-        impl ::std::convert::From<Metadata>
-        for ::std::collections::BTreeMap<::std::string::String, ::std::string::String> {
-            fn from(value: Metadata) -> Self {
-                value.0
-            }
-        }
-        impl ::std::convert::From<
-            ::std::collections::BTreeMap<::std::string::String, ::std::string::String>,
-        > for Metadata {
-            fn from(
-                value: ::std::collections::BTreeMap<
-                    ::std::string::String,
-                    ::std::string::String,
-                >,
-            ) -> Self {
-                Self(value)
-            }
-        }
-        ///The subscription a SUBSCRIPTION line item creates.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct NewSubscription {
-            ///Shown instead of the number.
-            #[serde(
-                rename = "displayName",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub display_name: ::std::option::Option<::std::string::String>,
-            ///The number, E.164. With numberLeaseToken it must be one of the lease's numbers.
-            pub msisdn: ::std::string::String,
-            ///Token of a number lease holding msisdn.
-            #[serde(
-                rename = "numberLeaseToken",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub number_lease_token: ::std::option::Option<::std::string::String>,
-            ///The client's own id for the subscription; unique per organisation.
-            #[serde(
-                rename = "referenceId",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub reference_id: ::std::option::Option<::std::string::String>,
-            ///The SIM the subscription gets.
-            #[serde(rename = "simType")]
-            pub sim_type: SimCardType,
-        }
-        ///An OpenAPI 3.0.3 document.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        #[serde(transparent)]
-        pub struct OpenApiDocument(
-            pub ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-        );
-        impl ::std::ops::Deref for OpenApiDocument {
-            type Target = ::serde_json::Map<::std::string::String, ::serde_json::Value>;
-            fn deref(
-                &self,
-            ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
-                &self.0
-            }
-        }
-        impl ::std::convert::From<OpenApiDocument>
-        for ::serde_json::Map<::std::string::String, ::serde_json::Value> {
-            fn from(value: OpenApiDocument) -> Self {
-                value.0
-            }
-        }
-        impl ::std::convert::From<
-            ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-        > for OpenApiDocument {
-            fn from(
-                value: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
-            ) -> Self {
-                Self(value)
-            }
-        }
-        ///An order: what a customer buys, its state and its pricing.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct Order {
-            ///When it was approved.
-            #[serde(
-                rename = "approvedAt",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub approved_at: ::std::option::Option<
-                ::chrono::DateTime<::chrono::offset::Utc>,
-            >,
-            ///When it was cancelled.
-            #[serde(
-                rename = "cancelledAt",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub cancelled_at: ::std::option::Option<
-                ::chrono::DateTime<::chrono::offset::Utc>,
-            >,
-            ///When it was created.
-            #[serde(rename = "createdAt")]
-            pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
-            ///ISO 4217 code of the order's amounts.
-            pub currency: ::std::string::String,
-            ///Who buys.
-            pub customer: OrderCustomer,
-            ///While DRAFT or APPROVED: when the order expires unless submitted.
-            #[serde(
-                rename = "expiresAt",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub expires_at: ::std::option::Option<
-                ::chrono::DateTime<::chrono::offset::Utc>,
-            >,
-            ///What the order buys.
-            #[serde(rename = "lineItems")]
-            pub line_items: ::std::vec::Vec<OrderLineItem>,
-            ///Client data, returned unchanged.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub metadata: ::std::option::Option<Metadata>,
-            ///Identifier of the order.
-            #[serde(rename = "orderId")]
-            pub order_id: ::uuid::Uuid,
-            ///What it costs now.
-            pub pricing: OrderPricingSummary,
-            ///The client's own id.
-            #[serde(
-                rename = "referenceId",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub reference_id: ::std::option::Option<::std::string::String>,
-            ///Where the order is.
-            pub status: OrderStatus,
-            ///When it was submitted.
-            #[serde(
-                rename = "submittedAt",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub submitted_at: ::std::option::Option<
-                ::chrono::DateTime<::chrono::offset::Utc>,
-            >,
-            ///When it last changed.
-            #[serde(rename = "updatedAt")]
-            pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
-        }
-        ///The customer of an order.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct OrderCustomer {
-            ///The customer's id.
-            #[serde(rename = "customerId")]
-            pub customer_id: ::uuid::Uuid,
-            ///The customer's name.
-            pub name: ::std::string::String,
-        }
-        ///One thing an order buys.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct OrderLineItem {
-            ///Whether the binding period was chosen.
-            #[serde(rename = "bindingContract")]
-            pub binding_contract: bool,
-            ///After submission: the license the line created.
-            #[serde(
-                rename = "createdLicenseId",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub created_license_id: ::std::option::Option<::uuid::Uuid>,
-            ///After submission: the add-on the line created.
-            #[serde(
-                rename = "createdSubscriptionAddonId",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub created_subscription_addon_id: ::std::option::Option<::uuid::Uuid>,
-            ///After submission: the subscription the line created.
-            #[serde(
-                rename = "createdSubscriptionId",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub created_subscription_id: ::std::option::Option<::uuid::Uuid>,
-            ///Identifier of the line item.
-            #[serde(rename = "lineItemId")]
-            pub line_item_id: ::uuid::Uuid,
-            ///Client data, returned unchanged.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub metadata: ::std::option::Option<Metadata>,
-            ///What the line costs.
-            pub pricing: OrderLineItemPricing,
-            ///The offering bought.
-            #[serde(rename = "productOffering")]
-            pub product_offering: OrderProductOffering,
-            ///For SIM_CARD: the replacement SIM.
-            #[serde(
-                rename = "simType",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub sim_type: ::std::option::Option<SimCardType>,
-            ///Where the line item is.
-            pub status: OrderLineItemStatus,
-            ///For SUBSCRIPTION: the new subscription.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub subscription: ::std::option::Option<NewSubscription>,
-            ///The subscription the line is for (add-on, SIM card, assigned license).
-            #[serde(
-                rename = "subscriptionId",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub subscription_id: ::std::option::Option<::uuid::Uuid>,
-            ///What the line creates.
-            #[serde(rename = "type")]
-            pub type_: ProductType,
-            ///Whether the upfront payment was chosen.
-            #[serde(rename = "upfrontPayment")]
-            pub upfront_payment: bool,
-        }
-        ///What one line item costs. The top-level amounts are its part of the initial invoice.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct OrderLineItemPricing {
-            ///How often the recurring amount is charged; absent for one-time prices.
-            #[serde(
-                rename = "billingCycle",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub billing_cycle: ::std::option::Option<BillingCycle>,
-            ///ISO 4217 code of every amount.
-            pub currency: ::std::string::String,
-            ///Initial invoice: The discounts.
-            pub discounts: ::std::vec::Vec<OrderPricingDiscount>,
-            ///What the line adds to the initial invoice (equals totalMinor).
-            #[serde(rename = "initialInvoiceAmountMinor")]
-            pub initial_invoice_amount_minor: i64,
-            ///The line's charge for each billing period after the initial invoice, taxes included (recurringCosts.totalMinor); 0 for one-time prices.
-            #[serde(rename = "recurringAmountMinor")]
-            pub recurring_amount_minor: i64,
-            ///The first billing period after the initial invoice, with the discounts still running then.
-            #[serde(rename = "recurringCosts")]
-            pub recurring_costs: OrderPricingAmounts,
-            ///Initial invoice: Before discounts and taxes.
-            #[serde(rename = "subtotalMinor")]
-            pub subtotal_minor: i64,
-            ///Initial invoice: Sum of taxes.
-            #[serde(rename = "taxAmountMinor")]
-            pub tax_amount_minor: i64,
-            ///Initial invoice: Taxes by rate.
-            pub taxes: ::std::vec::Vec<TaxBreakdownItem>,
-            ///Initial invoice: Sum of discounts.
-            #[serde(rename = "totalDiscountsMinor")]
-            pub total_discounts_minor: i64,
-            ///Initial invoice: subtotalMinor - totalDiscountsMinor + taxAmountMinor.
-            #[serde(rename = "totalMinor")]
-            pub total_minor: i64,
-        }
-        ///One thing to buy. Which fields apply depends on type: SUBSCRIPTION needs subscription; SUBSCRIPTION_ADDON and SIM_CARD need subscriptionId (SIM_CARD also simType); LICENSE may name subscriptionId to assign the license; EXTERNAL_PRODUCT needs neither.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct OrderLineItemRequest {
-            ///Choose the offering's binding period (and its discount). Needs a price with bindingContract.
-            #[serde(rename = "bindingContract", default)]
-            pub binding_contract: bool,
-            ///Client data, returned unchanged.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub metadata: ::std::option::Option<Metadata>,
-            ///The offering bought.
-            #[serde(rename = "productOfferingId")]
-            pub product_offering_id: ::std::string::String,
-            ///For SIM_CARD: the replacement SIM.
-            #[serde(
-                rename = "simType",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub sim_type: ::std::option::Option<SimCardType>,
-            ///For SUBSCRIPTION: the new subscription.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub subscription: ::std::option::Option<NewSubscription>,
-            ///For SUBSCRIPTION_ADDON and SIM_CARD: the subscription it is for; for LICENSE optionally the subscription the license is assigned to. An id or `rid_` reference.
-            #[serde(
-                rename = "subscriptionId",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub subscription_id: ::std::option::Option<::std::string::String>,
-            ///What the line creates; must be the type of the offering's product.
-            #[serde(rename = "type")]
-            pub type_: ProductType,
-            ///Pay the offering's upfront billing cycles on the initial invoice (and get its discount). Needs a price with customUpfrontPayment.
-            #[serde(rename = "upfrontPayment", default)]
-            pub upfront_payment: bool,
-        }
-        ///PENDING until the order is submitted, then SUBMITTED; CANCELLED when the order is cancelled or expires.
-        #[derive(
-            ::serde::Deserialize,
-            ::serde::Serialize,
-            Clone,
-            Copy,
-            Debug,
-            Eq,
-            Hash,
-            Ord,
-            PartialEq,
-            PartialOrd
-        )]
-        pub enum OrderLineItemStatus {
-            #[serde(rename = "PENDING")]
-            Pending,
-            #[serde(rename = "SUBMITTED")]
-            Submitted,
-            #[serde(rename = "CANCELLED")]
-            Cancelled,
-        }
-        impl ::std::fmt::Display for OrderLineItemStatus {
-            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-                match *self {
-                    Self::Pending => f.write_str("PENDING"),
-                    Self::Submitted => f.write_str("SUBMITTED"),
-                    Self::Cancelled => f.write_str("CANCELLED"),
-                }
-            }
-        }
-        impl ::std::str::FromStr for OrderLineItemStatus {
-            type Err = self::error::ConversionError;
-            fn from_str(
-                value: &str,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                match value {
-                    "PENDING" => Ok(Self::Pending),
-                    "SUBMITTED" => Ok(Self::Submitted),
-                    "CANCELLED" => Ok(Self::Cancelled),
-                    _ => Err("invalid value".into()),
-                }
-            }
-        }
-        impl ::std::convert::TryFrom<&str> for OrderLineItemStatus {
-            type Error = self::error::ConversionError;
-            fn try_from(
-                value: &str,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                value.parse()
-            }
-        }
-        impl ::std::convert::TryFrom<::std::string::String> for OrderLineItemStatus {
-            type Error = self::error::ConversionError;
-            fn try_from(
-                value: ::std::string::String,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                value.parse()
-            }
-        }
-        ///One page of orders.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct OrderList {
-            ///The orders on this page.
-            pub items: ::std::vec::Vec<OrderListItem>,
-            ///Where the next page starts.
-            pub pagination: Pagination,
-        }
-        ///An order as listed.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct OrderListItem {
-            ///When it was created.
-            #[serde(rename = "createdAt")]
-            pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
-            ///Who buys.
-            pub customer: OrderCustomer,
-            ///While DRAFT or APPROVED: when the order expires unless submitted.
-            #[serde(
-                rename = "expiresAt",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub expires_at: ::std::option::Option<
-                ::chrono::DateTime<::chrono::offset::Utc>,
-            >,
-            ///Number of line items.
-            #[serde(
-                rename = "lineItemCount",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub line_item_count: ::std::option::Option<i32>,
-            ///Identifier of the order.
-            #[serde(rename = "orderId")]
-            pub order_id: ::uuid::Uuid,
-            ///What it costs.
-            pub pricing: OrderListItemPricing,
-            ///The client's own id.
-            #[serde(
-                rename = "referenceId",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub reference_id: ::std::option::Option<::std::string::String>,
-            ///Where the order is.
-            pub status: OrderStatus,
-            ///When it last changed.
-            #[serde(rename = "updatedAt")]
-            pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
-        }
-        ///The order's initial invoice total.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct OrderListItemPricing {
-            ///ISO 4217 code.
-            pub currency: ::std::string::String,
-            ///Total of the initial invoice, in minor units.
-            #[serde(rename = "totalMinor")]
-            pub total_minor: i64,
-        }
-        ///One charge: subtotal, discounts, taxes and total, in minor units of the order currency.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct OrderPricingAmounts {
-            ///The discounts.
-            pub discounts: ::std::vec::Vec<OrderPricingDiscount>,
-            ///Before discounts and taxes.
-            #[serde(rename = "subtotalMinor")]
-            pub subtotal_minor: i64,
-            ///Sum of taxes.
-            #[serde(rename = "taxAmountMinor")]
-            pub tax_amount_minor: i64,
-            ///Taxes by rate.
-            pub taxes: ::std::vec::Vec<TaxBreakdownItem>,
-            ///Sum of discounts.
-            #[serde(rename = "totalDiscountsMinor")]
-            pub total_discounts_minor: i64,
-            ///subtotalMinor - totalDiscountsMinor + taxAmountMinor.
-            #[serde(rename = "totalMinor")]
-            pub total_minor: i64,
-        }
-        ///A discount in a price calculation.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct OrderPricingDiscount {
-            ///Amount taken off, in minor units (positive).
-            #[serde(rename = "amountMinor")]
-            pub amount_minor: i64,
-            ///The discount's name on invoices.
-            pub description: ::std::string::String,
-            ///Why the discount is given.
-            pub source: DiscountSource,
-        }
-        ///What the order costs, recalculated at every change; each amount is the sum of the line items'. The top-level amounts are the initial invoice's.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct OrderPricingSummary {
-            ///ISO 4217 code of every amount.
-            pub currency: ::std::string::String,
-            ///Initial invoice: The discounts.
-            pub discounts: ::std::vec::Vec<OrderPricingDiscount>,
-            ///What submission invoices: every line's first charge (upfront cycles included).
-            #[serde(rename = "initialInvoice")]
-            pub initial_invoice: OrderPricingAmounts,
-            ///Every line's charge for its first billing period after the initial invoice.
-            #[serde(rename = "recurringCosts")]
-            pub recurring_costs: OrderPricingAmounts,
-            ///Initial invoice: Before discounts and taxes.
-            #[serde(rename = "subtotalMinor")]
-            pub subtotal_minor: i64,
-            ///Initial invoice: Sum of taxes.
-            #[serde(rename = "taxAmountMinor")]
-            pub tax_amount_minor: i64,
-            ///Initial invoice: Taxes by rate.
-            pub taxes: ::std::vec::Vec<TaxBreakdownItem>,
-            ///Initial invoice: Sum of discounts.
-            #[serde(rename = "totalDiscountsMinor")]
-            pub total_discounts_minor: i64,
-            ///Initial invoice: subtotalMinor - totalDiscountsMinor + taxAmountMinor.
-            #[serde(rename = "totalMinor")]
-            pub total_minor: i64,
-        }
-        ///The offering a line item buys.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct OrderProductOffering {
-            ///The offering's name when the line was last changed.
-            pub name: ::std::string::String,
-            ///The offering's id.
-            #[serde(rename = "productOfferingId")]
-            pub product_offering_id: ::uuid::Uuid,
-        }
-        ///DRAFT: editable. APPROVED: approved by a manager, no longer editable. SUBMITTED: accepted; its subscriptions, add-ons and licenses exist. CANCELLED: cancelled before submission. EXPIRED: not submitted before expiresAt.
-        #[derive(
-            ::serde::Deserialize,
-            ::serde::Serialize,
-            Clone,
-            Copy,
-            Debug,
-            Eq,
-            Hash,
-            Ord,
-            PartialEq,
-            PartialOrd
-        )]
-        pub enum OrderStatus {
-            #[serde(rename = "DRAFT")]
-            Draft,
-            #[serde(rename = "APPROVED")]
-            Approved,
-            #[serde(rename = "SUBMITTED")]
-            Submitted,
-            #[serde(rename = "CANCELLED")]
-            Cancelled,
-            #[serde(rename = "EXPIRED")]
-            Expired,
-        }
-        impl ::std::fmt::Display for OrderStatus {
-            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-                match *self {
-                    Self::Draft => f.write_str("DRAFT"),
-                    Self::Approved => f.write_str("APPROVED"),
-                    Self::Submitted => f.write_str("SUBMITTED"),
-                    Self::Cancelled => f.write_str("CANCELLED"),
-                    Self::Expired => f.write_str("EXPIRED"),
-                }
-            }
-        }
-        impl ::std::str::FromStr for OrderStatus {
-            type Err = self::error::ConversionError;
-            fn from_str(
-                value: &str,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                match value {
-                    "DRAFT" => Ok(Self::Draft),
-                    "APPROVED" => Ok(Self::Approved),
-                    "SUBMITTED" => Ok(Self::Submitted),
-                    "CANCELLED" => Ok(Self::Cancelled),
-                    "EXPIRED" => Ok(Self::Expired),
-                    _ => Err("invalid value".into()),
-                }
-            }
-        }
-        impl ::std::convert::TryFrom<&str> for OrderStatus {
-            type Error = self::error::ConversionError;
-            fn try_from(
-                value: &str,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                value.parse()
-            }
-        }
-        impl ::std::convert::TryFrom<::std::string::String> for OrderStatus {
-            type Error = self::error::ConversionError;
-            fn try_from(
-                value: ::std::string::String,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                value.parse()
-            }
-        }
-        ///Where the next page starts.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct Pagination {
-            ///Opaque cursor for the next page; null when there are no more results.
-            #[serde(
-                rename = "nextCursor",
-                deserialize_with = "::std::option::Option::deserialize"
-            )]
-            pub next_cursor: ::std::option::Option<::std::string::String>,
-        }
-        ///What an offering costs. Money is in minor units of its currency.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct Price {
-            ///How often a RECURRING price is charged; absent for ONE_TIME.
-            #[serde(
-                rename = "billingCycle",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub billing_cycle: ::std::option::Option<BillingCycle>,
-            ///The binding period on offer; absent when there is none.
-            #[serde(
-                rename = "bindingContract",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub binding_contract: ::std::option::Option<BindingContract>,
-            ///ISO 4217 code of netPriceMinor.
-            pub currency: ::std::string::String,
-            ///The price in other currencies: ISO 4217 code to minor units. Discounts scale with the same ratio.
-            #[serde(
-                rename = "currencyOptionsMinor",
-                default,
-                skip_serializing_if = ":: std :: collections :: BTreeMap::is_empty"
-            )]
-            pub currency_options_minor: ::std::collections::BTreeMap<
-                ::std::string::String,
-                i64,
-            >,
-            ///The upfront payment on offer; absent when there is none.
-            #[serde(
-                rename = "customUpfrontPayment",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub custom_upfront_payment: ::std::option::Option<UpfrontPayment>,
-            ///The configured price per charge (per billing cycle when RECURRING), in minor units of currency.
-            #[serde(
-                rename = "netPriceMinor",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub net_price_minor: ::std::option::Option<i64>,
-            ///One-time or recurring.
-            #[serde(rename = "priceType")]
-            pub price_type: PriceType,
-            ///The discount everyone gets.
-            #[serde(
-                rename = "standardDiscount",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub standard_discount: ::std::option::Option<Discount>,
-        }
-        ///Whether the price is charged once or every billing period.
-        #[derive(
-            ::serde::Deserialize,
-            ::serde::Serialize,
-            Clone,
-            Copy,
-            Debug,
-            Eq,
-            Hash,
-            Ord,
-            PartialEq,
-            PartialOrd
-        )]
-        pub enum PriceType {
-            #[serde(rename = "ONE_TIME")]
-            OneTime,
-            #[serde(rename = "RECURRING")]
-            Recurring,
-        }
-        impl ::std::fmt::Display for PriceType {
-            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-                match *self {
-                    Self::OneTime => f.write_str("ONE_TIME"),
-                    Self::Recurring => f.write_str("RECURRING"),
-                }
-            }
-        }
-        impl ::std::str::FromStr for PriceType {
-            type Err = self::error::ConversionError;
-            fn from_str(
-                value: &str,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                match value {
-                    "ONE_TIME" => Ok(Self::OneTime),
-                    "RECURRING" => Ok(Self::Recurring),
-                    _ => Err("invalid value".into()),
-                }
-            }
-        }
-        impl ::std::convert::TryFrom<&str> for PriceType {
-            type Error = self::error::ConversionError;
-            fn try_from(
-                value: &str,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                value.parse()
-            }
-        }
-        impl ::std::convert::TryFrom<::std::string::String> for PriceType {
-            type Error = self::error::ConversionError;
-            fn try_from(
-                value: ::std::string::String,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                value.parse()
-            }
-        }
-        ///The product an offering sells.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct Product {
-            ///What kind of product it is.
-            pub category: ProductCategory,
-            ///What it includes.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub features: ::std::option::Option<ProductFeatures>,
-            ///The operator's name for the product.
-            #[serde(rename = "internalName")]
-            pub internal_name: ::std::string::String,
-            ///The network provider that delivers it.
-            #[serde(
-                rename = "networkProviderId",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub network_provider_id: ::std::option::Option<::std::string::String>,
-            ///Identifier of the product.
-            #[serde(rename = "productId")]
-            pub product_id: ::uuid::Uuid,
-            ///What ordering it creates.
-            #[serde(rename = "type")]
-            pub type_: ProductType,
-        }
-        ///The catalog a customer orders from, with the offerings they may order now (AVAILABLE ones).
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct ProductCatalog {
-            ///The customer it was asked for.
-            #[serde(rename = "customerId")]
-            pub customer_id: ::uuid::Uuid,
-            ///Description of the catalog.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub description: ::std::option::Option<::std::string::String>,
-            ///Offerings the customer may order now, in catalog order.
-            pub items: ::std::vec::Vec<ProductOffering>,
-            ///Name of the catalog.
-            pub name: ::std::string::String,
-            ///Identifier of the catalog.
-            #[serde(rename = "productCatalogId")]
-            pub product_catalog_id: ::uuid::Uuid,
-        }
-        ///What kind of product an offering sells; add-on groups carry the category of the subscriptions their add-ons attach to.
-        #[derive(
-            ::serde::Deserialize,
-            ::serde::Serialize,
-            Clone,
-            Copy,
-            Debug,
-            Eq,
-            Hash,
-            Ord,
-            PartialEq,
-            PartialOrd
-        )]
-        pub enum ProductCategory {
-            #[serde(rename = "PRODUCT_CATEGORY_SUBSCRIPTION_CELL")]
-            ProductCategorySubscriptionCell,
-            #[serde(rename = "PRODUCT_CATEGORY_SUBSCRIPTION_DATA_SIM")]
-            ProductCategorySubscriptionDataSim,
-            #[serde(rename = "PRODUCT_CATEGORY_SUBSCRIPTION_BROADBAND")]
-            ProductCategorySubscriptionBroadband,
-            #[serde(rename = "PRODUCT_CATEGORY_SUBSCRIPTION_M2M")]
-            ProductCategorySubscriptionM2m,
-            #[serde(rename = "PRODUCT_CATEGORY_TRAVEL_ESIM")]
-            ProductCategoryTravelEsim,
-            #[serde(rename = "PRODUCT_CATEGORY_EXTRA_DATA")]
-            ProductCategoryExtraData,
-            #[serde(rename = "PRODUCT_CATEGORY_TRAVEL_ESIM_PACKAGE")]
-            ProductCategoryTravelEsimPackage,
-            #[serde(rename = "PRODUCT_CATEGORY_ABROAD")]
-            ProductCategoryAbroad,
-            #[serde(rename = "PRODUCT_CATEGORY_EXTERNAL_PRODUCT")]
-            ProductCategoryExternalProduct,
-            #[serde(rename = "PRODUCT_CATEGORY_EXTERNAL_PRODUCT_ADDON")]
-            ProductCategoryExternalProductAddon,
-            #[serde(rename = "PRODUCT_CATEGORY_SIM_CARD")]
-            ProductCategorySimCard,
-        }
-        impl ::std::fmt::Display for ProductCategory {
-            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-                match *self {
-                    Self::ProductCategorySubscriptionCell => {
-                        f.write_str("PRODUCT_CATEGORY_SUBSCRIPTION_CELL")
-                    }
-                    Self::ProductCategorySubscriptionDataSim => {
-                        f.write_str("PRODUCT_CATEGORY_SUBSCRIPTION_DATA_SIM")
-                    }
-                    Self::ProductCategorySubscriptionBroadband => {
-                        f.write_str("PRODUCT_CATEGORY_SUBSCRIPTION_BROADBAND")
-                    }
-                    Self::ProductCategorySubscriptionM2m => {
-                        f.write_str("PRODUCT_CATEGORY_SUBSCRIPTION_M2M")
-                    }
-                    Self::ProductCategoryTravelEsim => {
-                        f.write_str("PRODUCT_CATEGORY_TRAVEL_ESIM")
-                    }
-                    Self::ProductCategoryExtraData => {
-                        f.write_str("PRODUCT_CATEGORY_EXTRA_DATA")
-                    }
-                    Self::ProductCategoryTravelEsimPackage => {
-                        f.write_str("PRODUCT_CATEGORY_TRAVEL_ESIM_PACKAGE")
-                    }
-                    Self::ProductCategoryAbroad => f.write_str("PRODUCT_CATEGORY_ABROAD"),
-                    Self::ProductCategoryExternalProduct => {
-                        f.write_str("PRODUCT_CATEGORY_EXTERNAL_PRODUCT")
-                    }
-                    Self::ProductCategoryExternalProductAddon => {
-                        f.write_str("PRODUCT_CATEGORY_EXTERNAL_PRODUCT_ADDON")
-                    }
-                    Self::ProductCategorySimCard => {
-                        f.write_str("PRODUCT_CATEGORY_SIM_CARD")
-                    }
-                }
-            }
-        }
-        impl ::std::str::FromStr for ProductCategory {
-            type Err = self::error::ConversionError;
-            fn from_str(
-                value: &str,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                match value {
-                    "PRODUCT_CATEGORY_SUBSCRIPTION_CELL" => {
-                        Ok(Self::ProductCategorySubscriptionCell)
-                    }
-                    "PRODUCT_CATEGORY_SUBSCRIPTION_DATA_SIM" => {
-                        Ok(Self::ProductCategorySubscriptionDataSim)
-                    }
-                    "PRODUCT_CATEGORY_SUBSCRIPTION_BROADBAND" => {
-                        Ok(Self::ProductCategorySubscriptionBroadband)
-                    }
-                    "PRODUCT_CATEGORY_SUBSCRIPTION_M2M" => {
-                        Ok(Self::ProductCategorySubscriptionM2m)
-                    }
-                    "PRODUCT_CATEGORY_TRAVEL_ESIM" => Ok(Self::ProductCategoryTravelEsim),
-                    "PRODUCT_CATEGORY_EXTRA_DATA" => Ok(Self::ProductCategoryExtraData),
-                    "PRODUCT_CATEGORY_TRAVEL_ESIM_PACKAGE" => {
-                        Ok(Self::ProductCategoryTravelEsimPackage)
-                    }
-                    "PRODUCT_CATEGORY_ABROAD" => Ok(Self::ProductCategoryAbroad),
-                    "PRODUCT_CATEGORY_EXTERNAL_PRODUCT" => {
-                        Ok(Self::ProductCategoryExternalProduct)
-                    }
-                    "PRODUCT_CATEGORY_EXTERNAL_PRODUCT_ADDON" => {
-                        Ok(Self::ProductCategoryExternalProductAddon)
-                    }
-                    "PRODUCT_CATEGORY_SIM_CARD" => Ok(Self::ProductCategorySimCard),
-                    _ => Err("invalid value".into()),
-                }
-            }
-        }
-        impl ::std::convert::TryFrom<&str> for ProductCategory {
-            type Error = self::error::ConversionError;
-            fn try_from(
-                value: &str,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                value.parse()
-            }
-        }
-        impl ::std::convert::TryFrom<::std::string::String> for ProductCategory {
-            type Error = self::error::ConversionError;
-            fn try_from(
-                value: ::std::string::String,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                value.parse()
-            }
-        }
-        ///What the product includes.
-        #[derive(
-            ::serde::Deserialize,
-            ::serde::Serialize,
-            Clone,
-            Debug,
-            Default,
-            PartialEq
-        )]
-        pub struct ProductFeatures {
-            ///When it starts.
-            #[serde(
-                rename = "activationType",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub activation_type: ::std::option::Option<ActivationType>,
-            ///Countries where it works (ISO 3166-1 alpha-3).
-            #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
-            pub countries: ::std::vec::Vec<::std::string::String>,
-            ///Included data in megabytes.
-            #[serde(
-                rename = "dataMb",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub data_mb: ::std::option::Option<f64>,
-            ///Included call time in seconds.
-            #[serde(
-                rename = "includedCallSeconds",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub included_call_seconds: ::std::option::Option<i64>,
-            ///Included text messages.
-            #[serde(
-                rename = "includedSms",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub included_sms: ::std::option::Option<i64>,
-            ///Named regions where it works.
-            #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
-            pub regions: ::std::vec::Vec<::std::string::String>,
-            ///The SIM it needs or is.
-            #[serde(
-                rename = "simCardType",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub sim_card_type: ::std::option::Option<SimCardType>,
-            ///Days the product is valid after activation.
-            #[serde(
-                rename = "validityDays",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub validity_days: ::std::option::Option<i32>,
-        }
-        ///Something that can be sold: a product at a price.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct ProductOffering {
-            ///Description shown to customers.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub description: ::std::option::Option<::std::string::String>,
-            ///The group it belongs to.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub group: ::std::option::Option<ProductOfferingGroup>,
-            ///Picture of the product.
-            #[serde(
-                rename = "imageUrl",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub image_url: ::std::option::Option<::std::string::String>,
-            ///Name shown to customers.
-            pub name: ::std::string::String,
-            ///What it costs.
-            pub price: Price,
-            ///The product sold.
-            pub product: Product,
-            ///Identifier of the offering.
-            #[serde(rename = "productOfferingId")]
-            pub product_offering_id: ::uuid::Uuid,
-            ///HTML description.
-            #[serde(
-                rename = "richContent",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub rich_content: ::std::option::Option<::std::string::String>,
-            ///Whether it can be newly ordered.
-            pub status: ProductOfferingStatus,
-            ///Selling points, in order.
-            #[serde(
-                rename = "uspList",
-                default,
-                skip_serializing_if = "::std::vec::Vec::is_empty"
-            )]
-            pub usp_list: ::std::vec::Vec<::std::string::String>,
-        }
-        ///A group of related offerings.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct ProductOfferingGroup {
-            ///Category of the group; for add-ons, the category of the subscriptions they attach to.
-            pub category: ProductCategory,
-            ///Description for customers.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub description: ::std::option::Option<::std::string::String>,
-            ///Description for the operator's staff.
-            #[serde(
-                rename = "internalDescription",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub internal_description: ::std::option::Option<::std::string::String>,
-            ///Name of the group.
-            pub name: ::std::string::String,
-            ///Identifier of the group.
-            #[serde(rename = "productOfferingGroupId")]
-            pub product_offering_group_id: ::uuid::Uuid,
-        }
-        ///One page of product offerings.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct ProductOfferingList {
-            ///The offerings on this page.
-            pub items: ::std::vec::Vec<ProductOffering>,
-            ///Where the next page starts.
-            pub pagination: Pagination,
-        }
-        ///AVAILABLE offerings can be ordered; ARCHIVED ones cannot be newly ordered but remain valid for what exists.
-        #[derive(
-            ::serde::Deserialize,
-            ::serde::Serialize,
-            Clone,
-            Copy,
-            Debug,
-            Eq,
-            Hash,
-            Ord,
-            PartialEq,
-            PartialOrd
-        )]
-        pub enum ProductOfferingStatus {
-            #[serde(rename = "AVAILABLE")]
-            Available,
-            #[serde(rename = "ARCHIVED")]
-            Archived,
-        }
-        impl ::std::fmt::Display for ProductOfferingStatus {
-            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-                match *self {
-                    Self::Available => f.write_str("AVAILABLE"),
-                    Self::Archived => f.write_str("ARCHIVED"),
-                }
-            }
-        }
-        impl ::std::str::FromStr for ProductOfferingStatus {
-            type Err = self::error::ConversionError;
-            fn from_str(
-                value: &str,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                match value {
-                    "AVAILABLE" => Ok(Self::Available),
-                    "ARCHIVED" => Ok(Self::Archived),
-                    _ => Err("invalid value".into()),
-                }
-            }
-        }
-        impl ::std::convert::TryFrom<&str> for ProductOfferingStatus {
-            type Error = self::error::ConversionError;
-            fn try_from(
-                value: &str,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                value.parse()
-            }
-        }
-        impl ::std::convert::TryFrom<::std::string::String> for ProductOfferingStatus {
-            type Error = self::error::ConversionError;
-            fn try_from(
-                value: ::std::string::String,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                value.parse()
-            }
-        }
-        ///The offering a subscription, add-on or license was bought as, as the catalog holds it now.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct ProductOfferingSummary {
-            ///The group it belongs to.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub group: ::std::option::Option<ProductOfferingGroup>,
-            ///Picture of the product.
-            #[serde(
-                rename = "imageUrl",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub image_url: ::std::option::Option<::std::string::String>,
-            ///Name shown to customers.
-            pub name: ::std::string::String,
-            ///What it costs.
-            pub price: Price,
-            ///The offering's id.
-            #[serde(rename = "productOfferingId")]
-            pub product_offering_id: ::uuid::Uuid,
-        }
-        ///What ordering the product creates: SUBSCRIPTION a standalone subscription; SUBSCRIPTION_ADDON an add-on of a parent subscription; LICENSE a license; EXTERNAL_PRODUCT a license of type EXTERNAL_PRODUCT, orderable only through orders; SIM_CARD a replacement SIM for a subscription.
-        #[derive(
-            ::serde::Deserialize,
-            ::serde::Serialize,
-            Clone,
-            Copy,
-            Debug,
-            Eq,
-            Hash,
-            Ord,
-            PartialEq,
-            PartialOrd
-        )]
-        pub enum ProductType {
-            #[serde(rename = "SUBSCRIPTION")]
-            Subscription,
-            #[serde(rename = "SUBSCRIPTION_ADDON")]
-            SubscriptionAddon,
-            #[serde(rename = "LICENSE")]
-            License,
-            #[serde(rename = "EXTERNAL_PRODUCT")]
-            ExternalProduct,
-            #[serde(rename = "SIM_CARD")]
-            SimCard,
-        }
-        impl ::std::fmt::Display for ProductType {
-            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-                match *self {
-                    Self::Subscription => f.write_str("SUBSCRIPTION"),
-                    Self::SubscriptionAddon => f.write_str("SUBSCRIPTION_ADDON"),
-                    Self::License => f.write_str("LICENSE"),
-                    Self::ExternalProduct => f.write_str("EXTERNAL_PRODUCT"),
-                    Self::SimCard => f.write_str("SIM_CARD"),
-                }
-            }
-        }
-        impl ::std::str::FromStr for ProductType {
-            type Err = self::error::ConversionError;
-            fn from_str(
-                value: &str,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                match value {
-                    "SUBSCRIPTION" => Ok(Self::Subscription),
-                    "SUBSCRIPTION_ADDON" => Ok(Self::SubscriptionAddon),
-                    "LICENSE" => Ok(Self::License),
-                    "EXTERNAL_PRODUCT" => Ok(Self::ExternalProduct),
-                    "SIM_CARD" => Ok(Self::SimCard),
-                    _ => Err("invalid value".into()),
-                }
-            }
-        }
-        impl ::std::convert::TryFrom<&str> for ProductType {
-            type Error = self::error::ConversionError;
-            fn try_from(
-                value: &str,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                value.parse()
-            }
-        }
-        impl ::std::convert::TryFrom<::std::string::String> for ProductType {
-            type Error = self::error::ConversionError;
-            fn try_from(
-                value: ::std::string::String,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                value.parse()
-            }
-        }
-        ///Where physical goods (SIM cards, devices) are shipped.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct Shipping {
-            ///Where the goods are delivered.
-            pub address: Address,
-            ///Delivery instructions.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub instructions: ::std::option::Option<::std::string::String>,
-            ///Recipient's mobile number, for the courier. E.164 (a plus sign and 2 to 15 digits), and a valid number of its country's numbering plan.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub msisdn: ::std::option::Option<::std::string::String>,
-            ///Recipient name.
-            pub name: ::std::string::String,
-        }
-        ///Physical SIM or eSIM.
-        #[derive(
-            ::serde::Deserialize,
-            ::serde::Serialize,
-            Clone,
-            Copy,
-            Debug,
-            Eq,
-            Hash,
-            Ord,
-            PartialEq,
-            PartialOrd
-        )]
-        pub enum SimCardType {
-            #[serde(rename = "PSIM")]
-            Psim,
-            #[serde(rename = "ESIM")]
-            Esim,
-        }
-        impl ::std::fmt::Display for SimCardType {
-            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-                match *self {
-                    Self::Psim => f.write_str("PSIM"),
-                    Self::Esim => f.write_str("ESIM"),
-                }
-            }
-        }
-        impl ::std::str::FromStr for SimCardType {
-            type Err = self::error::ConversionError;
-            fn from_str(
-                value: &str,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                match value {
-                    "PSIM" => Ok(Self::Psim),
-                    "ESIM" => Ok(Self::Esim),
-                    _ => Err("invalid value".into()),
-                }
-            }
-        }
-        impl ::std::convert::TryFrom<&str> for SimCardType {
-            type Error = self::error::ConversionError;
-            fn try_from(
-                value: &str,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                value.parse()
-            }
-        }
-        impl ::std::convert::TryFrom<::std::string::String> for SimCardType {
-            type Error = self::error::ConversionError;
-            fn try_from(
-                value: ::std::string::String,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                value.parse()
-            }
-        }
-        ///A mobile voice/SMS/data, data-only, broadband, IoT or travel eSIM subscription.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct Subscription {
-            ///When it was created.
-            #[serde(rename = "createdAt")]
-            pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
-            ///Whose subscription it is.
-            pub customer: CustomerSummary,
-            ///The number pretty-printed in international form, or the custom display name when one was set.
-            pub display: ::std::string::String,
-            ///The number, E.164.
-            pub msisdn: ::std::string::String,
-            ///The order whose submission created it.
-            #[serde(
-                rename = "orderId",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub order_id: ::std::option::Option<::uuid::Uuid>,
-            ///The offering it was bought as.
-            #[serde(
-                rename = "productOffering",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub product_offering: ::std::option::Option<ProductOfferingSummary>,
-            ///The client's own id for the subscription; unique per organisation.
-            #[serde(
-                rename = "referenceId",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub reference_id: ::std::option::Option<::std::string::String>,
-            ///The SIM it has: the one ordered with it, or the last SIM card ordered for it.
-            #[serde(rename = "simType")]
-            pub sim_type: SimCardType,
-            ///Where the subscription is in its life.
-            pub status: SubscriptionStatus,
-            ///The subscription's id.
-            #[serde(rename = "subscriptionId")]
-            pub subscription_id: ::uuid::Uuid,
-            ///Kind of subscription; common values CELL, DATA, MBB, M2M, TRAVEL_ESIM (from the offering's product category).
-            #[serde(rename = "type")]
-            pub type_: ::std::string::String,
-            ///When it last changed.
-            #[serde(rename = "updatedAt")]
-            pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
-        }
-        ///An add-on (extra data, abroad package, ...) attached to a subscription.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct SubscriptionAddon {
-            ///When it was created.
-            #[serde(rename = "createdAt")]
-            pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
-            ///The offering's group.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub group: ::std::option::Option<ProductOfferingGroup>,
-            ///The order whose submission created it.
-            #[serde(
-                rename = "orderId",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub order_id: ::std::option::Option<::uuid::Uuid>,
-            ///The offering it was bought as.
-            #[serde(rename = "productOffering")]
-            pub product_offering: ProductOfferingSummary,
-            ///Reference of the add-on, often filled after provisioning with a network provider; unique per organisation when set.
-            #[serde(
-                rename = "referenceId",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub reference_id: ::std::option::Option<::std::string::String>,
-            ///Where the add-on is in its life.
-            pub status: SubscriptionAddonStatus,
-            ///The add-on's id.
-            #[serde(rename = "subscriptionAddonId")]
-            pub subscription_addon_id: ::uuid::Uuid,
-            ///The subscription it is attached to.
-            #[serde(rename = "subscriptionId")]
-            pub subscription_id: ::uuid::Uuid,
-            ///When it last changed.
-            #[serde(rename = "updatedAt")]
-            pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
-        }
-        ///The add-ons of a subscription, oldest first.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct SubscriptionAddonList {
-            ///The add-ons.
-            pub items: ::std::vec::Vec<SubscriptionAddon>,
-        }
-        ///PENDING: ordered, not yet provisioned. ACTIVE: in use. CANCELLED: ended before its term. EXPIRED: its term ran out.
-        #[derive(
-            ::serde::Deserialize,
-            ::serde::Serialize,
-            Clone,
-            Copy,
-            Debug,
-            Eq,
-            Hash,
-            Ord,
-            PartialEq,
-            PartialOrd
-        )]
-        pub enum SubscriptionAddonStatus {
-            #[serde(rename = "PENDING")]
-            Pending,
-            #[serde(rename = "ACTIVE")]
-            Active,
-            #[serde(rename = "CANCELLED")]
-            Cancelled,
-            #[serde(rename = "EXPIRED")]
-            Expired,
-        }
-        impl ::std::fmt::Display for SubscriptionAddonStatus {
-            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-                match *self {
-                    Self::Pending => f.write_str("PENDING"),
-                    Self::Active => f.write_str("ACTIVE"),
-                    Self::Cancelled => f.write_str("CANCELLED"),
-                    Self::Expired => f.write_str("EXPIRED"),
-                }
-            }
-        }
-        impl ::std::str::FromStr for SubscriptionAddonStatus {
-            type Err = self::error::ConversionError;
-            fn from_str(
-                value: &str,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                match value {
-                    "PENDING" => Ok(Self::Pending),
-                    "ACTIVE" => Ok(Self::Active),
-                    "CANCELLED" => Ok(Self::Cancelled),
-                    "EXPIRED" => Ok(Self::Expired),
-                    _ => Err("invalid value".into()),
-                }
-            }
-        }
-        impl ::std::convert::TryFrom<&str> for SubscriptionAddonStatus {
-            type Error = self::error::ConversionError;
-            fn try_from(
-                value: &str,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                value.parse()
-            }
-        }
-        impl ::std::convert::TryFrom<::std::string::String> for SubscriptionAddonStatus {
-            type Error = self::error::ConversionError;
-            fn try_from(
-                value: ::std::string::String,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                value.parse()
-            }
-        }
-        ///One page of subscriptions.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct SubscriptionList {
-            ///The subscriptions on this page.
-            pub items: ::std::vec::Vec<Subscription>,
-            ///Where the next page starts.
-            pub pagination: Pagination,
-        }
-        ///PENDING: created, not active in the network. ACTIVATED: active and billable. BLOCKED: disabled by the operator (fraud, policy). CANCELLED: ended for good. PAUSED: at the customer's request; billing stops, service off. SUSPENDED: typically for payment issues; billing continues, service off.
-        #[derive(
-            ::serde::Deserialize,
-            ::serde::Serialize,
-            Clone,
-            Copy,
-            Debug,
-            Eq,
-            Hash,
-            Ord,
-            PartialEq,
-            PartialOrd
-        )]
-        pub enum SubscriptionStatus {
-            #[serde(rename = "PENDING")]
-            Pending,
-            #[serde(rename = "ACTIVATED")]
-            Activated,
-            #[serde(rename = "BLOCKED")]
-            Blocked,
-            #[serde(rename = "CANCELLED")]
-            Cancelled,
-            #[serde(rename = "PAUSED")]
-            Paused,
-            #[serde(rename = "SUSPENDED")]
-            Suspended,
-        }
-        impl ::std::fmt::Display for SubscriptionStatus {
-            fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-                match *self {
-                    Self::Pending => f.write_str("PENDING"),
-                    Self::Activated => f.write_str("ACTIVATED"),
-                    Self::Blocked => f.write_str("BLOCKED"),
-                    Self::Cancelled => f.write_str("CANCELLED"),
-                    Self::Paused => f.write_str("PAUSED"),
-                    Self::Suspended => f.write_str("SUSPENDED"),
-                }
-            }
-        }
-        impl ::std::str::FromStr for SubscriptionStatus {
-            type Err = self::error::ConversionError;
-            fn from_str(
-                value: &str,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                match value {
-                    "PENDING" => Ok(Self::Pending),
-                    "ACTIVATED" => Ok(Self::Activated),
-                    "BLOCKED" => Ok(Self::Blocked),
-                    "CANCELLED" => Ok(Self::Cancelled),
-                    "PAUSED" => Ok(Self::Paused),
-                    "SUSPENDED" => Ok(Self::Suspended),
-                    _ => Err("invalid value".into()),
-                }
-            }
-        }
-        impl ::std::convert::TryFrom<&str> for SubscriptionStatus {
-            type Error = self::error::ConversionError;
-            fn try_from(
-                value: &str,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                value.parse()
-            }
-        }
-        impl ::std::convert::TryFrom<::std::string::String> for SubscriptionStatus {
-            type Error = self::error::ConversionError;
-            fn try_from(
-                value: ::std::string::String,
-            ) -> ::std::result::Result<Self, self::error::ConversionError> {
-                value.parse()
-            }
-        }
-        ///Tax at one rate.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct TaxBreakdownItem {
-            ///Tax at this rate, in minor units.
-            #[serde(rename = "amountMinor")]
-            pub amount_minor: i64,
-            ///The rate's name, e.g. VAT 25%.
-            pub description: ::std::string::String,
-            ///The rate in hundredths of a percent (2500 is 25 %).
-            #[serde(rename = "rateBasisPoints")]
-            pub rate_basis_points: i32,
-        }
-        ///Changes to a customer. Fields left out keep their value; an object given (contact, billing, shipping, metadata) replaces the stored one whole.
-        #[derive(
-            ::serde::Deserialize,
-            ::serde::Serialize,
-            Clone,
-            Debug,
-            Default,
-            PartialEq
-        )]
-        pub struct UpdateCustomerRequest {
-            ///Replaces the stored billing whole when given.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub billing: ::std::option::Option<CustomerBilling>,
-            ///Replaces the stored contact whole when given.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub contact: ::std::option::Option<CustomerContact>,
-            ///A user acting for this customer (id or `rid_` reference) who becomes its contact person.
-            #[serde(
-                rename = "contactPersonUserId",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub contact_person_user_id: ::std::option::Option<::std::string::String>,
-            ///Government or company registration id; its format depends on country and customer type.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub identity: ::std::option::Option<::std::string::String>,
-            ///Replaces the stored metadata whole when given.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub metadata: ::std::option::Option<Metadata>,
-            ///Display name.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub name: ::std::option::Option<::std::string::String>,
-            ///BCP 47 language tag of a language, an optional script and an optional region, e.g. sv-SE, zh-Hant-TW, es-419.
-            #[serde(
-                rename = "preferredLocale",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub preferred_locale: ::std::option::Option<::std::string::String>,
-            ///The client's own identifier, unique per organisation. Usable in paths and filters as `rid_` followed by this value.
-            #[serde(
-                rename = "referenceId",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub reference_id: ::std::option::Option<::std::string::String>,
-            ///Replaces the stored shipping whole when given.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub shipping: ::std::option::Option<Shipping>,
-        }
-        ///Changes to a DRAFT order; fields left out keep their value. lineItems replaces all line items.
-        #[derive(
-            ::serde::Deserialize,
-            ::serde::Serialize,
-            Clone,
-            Debug,
-            Default,
-            PartialEq
-        )]
-        pub struct UpdateOrderRequest {
-            ///The new line items, 1 to 100.
-            #[serde(
-                rename = "lineItems",
-                default,
-                skip_serializing_if = "::std::vec::Vec::is_empty"
-            )]
-            pub line_items: ::std::vec::Vec<OrderLineItemRequest>,
-            ///Client data, returned unchanged.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub metadata: ::std::option::Option<Metadata>,
-            ///The client's own id for the order; unique per organisation.
-            #[serde(
-                rename = "referenceId",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub reference_id: ::std::option::Option<::std::string::String>,
-        }
-        ///Changes to a user. Fields left out keep their value; metadata, when given, replaces the stored map.
-        #[derive(
-            ::serde::Deserialize,
-            ::serde::Serialize,
-            Clone,
-            Debug,
-            Default,
-            PartialEq
-        )]
-        pub struct UpdateUserRequest {
-            ///Sign-in identity; unique per organisation.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub email: ::std::option::Option<::std::string::String>,
-            ///Replaces the stored metadata whole when given.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub metadata: ::std::option::Option<Metadata>,
-            ///Mobile number. E.164 (a plus sign and 2 to 15 digits), and a valid number of its country's numbering plan.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub msisdn: ::std::option::Option<::std::string::String>,
-            ///Full name.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub name: ::std::option::Option<::std::string::String>,
-        }
-        ///An upfront payment the customer may choose: the first billingCycles cycles are invoiced at once.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct UpfrontPayment {
-            ///Number of billing cycles paid upfront (cycles, not months).
-            #[serde(rename = "billingCycles")]
-            pub billing_cycles: i32,
-            ///Discount earned by paying upfront.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub discount: ::std::option::Option<Discount>,
-        }
-        ///A person who acts for one or more customers.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct User {
-            ///When the user was created.
-            #[serde(
-                rename = "createdAt",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub created_at: ::std::option::Option<
-                ::chrono::DateTime<::chrono::offset::Utc>,
-            >,
-            ///Customers the user can act for, with the user's role at each.
-            #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
-            pub customers: ::std::vec::Vec<UserCustomer>,
-            ///Sign-in identity; login codes are sent here.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub email: ::std::option::Option<::std::string::String>,
-            ///Government or company registration id; its format depends on country and customer type.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub identity: ::std::option::Option<::std::string::String>,
-            ///The client's own data, stored with the user.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub metadata: ::std::option::Option<Metadata>,
-            ///Mobile number. E.164 (a plus sign and 2 to 15 digits), and a valid number of its country's numbering plan.
-            #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-            pub msisdn: ::std::option::Option<::std::string::String>,
-            ///Full name.
-            pub name: ::std::string::String,
-            ///The client's own identifier, unique per organisation. Usable in paths and filters as `rid_` followed by this value.
-            #[serde(
-                rename = "referenceId",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub reference_id: ::std::option::Option<::std::string::String>,
-            ///When the user was last changed.
-            #[serde(
-                rename = "updatedAt",
-                skip_serializing_if = "::std::option::Option::is_none"
-            )]
-            pub updated_at: ::std::option::Option<
-                ::chrono::DateTime<::chrono::offset::Utc>,
-            >,
-            ///User identifier.
-            #[serde(rename = "userId")]
-            pub user_id: ::uuid::Uuid,
-        }
-        ///A customer the user can act for.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct UserCustomer {
-            ///Customer identifier.
-            #[serde(rename = "customerId")]
-            pub customer_id: ::uuid::Uuid,
-            ///Customer display name.
-            pub name: ::std::string::String,
-            ///The user's role for this customer.
-            pub role: CustomerRole,
-        }
-        ///One page of users.
-        #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
-        pub struct UserList {
-            ///The users on this page.
-            pub items: ::std::vec::Vec<User>,
-            ///Where the next page starts.
-            pub pagination: Pagination,
-        }
-        /// Error types.
-        pub mod error {
-            /// Error from a `TryFrom` or `FromStr` implementation.
-            pub struct ConversionError(::std::borrow::Cow<'static, str>);
-            impl ::std::error::Error for ConversionError {}
-            impl ::std::fmt::Display for ConversionError {
-                fn fmt(
-                    &self,
-                    f: &mut ::std::fmt::Formatter<'_>,
-                ) -> Result<(), ::std::fmt::Error> {
-                    ::std::fmt::Display::fmt(&self.0, f)
-                }
-            }
-            impl ::std::fmt::Debug for ConversionError {
-                fn fmt(
-                    &self,
-                    f: &mut ::std::fmt::Formatter<'_>,
-                ) -> Result<(), ::std::fmt::Error> {
-                    ::std::fmt::Debug::fmt(&self.0, f)
-                }
-            }
-            impl From<&'static str> for ConversionError {
-                fn from(value: &'static str) -> Self {
-                    Self(value.into())
-                }
-            }
-            impl From<String> for ConversionError {
-                fn from(value: String) -> Self {
-                    Self(value.into())
-                }
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::AccessToken {
-            fn schema_name() -> ::std::string::String {
-                "AccessToken".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::AccessToken")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"description\":\"A user's access token.\",\"properties\":{\"accessToken\":{\"description\":\"A JWT; send it as Authorization: Bearer, together with the API key.\",\"type\":\"string\"},\"expiresIn\":{\"description\":\"Seconds until the token expires.\",\"minimum\":0,\"type\":\"integer\"},\"tokenType\":{\"description\":\"Always Bearer.\",\"enum\":[\"Bearer\"],\"type\":\"string\"},\"userId\":{\"description\":\"The user the token acts for.\",\"format\":\"uuid\",\"type\":\"string\"}},\"required\":[\"accessToken\",\"tokenType\",\"expiresIn\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::ActivationType {
-            fn schema_name() -> ::std::string::String {
-                "ActivationType".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::ActivationType")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"description\":\"When the product starts: at once, or at first use.\",\"enum\":[\"INSTANT\",\"FIRST_USE\"],\"type\":\"string\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::Address {
-            fn schema_name() -> ::std::string::String {
-                "Address".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::Address")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"description\":\"A postal address.\",\"properties\":{\"attention\":{\"description\":\"Attention line (c/o).\",\"maxLength\":255,\"type\":\"string\"},\"city\":{\"description\":\"City.\",\"maxLength\":255,\"minLength\":1,\"type\":\"string\"},\"country\":{\"description\":\"ISO 3166-1 alpha-2 country code of an assigned country.\",\"example\":\"SE\",\"format\":\"iso3166-alpha2\",\"pattern\":\"^[A-Z]{2}$\",\"type\":\"string\"},\"region\":{\"description\":\"Region.\",\"maxLength\":255,\"type\":\"string\"},\"state\":{\"description\":\"State or province.\",\"maxLength\":255,\"type\":\"string\"},\"street1\":{\"description\":\"First street line.\",\"maxLength\":255,\"minLength\":1,\"type\":\"string\"},\"street2\":{\"description\":\"Second street line.\",\"maxLength\":255,\"type\":\"string\"},\"zip\":{\"description\":\"Postal code. A US code is five digits with an optional four-digit extension (12345-6789).\",\"maxLength\":20,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"street1\",\"city\",\"zip\",\"country\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::BillingCycle {
-            fn schema_name() -> ::std::string::String {
-                "BillingCycle".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::BillingCycle")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::BillingPeriod,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"How often a recurring price is charged.\",\"properties\":{\"interval\":{\"description\":\"Number of periods per cycle (3 with MONTHLY: quarterly).\",\"format\":\"int32\",\"maximum\":12,\"minimum\":1,\"type\":\"integer\"},\"period\":{\"allOf\":[{\"$ref\":\"#/components/schemas/BillingPeriod\"}],\"description\":\"Unit of the cycle.\"}},\"required\":[\"period\",\"interval\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::BillingMethod {
-            fn schema_name() -> ::std::string::String {
-                "BillingMethod".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::BillingMethod")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"description\":\"How invoices reach the customer. EMAIL_INVOICE needs billing.email; PAPER_INVOICE needs billing.address.\",\"enum\":[\"E_INVOICE\",\"EMAIL_INVOICE\",\"PAPER_INVOICE\"],\"type\":\"string\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::BillingPeriod {
-            fn schema_name() -> ::std::string::String {
-                "BillingPeriod".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::BillingPeriod")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"description\":\"The unit of a billing cycle.\",\"enum\":[\"MONTHLY\"],\"type\":\"string\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::BindingContract {
-            fn schema_name() -> ::std::string::String {
-                "BindingContract".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::BindingContract")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::Discount,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::Duration,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"A binding period the customer may choose, and what it earns.\",\"properties\":{\"discount\":{\"allOf\":[{\"$ref\":\"#/components/schemas/Discount\"}],\"description\":\"Discount earned by choosing the binding period.\"},\"duration\":{\"allOf\":[{\"$ref\":\"#/components/schemas/Duration\"}],\"description\":\"Length of the binding period.\"}},\"required\":[\"duration\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::CreateCustomerRequest {
-            fn schema_name() -> ::std::string::String {
-                "CreateCustomerRequest".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::CreateCustomerRequest")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::CustomerBilling,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::CustomerContact,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::CustomerType,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::Metadata,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::Shipping,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"A new customer.\",\"properties\":{\"billing\":{\"allOf\":[{\"$ref\":\"#/components/schemas/CustomerBilling\"}],\"description\":\"How the customer is billed.\"},\"contact\":{\"allOf\":[{\"$ref\":\"#/components/schemas/CustomerContact\"}],\"description\":\"How to reach the customer.\"},\"customerType\":{\"allOf\":[{\"$ref\":\"#/components/schemas/CustomerType\"}],\"description\":\"Whether the customer is a person or a company.\"},\"identity\":{\"description\":\"Government or company registration id; its format depends on country and customer type.\",\"maxLength\":64,\"minLength\":1,\"type\":\"string\"},\"metadata\":{\"allOf\":[{\"$ref\":\"#/components/schemas/Metadata\"}],\"description\":\"The client's own data, stored with the customer.\"},\"name\":{\"description\":\"Display name.\",\"maxLength\":255,\"minLength\":1,\"type\":\"string\"},\"preferredLocale\":{\"description\":\"BCP 47 language tag of a language, an optional script and an optional region, e.g. sv-SE, zh-Hant-TW, es-419. Default en-US.\",\"example\":\"sv-SE\",\"maxLength\":12,\"minLength\":2,\"pattern\":\"^[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?$\",\"type\":\"string\"},\"referenceId\":{\"description\":\"The client's own identifier, unique per organisation. Usable in paths and filters as `rid_` followed by this value.\",\"maxLength\":255,\"minLength\":1,\"type\":\"string\"},\"shipping\":{\"allOf\":[{\"$ref\":\"#/components/schemas/Shipping\"}],\"description\":\"Where physical goods are shipped.\"}},\"required\":[\"customerType\",\"name\",\"contact\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::CreateOrderRequest {
-            fn schema_name() -> ::std::string::String {
-                "CreateOrderRequest".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::CreateOrderRequest")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::Metadata,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::OrderLineItemRequest,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"A new order.\",\"properties\":{\"currency\":{\"description\":\"ISO 4217 code of the order; defaults to the customer's billing currency and is required when the customer has none.\",\"example\":\"SEK\",\"format\":\"iso4217\",\"pattern\":\"^[A-Z]{3}$\",\"type\":\"string\"},\"customerId\":{\"description\":\"The customer buying: an id or `rid_` reference.\",\"maxLength\":260,\"minLength\":1,\"type\":\"string\"},\"lineItems\":{\"description\":\"What to buy, 1 to 100 items.\",\"items\":{\"$ref\":\"#/components/schemas/OrderLineItemRequest\"},\"maxItems\":100,\"minItems\":1,\"type\":\"array\"},\"metadata\":{\"allOf\":[{\"$ref\":\"#/components/schemas/Metadata\"}],\"description\":\"Client data, returned unchanged.\"},\"referenceId\":{\"description\":\"The client's own id for the order; unique per organisation.\",\"maxLength\":255,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"customerId\",\"lineItems\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::CreateUserRequest {
-            fn schema_name() -> ::std::string::String {
-                "CreateUserRequest".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::CreateUserRequest")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::CustomerRole,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::Metadata,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"A new user, created for one customer.\",\"properties\":{\"customerId\":{\"description\":\"The customer the user acts for: its id, or `rid_` followed by its referenceId.\",\"maxLength\":260,\"minLength\":1,\"type\":\"string\"},\"email\":{\"description\":\"Sign-in identity; unique per organisation.\",\"format\":\"email\",\"maxLength\":254,\"type\":\"string\"},\"identity\":{\"description\":\"Government or company registration id; its format depends on country and customer type.\",\"maxLength\":64,\"minLength\":1,\"type\":\"string\"},\"metadata\":{\"allOf\":[{\"$ref\":\"#/components/schemas/Metadata\"}],\"description\":\"The client's own data, stored with the user.\"},\"msisdn\":{\"description\":\"Mobile number. E.164 (a plus sign and 2 to 15 digits), and a valid number of its country's numbering plan.\",\"example\":\"+46701234567\",\"format\":\"phone\",\"pattern\":\"^\\\\+[1-9][0-9]{1,14}$\",\"type\":\"string\"},\"name\":{\"description\":\"Full name.\",\"maxLength\":255,\"minLength\":1,\"type\":\"string\"},\"referenceId\":{\"description\":\"The client's own identifier, unique per organisation. Usable in paths and filters as `rid_` followed by this value.\",\"maxLength\":255,\"minLength\":1,\"type\":\"string\"},\"role\":{\"allOf\":[{\"$ref\":\"#/components/schemas/CustomerRole\"}],\"description\":\"The user's role at the customer. Default MEMBER.\"}},\"required\":[\"name\",\"email\",\"customerId\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::Customer {
-            fn schema_name() -> ::std::string::String {
-                "Customer".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::Customer")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::CustomerBilling,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::CustomerContact,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::CustomerType,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::CustomerUser,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::Metadata,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::Shipping,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"A billable person or company.\",\"properties\":{\"billing\":{\"allOf\":[{\"$ref\":\"#/components/schemas/CustomerBilling\"}],\"description\":\"How the customer is billed; absent until set.\"},\"contact\":{\"allOf\":[{\"$ref\":\"#/components/schemas/CustomerContact\"}],\"description\":\"How to reach the customer.\"},\"contactPerson\":{\"allOf\":[{\"$ref\":\"#/components/schemas/CustomerUser\"}],\"description\":\"The user to contact about this customer.\"},\"createdAt\":{\"description\":\"When the customer was created.\",\"format\":\"date-time\",\"type\":\"string\"},\"customerId\":{\"description\":\"Customer identifier.\",\"format\":\"uuid\",\"type\":\"string\"},\"customerType\":{\"allOf\":[{\"$ref\":\"#/components/schemas/CustomerType\"}],\"description\":\"Whether the customer is a person or a company.\"},\"humanReadableId\":{\"description\":\"Short id to quote in support requests.\",\"example\":\"CU-7K2Q9M4F\",\"type\":\"string\"},\"identity\":{\"description\":\"Government or company registration id; its format depends on country and customer type.\",\"maxLength\":64,\"minLength\":1,\"type\":\"string\"},\"metadata\":{\"allOf\":[{\"$ref\":\"#/components/schemas/Metadata\"}],\"description\":\"The client's own data, stored with the customer.\"},\"name\":{\"description\":\"Display name.\",\"type\":\"string\"},\"preferredLocale\":{\"description\":\"BCP 47 language tag of a language, an optional script and an optional region, e.g. sv-SE, zh-Hant-TW, es-419. en-US when not set.\",\"example\":\"sv-SE\",\"pattern\":\"^[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?$\",\"type\":\"string\"},\"referenceId\":{\"description\":\"The client's own identifier, unique per organisation. Usable in paths and filters as `rid_` followed by this value.\",\"maxLength\":255,\"minLength\":1,\"type\":\"string\"},\"shipping\":{\"allOf\":[{\"$ref\":\"#/components/schemas/Shipping\"}],\"description\":\"Where physical goods are shipped; absent until set.\"},\"updatedAt\":{\"description\":\"When the customer was last changed.\",\"format\":\"date-time\",\"type\":\"string\"},\"users\":{\"description\":\"Users acting for this customer.\",\"items\":{\"$ref\":\"#/components/schemas/CustomerUser\"},\"type\":\"array\"}},\"required\":[\"customerId\",\"customerType\",\"name\",\"contact\",\"preferredLocale\",\"humanReadableId\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::CustomerBilling {
-            fn schema_name() -> ::std::string::String {
-                "CustomerBilling".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::CustomerBilling")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<crate::api::generated::bullfinch::types::Address>();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::BillingMethod,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"How the customer is billed.\",\"properties\":{\"address\":{\"allOf\":[{\"$ref\":\"#/components/schemas/Address\"}],\"description\":\"Where paper invoices go; required for PAPER_INVOICE.\"},\"autoPay\":{\"default\":false,\"description\":\"Collect invoices automatically from the default payment profile. Needs defaultPaymentProfileId.\",\"type\":\"boolean\"},\"currency\":{\"description\":\"ISO 4217 code of an active currency, for the customer's invoices.\",\"example\":\"SEK\",\"format\":\"iso4217\",\"pattern\":\"^[A-Z]{3}$\",\"type\":\"string\"},\"defaultPaymentProfileId\":{\"description\":\"A saved payment profile of this customer; enables automatic collection.\",\"maxLength\":64,\"minLength\":1,\"type\":\"string\"},\"email\":{\"description\":\"Where email invoices go; required for EMAIL_INVOICE.\",\"format\":\"email\",\"maxLength\":254,\"type\":\"string\"},\"method\":{\"allOf\":[{\"$ref\":\"#/components/schemas/BillingMethod\"}],\"description\":\"How invoices reach the customer.\"}},\"required\":[\"method\",\"currency\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::CustomerContact {
-            fn schema_name() -> ::std::string::String {
-                "CustomerContact".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::CustomerContact")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"description\":\"How to reach the customer.\",\"properties\":{\"email\":{\"description\":\"Contact email address.\",\"format\":\"email\",\"maxLength\":254,\"type\":\"string\"},\"msisdn\":{\"description\":\"Contact mobile number. E.164 (a plus sign and 2 to 15 digits), and a valid number of its country's numbering plan.\",\"example\":\"+46701234567\",\"format\":\"phone\",\"pattern\":\"^\\\\+[1-9][0-9]{1,14}$\",\"type\":\"string\"}},\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::CustomerList {
-            fn schema_name() -> ::std::string::String {
-                "CustomerList".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::CustomerList")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::Customer,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::Pagination,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"One page of customers.\",\"properties\":{\"items\":{\"description\":\"The customers on this page.\",\"items\":{\"$ref\":\"#/components/schemas/Customer\"},\"type\":\"array\"},\"pagination\":{\"allOf\":[{\"$ref\":\"#/components/schemas/Pagination\"}],\"description\":\"Where the next page starts.\"}},\"required\":[\"items\",\"pagination\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::CustomerRole {
-            fn schema_name() -> ::std::string::String {
-                "CustomerRole".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::CustomerRole")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"description\":\"What a user may do for a customer: MEMBER reads, MANAGER also changes the customer's data, ADMIN also manages its users.\",\"enum\":[\"MEMBER\",\"MANAGER\",\"ADMIN\"],\"type\":\"string\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::CustomerSummary {
-            fn schema_name() -> ::std::string::String {
-                "CustomerSummary".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::CustomerSummary")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"description\":\"The customer a subscription or license belongs to.\",\"properties\":{\"customerId\":{\"description\":\"The customer's id.\",\"format\":\"uuid\",\"type\":\"string\"},\"name\":{\"description\":\"The customer's name.\",\"type\":\"string\"}},\"required\":[\"customerId\",\"name\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::CustomerType {
-            fn schema_name() -> ::std::string::String {
-                "CustomerType".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::CustomerType")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"description\":\"Whether the customer is a person or a company.\",\"enum\":[\"CONSUMER\",\"BUSINESS\"],\"type\":\"string\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::CustomerUser {
-            fn schema_name() -> ::std::string::String {
-                "CustomerUser".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::CustomerUser")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::CustomerRole,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"A user acting for the customer, with their role.\",\"properties\":{\"name\":{\"description\":\"User's full name.\",\"type\":\"string\"},\"role\":{\"allOf\":[{\"$ref\":\"#/components/schemas/CustomerRole\"}],\"description\":\"The user's role for this customer.\"},\"userId\":{\"description\":\"User identifier.\",\"format\":\"uuid\",\"type\":\"string\"}},\"required\":[\"userId\",\"name\",\"role\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::Discount {
-            fn schema_name() -> ::std::string::String {
-                "Discount".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::Discount")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::DiscountSource,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::Duration,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"An amount taken off every billing period (not a total) while the discount runs.\",\"properties\":{\"amountMinor\":{\"description\":\"Amount taken off each billing period, in minor units of the price currency.\",\"format\":\"int64\",\"maximum\":10000000000,\"minimum\":0,\"type\":\"integer\"},\"duration\":{\"allOf\":[{\"$ref\":\"#/components/schemas/Duration\"}],\"description\":\"How long the discount runs from the start; omitted means it never ends (and, on a one-time price, applies to the single charge).\"},\"invoicingDescription\":{\"description\":\"The discount's own name on invoices; omitted when it has none.\",\"maxLength\":255,\"type\":\"string\"},\"source\":{\"allOf\":[{\"$ref\":\"#/components/schemas/DiscountSource\"}],\"description\":\"The condition for getting the discount.\"}},\"required\":[\"amountMinor\",\"source\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::DiscountSource {
-            fn schema_name() -> ::std::string::String {
-                "DiscountSource".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::DiscountSource")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"description\":\"The condition for getting a discount: STANDARD for everyone, BINDING_CONTRACT with the binding period, UPFRONT_PAYMENT with the upfront payment.\",\"enum\":[\"STANDARD\",\"BINDING_CONTRACT\",\"UPFRONT_PAYMENT\"],\"type\":\"string\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::Duration {
-            fn schema_name() -> ::std::string::String {
-                "Duration".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::Duration")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::DurationUnit,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"A length of time.\",\"properties\":{\"unit\":{\"allOf\":[{\"$ref\":\"#/components/schemas/DurationUnit\"}],\"description\":\"Always MONTHS.\"},\"value\":{\"description\":\"Number of units.\",\"format\":\"int32\",\"maximum\":120,\"minimum\":1,\"type\":\"integer\"}},\"required\":[\"unit\",\"value\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::DurationUnit {
-            fn schema_name() -> ::std::string::String {
-                "DurationUnit".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::DurationUnit")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"description\":\"The unit of a duration.\",\"enum\":[\"MONTHS\"],\"type\":\"string\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::EmailLoginChallenge {
-            fn schema_name() -> ::std::string::String {
-                "EmailLoginChallenge".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::EmailLoginChallenge")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"description\":\"A login attempt waiting for its code.\",\"properties\":{\"createdAt\":{\"description\":\"When the code was issued.\",\"format\":\"date-time\",\"type\":\"string\"},\"expiresAt\":{\"description\":\"When the code stops working.\",\"format\":\"date-time\",\"type\":\"string\"},\"expiresIn\":{\"description\":\"Seconds until the code expires.\",\"minimum\":0,\"type\":\"integer\"},\"nonce\":{\"description\":\"Names this attempt; send it back with the code.\",\"type\":\"string\"}},\"required\":[\"nonce\",\"expiresIn\",\"createdAt\",\"expiresAt\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::EmailLoginStartRequest {
-            fn schema_name() -> ::std::string::String {
-                "EmailLoginStartRequest".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::EmailLoginStartRequest")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"description\":\"Whom to send a login code.\",\"properties\":{\"email\":{\"description\":\"The user's sign-in address.\",\"format\":\"email\",\"maxLength\":254,\"type\":\"string\"}},\"required\":[\"email\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::EmailLoginVerifyRequest {
-            fn schema_name() -> ::std::string::String {
-                "EmailLoginVerifyRequest".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::EmailLoginVerifyRequest")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"description\":\"The code a user received, for the attempt it belongs to.\",\"properties\":{\"code\":{\"description\":\"The 6-digit code from the mail.\",\"pattern\":\"^[0-9]{6}$\",\"type\":\"string\"},\"email\":{\"description\":\"The address the code was sent to.\",\"format\":\"email\",\"maxLength\":254,\"type\":\"string\"},\"nonce\":{\"description\":\"The nonce from POST /auth/email/start.\",\"maxLength\":128,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"email\",\"nonce\",\"code\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema for crate::api::generated::bullfinch::types::Error {
-            fn schema_name() -> ::std::string::String {
-                "Error".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::Error")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::ErrorDetail,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"The body of every failed request.\",\"properties\":{\"code\":{\"deprecated\":true,\"description\":\"Deprecated: mixes the service's own code, an operator's code or the HTTP status. Do not branch on it; use internalCode.\",\"type\":\"string\"},\"details\":{\"description\":\"One entry per invalid field.\",\"items\":{\"$ref\":\"#/components/schemas/ErrorDetail\"},\"type\":\"array\"},\"hint\":{\"description\":\"Advice on how to fix the request.\",\"type\":\"string\"},\"internalCode\":{\"description\":\"Names the failed condition; stable across releases. Branch on this. Absent for unexpected failures.\",\"type\":\"string\"},\"message\":{\"description\":\"Human-readable description of the failure.\",\"type\":\"string\"},\"spanId\":{\"description\":\"Identifies the failing span.\",\"type\":\"string\"},\"traceId\":{\"description\":\"Identifies this request; quote it when reporting a problem.\",\"type\":\"string\"}},\"required\":[\"message\",\"code\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::ErrorDetail {
-            fn schema_name() -> ::std::string::String {
-                "ErrorDetail".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::ErrorDetail")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"description\":\"What is wrong with one field of the request.\",\"properties\":{\"code\":{\"description\":\"Names the problem, for example invalid_email, required, too_long.\",\"type\":\"string\"},\"message\":{\"description\":\"Human-readable description of the problem with this field.\",\"type\":\"string\"},\"property\":{\"description\":\"Dotted path of the field, for example billing.email.\",\"type\":\"string\"},\"suggestion\":{\"description\":\"A value that would probably be accepted, when one is known.\"}},\"required\":[\"message\",\"code\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema for crate::api::generated::bullfinch::types::Health {
-            fn schema_name() -> ::std::string::String {
-                "Health".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::Health")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"description\":\"Whether the server can serve requests.\",\"properties\":{\"status\":{\"description\":\"ok when the database answers.\",\"enum\":[\"ok\"],\"type\":\"string\"}},\"required\":[\"status\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::License {
-            fn schema_name() -> ::std::string::String {
-                "License".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::License")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::CustomerSummary,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::LicenseAssignment,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::LicenseStatus,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::ProductOfferingGroup,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::ProductOfferingSummary,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"A license (mostly a business telephony feature), optionally assigned to a subscription. EXTERNAL_PRODUCT order lines also create licenses, of type EXTERNAL_PRODUCT.\",\"properties\":{\"activatedAt\":{\"description\":\"The day it was activated; null until then.\",\"format\":\"date\",\"nullable\":true,\"type\":\"string\"},\"assignedTo\":{\"allOf\":[{\"$ref\":\"#/components/schemas/LicenseAssignment\"}],\"description\":\"The subscription it is assigned to, when it is.\"},\"createdAt\":{\"description\":\"When it was created.\",\"format\":\"date-time\",\"type\":\"string\"},\"customer\":{\"allOf\":[{\"$ref\":\"#/components/schemas/CustomerSummary\"}],\"description\":\"Whose license it is.\"},\"group\":{\"allOf\":[{\"$ref\":\"#/components/schemas/ProductOfferingGroup\"}],\"description\":\"The offering's group.\"},\"imageUrl\":{\"description\":\"Picture of the product.\",\"format\":\"uri\",\"maxLength\":2000,\"type\":\"string\"},\"licenseId\":{\"description\":\"The license's id.\",\"format\":\"uuid\",\"type\":\"string\"},\"orderId\":{\"description\":\"The order whose submission created it.\",\"format\":\"uuid\",\"type\":\"string\"},\"productOffering\":{\"allOf\":[{\"$ref\":\"#/components/schemas/ProductOfferingSummary\"}],\"description\":\"The offering it was bought as.\"},\"status\":{\"allOf\":[{\"$ref\":\"#/components/schemas/LicenseStatus\"}],\"description\":\"Where the license is in its life.\"},\"type\":{\"description\":\"Kind of license, e.g. PBX_USER_LEVEL, PBX_SOFTPHONE, PBX_ROUTE_IVR, PBX_ROUTE_GROUP, PBX_ROUTE_QUEUE, PBX_ROUTE_VOICEMAIL, EXTERNAL_PRODUCT (from the offering's product).\",\"maxLength\":40,\"type\":\"string\"},\"updatedAt\":{\"description\":\"When it last changed.\",\"format\":\"date-time\",\"type\":\"string\"}},\"required\":[\"licenseId\",\"status\",\"type\",\"customer\",\"productOffering\",\"activatedAt\",\"createdAt\",\"updatedAt\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::LicenseAssignment {
-            fn schema_name() -> ::std::string::String {
-                "LicenseAssignment".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::LicenseAssignment")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"description\":\"What a license is assigned to.\",\"properties\":{\"subscriptionDisplay\":{\"description\":\"The subscription's display: its pretty-printed number or custom name.\",\"maxLength\":255,\"type\":\"string\"},\"subscriptionId\":{\"description\":\"The subscription's id.\",\"format\":\"uuid\",\"type\":\"string\"},\"type\":{\"description\":\"What kind of thing the license is assigned to.\",\"enum\":[\"SUBSCRIPTION\"],\"type\":\"string\"}},\"required\":[\"type\",\"subscriptionId\",\"subscriptionDisplay\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::LicenseList {
-            fn schema_name() -> ::std::string::String {
-                "LicenseList".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::LicenseList")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<crate::api::generated::bullfinch::types::License>();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::Pagination,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"One page of licenses.\",\"properties\":{\"items\":{\"description\":\"The licenses on this page.\",\"items\":{\"$ref\":\"#/components/schemas/License\"},\"type\":\"array\"},\"pagination\":{\"allOf\":[{\"$ref\":\"#/components/schemas/Pagination\"}],\"description\":\"Where the next page starts.\"}},\"required\":[\"items\",\"pagination\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::LicenseStatus {
-            fn schema_name() -> ::std::string::String {
-                "LicenseStatus".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::LicenseStatus")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"description\":\"PENDING: ordered, not yet active. ACTIVE: in use. PAUSED: paused; not in use. CANCELLED: ended. BLOCKED: disabled by the operator.\",\"enum\":[\"PENDING\",\"ACTIVE\",\"PAUSED\",\"CANCELLED\",\"BLOCKED\"],\"type\":\"string\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::Metadata {
-            fn schema_name() -> ::std::string::String {
-                "Metadata".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::Metadata")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"additionalProperties\":{\"maxLength\":500,\"type\":\"string\"},\"description\":\"String keys and string values supplied by the client and returned unchanged. At most 50 keys; keys of 1 to 40 characters; values of at most 500 characters.\",\"maxProperties\":50,\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::NewSubscription {
-            fn schema_name() -> ::std::string::String {
-                "NewSubscription".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::NewSubscription")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::SimCardType,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"The subscription a SUBSCRIPTION line item creates.\",\"properties\":{\"displayName\":{\"description\":\"Shown instead of the number.\",\"maxLength\":255,\"minLength\":1,\"type\":\"string\"},\"msisdn\":{\"description\":\"The number, E.164. With numberLeaseToken it must be one of the lease's numbers.\",\"maxLength\":16,\"pattern\":\"^\\\\+[1-9][0-9]{6,14}$\",\"type\":\"string\"},\"numberLeaseToken\":{\"description\":\"Token of a number lease holding msisdn.\",\"maxLength\":255,\"minLength\":1,\"type\":\"string\"},\"referenceId\":{\"description\":\"The client's own id for the subscription; unique per organisation.\",\"maxLength\":255,\"minLength\":1,\"type\":\"string\"},\"simType\":{\"allOf\":[{\"$ref\":\"#/components/schemas/SimCardType\"}],\"description\":\"The SIM the subscription gets.\"}},\"required\":[\"simType\",\"msisdn\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::OpenApiDocument {
-            fn schema_name() -> ::std::string::String {
-                "OpenApiDocument".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::OpenApiDocument")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"additionalProperties\":true,\"description\":\"An OpenAPI 3.0.3 document.\",\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema for crate::api::generated::bullfinch::types::Order {
-            fn schema_name() -> ::std::string::String {
-                "Order".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::Order")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::Metadata,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::OrderCustomer,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::OrderLineItem,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::OrderPricingSummary,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::OrderStatus,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"An order: what a customer buys, its state and its pricing.\",\"properties\":{\"approvedAt\":{\"description\":\"When it was approved.\",\"format\":\"date-time\",\"type\":\"string\"},\"cancelledAt\":{\"description\":\"When it was cancelled.\",\"format\":\"date-time\",\"type\":\"string\"},\"createdAt\":{\"description\":\"When it was created.\",\"format\":\"date-time\",\"type\":\"string\"},\"currency\":{\"description\":\"ISO 4217 code of the order's amounts.\",\"type\":\"string\"},\"customer\":{\"allOf\":[{\"$ref\":\"#/components/schemas/OrderCustomer\"}],\"description\":\"Who buys.\"},\"expiresAt\":{\"description\":\"While DRAFT or APPROVED: when the order expires unless submitted.\",\"format\":\"date-time\",\"type\":\"string\"},\"lineItems\":{\"description\":\"What the order buys.\",\"items\":{\"$ref\":\"#/components/schemas/OrderLineItem\"},\"type\":\"array\"},\"metadata\":{\"allOf\":[{\"$ref\":\"#/components/schemas/Metadata\"}],\"description\":\"Client data, returned unchanged.\"},\"orderId\":{\"description\":\"Identifier of the order.\",\"format\":\"uuid\",\"type\":\"string\"},\"pricing\":{\"allOf\":[{\"$ref\":\"#/components/schemas/OrderPricingSummary\"}],\"description\":\"What it costs now.\"},\"referenceId\":{\"description\":\"The client's own id.\",\"maxLength\":255,\"type\":\"string\"},\"status\":{\"allOf\":[{\"$ref\":\"#/components/schemas/OrderStatus\"}],\"description\":\"Where the order is.\"},\"submittedAt\":{\"description\":\"When it was submitted.\",\"format\":\"date-time\",\"type\":\"string\"},\"updatedAt\":{\"description\":\"When it last changed.\",\"format\":\"date-time\",\"type\":\"string\"}},\"required\":[\"orderId\",\"status\",\"customer\",\"currency\",\"lineItems\",\"pricing\",\"createdAt\",\"updatedAt\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::OrderCustomer {
-            fn schema_name() -> ::std::string::String {
-                "OrderCustomer".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::OrderCustomer")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"description\":\"The customer of an order.\",\"properties\":{\"customerId\":{\"description\":\"The customer's id.\",\"format\":\"uuid\",\"type\":\"string\"},\"name\":{\"description\":\"The customer's name.\",\"type\":\"string\"}},\"required\":[\"customerId\",\"name\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::OrderLineItem {
-            fn schema_name() -> ::std::string::String {
-                "OrderLineItem".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::OrderLineItem")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::Metadata,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::NewSubscription,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::OrderLineItemPricing,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::OrderLineItemStatus,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::OrderProductOffering,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::ProductType,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::SimCardType,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"One thing an order buys.\",\"properties\":{\"bindingContract\":{\"description\":\"Whether the binding period was chosen.\",\"type\":\"boolean\"},\"createdLicenseId\":{\"description\":\"After submission: the license the line created.\",\"format\":\"uuid\",\"type\":\"string\"},\"createdSubscriptionAddonId\":{\"description\":\"After submission: the add-on the line created.\",\"format\":\"uuid\",\"type\":\"string\"},\"createdSubscriptionId\":{\"description\":\"After submission: the subscription the line created.\",\"format\":\"uuid\",\"type\":\"string\"},\"lineItemId\":{\"description\":\"Identifier of the line item.\",\"format\":\"uuid\",\"type\":\"string\"},\"metadata\":{\"allOf\":[{\"$ref\":\"#/components/schemas/Metadata\"}],\"description\":\"Client data, returned unchanged.\"},\"pricing\":{\"allOf\":[{\"$ref\":\"#/components/schemas/OrderLineItemPricing\"}],\"description\":\"What the line costs.\"},\"productOffering\":{\"allOf\":[{\"$ref\":\"#/components/schemas/OrderProductOffering\"}],\"description\":\"The offering bought.\"},\"simType\":{\"allOf\":[{\"$ref\":\"#/components/schemas/SimCardType\"}],\"description\":\"For SIM_CARD: the replacement SIM.\"},\"status\":{\"allOf\":[{\"$ref\":\"#/components/schemas/OrderLineItemStatus\"}],\"description\":\"Where the line item is.\"},\"subscription\":{\"allOf\":[{\"$ref\":\"#/components/schemas/NewSubscription\"}],\"description\":\"For SUBSCRIPTION: the new subscription.\"},\"subscriptionId\":{\"description\":\"The subscription the line is for (add-on, SIM card, assigned license).\",\"format\":\"uuid\",\"type\":\"string\"},\"type\":{\"allOf\":[{\"$ref\":\"#/components/schemas/ProductType\"}],\"description\":\"What the line creates.\"},\"upfrontPayment\":{\"description\":\"Whether the upfront payment was chosen.\",\"type\":\"boolean\"}},\"required\":[\"lineItemId\",\"type\",\"status\",\"productOffering\",\"bindingContract\",\"upfrontPayment\",\"pricing\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::OrderLineItemPricing {
-            fn schema_name() -> ::std::string::String {
-                "OrderLineItemPricing".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::OrderLineItemPricing")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::BillingCycle,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::OrderPricingAmounts,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::OrderPricingDiscount,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::TaxBreakdownItem,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"What one line item costs. The top-level amounts are its part of the initial invoice.\",\"properties\":{\"billingCycle\":{\"allOf\":[{\"$ref\":\"#/components/schemas/BillingCycle\"}],\"description\":\"How often the recurring amount is charged; absent for one-time prices.\"},\"currency\":{\"description\":\"ISO 4217 code of every amount.\",\"type\":\"string\"},\"discounts\":{\"description\":\"Initial invoice: The discounts.\",\"items\":{\"$ref\":\"#/components/schemas/OrderPricingDiscount\"},\"type\":\"array\"},\"initialInvoiceAmountMinor\":{\"description\":\"What the line adds to the initial invoice (equals totalMinor).\",\"format\":\"int64\",\"type\":\"integer\"},\"recurringAmountMinor\":{\"description\":\"The line's charge for each billing period after the initial invoice, taxes included (recurringCosts.totalMinor); 0 for one-time prices.\",\"format\":\"int64\",\"type\":\"integer\"},\"recurringCosts\":{\"allOf\":[{\"$ref\":\"#/components/schemas/OrderPricingAmounts\"}],\"description\":\"The first billing period after the initial invoice, with the discounts still running then.\"},\"subtotalMinor\":{\"description\":\"Initial invoice: Before discounts and taxes.\",\"format\":\"int64\",\"type\":\"integer\"},\"taxAmountMinor\":{\"description\":\"Initial invoice: Sum of taxes.\",\"format\":\"int64\",\"type\":\"integer\"},\"taxes\":{\"description\":\"Initial invoice: Taxes by rate.\",\"items\":{\"$ref\":\"#/components/schemas/TaxBreakdownItem\"},\"type\":\"array\"},\"totalDiscountsMinor\":{\"description\":\"Initial invoice: Sum of discounts.\",\"format\":\"int64\",\"type\":\"integer\"},\"totalMinor\":{\"description\":\"Initial invoice: subtotalMinor - totalDiscountsMinor + taxAmountMinor.\",\"format\":\"int64\",\"type\":\"integer\"}},\"required\":[\"currency\",\"subtotalMinor\",\"totalDiscountsMinor\",\"taxAmountMinor\",\"totalMinor\",\"discounts\",\"taxes\",\"initialInvoiceAmountMinor\",\"recurringAmountMinor\",\"recurringCosts\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::OrderLineItemRequest {
-            fn schema_name() -> ::std::string::String {
-                "OrderLineItemRequest".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::OrderLineItemRequest")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::Metadata,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::NewSubscription,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::ProductType,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::SimCardType,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"One thing to buy. Which fields apply depends on type: SUBSCRIPTION needs subscription; SUBSCRIPTION_ADDON and SIM_CARD need subscriptionId (SIM_CARD also simType); LICENSE may name subscriptionId to assign the license; EXTERNAL_PRODUCT needs neither.\",\"properties\":{\"bindingContract\":{\"default\":false,\"description\":\"Choose the offering's binding period (and its discount). Needs a price with bindingContract.\",\"type\":\"boolean\"},\"metadata\":{\"allOf\":[{\"$ref\":\"#/components/schemas/Metadata\"}],\"description\":\"Client data, returned unchanged.\"},\"productOfferingId\":{\"description\":\"The offering bought.\",\"maxLength\":64,\"minLength\":1,\"type\":\"string\"},\"simType\":{\"allOf\":[{\"$ref\":\"#/components/schemas/SimCardType\"}],\"description\":\"For SIM_CARD: the replacement SIM.\"},\"subscription\":{\"allOf\":[{\"$ref\":\"#/components/schemas/NewSubscription\"}],\"description\":\"For SUBSCRIPTION: the new subscription.\"},\"subscriptionId\":{\"description\":\"For SUBSCRIPTION_ADDON and SIM_CARD: the subscription it is for; for LICENSE optionally the subscription the license is assigned to. An id or `rid_` reference.\",\"maxLength\":260,\"minLength\":1,\"type\":\"string\"},\"type\":{\"allOf\":[{\"$ref\":\"#/components/schemas/ProductType\"}],\"description\":\"What the line creates; must be the type of the offering's product.\"},\"upfrontPayment\":{\"default\":false,\"description\":\"Pay the offering's upfront billing cycles on the initial invoice (and get its discount). Needs a price with customUpfrontPayment.\",\"type\":\"boolean\"}},\"required\":[\"type\",\"productOfferingId\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::OrderLineItemStatus {
-            fn schema_name() -> ::std::string::String {
-                "OrderLineItemStatus".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::OrderLineItemStatus")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"description\":\"PENDING until the order is submitted, then SUBMITTED; CANCELLED when the order is cancelled or expires.\",\"enum\":[\"PENDING\",\"SUBMITTED\",\"CANCELLED\"],\"type\":\"string\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::OrderList {
-            fn schema_name() -> ::std::string::String {
-                "OrderList".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::OrderList")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::OrderListItem,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::Pagination,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"One page of orders.\",\"properties\":{\"items\":{\"description\":\"The orders on this page.\",\"items\":{\"$ref\":\"#/components/schemas/OrderListItem\"},\"type\":\"array\"},\"pagination\":{\"allOf\":[{\"$ref\":\"#/components/schemas/Pagination\"}],\"description\":\"Where the next page starts.\"}},\"required\":[\"items\",\"pagination\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::OrderListItem {
-            fn schema_name() -> ::std::string::String {
-                "OrderListItem".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::OrderListItem")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::OrderCustomer,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::OrderListItemPricing,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::OrderStatus,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"An order as listed.\",\"properties\":{\"createdAt\":{\"description\":\"When it was created.\",\"format\":\"date-time\",\"type\":\"string\"},\"customer\":{\"allOf\":[{\"$ref\":\"#/components/schemas/OrderCustomer\"}],\"description\":\"Who buys.\"},\"expiresAt\":{\"description\":\"While DRAFT or APPROVED: when the order expires unless submitted.\",\"format\":\"date-time\",\"type\":\"string\"},\"lineItemCount\":{\"description\":\"Number of line items.\",\"format\":\"int32\",\"type\":\"integer\"},\"orderId\":{\"description\":\"Identifier of the order.\",\"format\":\"uuid\",\"type\":\"string\"},\"pricing\":{\"allOf\":[{\"$ref\":\"#/components/schemas/OrderListItemPricing\"}],\"description\":\"What it costs.\"},\"referenceId\":{\"description\":\"The client's own id.\",\"maxLength\":255,\"type\":\"string\"},\"status\":{\"allOf\":[{\"$ref\":\"#/components/schemas/OrderStatus\"}],\"description\":\"Where the order is.\"},\"updatedAt\":{\"description\":\"When it last changed.\",\"format\":\"date-time\",\"type\":\"string\"}},\"required\":[\"orderId\",\"status\",\"customer\",\"pricing\",\"createdAt\",\"updatedAt\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::OrderListItemPricing {
-            fn schema_name() -> ::std::string::String {
-                "OrderListItemPricing".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::OrderListItemPricing")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"description\":\"The order's initial invoice total.\",\"properties\":{\"currency\":{\"description\":\"ISO 4217 code.\",\"type\":\"string\"},\"totalMinor\":{\"description\":\"Total of the initial invoice, in minor units.\",\"format\":\"int64\",\"type\":\"integer\"}},\"required\":[\"currency\",\"totalMinor\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::OrderPricingAmounts {
-            fn schema_name() -> ::std::string::String {
-                "OrderPricingAmounts".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::OrderPricingAmounts")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::OrderPricingDiscount,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::TaxBreakdownItem,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"One charge: subtotal, discounts, taxes and total, in minor units of the order currency.\",\"properties\":{\"discounts\":{\"description\":\"The discounts.\",\"items\":{\"$ref\":\"#/components/schemas/OrderPricingDiscount\"},\"type\":\"array\"},\"subtotalMinor\":{\"description\":\"Before discounts and taxes.\",\"format\":\"int64\",\"type\":\"integer\"},\"taxAmountMinor\":{\"description\":\"Sum of taxes.\",\"format\":\"int64\",\"type\":\"integer\"},\"taxes\":{\"description\":\"Taxes by rate.\",\"items\":{\"$ref\":\"#/components/schemas/TaxBreakdownItem\"},\"type\":\"array\"},\"totalDiscountsMinor\":{\"description\":\"Sum of discounts.\",\"format\":\"int64\",\"type\":\"integer\"},\"totalMinor\":{\"description\":\"subtotalMinor - totalDiscountsMinor + taxAmountMinor.\",\"format\":\"int64\",\"type\":\"integer\"}},\"required\":[\"subtotalMinor\",\"totalDiscountsMinor\",\"taxAmountMinor\",\"totalMinor\",\"discounts\",\"taxes\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::OrderPricingDiscount {
-            fn schema_name() -> ::std::string::String {
-                "OrderPricingDiscount".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::OrderPricingDiscount")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::DiscountSource,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"A discount in a price calculation.\",\"properties\":{\"amountMinor\":{\"description\":\"Amount taken off, in minor units (positive).\",\"format\":\"int64\",\"type\":\"integer\"},\"description\":{\"description\":\"The discount's name on invoices.\",\"type\":\"string\"},\"source\":{\"allOf\":[{\"$ref\":\"#/components/schemas/DiscountSource\"}],\"description\":\"Why the discount is given.\"}},\"required\":[\"source\",\"description\",\"amountMinor\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::OrderPricingSummary {
-            fn schema_name() -> ::std::string::String {
-                "OrderPricingSummary".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::OrderPricingSummary")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::OrderPricingAmounts,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::OrderPricingDiscount,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::TaxBreakdownItem,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"What the order costs, recalculated at every change; each amount is the sum of the line items'. The top-level amounts are the initial invoice's.\",\"properties\":{\"currency\":{\"description\":\"ISO 4217 code of every amount.\",\"type\":\"string\"},\"discounts\":{\"description\":\"Initial invoice: The discounts.\",\"items\":{\"$ref\":\"#/components/schemas/OrderPricingDiscount\"},\"type\":\"array\"},\"initialInvoice\":{\"allOf\":[{\"$ref\":\"#/components/schemas/OrderPricingAmounts\"}],\"description\":\"What submission invoices: every line's first charge (upfront cycles included).\"},\"recurringCosts\":{\"allOf\":[{\"$ref\":\"#/components/schemas/OrderPricingAmounts\"}],\"description\":\"Every line's charge for its first billing period after the initial invoice.\"},\"subtotalMinor\":{\"description\":\"Initial invoice: Before discounts and taxes.\",\"format\":\"int64\",\"type\":\"integer\"},\"taxAmountMinor\":{\"description\":\"Initial invoice: Sum of taxes.\",\"format\":\"int64\",\"type\":\"integer\"},\"taxes\":{\"description\":\"Initial invoice: Taxes by rate.\",\"items\":{\"$ref\":\"#/components/schemas/TaxBreakdownItem\"},\"type\":\"array\"},\"totalDiscountsMinor\":{\"description\":\"Initial invoice: Sum of discounts.\",\"format\":\"int64\",\"type\":\"integer\"},\"totalMinor\":{\"description\":\"Initial invoice: subtotalMinor - totalDiscountsMinor + taxAmountMinor.\",\"format\":\"int64\",\"type\":\"integer\"}},\"required\":[\"currency\",\"subtotalMinor\",\"totalDiscountsMinor\",\"taxAmountMinor\",\"totalMinor\",\"discounts\",\"taxes\",\"initialInvoice\",\"recurringCosts\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::OrderProductOffering {
-            fn schema_name() -> ::std::string::String {
-                "OrderProductOffering".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::OrderProductOffering")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"description\":\"The offering a line item buys.\",\"properties\":{\"name\":{\"description\":\"The offering's name when the line was last changed.\",\"type\":\"string\"},\"productOfferingId\":{\"description\":\"The offering's id.\",\"format\":\"uuid\",\"type\":\"string\"}},\"required\":[\"productOfferingId\",\"name\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::OrderStatus {
-            fn schema_name() -> ::std::string::String {
-                "OrderStatus".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::OrderStatus")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"description\":\"DRAFT: editable. APPROVED: approved by a manager, no longer editable. SUBMITTED: accepted; its subscriptions, add-ons and licenses exist. CANCELLED: cancelled before submission. EXPIRED: not submitted before expiresAt.\",\"enum\":[\"DRAFT\",\"APPROVED\",\"SUBMITTED\",\"CANCELLED\",\"EXPIRED\"],\"type\":\"string\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::Pagination {
-            fn schema_name() -> ::std::string::String {
-                "Pagination".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::Pagination")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"description\":\"Where the next page starts.\",\"properties\":{\"nextCursor\":{\"description\":\"Opaque cursor for the next page; null when there are no more results.\",\"nullable\":true,\"type\":\"string\"}},\"required\":[\"nextCursor\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema for crate::api::generated::bullfinch::types::Price {
-            fn schema_name() -> ::std::string::String {
-                "Price".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::Price")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::BillingCycle,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::BindingContract,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::Discount,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::PriceType,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::UpfrontPayment,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"What an offering costs. Money is in minor units of its currency.\",\"properties\":{\"billingCycle\":{\"allOf\":[{\"$ref\":\"#/components/schemas/BillingCycle\"}],\"description\":\"How often a RECURRING price is charged; absent for ONE_TIME.\"},\"bindingContract\":{\"allOf\":[{\"$ref\":\"#/components/schemas/BindingContract\"}],\"description\":\"The binding period on offer; absent when there is none.\"},\"currency\":{\"description\":\"ISO 4217 code of netPriceMinor.\",\"example\":\"SEK\",\"format\":\"iso4217\",\"pattern\":\"^[A-Z]{3}$\",\"type\":\"string\"},\"currencyOptionsMinor\":{\"additionalProperties\":{\"format\":\"int64\",\"maximum\":10000000000,\"minimum\":0,\"type\":\"integer\"},\"description\":\"The price in other currencies: ISO 4217 code to minor units. Discounts scale with the same ratio.\",\"type\":\"object\"},\"customUpfrontPayment\":{\"allOf\":[{\"$ref\":\"#/components/schemas/UpfrontPayment\"}],\"description\":\"The upfront payment on offer; absent when there is none.\"},\"netPriceMinor\":{\"description\":\"The configured price per charge (per billing cycle when RECURRING), in minor units of currency.\",\"format\":\"int64\",\"maximum\":10000000000,\"minimum\":0,\"type\":\"integer\"},\"priceType\":{\"allOf\":[{\"$ref\":\"#/components/schemas/PriceType\"}],\"description\":\"One-time or recurring.\"},\"standardDiscount\":{\"allOf\":[{\"$ref\":\"#/components/schemas/Discount\"}],\"description\":\"The discount everyone gets.\"}},\"required\":[\"currency\",\"priceType\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::PriceType {
-            fn schema_name() -> ::std::string::String {
-                "PriceType".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::PriceType")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"description\":\"Whether the price is charged once or every billing period.\",\"enum\":[\"ONE_TIME\",\"RECURRING\"],\"type\":\"string\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::Product {
-            fn schema_name() -> ::std::string::String {
-                "Product".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::Product")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::ProductCategory,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::ProductFeatures,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::ProductType,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"The product an offering sells.\",\"properties\":{\"category\":{\"allOf\":[{\"$ref\":\"#/components/schemas/ProductCategory\"}],\"description\":\"What kind of product it is.\"},\"features\":{\"allOf\":[{\"$ref\":\"#/components/schemas/ProductFeatures\"}],\"description\":\"What it includes.\"},\"internalName\":{\"description\":\"The operator's name for the product.\",\"maxLength\":255,\"type\":\"string\"},\"networkProviderId\":{\"description\":\"The network provider that delivers it.\",\"maxLength\":255,\"type\":\"string\"},\"productId\":{\"description\":\"Identifier of the product.\",\"format\":\"uuid\",\"type\":\"string\"},\"type\":{\"allOf\":[{\"$ref\":\"#/components/schemas/ProductType\"}],\"description\":\"What ordering it creates.\"}},\"required\":[\"productId\",\"internalName\",\"type\",\"category\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::ProductCatalog {
-            fn schema_name() -> ::std::string::String {
-                "ProductCatalog".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::ProductCatalog")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::ProductOffering,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"The catalog a customer orders from, with the offerings they may order now (AVAILABLE ones).\",\"properties\":{\"customerId\":{\"description\":\"The customer it was asked for.\",\"format\":\"uuid\",\"type\":\"string\"},\"description\":{\"description\":\"Description of the catalog.\",\"maxLength\":4000,\"type\":\"string\"},\"items\":{\"description\":\"Offerings the customer may order now, in catalog order.\",\"items\":{\"$ref\":\"#/components/schemas/ProductOffering\"},\"type\":\"array\"},\"name\":{\"description\":\"Name of the catalog.\",\"maxLength\":255,\"type\":\"string\"},\"productCatalogId\":{\"description\":\"Identifier of the catalog.\",\"format\":\"uuid\",\"type\":\"string\"}},\"required\":[\"productCatalogId\",\"name\",\"customerId\",\"items\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::ProductCategory {
-            fn schema_name() -> ::std::string::String {
-                "ProductCategory".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::ProductCategory")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"description\":\"What kind of product an offering sells; add-on groups carry the category of the subscriptions their add-ons attach to.\",\"enum\":[\"PRODUCT_CATEGORY_SUBSCRIPTION_CELL\",\"PRODUCT_CATEGORY_SUBSCRIPTION_DATA_SIM\",\"PRODUCT_CATEGORY_SUBSCRIPTION_BROADBAND\",\"PRODUCT_CATEGORY_SUBSCRIPTION_M2M\",\"PRODUCT_CATEGORY_TRAVEL_ESIM\",\"PRODUCT_CATEGORY_EXTRA_DATA\",\"PRODUCT_CATEGORY_TRAVEL_ESIM_PACKAGE\",\"PRODUCT_CATEGORY_ABROAD\",\"PRODUCT_CATEGORY_EXTERNAL_PRODUCT\",\"PRODUCT_CATEGORY_EXTERNAL_PRODUCT_ADDON\",\"PRODUCT_CATEGORY_SIM_CARD\"],\"type\":\"string\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::ProductFeatures {
-            fn schema_name() -> ::std::string::String {
-                "ProductFeatures".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::ProductFeatures")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::ActivationType,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::SimCardType,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"What the product includes.\",\"properties\":{\"activationType\":{\"allOf\":[{\"$ref\":\"#/components/schemas/ActivationType\"}],\"description\":\"When it starts.\"},\"countries\":{\"description\":\"Countries where it works (ISO 3166-1 alpha-3).\",\"items\":{\"pattern\":\"^[A-Z]{3}$\",\"type\":\"string\"},\"type\":\"array\"},\"dataMb\":{\"description\":\"Included data in megabytes.\",\"minimum\":0.0,\"type\":\"number\"},\"includedCallSeconds\":{\"description\":\"Included call time in seconds.\",\"format\":\"int64\",\"minimum\":0,\"type\":\"integer\"},\"includedSms\":{\"description\":\"Included text messages.\",\"format\":\"int64\",\"minimum\":0,\"type\":\"integer\"},\"regions\":{\"description\":\"Named regions where it works.\",\"items\":{\"maxLength\":100,\"type\":\"string\"},\"type\":\"array\"},\"simCardType\":{\"allOf\":[{\"$ref\":\"#/components/schemas/SimCardType\"}],\"description\":\"The SIM it needs or is.\"},\"validityDays\":{\"description\":\"Days the product is valid after activation.\",\"format\":\"int32\",\"minimum\":1,\"type\":\"integer\"}},\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::ProductOffering {
-            fn schema_name() -> ::std::string::String {
-                "ProductOffering".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::ProductOffering")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<crate::api::generated::bullfinch::types::Price>();
-                let _ = g
-                    .subschema_for::<crate::api::generated::bullfinch::types::Product>();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::ProductOfferingGroup,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::ProductOfferingStatus,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"Something that can be sold: a product at a price.\",\"properties\":{\"description\":{\"description\":\"Description shown to customers.\",\"maxLength\":4000,\"type\":\"string\"},\"group\":{\"allOf\":[{\"$ref\":\"#/components/schemas/ProductOfferingGroup\"}],\"description\":\"The group it belongs to.\"},\"imageUrl\":{\"description\":\"Picture of the product.\",\"format\":\"uri\",\"maxLength\":2000,\"type\":\"string\"},\"name\":{\"description\":\"Name shown to customers.\",\"maxLength\":255,\"type\":\"string\"},\"price\":{\"allOf\":[{\"$ref\":\"#/components/schemas/Price\"}],\"description\":\"What it costs.\"},\"product\":{\"allOf\":[{\"$ref\":\"#/components/schemas/Product\"}],\"description\":\"The product sold.\"},\"productOfferingId\":{\"description\":\"Identifier of the offering.\",\"format\":\"uuid\",\"type\":\"string\"},\"richContent\":{\"description\":\"HTML description.\",\"maxLength\":20000,\"type\":\"string\"},\"status\":{\"allOf\":[{\"$ref\":\"#/components/schemas/ProductOfferingStatus\"}],\"description\":\"Whether it can be newly ordered.\"},\"uspList\":{\"description\":\"Selling points, in order.\",\"items\":{\"maxLength\":255,\"type\":\"string\"},\"type\":\"array\"}},\"required\":[\"productOfferingId\",\"status\",\"name\",\"product\",\"price\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::ProductOfferingGroup {
-            fn schema_name() -> ::std::string::String {
-                "ProductOfferingGroup".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::ProductOfferingGroup")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::ProductCategory,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"A group of related offerings.\",\"properties\":{\"category\":{\"allOf\":[{\"$ref\":\"#/components/schemas/ProductCategory\"}],\"description\":\"Category of the group; for add-ons, the category of the subscriptions they attach to.\"},\"description\":{\"description\":\"Description for customers.\",\"maxLength\":4000,\"type\":\"string\"},\"internalDescription\":{\"description\":\"Description for the operator's staff.\",\"maxLength\":4000,\"type\":\"string\"},\"name\":{\"description\":\"Name of the group.\",\"maxLength\":255,\"type\":\"string\"},\"productOfferingGroupId\":{\"description\":\"Identifier of the group.\",\"format\":\"uuid\",\"type\":\"string\"}},\"required\":[\"productOfferingGroupId\",\"name\",\"category\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::ProductOfferingList {
-            fn schema_name() -> ::std::string::String {
-                "ProductOfferingList".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::ProductOfferingList")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::Pagination,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::ProductOffering,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"One page of product offerings.\",\"properties\":{\"items\":{\"description\":\"The offerings on this page.\",\"items\":{\"$ref\":\"#/components/schemas/ProductOffering\"},\"type\":\"array\"},\"pagination\":{\"allOf\":[{\"$ref\":\"#/components/schemas/Pagination\"}],\"description\":\"Where the next page starts.\"}},\"required\":[\"items\",\"pagination\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::ProductOfferingStatus {
-            fn schema_name() -> ::std::string::String {
-                "ProductOfferingStatus".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::ProductOfferingStatus")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"description\":\"AVAILABLE offerings can be ordered; ARCHIVED ones cannot be newly ordered but remain valid for what exists.\",\"enum\":[\"AVAILABLE\",\"ARCHIVED\"],\"type\":\"string\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::ProductOfferingSummary {
-            fn schema_name() -> ::std::string::String {
-                "ProductOfferingSummary".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::ProductOfferingSummary")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<crate::api::generated::bullfinch::types::Price>();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::ProductOfferingGroup,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"The offering a subscription, add-on or license was bought as, as the catalog holds it now.\",\"properties\":{\"group\":{\"allOf\":[{\"$ref\":\"#/components/schemas/ProductOfferingGroup\"}],\"description\":\"The group it belongs to.\"},\"imageUrl\":{\"description\":\"Picture of the product.\",\"format\":\"uri\",\"maxLength\":2000,\"type\":\"string\"},\"name\":{\"description\":\"Name shown to customers.\",\"maxLength\":255,\"type\":\"string\"},\"price\":{\"allOf\":[{\"$ref\":\"#/components/schemas/Price\"}],\"description\":\"What it costs.\"},\"productOfferingId\":{\"description\":\"The offering's id.\",\"format\":\"uuid\",\"type\":\"string\"}},\"required\":[\"productOfferingId\",\"name\",\"price\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::ProductType {
-            fn schema_name() -> ::std::string::String {
-                "ProductType".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::ProductType")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"description\":\"What ordering the product creates: SUBSCRIPTION a standalone subscription; SUBSCRIPTION_ADDON an add-on of a parent subscription; LICENSE a license; EXTERNAL_PRODUCT a license of type EXTERNAL_PRODUCT, orderable only through orders; SIM_CARD a replacement SIM for a subscription.\",\"enum\":[\"SUBSCRIPTION\",\"SUBSCRIPTION_ADDON\",\"LICENSE\",\"EXTERNAL_PRODUCT\",\"SIM_CARD\"],\"type\":\"string\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::Shipping {
-            fn schema_name() -> ::std::string::String {
-                "Shipping".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::Shipping")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<crate::api::generated::bullfinch::types::Address>();
-                ::serde_json::from_str(
-                        "{\"description\":\"Where physical goods (SIM cards, devices) are shipped.\",\"properties\":{\"address\":{\"allOf\":[{\"$ref\":\"#/components/schemas/Address\"}],\"description\":\"Where the goods are delivered.\"},\"instructions\":{\"description\":\"Delivery instructions.\",\"maxLength\":1000,\"type\":\"string\"},\"msisdn\":{\"description\":\"Recipient's mobile number, for the courier. E.164 (a plus sign and 2 to 15 digits), and a valid number of its country's numbering plan.\",\"example\":\"+46701234567\",\"format\":\"phone\",\"pattern\":\"^\\\\+[1-9][0-9]{1,14}$\",\"type\":\"string\"},\"name\":{\"description\":\"Recipient name.\",\"maxLength\":255,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"name\",\"address\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::SimCardType {
-            fn schema_name() -> ::std::string::String {
-                "SimCardType".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::SimCardType")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"description\":\"Physical SIM or eSIM.\",\"enum\":[\"PSIM\",\"ESIM\"],\"type\":\"string\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::Subscription {
-            fn schema_name() -> ::std::string::String {
-                "Subscription".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::Subscription")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::CustomerSummary,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::ProductOfferingSummary,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::SimCardType,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::SubscriptionStatus,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"A mobile voice/SMS/data, data-only, broadband, IoT or travel eSIM subscription.\",\"properties\":{\"createdAt\":{\"description\":\"When it was created.\",\"format\":\"date-time\",\"type\":\"string\"},\"customer\":{\"allOf\":[{\"$ref\":\"#/components/schemas/CustomerSummary\"}],\"description\":\"Whose subscription it is.\"},\"display\":{\"description\":\"The number pretty-printed in international form, or the custom display name when one was set.\",\"maxLength\":255,\"type\":\"string\"},\"msisdn\":{\"description\":\"The number, E.164.\",\"maxLength\":16,\"type\":\"string\"},\"orderId\":{\"description\":\"The order whose submission created it.\",\"format\":\"uuid\",\"type\":\"string\"},\"productOffering\":{\"allOf\":[{\"$ref\":\"#/components/schemas/ProductOfferingSummary\"}],\"description\":\"The offering it was bought as.\"},\"referenceId\":{\"description\":\"The client's own id for the subscription; unique per organisation.\",\"maxLength\":255,\"type\":\"string\"},\"simType\":{\"allOf\":[{\"$ref\":\"#/components/schemas/SimCardType\"}],\"description\":\"The SIM it has: the one ordered with it, or the last SIM card ordered for it.\"},\"status\":{\"allOf\":[{\"$ref\":\"#/components/schemas/SubscriptionStatus\"}],\"description\":\"Where the subscription is in its life.\"},\"subscriptionId\":{\"description\":\"The subscription's id.\",\"format\":\"uuid\",\"type\":\"string\"},\"type\":{\"description\":\"Kind of subscription; common values CELL, DATA, MBB, M2M, TRAVEL_ESIM (from the offering's product category).\",\"maxLength\":40,\"type\":\"string\"},\"updatedAt\":{\"description\":\"When it last changed.\",\"format\":\"date-time\",\"type\":\"string\"}},\"required\":[\"subscriptionId\",\"status\",\"type\",\"display\",\"msisdn\",\"customer\",\"simType\",\"createdAt\",\"updatedAt\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::SubscriptionAddon {
-            fn schema_name() -> ::std::string::String {
-                "SubscriptionAddon".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::SubscriptionAddon")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::ProductOfferingGroup,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::ProductOfferingSummary,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::SubscriptionAddonStatus,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"An add-on (extra data, abroad package, ...) attached to a subscription.\",\"properties\":{\"createdAt\":{\"description\":\"When it was created.\",\"format\":\"date-time\",\"type\":\"string\"},\"group\":{\"allOf\":[{\"$ref\":\"#/components/schemas/ProductOfferingGroup\"}],\"description\":\"The offering's group.\"},\"orderId\":{\"description\":\"The order whose submission created it.\",\"format\":\"uuid\",\"type\":\"string\"},\"productOffering\":{\"allOf\":[{\"$ref\":\"#/components/schemas/ProductOfferingSummary\"}],\"description\":\"The offering it was bought as.\"},\"referenceId\":{\"description\":\"Reference of the add-on, often filled after provisioning with a network provider; unique per organisation when set.\",\"maxLength\":255,\"type\":\"string\"},\"status\":{\"allOf\":[{\"$ref\":\"#/components/schemas/SubscriptionAddonStatus\"}],\"description\":\"Where the add-on is in its life.\"},\"subscriptionAddonId\":{\"description\":\"The add-on's id.\",\"format\":\"uuid\",\"type\":\"string\"},\"subscriptionId\":{\"description\":\"The subscription it is attached to.\",\"format\":\"uuid\",\"type\":\"string\"},\"updatedAt\":{\"description\":\"When it last changed.\",\"format\":\"date-time\",\"type\":\"string\"}},\"required\":[\"subscriptionAddonId\",\"subscriptionId\",\"productOffering\",\"status\",\"createdAt\",\"updatedAt\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::SubscriptionAddonList {
-            fn schema_name() -> ::std::string::String {
-                "SubscriptionAddonList".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::SubscriptionAddonList")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::SubscriptionAddon,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"The add-ons of a subscription, oldest first.\",\"properties\":{\"items\":{\"description\":\"The add-ons.\",\"items\":{\"$ref\":\"#/components/schemas/SubscriptionAddon\"},\"type\":\"array\"}},\"required\":[\"items\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::SubscriptionAddonStatus {
-            fn schema_name() -> ::std::string::String {
-                "SubscriptionAddonStatus".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::SubscriptionAddonStatus")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"description\":\"PENDING: ordered, not yet provisioned. ACTIVE: in use. CANCELLED: ended before its term. EXPIRED: its term ran out.\",\"enum\":[\"PENDING\",\"ACTIVE\",\"CANCELLED\",\"EXPIRED\"],\"type\":\"string\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::SubscriptionList {
-            fn schema_name() -> ::std::string::String {
-                "SubscriptionList".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::SubscriptionList")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::Pagination,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::Subscription,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"One page of subscriptions.\",\"properties\":{\"items\":{\"description\":\"The subscriptions on this page.\",\"items\":{\"$ref\":\"#/components/schemas/Subscription\"},\"type\":\"array\"},\"pagination\":{\"allOf\":[{\"$ref\":\"#/components/schemas/Pagination\"}],\"description\":\"Where the next page starts.\"}},\"required\":[\"items\",\"pagination\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::SubscriptionStatus {
-            fn schema_name() -> ::std::string::String {
-                "SubscriptionStatus".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::SubscriptionStatus")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"description\":\"PENDING: created, not active in the network. ACTIVATED: active and billable. BLOCKED: disabled by the operator (fraud, policy). CANCELLED: ended for good. PAUSED: at the customer's request; billing stops, service off. SUSPENDED: typically for payment issues; billing continues, service off.\",\"enum\":[\"PENDING\",\"ACTIVATED\",\"BLOCKED\",\"CANCELLED\",\"PAUSED\",\"SUSPENDED\"],\"type\":\"string\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::TaxBreakdownItem {
-            fn schema_name() -> ::std::string::String {
-                "TaxBreakdownItem".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::TaxBreakdownItem")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"description\":\"Tax at one rate.\",\"properties\":{\"amountMinor\":{\"description\":\"Tax at this rate, in minor units.\",\"format\":\"int64\",\"type\":\"integer\"},\"description\":{\"description\":\"The rate's name, e.g. VAT 25%.\",\"type\":\"string\"},\"rateBasisPoints\":{\"description\":\"The rate in hundredths of a percent (2500 is 25 %).\",\"format\":\"int32\",\"type\":\"integer\"}},\"required\":[\"description\",\"rateBasisPoints\",\"amountMinor\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::UpdateCustomerRequest {
-            fn schema_name() -> ::std::string::String {
-                "UpdateCustomerRequest".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::UpdateCustomerRequest")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::CustomerBilling,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::CustomerContact,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::Metadata,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::Shipping,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"Changes to a customer. Fields left out keep their value; an object given (contact, billing, shipping, metadata) replaces the stored one whole.\",\"properties\":{\"billing\":{\"allOf\":[{\"$ref\":\"#/components/schemas/CustomerBilling\"}],\"description\":\"Replaces the stored billing whole when given.\"},\"contact\":{\"allOf\":[{\"$ref\":\"#/components/schemas/CustomerContact\"}],\"description\":\"Replaces the stored contact whole when given.\"},\"contactPersonUserId\":{\"description\":\"A user acting for this customer (id or `rid_` reference) who becomes its contact person.\",\"maxLength\":260,\"minLength\":1,\"type\":\"string\"},\"identity\":{\"description\":\"Government or company registration id; its format depends on country and customer type.\",\"maxLength\":64,\"minLength\":1,\"type\":\"string\"},\"metadata\":{\"allOf\":[{\"$ref\":\"#/components/schemas/Metadata\"}],\"description\":\"Replaces the stored metadata whole when given.\"},\"name\":{\"description\":\"Display name.\",\"maxLength\":255,\"minLength\":1,\"type\":\"string\"},\"preferredLocale\":{\"description\":\"BCP 47 language tag of a language, an optional script and an optional region, e.g. sv-SE, zh-Hant-TW, es-419.\",\"example\":\"sv-SE\",\"maxLength\":12,\"minLength\":2,\"pattern\":\"^[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?$\",\"type\":\"string\"},\"referenceId\":{\"description\":\"The client's own identifier, unique per organisation. Usable in paths and filters as `rid_` followed by this value.\",\"maxLength\":255,\"minLength\":1,\"type\":\"string\"},\"shipping\":{\"allOf\":[{\"$ref\":\"#/components/schemas/Shipping\"}],\"description\":\"Replaces the stored shipping whole when given.\"}},\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::UpdateOrderRequest {
-            fn schema_name() -> ::std::string::String {
-                "UpdateOrderRequest".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::UpdateOrderRequest")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::Metadata,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::OrderLineItemRequest,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"Changes to a DRAFT order; fields left out keep their value. lineItems replaces all line items.\",\"properties\":{\"lineItems\":{\"description\":\"The new line items, 1 to 100.\",\"items\":{\"$ref\":\"#/components/schemas/OrderLineItemRequest\"},\"maxItems\":100,\"minItems\":1,\"type\":\"array\"},\"metadata\":{\"allOf\":[{\"$ref\":\"#/components/schemas/Metadata\"}],\"description\":\"Client data, returned unchanged.\"},\"referenceId\":{\"description\":\"The client's own id for the order; unique per organisation.\",\"maxLength\":255,\"minLength\":1,\"type\":\"string\"}},\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::UpdateUserRequest {
-            fn schema_name() -> ::std::string::String {
-                "UpdateUserRequest".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::UpdateUserRequest")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::Metadata,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"Changes to a user. Fields left out keep their value; metadata, when given, replaces the stored map.\",\"properties\":{\"email\":{\"description\":\"Sign-in identity; unique per organisation.\",\"format\":\"email\",\"maxLength\":254,\"type\":\"string\"},\"metadata\":{\"allOf\":[{\"$ref\":\"#/components/schemas/Metadata\"}],\"description\":\"Replaces the stored metadata whole when given.\"},\"msisdn\":{\"description\":\"Mobile number. E.164 (a plus sign and 2 to 15 digits), and a valid number of its country's numbering plan.\",\"example\":\"+46701234567\",\"format\":\"phone\",\"pattern\":\"^\\\\+[1-9][0-9]{1,14}$\",\"type\":\"string\"},\"name\":{\"description\":\"Full name.\",\"maxLength\":255,\"minLength\":1,\"type\":\"string\"}},\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::UpfrontPayment {
-            fn schema_name() -> ::std::string::String {
-                "UpfrontPayment".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::UpfrontPayment")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::Discount,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"An upfront payment the customer may choose: the first billingCycles cycles are invoiced at once.\",\"properties\":{\"billingCycles\":{\"description\":\"Number of billing cycles paid upfront (cycles, not months).\",\"format\":\"int32\",\"maximum\":60,\"minimum\":1,\"type\":\"integer\"},\"discount\":{\"allOf\":[{\"$ref\":\"#/components/schemas/Discount\"}],\"description\":\"Discount earned by paying upfront.\"}},\"required\":[\"billingCycles\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema for crate::api::generated::bullfinch::types::User {
-            fn schema_name() -> ::std::string::String {
-                "User".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::User")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::Metadata,
-                    >();
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::UserCustomer,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"A person who acts for one or more customers.\",\"properties\":{\"createdAt\":{\"description\":\"When the user was created.\",\"format\":\"date-time\",\"type\":\"string\"},\"customers\":{\"description\":\"Customers the user can act for, with the user's role at each.\",\"items\":{\"$ref\":\"#/components/schemas/UserCustomer\"},\"type\":\"array\"},\"email\":{\"description\":\"Sign-in identity; login codes are sent here.\",\"format\":\"email\",\"maxLength\":254,\"type\":\"string\"},\"identity\":{\"description\":\"Government or company registration id; its format depends on country and customer type.\",\"maxLength\":64,\"minLength\":1,\"type\":\"string\"},\"metadata\":{\"allOf\":[{\"$ref\":\"#/components/schemas/Metadata\"}],\"description\":\"The client's own data, stored with the user.\"},\"msisdn\":{\"description\":\"Mobile number. E.164 (a plus sign and 2 to 15 digits), and a valid number of its country's numbering plan.\",\"example\":\"+46701234567\",\"format\":\"phone\",\"pattern\":\"^\\\\+[1-9][0-9]{1,14}$\",\"type\":\"string\"},\"name\":{\"description\":\"Full name.\",\"type\":\"string\"},\"referenceId\":{\"description\":\"The client's own identifier, unique per organisation. Usable in paths and filters as `rid_` followed by this value.\",\"maxLength\":255,\"minLength\":1,\"type\":\"string\"},\"updatedAt\":{\"description\":\"When the user was last changed.\",\"format\":\"date-time\",\"type\":\"string\"},\"userId\":{\"description\":\"User identifier.\",\"format\":\"uuid\",\"type\":\"string\"}},\"required\":[\"userId\",\"name\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::UserCustomer {
-            fn schema_name() -> ::std::string::String {
-                "UserCustomer".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::UserCustomer")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::CustomerRole,
-                    >();
-                ::serde_json::from_str(
-                        "{\"description\":\"A customer the user can act for.\",\"properties\":{\"customerId\":{\"description\":\"Customer identifier.\",\"format\":\"uuid\",\"type\":\"string\"},\"name\":{\"description\":\"Customer display name.\",\"type\":\"string\"},\"role\":{\"allOf\":[{\"$ref\":\"#/components/schemas/CustomerRole\"}],\"description\":\"The user's role for this customer.\"}},\"required\":[\"customerId\",\"name\",\"role\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::types::UserList {
-            fn schema_name() -> ::std::string::String {
-                "UserList".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::UserList")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                let _ = g
-                    .subschema_for::<
-                        crate::api::generated::bullfinch::types::Pagination,
-                    >();
-                let _ = g
-                    .subschema_for::<crate::api::generated::bullfinch::types::User>();
-                ::serde_json::from_str(
-                        "{\"description\":\"One page of users.\",\"properties\":{\"items\":{\"description\":\"The users on this page.\",\"items\":{\"$ref\":\"#/components/schemas/User\"},\"type\":\"array\"},\"pagination\":{\"allOf\":[{\"$ref\":\"#/components/schemas/Pagination\"}],\"description\":\"Where the next page starts.\"}},\"required\":[\"items\",\"pagination\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-    }
-    pub mod params {
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct AuthEmailStartHeaders {
-            ///The revision (DATE.name) to use for this request; overrides the API key's pin.
-            #[serde(rename = "Api-Revision")]
-            pub api_revision: ::std::option::Option<::std::string::String>,
-            ///Optional. The organisation's API key: the login then looks for the user in that organisation only. Without it, the address must belong to a user of exactly one organisation. A key that is not valid finds no user.
-            #[serde(rename = "X-Api-Key")]
-            pub x_api_key: ::std::option::Option<::std::string::String>,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::AuthEmailStartHeaders {
-            fn schema_name() -> ::std::string::String {
-                "AuthEmailStartHeaders".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed(
-                    "spec::bullfinch::params::AuthEmailStartHeaders",
-                )
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"},\"X-Api-Key\":{\"description\":\"Optional. The organisation's API key: the login then looks for the user in that organisation only. Without it, the address must belong to a user of exactly one organisation. A key that is not valid finds no user.\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::AuthEmailStartHeaders {
-            const SCHEMA: &'static str = "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"},\"X-Api-Key\":{\"description\":\"Optional. The organisation's API key: the login then looks for the user in that organisation only. Without it, the address must belong to a user of exactly one organisation. A key that is not valid finds no user.\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct AuthEmailVerifyHeaders {
-            ///The revision (DATE.name) to use for this request; overrides the API key's pin.
-            #[serde(rename = "Api-Revision")]
-            pub api_revision: ::std::option::Option<::std::string::String>,
-            ///Optional. The organisation's API key: the login then looks for the user in that organisation only. Without it, the address must belong to a user of exactly one organisation. A key that is not valid finds no user.
-            #[serde(rename = "X-Api-Key")]
-            pub x_api_key: ::std::option::Option<::std::string::String>,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::AuthEmailVerifyHeaders {
-            fn schema_name() -> ::std::string::String {
-                "AuthEmailVerifyHeaders".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed(
-                    "spec::bullfinch::params::AuthEmailVerifyHeaders",
-                )
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"},\"X-Api-Key\":{\"description\":\"Optional. The organisation's API key: the login then looks for the user in that organisation only. Without it, the address must belong to a user of exactly one organisation. A key that is not valid finds no user.\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::AuthEmailVerifyHeaders {
-            const SCHEMA: &'static str = "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"},\"X-Api-Key\":{\"description\":\"Optional. The organisation's API key: the login then looks for the user in that organisation only. Without it, the address must belong to a user of exactly one organisation. A key that is not valid finds no user.\",\"maxLength\":512,\"minLength\":1,\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct CustomerListQuery {
-            ///Free text matched against name, contact email and humanReadableId.
-            #[serde(rename = "filter")]
-            pub filter: ::std::option::Option<::std::string::String>,
-            ///Only customers of this type.
-            #[serde(rename = "customerType")]
-            pub customer_type: ::std::option::Option<::std::string::String>,
-            ///Page size.
-            #[serde(rename = "limit")]
-            pub limit: ::std::option::Option<i64>,
-            ///Opaque cursor from the previous page's pagination.nextCursor.
-            #[serde(rename = "cursor")]
-            pub cursor: ::std::option::Option<::std::string::String>,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::CustomerListQuery {
-            fn schema_name() -> ::std::string::String {
-                "CustomerListQuery".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed(
-                    "spec::bullfinch::params::CustomerListQuery",
-                )
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"cursor\":{\"description\":\"Opaque cursor from the previous page's pagination.nextCursor.\",\"maxLength\":512,\"type\":\"string\"},\"customerType\":{\"description\":\"Only customers of this type.\",\"enum\":[\"CONSUMER\",\"BUSINESS\"],\"type\":\"string\"},\"filter\":{\"description\":\"Free text matched against name, contact email and humanReadableId.\",\"maxLength\":255,\"type\":\"string\"},\"limit\":{\"default\":100,\"description\":\"Page size.\",\"format\":\"int32\",\"maximum\":1000,\"minimum\":1,\"type\":\"integer\"}},\"required\":[],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::CustomerListQuery {
-            const SCHEMA: &'static str = "{\"properties\":{\"cursor\":{\"description\":\"Opaque cursor from the previous page's pagination.nextCursor.\",\"maxLength\":512,\"type\":\"string\"},\"customerType\":{\"description\":\"Only customers of this type.\",\"enum\":[\"CONSUMER\",\"BUSINESS\"],\"type\":\"string\"},\"filter\":{\"description\":\"Free text matched against name, contact email and humanReadableId.\",\"maxLength\":255,\"type\":\"string\"},\"limit\":{\"default\":100,\"description\":\"Page size.\",\"format\":\"int32\",\"maximum\":1000,\"minimum\":1,\"type\":\"integer\"}},\"required\":[],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct CustomerListHeaders {
-            ///The revision (DATE.name) to use for this request; overrides the API key's pin.
-            #[serde(rename = "Api-Revision")]
-            pub api_revision: ::std::option::Option<::std::string::String>,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::CustomerListHeaders {
-            fn schema_name() -> ::std::string::String {
-                "CustomerListHeaders".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed(
-                    "spec::bullfinch::params::CustomerListHeaders",
-                )
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::CustomerListHeaders {
-            const SCHEMA: &'static str = "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct CustomerCreateHeaders {
-            ///The revision (DATE.name) to use for this request; overrides the API key's pin.
-            #[serde(rename = "Api-Revision")]
-            pub api_revision: ::std::option::Option<::std::string::String>,
-            ///A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
-            #[serde(rename = "X-Idempotency-Key")]
-            pub x_idempotency_key: ::std::option::Option<::std::string::String>,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::CustomerCreateHeaders {
-            fn schema_name() -> ::std::string::String {
-                "CustomerCreateHeaders".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed(
-                    "spec::bullfinch::params::CustomerCreateHeaders",
-                )
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"},\"X-Idempotency-Key\":{\"description\":\"A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.\",\"maxLength\":256,\"minLength\":1,\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::CustomerCreateHeaders {
-            const SCHEMA: &'static str = "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"},\"X-Idempotency-Key\":{\"description\":\"A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.\",\"maxLength\":256,\"minLength\":1,\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct CustomerViewPath {
-            ///The customer's id, or `rid_` followed by its referenceId.
-            #[serde(rename = "customerId")]
-            pub customer_id: ::std::string::String,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::CustomerViewPath {
-            fn schema_name() -> ::std::string::String {
-                "CustomerViewPath".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::params::CustomerViewPath")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"customerId\":{\"description\":\"The customer's id, or `rid_` followed by its referenceId.\",\"maxLength\":260,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"customerId\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::CustomerViewPath {
-            const SCHEMA: &'static str = "{\"properties\":{\"customerId\":{\"description\":\"The customer's id, or `rid_` followed by its referenceId.\",\"maxLength\":260,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"customerId\"],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct CustomerViewHeaders {
-            ///The revision (DATE.name) to use for this request; overrides the API key's pin.
-            #[serde(rename = "Api-Revision")]
-            pub api_revision: ::std::option::Option<::std::string::String>,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::CustomerViewHeaders {
-            fn schema_name() -> ::std::string::String {
-                "CustomerViewHeaders".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed(
-                    "spec::bullfinch::params::CustomerViewHeaders",
-                )
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::CustomerViewHeaders {
-            const SCHEMA: &'static str = "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct CustomerUpdatePath {
-            ///The customer's id, or `rid_` followed by its referenceId.
-            #[serde(rename = "customerId")]
-            pub customer_id: ::std::string::String,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::CustomerUpdatePath {
-            fn schema_name() -> ::std::string::String {
-                "CustomerUpdatePath".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed(
-                    "spec::bullfinch::params::CustomerUpdatePath",
-                )
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"customerId\":{\"description\":\"The customer's id, or `rid_` followed by its referenceId.\",\"maxLength\":260,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"customerId\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::CustomerUpdatePath {
-            const SCHEMA: &'static str = "{\"properties\":{\"customerId\":{\"description\":\"The customer's id, or `rid_` followed by its referenceId.\",\"maxLength\":260,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"customerId\"],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct CustomerUpdateHeaders {
-            ///The revision (DATE.name) to use for this request; overrides the API key's pin.
-            #[serde(rename = "Api-Revision")]
-            pub api_revision: ::std::option::Option<::std::string::String>,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::CustomerUpdateHeaders {
-            fn schema_name() -> ::std::string::String {
-                "CustomerUpdateHeaders".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed(
-                    "spec::bullfinch::params::CustomerUpdateHeaders",
-                )
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::CustomerUpdateHeaders {
-            const SCHEMA: &'static str = "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct CustomerProductCatalogViewPath {
-            ///The customer's id, or `rid_` followed by its referenceId.
-            #[serde(rename = "customerId")]
-            pub customer_id: ::std::string::String,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::CustomerProductCatalogViewPath {
-            fn schema_name() -> ::std::string::String {
-                "CustomerProductCatalogViewPath".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed(
-                    "spec::bullfinch::params::CustomerProductCatalogViewPath",
-                )
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"customerId\":{\"description\":\"The customer's id, or `rid_` followed by its referenceId.\",\"maxLength\":260,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"customerId\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::CustomerProductCatalogViewPath {
-            const SCHEMA: &'static str = "{\"properties\":{\"customerId\":{\"description\":\"The customer's id, or `rid_` followed by its referenceId.\",\"maxLength\":260,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"customerId\"],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct CustomerProductCatalogViewHeaders {
-            ///The revision (DATE.name) to use for this request; overrides the API key's pin.
-            #[serde(rename = "Api-Revision")]
-            pub api_revision: ::std::option::Option<::std::string::String>,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::CustomerProductCatalogViewHeaders {
-            fn schema_name() -> ::std::string::String {
-                "CustomerProductCatalogViewHeaders".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed(
-                    "spec::bullfinch::params::CustomerProductCatalogViewHeaders",
-                )
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::CustomerProductCatalogViewHeaders {
-            const SCHEMA: &'static str = "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct HealthViewHeaders {
-            ///The revision (DATE.name) to use for this request; overrides the API key's pin.
-            #[serde(rename = "Api-Revision")]
-            pub api_revision: ::std::option::Option<::std::string::String>,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::HealthViewHeaders {
-            fn schema_name() -> ::std::string::String {
-                "HealthViewHeaders".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed(
-                    "spec::bullfinch::params::HealthViewHeaders",
-                )
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::HealthViewHeaders {
-            const SCHEMA: &'static str = "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct LicenseListQuery {
-            ///Only licenses of these customers (ids or `rid_` references).
-            #[serde(rename = "customerId")]
-            #[serde(default)]
-            pub customer_id: ::std::vec::Vec<::std::string::String>,
-            ///Only licenses in these states.
-            #[serde(rename = "status")]
-            #[serde(default)]
-            pub status: ::std::vec::Vec<::std::string::String>,
-            ///Only licenses assigned to these subscriptions (ids or `rid_` references).
-            #[serde(rename = "subscriptionId")]
-            #[serde(default)]
-            pub subscription_id: ::std::vec::Vec<::std::string::String>,
-            ///Page size.
-            #[serde(rename = "limit")]
-            pub limit: ::std::option::Option<i64>,
-            ///Opaque cursor from the previous page's pagination.nextCursor.
-            #[serde(rename = "cursor")]
-            pub cursor: ::std::option::Option<::std::string::String>,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::LicenseListQuery {
-            fn schema_name() -> ::std::string::String {
-                "LicenseListQuery".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::params::LicenseListQuery")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"cursor\":{\"description\":\"Opaque cursor from the previous page's pagination.nextCursor.\",\"maxLength\":512,\"type\":\"string\"},\"customerId\":{\"description\":\"Only licenses of these customers (ids or `rid_` references).\",\"type\":\"string\"},\"limit\":{\"default\":100,\"description\":\"Page size.\",\"format\":\"int32\",\"maximum\":1000,\"minimum\":1,\"type\":\"integer\"},\"status\":{\"description\":\"Only licenses in these states.\",\"type\":\"string\"},\"subscriptionId\":{\"description\":\"Only licenses assigned to these subscriptions (ids or `rid_` references).\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::LicenseListQuery {
-            const SCHEMA: &'static str = "{\"properties\":{\"cursor\":{\"description\":\"Opaque cursor from the previous page's pagination.nextCursor.\",\"maxLength\":512,\"type\":\"string\"},\"customerId\":{\"description\":\"Only licenses of these customers (ids or `rid_` references).\",\"items\":{\"maxLength\":260,\"type\":\"string\"},\"maxItems\":50,\"type\":\"array\"},\"limit\":{\"default\":100,\"description\":\"Page size.\",\"format\":\"int32\",\"maximum\":1000,\"minimum\":1,\"type\":\"integer\"},\"status\":{\"description\":\"Only licenses in these states.\",\"items\":{\"enum\":[\"PENDING\",\"ACTIVE\",\"PAUSED\",\"CANCELLED\",\"BLOCKED\"],\"type\":\"string\"},\"maxItems\":10,\"type\":\"array\"},\"subscriptionId\":{\"description\":\"Only licenses assigned to these subscriptions (ids or `rid_` references).\",\"items\":{\"maxLength\":260,\"type\":\"string\"},\"maxItems\":50,\"type\":\"array\"}},\"required\":[],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct LicenseListHeaders {
-            ///The revision (DATE.name) to use for this request; overrides the API key's pin.
-            #[serde(rename = "Api-Revision")]
-            pub api_revision: ::std::option::Option<::std::string::String>,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::LicenseListHeaders {
-            fn schema_name() -> ::std::string::String {
-                "LicenseListHeaders".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed(
-                    "spec::bullfinch::params::LicenseListHeaders",
-                )
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::LicenseListHeaders {
-            const SCHEMA: &'static str = "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct LicenseViewPath {
-            ///The license's id.
-            #[serde(rename = "licenseId")]
-            pub license_id: ::std::string::String,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::LicenseViewPath {
-            fn schema_name() -> ::std::string::String {
-                "LicenseViewPath".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::params::LicenseViewPath")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"licenseId\":{\"description\":\"The license's id.\",\"maxLength\":64,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"licenseId\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::LicenseViewPath {
-            const SCHEMA: &'static str = "{\"properties\":{\"licenseId\":{\"description\":\"The license's id.\",\"maxLength\":64,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"licenseId\"],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct LicenseViewHeaders {
-            ///The revision (DATE.name) to use for this request; overrides the API key's pin.
-            #[serde(rename = "Api-Revision")]
-            pub api_revision: ::std::option::Option<::std::string::String>,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::LicenseViewHeaders {
-            fn schema_name() -> ::std::string::String {
-                "LicenseViewHeaders".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed(
-                    "spec::bullfinch::params::LicenseViewHeaders",
-                )
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::LicenseViewHeaders {
-            const SCHEMA: &'static str = "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct OpenapiViewHeaders {
-            ///The revision (DATE.name) to use for this request; overrides the API key's pin.
-            #[serde(rename = "Api-Revision")]
-            pub api_revision: ::std::option::Option<::std::string::String>,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::OpenapiViewHeaders {
-            fn schema_name() -> ::std::string::String {
-                "OpenapiViewHeaders".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed(
-                    "spec::bullfinch::params::OpenapiViewHeaders",
-                )
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::OpenapiViewHeaders {
-            const SCHEMA: &'static str = "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct OpenapiRevisionViewPath {
-            ///The revision's full name followed by .json.
-            #[serde(rename = "document")]
-            pub document: ::std::string::String,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::OpenapiRevisionViewPath {
-            fn schema_name() -> ::std::string::String {
-                "OpenapiRevisionViewPath".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed(
-                    "spec::bullfinch::params::OpenapiRevisionViewPath",
-                )
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"document\":{\"description\":\"The revision's full name followed by .json.\",\"maxLength\":64,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"document\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::OpenapiRevisionViewPath {
-            const SCHEMA: &'static str = "{\"properties\":{\"document\":{\"description\":\"The revision's full name followed by .json.\",\"maxLength\":64,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"document\"],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct OpenapiRevisionViewHeaders {
-            ///The revision (DATE.name) to use for this request; overrides the API key's pin.
-            #[serde(rename = "Api-Revision")]
-            pub api_revision: ::std::option::Option<::std::string::String>,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::OpenapiRevisionViewHeaders {
-            fn schema_name() -> ::std::string::String {
-                "OpenapiRevisionViewHeaders".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed(
-                    "spec::bullfinch::params::OpenapiRevisionViewHeaders",
-                )
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::OpenapiRevisionViewHeaders {
-            const SCHEMA: &'static str = "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct OrderListQuery {
-            ///Only orders of these customers (ids or `rid_` references).
-            #[serde(rename = "customerId")]
-            #[serde(default)]
-            pub customer_id: ::std::vec::Vec<::std::string::String>,
-            ///Only orders in these states.
-            #[serde(rename = "status")]
-            #[serde(default)]
-            pub status: ::std::vec::Vec<::std::string::String>,
-            ///Page size.
-            #[serde(rename = "limit")]
-            pub limit: ::std::option::Option<i64>,
-            ///Opaque cursor from the previous page's pagination.nextCursor.
-            #[serde(rename = "cursor")]
-            pub cursor: ::std::option::Option<::std::string::String>,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::OrderListQuery {
-            fn schema_name() -> ::std::string::String {
-                "OrderListQuery".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::params::OrderListQuery")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"cursor\":{\"description\":\"Opaque cursor from the previous page's pagination.nextCursor.\",\"maxLength\":512,\"type\":\"string\"},\"customerId\":{\"description\":\"Only orders of these customers (ids or `rid_` references).\",\"type\":\"string\"},\"limit\":{\"default\":100,\"description\":\"Page size.\",\"format\":\"int32\",\"maximum\":1000,\"minimum\":1,\"type\":\"integer\"},\"status\":{\"description\":\"Only orders in these states.\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::OrderListQuery {
-            const SCHEMA: &'static str = "{\"properties\":{\"cursor\":{\"description\":\"Opaque cursor from the previous page's pagination.nextCursor.\",\"maxLength\":512,\"type\":\"string\"},\"customerId\":{\"description\":\"Only orders of these customers (ids or `rid_` references).\",\"items\":{\"maxLength\":260,\"type\":\"string\"},\"maxItems\":50,\"type\":\"array\"},\"limit\":{\"default\":100,\"description\":\"Page size.\",\"format\":\"int32\",\"maximum\":1000,\"minimum\":1,\"type\":\"integer\"},\"status\":{\"description\":\"Only orders in these states.\",\"items\":{\"enum\":[\"DRAFT\",\"APPROVED\",\"SUBMITTED\",\"CANCELLED\",\"EXPIRED\"],\"type\":\"string\"},\"maxItems\":10,\"type\":\"array\"}},\"required\":[],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct OrderListHeaders {
-            ///The revision (DATE.name) to use for this request; overrides the API key's pin.
-            #[serde(rename = "Api-Revision")]
-            pub api_revision: ::std::option::Option<::std::string::String>,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::OrderListHeaders {
-            fn schema_name() -> ::std::string::String {
-                "OrderListHeaders".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::params::OrderListHeaders")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::OrderListHeaders {
-            const SCHEMA: &'static str = "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct OrderCreateHeaders {
-            ///The revision (DATE.name) to use for this request; overrides the API key's pin.
-            #[serde(rename = "Api-Revision")]
-            pub api_revision: ::std::option::Option<::std::string::String>,
-            ///A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
-            #[serde(rename = "X-Idempotency-Key")]
-            pub x_idempotency_key: ::std::option::Option<::std::string::String>,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::OrderCreateHeaders {
-            fn schema_name() -> ::std::string::String {
-                "OrderCreateHeaders".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed(
-                    "spec::bullfinch::params::OrderCreateHeaders",
-                )
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"},\"X-Idempotency-Key\":{\"description\":\"A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.\",\"maxLength\":256,\"minLength\":1,\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::OrderCreateHeaders {
-            const SCHEMA: &'static str = "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"},\"X-Idempotency-Key\":{\"description\":\"A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.\",\"maxLength\":256,\"minLength\":1,\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct OrderViewPath {
-            ///The order's id.
-            #[serde(rename = "orderId")]
-            pub order_id: ::std::string::String,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::OrderViewPath {
-            fn schema_name() -> ::std::string::String {
-                "OrderViewPath".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::params::OrderViewPath")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"orderId\":{\"description\":\"The order's id.\",\"maxLength\":64,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"orderId\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::OrderViewPath {
-            const SCHEMA: &'static str = "{\"properties\":{\"orderId\":{\"description\":\"The order's id.\",\"maxLength\":64,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"orderId\"],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct OrderViewHeaders {
-            ///The revision (DATE.name) to use for this request; overrides the API key's pin.
-            #[serde(rename = "Api-Revision")]
-            pub api_revision: ::std::option::Option<::std::string::String>,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::OrderViewHeaders {
-            fn schema_name() -> ::std::string::String {
-                "OrderViewHeaders".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::params::OrderViewHeaders")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::OrderViewHeaders {
-            const SCHEMA: &'static str = "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct OrderUpdatePath {
-            ///The order's id.
-            #[serde(rename = "orderId")]
-            pub order_id: ::std::string::String,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::OrderUpdatePath {
-            fn schema_name() -> ::std::string::String {
-                "OrderUpdatePath".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::params::OrderUpdatePath")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"orderId\":{\"description\":\"The order's id.\",\"maxLength\":64,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"orderId\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::OrderUpdatePath {
-            const SCHEMA: &'static str = "{\"properties\":{\"orderId\":{\"description\":\"The order's id.\",\"maxLength\":64,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"orderId\"],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct OrderUpdateHeaders {
-            ///The revision (DATE.name) to use for this request; overrides the API key's pin.
-            #[serde(rename = "Api-Revision")]
-            pub api_revision: ::std::option::Option<::std::string::String>,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::OrderUpdateHeaders {
-            fn schema_name() -> ::std::string::String {
-                "OrderUpdateHeaders".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed(
-                    "spec::bullfinch::params::OrderUpdateHeaders",
-                )
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::OrderUpdateHeaders {
-            const SCHEMA: &'static str = "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct OrderApprovePath {
-            ///The order's id.
-            #[serde(rename = "orderId")]
-            pub order_id: ::std::string::String,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::OrderApprovePath {
-            fn schema_name() -> ::std::string::String {
-                "OrderApprovePath".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::params::OrderApprovePath")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"orderId\":{\"description\":\"The order's id.\",\"maxLength\":64,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"orderId\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::OrderApprovePath {
-            const SCHEMA: &'static str = "{\"properties\":{\"orderId\":{\"description\":\"The order's id.\",\"maxLength\":64,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"orderId\"],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct OrderApproveHeaders {
-            ///The revision (DATE.name) to use for this request; overrides the API key's pin.
-            #[serde(rename = "Api-Revision")]
-            pub api_revision: ::std::option::Option<::std::string::String>,
-            ///A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
-            #[serde(rename = "X-Idempotency-Key")]
-            pub x_idempotency_key: ::std::option::Option<::std::string::String>,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::OrderApproveHeaders {
-            fn schema_name() -> ::std::string::String {
-                "OrderApproveHeaders".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed(
-                    "spec::bullfinch::params::OrderApproveHeaders",
-                )
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"},\"X-Idempotency-Key\":{\"description\":\"A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.\",\"maxLength\":256,\"minLength\":1,\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::OrderApproveHeaders {
-            const SCHEMA: &'static str = "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"},\"X-Idempotency-Key\":{\"description\":\"A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.\",\"maxLength\":256,\"minLength\":1,\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct OrderCancelPath {
-            ///The order's id.
-            #[serde(rename = "orderId")]
-            pub order_id: ::std::string::String,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::OrderCancelPath {
-            fn schema_name() -> ::std::string::String {
-                "OrderCancelPath".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::params::OrderCancelPath")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"orderId\":{\"description\":\"The order's id.\",\"maxLength\":64,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"orderId\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::OrderCancelPath {
-            const SCHEMA: &'static str = "{\"properties\":{\"orderId\":{\"description\":\"The order's id.\",\"maxLength\":64,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"orderId\"],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct OrderCancelHeaders {
-            ///The revision (DATE.name) to use for this request; overrides the API key's pin.
-            #[serde(rename = "Api-Revision")]
-            pub api_revision: ::std::option::Option<::std::string::String>,
-            ///A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
-            #[serde(rename = "X-Idempotency-Key")]
-            pub x_idempotency_key: ::std::option::Option<::std::string::String>,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::OrderCancelHeaders {
-            fn schema_name() -> ::std::string::String {
-                "OrderCancelHeaders".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed(
-                    "spec::bullfinch::params::OrderCancelHeaders",
-                )
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"},\"X-Idempotency-Key\":{\"description\":\"A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.\",\"maxLength\":256,\"minLength\":1,\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::OrderCancelHeaders {
-            const SCHEMA: &'static str = "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"},\"X-Idempotency-Key\":{\"description\":\"A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.\",\"maxLength\":256,\"minLength\":1,\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct OrderSubmitPath {
-            ///The order's id.
-            #[serde(rename = "orderId")]
-            pub order_id: ::std::string::String,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::OrderSubmitPath {
-            fn schema_name() -> ::std::string::String {
-                "OrderSubmitPath".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::params::OrderSubmitPath")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"orderId\":{\"description\":\"The order's id.\",\"maxLength\":64,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"orderId\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::OrderSubmitPath {
-            const SCHEMA: &'static str = "{\"properties\":{\"orderId\":{\"description\":\"The order's id.\",\"maxLength\":64,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"orderId\"],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct OrderSubmitHeaders {
-            ///The revision (DATE.name) to use for this request; overrides the API key's pin.
-            #[serde(rename = "Api-Revision")]
-            pub api_revision: ::std::option::Option<::std::string::String>,
-            ///A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
-            #[serde(rename = "X-Idempotency-Key")]
-            pub x_idempotency_key: ::std::option::Option<::std::string::String>,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::OrderSubmitHeaders {
-            fn schema_name() -> ::std::string::String {
-                "OrderSubmitHeaders".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed(
-                    "spec::bullfinch::params::OrderSubmitHeaders",
-                )
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"},\"X-Idempotency-Key\":{\"description\":\"A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.\",\"maxLength\":256,\"minLength\":1,\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::OrderSubmitHeaders {
-            const SCHEMA: &'static str = "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"},\"X-Idempotency-Key\":{\"description\":\"A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.\",\"maxLength\":256,\"minLength\":1,\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct ProductOfferingListQuery {
-            ///Only offerings with this status.
-            #[serde(rename = "status")]
-            pub status: ::std::option::Option<::std::string::String>,
-            ///Only offerings whose product has this category.
-            #[serde(rename = "category")]
-            pub category: ::std::option::Option<::std::string::String>,
-            ///Only offerings whose product has this type.
-            #[serde(rename = "productType")]
-            pub product_type: ::std::option::Option<::std::string::String>,
-            ///Only offerings in this group.
-            #[serde(rename = "groupId")]
-            pub group_id: ::std::option::Option<::std::string::String>,
-            ///Page size.
-            #[serde(rename = "limit")]
-            pub limit: ::std::option::Option<i64>,
-            ///Opaque cursor from the previous page's pagination.nextCursor.
-            #[serde(rename = "cursor")]
-            pub cursor: ::std::option::Option<::std::string::String>,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::ProductOfferingListQuery {
-            fn schema_name() -> ::std::string::String {
-                "ProductOfferingListQuery".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed(
-                    "spec::bullfinch::params::ProductOfferingListQuery",
-                )
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"category\":{\"description\":\"Only offerings whose product has this category.\",\"enum\":[\"PRODUCT_CATEGORY_SUBSCRIPTION_CELL\",\"PRODUCT_CATEGORY_SUBSCRIPTION_DATA_SIM\",\"PRODUCT_CATEGORY_SUBSCRIPTION_BROADBAND\",\"PRODUCT_CATEGORY_SUBSCRIPTION_M2M\",\"PRODUCT_CATEGORY_TRAVEL_ESIM\",\"PRODUCT_CATEGORY_EXTRA_DATA\",\"PRODUCT_CATEGORY_TRAVEL_ESIM_PACKAGE\",\"PRODUCT_CATEGORY_ABROAD\",\"PRODUCT_CATEGORY_EXTERNAL_PRODUCT\",\"PRODUCT_CATEGORY_EXTERNAL_PRODUCT_ADDON\",\"PRODUCT_CATEGORY_SIM_CARD\"],\"type\":\"string\"},\"cursor\":{\"description\":\"Opaque cursor from the previous page's pagination.nextCursor.\",\"maxLength\":512,\"type\":\"string\"},\"groupId\":{\"description\":\"Only offerings in this group.\",\"maxLength\":64,\"type\":\"string\"},\"limit\":{\"default\":100,\"description\":\"Page size.\",\"format\":\"int32\",\"maximum\":1000,\"minimum\":1,\"type\":\"integer\"},\"productType\":{\"description\":\"Only offerings whose product has this type.\",\"enum\":[\"SUBSCRIPTION\",\"SUBSCRIPTION_ADDON\",\"LICENSE\",\"EXTERNAL_PRODUCT\",\"SIM_CARD\"],\"type\":\"string\"},\"status\":{\"description\":\"Only offerings with this status.\",\"enum\":[\"AVAILABLE\",\"ARCHIVED\"],\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::ProductOfferingListQuery {
-            const SCHEMA: &'static str = "{\"properties\":{\"category\":{\"description\":\"Only offerings whose product has this category.\",\"enum\":[\"PRODUCT_CATEGORY_SUBSCRIPTION_CELL\",\"PRODUCT_CATEGORY_SUBSCRIPTION_DATA_SIM\",\"PRODUCT_CATEGORY_SUBSCRIPTION_BROADBAND\",\"PRODUCT_CATEGORY_SUBSCRIPTION_M2M\",\"PRODUCT_CATEGORY_TRAVEL_ESIM\",\"PRODUCT_CATEGORY_EXTRA_DATA\",\"PRODUCT_CATEGORY_TRAVEL_ESIM_PACKAGE\",\"PRODUCT_CATEGORY_ABROAD\",\"PRODUCT_CATEGORY_EXTERNAL_PRODUCT\",\"PRODUCT_CATEGORY_EXTERNAL_PRODUCT_ADDON\",\"PRODUCT_CATEGORY_SIM_CARD\"],\"type\":\"string\"},\"cursor\":{\"description\":\"Opaque cursor from the previous page's pagination.nextCursor.\",\"maxLength\":512,\"type\":\"string\"},\"groupId\":{\"description\":\"Only offerings in this group.\",\"maxLength\":64,\"type\":\"string\"},\"limit\":{\"default\":100,\"description\":\"Page size.\",\"format\":\"int32\",\"maximum\":1000,\"minimum\":1,\"type\":\"integer\"},\"productType\":{\"description\":\"Only offerings whose product has this type.\",\"enum\":[\"SUBSCRIPTION\",\"SUBSCRIPTION_ADDON\",\"LICENSE\",\"EXTERNAL_PRODUCT\",\"SIM_CARD\"],\"type\":\"string\"},\"status\":{\"description\":\"Only offerings with this status.\",\"enum\":[\"AVAILABLE\",\"ARCHIVED\"],\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct ProductOfferingListHeaders {
-            ///The revision (DATE.name) to use for this request; overrides the API key's pin.
-            #[serde(rename = "Api-Revision")]
-            pub api_revision: ::std::option::Option<::std::string::String>,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::ProductOfferingListHeaders {
-            fn schema_name() -> ::std::string::String {
-                "ProductOfferingListHeaders".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed(
-                    "spec::bullfinch::params::ProductOfferingListHeaders",
-                )
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::ProductOfferingListHeaders {
-            const SCHEMA: &'static str = "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct ProductOfferingViewPath {
-            ///The offering's id.
-            #[serde(rename = "productOfferingId")]
-            pub product_offering_id: ::std::string::String,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::ProductOfferingViewPath {
-            fn schema_name() -> ::std::string::String {
-                "ProductOfferingViewPath".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed(
-                    "spec::bullfinch::params::ProductOfferingViewPath",
-                )
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"productOfferingId\":{\"description\":\"The offering's id.\",\"maxLength\":64,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"productOfferingId\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::ProductOfferingViewPath {
-            const SCHEMA: &'static str = "{\"properties\":{\"productOfferingId\":{\"description\":\"The offering's id.\",\"maxLength\":64,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"productOfferingId\"],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct ProductOfferingViewHeaders {
-            ///The revision (DATE.name) to use for this request; overrides the API key's pin.
-            #[serde(rename = "Api-Revision")]
-            pub api_revision: ::std::option::Option<::std::string::String>,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::ProductOfferingViewHeaders {
-            fn schema_name() -> ::std::string::String {
-                "ProductOfferingViewHeaders".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed(
-                    "spec::bullfinch::params::ProductOfferingViewHeaders",
-                )
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::ProductOfferingViewHeaders {
-            const SCHEMA: &'static str = "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct SubscriptionListQuery {
-            ///Only subscriptions of these customers (ids or `rid_` references).
-            #[serde(rename = "customerId")]
-            #[serde(default)]
-            pub customer_id: ::std::vec::Vec<::std::string::String>,
-            ///Only subscriptions in these states.
-            #[serde(rename = "status")]
-            #[serde(default)]
-            pub status: ::std::vec::Vec<::std::string::String>,
-            ///Only subscriptions of these types (CELL, DATA, MBB, M2M, TRAVEL_ESIM, ...).
-            #[serde(rename = "type")]
-            #[serde(default)]
-            pub type_: ::std::vec::Vec<::std::string::String>,
-            ///Only subscriptions with this number (E.164).
-            #[serde(rename = "msisdn")]
-            pub msisdn: ::std::option::Option<::std::string::String>,
-            ///Page size.
-            #[serde(rename = "limit")]
-            pub limit: ::std::option::Option<i64>,
-            ///Opaque cursor from the previous page's pagination.nextCursor.
-            #[serde(rename = "cursor")]
-            pub cursor: ::std::option::Option<::std::string::String>,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::SubscriptionListQuery {
-            fn schema_name() -> ::std::string::String {
-                "SubscriptionListQuery".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed(
-                    "spec::bullfinch::params::SubscriptionListQuery",
-                )
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"cursor\":{\"description\":\"Opaque cursor from the previous page's pagination.nextCursor.\",\"maxLength\":512,\"type\":\"string\"},\"customerId\":{\"description\":\"Only subscriptions of these customers (ids or `rid_` references).\",\"type\":\"string\"},\"limit\":{\"default\":100,\"description\":\"Page size.\",\"format\":\"int32\",\"maximum\":1000,\"minimum\":1,\"type\":\"integer\"},\"msisdn\":{\"description\":\"Only subscriptions with this number (E.164).\",\"maxLength\":16,\"type\":\"string\"},\"status\":{\"description\":\"Only subscriptions in these states.\",\"type\":\"string\"},\"type\":{\"description\":\"Only subscriptions of these types (CELL, DATA, MBB, M2M, TRAVEL_ESIM, ...).\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::SubscriptionListQuery {
-            const SCHEMA: &'static str = "{\"properties\":{\"cursor\":{\"description\":\"Opaque cursor from the previous page's pagination.nextCursor.\",\"maxLength\":512,\"type\":\"string\"},\"customerId\":{\"description\":\"Only subscriptions of these customers (ids or `rid_` references).\",\"items\":{\"maxLength\":260,\"type\":\"string\"},\"maxItems\":50,\"type\":\"array\"},\"limit\":{\"default\":100,\"description\":\"Page size.\",\"format\":\"int32\",\"maximum\":1000,\"minimum\":1,\"type\":\"integer\"},\"msisdn\":{\"description\":\"Only subscriptions with this number (E.164).\",\"maxLength\":16,\"type\":\"string\"},\"status\":{\"description\":\"Only subscriptions in these states.\",\"items\":{\"enum\":[\"PENDING\",\"ACTIVATED\",\"BLOCKED\",\"CANCELLED\",\"PAUSED\",\"SUSPENDED\"],\"type\":\"string\"},\"maxItems\":10,\"type\":\"array\"},\"type\":{\"description\":\"Only subscriptions of these types (CELL, DATA, MBB, M2M, TRAVEL_ESIM, ...).\",\"items\":{\"maxLength\":40,\"type\":\"string\"},\"maxItems\":10,\"type\":\"array\"}},\"required\":[],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct SubscriptionListHeaders {
-            ///The revision (DATE.name) to use for this request; overrides the API key's pin.
-            #[serde(rename = "Api-Revision")]
-            pub api_revision: ::std::option::Option<::std::string::String>,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::SubscriptionListHeaders {
-            fn schema_name() -> ::std::string::String {
-                "SubscriptionListHeaders".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed(
-                    "spec::bullfinch::params::SubscriptionListHeaders",
-                )
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::SubscriptionListHeaders {
-            const SCHEMA: &'static str = "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct SubscriptionViewPath {
-            ///The subscription's id, or `rid_` followed by its referenceId.
-            #[serde(rename = "subscriptionId")]
-            pub subscription_id: ::std::string::String,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::SubscriptionViewPath {
-            fn schema_name() -> ::std::string::String {
-                "SubscriptionViewPath".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed(
-                    "spec::bullfinch::params::SubscriptionViewPath",
-                )
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"subscriptionId\":{\"description\":\"The subscription's id, or `rid_` followed by its referenceId.\",\"maxLength\":260,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"subscriptionId\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::SubscriptionViewPath {
-            const SCHEMA: &'static str = "{\"properties\":{\"subscriptionId\":{\"description\":\"The subscription's id, or `rid_` followed by its referenceId.\",\"maxLength\":260,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"subscriptionId\"],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct SubscriptionViewHeaders {
-            ///The revision (DATE.name) to use for this request; overrides the API key's pin.
-            #[serde(rename = "Api-Revision")]
-            pub api_revision: ::std::option::Option<::std::string::String>,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::SubscriptionViewHeaders {
-            fn schema_name() -> ::std::string::String {
-                "SubscriptionViewHeaders".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed(
-                    "spec::bullfinch::params::SubscriptionViewHeaders",
-                )
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::SubscriptionViewHeaders {
-            const SCHEMA: &'static str = "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct SubscriptionAddonListPath {
-            ///The subscription's id, or `rid_` followed by its referenceId.
-            #[serde(rename = "subscriptionId")]
-            pub subscription_id: ::std::string::String,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::SubscriptionAddonListPath {
-            fn schema_name() -> ::std::string::String {
-                "SubscriptionAddonListPath".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed(
-                    "spec::bullfinch::params::SubscriptionAddonListPath",
-                )
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"subscriptionId\":{\"description\":\"The subscription's id, or `rid_` followed by its referenceId.\",\"maxLength\":260,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"subscriptionId\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::SubscriptionAddonListPath {
-            const SCHEMA: &'static str = "{\"properties\":{\"subscriptionId\":{\"description\":\"The subscription's id, or `rid_` followed by its referenceId.\",\"maxLength\":260,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"subscriptionId\"],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct SubscriptionAddonListHeaders {
-            ///The revision (DATE.name) to use for this request; overrides the API key's pin.
-            #[serde(rename = "Api-Revision")]
-            pub api_revision: ::std::option::Option<::std::string::String>,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::SubscriptionAddonListHeaders {
-            fn schema_name() -> ::std::string::String {
-                "SubscriptionAddonListHeaders".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed(
-                    "spec::bullfinch::params::SubscriptionAddonListHeaders",
-                )
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::SubscriptionAddonListHeaders {
-            const SCHEMA: &'static str = "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct UserListQuery {
-            ///Free text matched against name and email.
-            #[serde(rename = "filter")]
-            pub filter: ::std::option::Option<::std::string::String>,
-            ///Customers (ids or `rid_` references) whose users to list.
-            #[serde(rename = "customerId")]
-            #[serde(default)]
-            pub customer_id: ::std::vec::Vec<::std::string::String>,
-            ///Page size.
-            #[serde(rename = "limit")]
-            pub limit: ::std::option::Option<i64>,
-            ///Opaque cursor from the previous page's pagination.nextCursor.
-            #[serde(rename = "cursor")]
-            pub cursor: ::std::option::Option<::std::string::String>,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::UserListQuery {
-            fn schema_name() -> ::std::string::String {
-                "UserListQuery".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::params::UserListQuery")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"cursor\":{\"description\":\"Opaque cursor from the previous page's pagination.nextCursor.\",\"maxLength\":512,\"type\":\"string\"},\"customerId\":{\"description\":\"Customers (ids or `rid_` references) whose users to list.\",\"type\":\"string\"},\"filter\":{\"description\":\"Free text matched against name and email.\",\"maxLength\":255,\"type\":\"string\"},\"limit\":{\"default\":100,\"description\":\"Page size.\",\"format\":\"int32\",\"maximum\":1000,\"minimum\":1,\"type\":\"integer\"}},\"required\":[],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::UserListQuery {
-            const SCHEMA: &'static str = "{\"properties\":{\"cursor\":{\"description\":\"Opaque cursor from the previous page's pagination.nextCursor.\",\"maxLength\":512,\"type\":\"string\"},\"customerId\":{\"description\":\"Customers (ids or `rid_` references) whose users to list.\",\"items\":{\"maxLength\":260,\"minLength\":1,\"type\":\"string\"},\"maxItems\":100,\"type\":\"array\"},\"filter\":{\"description\":\"Free text matched against name and email.\",\"maxLength\":255,\"type\":\"string\"},\"limit\":{\"default\":100,\"description\":\"Page size.\",\"format\":\"int32\",\"maximum\":1000,\"minimum\":1,\"type\":\"integer\"}},\"required\":[],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct UserListHeaders {
-            ///The revision (DATE.name) to use for this request; overrides the API key's pin.
-            #[serde(rename = "Api-Revision")]
-            pub api_revision: ::std::option::Option<::std::string::String>,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::UserListHeaders {
-            fn schema_name() -> ::std::string::String {
-                "UserListHeaders".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::params::UserListHeaders")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::UserListHeaders {
-            const SCHEMA: &'static str = "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct UserCreateHeaders {
-            ///The revision (DATE.name) to use for this request; overrides the API key's pin.
-            #[serde(rename = "Api-Revision")]
-            pub api_revision: ::std::option::Option<::std::string::String>,
-            ///A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
-            #[serde(rename = "X-Idempotency-Key")]
-            pub x_idempotency_key: ::std::option::Option<::std::string::String>,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::UserCreateHeaders {
-            fn schema_name() -> ::std::string::String {
-                "UserCreateHeaders".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed(
-                    "spec::bullfinch::params::UserCreateHeaders",
-                )
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"},\"X-Idempotency-Key\":{\"description\":\"A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.\",\"maxLength\":256,\"minLength\":1,\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::UserCreateHeaders {
-            const SCHEMA: &'static str = "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"},\"X-Idempotency-Key\":{\"description\":\"A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.\",\"maxLength\":256,\"minLength\":1,\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct UserViewPath {
-            ///The user's id, or `rid_` followed by its referenceId.
-            #[serde(rename = "userId")]
-            pub user_id: ::std::string::String,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::UserViewPath {
-            fn schema_name() -> ::std::string::String {
-                "UserViewPath".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::params::UserViewPath")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"userId\":{\"description\":\"The user's id, or `rid_` followed by its referenceId.\",\"maxLength\":260,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"userId\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::UserViewPath {
-            const SCHEMA: &'static str = "{\"properties\":{\"userId\":{\"description\":\"The user's id, or `rid_` followed by its referenceId.\",\"maxLength\":260,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"userId\"],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct UserViewHeaders {
-            ///The revision (DATE.name) to use for this request; overrides the API key's pin.
-            #[serde(rename = "Api-Revision")]
-            pub api_revision: ::std::option::Option<::std::string::String>,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::UserViewHeaders {
-            fn schema_name() -> ::std::string::String {
-                "UserViewHeaders".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::params::UserViewHeaders")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::UserViewHeaders {
-            const SCHEMA: &'static str = "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct UserUpdatePath {
-            ///The user's id, or `rid_` followed by its referenceId.
-            #[serde(rename = "userId")]
-            pub user_id: ::std::string::String,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::UserUpdatePath {
-            fn schema_name() -> ::std::string::String {
-                "UserUpdatePath".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed("spec::bullfinch::params::UserUpdatePath")
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"userId\":{\"description\":\"The user's id, or `rid_` followed by its referenceId.\",\"maxLength\":260,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"userId\"],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::UserUpdatePath {
-            const SCHEMA: &'static str = "{\"properties\":{\"userId\":{\"description\":\"The user's id, or `rid_` followed by its referenceId.\",\"maxLength\":260,\"minLength\":1,\"type\":\"string\"}},\"required\":[\"userId\"],\"type\":\"object\"}";
-        }
-        #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
-        pub struct UserUpdateHeaders {
-            ///The revision (DATE.name) to use for this request; overrides the API key's pin.
-            #[serde(rename = "Api-Revision")]
-            pub api_revision: ::std::option::Option<::std::string::String>,
-        }
-        impl ::schemars::JsonSchema
-        for crate::api::generated::bullfinch::params::UserUpdateHeaders {
-            fn schema_name() -> ::std::string::String {
-                "UserUpdateHeaders".to_string()
-            }
-            fn schema_id() -> ::std::borrow::Cow<'static, str> {
-                ::std::borrow::Cow::Borrowed(
-                    "spec::bullfinch::params::UserUpdateHeaders",
-                )
-            }
-            fn json_schema(
-                g: &mut ::schemars::r#gen::SchemaGenerator,
-            ) -> ::schemars::schema::Schema {
-                ::serde_json::from_str(
-                        "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}",
-                    )
-                    .expect("verbatim schema")
-            }
-        }
-        impl crate::api::extract::ParamSchema
-        for crate::api::generated::bullfinch::params::UserUpdateHeaders {
-            const SCHEMA: &'static str = "{\"properties\":{\"Api-Revision\":{\"description\":\"The revision (DATE.name) to use for this request; overrides the API key's pin.\",\"example\":\"2026-09-01.bullfinch\",\"type\":\"string\"}},\"required\":[],\"type\":\"object\"}";
-        }
-    }
-}
 /// Known revisions, oldest first.
-pub static REVISIONS: [crate::api::support::Revision; 2usize] = [
-    crate::api::support::Revision {
+pub static REVISIONS: [crate::api::revision::Revision; 2usize] = [
+    crate::api::revision::Revision {
         name: "2026-08-21.auk",
         version: ::semver::Version::new(2026u64, 8u64, 21u64),
         supported_until: Some("2026-12-01"),
     },
-    crate::api::support::Revision {
+    crate::api::revision::Revision {
         name: "2026-09-01.bullfinch",
         version: ::semver::Version::new(2026u64, 9u64, 1u64),
         supported_until: None,
@@ -7362,10 +27,10 @@ pub static DOCUMENTS: [&str; 2usize] = [
     include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/spec/2026-09-01.bullfinch.json")),
 ];
 /// Body of every error response (components.schemas.Error).
-pub type ErrorBody = crate::api::generated::bullfinch::types::Error;
+pub type ErrorBody = crate::wire::latest::types::Error;
 #[dropshot::api_description{module = "switchboard_api_mod"}]
 pub trait SwitchboardApi {
-    type Context: crate::api::support::ApiContext;
+    type Context: crate::api::revision::ApiContext;
     ///Start an email login
     ///
     ///Mails a 6-digit login code to the address and answers with the nonce of this attempt. The answer is the same 202 whether or not the address belongs to a user, so it reveals nothing. The code works once, until expiresAt, and dies after 5 wrong attempts. Needs no credentials. Rate limited per client address and per email address.
@@ -7377,18 +42,18 @@ pub trait SwitchboardApi {
     async fn auth_email_start(
         rqctx: dropshot::RequestContext<Self::Context>,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::AuthEmailStartHeaders,
+            crate::wire::bullfinch::params::AuthEmailStartHeaders,
         >,
         body: crate::api::extract::JsonBody<
-            crate::api::generated::bullfinch::types::EmailLoginStartRequest,
+            crate::wire::bullfinch::types::EmailLoginStartRequest,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
+        crate::api::reply::Reply<
             dropshot::HttpResponseAccepted<
-                crate::api::generated::bullfinch::types::EmailLoginChallenge,
+                crate::wire::bullfinch::types::EmailLoginChallenge,
             >,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     >;
     ///Finish an email login
     ///
@@ -7401,18 +66,16 @@ pub trait SwitchboardApi {
     async fn auth_email_verify(
         rqctx: dropshot::RequestContext<Self::Context>,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::AuthEmailVerifyHeaders,
+            crate::wire::bullfinch::params::AuthEmailVerifyHeaders,
         >,
         body: crate::api::extract::JsonBody<
-            crate::api::generated::bullfinch::types::EmailLoginVerifyRequest,
+            crate::wire::bullfinch::types::EmailLoginVerifyRequest,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseOk<
-                crate::api::generated::bullfinch::types::AccessToken,
-            >,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::AccessToken>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     >;
     ///List customers
     ///
@@ -7425,18 +88,16 @@ pub trait SwitchboardApi {
     async fn customer_list(
         rqctx: dropshot::RequestContext<Self::Context>,
         query: crate::api::extract::QueryParams<
-            crate::api::generated::bullfinch::params::CustomerListQuery,
+            crate::wire::bullfinch::params::CustomerListQuery,
         >,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::CustomerListHeaders,
+            crate::wire::bullfinch::params::CustomerListHeaders,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseOk<
-                crate::api::generated::bullfinch::types::CustomerList,
-            >,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::CustomerList>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     >;
     ///List customers
     ///
@@ -7449,18 +110,16 @@ pub trait SwitchboardApi {
     async fn customer_list_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
         query: crate::api::extract::QueryParams<
-            crate::api::generated::bullfinch::params::CustomerListQuery,
+            crate::wire::bullfinch::params::CustomerListQuery,
         >,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::CustomerListHeaders,
+            crate::wire::bullfinch::params::CustomerListHeaders,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseOk<
-                crate::api::generated::bullfinch::types::CustomerList,
-            >,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::CustomerList>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     > {
         Self::customer_list(rqctx, query.map(Into::into), headers.map(Into::into))
             .await
@@ -7477,18 +136,16 @@ pub trait SwitchboardApi {
     async fn customer_create(
         rqctx: dropshot::RequestContext<Self::Context>,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::CustomerCreateHeaders,
+            crate::wire::bullfinch::params::CustomerCreateHeaders,
         >,
         body: crate::api::extract::JsonBody<
-            crate::api::generated::bullfinch::types::CreateCustomerRequest,
+            crate::wire::bullfinch::types::CreateCustomerRequest,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseCreated<
-                crate::api::generated::bullfinch::types::Customer,
-            >,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseCreated<crate::wire::bullfinch::types::Customer>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     >;
     ///Fetch a customer
     ///
@@ -7500,15 +157,15 @@ pub trait SwitchboardApi {
     versions = "2026.9.1"..}]
     async fn customer_view(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::api::generated::bullfinch::params::CustomerViewPath>,
+        path: dropshot::Path<crate::wire::bullfinch::params::CustomerViewPath>,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::CustomerViewHeaders,
+            crate::wire::bullfinch::params::CustomerViewHeaders,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseOk<crate::api::generated::bullfinch::types::Customer>,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::Customer>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     >;
     ///Fetch a customer
     ///
@@ -7520,15 +177,15 @@ pub trait SwitchboardApi {
     versions = .."2026.9.1"}]
     async fn customer_view_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::api::generated::bullfinch::params::CustomerViewPath>,
+        path: dropshot::Path<crate::wire::bullfinch::params::CustomerViewPath>,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::CustomerViewHeaders,
+            crate::wire::bullfinch::params::CustomerViewHeaders,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseOk<crate::api::generated::bullfinch::types::Customer>,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::Customer>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     > {
         Self::customer_view(rqctx, path.map(Into::into), headers.map(Into::into))
             .await
@@ -7544,20 +201,18 @@ pub trait SwitchboardApi {
     versions = "2026.9.1"..}]
     async fn customer_update(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<
-            crate::api::generated::bullfinch::params::CustomerUpdatePath,
-        >,
+        path: dropshot::Path<crate::wire::bullfinch::params::CustomerUpdatePath>,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::CustomerUpdateHeaders,
+            crate::wire::bullfinch::params::CustomerUpdateHeaders,
         >,
         body: crate::api::extract::JsonBody<
-            crate::api::generated::bullfinch::types::UpdateCustomerRequest,
+            crate::wire::bullfinch::types::UpdateCustomerRequest,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseOk<crate::api::generated::bullfinch::types::Customer>,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::Customer>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     >;
     ///Update a customer
     ///
@@ -7569,20 +224,18 @@ pub trait SwitchboardApi {
     versions = .."2026.9.1"}]
     async fn customer_update_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<
-            crate::api::generated::bullfinch::params::CustomerUpdatePath,
-        >,
+        path: dropshot::Path<crate::wire::bullfinch::params::CustomerUpdatePath>,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::CustomerUpdateHeaders,
+            crate::wire::bullfinch::params::CustomerUpdateHeaders,
         >,
         body: crate::api::extract::JsonBody<
-            crate::api::generated::bullfinch::types::UpdateCustomerRequest,
+            crate::wire::bullfinch::types::UpdateCustomerRequest,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseOk<crate::api::generated::bullfinch::types::Customer>,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::Customer>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     > {
         Self::customer_update(
                 rqctx,
@@ -7604,18 +257,16 @@ pub trait SwitchboardApi {
     async fn customer_product_catalog_view(
         rqctx: dropshot::RequestContext<Self::Context>,
         path: dropshot::Path<
-            crate::api::generated::bullfinch::params::CustomerProductCatalogViewPath,
+            crate::wire::bullfinch::params::CustomerProductCatalogViewPath,
         >,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::CustomerProductCatalogViewHeaders,
+            crate::wire::bullfinch::params::CustomerProductCatalogViewHeaders,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseOk<
-                crate::api::generated::bullfinch::types::ProductCatalog,
-            >,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::ProductCatalog>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     >;
     ///Fetch a customer's product catalog
     ///
@@ -7628,16 +279,16 @@ pub trait SwitchboardApi {
     async fn customer_product_catalog_view_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
         path: dropshot::Path<
-            crate::api::generated::bullfinch::params::CustomerProductCatalogViewPath,
+            crate::wire::bullfinch::params::CustomerProductCatalogViewPath,
         >,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::CustomerProductCatalogViewHeaders,
+            crate::wire::bullfinch::params::CustomerProductCatalogViewHeaders,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseOk<crate::api::generated::auk::types::ProductCatalog>,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::auk::types::ProductCatalog>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     > {
         Self::customer_product_catalog_view(
                 rqctx,
@@ -7658,13 +309,13 @@ pub trait SwitchboardApi {
     async fn health_view(
         rqctx: dropshot::RequestContext<Self::Context>,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::HealthViewHeaders,
+            crate::wire::bullfinch::params::HealthViewHeaders,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseOk<crate::api::generated::bullfinch::types::Health>,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::Health>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     >;
     ///List licenses
     ///
@@ -7677,18 +328,16 @@ pub trait SwitchboardApi {
     async fn license_list(
         rqctx: dropshot::RequestContext<Self::Context>,
         query: crate::api::extract::QueryParams<
-            crate::api::generated::bullfinch::params::LicenseListQuery,
+            crate::wire::bullfinch::params::LicenseListQuery,
         >,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::LicenseListHeaders,
+            crate::wire::bullfinch::params::LicenseListHeaders,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseOk<
-                crate::api::generated::bullfinch::types::LicenseList,
-            >,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::LicenseList>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     >;
     ///List licenses
     ///
@@ -7701,16 +350,16 @@ pub trait SwitchboardApi {
     async fn license_list_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
         query: crate::api::extract::QueryParams<
-            crate::api::generated::bullfinch::params::LicenseListQuery,
+            crate::wire::bullfinch::params::LicenseListQuery,
         >,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::LicenseListHeaders,
+            crate::wire::bullfinch::params::LicenseListHeaders,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseOk<crate::api::generated::auk::types::LicenseList>,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::auk::types::LicenseList>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     > {
         Self::license_list(rqctx, query.map(Into::into), headers.map(Into::into))
             .await
@@ -7726,15 +375,15 @@ pub trait SwitchboardApi {
     versions = "2026.9.1"..}]
     async fn license_view(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::api::generated::bullfinch::params::LicenseViewPath>,
+        path: dropshot::Path<crate::wire::bullfinch::params::LicenseViewPath>,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::LicenseViewHeaders,
+            crate::wire::bullfinch::params::LicenseViewHeaders,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseOk<crate::api::generated::bullfinch::types::License>,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::License>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     >;
     ///Fetch a license
     ///
@@ -7746,15 +395,15 @@ pub trait SwitchboardApi {
     versions = .."2026.9.1"}]
     async fn license_view_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::api::generated::bullfinch::params::LicenseViewPath>,
+        path: dropshot::Path<crate::wire::bullfinch::params::LicenseViewPath>,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::LicenseViewHeaders,
+            crate::wire::bullfinch::params::LicenseViewHeaders,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseOk<crate::api::generated::auk::types::License>,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::auk::types::License>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     > {
         Self::license_view(rqctx, path.map(Into::into), headers.map(Into::into))
             .await
@@ -7771,15 +420,13 @@ pub trait SwitchboardApi {
     async fn openapi_view(
         rqctx: dropshot::RequestContext<Self::Context>,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::OpenapiViewHeaders,
+            crate::wire::bullfinch::params::OpenapiViewHeaders,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseOk<
-                crate::api::generated::bullfinch::types::OpenApiDocument,
-            >,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::OpenApiDocument>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     >;
     ///One revision's OpenAPI document
     ///
@@ -7791,19 +438,15 @@ pub trait SwitchboardApi {
     versions = "2026.9.1"..}]
     async fn openapi_revision_view(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<
-            crate::api::generated::bullfinch::params::OpenapiRevisionViewPath,
-        >,
+        path: dropshot::Path<crate::wire::bullfinch::params::OpenapiRevisionViewPath>,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::OpenapiRevisionViewHeaders,
+            crate::wire::bullfinch::params::OpenapiRevisionViewHeaders,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseOk<
-                crate::api::generated::bullfinch::types::OpenApiDocument,
-            >,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::OpenApiDocument>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     >;
     ///One revision's OpenAPI document
     ///
@@ -7815,19 +458,15 @@ pub trait SwitchboardApi {
     versions = .."2026.9.1"}]
     async fn openapi_revision_view_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<
-            crate::api::generated::bullfinch::params::OpenapiRevisionViewPath,
-        >,
+        path: dropshot::Path<crate::wire::bullfinch::params::OpenapiRevisionViewPath>,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::OpenapiRevisionViewHeaders,
+            crate::wire::bullfinch::params::OpenapiRevisionViewHeaders,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseOk<
-                crate::api::generated::bullfinch::types::OpenApiDocument,
-            >,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::OpenApiDocument>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     > {
         Self::openapi_revision_view(rqctx, path.map(Into::into), headers.map(Into::into))
             .await
@@ -7844,16 +483,16 @@ pub trait SwitchboardApi {
     async fn order_list(
         rqctx: dropshot::RequestContext<Self::Context>,
         query: crate::api::extract::QueryParams<
-            crate::api::generated::bullfinch::params::OrderListQuery,
+            crate::wire::bullfinch::params::OrderListQuery,
         >,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::OrderListHeaders,
+            crate::wire::bullfinch::params::OrderListHeaders,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseOk<crate::api::generated::bullfinch::types::OrderList>,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::OrderList>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     >;
     ///List orders
     ///
@@ -7866,16 +505,16 @@ pub trait SwitchboardApi {
     async fn order_list_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
         query: crate::api::extract::QueryParams<
-            crate::api::generated::bullfinch::params::OrderListQuery,
+            crate::wire::bullfinch::params::OrderListQuery,
         >,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::OrderListHeaders,
+            crate::wire::bullfinch::params::OrderListHeaders,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseOk<crate::api::generated::auk::types::OrderList>,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::auk::types::OrderList>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     > {
         Self::order_list(rqctx, query.map(Into::into), headers.map(Into::into))
             .await
@@ -7892,16 +531,16 @@ pub trait SwitchboardApi {
     async fn order_create(
         rqctx: dropshot::RequestContext<Self::Context>,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::OrderCreateHeaders,
+            crate::wire::bullfinch::params::OrderCreateHeaders,
         >,
         body: crate::api::extract::JsonBody<
-            crate::api::generated::bullfinch::types::CreateOrderRequest,
+            crate::wire::bullfinch::types::CreateOrderRequest,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseCreated<crate::api::generated::bullfinch::types::Order>,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseCreated<crate::wire::bullfinch::types::Order>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     >;
     ///Create an order
     ///
@@ -7914,16 +553,16 @@ pub trait SwitchboardApi {
     async fn order_create_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::OrderCreateHeaders,
+            crate::wire::bullfinch::params::OrderCreateHeaders,
         >,
         body: crate::api::extract::JsonBody<
-            crate::api::generated::bullfinch::types::CreateOrderRequest,
+            crate::wire::bullfinch::types::CreateOrderRequest,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseCreated<crate::api::generated::auk::types::Order>,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseCreated<crate::wire::auk::types::Order>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     > {
         Self::order_create(rqctx, headers.map(Into::into), body.map(Into::into))
             .await
@@ -7939,15 +578,15 @@ pub trait SwitchboardApi {
     versions = "2026.9.1"..}]
     async fn order_view(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::api::generated::bullfinch::params::OrderViewPath>,
+        path: dropshot::Path<crate::wire::bullfinch::params::OrderViewPath>,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::OrderViewHeaders,
+            crate::wire::bullfinch::params::OrderViewHeaders,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseOk<crate::api::generated::bullfinch::types::Order>,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::Order>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     >;
     ///Fetch an order
     ///
@@ -7959,15 +598,15 @@ pub trait SwitchboardApi {
     versions = .."2026.9.1"}]
     async fn order_view_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::api::generated::bullfinch::params::OrderViewPath>,
+        path: dropshot::Path<crate::wire::bullfinch::params::OrderViewPath>,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::OrderViewHeaders,
+            crate::wire::bullfinch::params::OrderViewHeaders,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseOk<crate::api::generated::auk::types::Order>,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::auk::types::Order>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     > {
         Self::order_view(rqctx, path.map(Into::into), headers.map(Into::into))
             .await
@@ -7983,18 +622,18 @@ pub trait SwitchboardApi {
     versions = "2026.9.1"..}]
     async fn order_update(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::api::generated::bullfinch::params::OrderUpdatePath>,
+        path: dropshot::Path<crate::wire::bullfinch::params::OrderUpdatePath>,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::OrderUpdateHeaders,
+            crate::wire::bullfinch::params::OrderUpdateHeaders,
         >,
         body: crate::api::extract::JsonBody<
-            crate::api::generated::bullfinch::types::UpdateOrderRequest,
+            crate::wire::bullfinch::types::UpdateOrderRequest,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseOk<crate::api::generated::bullfinch::types::Order>,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::Order>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     >;
     ///Change an order
     ///
@@ -8006,18 +645,18 @@ pub trait SwitchboardApi {
     versions = .."2026.9.1"}]
     async fn order_update_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::api::generated::bullfinch::params::OrderUpdatePath>,
+        path: dropshot::Path<crate::wire::bullfinch::params::OrderUpdatePath>,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::OrderUpdateHeaders,
+            crate::wire::bullfinch::params::OrderUpdateHeaders,
         >,
         body: crate::api::extract::JsonBody<
-            crate::api::generated::bullfinch::types::UpdateOrderRequest,
+            crate::wire::bullfinch::types::UpdateOrderRequest,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseOk<crate::api::generated::auk::types::Order>,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::auk::types::Order>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     > {
         Self::order_update(
                 rqctx,
@@ -8038,15 +677,15 @@ pub trait SwitchboardApi {
     versions = "2026.9.1"..}]
     async fn order_approve(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::api::generated::bullfinch::params::OrderApprovePath>,
+        path: dropshot::Path<crate::wire::bullfinch::params::OrderApprovePath>,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::OrderApproveHeaders,
+            crate::wire::bullfinch::params::OrderApproveHeaders,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseOk<crate::api::generated::bullfinch::types::Order>,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::Order>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     >;
     ///Approve an order
     ///
@@ -8058,15 +697,15 @@ pub trait SwitchboardApi {
     versions = .."2026.9.1"}]
     async fn order_approve_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::api::generated::bullfinch::params::OrderApprovePath>,
+        path: dropshot::Path<crate::wire::bullfinch::params::OrderApprovePath>,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::OrderApproveHeaders,
+            crate::wire::bullfinch::params::OrderApproveHeaders,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseOk<crate::api::generated::auk::types::Order>,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::auk::types::Order>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     > {
         Self::order_approve(rqctx, path.map(Into::into), headers.map(Into::into))
             .await
@@ -8082,19 +721,15 @@ pub trait SwitchboardApi {
     versions = .."2026.9.1"}]
     async fn order_calculate_price_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<
-            crate::api::generated::auk::params::OrderCalculatePricePath,
-        >,
+        path: dropshot::Path<crate::wire::auk::params::OrderCalculatePricePath>,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::auk::params::OrderCalculatePriceHeaders,
+            crate::wire::auk::params::OrderCalculatePriceHeaders,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseOk<
-                crate::api::generated::auk::types::OrderPricingSummary,
-            >,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::auk::types::OrderPricingSummary>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     >;
     #[endpoint{method = POST,
     path = "/api/v2/orders/{orderId}/calculate-price",
@@ -8103,14 +738,12 @@ pub trait SwitchboardApi {
     unpublished = true}]
     async fn order_calculate_price_removed(
         rqctx: dropshot::RequestContext<Self::Context>,
-        _path: dropshot::Path<
-            crate::api::generated::auk::params::OrderCalculatePricePath,
-        >,
+        _path: dropshot::Path<crate::wire::auk::params::OrderCalculatePricePath>,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<dropshot::HttpResponseOk<()>>,
-        crate::api::support::ApiError,
+        crate::api::reply::Reply<dropshot::HttpResponseOk<()>>,
+        crate::api::error::ApiError,
     > {
-        crate::api::support::endpoint_removed(&rqctx).await
+        crate::api::error::endpoint_removed(&rqctx).await
     }
     ///Cancel an order
     ///
@@ -8122,15 +755,15 @@ pub trait SwitchboardApi {
     versions = "2026.9.1"..}]
     async fn order_cancel(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::api::generated::bullfinch::params::OrderCancelPath>,
+        path: dropshot::Path<crate::wire::bullfinch::params::OrderCancelPath>,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::OrderCancelHeaders,
+            crate::wire::bullfinch::params::OrderCancelHeaders,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseOk<crate::api::generated::bullfinch::types::Order>,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::Order>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     >;
     ///Cancel an order
     ///
@@ -8142,15 +775,15 @@ pub trait SwitchboardApi {
     versions = .."2026.9.1"}]
     async fn order_cancel_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::api::generated::bullfinch::params::OrderCancelPath>,
+        path: dropshot::Path<crate::wire::bullfinch::params::OrderCancelPath>,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::OrderCancelHeaders,
+            crate::wire::bullfinch::params::OrderCancelHeaders,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseOk<crate::api::generated::auk::types::Order>,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::auk::types::Order>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     > {
         Self::order_cancel(rqctx, path.map(Into::into), headers.map(Into::into))
             .await
@@ -8166,15 +799,15 @@ pub trait SwitchboardApi {
     versions = "2026.9.1"..}]
     async fn order_submit(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::api::generated::bullfinch::params::OrderSubmitPath>,
+        path: dropshot::Path<crate::wire::bullfinch::params::OrderSubmitPath>,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::OrderSubmitHeaders,
+            crate::wire::bullfinch::params::OrderSubmitHeaders,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseOk<crate::api::generated::bullfinch::types::Order>,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::Order>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     >;
     ///Submit an order
     ///
@@ -8186,15 +819,15 @@ pub trait SwitchboardApi {
     versions = .."2026.9.1"}]
     async fn order_submit_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::api::generated::bullfinch::params::OrderSubmitPath>,
+        path: dropshot::Path<crate::wire::bullfinch::params::OrderSubmitPath>,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::OrderSubmitHeaders,
+            crate::wire::bullfinch::params::OrderSubmitHeaders,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseOk<crate::api::generated::auk::types::Order>,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::auk::types::Order>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     > {
         Self::order_submit(rqctx, path.map(Into::into), headers.map(Into::into))
             .await
@@ -8211,18 +844,16 @@ pub trait SwitchboardApi {
     async fn product_offering_list(
         rqctx: dropshot::RequestContext<Self::Context>,
         query: crate::api::extract::QueryParams<
-            crate::api::generated::bullfinch::params::ProductOfferingListQuery,
+            crate::wire::bullfinch::params::ProductOfferingListQuery,
         >,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::ProductOfferingListHeaders,
+            crate::wire::bullfinch::params::ProductOfferingListHeaders,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseOk<
-                crate::api::generated::bullfinch::types::ProductOfferingList,
-            >,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::ProductOfferingList>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     >;
     ///List product offerings
     ///
@@ -8235,18 +866,16 @@ pub trait SwitchboardApi {
     async fn product_offering_list_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
         query: crate::api::extract::QueryParams<
-            crate::api::generated::bullfinch::params::ProductOfferingListQuery,
+            crate::wire::bullfinch::params::ProductOfferingListQuery,
         >,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::ProductOfferingListHeaders,
+            crate::wire::bullfinch::params::ProductOfferingListHeaders,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseOk<
-                crate::api::generated::auk::types::ProductOfferingList,
-            >,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::auk::types::ProductOfferingList>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     > {
         Self::product_offering_list(
                 rqctx,
@@ -8266,19 +895,15 @@ pub trait SwitchboardApi {
     versions = "2026.9.1"..}]
     async fn product_offering_view(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<
-            crate::api::generated::bullfinch::params::ProductOfferingViewPath,
-        >,
+        path: dropshot::Path<crate::wire::bullfinch::params::ProductOfferingViewPath>,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::ProductOfferingViewHeaders,
+            crate::wire::bullfinch::params::ProductOfferingViewHeaders,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseOk<
-                crate::api::generated::bullfinch::types::ProductOffering,
-            >,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::ProductOffering>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     >;
     ///Fetch a product offering
     ///
@@ -8290,17 +915,15 @@ pub trait SwitchboardApi {
     versions = .."2026.9.1"}]
     async fn product_offering_view_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<
-            crate::api::generated::bullfinch::params::ProductOfferingViewPath,
-        >,
+        path: dropshot::Path<crate::wire::bullfinch::params::ProductOfferingViewPath>,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::ProductOfferingViewHeaders,
+            crate::wire::bullfinch::params::ProductOfferingViewHeaders,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseOk<crate::api::generated::auk::types::ProductOffering>,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::auk::types::ProductOffering>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     > {
         Self::product_offering_view(rqctx, path.map(Into::into), headers.map(Into::into))
             .await
@@ -8317,18 +940,16 @@ pub trait SwitchboardApi {
     async fn subscription_list(
         rqctx: dropshot::RequestContext<Self::Context>,
         query: crate::api::extract::QueryParams<
-            crate::api::generated::bullfinch::params::SubscriptionListQuery,
+            crate::wire::bullfinch::params::SubscriptionListQuery,
         >,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::SubscriptionListHeaders,
+            crate::wire::bullfinch::params::SubscriptionListHeaders,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseOk<
-                crate::api::generated::bullfinch::types::SubscriptionList,
-            >,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::SubscriptionList>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     >;
     ///List subscriptions
     ///
@@ -8341,16 +962,16 @@ pub trait SwitchboardApi {
     async fn subscription_list_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
         query: crate::api::extract::QueryParams<
-            crate::api::generated::bullfinch::params::SubscriptionListQuery,
+            crate::wire::bullfinch::params::SubscriptionListQuery,
         >,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::SubscriptionListHeaders,
+            crate::wire::bullfinch::params::SubscriptionListHeaders,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseOk<crate::api::generated::auk::types::SubscriptionList>,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::auk::types::SubscriptionList>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     > {
         Self::subscription_list(rqctx, query.map(Into::into), headers.map(Into::into))
             .await
@@ -8366,19 +987,15 @@ pub trait SwitchboardApi {
     versions = "2026.9.1"..}]
     async fn subscription_view(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<
-            crate::api::generated::bullfinch::params::SubscriptionViewPath,
-        >,
+        path: dropshot::Path<crate::wire::bullfinch::params::SubscriptionViewPath>,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::SubscriptionViewHeaders,
+            crate::wire::bullfinch::params::SubscriptionViewHeaders,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseOk<
-                crate::api::generated::bullfinch::types::Subscription,
-            >,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::Subscription>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     >;
     ///Fetch a subscription
     ///
@@ -8390,17 +1007,15 @@ pub trait SwitchboardApi {
     versions = .."2026.9.1"}]
     async fn subscription_view_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<
-            crate::api::generated::bullfinch::params::SubscriptionViewPath,
-        >,
+        path: dropshot::Path<crate::wire::bullfinch::params::SubscriptionViewPath>,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::SubscriptionViewHeaders,
+            crate::wire::bullfinch::params::SubscriptionViewHeaders,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseOk<crate::api::generated::auk::types::Subscription>,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::auk::types::Subscription>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     > {
         Self::subscription_view(rqctx, path.map(Into::into), headers.map(Into::into))
             .await
@@ -8416,19 +1031,17 @@ pub trait SwitchboardApi {
     versions = "2026.9.1"..}]
     async fn subscription_addon_list(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<
-            crate::api::generated::bullfinch::params::SubscriptionAddonListPath,
-        >,
+        path: dropshot::Path<crate::wire::bullfinch::params::SubscriptionAddonListPath>,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::SubscriptionAddonListHeaders,
+            crate::wire::bullfinch::params::SubscriptionAddonListHeaders,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
+        crate::api::reply::Reply<
             dropshot::HttpResponseOk<
-                crate::api::generated::bullfinch::types::SubscriptionAddonList,
+                crate::wire::bullfinch::types::SubscriptionAddonList,
             >,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     >;
     ///List a subscription's add-ons
     ///
@@ -8440,19 +1053,15 @@ pub trait SwitchboardApi {
     versions = .."2026.9.1"}]
     async fn subscription_addon_list_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<
-            crate::api::generated::bullfinch::params::SubscriptionAddonListPath,
-        >,
+        path: dropshot::Path<crate::wire::bullfinch::params::SubscriptionAddonListPath>,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::SubscriptionAddonListHeaders,
+            crate::wire::bullfinch::params::SubscriptionAddonListHeaders,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseOk<
-                crate::api::generated::auk::types::SubscriptionAddonList,
-            >,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::auk::types::SubscriptionAddonList>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     > {
         Self::subscription_addon_list(
                 rqctx,
@@ -8473,16 +1082,16 @@ pub trait SwitchboardApi {
     async fn user_list(
         rqctx: dropshot::RequestContext<Self::Context>,
         query: crate::api::extract::QueryParams<
-            crate::api::generated::bullfinch::params::UserListQuery,
+            crate::wire::bullfinch::params::UserListQuery,
         >,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::UserListHeaders,
+            crate::wire::bullfinch::params::UserListHeaders,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseOk<crate::api::generated::bullfinch::types::UserList>,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::UserList>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     >;
     ///List users
     ///
@@ -8495,16 +1104,16 @@ pub trait SwitchboardApi {
     async fn user_list_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
         query: crate::api::extract::QueryParams<
-            crate::api::generated::bullfinch::params::UserListQuery,
+            crate::wire::bullfinch::params::UserListQuery,
         >,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::UserListHeaders,
+            crate::wire::bullfinch::params::UserListHeaders,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseOk<crate::api::generated::bullfinch::types::UserList>,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::UserList>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     > {
         Self::user_list(rqctx, query.map(Into::into), headers.map(Into::into))
             .await
@@ -8521,16 +1130,16 @@ pub trait SwitchboardApi {
     async fn user_create(
         rqctx: dropshot::RequestContext<Self::Context>,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::UserCreateHeaders,
+            crate::wire::bullfinch::params::UserCreateHeaders,
         >,
         body: crate::api::extract::JsonBody<
-            crate::api::generated::bullfinch::types::CreateUserRequest,
+            crate::wire::bullfinch::types::CreateUserRequest,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseCreated<crate::api::generated::bullfinch::types::User>,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseCreated<crate::wire::bullfinch::types::User>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     >;
     ///Fetch a user
     ///
@@ -8542,15 +1151,15 @@ pub trait SwitchboardApi {
     versions = "2026.9.1"..}]
     async fn user_view(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::api::generated::bullfinch::params::UserViewPath>,
+        path: dropshot::Path<crate::wire::bullfinch::params::UserViewPath>,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::UserViewHeaders,
+            crate::wire::bullfinch::params::UserViewHeaders,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseOk<crate::api::generated::bullfinch::types::User>,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::User>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     >;
     ///Fetch a user
     ///
@@ -8562,15 +1171,15 @@ pub trait SwitchboardApi {
     versions = .."2026.9.1"}]
     async fn user_view_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::api::generated::bullfinch::params::UserViewPath>,
+        path: dropshot::Path<crate::wire::bullfinch::params::UserViewPath>,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::UserViewHeaders,
+            crate::wire::bullfinch::params::UserViewHeaders,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseOk<crate::api::generated::bullfinch::types::User>,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::User>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     > {
         Self::user_view(rqctx, path.map(Into::into), headers.map(Into::into))
             .await
@@ -8586,18 +1195,18 @@ pub trait SwitchboardApi {
     versions = "2026.9.1"..}]
     async fn user_update(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::api::generated::bullfinch::params::UserUpdatePath>,
+        path: dropshot::Path<crate::wire::bullfinch::params::UserUpdatePath>,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::UserUpdateHeaders,
+            crate::wire::bullfinch::params::UserUpdateHeaders,
         >,
         body: crate::api::extract::JsonBody<
-            crate::api::generated::bullfinch::types::UpdateUserRequest,
+            crate::wire::bullfinch::types::UpdateUserRequest,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseOk<crate::api::generated::bullfinch::types::User>,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::User>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     >;
     ///Update a user
     ///
@@ -8609,18 +1218,18 @@ pub trait SwitchboardApi {
     versions = .."2026.9.1"}]
     async fn user_update_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::api::generated::bullfinch::params::UserUpdatePath>,
+        path: dropshot::Path<crate::wire::bullfinch::params::UserUpdatePath>,
         headers: crate::api::extract::HeaderParams<
-            crate::api::generated::bullfinch::params::UserUpdateHeaders,
+            crate::wire::bullfinch::params::UserUpdateHeaders,
         >,
         body: crate::api::extract::JsonBody<
-            crate::api::generated::bullfinch::types::UpdateUserRequest,
+            crate::wire::bullfinch::types::UpdateUserRequest,
         >,
     ) -> ::std::result::Result<
-        crate::api::support::Reply<
-            dropshot::HttpResponseOk<crate::api::generated::bullfinch::types::User>,
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::User>,
         >,
-        crate::api::support::ApiError,
+        crate::api::error::ApiError,
     > {
         Self::user_update(
                 rqctx,

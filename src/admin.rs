@@ -2,7 +2,7 @@
 //! support users, the mail outbox and the product catalog.
 //! Each returns the JSON the CLI prints.
 
-use crate::api::support::Revision;
+use crate::api::revision::Revision;
 use crate::clock::Clock;
 use crate::keys;
 use crate::store::{NewApiKey, Store};

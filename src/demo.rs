@@ -1,8 +1,8 @@
 //! `serve --demo`: on an empty database, an organisation with a key and a
-//! few customers and users, and the demo catalog (src/demo_catalog.yaml),
+//! few customers and users, and the demo catalog (demo/catalog.yaml),
 //! so a newcomer can call the API at once.
 
-use crate::api::generated::bullfinch::types as wire;
+use crate::wire::latest as wire;
 use crate::clock::Clock;
 use crate::domain::{Caller, customers, users};
 use crate::store::Store;
@@ -93,7 +93,7 @@ async fn order(caller: &Caller, lines: serde_json::Value) -> crate::error::Resul
 }
 
 /// The demo catalog, in the format of `admin catalog import`.
-pub const CATALOG: &str = include_str!("demo_catalog.yaml");
+pub const CATALOG: &str = include_str!("../demo/catalog.yaml");
 
 /// Loads the demo catalog into `org` (whose customers `rid_acme` and
 /// `rid_globex` it assigns the business catalog).

@@ -1,9 +1,7 @@
-//! The domain's failures: one `Error` enum, every `internalCode` value in one
-//! `InternalCode` enum, and the single mapping of both to HTTP.
+//! The domain's failures: one `Error` enum and every `internalCode` value in
+//! one `InternalCode` enum. It knows neither HTTP (`api::error` maps it) nor
+//! the store (which turns its own failures into these).
 
-use crate::api::generated::bullfinch::types::ErrorDetail;
-use crate::api::support::ApiError;
-use dropshot::ErrorStatusCode;
 
 /// Every `internalCode` the server sends. Stable across releases: clients
 /// branch on these strings.
@@ -109,15 +107,6 @@ impl Detail {
     pub fn new(property: impl Into<String>, code: &'static str, message: impl Into<String>) -> Self {
         Detail { property: property.into(), code, message: message.into() }
     }
-
-    pub fn into_wire(self) -> ErrorDetail {
-        ErrorDetail {
-            code: self.code.to_string(),
-            message: self.message,
-            property: (!self.property.is_empty()).then_some(self.property),
-            suggestion: None,
-        }
-    }
 }
 
 /// A failure of the domain core or the store.
@@ -145,8 +134,12 @@ pub enum Error {
     /// failing field of the same request).
     #[error("{message}")]
     Missing { code: InternalCode, message: String, details: Vec<Detail> },
+    /// The database failed (a unique violation is a `Conflict` instead: the
+    /// store says so).
     #[error("database: {0}")]
-    Database(#[from] sqlx::Error),
+    Database(String),
+    /// The truly unexpected: stored data that cannot be read, a broken
+    /// invariant. A 500 whose cause is logged, not sent.
     #[error("{0}")]
     Internal(String),
 }
@@ -165,17 +158,19 @@ impl Error {
         Error::NotFound { code, message: message.into(), property }
     }
 
-    /// A unique-constraint violation means a concurrent request won a race
-    /// the pre-checks could not see: still a 409, never a 500.
-    pub fn conflict_on_unique(self) -> Self {
-        match self {
-            Error::Database(ref d) if crate::store::is_unique_violation(d) => Error::Conflict {
-                code: InternalCode::Conflict,
-                message: "a concurrent request created a conflicting record".into(),
-                property: "",
-            },
-            e => e,
+    /// A unique-constraint violation: a concurrent request won a race the
+    /// checks before the write could not see. Still a 409, never a 500.
+    pub fn concurrent_conflict() -> Self {
+        Error::Conflict {
+            code: InternalCode::Conflict,
+            message: "a concurrent request created a conflicting record".into(),
+            property: "",
         }
+    }
+
+    /// Is this the conflict of a unique-constraint violation?
+    pub fn is_concurrent_conflict(&self) -> bool {
+        matches!(self, Error::Conflict { code: InternalCode::Conflict, .. })
     }
 
     pub fn invalid(property: impl Into<String>, code: &'static str, message: impl Into<String>) -> Self {
@@ -183,49 +178,3 @@ impl Error {
     }
 }
 
-/// The one place where domain failures become HTTP.
-impl From<Error> for ApiError {
-    fn from(e: Error) -> Self {
-        match e {
-            Error::Invalid(details) => ApiError::new(
-                ErrorStatusCode::BAD_REQUEST,
-                InternalCode::ValidationFailed,
-                "The request has invalid fields; see details.",
-            )
-            .with_details(details),
-            Error::BadRequest { code, message } => ApiError::new(ErrorStatusCode::BAD_REQUEST, code, message),
-            Error::Unauthorized { code, message } => ApiError::new(ErrorStatusCode::UNAUTHORIZED, code, message),
-            Error::Forbidden { code, message } => ApiError::new(ErrorStatusCode::FORBIDDEN, code, message),
-            Error::NotFound { code, message, property } => {
-                let details = if property.is_empty() { vec![] } else { vec![Detail::new(property, code.as_str(), message.clone())] };
-                ApiError::new(ErrorStatusCode::NOT_FOUND, code, message).with_details(details)
-            }
-            Error::Conflict { code, message, property } => {
-                let detail = Detail::new(property, code.as_str(), message.clone());
-                ApiError::new(ErrorStatusCode::CONFLICT, code, message).with_details(vec![detail])
-            }
-            Error::Refused { code, message, details } => {
-                ApiError::new(ErrorStatusCode::CONFLICT, code, message).with_details(details)
-            }
-            Error::Missing { code, message, details } => {
-                ApiError::new(ErrorStatusCode::NOT_FOUND, code, message).with_details(details)
-            }
-            Error::Database(e) => {
-                tracing::error!(error = %e, "database failure");
-                ApiError::new(
-                    ErrorStatusCode::INTERNAL_SERVER_ERROR,
-                    InternalCode::InternalError,
-                    "The server failed to complete the request.",
-                )
-            }
-            Error::Internal(m) => {
-                tracing::error!(error = %m, "internal failure");
-                ApiError::new(
-                    ErrorStatusCode::INTERNAL_SERVER_ERROR,
-                    InternalCode::InternalError,
-                    "The server failed to complete the request.",
-                )
-            }
-        }
-    }
-}

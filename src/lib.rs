@@ -14,3 +14,4 @@ pub mod mail;
 pub mod server;
 pub mod store;
 pub mod tokens;
+pub mod wire;

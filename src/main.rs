@@ -142,8 +142,20 @@ enum KeyCommand {
     },
 }
 
-#[tokio::main]
-async fn main() -> anyhow::Result<()> {
+/// A failure prints one line (the error and its causes), never a backtrace,
+/// and exits 1.
+fn main() -> std::process::ExitCode {
+    let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
+    match runtime.block_on(run()) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run() -> anyhow::Result<()> {
     tracing_subscriber::fmt()
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
         .with_writer(std::io::stderr)

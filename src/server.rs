@@ -1,6 +1,6 @@
 //! Starting and stopping the HTTP server over a store.
 
-use crate::api::{Context, Handlers, RevisionPolicy, generated::switchboard_api_mod};
+use crate::api::{Context, Handlers, RevisionPolicy, routes::switchboard_api_mod};
 use crate::clock::Clock;
 use crate::config::Settings;
 use crate::keys::KeyCache;

@@ -3,8 +3,8 @@
 //! allowance is listed (and explained) in `normalise_spec` / `normalise_derived`.
 
 use serde_json::{Map, Value, json};
-use switchboard::api::generated::switchboard_api_mod;
-use switchboard::api::support::Revision;
+use switchboard::api::routes::switchboard_api_mod;
+use switchboard::api::revision::Revision;
 
 /// Resolves `#/components/{parameters,headers,responses}/..` references.
 fn inline(doc: &Value, v: &Value) -> Value {

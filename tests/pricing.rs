@@ -5,7 +5,7 @@
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use switchboard::api::generated::{auk, bullfinch};
+use switchboard::wire::{auk, bullfinch};
 use switchboard::domain::catalog::price::Price;
 use switchboard::domain::orders::{Line, OfferingRef, OrderDoc};
 use switchboard::domain::pricing::TaxRate;

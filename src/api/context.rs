@@ -2,7 +2,7 @@
 //! request's revision: `Api-Revision` header, else the key's pin, else the
 //! oldest supported revision.
 
-use super::support::{ApiContext, Revision};
+use super::revision::{ApiContext, Revision};
 use crate::clock::Clock;
 use crate::keys::KeyCache;
 use crate::store::Store;
@@ -40,7 +40,7 @@ impl Resolution {
 
 pub fn resolve(headers: &HeaderMap, keys: &KeyCache, clock: &Clock) -> Resolution {
     let today = clock.now().date_naive();
-    if let Some(v) = headers.get(super::support::API_REVISION) {
+    if let Some(v) = headers.get(super::revision::API_REVISION) {
         return match v.to_str().ok().and_then(Revision::by_name) {
             Some(r) => Resolution::Resolved(r.or_oldest_supported(today)),
             None => Resolution::UnknownHeader(Revision::oldest_supported(today)),

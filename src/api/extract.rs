@@ -3,8 +3,9 @@
 //! outcome, so the handler answers bad input itself, in the Error format,
 //! with `Api-Revision` and the trace id, and only after authentication.
 
-use super::support::ApiError;
+use super::error::ApiError;
 use super::validate::{param_schema_of, validate, validate_params};
+use crate::wire::ParamSchema;
 use crate::error::{Detail, InternalCode};
 use async_trait::async_trait;
 use dropshot::{
@@ -78,12 +79,6 @@ impl<T> JsonBody<T> {
 fn invalid(details: Vec<Detail>) -> ApiError {
     ApiError::new(ErrorStatusCode::BAD_REQUEST, InternalCode::ValidationFailed, "The request has invalid fields; see details.")
         .with_details(details)
-}
-
-/// The parameters of one location of an operation, as the document states
-/// them (the `JsonSchema` of a parameter struct is what dropshot can show).
-pub trait ParamSchema {
-    const SCHEMA: &'static str;
 }
 
 /// Validates `v` against `T`'s schema and deserializes it.

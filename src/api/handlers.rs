@@ -3,11 +3,13 @@
 
 use super::context::Context;
 use super::extract::{HeaderParams, JsonBody, QueryParams};
-use super::generated::SwitchboardApi;
-use super::generated::bullfinch::{params, types};
-use super::generated::auk;
+use super::routes::SwitchboardApi;
+use crate::wire::latest::{params, types};
+use crate::wire::auk;
 use super::request::{Access, handle, handle_idempotent, handle_login, handle_open};
-use super::support::{ApiError, Reply, Revision};
+use super::error::ApiError;
+use super::reply::Reply;
+use super::revision::Revision;
 use crate::error::InternalCode;
 use crate::domain::{catalog, customers, licenses, orders, subscriptions, users};
 use dropshot::{ErrorStatusCode, HttpResponseAccepted, HttpResponseCreated, HttpResponseOk, Path, RequestContext};

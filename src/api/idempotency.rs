@@ -10,7 +10,8 @@
 //! (authentication, malformed or invalid input) leaves the key unused, so
 //! the client can fix the request and retry with the same key.
 
-use super::support::{API_REVISION, ApiError};
+use super::error::ApiError;
+use super::revision::API_REVISION;
 use crate::domain::Caller;
 use crate::error::InternalCode;
 use crate::store::{Claim, ClaimTimes, StoredAnswer};

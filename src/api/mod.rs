@@ -1,15 +1,17 @@
-//! The HTTP face: the generated route trait and models, the glue they rely
-//! on, and the handlers that implement the trait over the domain core.
+//! The HTTP face: the generated route trait, the glue it relies on
+//! (revisions, replies, errors, extractors), and the handlers that
+//! implement it over the domain core.
 
-mod auk;
 pub mod context;
+pub mod error;
 pub mod extract;
-#[path = "../../generated/api.rs"]
-pub mod generated;
-mod idempotency;
 mod handlers;
+mod idempotency;
+pub mod reply;
 pub mod request;
-pub mod support;
+pub mod revision;
+#[path = "../../generated/api.rs"]
+pub mod routes;
 pub mod validate;
 
 pub use context::{Context, RevisionPolicy};

@@ -8,7 +8,9 @@
 use super::context::{Context, Resolution, resolve};
 use super::extract::{HeaderParams, JsonBody};
 use super::idempotency;
-use super::support::{API_REVISION, ApiError, Reply};
+use super::error::ApiError;
+use super::reply::Reply;
+use super::revision::API_REVISION;
 use crate::domain::Caller;
 use crate::domain::access::UserAccess;
 use crate::domain::login::{Login, Scope};

@@ -56,7 +56,7 @@ pub fn schema_of<T: JsonSchema + 'static>() -> Arc<Compiled> {
 }
 
 /// The document's own schema of a parameter struct, built once per type.
-pub fn param_schema_of<T: super::extract::ParamSchema + 'static>() -> Arc<Compiled> {
+pub fn param_schema_of<T: crate::wire::ParamSchema + 'static>() -> Arc<Compiled> {
     if let Some(c) = PARAM_CACHE.read().expect("schema cache").get(&TypeId::of::<T>()) {
         return c.clone();
     }
@@ -66,7 +66,7 @@ pub fn param_schema_of<T: super::extract::ParamSchema + 'static>() -> Arc<Compil
     c
 }
 
-pub fn validate_params<T: super::extract::ParamSchema + 'static>(v: &Value) -> Vec<Detail> {
+pub fn validate_params<T: crate::wire::ParamSchema + 'static>(v: &Value) -> Vec<Detail> {
     let c = param_schema_of::<T>();
     let mut out = vec![];
     check(&c, &c.root, v, "", &mut out);

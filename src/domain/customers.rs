@@ -5,7 +5,7 @@
 use super::values::Checks;
 use super::access::Role;
 use super::{Caller, customer_role};
-use crate::api::generated::bullfinch::types as wire;
+use crate::wire::latest as wire;
 use crate::error::{Error, InternalCode, Result};
 use crate::store::{CustomerFilter, CustomerRow, Cursor, IdOrRef, Store, limit_or_default};
 use rand::Rng;
@@ -55,7 +55,7 @@ fn human_readable_id() -> String {
 }
 
 async fn check_reference_free(store: &Store, org: Uuid, reference_id: &str, except: Option<Uuid>) -> Result<()> {
-    if store.customer_taken(org, "reference_id", reference_id, except).await? {
+    if store.customer_reference_taken(org, reference_id, except).await? {
         return Err(Error::Conflict {
             code: InternalCode::ReferenceIdTaken,
             message: "another customer already has this referenceId".into(),
@@ -118,16 +118,16 @@ pub async fn create(caller: &Caller, req: wire::CreateCustomerRequest) -> Result
     };
     // a clash of random ids is rare; draw again rather than fail
     for _ in 0..4 {
-        if !store.customer_taken(caller.org, "human_readable_id", &row.human_readable_id, None).await? {
+        if !store.human_readable_id_taken(caller.org, &row.human_readable_id).await? {
             break;
         }
         row.human_readable_id = human_readable_id();
     }
     let customer = to_wire(row.clone(), vec![]);
     let mut tx = store.begin().await?;
-    Store::insert_customer(&mut tx, &row).await.map_err(Error::conflict_on_unique)?;
+    Store::insert_customer(&mut tx, &row).await?;
     Store::record_event(&mut tx, caller.org, "customer.created", now, &json(&customer)).await?;
-    tx.commit().await.map_err(Error::conflict_on_unique)?;
+    tx.commit().await?;
     Ok(customer)
 }
 
@@ -219,13 +219,13 @@ pub async fn update(caller: &Caller, key: &str, req: wire::UpdateCustomerRequest
     row.updated_at = caller.now;
     let customer = to_wire(row.clone(), std::mem::take(&mut users));
     let mut tx = store.begin().await?;
-    Store::update_customer(&mut tx, &row).await.map_err(Error::conflict_on_unique)?;
+    Store::update_customer(&mut tx, &row).await?;
     Store::record_event(&mut tx, caller.org, "customer.updated", caller.now, &json(&customer)).await?;
-    tx.commit().await.map_err(Error::conflict_on_unique)?;
+    tx.commit().await?;
     Ok(customer)
 }
 
-pub async fn list(caller: &Caller, q: crate::api::generated::bullfinch::params::CustomerListQuery) -> Result<wire::CustomerList> {
+pub async fn list(caller: &Caller, q: crate::wire::latest::params::CustomerListQuery) -> Result<wire::CustomerList> {
     let after = q.cursor.as_deref().map(Cursor::decode).transpose()?;
     let filter =
         CustomerFilter { text: q.filter.filter(|t| !t.is_empty()), customer_type: q.customer_type, visible_to: caller.viewer() };

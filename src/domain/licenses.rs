@@ -3,8 +3,8 @@
 
 use super::catalog::{self, Offerings};
 use super::{Caller, customers, stored, subscriptions};
-use crate::api::generated::bullfinch::params::LicenseListQuery;
-use crate::api::generated::bullfinch::types as wire;
+use crate::wire::latest::params::LicenseListQuery;
+use crate::wire::latest as wire;
 use crate::error::{Error, InternalCode, Result};
 use crate::store::{Cursor, LicenseFilter, LicenseRow, limit_or_default};
 use uuid::Uuid;

@@ -8,7 +8,7 @@
 //! its timing tells whether the address has an account (`cargo xtask bench
 //! login` measures it).
 
-use crate::api::generated::bullfinch::types as wire;
+use crate::wire::latest as wire;
 use crate::error::{Error, InternalCode, Result};
 use crate::store::{NewChallenge, Store, email_key};
 use crate::tokens::Tokens;

@@ -12,7 +12,7 @@ pub mod subscriptions;
 pub mod users;
 pub mod values;
 
-use crate::api::generated::bullfinch::types::CustomerRole;
+use crate::wire::latest::CustomerRole;
 use crate::store::Store;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;

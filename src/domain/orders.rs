@@ -12,8 +12,8 @@ use super::access::Role;
 use super::catalog::price::Price;
 use super::pricing::{self, Amounts, Choices, LinePricing, TaxRate};
 use super::{Caller, catalog, customers, licenses, subscriptions};
-use crate::api::generated::bullfinch::params::OrderListQuery;
-use crate::api::generated::bullfinch::types as wire;
+use crate::wire::latest::params::OrderListQuery;
+use crate::wire::latest as wire;
 use crate::error::{Detail, Error, InternalCode, Result};
 use crate::store::{AddonRow, Cursor, CustomerRow, IdOrRef, LicenseRow, OrderFilter, OrderRow, Store, SubscriptionRow, limit_or_default};
 use chrono::{DateTime, Utc};
@@ -600,9 +600,9 @@ pub async fn create(caller: &Caller, req: wire::CreateOrderRequest, expiry: chro
     };
     let order = to_wire(&row)?;
     let mut tx = caller.store.begin().await?;
-    Store::insert_order(&mut tx, &row).await.map_err(Error::conflict_on_unique)?;
+    Store::insert_order(&mut tx, &row).await?;
     Store::record_event(&mut tx, caller.org, "order.created", now, &wire_json(&order)).await?;
-    tx.commit().await.map_err(Error::conflict_on_unique)?;
+    tx.commit().await?;
     Ok(order)
 }
 
@@ -632,11 +632,11 @@ pub async fn update(caller: &Caller, key: &str, req: wire::UpdateOrderRequest) -
     row.updated_at = caller.now;
     let order = to_wire(&row)?;
     let mut tx = caller.store.begin().await?;
-    if !Store::update_order(&mut tx, &row, DRAFT).await.map_err(Error::conflict_on_unique)? {
+    if !Store::update_order(&mut tx, &row, DRAFT).await? {
         return Err(state_conflict(&find_row(caller, row.id).await?, "changed"));
     }
     Store::record_event(&mut tx, caller.org, "order.updated", caller.now, &wire_json(&order)).await?;
-    tx.commit().await.map_err(Error::conflict_on_unique)?;
+    tx.commit().await?;
     Ok(order)
 }
 
@@ -753,7 +753,7 @@ pub async fn submit(caller: &Caller, key: &str) -> Result<wire::Order> {
                     created_at: now,
                     updated_at: now,
                 };
-                Store::insert_subscription(&mut tx, org, &row).await.map_err(Error::conflict_on_unique)?;
+                Store::insert_subscription(&mut tx, org, &row).await?;
                 l.created_subscription_id = Some(row.id);
                 created_events.push(("subscription.created", wire_json(&subscriptions::to_wire(&row, offering_wire)?)));
             }
@@ -821,6 +821,6 @@ pub async fn submit(caller: &Caller, key: &str) -> Result<wire::Order> {
     for (event, data) in created_events {
         Store::record_event(&mut tx, org, event, now, &data).await?;
     }
-    tx.commit().await.map_err(Error::conflict_on_unique)?;
+    tx.commit().await?;
     to_wire(&after)
 }

@@ -3,8 +3,8 @@
 
 use super::catalog::{self, Offerings};
 use super::{Caller, customers, stored};
-use crate::api::generated::bullfinch::params::SubscriptionListQuery;
-use crate::api::generated::bullfinch::types as wire;
+use crate::wire::latest::params::SubscriptionListQuery;
+use crate::wire::latest as wire;
 use crate::error::{Error, InternalCode, Result};
 use crate::store::{AddonRow, Cursor, IdOrRef, SubscriptionFilter, SubscriptionRow, limit_or_default};
 

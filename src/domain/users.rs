@@ -3,8 +3,8 @@
 use super::values::Checks;
 use super::access::Role;
 use super::{Caller, customer_role};
-use crate::api::generated::bullfinch::params::UserListQuery;
-use crate::api::generated::bullfinch::types as wire;
+use crate::wire::latest::params::UserListQuery;
+use crate::wire::latest as wire;
 use crate::error::{Error, InternalCode, Result};
 use crate::store::{Cursor, IdOrRef, Store, UserFilter, UserRow, limit_or_default};
 use uuid::Uuid;
@@ -76,9 +76,9 @@ pub async fn create(caller: &Caller, req: wire::CreateUserRequest) -> Result<wir
     };
     let role = req.role.unwrap_or(wire::CustomerRole::Member).to_string();
     let mut tx = store.begin().await?;
-    Store::insert_user(&mut tx, &row).await.map_err(Error::conflict_on_unique)?;
+    Store::insert_user(&mut tx, &row).await?;
     Store::link_user(&mut tx, caller.org, customer.id, row.id, &role, now).await?;
-    tx.commit().await.map_err(Error::conflict_on_unique)?;
+    tx.commit().await?;
     Ok(to_wire(row, vec![(customer.id, customer.name, role)]))
 }
 
@@ -139,8 +139,8 @@ pub async fn update(caller: &Caller, key: &str, req: wire::UpdateUserRequest) ->
     }
     row.updated_at = caller.now;
     let mut tx = caller.store.begin().await?;
-    Store::update_user(&mut tx, &row).await.map_err(Error::conflict_on_unique)?;
-    tx.commit().await.map_err(Error::conflict_on_unique)?;
+    Store::update_user(&mut tx, &row).await?;
+    tx.commit().await?;
     Ok(to_wire(row, visible(caller, links)))
 }
 

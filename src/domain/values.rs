@@ -3,7 +3,7 @@
 //! shape is the schema's pattern, checked before these.) Each check
 //! adds a detail naming the field; the caller answers all of them at once.
 
-use crate::api::generated::bullfinch::types::{Address, BillingMethod, CustomerBilling, CustomerContact, Shipping};
+use crate::wire::latest::{Address, BillingMethod, CustomerBilling, CustomerContact, Shipping};
 use crate::error::{Detail, Error};
 
 /// Collects the invalid fields of one request.

@@ -137,12 +137,22 @@ impl Store {
         Ok(row.as_ref().map(from_row).transpose()?.map(|(_, c)| c))
     }
 
-    /// Whether another customer of `org` holds `column = value`.
-    pub async fn customer_taken(&self, org: Uuid, column: &'static str, value: &str, except: Option<Uuid>) -> Result<bool> {
-        let row = sqlx::query(AssertSqlSafe(format!("SELECT id FROM customers WHERE org_id = $1 AND {column} = $2 AND id <> $3")))
+    /// Whether another customer of `org` than `except` has this referenceId.
+    pub async fn customer_reference_taken(&self, org: Uuid, reference_id: &str, except: Option<Uuid>) -> Result<bool> {
+        let row = sqlx::query("SELECT id FROM customers WHERE org_id = $1 AND reference_id = $2 AND id <> $3")
             .bind(org.to_string())
-            .bind(value)
+            .bind(reference_id)
             .bind(except.map(|u| u.to_string()).unwrap_or_default())
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.is_some())
+    }
+
+    /// Whether a customer of `org` has this human-readable id.
+    pub async fn human_readable_id_taken(&self, org: Uuid, id: &str) -> Result<bool> {
+        let row = sqlx::query("SELECT id FROM customers WHERE org_id = $1 AND human_readable_id = $2")
+            .bind(org.to_string())
+            .bind(id)
             .fetch_optional(&self.pool)
             .await?;
         Ok(row.is_some())

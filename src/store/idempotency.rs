@@ -1,7 +1,7 @@
 //! Idempotency keys in SQL, so every server instance on one database sees
 //! the same claims: claim a key before executing, record the answer after.
 
-use super::{Store, is_unique_violation, parse_ts, ts};
+use super::{Store, parse_ts, ts};
 use crate::error::Result;
 use chrono::{DateTime, Utc};
 use sqlx::Row;
@@ -41,7 +41,7 @@ impl Store {
     pub async fn idempotency_claim(&self, org: uuid::Uuid, key: &str, fingerprint: &str, t: &ClaimTimes) -> Result<Claim> {
         for _ in 0..3 {
             match self.try_claim(org, key, fingerprint, t).await {
-                Err(crate::error::Error::Database(e)) if is_unique_violation(&e) => continue,
+                Err(e) if e.is_concurrent_conflict() => continue,
                 other => return other,
             }
         }

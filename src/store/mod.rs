@@ -102,10 +102,6 @@ impl Store {
         Ok(Store { pool, backend, write_lock: Arc::new(tokio::sync::Mutex::new(())) })
     }
 
-    pub fn backend(&self) -> Backend {
-        self.backend
-    }
-
     pub fn pool(&self) -> &AnyPool {
         &self.pool
     }
@@ -224,8 +220,15 @@ pub fn like_pattern(text: &str) -> String {
     format!("%{escaped}%")
 }
 
-/// A unique-constraint violation (a concurrent writer won a race the
-/// pre-check could not see).
-pub fn is_unique_violation(e: &sqlx::Error) -> bool {
-    matches!(e, sqlx::Error::Database(d) if d.is_unique_violation())
+/// What the store's failures are to the domain: a unique-constraint
+/// violation is the typed conflict of a concurrent writer that won a race
+/// the checks before the write could not see; anything else is a database
+/// failure.
+impl From<sqlx::Error> for Error {
+    fn from(e: sqlx::Error) -> Self {
+        match &e {
+            sqlx::Error::Database(d) if d.is_unique_violation() => Error::concurrent_conflict(),
+            _ => Error::Database(e.to_string()),
+        }
+    }
 }

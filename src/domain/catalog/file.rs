@@ -4,7 +4,7 @@
 //! the key, so importing a file again finds the same rows.
 
 use super::price::Price;
-use crate::api::generated::bullfinch::types::{ActivationType, ProductCategory, ProductOfferingStatus, ProductType, SimCardType};
+use crate::wire::latest::{ActivationType, ProductCategory, ProductOfferingStatus, ProductType, SimCardType};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]

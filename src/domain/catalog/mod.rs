@@ -6,8 +6,8 @@ pub mod import;
 pub mod price;
 
 use super::Caller;
-use crate::api::generated::bullfinch::params::ProductOfferingListQuery;
-use crate::api::generated::bullfinch::types as wire;
+use crate::wire::latest::params::ProductOfferingListQuery;
+use crate::wire::latest as wire;
 use crate::error::{Error, InternalCode, Result};
 use crate::store::{Cursor, OfferingFilter, OfferingRow, limit_or_default};
 use serde_json::{Value, json};

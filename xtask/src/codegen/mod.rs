@@ -1,5 +1,6 @@
-//! spec/ -> generated/: the server's models and route trait (one file), and a
-//! progenitor client crate per revision.
+//! spec/ -> generated/: the wire models of every revision with their
+//! typed conversions and the `latest` alias (`wire.rs`), the dropshot route
+//! trait (`api.rs`), and a progenitor client crate per revision.
 //!
 //! Models come from typify. Their `JsonSchema` impls return the document's own
 //! schema verbatim, so the document dropshot derives from the trait equals the
@@ -7,6 +8,8 @@
 //! Server models carry no constraints of their own: the server validates the
 //! raw JSON against the verbatim schema first, collecting one detail per
 //! invalid field, which a typed parse could not do.
+
+mod convert;
 
 use crate::spec::{Revision, collect_refs, ref_name, spec_hash};
 use anyhow::{Context, Result, anyhow, bail};
@@ -17,10 +20,10 @@ use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
 use typify::{TypeSpace, TypeSpaceSettings};
 
-/// Where `generated/api.rs` is mounted in the server crate.
-const GEN: &str = "crate::api::generated";
+/// Where `generated/wire.rs` is mounted in the server crate.
+const GEN: &str = "crate::wire";
 
-/// Where the hand-written `support` and `extract` modules live.
+/// Where the hand-written `extract`, `reply`, `error` and `revision` modules live.
 const API: &str = "crate::api";
 
 fn gen_path() -> TokenStream {
@@ -33,7 +36,8 @@ fn api_path() -> TokenStream {
 
 /// Every generated file: (path relative to the root, content).
 pub fn generate(revs: &[Revision]) -> Result<Vec<(String, String)>> {
-    let mut files = vec![("generated/api.rs".to_string(), server_file(revs)?)];
+    let (wire, api) = server_files(revs)?;
+    let mut files = vec![("generated/wire.rs".to_string(), wire), ("generated/api.rs".to_string(), api)];
     for rev in revs {
         files.extend(client_crate(rev)?);
     }
@@ -269,7 +273,6 @@ fn param_struct(
     let id = format!("spec::{}::params::{name}", rev.short);
     let short = format_ident!("{}", rev.short);
     let g = gen_path();
-    let a = api_path();
     let ty = quote!(#g::#short::params::#ident);
     // dropshot accepts only scalar query parameters, so the schema it
     // documents shows an array parameter as a string (an allowance of the
@@ -287,7 +290,7 @@ fn param_struct(
         #[derive(::serde::Deserialize, ::serde::Serialize, Debug, Clone, PartialEq)]
         pub struct #ident { #(#fields)* }
         #schema_impl
-        impl #a::extract::ParamSchema for #ty {
+        impl #g::ParamSchema for #ty {
             const SCHEMA: &'static str = #spec_json;
         }
     };
@@ -317,7 +320,8 @@ fn success(op: &Op, models: &RevModels) -> Result<TokenStream> {
     })
 }
 
-fn server_file(revs: &[Revision]) -> Result<String> {
+/// (`generated/wire.rs`, `generated/api.rs`).
+fn server_files(revs: &[Revision]) -> Result<(String, String)> {
     let n = revs.len();
     let last = n - 1;
     // models, newest first so older revisions can share the newer types
@@ -438,7 +442,7 @@ fn server_file(revs: &[Revision]) -> Result<String> {
                 async fn #fname(
                     rqctx: dropshot::RequestContext<Self::Context>,
                     #(#args),*
-                ) -> ::std::result::Result<#a::support::Reply<#coded>, #a::support::ApiError>
+                ) -> ::std::result::Result<#a::reply::Reply<#coded>, #a::error::ApiError>
             };
             // An older shape adapts to the next-newer method when the argument
             // kinds line up: requests convert up and responses down with
@@ -461,27 +465,48 @@ fn server_file(revs: &[Revision]) -> Result<String> {
                 methods.push(quote! {
                     #[endpoint { method = #method_tok, path = #path, operation_id = #op_id, versions = #l .., unpublished = true }]
                     async fn #fname(rqctx: dropshot::RequestContext<Self::Context> #path_arg)
-                        -> ::std::result::Result<#a::support::Reply<dropshot::HttpResponseOk<()>>, #a::support::ApiError> {
-                        #a::support::endpoint_removed(&rqctx).await
+                        -> ::std::result::Result<#a::reply::Reply<dropshot::HttpResponseOk<()>>, #a::error::ApiError> {
+                        #a::error::endpoint_removed(&rqctx).await
                     }
                 });
             }
         }
     }
 
+    let g = gen_path();
+    let sides: Vec<(convert::Structs, BTreeSet<String>)> =
+        models.iter().map(|m| convert::structs_of(&m.tokens)).collect::<Result<_>>()?;
     let rev_mods = revs.iter().enumerate().map(|(i, r)| {
         let m = format_ident!("{}", r.short);
         let types = &models[i].tokens;
         let params = &params_by_rev[i];
         let doc = format!("Revision {}.", r.name);
+        let converters = if i < last {
+            let side = |j: usize| convert::Side { rev: &revs[j].short, structs: &sides[j].0, locals: &sides[j].1 };
+            let (o, n) = (format_ident!("{}", revs[i].short), format_ident!("{}", revs[i + 1].short));
+            convert::converters(&side(i), &quote!(#g::#o::types), &side(i + 1), &quote!(#g::#n::types))
+        } else {
+            quote!()
+        };
         quote! {
             #[doc = #doc]
             pub mod #m {
                 pub mod types { #types }
+                pub use self::types::*;
                 pub mod params { #(#params)* }
+                #converters
             }
         }
     });
+    let latest = format_ident!("{}", revs[last].short);
+    let latest_doc = format!("The newest revision ({}): the only one the core names.", revs[last].name);
+    let wire = quote! {
+        #![allow(clippy::all, unused_imports, unused_variables, dead_code, unused_mut, irrefutable_let_patterns)]
+        #(#rev_mods)*
+
+        #[doc = #latest_doc]
+        pub use self::#latest as latest;
+    };
     let rev_consts = revs.iter().map(|r| {
         let (y, m, d) = r.semver;
         let name = &r.name;
@@ -489,30 +514,33 @@ fn server_file(revs: &[Revision]) -> Result<String> {
             Some(d) => quote!(Some(#d)),
             None => quote!(None),
         };
-        quote!(#a::support::Revision { name: #name, version: ::semver::Version::new(#y, #m, #d), supported_until: #until })
+        quote!(#a::revision::Revision { name: #name, version: ::semver::Version::new(#y, #m, #d), supported_until: #until })
     });
     let documents = revs.iter().map(|r| {
         let file = format!("/{}", r.file);
         quote!(include_str!(concat!(env!("CARGO_MANIFEST_DIR"), #file)))
     });
-    let error_ty = &models[last].paths["Error"];
-    let file = quote! {
+    let api = quote! {
         #![allow(clippy::all, unused_imports, unused_variables, dead_code, unused_mut, irrefutable_let_patterns)]
-        #(#rev_mods)*
 
         /// Known revisions, oldest first.
-        pub static REVISIONS: [#a::support::Revision; #n] = [#(#rev_consts),*];
+        pub static REVISIONS: [#a::revision::Revision; #n] = [#(#rev_consts),*];
         /// The revision documents, oldest first, as published.
         pub static DOCUMENTS: [&str; #n] = [#(#documents),*];
         /// Body of every error response (components.schemas.Error).
-        pub type ErrorBody = #error_ty;
+        pub type ErrorBody = #g::latest::types::Error;
 
         #[dropshot::api_description { module = "switchboard_api_mod" }]
         pub trait SwitchboardApi {
-            type Context: #a::support::ApiContext;
+            type Context: #a::revision::ApiContext;
             #(#methods)*
         }
     };
+    Ok((render(revs, wire)?, render(revs, api)?))
+}
+
+/// A generated Rust file: the header, then the tokens pretty-printed.
+fn render(revs: &[Revision], file: TokenStream) -> Result<String> {
     let text = file.to_string();
     let ast: syn::File = syn::parse2(file).with_context(|| format!("generated code does not parse:\n{text}"))?;
     Ok(format!("{}{}", header(revs)?, prettyplease::unparse(&ast)))
@@ -612,7 +640,7 @@ mod tests {
     #[test]
     fn older_shapes_adapt_and_removed_operations_answer_404() {
         let (older, newer) = pair();
-        let code: String = super::server_file(&[older, newer]).unwrap().split_whitespace().collect();
+        let code: String = super::server_files(&[older, newer]).unwrap().1.split_whitespace().collect();
         let has = |s: &str| code.contains(&s.split_whitespace().collect::<String>());
         // user_view changed shape: the newer method, and an adapter over it
         assert!(has(r#"operation_id = "user_view", tags = ["Users"], versions = "2026.2.1"..}] async fn user_view("#), "{code}");

@@ -1,0 +1,186 @@
+//! A failed request as the service's Error object: `ApiError`, and the one
+//! mapping of the domain's `Error` to HTTP statuses and codes.
+
+use super::reply::Reply;
+use super::revision::{API_REVISION, ApiContext};
+use super::routes::ErrorBody;
+use crate::error::{Detail, Error, InternalCode};
+use crate::wire::latest::types::ErrorDetail;
+use dropshot::{Body, ErrorStatusCode, HttpError, HttpResponseError, HttpResponseOk, RequestContext};
+use http::Response;
+use schemars::JsonSchema;
+use serde::Serialize;
+use std::borrow::Cow;
+
+/// A failed request, rendered as the service's Error object.
+#[derive(Debug)]
+pub struct ApiError {
+    pub status: ErrorStatusCode,
+    pub body: ErrorBody,
+    /// seconds for the `Retry-After` header of a 429
+    pub retry_after: Option<u64>,
+}
+
+impl ApiError {
+    pub fn new(status: ErrorStatusCode, internal: InternalCode, message: impl Into<String>) -> Self {
+        ApiError {
+            status,
+            body: ErrorBody {
+                message: message.into(),
+                code: code_for(status).to_string(),
+                internal_code: Some(internal.as_str().to_string()),
+                details: vec![],
+                hint: None,
+                trace_id: None,
+                span_id: None,
+            },
+            retry_after: None,
+        }
+    }
+
+    /// A 500 whose cause is logged, not sent.
+    pub fn internal(cause: impl std::fmt::Display) -> Self {
+        tracing::error!(error = %cause, "internal failure");
+        ApiError::new(
+            ErrorStatusCode::INTERNAL_SERVER_ERROR,
+            InternalCode::InternalError,
+            "The server failed to complete the request.",
+        )
+    }
+
+    pub fn with_details(mut self, details: Vec<Detail>) -> Self {
+        self.body.details = details.into_iter().map(detail).collect();
+        self
+    }
+
+    pub fn endpoint_removed() -> Self {
+        ApiError::new(
+            ErrorStatusCode::NOT_FOUND,
+            InternalCode::EndpointRemoved,
+            "This operation is removed in the requested revision.",
+        )
+    }
+
+    /// The full response: body, `Api-Revision` and the trace id.
+    pub fn into_response(mut self, revision: &str, trace_id: &str) -> Response<Body> {
+        self.body.trace_id = Some(trace_id.to_string());
+        let body = serde_json::to_string(&self.body).expect("Error serializes");
+        let mut builder = Response::builder()
+            .status(self.status.as_status())
+            .header(http::header::CONTENT_TYPE, "application/json")
+            .header(API_REVISION, revision);
+        if let Some(seconds) = self.retry_after {
+            builder = builder.header(http::header::RETRY_AFTER, seconds.to_string());
+        }
+        builder.body(body.into()).expect("valid response")
+    }
+}
+
+/// `code` is deprecated in favour of internalCode; it carries the status name.
+fn code_for(status: ErrorStatusCode) -> &'static str {
+    match status.as_u16() {
+        400 => "bad_request",
+        401 => "unauthorized",
+        403 => "forbidden",
+        404 => "not_found",
+        409 => "conflict",
+        412 => "precondition_failed",
+        413 => "payload_too_large",
+        429 => "too_many_requests",
+        _ => "internal_server_error",
+    }
+}
+
+impl std::fmt::Display for ApiError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} ({})", self.body.message, self.status.as_u16())
+    }
+}
+
+/// dropshot converts its own failures (path extraction, response building)
+/// into the endpoint's error type; they keep the Error shape.
+impl From<HttpError> for ApiError {
+    fn from(e: HttpError) -> Self {
+        let internal = if e.status_code.is_client_error() {
+            InternalCode::BadRequest
+        } else {
+            InternalCode::InternalError
+        };
+        ApiError::new(e.status_code, internal, e.external_message)
+    }
+}
+
+impl Serialize for ApiError {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.body.serialize(s)
+    }
+}
+
+impl JsonSchema for ApiError {
+    fn schema_name() -> String {
+        ErrorBody::schema_name()
+    }
+    fn schema_id() -> Cow<'static, str> {
+        ErrorBody::schema_id()
+    }
+    fn json_schema(g: &mut schemars::r#gen::SchemaGenerator) -> schemars::schema::Schema {
+        ErrorBody::json_schema(g)
+    }
+}
+
+impl HttpResponseError for ApiError {
+    fn status_code(&self) -> ErrorStatusCode {
+        self.status
+    }
+}
+
+/// Body of the stubs that stand for an operation removed in a revision.
+pub async fn endpoint_removed<C: ApiContext>(
+    rqctx: &RequestContext<C>,
+) -> Result<Reply<HttpResponseOk<()>>, ApiError> {
+    let revision = rqctx.context().revision_of(rqctx.request.headers());
+    Ok(Reply::raw(revision.name, ApiError::endpoint_removed().into_response(revision.name, &rqctx.request_id)))
+}
+
+/// One field of a request, as the Error object names it.
+fn detail(d: Detail) -> ErrorDetail {
+    ErrorDetail {
+        code: d.code.to_string(),
+        message: d.message,
+        property: (!d.property.is_empty()).then_some(d.property),
+        suggestion: None,
+    }
+}
+
+/// The one place where domain failures become HTTP.
+impl From<Error> for ApiError {
+    fn from(e: Error) -> Self {
+        match e {
+            Error::Invalid(details) => ApiError::new(
+                ErrorStatusCode::BAD_REQUEST,
+                InternalCode::ValidationFailed,
+                "The request has invalid fields; see details.",
+            )
+            .with_details(details),
+            Error::BadRequest { code, message } => ApiError::new(ErrorStatusCode::BAD_REQUEST, code, message),
+            Error::Unauthorized { code, message } => ApiError::new(ErrorStatusCode::UNAUTHORIZED, code, message),
+            Error::Forbidden { code, message } => ApiError::new(ErrorStatusCode::FORBIDDEN, code, message),
+            Error::NotFound { code, message, property } => {
+                let details = if property.is_empty() { vec![] } else { vec![Detail::new(property, code.as_str(), message.clone())] };
+                ApiError::new(ErrorStatusCode::NOT_FOUND, code, message).with_details(details)
+            }
+            Error::Conflict { code, message, property } => {
+                let detail = Detail::new(property, code.as_str(), message.clone());
+                ApiError::new(ErrorStatusCode::CONFLICT, code, message).with_details(vec![detail])
+            }
+            Error::Refused { code, message, details } => {
+                ApiError::new(ErrorStatusCode::CONFLICT, code, message).with_details(details)
+            }
+            Error::Missing { code, message, details } => {
+                ApiError::new(ErrorStatusCode::NOT_FOUND, code, message).with_details(details)
+            }
+            Error::Database(e) => ApiError::internal(format_args!("database: {e}")),
+            Error::Internal(m) => ApiError::internal(m),
+        }
+    }
+}

@@ -1,0 +1,19 @@
+//! The wire vocabulary: the models of every revision, generated from
+//! `spec/` (`generated/wire.rs`), and the typed conversions from each
+//! revision to the one before it. The core names `wire::latest` only; when
+//! a revision ships, the `latest` alias and the conversions move, nothing
+//! else.
+
+#[path = "../../generated/wire.rs"]
+mod generated;
+mod changes;
+
+pub use generated::*;
+
+/// The document's own JSON Schema of an operation's path, query or header
+/// parameters, which the server validates them against (one detail per
+/// invalid parameter) before reading them into their struct. (Their
+/// `JsonSchema` is what dropshot can show, which is less.)
+pub trait ParamSchema {
+    const SCHEMA: &'static str;
+}
