@@ -10,7 +10,7 @@ pub mod domain;
 pub mod error;
 pub mod keys;
 pub mod limits;
-pub mod mail;
+pub mod jobs;
 pub mod server;
 pub mod store;
 pub mod tokens;

@@ -15,16 +15,8 @@ pub struct Running {
     pub server: dropshot::HttpServer<Context>,
     pub store: Store,
     pub clock: Arc<Clock>,
-    /// the SMTP sender, when one is configured
-    mailer: Option<tokio::task::JoinHandle<()>>,
-    /// expires unsubmitted orders nobody reads
-    sweeper: tokio::task::JoinHandle<()>,
+    jobs: crate::jobs::Jobs,
 }
-
-/// How often unsubmitted orders past their expiry are looked for: an order
-/// is EXPIRED at once for whoever reads it; this bounds how late its
-/// `order.expired` event is recorded when nobody does.
-const EXPIRY_SWEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(60);
 
 impl Running {
     pub fn local_addr(&self) -> SocketAddr {
@@ -33,10 +25,7 @@ impl Running {
 
     /// Stops accepting, lets requests in flight finish, closes the pool.
     pub async fn close(self) -> anyhow::Result<()> {
-        if let Some(m) = &self.mailer {
-            m.abort();
-        }
-        self.sweeper.abort();
+        self.jobs.stop();
         self.server.close().await.map_err(|e| anyhow::anyhow!(e))?;
         self.store.close().await;
         Ok(())
@@ -49,14 +38,7 @@ pub async fn start(store: Store, clock: Arc<Clock>, listen: SocketAddr, settings
     let keys = Arc::new(KeyCache::new(store.clone(), clock.clone()));
     let tokens = Arc::new(Tokens::load(&store, clock.now(), settings.token_secret.as_deref(), settings.access_token_seconds).await?);
     let mail_wake = Arc::new(tokio::sync::Notify::new());
-    let mailer = match &settings.smtp_url {
-        Some(url) => {
-            let sender = crate::mail::Sender::new(url, &settings.mail_from)?;
-            Some(tokio::spawn(sender.run(store.clone(), clock.clone(), mail_wake.clone())))
-        }
-        None => None,
-    };
-    let sweeper = tokio::spawn(crate::domain::orders::expiry_sweeper(store.clone(), clock.clone(), EXPIRY_SWEEP_EVERY));
+    let jobs = crate::jobs::start(&store, &clock, &settings, mail_wake.clone())?;
     let config = ConfigDropshot {
         bind_address: listen,
         default_request_body_max_bytes: settings.max_body_bytes,
@@ -82,5 +64,5 @@ pub async fn start(store: Store, clock: Arc<Clock>, listen: SocketAddr, settings
         .version_policy(VersionPolicy::Dynamic(Box::new(RevisionPolicy { keys, clock: clock.clone() })))
         .start()
         .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))?;
-    Ok(Running { server, store, clock, mailer, sweeper })
+    Ok(Running { server, store, clock, jobs })
 }

@@ -1,18 +1,19 @@
-//! Licenses (business telephony features, external products): the reads
-//! of what order submission creates. Their lifecycle comes later.
+//! Licenses (business telephony features, external products): what order
+//! submission creates, and the reads of them. Their lifecycle comes later.
 
 use super::catalog::{self, Offerings};
-use super::{Caller, customers, stored, subscriptions};
+use super::{Caller, customers, subscriptions};
 use crate::wire::latest::params::LicenseListQuery;
 use crate::wire::latest as wire;
 use crate::error::{Error, InternalCode, Result};
-use crate::store::{Cursor, LicenseFilter, LicenseRow, limit_or_default};
+use crate::store::{Cursor, LicenseFilter, LicenseRow, OfferingRow, Store, SubscriptionRow, Tx, limit_or_default};
+use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 pub fn to_wire(row: &LicenseRow, offering: wire::ProductOffering) -> Result<wire::License> {
     Ok(wire::License {
         license_id: row.id,
-        status: stored(&row.status, "license status")?,
+        status: row.status,
         type_: row.license_type.clone(),
         customer: wire::CustomerSummary { customer_id: row.customer_id, name: row.customer_name.clone() },
         group: offering.group.clone(),
@@ -54,4 +55,35 @@ pub async fn list(caller: &Caller, q: LicenseListQuery) -> Result<wire::LicenseL
     let page = caller.store.licenses(caller.org, &filter, after, limit_or_default(q.limit)).await?;
     let items = Offerings::attach(caller, &page.items, |l| l.offering_id, to_wire).await?;
     Ok(wire::LicenseList { items, pagination: wire::Pagination { next_cursor: page.next.map(Cursor::encode) } })
+}
+
+/// What a submitted LICENSE or EXTERNAL_PRODUCT line creates: a PENDING
+/// license of `customer` (id, name), assigned to `assigned` when the line
+/// names a subscription. Its wire form, for the event.
+#[allow(clippy::too_many_arguments)]
+pub async fn create_pending(
+    tx: &mut Tx<'_>,
+    org: Uuid,
+    customer: (Uuid, &str),
+    order_id: Uuid,
+    offering: &OfferingRow,
+    offering_wire: wire::ProductOffering,
+    assigned: Option<&SubscriptionRow>,
+    now: DateTime<Utc>,
+) -> Result<wire::License> {
+    let row = LicenseRow {
+        id: Uuid::new_v4(),
+        customer_id: customer.0,
+        customer_name: customer.1.to_string(),
+        order_id,
+        offering_id: offering.id,
+        // the imported product names a LICENSE product's type
+        license_type: offering.product["licenseType"].as_str().unwrap_or("EXTERNAL_PRODUCT").to_string(),
+        status: wire::LicenseStatus::Pending,
+        assigned_to: assigned.map(|s| (s.id, s.msisdn.clone(), s.display_name.clone())),
+        created_at: now,
+        updated_at: now,
+    };
+    Store::insert_license(tx, org, &row).await?;
+    to_wire(&row, offering_wire)
 }

@@ -8,6 +8,7 @@ pub mod login;
 pub mod money;
 pub mod orders;
 pub mod pricing;
+pub mod states;
 pub mod subscriptions;
 pub mod users;
 pub mod values;

@@ -1,12 +1,15 @@
-//! Subscriptions and their add-ons: the reads of what order submission
-//! creates. Their lifecycle (activate, pause, cancel, ...) comes later.
+//! Subscriptions and their add-ons: what order submission creates, and the
+//! reads of them. Their lifecycle (activate, pause, cancel, ...) comes later.
 
 use super::catalog::{self, Offerings};
 use super::{Caller, customers, stored};
+use crate::wire::latest::{SimCardType, SubscriptionAddonStatus, SubscriptionStatus};
 use crate::wire::latest::params::SubscriptionListQuery;
 use crate::wire::latest as wire;
 use crate::error::{Error, InternalCode, Result};
-use crate::store::{AddonRow, Cursor, IdOrRef, SubscriptionFilter, SubscriptionRow, limit_or_default};
+use crate::store::{AddonRow, Cursor, IdOrRef, OfferingRow, Store, SubscriptionFilter, SubscriptionRow, Tx, limit_or_default};
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
 
 /// The Subscription.type of a subscription product's category.
 pub fn subscription_type(category: &str) -> &'static str {
@@ -34,7 +37,7 @@ pub fn to_wire(row: &SubscriptionRow, offering: wire::ProductOffering) -> Result
     Ok(wire::Subscription {
         subscription_id: row.id,
         reference_id: row.reference_id.clone(),
-        status: stored(&row.status, "subscription status")?,
+        status: row.status,
         type_: row.subscription_type.clone(),
         display: display(&row.msisdn, row.display_name.as_deref()),
         msisdn: row.msisdn.clone(),
@@ -54,7 +57,7 @@ pub fn addon_to_wire(row: &AddonRow, offering: wire::ProductOffering) -> Result<
         reference_id: row.reference_id.clone(),
         group: offering.group.clone(),
         product_offering: catalog::summary(offering),
-        status: stored(&row.status, "add-on status")?,
+        status: row.status,
         order_id: Some(row.order_id),
         created_at: row.created_at,
         updated_at: row.updated_at,
@@ -108,4 +111,62 @@ pub async fn addons(caller: &Caller, key: &str) -> Result<wire::SubscriptionAddo
     let subscription = find(caller, key).await?;
     let rows = caller.store.subscription_addons(caller.org, subscription.id).await?;
     Ok(wire::SubscriptionAddonList { items: Offerings::attach(caller, &rows, |a| a.offering_id, addon_to_wire).await? })
+}
+
+/// What a submitted SUBSCRIPTION line creates: a PENDING subscription of
+/// `customer` (id, name) on `offering`. Its wire form, for the event.
+#[allow(clippy::too_many_arguments)]
+pub async fn create_pending(
+    tx: &mut Tx<'_>,
+    org: Uuid,
+    customer: (Uuid, &str),
+    order_id: Uuid,
+    offering: &OfferingRow,
+    offering_wire: wire::ProductOffering,
+    new: &wire::NewSubscription,
+    now: DateTime<Utc>,
+) -> Result<wire::Subscription> {
+    let row = SubscriptionRow {
+        id: Uuid::new_v4(),
+        customer_id: customer.0,
+        customer_name: customer.1.to_string(),
+        order_id,
+        offering_id: offering.id,
+        status: SubscriptionStatus::Pending,
+        subscription_type: subscription_type(offering.product["category"].as_str().unwrap_or_default()).into(),
+        msisdn: new.msisdn.to_string(),
+        display_name: new.display_name.as_ref().map(|d| d.to_string()),
+        sim_type: new.sim_type.to_string(),
+        reference_id: new.reference_id.as_ref().map(|r| r.to_string()),
+        created_at: now,
+        updated_at: now,
+    };
+    Store::insert_subscription(tx, org, &row).await?;
+    to_wire(&row, offering_wire)
+}
+
+/// What a submitted SUBSCRIPTION_ADDON line creates: a PENDING add-on of
+/// `subscription`. Its id.
+pub async fn create_pending_addon(tx: &mut Tx<'_>, org: Uuid, subscription: Uuid, order_id: Uuid, offering: Uuid, now: DateTime<Utc>) -> Result<Uuid> {
+    let row = AddonRow {
+        id: Uuid::new_v4(),
+        subscription_id: subscription,
+        order_id,
+        offering_id: offering,
+        status: SubscriptionAddonStatus::Pending,
+        reference_id: None,
+        created_at: now,
+        updated_at: now,
+    };
+    Store::insert_subscription_addon(tx, org, &row).await?;
+    Ok(row.id)
+}
+
+/// What a submitted SIM_CARD line does: the subscription gets a SIM of
+/// `sim`. Its wire form (with `offering`, its own), for the event.
+pub async fn change_sim(tx: &mut Tx<'_>, mut row: SubscriptionRow, sim: SimCardType, offering: wire::ProductOffering, now: DateTime<Utc>) -> Result<wire::Subscription> {
+    row.sim_type = sim.to_string();
+    row.updated_at = now;
+    Store::set_subscription_sim(tx, row.id, &row.sim_type, now).await?;
+    to_wire(&row, offering)
 }

@@ -201,6 +201,13 @@ pub fn parse_uuid(s: &str) -> Result<uuid::Uuid> {
     uuid::Uuid::parse_str(s).map_err(|e| Error::Internal(format!("stored id {s:?}: {e}")))
 }
 
+/// A state column, as its enum (only valid names are ever stored, so
+/// anything else is a fault of the stored data).
+pub fn state_col<T: std::str::FromStr>(row: &AnyRow, col: &str) -> Result<T> {
+    let text: String = row.try_get(col)?;
+    text.parse().map_err(|_| Error::Internal(format!("column {col}: unknown state {text:?}")))
+}
+
 /// A JSON column, decoded.
 pub fn json_col<T: serde::de::DeserializeOwned>(row: &AnyRow, col: &str) -> Result<Option<T>> {
     let text: Option<String> = row.try_get(col)?;

@@ -1,6 +1,7 @@
 //! Orders: their rows, state moves guarded by status, and lists.
 
-use super::{Cursor, ListQuery, Page, Store, Tx, json_col, parse_ts, parse_uuid, ts};
+use super::{Cursor, ListQuery, Page, Store, Tx, json_col, parse_ts, parse_uuid, state_col, ts};
+use crate::wire::latest::OrderStatus;
 use crate::error::Result;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -16,7 +17,7 @@ pub struct OrderRow {
     pub org: Uuid,
     pub customer_id: Uuid,
     pub customer_name: String,
-    pub status: String,
+    pub status: OrderStatus,
     pub currency: String,
     pub reference_id: Option<String>,
     pub approval_required: bool,
@@ -53,7 +54,7 @@ fn from_row(r: &AnyRow) -> Result<(i64, OrderRow)> {
             org: parse_uuid(&r.try_get::<String, _>("org_id")?)?,
             customer_id: parse_uuid(&r.try_get::<String, _>("customer_id")?)?,
             customer_name: r.try_get("customer_name")?,
-            status: r.try_get("status")?,
+            status: state_col(r, "status")?,
             currency: r.try_get("currency")?,
             reference_id: r.try_get("reference_id")?,
             approval_required: r.try_get::<i64, _>("approval_required")? != 0,
@@ -83,7 +84,7 @@ impl Store {
         .bind(o.id.to_string())
         .bind(o.org.to_string())
         .bind(o.customer_id.to_string())
-        .bind(&o.status)
+        .bind(o.status.to_string())
         .bind(&o.currency)
         .bind(&o.reference_id)
         .bind(o.approval_required as i64)
@@ -102,13 +103,13 @@ impl Store {
 
     /// Writes `o` over the stored order if it still has status `from`
     /// (false when another request moved it first).
-    pub async fn update_order(tx: &mut Tx<'_>, o: &OrderRow, from: &str) -> Result<bool> {
+    pub async fn update_order(tx: &mut Tx<'_>, o: &OrderRow, from: OrderStatus) -> Result<bool> {
         let done = sqlx::query(
             "UPDATE orders SET status = $1, reference_id = $2, approval_required = $3, line_items = $4, metadata = $5,
                approved_at = $6, submitted_at = $7, cancelled_at = $8, updated_at = $9
              WHERE id = $10 AND org_id = $11 AND status = $12",
         )
-        .bind(&o.status)
+        .bind(o.status.to_string())
         .bind(&o.reference_id)
         .bind(o.approval_required as i64)
         .bind(o.doc.to_string())
@@ -119,7 +120,7 @@ impl Store {
         .bind(ts(o.updated_at))
         .bind(o.id.to_string())
         .bind(o.org.to_string())
-        .bind(from)
+        .bind(from.to_string())
         .execute(&mut *tx.tx)
         .await?;
         Ok(done.rows_affected() == 1)

@@ -1,7 +1,8 @@
 //! Subscriptions, their add-ons, and licenses: what order submission
 //! creates, and the reads of them.
 
-use super::{Cursor, IdOrRef, ListQuery, Page, Store, Tx, parse_ts, parse_uuid, ts};
+use super::{Cursor, IdOrRef, ListQuery, Page, Store, Tx, parse_ts, parse_uuid, state_col, ts};
+use crate::wire::latest::{LicenseStatus, SubscriptionAddonStatus, SubscriptionStatus};
 use crate::error::Result;
 use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
@@ -16,7 +17,7 @@ pub struct SubscriptionRow {
     pub customer_name: String,
     pub order_id: Uuid,
     pub offering_id: Uuid,
-    pub status: String,
+    pub status: SubscriptionStatus,
     pub subscription_type: String,
     pub msisdn: String,
     pub display_name: Option<String>,
@@ -43,7 +44,7 @@ pub struct AddonRow {
     pub subscription_id: Uuid,
     pub order_id: Uuid,
     pub offering_id: Uuid,
-    pub status: String,
+    pub status: SubscriptionAddonStatus,
     pub reference_id: Option<String>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
@@ -59,7 +60,7 @@ pub struct LicenseRow {
     pub order_id: Uuid,
     pub offering_id: Uuid,
     pub license_type: String,
-    pub status: String,
+    pub status: LicenseStatus,
     /// (subscription id, msisdn, display name)
     pub assigned_to: Option<(Uuid, String, Option<String>)>,
     pub created_at: DateTime<Utc>,
@@ -96,7 +97,7 @@ fn subscription_row(r: &AnyRow) -> Result<(i64, SubscriptionRow)> {
             customer_name: r.try_get("customer_name")?,
             order_id: uuid_col(r, "order_id")?,
             offering_id: uuid_col(r, "offering_id")?,
-            status: r.try_get("status")?,
+            status: state_col(r, "status")?,
             subscription_type: r.try_get("subscription_type")?,
             msisdn: r.try_get("msisdn")?,
             display_name: r.try_get("display_name")?,
@@ -114,7 +115,7 @@ fn addon_row(r: &AnyRow) -> Result<AddonRow> {
         subscription_id: uuid_col(r, "subscription_id")?,
         order_id: uuid_col(r, "order_id")?,
         offering_id: uuid_col(r, "offering_id")?,
-        status: r.try_get("status")?,
+        status: state_col(r, "status")?,
         reference_id: r.try_get("reference_id")?,
         created_at: ts_col(r, "created_at")?,
         updated_at: ts_col(r, "updated_at")?,
@@ -139,7 +140,7 @@ fn license_row(r: &AnyRow) -> Result<(i64, LicenseRow)> {
             order_id: uuid_col(r, "order_id")?,
             offering_id: uuid_col(r, "offering_id")?,
             license_type: r.try_get("license_type")?,
-            status: r.try_get("status")?,
+            status: state_col(r, "status")?,
             assigned_to,
             created_at: ts_col(r, "created_at")?,
             updated_at: ts_col(r, "updated_at")?,
@@ -240,7 +241,7 @@ impl Store {
         .bind(s.customer_id.to_string())
         .bind(s.order_id.to_string())
         .bind(s.offering_id.to_string())
-        .bind(&s.status)
+        .bind(s.status.to_string())
         .bind(&s.subscription_type)
         .bind(&s.msisdn)
         .bind(&s.display_name)
@@ -263,7 +264,7 @@ impl Store {
         .bind(a.subscription_id.to_string())
         .bind(a.order_id.to_string())
         .bind(a.offering_id.to_string())
-        .bind(&a.status)
+        .bind(a.status.to_string())
         .bind(&a.reference_id)
         .bind(ts(a.created_at))
         .bind(ts(a.updated_at))
@@ -283,7 +284,7 @@ impl Store {
         .bind(l.order_id.to_string())
         .bind(l.offering_id.to_string())
         .bind(&l.license_type)
-        .bind(&l.status)
+        .bind(l.status.to_string())
         .bind(l.assigned_to.as_ref().map(|(s, _, _)| s.to_string()))
         .bind(ts(l.created_at))
         .bind(ts(l.updated_at))

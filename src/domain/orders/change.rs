@@ -1,0 +1,160 @@
+//! Making and changing orders: create, change (PUT), approve, cancel.
+
+use super::events::record_transition;
+use super::lines::{OrderDoc, billing_currency, check_lines, context, refusal, tax_rates};
+use super::render;
+use super::states::{LINE_ITEM, LineOp, ORDER, OrderOp};
+use crate::domain::access::Role;
+use crate::domain::{Caller, customers};
+use crate::error::{Error, InternalCode, Result};
+use crate::store::{OrderRow, Store};
+use crate::wire::latest as wire;
+use uuid::Uuid;
+
+/// A MEMBER's order needs approval by a MANAGER or ADMIN.
+fn needs_approval(caller: &Caller, customer: Uuid) -> bool {
+    caller.user.as_ref().is_some_and(|u| u.roles.get(&customer).is_some_and(|r| *r == Role::Member))
+}
+
+pub async fn create(caller: &Caller, req: wire::CreateOrderRequest, expiry: chrono::Duration) -> Result<wire::Order> {
+    let customer = customers::find(caller, &req.customer_id).await?;
+    caller.require_role(customer.id, Role::Member)?;
+    let currency = match req.currency.clone().or_else(|| billing_currency(&customer)) {
+        Some(c) => c,
+        None => {
+            return Err(Error::Conflict {
+                code: InternalCode::CurrencyRequired,
+                message: "The customer has no billing currency: the order needs a currency.".into(),
+                property: "currency",
+            });
+        }
+    };
+    if crate::domain::money::exponent(&currency).is_none() {
+        return Err(Error::invalid("currency", "invalid_currency", "must be an ISO 4217 currency code with minor units"));
+    }
+    let ctx = context(caller, customer).await?;
+    let lines = check_lines(caller, &ctx, &currency, &req.line_items).await?.map_err(refusal)?;
+    if let Some(r) = &req.reference_id {
+        check_reference_free(caller, r, None).await?;
+    }
+    // as stored (microseconds), so this answer equals every later read
+    let now = chrono::SubsecRound::trunc_subsecs(caller.now, 6);
+    let row = OrderRow {
+        id: Uuid::new_v4(),
+        org: caller.org,
+        customer_id: ctx.customer.id,
+        customer_name: ctx.customer.name.clone(),
+        status: wire::OrderStatus::Draft,
+        currency,
+        reference_id: req.reference_id,
+        approval_required: needs_approval(caller, ctx.customer.id),
+        doc: OrderDoc { lines, tax_rates: tax_rates(&caller.store, caller.org, &ctx.customer).await? }.to_stored(),
+        metadata: req.metadata.map(|m| m.0),
+        expires_at: now + expiry,
+        approved_at: None,
+        submitted_at: None,
+        cancelled_at: None,
+        created_at: now,
+        updated_at: now,
+    };
+    let order = render::order(&row)?;
+    let mut tx = caller.store.begin().await?;
+    Store::insert_order(&mut tx, &row).await?;
+    Store::record_event(&mut tx, caller.org, "order.created", now, &serde_json::to_value(&order).expect("wire values serialize")).await?;
+    tx.commit().await?;
+    Ok(order)
+}
+
+pub async fn update(caller: &Caller, key: &str, req: wire::UpdateOrderRequest) -> Result<wire::Order> {
+    let before = super::find(caller, key).await?;
+    caller.require_role(before.customer_id, Role::Member)?;
+    let mut row = before.clone();
+    row.status = ORDER.next(OrderOp::Change, before.status)?;
+    if !req.line_items.is_empty() {
+        let items = &req.line_items;
+        let customer = customers::find(caller, &row.customer_id.to_string()).await?;
+        let taxes = tax_rates(&caller.store, caller.org, &customer).await?;
+        let ctx = context(caller, customer).await?;
+        let lines = check_lines(caller, &ctx, &row.currency, items).await?.map_err(refusal)?;
+        row.doc = OrderDoc { lines, tax_rates: taxes }.to_stored();
+    }
+    if let Some(r) = req.reference_id {
+        check_reference_free(caller, &r, Some(row.id)).await?;
+        row.reference_id = Some(r);
+    }
+    if let Some(m) = req.metadata {
+        row.metadata = Some(m.0);
+    }
+    row.approval_required |= needs_approval(caller, row.customer_id);
+    row.updated_at = caller.now;
+    let order = render::order(&row)?;
+    let mut tx = caller.store.begin().await?;
+    if !Store::update_order(&mut tx, &row, before.status).await? {
+        drop(tx);
+        return Err(moved_meanwhile(caller, row.id, OrderOp::Change).await);
+    }
+    Store::record_event(&mut tx, caller.org, "order.updated", caller.now, &serde_json::to_value(&order).expect("wire values serialize")).await?;
+    tx.commit().await?;
+    Ok(order)
+}
+
+/// The refusal of a move that another request beat to the row: the table's
+/// answer for the state that request left.
+pub(super) async fn moved_meanwhile(caller: &Caller, id: Uuid, op: OrderOp) -> Error {
+    match super::find_row(caller, id).await {
+        Ok(now) => ORDER.next(op, now.status).err().unwrap_or_else(Error::concurrent_conflict),
+        Err(e) => e,
+    }
+}
+
+/// Writes a state move: the row if it is still in `before`'s status, and
+/// its events, in one transaction.
+async fn commit_transition(caller: &Caller, before: &OrderRow, after: &OrderRow, event: Option<&str>, op: OrderOp) -> Result<wire::Order> {
+    let mut tx = caller.store.begin().await?;
+    if !Store::update_order(&mut tx, after, before.status).await? {
+        drop(tx);
+        return Err(moved_meanwhile(caller, before.id, op).await);
+    }
+    record_transition(&mut tx, before, after, caller.now, event).await?;
+    tx.commit().await?;
+    render::order(after)
+}
+
+/// Every line of `row` moved by `op`.
+fn move_lines(row: &mut OrderRow, op: LineOp) -> Result<()> {
+    let mut doc = OrderDoc::of(row)?;
+    for l in &mut doc.lines {
+        l.status = LINE_ITEM.next(op, l.status)?;
+    }
+    row.doc = doc.to_stored();
+    Ok(())
+}
+
+pub async fn approve(caller: &Caller, key: &str) -> Result<wire::Order> {
+    let before = super::find(caller, key).await?;
+    caller.require_role(before.customer_id, Role::Manager)?;
+    let mut after = before.clone();
+    after.status = ORDER.next(OrderOp::Approve, before.status)?;
+    after.approved_at = Some(caller.now);
+    after.updated_at = caller.now;
+    commit_transition(caller, &before, &after, None, OrderOp::Approve).await
+}
+
+pub async fn cancel(caller: &Caller, key: &str) -> Result<wire::Order> {
+    let before = super::find(caller, key).await?;
+    caller.require_role(before.customer_id, Role::Member)?;
+    let mut after = before.clone();
+    after.status = ORDER.next(OrderOp::Cancel, before.status)?;
+    after.cancelled_at = Some(caller.now);
+    after.updated_at = caller.now;
+    move_lines(&mut after, LineOp::Cancel)?;
+    commit_transition(caller, &before, &after, Some("order.cancelled"), OrderOp::Cancel).await
+}
+
+
+async fn check_reference_free(caller: &Caller, reference: &str, except: Option<Uuid>) -> Result<()> {
+    if caller.store.order_reference_taken(caller.org, reference, except).await? {
+        return Err(Error::Conflict { code: InternalCode::ReferenceIdTaken, message: "another order already has this referenceId".into(), property: "referenceId" });
+    }
+    Ok(())
+}

@@ -1,0 +1,53 @@
+//! Orders not submitted by `expiresAt` expire: at once for whoever reads
+//! one, and by the sweep for those nobody reads.
+
+use super::events::record_transition;
+use super::lines::OrderDoc;
+use super::states::{LINE_ITEM, LineOp, ORDER, OrderOp};
+use crate::domain::Caller;
+use crate::error::Result;
+use crate::store::{OrderRow, Store};
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+/// Moves an open order past its expiry to EXPIRED (with its events, dated
+/// at the expiry). Returns the order as it now is.
+pub async fn expire_if_due(caller: &Caller, row: OrderRow) -> Result<OrderRow> {
+    let Some(expired) = ORDER.target(OrderOp::Expire, row.status) else { return Ok(row) };
+    if row.expires_at > caller.now {
+        return Ok(row);
+    }
+    let mut after = row.clone();
+    after.status = expired;
+    after.updated_at = row.expires_at;
+    let mut doc = OrderDoc::of(&row)?;
+    for l in &mut doc.lines {
+        l.status = LINE_ITEM.next(LineOp::Cancel, l.status)?;
+    }
+    after.doc = doc.to_stored();
+    let mut tx = caller.store.begin().await?;
+    if Store::update_order(&mut tx, &after, row.status).await? {
+        record_transition(&mut tx, &row, &after, row.expires_at, Some("order.expired")).await?;
+        tx.commit().await?;
+        return Ok(after);
+    }
+    drop(tx);
+    // another request moved it first: read what it left
+    super::find_row(caller, row.id).await
+}
+
+/// Expires every open order of every organisation whose `expiresAt` has
+/// passed by `now`, recording each `order.expired` (dated at the expiry)
+/// once, whoever gets there first; the number expired here.
+pub async fn expire_due(store: &Store, now: DateTime<Utc>) -> Result<usize> {
+    let mut expired = 0;
+    for (org, id) in store.orders_due_to_expire(None, now).await? {
+        let caller = Caller { store: store.clone(), org, api_key_id: Uuid::nil(), user: None, now };
+        let Some(row) = store.order(org, id).await? else { continue };
+        let before = row.status;
+        if expire_if_due(&caller, row).await?.status != before {
+            expired += 1;
+        }
+    }
+    Ok(expired)
+}

@@ -1,0 +1,276 @@
+//! An order's line items: as stored, and checked against the catalog, the
+//! customer and their type (at creation, at every change, at submission).
+
+use crate::domain::catalog::price::Price;
+use crate::domain::pricing::{Choices, TaxRate};
+use crate::domain::{Caller, catalog};
+use crate::error::{Detail, Error, InternalCode, Result};
+use crate::store::{CustomerRow, IdOrRef, OfferingRow, OrderRow, Store, SubscriptionRow};
+use crate::wire::latest::{self as wire, OrderLineItemStatus as LineStatus};
+use serde::{Deserialize, Serialize};
+use std::collections::HashSet;
+use uuid::Uuid;
+
+/// The offering a line buys, as named when the line was last changed.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OfferingRef {
+    pub product_offering_id: Uuid,
+    pub name: String,
+}
+
+/// A line item as stored: its wire fields (without pricing) and the price
+/// it is priced at.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Line {
+    pub line_item_id: Uuid,
+    #[serde(rename = "type")]
+    pub product_type: wire::ProductType,
+    pub status: LineStatus,
+    pub product_offering: OfferingRef,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subscription: Option<wire::NewSubscription>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub subscription_id: Option<Uuid>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sim_type: Option<wire::SimCardType>,
+    pub binding_contract: bool,
+    pub upfront_payment: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_subscription_id: Option<Uuid>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_subscription_addon_id: Option<Uuid>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub created_license_id: Option<Uuid>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<wire::Metadata>,
+    pub price: Price,
+}
+
+impl Line {
+    pub fn choices(&self) -> Choices {
+        Choices { binding_contract: self.binding_contract, upfront_payment: self.upfront_payment }
+    }
+
+    /// The request that would create this line again (submission checks
+    /// lines as they were asked for).
+    pub fn as_request(&self) -> wire::OrderLineItemRequest {
+        wire::OrderLineItemRequest {
+            type_: self.product_type,
+            product_offering_id: self.product_offering.product_offering_id.to_string(),
+            subscription: self.subscription.clone(),
+            subscription_id: self.subscription_id.map(|s| s.to_string()),
+            sim_type: self.sim_type,
+            binding_contract: self.binding_contract,
+            upfront_payment: self.upfront_payment,
+            metadata: self.metadata.clone(),
+        }
+    }
+}
+
+/// The stored document of an order: its lines and the tax rates they are
+/// priced with (those of the customer's country at the last change).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OrderDoc {
+    pub lines: Vec<Line>,
+    pub tax_rates: Vec<TaxRate>,
+}
+
+impl OrderDoc {
+    /// The document of a stored order; one that does not parse is a fault
+    /// of the stored data.
+    pub fn of(row: &OrderRow) -> Result<OrderDoc> {
+        serde_json::from_value(row.doc.clone()).map_err(|e| Error::Internal(format!("stored order {}: {e}", row.id)))
+    }
+
+    /// As the store keeps it.
+    pub fn to_stored(&self) -> serde_json::Value {
+        serde_json::to_value(self).expect("an order document is plain data")
+    }
+}
+
+// ------------------------------------------------------------------ checks
+
+/// What checking lines needs to know about the customer and the catalog.
+pub struct Context {
+    pub customer: CustomerRow,
+    catalog: HashSet<Uuid>,
+}
+
+pub async fn context(caller: &Caller, customer: CustomerRow) -> Result<Context> {
+    let catalog = match caller.store.customer_catalog(caller.org, customer.id).await? {
+        Some((id, _)) => caller.store.catalog_offerings(id, None).await?.into_iter().map(|o| o.id).collect(),
+        None => HashSet::new(),
+    };
+    Ok(Context { customer, catalog })
+}
+
+pub fn product_category(offering: &OfferingRow) -> &str {
+    offering.product["category"].as_str().unwrap_or_default()
+}
+
+/// The subscription a line names, if it is this customer's and not
+/// cancelled.
+async fn subscription_of(caller: &Caller, ctx: &Context, key: &str) -> Result<Option<SubscriptionRow>> {
+    Ok(caller
+        .store
+        .subscription(caller.org, &IdOrRef::parse(key))
+        .await?
+        .filter(|s| s.customer_id == ctx.customer.id && s.status != wire::SubscriptionStatus::Cancelled))
+}
+
+/// Checks one requested line against the catalog as it is now; the line
+/// to store, or the details naming what fails (`lineItems[i].field`).
+async fn check_line(caller: &Caller, ctx: &Context, currency: &str, i: usize, req: &wire::OrderLineItemRequest) -> Result<Result<Line, Vec<Detail>>> {
+    let mut bad = vec![];
+    let at = |field: &str| format!("lineItems[{i}].{field}");
+    let offering = match Uuid::parse_str(&req.product_offering_id) {
+        Ok(id) => caller.store.offering(caller.org, id).await?,
+        Err(_) => None,
+    };
+    let Some(offering) = offering else {
+        return Ok(Err(vec![Detail::new(at("productOfferingId"), "product_offering_not_found", "names no product offering")]));
+    };
+    let wire_offering = catalog::to_wire(&offering)?;
+    let price: Price = serde_json::from_value(offering.offering["price"].clone()).map_err(|e| Error::Internal(e.to_string()))?;
+    if wire_offering.product.type_ != req.type_ {
+        bad.push(Detail::new(at("type"), "line_item_type_mismatch", format!("must be {}, the type of the offering's product", wire_offering.product.type_)));
+    }
+    if wire_offering.status == wire::ProductOfferingStatus::Archived {
+        bad.push(Detail::new(at("productOfferingId"), "product_offering_archived", "is ARCHIVED and cannot be newly ordered"));
+    } else if !ctx.catalog.contains(&offering.id) {
+        bad.push(Detail::new(at("productOfferingId"), "not_in_catalog", "is not in the customer's product catalog"));
+    }
+    if price.net_in(currency).is_none() {
+        bad.push(Detail::new(at("productOfferingId"), "currency_not_offered", format!("has no price in {currency}")));
+    }
+    if req.binding_contract && price.binding_contract.is_none() {
+        bad.push(Detail::new(at("bindingContract"), "binding_contract_not_offered", "the offering has no binding period"));
+    }
+    if req.upfront_payment && price.custom_upfront_payment.is_none() {
+        bad.push(Detail::new(at("upfrontPayment"), "upfront_payment_not_offered", "the offering has no upfront payment"));
+    }
+    use wire::ProductType as T;
+    let wants_subscription = matches!(req.type_, T::SubscriptionAddon | T::SimCard);
+    let may_name_subscription = wants_subscription || req.type_ == T::License;
+    if req.type_ == T::Subscription {
+        match &req.subscription {
+            None => bad.push(Detail::new(at("subscription"), "required", "is required for a SUBSCRIPTION line")),
+            Some(s) => {
+                let valid = phonenumber::parse(None, s.msisdn.as_str()).map(|n| phonenumber::is_valid(&n)).unwrap_or(false);
+                if !valid {
+                    bad.push(Detail::new(at("subscription.msisdn"), "invalid_msisdn", "must be a valid E.164 phone number"));
+                }
+                if s.number_lease_token.is_some() {
+                    // leases are made by POST /inventory/lease-numbers; a
+                    // token no lease of this organisation has is refused
+                    bad.push(Detail::new(at("subscription.numberLeaseToken"), "number_lease_not_found", "names no number lease of this organisation"));
+                }
+            }
+        }
+    } else if req.subscription.is_some() {
+        bad.push(Detail::new(at("subscription"), "not_allowed", "is only for SUBSCRIPTION lines"));
+    }
+    let mut subscription = None;
+    match (&req.subscription_id, wants_subscription, may_name_subscription) {
+        (None, true, _) => bad.push(Detail::new(at("subscriptionId"), "required", format!("is required for a {} line", req.type_))),
+        (Some(_), _, false) => bad.push(Detail::new(at("subscriptionId"), "not_allowed", format!("is not for a {} line", req.type_))),
+        (Some(key), _, true) => match subscription_of(caller, ctx, key).await? {
+            None => bad.push(Detail::new(at("subscriptionId"), "subscription_not_found", "names no active subscription of this customer")),
+            Some(s) => subscription = Some(s),
+        },
+        (None, false, _) => {}
+    }
+    match (req.type_, req.sim_type) {
+        (T::SimCard, None) => bad.push(Detail::new(at("simType"), "required", "is required for a SIM_CARD line")),
+        (T::SimCard, Some(_)) | (_, None) => {}
+        (_, Some(_)) => bad.push(Detail::new(at("simType"), "not_allowed", "is only for SIM_CARD lines")),
+    }
+    // the add-on options rule: the add-on's group has the category of the
+    // subscription's offering (and the add-on is in the customer's catalog)
+    if req.type_ == T::SubscriptionAddon {
+        if let Some(s) = &subscription {
+            let parent = caller.store.offering(caller.org, s.offering_id).await?;
+            let fits = match (&offering.group, &parent) {
+                (Some(g), Some(p)) => g["category"].as_str() == Some(product_category(p)),
+                _ => false,
+            };
+            if !fits {
+                bad.push(Detail::new(at("productOfferingId"), "addon_not_allowed", "is not among the subscription's add-on options"));
+            }
+        }
+    }
+    if !bad.is_empty() {
+        return Ok(Err(bad));
+    }
+    Ok(Ok(Line {
+        line_item_id: Uuid::new_v4(),
+        product_type: req.type_,
+        status: LineStatus::Pending,
+        product_offering: OfferingRef { product_offering_id: offering.id, name: wire_offering.name.clone() },
+        subscription: req.subscription.clone(),
+        subscription_id: subscription.map(|s| s.id),
+        sim_type: req.sim_type,
+        binding_contract: req.binding_contract,
+        upfront_payment: req.upfront_payment,
+        created_subscription_id: None,
+        created_subscription_addon_id: None,
+        created_license_id: None,
+        metadata: req.metadata.clone(),
+        price,
+    }))
+}
+
+/// The refusal of line items that fail: 404 when one names an offering or
+/// subscription that does not exist (the code says which), else 409
+/// `order_validation_failed`; every failing field is a detail either way.
+pub fn refusal(details: Vec<Detail>) -> Error {
+    let missing = details.iter().find_map(|d| match d.code {
+        "product_offering_not_found" => Some(InternalCode::ProductOfferingNotFound),
+        "subscription_not_found" => Some(InternalCode::SubscriptionNotFound),
+        _ => None,
+    });
+    match missing {
+        Some(code) => Error::Missing { code, message: "A line item names an object that does not exist; see details.".into(), details },
+        None => Error::Refused {
+            code: InternalCode::OrderValidationFailed,
+            message: "The line items do not fit the catalog, the customer or their type; see details for each.".into(),
+            details,
+        },
+    }
+}
+
+/// Checks every line; all the details at once.
+pub async fn check_lines(caller: &Caller, ctx: &Context, currency: &str, reqs: &[wire::OrderLineItemRequest]) -> Result<Result<Vec<Line>, Vec<Detail>>> {
+    let mut lines = vec![];
+    let mut bad = vec![];
+    for (i, req) in reqs.iter().enumerate() {
+        match check_line(caller, ctx, currency, i, req).await? {
+            Ok(l) => lines.push(l),
+            Err(d) => bad.extend(d),
+        }
+    }
+    Ok(if bad.is_empty() { Ok(lines) } else { Err(bad) })
+}
+
+/// Tax rates of the customer's billing country, else the organisation's
+/// default tax country.
+pub async fn tax_rates(store: &Store, org: Uuid, customer: &CustomerRow) -> Result<Vec<TaxRate>> {
+    let billing_country = customer.billing.as_ref().and_then(|b| b["address"]["country"].as_str()).map(str::to_string);
+    let country = match billing_country {
+        Some(c) => Some(c),
+        None => store.default_tax_country(org).await?,
+    };
+    let Some(country) = country else { return Ok(vec![]) };
+    Ok(match store.tax_rates(org, &country).await? {
+        Some(v) => serde_json::from_value(v).map_err(|e| Error::Internal(e.to_string()))?,
+        None => vec![],
+    })
+}
+
+pub fn billing_currency(customer: &CustomerRow) -> Option<String> {
+    customer.billing.as_ref().and_then(|b| b["currency"].as_str()).map(str::to_string)
+}
+
