@@ -8,6 +8,7 @@ pub mod config;
 pub mod demo;
 pub mod domain;
 pub mod error;
+pub mod events;
 pub mod keys;
 pub mod limits;
 pub mod jobs;

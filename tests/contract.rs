@@ -28,6 +28,30 @@ fn operations(doc: &mut Value) -> impl Iterator<Item = &mut Map<String, Value>> 
     doc["paths"].as_object_mut().unwrap().values_mut().flat_map(|item| item.as_object_mut().unwrap().values_mut()).map(|op| op.as_object_mut().unwrap())
 }
 
+/// The component schemas `v` refers to, directly or through others.
+fn schemas_reached(v: &Value, components: &Value) -> std::collections::BTreeSet<String> {
+    fn walk(v: &Value, components: &Value, seen: &mut std::collections::BTreeSet<String>) {
+        match v {
+            Value::Object(m) => {
+                if let Some(Value::String(r)) = m.get("$ref") {
+                    let target = r.rsplit('/').next().unwrap().to_string();
+                    let kind = r.trim_start_matches("#/components/").split('/').next().unwrap();
+                    let fresh = kind != "schemas" || seen.insert(target.clone());
+                    if fresh {
+                        walk(&components[kind][&target], components, seen);
+                    }
+                }
+                m.values().for_each(|v| walk(v, components, seen));
+            }
+            Value::Array(a) => a.iter().for_each(|v| walk(v, components, seen)),
+            _ => {}
+        }
+    }
+    let mut seen = std::collections::BTreeSet::new();
+    walk(v, components, &mut seen);
+    seen
+}
+
 /// What dropshot cannot say, removed from the document in spec/.
 fn normalise_spec(spec: &Value) -> Value {
     let mut doc = spec.clone();
@@ -43,6 +67,12 @@ fn normalise_spec(spec: &Value) -> Value {
     obj.insert("tags".into(), Value::Array(names));
     // 2. of `info`, dropshot knows only the title and version we give it.
     obj["info"] = json!({"title": spec["info"]["title"], "version": spec["info"]["version"]});
+    // 18. dropshot knows no webhooks: `x-webhooks`, and the schemas only
+    //     the events use, are the document's alone.
+    obj.remove("x-webhooks");
+    let used_by_operations = schemas_reached(&json!({"paths": obj["paths"]}), &components);
+    let schemas = obj["components"]["schemas"].as_object_mut().unwrap();
+    schemas.retain(|name, _| used_by_operations.contains(name));
     // 3. dropshot writes parameters, headers and responses inline.
     let mut doc = inline(&json!({"components": components}), &doc);
     let c = doc["components"].as_object_mut().unwrap();

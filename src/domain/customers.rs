@@ -7,6 +7,7 @@ use super::access::Role;
 use super::{Caller, customer_role};
 use crate::wire::latest as wire;
 use crate::error::{Error, InternalCode, Result};
+use crate::events::{self, Event};
 use crate::store::{CustomerFilter, CustomerRow, Cursor, IdOrRef, Store, limit_or_default};
 use rand::Rng;
 use uuid::Uuid;
@@ -126,7 +127,7 @@ pub async fn create(caller: &Caller, req: wire::CreateCustomerRequest) -> Result
     let customer = to_wire(row.clone(), vec![]);
     let mut tx = store.begin().await?;
     Store::insert_customer(&mut tx, &row).await?;
-    Store::record_event(&mut tx, caller.org, "customer.created", now, &json(&customer)).await?;
+    events::record(&mut tx, caller.org, now, &Event::CustomerCreated(customer.clone())).await?;
     tx.commit().await?;
     Ok(customer)
 }
@@ -220,7 +221,7 @@ pub async fn update(caller: &Caller, key: &str, req: wire::UpdateCustomerRequest
     let customer = to_wire(row.clone(), std::mem::take(&mut users));
     let mut tx = store.begin().await?;
     Store::update_customer(&mut tx, &row).await?;
-    Store::record_event(&mut tx, caller.org, "customer.updated", caller.now, &json(&customer)).await?;
+    events::record(&mut tx, caller.org, caller.now, &Event::CustomerUpdated(customer.clone())).await?;
     tx.commit().await?;
     Ok(customer)
 }

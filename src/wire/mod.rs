@@ -17,3 +17,10 @@ pub use generated::*;
 pub trait ParamSchema {
     const SCHEMA: &'static str;
 }
+
+/// A value of the newest revision as any revision shows it (an event's
+/// payload for a webhook revision): converted with the same `From` impls
+/// as the endpoints of older revisions. Generated for every object.
+pub trait Rendered: Sized {
+    fn render(self, revision: &str) -> serde_json::Result<serde_json::Value>;
+}

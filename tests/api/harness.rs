@@ -256,6 +256,7 @@ impl TestApp {
     }
 
     pub async fn finish(mut self) {
+        self.assert_events_published().await;
         if let Some(r) = self.running.take() {
             r.close().await.unwrap();
         }
@@ -266,6 +267,21 @@ impl TestApp {
         if let Some(f) = self.sqlite_file.take() {
             for suffix in ["", "-wal", "-shm"] {
                 let _ = std::fs::remove_file(format!("{}{suffix}", f.display()));
+            }
+        }
+    }
+}
+
+impl TestApp {
+    /// Every event a test made the server record is one the documents
+    /// publish (`x-webhooks`), in every revision: nothing is sent that the
+    /// contract does not describe.
+    async fn assert_events_published(&self) {
+        let Ok(recorded) = self.store.event_types(self.org).await else { return };
+        for document in switchboard::api::routes::DOCUMENTS {
+            let doc: Value = serde_json::from_str(document).unwrap();
+            for (t, _) in &recorded {
+                assert!(doc["x-webhooks"].get(t).is_some(), "event {t} is recorded but not published in {}", doc["info"]["version"]);
             }
         }
     }

@@ -111,6 +111,12 @@ async fn from_catalog_to_submitted_order_for_every_line_item_kind() {
         let (_, assigned) = recorded.iter().filter(|(t, _)| t == "license.created").last().unwrap();
         assert_eq!(assigned["type"], "PBX_ROUTE_QUEUE");
         assert_eq!(assigned["assignedTo"]["subscriptionId"], subscription.as_str());
+        // rendered for auk, an event carries auk's shapes, by the same
+        // conversions: the second order.created is what auk's create answered
+        let (t, data) = recorded.iter().filter(|(t, _)| t == "order.created").last().unwrap();
+        let rendered = switchboard::events::Event::parse(t, data.clone()).unwrap().render(AUK).unwrap();
+        assert_eq!(rendered, json_of(&second));
+        assert!(rendered["pricing"]["total"].is_number(), "{rendered:#}");
         app
     })
     .await;

@@ -1,6 +1,8 @@
 //! Breaking changes between two revision documents: removed operations,
-//! removed or retyped parameters, removed or retyped schema fields. Additive
-//! changes are not breaking (SERVICE.md, Versioning 6) and are not listed.
+//! removed or retyped parameters, removed or retyped schema fields, and the
+//! events (`x-webhooks`) whose payload changes shape or that are removed.
+//! Additive changes are not breaking (SERVICE.md, Versioning 6) and are not
+//! listed.
 
 use crate::spec::Revision;
 use anyhow::Result;
@@ -91,6 +93,7 @@ fn breaking_changes(a: &Revision, b: &Revision) -> Vec<String> {
             }
         }
     }
+    out.extend(event_changes(a, b));
     let (sa, sb) = (a.schemas(), b.schemas());
     for (name, s) in &sa {
         let Some(t) = sb.get(name) else {
@@ -115,4 +118,31 @@ fn breaking_changes(a: &Revision, b: &Revision) -> Vec<String> {
         }
     }
     out
+}
+
+/// The events of `a` that `b` removes or whose payload shapes differ, with
+/// the shapes that differ.
+fn event_changes(a: &Revision, b: &Revision) -> Vec<String> {
+    let mut out = vec![];
+    let hooks = |r: &Revision| r.raw["x-webhooks"].as_object().cloned().unwrap_or_default();
+    let (ha, hb) = (hooks(a), hooks(b));
+    for (name, hook) in &ha {
+        let Some(new) = hb.get(name) else {
+            out.push(format!("Event `{name}` is removed."));
+            continue;
+        };
+        let (ca, cb) = (a.closure(hook), b.closure(new));
+        let changed: Vec<String> =
+            ca.iter().filter(|(n, s)| cb.get(*n) != Some(*s)).map(|(n, _)| format!("`{n}`")).collect();
+        if !changed.is_empty() {
+            out.push(format!("Event `{name}` carries changed shapes: {}.", changed.join(", ")));
+        }
+    }
+    out
+}
+
+/// The events the report says change between two revisions.
+#[cfg(test)]
+pub fn changed_events(a: &Revision, b: &Revision) -> Vec<String> {
+    event_changes(a, b).iter().filter_map(|l| l.strip_prefix("Event `")?.split('`').next().map(str::to_string)).collect()
 }

@@ -3267,6 +3267,24 @@ pub mod types {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub suggestion: ::std::option::Option<::serde_json::Value>,
     }
+    ///What every webhook delivery carries; `data` is the payload of the event's type (see x-webhooks), in the shape of `apiRevision`.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct EventEnvelope {
+        ///The revision whose shape the payload has (the account's webhook revision).
+        #[serde(rename = "apiRevision")]
+        pub api_revision: ::std::string::String,
+        ///The payload of the event type.
+        pub data: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+        ///Stable across delivery attempts: deduplicate on it.
+        #[serde(rename = "eventId")]
+        pub event_id: ::uuid::Uuid,
+        ///When the change happened.
+        #[serde(rename = "occurredAt")]
+        pub occurred_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///The event type, e.g. order.submitted: the dispatch key.
+        #[serde(rename = "type")]
+        pub type_: ::std::string::String,
+    }
     ///Whether the server can serve requests.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct Health {
@@ -5143,6 +5161,24 @@ pub mod types {
             value.parse()
         }
     }
+    ///A line item's move from one status to another, with its order (event order.lineItemStatusChanged).
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct OrderLineItemStatusChange {
+        ///The line item as it is now.
+        #[serde(rename = "lineItem")]
+        pub line_item: OrderLineItem,
+        ///The line item's id.
+        #[serde(rename = "lineItemId")]
+        pub line_item_id: ::uuid::Uuid,
+        ///The order's id.
+        #[serde(rename = "orderId")]
+        pub order_id: ::uuid::Uuid,
+        ///The status it left.
+        #[serde(rename = "previousStatus")]
+        pub previous_status: OrderLineItemStatus,
+        ///The status it is in now.
+        pub status: OrderLineItemStatus,
+    }
     ///One page of orders.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct OrderList {
@@ -5644,6 +5680,20 @@ pub mod types {
         ) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
+    }
+    ///An order's move from one status to another (event order.statusChanged).
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct OrderStatusChange {
+        ///The order as it is now.
+        pub order: Order,
+        ///The order's id.
+        #[serde(rename = "orderId")]
+        pub order_id: ::uuid::Uuid,
+        ///The status it left.
+        #[serde(rename = "previousStatus")]
+        pub previous_status: OrderStatus,
+        ///The status it is in now.
+        pub status: OrderStatus,
     }
     ///`OrderSubmitOrderId`
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]

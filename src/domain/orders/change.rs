@@ -7,6 +7,7 @@ use super::states::{LINE_ITEM, LineOp, ORDER, OrderOp};
 use crate::domain::access::Role;
 use crate::domain::{Caller, customers};
 use crate::error::{Error, InternalCode, Result};
+use crate::events::{self, Event};
 use crate::store::{OrderRow, Store};
 use crate::wire::latest as wire;
 use uuid::Uuid;
@@ -60,7 +61,7 @@ pub async fn create(caller: &Caller, req: wire::CreateOrderRequest, expiry: chro
     let order = render::order(&row)?;
     let mut tx = caller.store.begin().await?;
     Store::insert_order(&mut tx, &row).await?;
-    Store::record_event(&mut tx, caller.org, "order.created", now, &serde_json::to_value(&order).expect("wire values serialize")).await?;
+    events::record(&mut tx, caller.org, now, &Event::OrderCreated(order.clone())).await?;
     tx.commit().await?;
     Ok(order)
 }
@@ -93,7 +94,7 @@ pub async fn update(caller: &Caller, key: &str, req: wire::UpdateOrderRequest) -
         drop(tx);
         return Err(moved_meanwhile(caller, row.id, OrderOp::Change).await);
     }
-    Store::record_event(&mut tx, caller.org, "order.updated", caller.now, &serde_json::to_value(&order).expect("wire values serialize")).await?;
+    events::record(&mut tx, caller.org, caller.now, &Event::OrderUpdated(order.clone())).await?;
     tx.commit().await?;
     Ok(order)
 }
@@ -109,7 +110,7 @@ pub(super) async fn moved_meanwhile(caller: &Caller, id: Uuid, op: OrderOp) -> E
 
 /// Writes a state move: the row if it is still in `before`'s status, and
 /// its events, in one transaction.
-async fn commit_transition(caller: &Caller, before: &OrderRow, after: &OrderRow, event: Option<&str>, op: OrderOp) -> Result<wire::Order> {
+async fn commit_transition(caller: &Caller, before: &OrderRow, after: &OrderRow, event: Option<fn(wire::Order) -> Event>, op: OrderOp) -> Result<wire::Order> {
     let mut tx = caller.store.begin().await?;
     if !Store::update_order(&mut tx, after, before.status).await? {
         drop(tx);
@@ -148,7 +149,7 @@ pub async fn cancel(caller: &Caller, key: &str) -> Result<wire::Order> {
     after.cancelled_at = Some(caller.now);
     after.updated_at = caller.now;
     move_lines(&mut after, LineOp::Cancel)?;
-    commit_transition(caller, &before, &after, Some("order.cancelled"), OrderOp::Cancel).await
+    commit_transition(caller, &before, &after, Some(Event::OrderCancelled), OrderOp::Cancel).await
 }
 
 

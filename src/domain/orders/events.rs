@@ -1,25 +1,39 @@
-//! The order.* events a change records, in its transaction.
+//! The events of an order's state move, recorded in its transaction.
 
 use super::lines::OrderDoc;
 use super::render;
 use crate::error::Result;
-use crate::store::{OrderRow, Store, Tx};
+use crate::events::{self, Event};
+use crate::store::{OrderRow, Tx};
+use crate::wire::latest as wire;
 use chrono::{DateTime, Utc};
-use serde_json::json;
 
-/// Records order.statusChanged (and the event of the new status), plus
-/// order.lineItemStatusChanged for each line whose status moved.
-pub async fn record_transition(tx: &mut Tx<'_>, before: &OrderRow, after: &OrderRow, at: DateTime<Utc>, event: Option<&str>) -> Result<()> {
-    let order = serde_json::to_value(render::order(after)?).expect("wire values serialize");
-    Store::record_event(tx, after.org, "order.statusChanged", at, &json!({"orderId": after.id, "previousStatus": before.status, "status": after.status, "order": order})).await?;
+/// Records order.statusChanged (and `event`, the event of the new status),
+/// plus order.lineItemStatusChanged for each line whose status moved.
+pub async fn record_transition(
+    tx: &mut Tx<'_>,
+    before: &OrderRow,
+    after: &OrderRow,
+    at: DateTime<Utc>,
+    event: Option<fn(wire::Order) -> Event>,
+) -> Result<()> {
+    let order = render::order(after)?;
+    let change = wire::OrderStatusChange { order_id: after.id, previous_status: before.status, status: after.status, order: order.clone() };
+    events::record(tx, after.org, at, &Event::OrderStatusChanged(change)).await?;
     if let Some(e) = event {
-        Store::record_event(tx, after.org, e, at, &order).await?;
+        events::record(tx, after.org, at, &e(order.clone())).await?;
     }
-    let (old, new) = (OrderDoc::of(before)?, OrderDoc::of(after)?);
-    for (i, (o, n)) in old.lines.iter().zip(&new.lines).enumerate() {
+    let old = OrderDoc::of(before)?;
+    for (o, n) in old.lines.iter().zip(&order.line_items) {
         if o.status != n.status {
-            let data = json!({"orderId": after.id, "lineItemId": n.line_item_id, "previousStatus": o.status, "status": n.status, "lineItem": order["lineItems"][i]});
-            Store::record_event(tx, after.org, "order.lineItemStatusChanged", at, &data).await?;
+            let change = wire::OrderLineItemStatusChange {
+                order_id: after.id,
+                line_item_id: n.line_item_id,
+                previous_status: o.status,
+                status: n.status,
+                line_item: n.clone(),
+            };
+            events::record(tx, after.org, at, &Event::OrderLineItemStatusChanged(change)).await?;
         }
     }
     Ok(())

@@ -6,6 +6,7 @@ use super::lines::OrderDoc;
 use super::states::{LINE_ITEM, LineOp, ORDER, OrderOp};
 use crate::domain::Caller;
 use crate::error::Result;
+use crate::events::Event;
 use crate::store::{OrderRow, Store};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
@@ -27,7 +28,7 @@ pub async fn expire_if_due(caller: &Caller, row: OrderRow) -> Result<OrderRow> {
     after.doc = doc.to_stored();
     let mut tx = caller.store.begin().await?;
     if Store::update_order(&mut tx, &after, row.status).await? {
-        record_transition(&mut tx, &row, &after, row.expires_at, Some("order.expired")).await?;
+        record_transition(&mut tx, &row, &after, row.expires_at, Some(Event::OrderExpired)).await?;
         tx.commit().await?;
         return Ok(after);
     }

@@ -11,6 +11,7 @@ use super::states::{LINE_ITEM, LineOp, ORDER, OrderOp};
 use crate::domain::access::Role;
 use crate::domain::{Caller, catalog, customers, licenses, subscriptions};
 use crate::error::{Detail, Error, InternalCode, Result};
+use crate::events::{self, Event};
 use crate::store::{IdOrRef, OfferingRow, Store, SubscriptionRow};
 use crate::wire::latest::{self as wire, ProductType as T};
 use std::collections::HashSet;
@@ -38,9 +39,6 @@ async fn reads(caller: &Caller, offerings: &mut catalog::Offerings, line: &Line)
     Ok(Reads { offering, subscription })
 }
 
-fn json<T: serde::Serialize>(v: &T) -> serde_json::Value {
-    serde_json::to_value(v).expect("wire values serialize")
-}
 
 fn not_submittable(details: Vec<Detail>) -> Error {
     Error::Refused {
@@ -101,14 +99,14 @@ pub async fn submit(caller: &Caller, key: &str) -> Result<wire::Order> {
     let now = chrono::SubsecRound::trunc_subsecs(caller.now, 6);
     let (org, customer) = (caller.org, (before.customer_id, before.customer_name.as_str()));
     let mut tx = caller.store.begin().await?;
-    let mut created_events: Vec<(&str, serde_json::Value)> = vec![];
+    let mut created_events: Vec<Event> = vec![];
     for (l, read) in doc.lines.iter_mut().zip(line_reads) {
         let offering = catalog::to_wire(&read.offering)?;
         match (l.product_type, &l.subscription, read.subscription, l.sim_type) {
             (T::Subscription, Some(new), _, _) => {
                 let s = subscriptions::create_pending(&mut tx, org, customer, before.id, &read.offering, offering, new, now).await?;
                 l.created_subscription_id = Some(s.subscription_id);
-                created_events.push(("subscription.created", json(&s)));
+                created_events.push(Event::SubscriptionCreated(s));
             }
             (T::SubscriptionAddon, _, Some((parent, _)), _) => {
                 l.created_subscription_addon_id = Some(subscriptions::create_pending_addon(&mut tx, org, parent.id, before.id, read.offering.id, now).await?);
@@ -117,11 +115,11 @@ pub async fn submit(caller: &Caller, key: &str) -> Result<wire::Order> {
                 let assigned = assigned.map(|(s, _)| s);
                 let license = licenses::create_pending(&mut tx, org, customer, before.id, &read.offering, offering, assigned.as_ref(), now).await?;
                 l.created_license_id = Some(license.license_id);
-                created_events.push(("license.created", json(&license)));
+                created_events.push(Event::LicenseCreated(license));
             }
             (T::SimCard, _, Some((sub, its_offering)), Some(sim)) => {
                 let s = subscriptions::change_sim(&mut tx, sub, sim, its_offering, now).await?;
-                created_events.push(("subscription.updated", json(&s)));
+                created_events.push(Event::SubscriptionUpdated(s));
             }
             (t, ..) => return Err(Error::Internal(format!("line {} of type {t} lacks what its check required", l.line_item_id))),
         }
@@ -136,9 +134,9 @@ pub async fn submit(caller: &Caller, key: &str) -> Result<wire::Order> {
         drop(tx);
         return Err(moved_meanwhile(caller, before.id, OrderOp::Submit).await);
     }
-    record_transition(&mut tx, &before, &after, now, Some("order.submitted")).await?;
-    for (event, data) in created_events {
-        Store::record_event(&mut tx, org, event, now, &data).await?;
+    record_transition(&mut tx, &before, &after, now, Some(Event::OrderSubmitted)).await?;
+    for event in &created_events {
+        events::record(&mut tx, org, now, event).await?;
     }
     tx.commit().await?;
     render::order(&after)

@@ -167,3 +167,36 @@ pub fn converters(o: &Side, o_path: &TokenStream, n: &Side, n_path: &TokenStream
         #(#froms)*
     }
 }
+
+/// `impl Rendered` for every object of the newest revision: its JSON in any
+/// revision, converted down one revision at a time with the same `From`
+/// impls the endpoints of older revisions use. `revs` are (name, module
+/// path of its `types`, the Rust names it has), oldest first; a type an
+/// older revision lacks (new since) is rendered as the newer one has it.
+pub fn rendered(revs: &[(String, TokenStream, BTreeSet<String>)], latest_structs: &Structs) -> TokenStream {
+    let Some(((latest_name, latest, _), older)) = revs.split_last() else { return quote!() };
+    let mut impls = vec![];
+    for name in latest_structs.keys() {
+        let ident = format_ident!("{name}");
+        let mut arms = vec![quote!(#latest_name => ::serde_json::to_value(&self))];
+        let mut expr = quote!(self);
+        for (rev_name, path, names) in older.iter().rev() {
+            if !names.contains(name) {
+                break;
+            }
+            expr = quote!(<#path::#ident as ::std::convert::From<_>>::from(#expr));
+            arms.push(quote!(#rev_name => ::serde_json::to_value(&#expr)));
+        }
+        impls.push(quote! {
+            impl crate::wire::Rendered for #latest::#ident {
+                fn render(self, revision: &str) -> ::serde_json::Result<::serde_json::Value> {
+                    match revision {
+                        #(#arms,)*
+                        _ => ::serde_json::to_value(&self),
+                    }
+                }
+            }
+        });
+    }
+    quote!(#(#impls)*)
+}

@@ -500,12 +500,24 @@ fn server_files(revs: &[Revision]) -> Result<(String, String)> {
     });
     let latest = format_ident!("{}", revs[last].short);
     let latest_doc = format!("The newest revision ({}): the only one the core names.", revs[last].name);
+    let names: Vec<(String, TokenStream, BTreeSet<String>)> = revs
+        .iter()
+        .zip(&models)
+        .map(|(r, m)| {
+            let short = format_ident!("{}", r.short);
+            let idents = m.paths.values().map(|p| p.to_string().rsplit("::").next().unwrap().trim().to_string()).collect();
+            (r.name.clone(), quote!(#g::#short::types), idents)
+        })
+        .collect();
+    let rendered = convert::rendered(&names, &sides[last].0);
     let wire = quote! {
         #![allow(clippy::all, unused_imports, unused_variables, dead_code, unused_mut, irrefutable_let_patterns)]
         #(#rev_mods)*
 
         #[doc = #latest_doc]
         pub use self::#latest as latest;
+
+        #rendered
     };
     let rev_consts = revs.iter().map(|r| {
         let (y, m, d) = r.semver;
@@ -650,6 +662,32 @@ mod tests {
         assert!(has(r#"operation_id = "customer_view", tags = ["Customers"], versions = ..}] async fn customer_view("#));
         // health is gone in the newer revision
         assert!(has(r#"operation_id = "health_view", versions = "2026.2.1"..,unpublished = true }] async fn health_view_removed("#));
+    }
+
+    /// SERVICE.md, Versioning: "Affected events in the new revision", for
+    /// 2026-09-01.bullfinch. The report names exactly these, of the events
+    /// the documents publish.
+    const AFFECTED_IN_BULLFINCH: &[&str] = &[
+        "license.activated", "license.cancelled", "license.created", "license.ended", "license.renewed", "license.updated",
+        "order.cancelled", "order.created", "order.expired", "order.lineItemStatusChanged", "order.statusChanged",
+        "order.submitted", "order.updated", "subscription.activated", "subscription.cancelled", "subscription.created",
+        "subscription.ended", "subscription.first_activated", "subscription.paused", "subscription.portIn.completed",
+        "subscription.portIn.created", "subscription.portIn.failed", "subscription.portIn.updated",
+        "subscription.quotaNotification", "subscription.renewed", "subscription.restored", "subscription.subscriber_set",
+        "subscription.suspended", "subscription.updated",
+    ];
+
+    #[test]
+    fn the_diff_reports_the_affected_events_of_service_md() {
+        let revs = crate::spec::load_revisions().unwrap();
+        let (auk, bullfinch) = (&revs[0], &revs[1]);
+        let published: Vec<&String> = bullfinch.raw["x-webhooks"].as_object().unwrap().keys().collect();
+        let mut expected: Vec<String> =
+            AFFECTED_IN_BULLFINCH.iter().filter(|e| published.iter().any(|p| p == *e)).map(|e| e.to_string()).collect();
+        expected.sort();
+        let mut reported = crate::diff::changed_events(auk, bullfinch);
+        reported.sort();
+        assert_eq!(reported, expected);
     }
 
     #[test]
