@@ -15,7 +15,7 @@ pub struct Running {
     pub server: dropshot::HttpServer<Context>,
     pub store: Store,
     pub clock: Arc<Clock>,
-    jobs: crate::jobs::Jobs,
+    pub jobs: crate::jobs::Jobs,
 }
 
 impl Running {

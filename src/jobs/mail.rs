@@ -1,23 +1,15 @@
-//! Sending the mail outbox through SMTP. Without an SMTP server configured
-//! nothing is sent and mail waits in the outbox for `admin mail list`.
-//! With one, a background sender leases one message at a time (so several
-//! instances never send the same message twice while a lease holds), sends
-//! it with lettre, and marks it sent, or queues it again with a growing
-//! delay when the server refuses it.
+//! Delivering the mail outbox through SMTP. Without an SMTP server
+//! configured this job does not run and mail waits in the outbox for
+//! `admin mail list`. With one, each queued message is sent with lettre by
+//! the one instance holding its job, and marked sent, or tried again with
+//! a growing delay (30 s, 60 s, ... up to an hour) when the server refuses it.
 
-use crate::clock::Clock;
-use crate::store::{Mail, Store};
+use super::{Outcome, Worker};
+use crate::store::{JobKind, Mail};
 use chrono::Duration;
 use lettre::message::header::ContentType;
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use std::sync::Arc;
-use tokio::sync::Notify;
-
-/// How long a sender holds a message before another may try it.
-const LEASE_SECONDS: i64 = 60;
-/// How often the outbox is looked at without being woken (mail queued by
-/// another instance, retries falling due).
-const POLL: std::time::Duration = std::time::Duration::from_secs(5);
 
 pub struct Sender {
     transport: AsyncSmtpTransport<Tokio1Executor>,
@@ -45,35 +37,33 @@ impl Sender {
             .map_err(|e| e.to_string())?;
         self.transport.send(message).await.map(|_| ()).map_err(|e| e.to_string())
     }
+}
 
-    /// Sends until the outbox is empty, then waits for `wake` or the poll
-    /// interval; runs until its task is aborted.
-    pub async fn run(self, store: Store, clock: Arc<Clock>, wake: Arc<Notify>) {
-        loop {
-            loop {
-                let now = clock.now();
-                let mail = match store.lease_mail(now, now + Duration::seconds(LEASE_SECONDS)).await {
-                    Ok(Some(m)) => m,
-                    Ok(None) => break,
-                    Err(e) => {
-                        tracing::warn!(error = %e, "mail outbox unreadable");
-                        break;
-                    }
+/// The mail.delivery job over `sender`.
+pub fn worker(sender: Sender) -> Worker {
+    let sender = Arc::new(sender);
+    Worker {
+        kind: JobKind::MailDelivery,
+        lease: Duration::seconds(60),
+        run: Arc::new(move |store, clock, job| {
+            let sender = sender.clone();
+            Box::pin(async move {
+                let mail = match store.mail(&job.subject).await {
+                    Ok(Some(m)) if m.status == "queued" => m,
+                    // sent already, discarded, or forgotten: nothing to do
+                    Ok(_) => return Outcome::Done,
+                    Err(e) => return Outcome::Retry { after: Duration::seconds(30), error: e.to_string() },
                 };
-                let outcome = self.send(&mail).await.map_err(|e| {
+                let sent = sender.send(&mail).await;
+                let retry = sent.as_ref().err().map(|e| {
                     tracing::warn!(mail = %mail.mail_id, error = %e, "mail not sent; will retry");
-                    // 30 s, 60 s, ... up to an hour between tries
-                    let delay = Duration::seconds((30 * (mail.attempts + 1)).min(3600));
-                    (e, clock.now() + delay)
+                    Outcome::Retry { after: Duration::seconds((30 * job.attempts).min(3600)), error: e.clone() }
                 });
-                if let Err(e) = store.mail_sent(&mail.mail_id, outcome, clock.now()).await {
-                    tracing::warn!(error = %e, "mail outcome not recorded");
+                if let Err(e) = store.mail_sent(&mail.mail_id, sent, clock.now()).await {
+                    return Outcome::Retry { after: Duration::seconds(30), error: format!("recording the outcome: {e}") };
                 }
-            }
-            tokio::select! {
-                _ = wake.notified() => {}
-                _ = tokio::time::sleep(POLL) => {}
-            }
-        }
+                retry.unwrap_or(Outcome::Done)
+            })
+        }),
     }
 }

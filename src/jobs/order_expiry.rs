@@ -1,25 +1,29 @@
-//! Orders nobody reads still expire: every minute, every open order past
-//! its `expiresAt` is expired (and `order.expired` recorded once).
+//! An order not submitted by its `expiresAt` expires, and tells so
+//! (`order.expired`, dated at the expiry), even when nobody reads it. The
+//! job is scheduled with the order; when it runs the order may have been
+//! submitted, cancelled or expired by a read meanwhile, and then nothing
+//! happens.
 
-use crate::clock::Clock;
+use super::{Outcome, Worker};
 use crate::domain::orders;
-use crate::store::Store;
+use crate::store::JobKind;
 use std::sync::Arc;
 
-/// How often unsubmitted orders past their expiry are looked for: an order
-/// is EXPIRED at once for whoever reads it; this bounds how late its
-/// `order.expired` event is recorded when nobody does.
-pub const EVERY: std::time::Duration = std::time::Duration::from_secs(60);
-
-pub async fn run(store: Store, clock: Arc<Clock>) {
-    let mut tick = tokio::time::interval(EVERY);
-    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    loop {
-        tick.tick().await;
-        match orders::expire_due(&store, clock.now()).await {
-            Ok(0) => {}
-            Ok(n) => tracing::info!(expired = n, "orders expired"),
-            Err(e) => tracing::warn!(error = %e, "order expiry sweep failed"),
-        }
+pub fn worker() -> Worker {
+    Worker {
+        kind: JobKind::OrderExpiry,
+        lease: chrono::Duration::seconds(60),
+        run: Arc::new(|store, clock, job| {
+            Box::pin(async move {
+                let expired = match (job.org, job.subject.parse()) {
+                    (Some(org), Ok(order)) => orders::expire(&store, org, order, clock.now()).await,
+                    _ => return Outcome::Done,
+                };
+                match expired {
+                    Ok(_) => Outcome::Done,
+                    Err(e) => Outcome::Retry { after: chrono::Duration::seconds(60), error: e.to_string() },
+                }
+            })
+        }),
     }
 }

@@ -1,7 +1,8 @@
-//! The mail outbox: messages queued in the transaction that caused them,
-//! leased to a sender one at a time, listed for the operator.
+//! The mail outbox: messages queued in the transaction that caused them
+//! (with the job that delivers each), their delivery history, listed for
+//! the operator.
 
-use super::{Store, Tx, parse_ts, ts};
+use super::{JobKind, Store, Tx, parse_ts, ts};
 use crate::error::Result;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
@@ -16,7 +17,7 @@ pub struct Mail {
     pub to: String,
     pub subject: String,
     pub body: String,
-    /// queued, sending or sent
+    /// queued or sent
     pub status: String,
     pub attempts: i64,
     pub last_error: Option<String>,
@@ -40,45 +41,48 @@ fn from_row(r: &AnyRow) -> Result<Mail> {
     })
 }
 
-/// Deletes discarded rows older than a day.
+/// Deletes discarded rows older than a day, and their jobs.
 async fn forget_discarded(tx: &mut Tx<'_>, now: DateTime<Utc>) -> Result<()> {
-    sqlx::query("DELETE FROM mail_outbox WHERE status = 'discarded' AND created_at < $1")
-        .bind(ts(now - chrono::Duration::days(1)))
+    let before = ts(now - chrono::Duration::days(1));
+    sqlx::query(
+        "DELETE FROM jobs WHERE kind = 'mail.delivery' AND subject IN
+           (SELECT id FROM mail_outbox WHERE status = 'discarded' AND created_at < $1)",
+    )
+    .bind(&before)
+    .execute(&mut *tx.tx)
+    .await?;
+    sqlx::query("DELETE FROM mail_outbox WHERE status = 'discarded' AND created_at < $1").bind(&before).execute(&mut *tx.tx).await?;
+    Ok(())
+}
+
+/// Inserts a message and the job that delivers it.
+async fn insert(tx: &mut Tx<'_>, to: &str, subject: &str, body: &str, status: &str, now: DateTime<Utc>) -> Result<()> {
+    let id = uuid::Uuid::new_v4().to_string();
+    sqlx::query("INSERT INTO mail_outbox (id, to_address, subject, body, status, created_at) VALUES ($1, $2, $3, $4, $5, $6)")
+        .bind(&id)
+        .bind(to)
+        .bind(subject)
+        .bind(body)
+        .bind(status)
+        .bind(ts(now))
         .execute(&mut *tx.tx)
         .await?;
-    Ok(())
+    Store::schedule_job(tx, JobKind::MailDelivery, &id, None, now, now).await
 }
 
 impl Store {
     pub async fn queue_mail(tx: &mut Tx<'_>, to: &str, subject: &str, body: &str, now: DateTime<Utc>) -> Result<()> {
         // the same statements as discard_mail, so both cost alike
         forget_discarded(tx, now).await?;
-        sqlx::query(
-            "INSERT INTO mail_outbox (id, to_address, subject, body, status, created_at) VALUES ($1, $2, $3, $4, 'queued', $5)",
-        )
-        .bind(uuid::Uuid::new_v4().to_string())
-        .bind(to)
-        .bind(subject)
-        .bind(body)
-        .bind(ts(now))
-        .execute(&mut *tx.tx)
-        .await?;
-        Ok(())
+        insert(tx, to, subject, body, "queued", now).await
     }
 
     /// The stand-in for a mail not sent (a login for an address without a
-    /// user): the same write as `queue_mail`, holding nothing, never sent or
-    /// listed, and deleted a day later.
+    /// user): the same writes as `queue_mail`, holding nothing, never sent
+    /// (its job finds nothing to do) or listed, and deleted a day later.
     pub async fn discard_mail(tx: &mut Tx<'_>, now: DateTime<Utc>) -> Result<()> {
         forget_discarded(tx, now).await?;
-        sqlx::query(
-            "INSERT INTO mail_outbox (id, to_address, subject, body, status, created_at) VALUES ($1, '', '', '', 'discarded', $2)",
-        )
-        .bind(uuid::Uuid::new_v4().to_string())
-        .bind(ts(now))
-        .execute(&mut *tx.tx)
-        .await?;
-        Ok(())
+        insert(tx, "", "", "", "discarded", now).await
     }
 
     /// Every message, oldest first; only those to `to` (any case) when given.
@@ -92,48 +96,26 @@ impl Store {
         rows.iter().map(from_row).collect()
     }
 
-    /// Leases the oldest message due for sending (queued and not waiting for
-    /// a retry, or sending with an expired lease: its sender died) until
-    /// `lease_until`.
-    pub async fn lease_mail(&self, now: DateTime<Utc>, lease_until: DateTime<Utc>) -> Result<Option<Mail>> {
-        let mut tx = self.begin().await?;
-        let lock = match self.backend {
-            super::Backend::Postgres => " FOR UPDATE SKIP LOCKED",
-            super::Backend::Sqlite => "",
-        };
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {COLUMNS} FROM mail_outbox
-             WHERE status IN ('queued', 'sending') AND (lease_until IS NULL OR lease_until < $1)
-             ORDER BY seq LIMIT 1{lock}"
-        )))
-        .bind(ts(now))
-        .fetch_optional(&mut *tx.tx)
-        .await?;
-        let Some(row) = row else { return Ok(None) };
-        let mail = from_row(&row)?;
-        sqlx::query("UPDATE mail_outbox SET status = 'sending', lease_until = $1, attempts = attempts + 1 WHERE id = $2")
-            .bind(ts(lease_until))
-            .bind(&mail.mail_id)
-            .execute(&mut *tx.tx)
+    /// The message `id`, if it is still in the outbox.
+    pub async fn mail(&self, id: &str) -> Result<Option<Mail>> {
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM mail_outbox WHERE id = $1")))
+            .bind(id)
+            .fetch_optional(&self.pool)
             .await?;
-        tx.commit().await?;
-        Ok(Some(mail))
+        row.as_ref().map(from_row).transpose()
     }
 
-    /// Records a send: `Ok` marks it sent; `Err((reason, retry_at))` puts it
-    /// back in the queue until `retry_at`.
-    pub async fn mail_sent(&self, id: &str, outcome: std::result::Result<(), (String, DateTime<Utc>)>, now: DateTime<Utc>) -> Result<()> {
+    /// Records a try: `Ok` marks the message sent; `Err(reason)` keeps it
+    /// queued with the reason (its job says when it is tried again).
+    pub async fn mail_sent(&self, id: &str, outcome: std::result::Result<(), String>, now: DateTime<Utc>) -> Result<()> {
         let mut tx = self.begin().await?;
         let q = match &outcome {
-            Ok(()) => sqlx::query("UPDATE mail_outbox SET status = 'sent', sent_at = $1, lease_until = NULL WHERE id = $2")
+            Ok(()) => sqlx::query("UPDATE mail_outbox SET status = 'sent', sent_at = $1, attempts = attempts + 1 WHERE id = $2")
                 .bind(ts(now))
                 .bind(id),
-            Err((reason, retry_at)) => {
-                sqlx::query("UPDATE mail_outbox SET status = 'queued', last_error = $1, lease_until = $2 WHERE id = $3")
-                    .bind(reason.as_str())
-                    .bind(ts(*retry_at))
-                    .bind(id)
-            }
+            Err(reason) => sqlx::query("UPDATE mail_outbox SET last_error = $1, attempts = attempts + 1 WHERE id = $2")
+                .bind(reason.as_str())
+                .bind(id),
         };
         q.execute(&mut *tx.tx).await?;
         tx.commit().await?;

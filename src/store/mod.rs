@@ -4,6 +4,7 @@
 mod catalog;
 mod customers;
 mod idempotency;
+mod jobs;
 mod keys;
 mod login;
 mod mail;
@@ -15,6 +16,7 @@ mod users;
 pub use catalog::{Change, Kind, OfferingFilter, OfferingRow};
 pub use customers::{CustomerFilter, CustomerRow, IdOrRef};
 pub use idempotency::{Claim, ClaimTimes, StoredAnswer};
+pub use jobs::{Job, JobKind};
 pub use keys::{ApiKeyRecord, NewApiKey};
 pub use login::{MAX_ATTEMPTS, NewChallenge, Redeemed};
 pub use mail::Mail;
@@ -107,11 +109,16 @@ impl Store {
     }
 
     pub async fn begin(&self) -> Result<Tx<'_>> {
-        let guard = match self.backend {
-            Backend::Sqlite => Some(self.write_lock.lock().await),
-            Backend::Postgres => None,
-        };
-        Ok(Tx { tx: self.pool.begin().await?, _guard: guard })
+        Ok(match self.backend {
+            // IMMEDIATE takes SQLite's write lock at the start, so a writer
+            // of another process (a second instance, an admin command)
+            // waits its turn instead of failing when both first read
+            Backend::Sqlite => {
+                let guard = self.write_lock.lock().await;
+                Tx { tx: self.pool.begin_with("BEGIN IMMEDIATE").await?, _guard: Some(guard) }
+            }
+            Backend::Postgres => Tx { tx: self.pool.begin().await?, _guard: None },
+        })
     }
 
     /// The database answers.

@@ -131,6 +131,12 @@ impl TestApp {
         (running, base)
     }
 
+    /// Runs the jobs due now (by the test clock) on this app's server; the
+    /// number run.
+    pub async fn run_jobs(&self) -> usize {
+        self.running.as_ref().expect("running").jobs.run_due().await.unwrap()
+    }
+
     /// A new key for `org`.
     pub async fn new_key(&self, org: Uuid, revision: Option<&str>, read_only: bool) -> String {
         let v = switchboard::admin::key_create(&self.store, &self.clock, org, revision, read_only).await.unwrap();

@@ -6,6 +6,7 @@ mod access;
 mod catalog;
 mod customers;
 mod idempotency;
+mod jobs;
 mod login;
 mod orders;
 mod pagination;

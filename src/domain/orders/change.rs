@@ -8,7 +8,7 @@ use crate::domain::access::Role;
 use crate::domain::{Caller, customers};
 use crate::error::{Error, InternalCode, Result};
 use crate::events::{self, Event};
-use crate::store::{OrderRow, Store};
+use crate::store::{JobKind, OrderRow, Store};
 use crate::wire::latest as wire;
 use uuid::Uuid;
 
@@ -61,6 +61,7 @@ pub async fn create(caller: &Caller, req: wire::CreateOrderRequest, expiry: chro
     let order = render::order(&row)?;
     let mut tx = caller.store.begin().await?;
     Store::insert_order(&mut tx, &row).await?;
+    Store::schedule_job(&mut tx, JobKind::OrderExpiry, &row.id.to_string(), Some(caller.org), row.expires_at, now).await?;
     events::record(&mut tx, caller.org, now, &Event::OrderCreated(order.clone())).await?;
     tx.commit().await?;
     Ok(order)

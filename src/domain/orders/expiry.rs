@@ -37,18 +37,12 @@ pub async fn expire_if_due(caller: &Caller, row: OrderRow) -> Result<OrderRow> {
     super::find_row(caller, row.id).await
 }
 
-/// Expires every open order of every organisation whose `expiresAt` has
-/// passed by `now`, recording each `order.expired` (dated at the expiry)
-/// once, whoever gets there first; the number expired here.
-pub async fn expire_due(store: &Store, now: DateTime<Utc>) -> Result<usize> {
-    let mut expired = 0;
-    for (org, id) in store.orders_due_to_expire(None, now).await? {
-        let caller = Caller { store: store.clone(), org, api_key_id: Uuid::nil(), user: None, now };
-        let Some(row) = store.order(org, id).await? else { continue };
-        let before = row.status;
-        if expire_if_due(&caller, row).await?.status != before {
-            expired += 1;
-        }
-    }
-    Ok(expired)
+/// Expires order `id` of `org` if it is open and past its expiry by `now`
+/// (the order.expiry job; safe to run again: an order moved meanwhile is
+/// left as it is). Whether this call expired it.
+pub async fn expire(store: &Store, org: Uuid, id: Uuid, now: DateTime<Utc>) -> Result<bool> {
+    let Some(row) = store.order(org, id).await? else { return Ok(false) };
+    let caller = Caller { store: store.clone(), org, api_key_id: Uuid::nil(), user: None, now };
+    let before = row.status;
+    Ok(expire_if_due(&caller, row).await?.status != before)
 }

@@ -14,7 +14,7 @@ pub mod states;
 mod submit;
 
 pub use change::{approve, cancel, create, update};
-pub use expiry::expire_due;
+pub use expiry::expire;
 pub use lines::{Line, OfferingRef, OrderDoc};
 pub use render::priced;
 pub use submit::submit;

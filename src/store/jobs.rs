@@ -1,0 +1,135 @@
+//! The jobs table: work stored as rows, scheduled in the transaction that
+//! makes it due, claimed by one instance at a time with a lease (`FOR
+//! UPDATE SKIP LOCKED` on PostgreSQL; SQLite has one writer), and deleted
+//! when done.
+
+use super::{Backend, Store, Tx, parse_ts, ts};
+use crate::error::Result;
+use chrono::{DateTime, Utc};
+use sqlx::any::AnyRow;
+use sqlx::{AssertSqlSafe, Row};
+use uuid::Uuid;
+
+/// Every kind of stored work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum JobKind {
+    /// an order not submitted by its `expiresAt` expires (subject: order id)
+    OrderExpiry,
+    /// a message of the mail outbox goes out by SMTP (subject: mail id)
+    MailDelivery,
+}
+
+impl JobKind {
+    fn as_str(self) -> &'static str {
+        match self {
+            JobKind::OrderExpiry => "order.expiry",
+            JobKind::MailDelivery => "mail.delivery",
+        }
+    }
+}
+
+/// One claimed item.
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub kind: JobKind,
+    /// what the work is about: an order's id, a mail's id
+    pub subject: String,
+    pub org: Option<Uuid>,
+    pub due_at: DateTime<Utc>,
+    /// tries so far, this one included
+    pub attempts: i64,
+    /// the claim: the item is this instance's until then
+    pub lease_until: DateTime<Utc>,
+}
+
+fn job_row(kind: JobKind, r: &AnyRow, lease_until: DateTime<Utc>) -> Result<Job> {
+    let org: Option<String> = r.try_get("org_id")?;
+    Ok(Job {
+        kind,
+        subject: r.try_get("subject")?,
+        org: org.as_deref().map(super::parse_uuid).transpose()?,
+        due_at: parse_ts(&r.try_get::<String, _>("due_at")?)?,
+        attempts: r.try_get::<i64, _>("attempts")? + 1,
+        lease_until,
+    })
+}
+
+impl Store {
+    /// Makes `kind` of work on `subject` due at `due_at`, in the
+    /// transaction of the change that calls for it. Scheduling an item
+    /// that exists moves it to the new time.
+    pub async fn schedule_job(tx: &mut Tx<'_>, kind: JobKind, subject: &str, org: Option<Uuid>, due_at: DateTime<Utc>, now: DateTime<Utc>) -> Result<()> {
+        sqlx::query(
+            "INSERT INTO jobs (kind, subject, org_id, due_at, created_at) VALUES ($1, $2, $3, $4, $5)
+             ON CONFLICT (kind, subject) DO UPDATE SET due_at = excluded.due_at, lease_until = NULL",
+        )
+        .bind(kind.as_str())
+        .bind(subject)
+        .bind(org.map(|o| o.to_string()))
+        .bind(ts(due_at))
+        .bind(ts(now))
+        .execute(&mut *tx.tx)
+        .await?;
+        Ok(())
+    }
+
+    /// Claims up to `limit` items of `kind` due by `now` that no live lease
+    /// holds, oldest due first, until `lease_until`. Two instances never
+    /// hold one item at once.
+    pub async fn claim_jobs(&self, kind: JobKind, now: DateTime<Utc>, lease_until: DateTime<Utc>, limit: i64) -> Result<Vec<Job>> {
+        let lock = match self.backend {
+            Backend::Postgres => " FOR UPDATE SKIP LOCKED",
+            Backend::Sqlite => "",
+        };
+        let mut tx = self.begin().await?;
+        let rows = sqlx::query(AssertSqlSafe(format!(
+            "SELECT subject, org_id, due_at, attempts FROM jobs
+             WHERE kind = $1 AND due_at <= $2 AND (lease_until IS NULL OR lease_until < $2)
+             ORDER BY due_at LIMIT $3{lock}"
+        )))
+        .bind(kind.as_str())
+        .bind(ts(now))
+        .bind(limit)
+        .fetch_all(&mut *tx.tx)
+        .await?;
+        let jobs: Vec<Job> = rows.iter().map(|r| job_row(kind, r, lease_until)).collect::<Result<_>>()?;
+        for job in &jobs {
+            sqlx::query("UPDATE jobs SET lease_until = $1, attempts = attempts + 1 WHERE kind = $2 AND subject = $3")
+                .bind(ts(lease_until))
+                .bind(kind.as_str())
+                .bind(&job.subject)
+                .execute(&mut *tx.tx)
+                .await?;
+        }
+        tx.commit().await?;
+        Ok(jobs)
+    }
+
+    /// The claimed item is done: it is deleted, unless it was scheduled
+    /// again meanwhile (its lease was cleared) or another instance took it
+    /// over after the lease ran out.
+    pub async fn finish_job(&self, job: &Job) -> Result<()> {
+        let mut tx = self.begin().await?;
+        sqlx::query("DELETE FROM jobs WHERE kind = $1 AND subject = $2 AND lease_until = $3")
+            .bind(job.kind.as_str())
+            .bind(&job.subject)
+            .bind(ts(job.lease_until))
+            .execute(&mut *tx.tx)
+            .await?;
+        tx.commit().await
+    }
+
+    /// The claimed item failed for now: it is due again at `retry_at`.
+    pub async fn retry_job(&self, job: &Job, error: &str, retry_at: DateTime<Utc>) -> Result<()> {
+        let mut tx = self.begin().await?;
+        sqlx::query("UPDATE jobs SET due_at = $1, lease_until = NULL, last_error = $2 WHERE kind = $3 AND subject = $4 AND lease_until = $5")
+            .bind(ts(retry_at))
+            .bind(error)
+            .bind(job.kind.as_str())
+            .bind(&job.subject)
+            .bind(ts(job.lease_until))
+            .execute(&mut *tx.tx)
+            .await?;
+        tx.commit().await
+    }
+}
