@@ -16,3 +16,8 @@ pub mod server;
 pub mod store;
 pub mod tokens;
 pub mod wire;
+
+/// The README's Rust examples, compiled as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+pub struct ReadmeDoctests;

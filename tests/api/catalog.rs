@@ -15,7 +15,7 @@ async fn offerings_list_filter_and_page() {
     each_backend(|app| async move {
         app.demo_catalog(app.org).await;
         let client = app.bullfinch();
-        let all = client.product_offering_list(None, None, None, None, None, None, None).await.unwrap().into_inner();
+        let all = client.product_offering_list(None, None, None, None, None, None).await.unwrap().into_inner();
         assert_eq!(all.items.len(), 14, "every demo offering, archived one included");
         assert!(all.pagination.next_cursor.is_none());
         // every product type and every category is in the demo catalog
@@ -25,14 +25,14 @@ async fn offerings_list_filter_and_page() {
         assert_eq!(categories.len(), 10, "{categories:?}");
 
         let archived = client
-            .product_offering_list(None, None, None, None, None, Some(bullfinch::types::ProductOfferingListStatus::Archived), None)
+            .product_offering_list(None, None, None, None, None, Some(bullfinch::types::ProductOfferingListStatus::Archived))
             .await
             .unwrap()
             .into_inner();
         assert_eq!(archived.items.iter().map(|o| o.name.as_str()).collect::<Vec<_>>(), ["Mobile 5 GB (2025)"]);
 
         let addons = client
-            .product_offering_list(None, None, None, None, Some(bullfinch::types::ProductOfferingListProductType::SubscriptionAddon), None, None)
+            .product_offering_list(None, None, None, None, Some(bullfinch::types::ProductOfferingListProductType::SubscriptionAddon), None)
             .await
             .unwrap()
             .into_inner();
@@ -46,7 +46,6 @@ async fn offerings_list_filter_and_page() {
                 None,
                 None,
                 Some(bullfinch::types::ProductOfferingListStatus::Available),
-                None,
             )
             .await
             .unwrap()
@@ -54,9 +53,9 @@ async fn offerings_list_filter_and_page() {
         assert_eq!(cell.items.iter().map(|o| o.name.as_str()).collect::<Vec<_>>(), ["Mobile 10 GB", "Mobile Unlimited"]);
 
         let group = entity_id(app.org, "group", "mobile-addons").to_string();
-        let in_group = client.product_offering_list(None, None, Some(&group.parse().unwrap()), None, None, None, None).await.unwrap().into_inner();
+        let in_group = client.product_offering_list(None, None, Some(&group.parse().unwrap()), None, None, None).await.unwrap().into_inner();
         assert_eq!(in_group.items.iter().map(|o| o.name.as_str()).collect::<Vec<_>>(), ["Extra data 5 GB", "USA week pass"]);
-        let nowhere = client.product_offering_list(None, None, Some(&"not-a-group".parse().unwrap()), None, None, None, None).await.unwrap();
+        let nowhere = client.product_offering_list(None, None, Some(&"not-a-group".parse().unwrap()), None, None, None).await.unwrap();
         assert!(nowhere.into_inner().items.is_empty());
 
         // pages of 5 walk all 14 once
@@ -64,7 +63,7 @@ async fn offerings_list_filter_and_page() {
         let mut cursor: Option<String> = None;
         loop {
             let page = client
-                .product_offering_list(None, cursor.as_ref().map(|c| c.parse().unwrap()).as_ref(), None, std::num::NonZeroU32::new(5), None, None, None)
+                .product_offering_list(None, cursor.as_ref().map(|c| c.parse().unwrap()).as_ref(), None, std::num::NonZeroU32::new(5), None, None)
                 .await
                 .unwrap()
                 .into_inner();
@@ -77,7 +76,7 @@ async fn offerings_list_filter_and_page() {
         assert_eq!(seen, all.items.iter().map(|o| o.product_offering_id).collect::<Vec<_>>());
 
         // one offering, archived ones too; unknown and malformed ids are 404
-        let one = client.product_offering_view(&offering_id(&app, "mobile-5gb-2025").parse().unwrap(), None).await.unwrap().into_inner();
+        let one = client.product_offering_view(&offering_id(&app, "mobile-5gb-2025").parse().unwrap()).await.unwrap().into_inner();
         assert_eq!(one.status, bullfinch::types::ProductOfferingStatus::Archived);
         for missing in [uuid::Uuid::new_v4().to_string(), "not-a-uuid".to_string()] {
             app.call("GET", &format!("/product-offerings/{missing}"), None).await.assert_error(404, "product_offering_not_found");
@@ -106,7 +105,7 @@ async fn prices_on_each_revision() {
         }
 
         let auk_key = app.new_key(app.org, Some(AUK), false).await;
-        let auk = app.auk_with(&auk_key).product_offering_view(&id.parse().unwrap(), None).await.unwrap().into_inner();
+        let auk = app.auk_with(&auk_key).product_offering_view(&id.parse().unwrap()).await.unwrap().into_inner();
         assert_eq!(auk.price.net_price_minor, Some(29900));
         assert_eq!(auk.price.net_price, Some(299.0));
         assert_eq!(auk.price.currency_options.get("EUR"), Some(&27.0));
@@ -153,7 +152,7 @@ async fn a_customer_orders_from_its_catalog_or_the_default() {
         let client = app.bullfinch();
 
         // before any catalog exists, a customer has none
-        let none = client.customer_product_catalog_view(&consumer_id.parse().unwrap(), None).await.unwrap_err();
+        let none = client.customer_product_catalog_view(&consumer_id.parse().unwrap()).await.unwrap_err();
         assert_eq!(status_of(&none), 404);
         app.call("GET", &format!("/customers/{consumer_id}/product-catalog"), None).await.assert_error(404, "product_catalog_not_found");
 
@@ -161,14 +160,14 @@ async fn a_customer_orders_from_its_catalog_or_the_default() {
         app.import_catalog(app.org, switchboard::demo::CATALOG.split("\nassignments:").next().unwrap()).await;
         app.import_catalog(app.org, "assignments: [{customer: rid_acme, catalog: business}]").await;
 
-        let mine = client.customer_product_catalog_view(&"rid_acme".parse().unwrap(), None).await.unwrap().into_inner();
+        let mine = client.customer_product_catalog_view(&"rid_acme".parse().unwrap()).await.unwrap().into_inner();
         assert_eq!(mine.name.as_str(), "Business");
         assert_eq!(mine.customer_id.to_string(), business_id);
         assert_eq!(mine.items.len(), 13);
         assert!(mine.items.iter().any(|o| o.product.type_ == bullfinch::types::ProductType::License));
 
         // the default catalog, in its own order, without the archived offering
-        let default = client.customer_product_catalog_view(&consumer_id.parse().unwrap(), None).await.unwrap().into_inner();
+        let default = client.customer_product_catalog_view(&consumer_id.parse().unwrap()).await.unwrap().into_inner();
         assert_eq!(default.name.as_str(), "Consumer");
         assert_eq!(
             default.items.iter().map(|o| o.name.as_str()).collect::<Vec<_>>(),
@@ -185,7 +184,7 @@ async fn a_customer_orders_from_its_catalog_or_the_default() {
         );
         // the auk form carries major units
         let auk_key = app.new_key(app.org, Some(AUK), false).await;
-        let auk = app.auk_with(&auk_key).customer_product_catalog_view(&consumer_id.parse().unwrap(), None).await.unwrap().into_inner();
+        let auk = app.auk_with(&auk_key).customer_product_catalog_view(&consumer_id.parse().unwrap()).await.unwrap().into_inner();
         assert_eq!(auk.items[0].price.net_price, Some(299.0));
 
         // a user sees only the catalogs of customers assigned to them
@@ -193,8 +192,8 @@ async fn a_customer_orders_from_its_catalog_or_the_default() {
         assert_eq!(user.status, 201, "{:#}", user.body);
         let token = app.login("anna@acme.example", Some(&app.key)).await;
         let as_anna = app.bullfinch_as(&app.key, &token);
-        assert_eq!(as_anna.customer_product_catalog_view(&business_id.parse().unwrap(), None).await.unwrap().into_inner().name.as_str(), "Business");
-        let hidden = as_anna.customer_product_catalog_view(&consumer_id.parse().unwrap(), None).await.unwrap_err();
+        assert_eq!(as_anna.customer_product_catalog_view(&business_id.parse().unwrap()).await.unwrap().into_inner().name.as_str(), "Business");
+        let hidden = as_anna.customer_product_catalog_view(&consumer_id.parse().unwrap()).await.unwrap_err();
         assert_eq!(status_of(&hidden), 404);
         app
     })
@@ -250,7 +249,7 @@ assignments: [{customer: rid_nobody, catalog: nowhere}]
         let Err(import::ImportError::Invalid(problems)) = import::import(&app.store, app.org, parsed).await else { panic!("accepted") };
         let paths: Vec<&str> = problems.iter().map(|p| p.path.as_str()).collect();
         assert_eq!(paths, ["offerings[1].price.billingCycle", "assignments[0].catalog", "assignments[0].customer"]);
-        let none = app.bullfinch().product_offering_list(None, None, None, None, None, None, None).await.unwrap().into_inner();
+        let none = app.bullfinch().product_offering_list(None, None, None, None, None, None).await.unwrap().into_inner();
         assert!(none.items.is_empty(), "nothing of an invalid file is stored");
         app
     })

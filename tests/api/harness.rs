@@ -193,12 +193,12 @@ impl TestApp {
 
     /// A client acting as the user of `token`, with `key`.
     pub fn bullfinch_as(&self, key: &str, token: &str) -> bullfinch::Client {
-        bullfinch::Client::new_with_client(&self.base, Self::http_as(Some(key), Some(token)))
+        bullfinch::Client::builder(&self.base).api_key(key).bearer_token(token).build()
     }
 
     /// A client without credentials (for the open operations).
     pub fn bullfinch_open(&self) -> bullfinch::Client {
-        bullfinch::Client::new_with_client(&self.base, Self::http(None))
+        bullfinch::Client::builder(&self.base).build()
     }
 
     /// The code of the newest login mail to `email` in the outbox.
@@ -212,9 +212,12 @@ impl TestApp {
     /// Signs `email` in through the outbox (with `key` as the login's
     /// scope, when given): the access token.
     pub async fn login(&self, email: &str, key: Option<&str>) -> String {
-        let client = bullfinch::Client::new_with_client(&self.base, Self::http(key));
+        let client = match key {
+            Some(key) => bullfinch::Client::new(&self.base, key),
+            None => self.bullfinch_open(),
+        };
         let start = client
-            .auth_email_start(None, None, &bullfinch::types::EmailLoginStartRequest { email: email.parse().unwrap() })
+            .auth_email_start(None, &bullfinch::types::EmailLoginStartRequest { email: email.parse().unwrap() })
             .await
             .unwrap()
             .into_inner();
@@ -224,7 +227,7 @@ impl TestApp {
             nonce: start.nonce.parse().unwrap(),
             code: code.parse().unwrap(),
         };
-        client.auth_email_verify(None, None, &body).await.unwrap().into_inner().access_token
+        client.auth_email_verify(None, &body).await.unwrap().into_inner().access_token
     }
 
     pub fn bullfinch(&self) -> bullfinch::Client {
@@ -232,11 +235,11 @@ impl TestApp {
     }
 
     pub fn bullfinch_with(&self, key: &str) -> bullfinch::Client {
-        bullfinch::Client::new_with_client(&self.base, Self::http(Some(key)))
+        bullfinch::Client::new(&self.base, key)
     }
 
     pub fn auk_with(&self, key: &str) -> auk::Client {
-        auk::Client::new_with_client(&self.base, Self::http(Some(key)))
+        auk::Client::new(&self.base, key)
     }
 
     /// A raw request with this app's key (for inputs the typed clients refuse to build).

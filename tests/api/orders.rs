@@ -41,12 +41,12 @@ async fn from_catalog_to_submitted_order_for_every_line_item_kind() {
     each_backend(|app| async move {
         setup(&app).await;
         let client = app.bullfinch();
-        let catalog = client.customer_product_catalog_view(&"rid_acme".parse().unwrap(), None).await.unwrap().into_inner();
+        let catalog = client.customer_product_catalog_view(&"rid_acme".parse().unwrap()).await.unwrap().into_inner();
         assert!(catalog.items.iter().any(|o| o.product_offering_id.to_string() == offering(&app, "mobile-10gb")));
 
         // 1. a subscription, a license and an external product (bullfinch)
         let order = client
-            .order_create(None, None, &create_request(json!({
+            .order_create(None, &create_request(json!({
                 "customerId": "rid_acme", "referenceId": "web-1",
                 "lineItems": [
                     {"type": "SUBSCRIPTION", "productOfferingId": offering(&app, "mobile-10gb"), "bindingContract": true, "upfrontPayment": true,
@@ -62,7 +62,7 @@ async fn from_catalog_to_submitted_order_for_every_line_item_kind() {
         assert_eq!(order["status"], "DRAFT");
         assert!(order["expiresAt"].is_string());
         let id = order["orderId"].as_str().unwrap().to_string();
-        let submitted = json_of(&client.order_submit(&id.parse().unwrap(), None, None).await.unwrap().into_inner());
+        let submitted = json_of(&client.order_submit(&id.parse().unwrap(), None).await.unwrap().into_inner());
         assert_eq!(submitted["status"], "SUBMITTED");
         assert!(submitted.get("expiresAt").is_none());
         let lines = submitted["lineItems"].as_array().unwrap();
@@ -84,18 +84,18 @@ async fn from_catalog_to_submitted_order_for_every_line_item_kind() {
             ]
         }))
         .unwrap();
-        let second = auk.order_create(None, None, &req).await.unwrap().into_inner();
+        let second = auk.order_create(None, &req).await.unwrap().into_inner();
         let second_id = second.order_id.to_string();
-        let done = json_of(&auk.order_submit(&second_id.parse().unwrap(), None, None).await.unwrap().into_inner());
+        let done = json_of(&auk.order_submit(&second_id.parse().unwrap(), None).await.unwrap().into_inner());
         assert_eq!(done["status"], "SUBMITTED");
         assert_eq!(done["lineItems"][0]["subscriptionId"], subscription.as_str());
         assert!(done["lineItems"][0]["createdSubscriptionAddonId"].is_string());
         assert_eq!(app.store.order_results(second_id.parse().unwrap()).await.unwrap(), (0, 1, 1));
 
         // both orders are listed, newest last; filters by customer and status
-        let all = client.order_list(None, Some(&vec!["rid_acme".parse().unwrap()]), None, Some(&vec![bullfinch::types::OrderListStatusItem::Submitted]), None).await.unwrap().into_inner();
+        let all = client.order_list(None, Some(&vec!["rid_acme".parse().unwrap()]), None, Some(&vec![bullfinch::types::OrderListStatusItem::Submitted])).await.unwrap().into_inner();
         assert_eq!(all.items.iter().map(|o| o.order_id.to_string()).collect::<Vec<_>>(), [id.clone(), second_id.clone()]);
-        let drafts = client.order_list(None, None, None, Some(&vec![bullfinch::types::OrderListStatusItem::Draft]), None).await.unwrap().into_inner();
+        let drafts = client.order_list(None, None, None, Some(&vec![bullfinch::types::OrderListStatusItem::Draft])).await.unwrap().into_inner();
         assert!(drafts.items.is_empty());
 
         // the outbox holds every change's events
@@ -140,7 +140,7 @@ async fn pricing_of_a_worked_example_on_both_revisions() {
         setup(&app).await;
         let order = app
             .bullfinch()
-            .order_create(None, None, &create_request(json!({
+            .order_create(None, &create_request(json!({
                 "customerId": "rid_acme",
                 "lineItems": [
                     {"type": "SUBSCRIPTION", "productOfferingId": offering(&app, "mobile-10gb"), "bindingContract": true, "upfrontPayment": true,
@@ -174,15 +174,15 @@ async fn pricing_of_a_worked_example_on_both_revisions() {
         // auk: the same order with the major-unit twins; calculate-price too
         let auk_key = app.new_key(app.org, Some(AUK), false).await;
         let auk = app.auk_with(&auk_key);
-        let seen = json_of(&auk.order_view(&order.order_id.to_string().parse().unwrap(), None).await.unwrap().into_inner());
+        let seen = json_of(&auk.order_view(&order.order_id.to_string().parse().unwrap()).await.unwrap().into_inner());
         assert_eq!((seen["pricing"]["total"].as_f64(), seen["pricing"]["subtotal"].as_f64(), seen["pricing"]["taxAmount"].as_f64()), (Some(3207.5), Some(3706.0), Some(641.5)));
         assert_eq!(seen["pricing"]["recurringCosts"]["total"].as_f64(), Some(433.75));
         assert_eq!(seen["pricing"]["discounts"][0]["amount"].as_f64(), Some(300.0));
         let l = &seen["lineItems"][0]["pricing"];
         assert_eq!((l["recurringAmount"].as_f64(), l["initialInvoiceAmount"].as_f64(), l["totalDiscounts"].as_f64()), (Some(286.25), Some(3060.0), Some(1140.0)));
-        let calculated = json_of(&auk.order_calculate_price(&order.order_id.to_string().parse().unwrap(), None).await.unwrap().into_inner());
+        let calculated = json_of(&auk.order_calculate_price(&order.order_id.to_string().parse().unwrap()).await.unwrap().into_inner());
         assert_eq!(calculated, seen["pricing"]);
-        let listed = auk.order_list(None, None, None, None, None).await.unwrap().into_inner();
+        let listed = auk.order_list(None, None, None, None).await.unwrap().into_inner();
         assert_eq!(json_of(&listed.items[0].pricing), json!({"currency": "SEK", "totalMinor": 320750, "total": 3207.5}));
         // calculate-price is gone in bullfinch
         app.call("POST", &format!("/orders/{}/calculate-price", order.order_id), None).await.assert_error(404, "endpoint_removed");
@@ -193,7 +193,7 @@ async fn pricing_of_a_worked_example_on_both_revisions() {
              "subscription": {"simType": "ESIM", "msisdn": "+46701234567"}}
         ]}))
         .unwrap();
-        let changed = json_of(&app.bullfinch().order_update(&order.order_id.to_string().parse().unwrap(), None, &update).await.unwrap().into_inner());
+        let changed = json_of(&app.bullfinch().order_update(&order.order_id.to_string().parse().unwrap(), &update).await.unwrap().into_inner());
         // 299.00 - 100.00 - 50.00 = 149.00 + 37.25 VAT
         assert_eq!(changed["pricing"]["totalMinor"], 18625);
         let recorded = app.store.event_types(app.org).await.unwrap();
@@ -237,10 +237,10 @@ async fn refusals_name_each_failing_line_item() {
 
         // an add-on not among the subscription's options: a travel package
         // for a mobile subscription
-        let first = client.order_create(None, None, &create_request(json!({"customerId": customer, "lineItems": [sub("+46701234567")]}))).await.unwrap().into_inner();
+        let first = client.order_create(None, &create_request(json!({"customerId": customer, "lineItems": [sub("+46701234567")]}))).await.unwrap().into_inner();
         let first_id = first.order_id.to_string();
-        client.order_submit(&first_id.parse().unwrap(), None, None).await.unwrap();
-        let subscription = json_of(&client.order_view(&first_id.parse().unwrap(), None).await.unwrap().into_inner())["lineItems"][0]["createdSubscriptionId"].as_str().unwrap().to_string();
+        client.order_submit(&first_id.parse().unwrap(), None).await.unwrap();
+        let subscription = json_of(&client.order_view(&first_id.parse().unwrap()).await.unwrap().into_inner())["lineItems"][0]["createdSubscriptionId"].as_str().unwrap().to_string();
         let r = app.call("POST", "/orders", Some(json!({"customerId": customer, "lineItems": [
             {"type": "SUBSCRIPTION_ADDON", "productOfferingId": offering(&app, "travel-eu-5gb"), "subscriptionId": subscription},
             {"type": "SUBSCRIPTION_ADDON", "productOfferingId": offering(&app, "extra-data-5gb"), "subscriptionId": uuid::Uuid::new_v4().to_string()}
@@ -263,7 +263,7 @@ async fn refusals_name_each_failing_line_item() {
 
         // submission checks again: an offering archived after the order was
         // made, and a number another subscription already has
-        let order = client.order_create(None, None, &create_request(json!({"customerId": customer, "lineItems": [
+        let order = client.order_create(None, &create_request(json!({"customerId": customer, "lineItems": [
             sub("+46701234567"),
             {"type": "SUBSCRIPTION", "productOfferingId": offering(&app, "data-sim-20gb"), "subscription": {"simType": "PSIM", "msisdn": "+46701234568"}}
         ]}))).await.unwrap().into_inner();
@@ -279,15 +279,15 @@ async fn refusals_name_each_failing_line_item() {
             ("lineItems[0].subscription.msisdn".to_string(), "msisdn_in_use".to_string()),
             ("lineItems[1].productOfferingId".into(), "product_offering_archived".into()),
         ]);
-        let still = client.order_view(&order.order_id.to_string().parse().unwrap(), None).await.unwrap().into_inner();
+        let still = client.order_view(&order.order_id.to_string().parse().unwrap()).await.unwrap().into_inner();
         assert_eq!(json_of(&still)["status"], "DRAFT", "a refused submission changes nothing");
 
         // wrong states
-        let e = client.order_approve(&first_id.parse().unwrap(), None, None).await.unwrap_err();
+        let e = client.order_approve(&first_id.parse().unwrap(), None).await.unwrap_err();
         assert_eq!(status_of(&e), 409);
         app.call("POST", &format!("/orders/{first_id}/cancel"), None).await.assert_error(409, "order_state_conflict");
         app.call("PUT", &format!("/orders/{first_id}"), Some(json!({"referenceId": "late"}))).await.assert_error(409, "order_state_conflict");
-        let cancelled = client.order_cancel(&order.order_id.to_string().parse().unwrap(), None, None).await.unwrap().into_inner();
+        let cancelled = client.order_cancel(&order.order_id.to_string().parse().unwrap(), None).await.unwrap().into_inner();
         let cancelled = json_of(&cancelled);
         assert_eq!(cancelled["status"], "CANCELLED");
         assert!(cancelled["lineItems"].as_array().unwrap().iter().all(|l| l["status"] == "CANCELLED"));
@@ -307,17 +307,17 @@ async fn an_unsubmitted_order_expires_by_the_clock() {
             setup(&app).await;
             let client = app.bullfinch();
             let line = json!({"type": "EXTERNAL_PRODUCT", "productOfferingId": offering(&app, "device-management")});
-            let order = client.order_create(None, None, &create_request(json!({"customerId": "rid_acme", "lineItems": [line]}))).await.unwrap().into_inner();
+            let order = client.order_create(None, &create_request(json!({"customerId": "rid_acme", "lineItems": [line]}))).await.unwrap().into_inner();
             let id = order.order_id.to_string();
-            let approved = json_of(&client.order_approve(&id.parse().unwrap(), None, None).await.unwrap().into_inner());
+            let approved = json_of(&client.order_approve(&id.parse().unwrap(), None).await.unwrap().into_inner());
             assert_eq!(approved["status"], "APPROVED");
             let expires: chrono::DateTime<chrono::Utc> = approved["expiresAt"].as_str().unwrap().parse().unwrap();
             assert_eq!(expires - order.created_at, chrono::Duration::seconds(3600));
 
             app.clock.advance(chrono::Duration::seconds(3599));
-            assert_eq!(json_of(&client.order_view(&id.parse().unwrap(), None).await.unwrap().into_inner())["status"], "APPROVED");
+            assert_eq!(json_of(&client.order_view(&id.parse().unwrap()).await.unwrap().into_inner())["status"], "APPROVED");
             app.clock.advance(chrono::Duration::seconds(1));
-            let listed = client.order_list(None, None, None, None, None).await.unwrap().into_inner();
+            let listed = client.order_list(None, None, None, None).await.unwrap().into_inner();
             assert_eq!(json_of(&listed.items[0])["status"], "EXPIRED");
             app.call("POST", &format!("/orders/{id}/submit"), None).await.assert_error(409, "order_expired");
             app.call("POST", &format!("/orders/{id}/cancel"), None).await.assert_error(409, "order_expired");
@@ -339,9 +339,9 @@ async fn an_order_nobody_reads_expires_by_the_sweep() {
             setup(&app).await;
             let line = json!({"type": "EXTERNAL_PRODUCT", "productOfferingId": offering(&app, "device-management")});
             let request = create_request(json!({"customerId": "rid_acme", "lineItems": [line]}));
-            let old = app.bullfinch().order_create(None, None, &request).await.unwrap().into_inner();
+            let old = app.bullfinch().order_create(None, &request).await.unwrap().into_inner();
             app.clock.advance(chrono::Duration::seconds(1800));
-            let young = app.bullfinch().order_create(None, None, &request).await.unwrap().into_inner();
+            let young = app.bullfinch().order_create(None, &request).await.unwrap().into_inner();
             app.clock.advance(chrono::Duration::seconds(1800));
             // the server's own worker may have got there first (a slow
             // run): either way the order expires once, unread
@@ -352,7 +352,7 @@ async fn an_order_nobody_reads_expires_by_the_sweep() {
             assert_eq!(expired.len(), 1);
             assert_eq!(expired[0]["orderId"], old.order_id.to_string());
             assert_eq!(expired[0]["status"], "EXPIRED");
-            let young_now = app.bullfinch().order_view(&young.order_id.to_string().parse().unwrap(), None).await.unwrap().into_inner();
+            let young_now = app.bullfinch().order_view(&young.order_id.to_string().parse().unwrap()).await.unwrap().into_inner();
             assert_eq!(json_of(&young_now)["status"], "DRAFT");
             app
         },
@@ -371,14 +371,14 @@ async fn a_members_order_needs_approval() {
         let member = app.bullfinch_as(&app.key, &app.login("mo@acme.example", Some(&app.key)).await);
         let manager = app.bullfinch_as(&app.key, &app.login("ma@acme.example", Some(&app.key)).await);
         let line = json!({"type": "EXTERNAL_PRODUCT", "productOfferingId": offering(&app, "device-management")});
-        let order = member.order_create(None, None, &create_request(json!({"customerId": customer, "lineItems": [line]}))).await.unwrap().into_inner();
+        let order = member.order_create(None, &create_request(json!({"customerId": customer, "lineItems": [line]}))).await.unwrap().into_inner();
         let id: bullfinch::types::OrderSubmitOrderId = order.order_id.to_string().parse().unwrap();
-        let e = member.order_submit(&id, None, None).await.unwrap_err();
+        let e = member.order_submit(&id, None).await.unwrap_err();
         assert_eq!(status_of(&e), 409);
-        let e = member.order_approve(&order.order_id.to_string().parse().unwrap(), None, None).await.unwrap_err();
+        let e = member.order_approve(&order.order_id.to_string().parse().unwrap(), None).await.unwrap_err();
         assert_eq!(status_of(&e), 403, "a MEMBER cannot approve");
-        manager.order_approve(&order.order_id.to_string().parse().unwrap(), None, None).await.unwrap();
-        let done = member.order_submit(&id, None, None).await.unwrap().into_inner();
+        manager.order_approve(&order.order_id.to_string().parse().unwrap(), None).await.unwrap();
+        let done = member.order_submit(&id, None).await.unwrap().into_inner();
         assert_eq!(json_of(&done)["status"], "SUBMITTED");
         app
     })

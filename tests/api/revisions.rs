@@ -1,8 +1,10 @@
 //! Revision selection: header beats pin, pin never moves by itself, no key
-//! means the oldest supported, retired revisions fall forward.
+//! means the oldest supported, retired revisions fall forward; each client
+//! sends its own revision and reads enum values it does not know.
 
 use crate::harness::*;
 use chrono::Duration;
+use serde_json::json;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn header_beats_pin_and_pins_are_kept() {
@@ -57,19 +59,68 @@ async fn a_retired_revision_resolves_to_the_oldest_supported() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn documents_are_published() {
     each_backend(|app| async move {
-        let client = bullfinch::Client::new_with_client(&app.base, TestApp::http(None));
-        let current = client.openapi_view(None).await.unwrap().into_inner();
+        let client = app.bullfinch_open();
+        let current = client.openapi_view().await.unwrap().into_inner();
         assert_eq!(serde_json::to_value(&current).unwrap()["info"]["version"], BULLFINCH);
         for rev in [AUK, BULLFINCH] {
             let name = format!("{rev}.json").parse().unwrap();
-            let doc = client.openapi_revision_view(&name, None).await.unwrap().into_inner();
+            let doc = client.openapi_revision_view(&name).await.unwrap().into_inner();
             let on_disk: serde_json::Value =
                 serde_json::from_str(&std::fs::read_to_string(format!("{}/spec/{rev}.json", env!("CARGO_MANIFEST_DIR"))).unwrap()).unwrap();
             assert_eq!(serde_json::to_value(&doc).unwrap(), on_disk);
         }
         app.call_as(None, "GET", "/openapi/2026-09-01.json", None, &[]).await.assert_error(404, "not_found");
-        let typed = bullfinch::Client::new_with_client(&app.base, TestApp::http(None)).health_view(None).await.unwrap();
-        assert_eq!(typed.headers()["api-revision"], AUK);
+        app
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_client_sends_its_own_revision() {
+    each_backend(|app| async move {
+        // without a key the oldest supported revision would answer, unless
+        // the request names one: each client names its own
+        let answered = |r: &bullfinch::ResponseValue<bullfinch::types::Health>| r.headers()["api-revision"].to_str().unwrap().to_string();
+        assert_eq!(answered(&app.bullfinch_open().health_view().await.unwrap()), BULLFINCH);
+        let auk = auk::Client::builder(&app.base).build().health_view().await.unwrap();
+        assert_eq!(auk.headers()["api-revision"], AUK);
+        // even against the key's pin
+        let auk_key = app.new_key(app.org, Some(AUK), false).await;
+        let seen = app.bullfinch_with(&auk_key).customer_list(None, None, None, None).await.unwrap();
+        assert_eq!(seen.headers()["api-revision"], BULLFINCH);
+        // another revision when asked for one, also one the server does not know
+        let older = bullfinch::Client::builder(&app.base).revision(AUK).build();
+        assert_eq!(answered(&older.health_view().await.unwrap()), AUK);
+        let unknown = bullfinch::Client::builder(&app.base).revision("latest").build().health_view().await.unwrap_err();
+        assert_eq!(status_of(&unknown), 400);
+        match unknown {
+            bullfinch::Error::ErrorResponse(body) => assert_eq!(body.internal_code.as_deref(), Some("unknown_api_revision")),
+            other => panic!("{other:?}"),
+        }
+        app
+    })
+    .await;
+}
+
+/// SERVICE.md convention 6: an answer may carry an enum value added after
+/// the client was generated; both clients read it as `Unknown`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clients_read_enum_values_they_do_not_know() {
+    each_backend(|app| async move {
+        let created = app.call("POST", "/customers", Some(json!({"customerType": "BUSINESS", "name": "Acme AB", "contact": {}}))).await;
+        let path = format!("/customers/{}", created.body["customerId"].as_str().unwrap());
+        let mut answer = app.call("GET", &path, None).await.body;
+        answer["customerType"] = json!("GOVERNMENT");
+        let read: bullfinch::types::Customer = serde_json::from_value(answer).unwrap();
+        assert_eq!(read.customer_type, bullfinch::types::CustomerType::Unknown);
+        assert_eq!(read.name, "Acme AB");
+
+        let mut answer = app.call_as(Some(&app.key), "GET", &path, None, &[("api-revision", AUK)]).await.body;
+        answer["customerType"] = json!("GOVERNMENT");
+        let read: auk::types::Customer = serde_json::from_value(answer).unwrap();
+        assert_eq!(read.customer_type, auk::types::CustomerType::Unknown);
+        // known values still read as themselves
+        assert_eq!(serde_json::from_value::<auk::types::CustomerType>(json!("BUSINESS")).unwrap(), auk::types::CustomerType::Business);
         app
     })
     .await;

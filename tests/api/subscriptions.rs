@@ -50,8 +50,8 @@ async fn submitted_orders_are_readable_as_subscriptions_add_ons_and_licenses() {
 
         // a subscription, by id and by rid_: as the SIM card left it, and
         // exactly what its last event told
-        let by_ref = client.subscription_view(&"rid_sub-1".parse().unwrap(), None).await.unwrap().into_inner();
-        let by_id = client.subscription_view(&mobile.parse().unwrap(), None).await.unwrap().into_inner();
+        let by_ref = client.subscription_view(&"rid_sub-1".parse().unwrap()).await.unwrap().into_inner();
+        let by_id = client.subscription_view(&mobile.parse().unwrap()).await.unwrap().into_inner();
         assert_eq!(by_ref, by_id);
         let s = json_of(&by_id);
         assert_eq!(s, last_event(&app, "subscription.updated").await);
@@ -65,67 +65,67 @@ async fn submitted_orders_are_readable_as_subscriptions_add_ons_and_licenses() {
         assert_eq!(s["productOffering"]["price"]["netPriceMinor"], 29900);
         assert!(s["productOffering"]["price"].get("netPrice").is_none(), "bullfinch has no major-unit price");
         assert!(s["createdAt"].is_string() && s["orderId"].is_string());
-        let d = json_of(&client.subscription_view(&data.parse().unwrap(), None).await.unwrap().into_inner());
+        let d = json_of(&client.subscription_view(&data.parse().unwrap()).await.unwrap().into_inner());
         assert_eq!((&d["type"], &d["display"], &d["simType"]), (&json!("DATA"), &json!("Sensor hub"), &json!("PSIM")));
         assert!(d.get("referenceId").is_none());
 
         // auk names the same offering with its major-unit price
         let auk_key = app.new_key(app.org, Some(AUK), false).await;
         let auk = app.auk_with(&auk_key);
-        let a = json_of(&auk.subscription_view(&mobile.parse().unwrap(), None).await.unwrap().into_inner());
+        let a = json_of(&auk.subscription_view(&mobile.parse().unwrap()).await.unwrap().into_inner());
         assert_eq!(a["productOffering"]["price"]["netPrice"], 299.0);
         assert_eq!(a["productOffering"]["price"]["boundMonths"], 24);
         assert_eq!(a["display"], s["display"]);
 
         // lists: oldest first, filters combine, pages follow the cursor
         type Status = bullfinch::types::SubscriptionListStatusItem;
-        let all = client.subscription_list(None, None, None, None, None, None, None).await.unwrap().into_inner();
+        let all = client.subscription_list(None, None, None, None, None, None).await.unwrap().into_inner();
         assert_eq!(all.items.iter().map(|s| s.subscription_id.to_string()).collect::<Vec<_>>(), [mobile.clone(), data.clone()]);
-        let pending = client.subscription_list(None, Some(&vec!["rid_acme".parse().unwrap()]), None, None, Some(&vec![Status::Pending]), None, None).await.unwrap();
+        let pending = client.subscription_list(None, Some(&vec!["rid_acme".parse().unwrap()]), None, None, Some(&vec![Status::Pending]), None).await.unwrap();
         assert_eq!(pending.items.len(), 2);
-        let active = client.subscription_list(None, None, None, None, Some(&vec![Status::Activated, Status::Paused]), None, None).await.unwrap();
+        let active = client.subscription_list(None, None, None, None, Some(&vec![Status::Activated, Status::Paused]), None).await.unwrap();
         assert!(active.items.is_empty());
-        let datas = client.subscription_list(None, None, None, None, None, Some(&vec!["DATA".parse().unwrap()]), None).await.unwrap();
+        let datas = client.subscription_list(None, None, None, None, None, Some(&vec!["DATA".parse().unwrap()])).await.unwrap();
         assert_eq!(datas.items.iter().map(|s| s.subscription_id.to_string()).collect::<Vec<_>>(), [data.clone()]);
-        let number = client.subscription_list(None, None, None, Some(&"+46701234567".parse().unwrap()), None, None, None).await.unwrap();
+        let number = client.subscription_list(None, None, None, Some(&"+46701234567".parse().unwrap()), None, None).await.unwrap();
         assert_eq!(number.items.iter().map(|s| s.subscription_id.to_string()).collect::<Vec<_>>(), [mobile.clone()]);
-        let page1 = client.subscription_list(None, None, std::num::NonZeroU32::new(1), None, None, None, None).await.unwrap().into_inner();
+        let page1 = client.subscription_list(None, None, std::num::NonZeroU32::new(1), None, None, None).await.unwrap().into_inner();
         assert_eq!(page1.items[0].subscription_id.to_string(), mobile);
         let cursor = page1.pagination.next_cursor.expect("a second page");
-        let page2 = client.subscription_list(Some(&cursor.parse().unwrap()), None, std::num::NonZeroU32::new(1), None, None, None, None).await.unwrap().into_inner();
+        let page2 = client.subscription_list(Some(&cursor.parse().unwrap()), None, std::num::NonZeroU32::new(1), None, None, None).await.unwrap().into_inner();
         assert_eq!(page2.items[0].subscription_id.to_string(), data);
         assert_eq!(page2.pagination.next_cursor, None);
-        let auk_list = auk.subscription_list(None, None, None, None, None, None, None).await.unwrap().into_inner();
+        let auk_list = auk.subscription_list(None, None, None, None, None, None).await.unwrap().into_inner();
         assert_eq!(json_of(&auk_list.items[0]), a);
 
         // add-ons of a subscription (none on the data SIM)
-        let addons = client.subscription_addon_list(&"rid_sub-1".parse().unwrap(), None).await.unwrap().into_inner();
+        let addons = client.subscription_addon_list(&"rid_sub-1".parse().unwrap()).await.unwrap().into_inner();
         let x = json_of(&addons.items);
         assert_eq!(x.as_array().unwrap().len(), 1);
         assert_eq!((&x[0]["subscriptionAddonId"], &x[0]["subscriptionId"], &x[0]["status"]), (&json!(addon), &json!(mobile), &json!("PENDING")));
         assert_eq!(x[0]["productOffering"]["productOfferingId"], offering(&app, "extra-data-5gb"));
         assert_eq!(x[0]["group"]["category"], "PRODUCT_CATEGORY_SUBSCRIPTION_CELL");
-        let auk_addons = json_of(&auk.subscription_addon_list(&mobile.parse().unwrap(), None).await.unwrap().into_inner());
+        let auk_addons = json_of(&auk.subscription_addon_list(&mobile.parse().unwrap()).await.unwrap().into_inner());
         assert!(auk_addons["items"][0]["productOffering"]["price"]["netPrice"].is_number());
-        assert!(client.subscription_addon_list(&data.parse().unwrap(), None).await.unwrap().items.is_empty());
+        assert!(client.subscription_addon_list(&data.parse().unwrap()).await.unwrap().items.is_empty());
 
         // licenses: the unassigned one equals its license.created event
-        let l = json_of(&client.license_view(&user_license.parse().unwrap(), None).await.unwrap().into_inner());
+        let l = json_of(&client.license_view(&user_license.parse().unwrap()).await.unwrap().into_inner());
         assert_eq!(l, created);
         assert_eq!((&l["status"], &l["type"], &l["activatedAt"]), (&json!("PENDING"), &json!("PBX_USER_LEVEL"), &Value::Null));
         assert!(l.get("assignedTo").is_none());
-        let q = json_of(&client.license_view(&queue_license.parse().unwrap(), None).await.unwrap().into_inner());
+        let q = json_of(&client.license_view(&queue_license.parse().unwrap()).await.unwrap().into_inner());
         assert_eq!(q["assignedTo"], json!({"type": "SUBSCRIPTION", "subscriptionId": mobile, "subscriptionDisplay": "+46 70 123 45 67"}));
-        let licenses = client.license_list(None, None, None, None, None, None).await.unwrap().into_inner();
+        let licenses = client.license_list(None, None, None, None, None).await.unwrap().into_inner();
         assert_eq!(licenses.items.iter().map(|l| l.license_id.to_string()).collect::<Vec<_>>(), [user_license.clone(), queue_license.clone()]);
-        let assigned = client.license_list(None, None, None, None, Some(&vec!["rid_sub-1".parse().unwrap()]), None).await.unwrap().into_inner();
+        let assigned = client.license_list(None, None, None, None, Some(&vec!["rid_sub-1".parse().unwrap()])).await.unwrap().into_inner();
         assert_eq!(assigned.items.iter().map(|l| l.license_id.to_string()).collect::<Vec<_>>(), [queue_license.clone()]);
         type LicenseStatus = bullfinch::types::LicenseListStatusItem;
-        let active = client.license_list(None, None, None, Some(&vec![LicenseStatus::Active]), None, None).await.unwrap();
+        let active = client.license_list(None, None, None, Some(&vec![LicenseStatus::Active]), None).await.unwrap();
         assert!(active.items.is_empty());
-        let auk_license = json_of(&auk.license_view(&queue_license.parse().unwrap(), None).await.unwrap().into_inner());
+        let auk_license = json_of(&auk.license_view(&queue_license.parse().unwrap()).await.unwrap().into_inner());
         assert!(auk_license["productOffering"]["price"]["netPrice"].is_number());
-        assert_eq!(json_of(&auk.license_list(None, None, None, None, None, None).await.unwrap().into_inner().items[1]), auk_license);
+        assert_eq!(json_of(&auk.license_list(None, None, None, None, None).await.unwrap().into_inner().items[1]), auk_license);
         app
     })
     .await;
@@ -162,11 +162,11 @@ async fn missing_foreign_and_unseen_subscriptions_and_licenses_are_404() {
         // another organisation's key sees none of it
         let (_, their_key) = app.other_org().await;
         let theirs = app.bullfinch_with(&their_key);
-        assert_eq!(status_of(&theirs.subscription_view(&subscription.parse().unwrap(), None).await.unwrap_err()), 404);
-        assert_eq!(status_of(&theirs.subscription_view(&"rid_sub-1".parse().unwrap(), None).await.unwrap_err()), 404);
-        assert_eq!(status_of(&theirs.license_view(&license.parse().unwrap(), None).await.unwrap_err()), 404);
-        assert!(theirs.subscription_list(None, None, None, None, None, None, None).await.unwrap().items.is_empty());
-        assert!(theirs.license_list(None, None, None, None, None, None).await.unwrap().items.is_empty());
+        assert_eq!(status_of(&theirs.subscription_view(&subscription.parse().unwrap()).await.unwrap_err()), 404);
+        assert_eq!(status_of(&theirs.subscription_view(&"rid_sub-1".parse().unwrap()).await.unwrap_err()), 404);
+        assert_eq!(status_of(&theirs.license_view(&license.parse().unwrap()).await.unwrap_err()), 404);
+        assert!(theirs.subscription_list(None, None, None, None, None, None).await.unwrap().items.is_empty());
+        assert!(theirs.license_list(None, None, None, None, None).await.unwrap().items.is_empty());
 
         // a user of another customer of ours sees none of Acme's; Acme's
         // own user sees them
@@ -176,15 +176,15 @@ async fn missing_foreign_and_unseen_subscriptions_and_licenses_are_404() {
             assert_eq!(r.status, 201, "{:#}", r.body);
         }
         let gus = app.bullfinch_as(&app.key, &app.login("gus@globex.example", Some(&app.key)).await);
-        assert_eq!(status_of(&gus.subscription_view(&subscription.parse().unwrap(), None).await.unwrap_err()), 404);
-        assert_eq!(status_of(&gus.subscription_addon_list(&subscription.parse().unwrap(), None).await.unwrap_err()), 404);
-        assert_eq!(status_of(&gus.license_view(&license.parse().unwrap(), None).await.unwrap_err()), 404);
-        assert!(gus.subscription_list(None, None, None, None, None, None, None).await.unwrap().items.is_empty());
-        assert!(gus.license_list(None, None, None, None, None, None).await.unwrap().items.is_empty());
+        assert_eq!(status_of(&gus.subscription_view(&subscription.parse().unwrap()).await.unwrap_err()), 404);
+        assert_eq!(status_of(&gus.subscription_addon_list(&subscription.parse().unwrap()).await.unwrap_err()), 404);
+        assert_eq!(status_of(&gus.license_view(&license.parse().unwrap()).await.unwrap_err()), 404);
+        assert!(gus.subscription_list(None, None, None, None, None, None).await.unwrap().items.is_empty());
+        assert!(gus.license_list(None, None, None, None, None).await.unwrap().items.is_empty());
         let ada = app.bullfinch_as(&app.key, &app.login("ada@acme.example", Some(&app.key)).await);
-        assert_eq!(ada.subscription_list(None, None, None, None, None, None, None).await.unwrap().items.len(), 1);
-        assert_eq!(ada.license_list(None, None, None, None, None, None).await.unwrap().items.len(), 1);
-        assert_eq!(ada.subscription_view(&"rid_sub-1".parse().unwrap(), None).await.unwrap().subscription_id.to_string(), subscription);
+        assert_eq!(ada.subscription_list(None, None, None, None, None, None).await.unwrap().items.len(), 1);
+        assert_eq!(ada.license_list(None, None, None, None, None).await.unwrap().items.len(), 1);
+        assert_eq!(ada.subscription_view(&"rid_sub-1".parse().unwrap()).await.unwrap().subscription_id.to_string(), subscription);
         app
     })
     .await;

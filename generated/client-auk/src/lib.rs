@@ -2,9 +2,132 @@
 //! Rust client for the Switchboard API, revision 2026-08-21.auk.
 #![allow(clippy::all, unused_imports, irrefutable_let_patterns)]
 
-/// The revision this client speaks.
+/// The revision this client speaks, sent as `Api-Revision` on every request.
 pub const API_REVISION: &str = "2026-08-21.auk";
-
+/// What a [`Client`] sends on every request (progenitor's inner type).
+#[derive(Clone)]
+pub struct Credentials {
+    /// Sent as `Api-Revision`: [`API_REVISION`] unless the builder chose another.
+    pub revision: String,
+    /// Sent as `X-Api-Key`, unless the operation's own `x_api_key` argument gives one.
+    pub api_key: Option<String>,
+    /// A user's access token (`auth_email_verify`), sent as `Authorization: Bearer`.
+    pub bearer_token: Option<String>,
+}
+impl Default for Credentials {
+    fn default() -> Self {
+        Credentials {
+            revision: API_REVISION.to_string(),
+            api_key: None,
+            bearer_token: None,
+        }
+    }
+}
+impl ::std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+        f.debug_struct("Credentials")
+            .field("revision", &self.revision)
+            .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
+            .field("bearer_token", &self.bearer_token.as_ref().map(|_| "<redacted>"))
+            .finish()
+    }
+}
+/// Progenitor's pre hook, run on every request before it is sent:
+/// the credentials' headers instead of progenitor's `api-version`
+/// (which the server ignores). A value that cannot be a header fails
+/// the call with `Error::Custom`.
+async fn set_headers(
+    c: &Credentials,
+    request: &mut reqwest::Request,
+) -> Result<(), String> {
+    fn value(
+        name: &str,
+        text: &str,
+        sensitive: bool,
+    ) -> Result<reqwest::header::HeaderValue, String> {
+        let mut v = reqwest::header::HeaderValue::from_str(text)
+            .map_err(|_| format!("{name}: not a valid header value"))?;
+        v.set_sensitive(sensitive);
+        Ok(v)
+    }
+    let headers = request.headers_mut();
+    headers.remove("api-version");
+    headers.insert("api-revision", value("Api-Revision", &c.revision, false)?);
+    if let Some(key) = &c.api_key {
+        if !headers.contains_key("x-api-key") {
+            headers.insert("x-api-key", value("X-Api-Key", key, true)?);
+        }
+    }
+    if let Some(token) = &c.bearer_token {
+        headers
+            .insert(
+                reqwest::header::AUTHORIZATION,
+                value("Authorization", &format!("Bearer {token}"), true)?,
+            );
+    }
+    Ok(())
+}
+impl Client {
+    /// A client sending `api_key` and [`API_REVISION`] on every request.
+    /// `baseurl` includes the `/api/v2` stem, e.g. `https://switchboard.example/api/v2`.
+    pub fn new(baseurl: &str, api_key: impl Into<String>) -> Self {
+        Self::builder(baseurl).api_key(api_key).build()
+    }
+    /// A client with no key (for the open login and health
+    /// operations), a user's bearer token, another revision or an own
+    /// `reqwest::Client`: `Client::builder(url).api_key(key).build()`.
+    pub fn builder(baseurl: &str) -> ClientBuilder {
+        ClientBuilder {
+            baseurl: baseurl.to_string(),
+            credentials: Credentials::default(),
+            client: None,
+        }
+    }
+}
+/// Builds a [`Client`]; see [`Client::builder`].
+#[derive(Debug)]
+pub struct ClientBuilder {
+    baseurl: String,
+    credentials: Credentials,
+    client: Option<reqwest::Client>,
+}
+impl ClientBuilder {
+    /// Sends `api_key` as `X-Api-Key`.
+    pub fn api_key(mut self, api_key: impl Into<String>) -> Self {
+        self.credentials.api_key = Some(api_key.into());
+        self
+    }
+    /// Acts as the user whose access token this is (sent with the API key).
+    pub fn bearer_token(mut self, token: impl Into<String>) -> Self {
+        self.credentials.bearer_token = Some(token.into());
+        self
+    }
+    /// Sends another revision than [`API_REVISION`]; answers then
+    /// have that revision's shape, which this client's types may not read.
+    pub fn revision(mut self, revision: impl Into<String>) -> Self {
+        self.credentials.revision = revision.into();
+        self
+    }
+    /// Sends through `client` instead of a new one with 15-second timeouts.
+    pub fn reqwest_client(mut self, client: reqwest::Client) -> Self {
+        self.client = Some(client);
+        self
+    }
+    /// The client; without [`reqwest_client`](Self::reqwest_client), with a new `reqwest::Client`.
+    pub fn build(self) -> Client {
+        let client = self
+            .client
+            .unwrap_or_else(|| {
+                let timeout = ::std::time::Duration::from_secs(15);
+                reqwest::Client::builder()
+                    .connect_timeout(timeout)
+                    .timeout(timeout)
+                    .build()
+                    .expect("a reqwest client")
+            });
+        Client::new_with_client(&self.baseurl, client, self.credentials)
+    }
+}
 #[allow(unused_imports)]
 pub use progenitor_client::{ByteStream, ClientInfo, Error, ResponseValue};
 #[allow(unused_imports)]
@@ -46,11 +169,18 @@ pub mod types {
     )]
     pub enum AccessTokenTokenType {
         Bearer,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
     }
     impl ::std::fmt::Display for AccessTokenTokenType {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
                 Self::Bearer => f.write_str("Bearer"),
+                Self::Unknown => f.write_str("Unknown"),
             }
         }
     }
@@ -99,12 +229,19 @@ pub mod types {
         Instant,
         #[serde(rename = "FIRST_USE")]
         FirstUse,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
     }
     impl ::std::fmt::Display for ActivationType {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
                 Self::Instant => f.write_str("INSTANT"),
                 Self::FirstUse => f.write_str("FIRST_USE"),
+                Self::Unknown => f.write_str("Unknown"),
             }
         }
     }
@@ -745,6 +882,12 @@ pub mod types {
         EmailInvoice,
         #[serde(rename = "PAPER_INVOICE")]
         PaperInvoice,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
     }
     impl ::std::fmt::Display for BillingMethod {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -752,6 +895,7 @@ pub mod types {
                 Self::EInvoice => f.write_str("E_INVOICE"),
                 Self::EmailInvoice => f.write_str("EMAIL_INVOICE"),
                 Self::PaperInvoice => f.write_str("PAPER_INVOICE"),
+                Self::Unknown => f.write_str("Unknown"),
             }
         }
     }
@@ -800,11 +944,18 @@ pub mod types {
     pub enum BillingPeriod {
         #[serde(rename = "MONTHLY")]
         Monthly,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
     }
     impl ::std::fmt::Display for BillingPeriod {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
                 Self::Monthly => f.write_str("MONTHLY"),
+                Self::Unknown => f.write_str("Unknown"),
             }
         }
     }
@@ -2257,12 +2408,19 @@ pub mod types {
         Consumer,
         #[serde(rename = "BUSINESS")]
         Business,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
     }
     impl ::std::fmt::Display for CustomerListCustomerType {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
                 Self::Consumer => f.write_str("CONSUMER"),
                 Self::Business => f.write_str("BUSINESS"),
+                Self::Unknown => f.write_str("Unknown"),
             }
         }
     }
@@ -2548,6 +2706,12 @@ pub mod types {
         Manager,
         #[serde(rename = "ADMIN")]
         Admin,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
     }
     impl ::std::fmt::Display for CustomerRole {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -2555,6 +2719,7 @@ pub mod types {
                 Self::Member => f.write_str("MEMBER"),
                 Self::Manager => f.write_str("MANAGER"),
                 Self::Admin => f.write_str("ADMIN"),
+                Self::Unknown => f.write_str("Unknown"),
             }
         }
     }
@@ -2614,12 +2779,19 @@ pub mod types {
         Consumer,
         #[serde(rename = "BUSINESS")]
         Business,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
     }
     impl ::std::fmt::Display for CustomerType {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
                 Self::Consumer => f.write_str("CONSUMER"),
                 Self::Business => f.write_str("BUSINESS"),
+                Self::Unknown => f.write_str("Unknown"),
             }
         }
     }
@@ -2869,6 +3041,12 @@ pub mod types {
         BindingContract,
         #[serde(rename = "UPFRONT_PAYMENT")]
         UpfrontPayment,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
     }
     impl ::std::fmt::Display for DiscountSource {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -2876,6 +3054,7 @@ pub mod types {
                 Self::Standard => f.write_str("STANDARD"),
                 Self::BindingContract => f.write_str("BINDING_CONTRACT"),
                 Self::UpfrontPayment => f.write_str("UPFRONT_PAYMENT"),
+                Self::Unknown => f.write_str("Unknown"),
             }
         }
     }
@@ -2932,11 +3111,18 @@ pub mod types {
     pub enum DurationUnit {
         #[serde(rename = "MONTHS")]
         Months,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
     }
     impl ::std::fmt::Display for DurationUnit {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
                 Self::Months => f.write_str("MONTHS"),
+                Self::Unknown => f.write_str("Unknown"),
             }
         }
     }
@@ -3307,11 +3493,18 @@ pub mod types {
     pub enum HealthStatus {
         #[serde(rename = "ok")]
         Ok,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
     }
     impl ::std::fmt::Display for HealthStatus {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
                 Self::Ok => f.write_str("ok"),
+                Self::Unknown => f.write_str("Unknown"),
             }
         }
     }
@@ -3477,11 +3670,18 @@ pub mod types {
     pub enum LicenseAssignmentType {
         #[serde(rename = "SUBSCRIPTION")]
         Subscription,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
     }
     impl ::std::fmt::Display for LicenseAssignmentType {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
                 Self::Subscription => f.write_str("SUBSCRIPTION"),
+                Self::Unknown => f.write_str("Unknown"),
             }
         }
     }
@@ -3706,6 +3906,12 @@ pub mod types {
         Cancelled,
         #[serde(rename = "BLOCKED")]
         Blocked,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
     }
     impl ::std::fmt::Display for LicenseListStatusItem {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -3715,6 +3921,7 @@ pub mod types {
                 Self::Paused => f.write_str("PAUSED"),
                 Self::Cancelled => f.write_str("CANCELLED"),
                 Self::Blocked => f.write_str("BLOCKED"),
+                Self::Unknown => f.write_str("Unknown"),
             }
         }
     }
@@ -3828,6 +4035,12 @@ pub mod types {
         Cancelled,
         #[serde(rename = "BLOCKED")]
         Blocked,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
     }
     impl ::std::fmt::Display for LicenseStatus {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -3837,6 +4050,7 @@ pub mod types {
                 Self::Paused => f.write_str("PAUSED"),
                 Self::Cancelled => f.write_str("CANCELLED"),
                 Self::Blocked => f.write_str("BLOCKED"),
+                Self::Unknown => f.write_str("Unknown"),
             }
         }
     }
@@ -5122,6 +5336,12 @@ pub mod types {
         Submitted,
         #[serde(rename = "CANCELLED")]
         Cancelled,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
     }
     impl ::std::fmt::Display for OrderLineItemStatus {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -5129,6 +5349,7 @@ pub mod types {
                 Self::Pending => f.write_str("PENDING"),
                 Self::Submitted => f.write_str("SUBMITTED"),
                 Self::Cancelled => f.write_str("CANCELLED"),
+                Self::Unknown => f.write_str("Unknown"),
             }
         }
     }
@@ -5422,6 +5643,12 @@ pub mod types {
         Cancelled,
         #[serde(rename = "EXPIRED")]
         Expired,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
     }
     impl ::std::fmt::Display for OrderListStatusItem {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -5431,6 +5658,7 @@ pub mod types {
                 Self::Submitted => f.write_str("SUBMITTED"),
                 Self::Cancelled => f.write_str("CANCELLED"),
                 Self::Expired => f.write_str("EXPIRED"),
+                Self::Unknown => f.write_str("Unknown"),
             }
         }
     }
@@ -5638,6 +5866,12 @@ pub mod types {
         Cancelled,
         #[serde(rename = "EXPIRED")]
         Expired,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
     }
     impl ::std::fmt::Display for OrderStatus {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -5647,6 +5881,7 @@ pub mod types {
                 Self::Submitted => f.write_str("SUBMITTED"),
                 Self::Cancelled => f.write_str("CANCELLED"),
                 Self::Expired => f.write_str("EXPIRED"),
+                Self::Unknown => f.write_str("Unknown"),
             }
         }
     }
@@ -6084,12 +6319,19 @@ pub mod types {
         OneTime,
         #[serde(rename = "RECURRING")]
         Recurring,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
     }
     impl ::std::fmt::Display for PriceType {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
                 Self::OneTime => f.write_str("ONE_TIME"),
                 Self::Recurring => f.write_str("RECURRING"),
+                Self::Unknown => f.write_str("Unknown"),
             }
         }
     }
@@ -6306,6 +6548,12 @@ pub mod types {
         ProductCategoryExternalProductAddon,
         #[serde(rename = "PRODUCT_CATEGORY_SIM_CARD")]
         ProductCategorySimCard,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
     }
     impl ::std::fmt::Display for ProductCategory {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -6339,6 +6587,7 @@ pub mod types {
                     f.write_str("PRODUCT_CATEGORY_EXTERNAL_PRODUCT_ADDON")
                 }
                 Self::ProductCategorySimCard => f.write_str("PRODUCT_CATEGORY_SIM_CARD"),
+                Self::Unknown => f.write_str("Unknown"),
             }
         }
     }
@@ -7038,6 +7287,12 @@ pub mod types {
         ProductCategoryExternalProductAddon,
         #[serde(rename = "PRODUCT_CATEGORY_SIM_CARD")]
         ProductCategorySimCard,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
     }
     impl ::std::fmt::Display for ProductOfferingListCategory {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -7071,6 +7326,7 @@ pub mod types {
                     f.write_str("PRODUCT_CATEGORY_EXTERNAL_PRODUCT_ADDON")
                 }
                 Self::ProductCategorySimCard => f.write_str("PRODUCT_CATEGORY_SIM_CARD"),
+                Self::Unknown => f.write_str("Unknown"),
             }
         }
     }
@@ -7257,6 +7513,12 @@ pub mod types {
         ExternalProduct,
         #[serde(rename = "SIM_CARD")]
         SimCard,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
     }
     impl ::std::fmt::Display for ProductOfferingListProductType {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -7266,6 +7528,7 @@ pub mod types {
                 Self::License => f.write_str("LICENSE"),
                 Self::ExternalProduct => f.write_str("EXTERNAL_PRODUCT"),
                 Self::SimCard => f.write_str("SIM_CARD"),
+                Self::Unknown => f.write_str("Unknown"),
             }
         }
     }
@@ -7319,12 +7582,19 @@ pub mod types {
         Available,
         #[serde(rename = "ARCHIVED")]
         Archived,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
     }
     impl ::std::fmt::Display for ProductOfferingListStatus {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
                 Self::Available => f.write_str("AVAILABLE"),
                 Self::Archived => f.write_str("ARCHIVED"),
+                Self::Unknown => f.write_str("Unknown"),
             }
         }
     }
@@ -7482,12 +7752,19 @@ pub mod types {
         Available,
         #[serde(rename = "ARCHIVED")]
         Archived,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
     }
     impl ::std::fmt::Display for ProductOfferingStatus {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
                 Self::Available => f.write_str("AVAILABLE"),
                 Self::Archived => f.write_str("ARCHIVED"),
+                Self::Unknown => f.write_str("Unknown"),
             }
         }
     }
@@ -7785,6 +8062,12 @@ pub mod types {
         ExternalProduct,
         #[serde(rename = "SIM_CARD")]
         SimCard,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
     }
     impl ::std::fmt::Display for ProductType {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -7794,6 +8077,7 @@ pub mod types {
                 Self::License => f.write_str("LICENSE"),
                 Self::ExternalProduct => f.write_str("EXTERNAL_PRODUCT"),
                 Self::SimCard => f.write_str("SIM_CARD"),
+                Self::Unknown => f.write_str("Unknown"),
             }
         }
     }
@@ -8027,12 +8311,19 @@ pub mod types {
         Psim,
         #[serde(rename = "ESIM")]
         Esim,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
     }
     impl ::std::fmt::Display for SimCardType {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
             match *self {
                 Self::Psim => f.write_str("PSIM"),
                 Self::Esim => f.write_str("ESIM"),
+                Self::Unknown => f.write_str("Unknown"),
             }
         }
     }
@@ -8287,6 +8578,12 @@ pub mod types {
         Cancelled,
         #[serde(rename = "EXPIRED")]
         Expired,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
     }
     impl ::std::fmt::Display for SubscriptionAddonStatus {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -8295,6 +8592,7 @@ pub mod types {
                 Self::Active => f.write_str("ACTIVE"),
                 Self::Cancelled => f.write_str("CANCELLED"),
                 Self::Expired => f.write_str("EXPIRED"),
+                Self::Unknown => f.write_str("Unknown"),
             }
         }
     }
@@ -8579,6 +8877,12 @@ pub mod types {
         Paused,
         #[serde(rename = "SUSPENDED")]
         Suspended,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
     }
     impl ::std::fmt::Display for SubscriptionListStatusItem {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -8589,6 +8893,7 @@ pub mod types {
                 Self::Cancelled => f.write_str("CANCELLED"),
                 Self::Paused => f.write_str("PAUSED"),
                 Self::Suspended => f.write_str("SUSPENDED"),
+                Self::Unknown => f.write_str("Unknown"),
             }
         }
     }
@@ -8812,6 +9117,12 @@ pub mod types {
         Paused,
         #[serde(rename = "SUSPENDED")]
         Suspended,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
     }
     impl ::std::fmt::Display for SubscriptionStatus {
         fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
@@ -8822,6 +9133,7 @@ pub mod types {
                 Self::Cancelled => f.write_str("CANCELLED"),
                 Self::Paused => f.write_str("PAUSED"),
                 Self::Suspended => f.write_str("SUSPENDED"),
+                Self::Unknown => f.write_str("Unknown"),
             }
         }
     }
@@ -10267,37 +10579,28 @@ Version: 2026-08-21.auk*/
 pub struct Client {
     pub(crate) baseurl: String,
     pub(crate) client: reqwest::Client,
+    pub(crate) inner: crate::Credentials,
 }
 impl Client {
-    /// Create a new client.
-    ///
-    /// `baseurl` is the base URL provided to the internal
-    /// `reqwest::Client`, and should include a scheme and hostname,
-    /// as well as port and a path stem if applicable.
-    pub fn new(baseurl: &str) -> Self {
-        #[cfg(not(target_arch = "wasm32"))]
-        let client = {
-            let dur = ::std::time::Duration::from_secs(15u64);
-            reqwest::ClientBuilder::new().connect_timeout(dur).timeout(dur)
-        };
-        #[cfg(target_arch = "wasm32")]
-        let client = reqwest::ClientBuilder::new();
-        Self::new_with_client(baseurl, client.build().unwrap())
-    }
     /// Construct a new client with an existing `reqwest::Client`,
     /// allowing more control over its configuration.
     ///
     /// `baseurl` is the base URL provided to the internal
     /// `reqwest::Client`, and should include a scheme and hostname,
     /// as well as port and a path stem if applicable.
-    pub fn new_with_client(baseurl: &str, client: reqwest::Client) -> Self {
+    pub fn new_with_client(
+        baseurl: &str,
+        client: reqwest::Client,
+        inner: crate::Credentials,
+    ) -> Self {
         Self {
             baseurl: baseurl.to_string(),
             client,
+            inner,
         }
     }
 }
-impl ClientInfo<()> for Client {
+impl ClientInfo<crate::Credentials> for Client {
     fn api_version() -> &'static str {
         "2026-08-21.auk"
     }
@@ -10307,11 +10610,11 @@ impl ClientInfo<()> for Client {
     fn client(&self) -> &reqwest::Client {
         &self.client
     }
-    fn inner(&self) -> &() {
-        &()
+    fn inner(&self) -> &crate::Credentials {
+        &self.inner
     }
 }
-impl ClientHooks<()> for &Client {}
+impl ClientHooks<crate::Credentials> for &Client {}
 #[allow(clippy::all)]
 impl Client {
     /**Start an email login
@@ -10321,26 +10624,21 @@ Mails a 6-digit login code to the address and answers with the nonce of this att
 Sends a `POST` request to `/auth/email/start`
 
 Arguments:
-- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
 - `x_api_key`: Optional. The organisation's API key: the login then looks for the user in that organisation only. Without it, the address must belong to a user of exactly one organisation. A key that is not valid finds no user.
 - `body`
 */
     pub async fn auth_email_start<'a>(
         &'a self,
-        api_revision: Option<&'a str>,
         x_api_key: Option<&'a types::AuthEmailStartXApiKey>,
         body: &'a types::EmailLoginStartRequest,
     ) -> Result<ResponseValue<types::EmailLoginChallenge>, Error<types::Error>> {
         let url = format!("{}/auth/email/start", self.baseurl,);
-        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(3usize);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
         header_map
             .append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(Self::api_version()),
             );
-        if let Some(value) = api_revision {
-            header_map.append("Api-Revision", value.to_string().try_into()?);
-        }
         if let Some(value) = x_api_key {
             header_map.append("X-Api-Key", value.to_string().try_into()?);
         }
@@ -10358,6 +10656,10 @@ Arguments:
         let info = OperationInfo {
             operation_id: "auth_email_start",
         };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
@@ -10386,26 +10688,21 @@ Exchanges the code from the mail for an access token. A wrong, expired, used or 
 Sends a `POST` request to `/auth/email/verify`
 
 Arguments:
-- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
 - `x_api_key`: Optional. The organisation's API key: the login then looks for the user in that organisation only. Without it, the address must belong to a user of exactly one organisation. A key that is not valid finds no user.
 - `body`
 */
     pub async fn auth_email_verify<'a>(
         &'a self,
-        api_revision: Option<&'a str>,
         x_api_key: Option<&'a types::AuthEmailVerifyXApiKey>,
         body: &'a types::EmailLoginVerifyRequest,
     ) -> Result<ResponseValue<types::AccessToken>, Error<types::Error>> {
         let url = format!("{}/auth/email/verify", self.baseurl,);
-        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(3usize);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
         header_map
             .append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(Self::api_version()),
             );
-        if let Some(value) = api_revision {
-            header_map.append("Api-Revision", value.to_string().try_into()?);
-        }
         if let Some(value) = x_api_key {
             header_map.append("X-Api-Key", value.to_string().try_into()?);
         }
@@ -10423,6 +10720,10 @@ Arguments:
         let info = OperationInfo {
             operation_id: "auth_email_verify",
         };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
@@ -10458,7 +10759,6 @@ Arguments:
 - `customer_type`: Only customers of this type.
 - `filter`: Free text matched against name, contact email and humanReadableId.
 - `limit`: Page size.
-- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
 */
     pub async fn customer_list<'a>(
         &'a self,
@@ -10466,18 +10766,14 @@ Arguments:
         customer_type: Option<types::CustomerListCustomerType>,
         filter: Option<&'a types::CustomerListFilter>,
         limit: Option<::std::num::NonZeroU32>,
-        api_revision: Option<&'a str>,
     ) -> Result<ResponseValue<types::CustomerList>, Error<types::Error>> {
         let url = format!("{}/customers", self.baseurl,);
-        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
         header_map
             .append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(Self::api_version()),
             );
-        if let Some(value) = api_revision {
-            header_map.append("Api-Revision", value.to_string().try_into()?);
-        }
         #[allow(unused_mut)]
         let mut request = self
             .client
@@ -10495,6 +10791,10 @@ Arguments:
         let info = OperationInfo {
             operation_id: "customer_list",
         };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
@@ -10526,26 +10826,21 @@ Creates a customer. referenceId is unique per organisation.
 Sends a `POST` request to `/customers`
 
 Arguments:
-- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
 - `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
 - `body`
 */
     pub async fn customer_create<'a>(
         &'a self,
-        api_revision: Option<&'a str>,
         x_idempotency_key: Option<&'a types::CustomerCreateXIdempotencyKey>,
         body: &'a types::CreateCustomerRequest,
     ) -> Result<ResponseValue<types::Customer>, Error<types::Error>> {
         let url = format!("{}/customers", self.baseurl,);
-        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(3usize);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
         header_map
             .append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(Self::api_version()),
             );
-        if let Some(value) = api_revision {
-            header_map.append("Api-Revision", value.to_string().try_into()?);
-        }
         if let Some(value) = x_idempotency_key {
             header_map.append("X-Idempotency-Key", value.to_string().try_into()?);
         }
@@ -10563,6 +10858,10 @@ Arguments:
         let info = OperationInfo {
             operation_id: "customer_create",
         };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
@@ -10604,25 +10903,20 @@ Sends a `GET` request to `/customers/{customerId}`
 
 Arguments:
 - `customer_id`: The customer's id, or `rid_` followed by its referenceId.
-- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
 */
     pub async fn customer_view<'a>(
         &'a self,
         customer_id: &'a types::CustomerViewCustomerId,
-        api_revision: Option<&'a str>,
     ) -> Result<ResponseValue<types::Customer>, Error<types::Error>> {
         let url = format!(
             "{}/customers/{}", self.baseurl, encode_path(& customer_id.to_string()),
         );
-        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
         header_map
             .append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(Self::api_version()),
             );
-        if let Some(value) = api_revision {
-            header_map.append("Api-Revision", value.to_string().try_into()?);
-        }
         #[allow(unused_mut)]
         let mut request = self
             .client
@@ -10636,6 +10930,10 @@ Arguments:
         let info = OperationInfo {
             operation_id: "customer_view",
         };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
@@ -10671,27 +10969,22 @@ Sends a `PUT` request to `/customers/{customerId}`
 
 Arguments:
 - `customer_id`: The customer's id, or `rid_` followed by its referenceId.
-- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
 - `body`
 */
     pub async fn customer_update<'a>(
         &'a self,
         customer_id: &'a types::CustomerUpdateCustomerId,
-        api_revision: Option<&'a str>,
         body: &'a types::UpdateCustomerRequest,
     ) -> Result<ResponseValue<types::Customer>, Error<types::Error>> {
         let url = format!(
             "{}/customers/{}", self.baseurl, encode_path(& customer_id.to_string()),
         );
-        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
         header_map
             .append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(Self::api_version()),
             );
-        if let Some(value) = api_revision {
-            header_map.append("Api-Revision", value.to_string().try_into()?);
-        }
         #[allow(unused_mut)]
         let mut request = self
             .client
@@ -10706,6 +10999,10 @@ Arguments:
         let info = OperationInfo {
             operation_id: "customer_update",
         };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
@@ -10747,26 +11044,21 @@ Sends a `GET` request to `/customers/{customerId}/product-catalog`
 
 Arguments:
 - `customer_id`: The customer's id, or `rid_` followed by its referenceId.
-- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
 */
     pub async fn customer_product_catalog_view<'a>(
         &'a self,
         customer_id: &'a types::CustomerProductCatalogViewCustomerId,
-        api_revision: Option<&'a str>,
     ) -> Result<ResponseValue<types::ProductCatalog>, Error<types::Error>> {
         let url = format!(
             "{}/customers/{}/product-catalog", self.baseurl, encode_path(& customer_id
             .to_string()),
         );
-        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
         header_map
             .append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(Self::api_version()),
             );
-        if let Some(value) = api_revision {
-            header_map.append("Api-Revision", value.to_string().try_into()?);
-        }
         #[allow(unused_mut)]
         let mut request = self
             .client
@@ -10780,6 +11072,10 @@ Arguments:
         let info = OperationInfo {
             operation_id: "customer_product_catalog_view",
         };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
@@ -10813,23 +11109,17 @@ Answers 200 when the server and its database serve requests. Needs no credential
 
 Sends a `GET` request to `/health`
 
-Arguments:
-- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
 */
     pub async fn health_view<'a>(
         &'a self,
-        api_revision: Option<&'a str>,
     ) -> Result<ResponseValue<types::Health>, Error<types::Error>> {
         let url = format!("{}/health", self.baseurl,);
-        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
         header_map
             .append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(Self::api_version()),
             );
-        if let Some(value) = api_revision {
-            header_map.append("Api-Revision", value.to_string().try_into()?);
-        }
         #[allow(unused_mut)]
         let mut request = self
             .client
@@ -10843,6 +11133,10 @@ Arguments:
         let info = OperationInfo {
             operation_id: "health_view",
         };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
@@ -10870,7 +11164,6 @@ Arguments:
 - `limit`: Page size.
 - `status`: Only licenses in these states.
 - `subscription_id`: Only licenses assigned to these subscriptions (ids or `rid_` references).
-- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
 */
     pub async fn license_list<'a>(
         &'a self,
@@ -10881,18 +11174,14 @@ Arguments:
         subscription_id: Option<
             &'a ::std::vec::Vec<types::LicenseListSubscriptionIdItem>,
         >,
-        api_revision: Option<&'a str>,
     ) -> Result<ResponseValue<types::LicenseList>, Error<types::Error>> {
         let url = format!("{}/licenses", self.baseurl,);
-        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
         header_map
             .append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(Self::api_version()),
             );
-        if let Some(value) = api_revision {
-            header_map.append("Api-Revision", value.to_string().try_into()?);
-        }
         #[allow(unused_mut)]
         let mut request = self
             .client
@@ -10913,6 +11202,10 @@ Arguments:
         let info = OperationInfo {
             operation_id: "license_list",
         };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
@@ -10948,25 +11241,20 @@ Sends a `GET` request to `/licenses/{licenseId}`
 
 Arguments:
 - `license_id`: The license's id.
-- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
 */
     pub async fn license_view<'a>(
         &'a self,
         license_id: &'a types::LicenseViewLicenseId,
-        api_revision: Option<&'a str>,
     ) -> Result<ResponseValue<types::License>, Error<types::Error>> {
         let url = format!(
             "{}/licenses/{}", self.baseurl, encode_path(& license_id.to_string()),
         );
-        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
         header_map
             .append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(Self::api_version()),
             );
-        if let Some(value) = api_revision {
-            header_map.append("Api-Revision", value.to_string().try_into()?);
-        }
         #[allow(unused_mut)]
         let mut request = self
             .client
@@ -10980,6 +11268,10 @@ Arguments:
         let info = OperationInfo {
             operation_id: "license_view",
         };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
@@ -11013,23 +11305,17 @@ The document of the current revision, bundled. Needs no credentials.
 
 Sends a `GET` request to `/openapi.json`
 
-Arguments:
-- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
 */
     pub async fn openapi_view<'a>(
         &'a self,
-        api_revision: Option<&'a str>,
     ) -> Result<ResponseValue<types::OpenApiDocument>, Error<types::Error>> {
         let url = format!("{}/openapi.json", self.baseurl,);
-        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
         header_map
             .append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(Self::api_version()),
             );
-        if let Some(value) = api_revision {
-            header_map.append("Api-Revision", value.to_string().try_into()?);
-        }
         #[allow(unused_mut)]
         let mut request = self
             .client
@@ -11043,6 +11329,10 @@ Arguments:
         let info = OperationInfo {
             operation_id: "openapi_view",
         };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
@@ -11066,25 +11356,20 @@ Sends a `GET` request to `/openapi/{document}`
 
 Arguments:
 - `document`: The revision's full name followed by .json.
-- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
 */
     pub async fn openapi_revision_view<'a>(
         &'a self,
         document: &'a types::OpenapiRevisionViewDocument,
-        api_revision: Option<&'a str>,
     ) -> Result<ResponseValue<types::OpenApiDocument>, Error<types::Error>> {
         let url = format!(
             "{}/openapi/{}", self.baseurl, encode_path(& document.to_string()),
         );
-        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
         header_map
             .append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(Self::api_version()),
             );
-        if let Some(value) = api_revision {
-            header_map.append("Api-Revision", value.to_string().try_into()?);
-        }
         #[allow(unused_mut)]
         let mut request = self
             .client
@@ -11098,6 +11383,10 @@ Arguments:
         let info = OperationInfo {
             operation_id: "openapi_revision_view",
         };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
@@ -11127,7 +11416,6 @@ Arguments:
 - `customer_id`: Only orders of these customers (ids or `rid_` references).
 - `limit`: Page size.
 - `status`: Only orders in these states.
-- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
 */
     pub async fn order_list<'a>(
         &'a self,
@@ -11135,18 +11423,14 @@ Arguments:
         customer_id: Option<&'a ::std::vec::Vec<types::OrderListCustomerIdItem>>,
         limit: Option<::std::num::NonZeroU32>,
         status: Option<&'a ::std::vec::Vec<types::OrderListStatusItem>>,
-        api_revision: Option<&'a str>,
     ) -> Result<ResponseValue<types::OrderList>, Error<types::Error>> {
         let url = format!("{}/orders", self.baseurl,);
-        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
         header_map
             .append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(Self::api_version()),
             );
-        if let Some(value) = api_revision {
-            header_map.append("Api-Revision", value.to_string().try_into()?);
-        }
         #[allow(unused_mut)]
         let mut request = self
             .client
@@ -11164,6 +11448,10 @@ Arguments:
         let info = OperationInfo {
             operation_id: "order_list",
         };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
@@ -11198,26 +11486,21 @@ A DRAFT order for a customer. Every line item is checked now and at submission, 
 Sends a `POST` request to `/orders`
 
 Arguments:
-- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
 - `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
 - `body`
 */
     pub async fn order_create<'a>(
         &'a self,
-        api_revision: Option<&'a str>,
         x_idempotency_key: Option<&'a types::OrderCreateXIdempotencyKey>,
         body: &'a types::CreateOrderRequest,
     ) -> Result<ResponseValue<types::Order>, Error<types::Error>> {
         let url = format!("{}/orders", self.baseurl,);
-        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(3usize);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
         header_map
             .append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(Self::api_version()),
             );
-        if let Some(value) = api_revision {
-            header_map.append("Api-Revision", value.to_string().try_into()?);
-        }
         if let Some(value) = x_idempotency_key {
             header_map.append("X-Idempotency-Key", value.to_string().try_into()?);
         }
@@ -11235,6 +11518,10 @@ Arguments:
         let info = OperationInfo {
             operation_id: "order_create",
         };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
@@ -11276,25 +11563,20 @@ Sends a `GET` request to `/orders/{orderId}`
 
 Arguments:
 - `order_id`: The order's id.
-- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
 */
     pub async fn order_view<'a>(
         &'a self,
         order_id: &'a types::OrderViewOrderId,
-        api_revision: Option<&'a str>,
     ) -> Result<ResponseValue<types::Order>, Error<types::Error>> {
         let url = format!(
             "{}/orders/{}", self.baseurl, encode_path(& order_id.to_string()),
         );
-        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
         header_map
             .append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(Self::api_version()),
             );
-        if let Some(value) = api_revision {
-            header_map.append("Api-Revision", value.to_string().try_into()?);
-        }
         #[allow(unused_mut)]
         let mut request = self
             .client
@@ -11308,6 +11590,10 @@ Arguments:
         let info = OperationInfo {
             operation_id: "order_view",
         };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
@@ -11343,27 +11629,22 @@ Sends a `PUT` request to `/orders/{orderId}`
 
 Arguments:
 - `order_id`: The order's id.
-- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
 - `body`
 */
     pub async fn order_update<'a>(
         &'a self,
         order_id: &'a types::OrderUpdateOrderId,
-        api_revision: Option<&'a str>,
         body: &'a types::UpdateOrderRequest,
     ) -> Result<ResponseValue<types::Order>, Error<types::Error>> {
         let url = format!(
             "{}/orders/{}", self.baseurl, encode_path(& order_id.to_string()),
         );
-        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
         header_map
             .append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(Self::api_version()),
             );
-        if let Some(value) = api_revision {
-            header_map.append("Api-Revision", value.to_string().try_into()?);
-        }
         #[allow(unused_mut)]
         let mut request = self
             .client
@@ -11378,6 +11659,10 @@ Arguments:
         let info = OperationInfo {
             operation_id: "order_update",
         };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
@@ -11419,27 +11704,22 @@ Sends a `POST` request to `/orders/{orderId}/approve`
 
 Arguments:
 - `order_id`: The order's id.
-- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
 - `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
 */
     pub async fn order_approve<'a>(
         &'a self,
         order_id: &'a types::OrderApproveOrderId,
-        api_revision: Option<&'a str>,
         x_idempotency_key: Option<&'a types::OrderApproveXIdempotencyKey>,
     ) -> Result<ResponseValue<types::Order>, Error<types::Error>> {
         let url = format!(
             "{}/orders/{}/approve", self.baseurl, encode_path(& order_id.to_string()),
         );
-        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(3usize);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
         header_map
             .append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(Self::api_version()),
             );
-        if let Some(value) = api_revision {
-            header_map.append("Api-Revision", value.to_string().try_into()?);
-        }
         if let Some(value) = x_idempotency_key {
             header_map.append("X-Idempotency-Key", value.to_string().try_into()?);
         }
@@ -11456,6 +11736,10 @@ Arguments:
         let info = OperationInfo {
             operation_id: "order_approve",
         };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
@@ -11494,26 +11778,21 @@ Sends a `POST` request to `/orders/{orderId}/calculate-price`
 
 Arguments:
 - `order_id`: The order's id.
-- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
 */
     pub async fn order_calculate_price<'a>(
         &'a self,
         order_id: &'a types::OrderCalculatePriceOrderId,
-        api_revision: Option<&'a str>,
     ) -> Result<ResponseValue<types::OrderPricingSummary>, Error<types::Error>> {
         let url = format!(
             "{}/orders/{}/calculate-price", self.baseurl, encode_path(& order_id
             .to_string()),
         );
-        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
         header_map
             .append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(Self::api_version()),
             );
-        if let Some(value) = api_revision {
-            header_map.append("Api-Revision", value.to_string().try_into()?);
-        }
         #[allow(unused_mut)]
         let mut request = self
             .client
@@ -11527,6 +11806,10 @@ Arguments:
         let info = OperationInfo {
             operation_id: "order_calculate_price",
         };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
@@ -11562,27 +11845,22 @@ Sends a `POST` request to `/orders/{orderId}/cancel`
 
 Arguments:
 - `order_id`: The order's id.
-- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
 - `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
 */
     pub async fn order_cancel<'a>(
         &'a self,
         order_id: &'a types::OrderCancelOrderId,
-        api_revision: Option<&'a str>,
         x_idempotency_key: Option<&'a types::OrderCancelXIdempotencyKey>,
     ) -> Result<ResponseValue<types::Order>, Error<types::Error>> {
         let url = format!(
             "{}/orders/{}/cancel", self.baseurl, encode_path(& order_id.to_string()),
         );
-        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(3usize);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
         header_map
             .append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(Self::api_version()),
             );
-        if let Some(value) = api_revision {
-            header_map.append("Api-Revision", value.to_string().try_into()?);
-        }
         if let Some(value) = x_idempotency_key {
             header_map.append("X-Idempotency-Key", value.to_string().try_into()?);
         }
@@ -11599,6 +11877,10 @@ Arguments:
         let info = OperationInfo {
             operation_id: "order_cancel",
         };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
@@ -11637,27 +11919,22 @@ Sends a `POST` request to `/orders/{orderId}/submit`
 
 Arguments:
 - `order_id`: The order's id.
-- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
 - `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
 */
     pub async fn order_submit<'a>(
         &'a self,
         order_id: &'a types::OrderSubmitOrderId,
-        api_revision: Option<&'a str>,
         x_idempotency_key: Option<&'a types::OrderSubmitXIdempotencyKey>,
     ) -> Result<ResponseValue<types::Order>, Error<types::Error>> {
         let url = format!(
             "{}/orders/{}/submit", self.baseurl, encode_path(& order_id.to_string()),
         );
-        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(3usize);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
         header_map
             .append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(Self::api_version()),
             );
-        if let Some(value) = api_revision {
-            header_map.append("Api-Revision", value.to_string().try_into()?);
-        }
         if let Some(value) = x_idempotency_key {
             header_map.append("X-Idempotency-Key", value.to_string().try_into()?);
         }
@@ -11674,6 +11951,10 @@ Arguments:
         let info = OperationInfo {
             operation_id: "order_submit",
         };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
@@ -11717,7 +11998,6 @@ Arguments:
 - `limit`: Page size.
 - `product_type`: Only offerings whose product has this type.
 - `status`: Only offerings with this status.
-- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
 */
     pub async fn product_offering_list<'a>(
         &'a self,
@@ -11727,18 +12007,14 @@ Arguments:
         limit: Option<::std::num::NonZeroU32>,
         product_type: Option<types::ProductOfferingListProductType>,
         status: Option<types::ProductOfferingListStatus>,
-        api_revision: Option<&'a str>,
     ) -> Result<ResponseValue<types::ProductOfferingList>, Error<types::Error>> {
         let url = format!("{}/product-offerings", self.baseurl,);
-        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
         header_map
             .append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(Self::api_version()),
             );
-        if let Some(value) = api_revision {
-            header_map.append("Api-Revision", value.to_string().try_into()?);
-        }
         #[allow(unused_mut)]
         let mut request = self
             .client
@@ -11758,6 +12034,10 @@ Arguments:
         let info = OperationInfo {
             operation_id: "product_offering_list",
         };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
@@ -11790,26 +12070,21 @@ Sends a `GET` request to `/product-offerings/{productOfferingId}`
 
 Arguments:
 - `product_offering_id`: The offering's id.
-- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
 */
     pub async fn product_offering_view<'a>(
         &'a self,
         product_offering_id: &'a types::ProductOfferingViewProductOfferingId,
-        api_revision: Option<&'a str>,
     ) -> Result<ResponseValue<types::ProductOffering>, Error<types::Error>> {
         let url = format!(
             "{}/product-offerings/{}", self.baseurl, encode_path(& product_offering_id
             .to_string()),
         );
-        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
         header_map
             .append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(Self::api_version()),
             );
-        if let Some(value) = api_revision {
-            header_map.append("Api-Revision", value.to_string().try_into()?);
-        }
         #[allow(unused_mut)]
         let mut request = self
             .client
@@ -11823,6 +12098,10 @@ Arguments:
         let info = OperationInfo {
             operation_id: "product_offering_view",
         };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
@@ -11863,7 +12142,6 @@ Arguments:
 - `msisdn`: Only subscriptions with this number (E.164).
 - `status`: Only subscriptions in these states.
 - `type_`: Only subscriptions of these types (CELL, DATA, MBB, M2M, TRAVEL_ESIM, ...).
-- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
 */
     pub async fn subscription_list<'a>(
         &'a self,
@@ -11873,18 +12151,14 @@ Arguments:
         msisdn: Option<&'a types::SubscriptionListMsisdn>,
         status: Option<&'a ::std::vec::Vec<types::SubscriptionListStatusItem>>,
         type_: Option<&'a ::std::vec::Vec<types::SubscriptionListTypeItem>>,
-        api_revision: Option<&'a str>,
     ) -> Result<ResponseValue<types::SubscriptionList>, Error<types::Error>> {
         let url = format!("{}/subscriptions", self.baseurl,);
-        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
         header_map
             .append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(Self::api_version()),
             );
-        if let Some(value) = api_revision {
-            header_map.append("Api-Revision", value.to_string().try_into()?);
-        }
         #[allow(unused_mut)]
         let mut request = self
             .client
@@ -11904,6 +12178,10 @@ Arguments:
         let info = OperationInfo {
             operation_id: "subscription_list",
         };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
@@ -11939,26 +12217,21 @@ Sends a `GET` request to `/subscriptions/{subscriptionId}`
 
 Arguments:
 - `subscription_id`: The subscription's id, or `rid_` followed by its referenceId.
-- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
 */
     pub async fn subscription_view<'a>(
         &'a self,
         subscription_id: &'a types::SubscriptionViewSubscriptionId,
-        api_revision: Option<&'a str>,
     ) -> Result<ResponseValue<types::Subscription>, Error<types::Error>> {
         let url = format!(
             "{}/subscriptions/{}", self.baseurl, encode_path(& subscription_id
             .to_string()),
         );
-        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
         header_map
             .append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(Self::api_version()),
             );
-        if let Some(value) = api_revision {
-            header_map.append("Api-Revision", value.to_string().try_into()?);
-        }
         #[allow(unused_mut)]
         let mut request = self
             .client
@@ -11972,6 +12245,10 @@ Arguments:
         let info = OperationInfo {
             operation_id: "subscription_view",
         };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
@@ -12007,26 +12284,21 @@ Sends a `GET` request to `/subscriptions/{subscriptionId}/addons`
 
 Arguments:
 - `subscription_id`: The subscription's id, or `rid_` followed by its referenceId.
-- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
 */
     pub async fn subscription_addon_list<'a>(
         &'a self,
         subscription_id: &'a types::SubscriptionAddonListSubscriptionId,
-        api_revision: Option<&'a str>,
     ) -> Result<ResponseValue<types::SubscriptionAddonList>, Error<types::Error>> {
         let url = format!(
             "{}/subscriptions/{}/addons", self.baseurl, encode_path(& subscription_id
             .to_string()),
         );
-        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
         header_map
             .append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(Self::api_version()),
             );
-        if let Some(value) = api_revision {
-            header_map.append("Api-Revision", value.to_string().try_into()?);
-        }
         #[allow(unused_mut)]
         let mut request = self
             .client
@@ -12040,6 +12312,10 @@ Arguments:
         let info = OperationInfo {
             operation_id: "subscription_addon_list",
         };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
@@ -12078,7 +12354,6 @@ Arguments:
 - `customer_id`: Customers (ids or `rid_` references) whose users to list.
 - `filter`: Free text matched against name and email.
 - `limit`: Page size.
-- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
 */
     pub async fn user_list<'a>(
         &'a self,
@@ -12086,18 +12361,14 @@ Arguments:
         customer_id: Option<&'a ::std::vec::Vec<types::UserListCustomerIdItem>>,
         filter: Option<&'a types::UserListFilter>,
         limit: Option<::std::num::NonZeroU32>,
-        api_revision: Option<&'a str>,
     ) -> Result<ResponseValue<types::UserList>, Error<types::Error>> {
         let url = format!("{}/users", self.baseurl,);
-        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
         header_map
             .append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(Self::api_version()),
             );
-        if let Some(value) = api_revision {
-            header_map.append("Api-Revision", value.to_string().try_into()?);
-        }
         #[allow(unused_mut)]
         let mut request = self
             .client
@@ -12115,6 +12386,10 @@ Arguments:
         let info = OperationInfo {
             operation_id: "user_list",
         };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
@@ -12149,26 +12424,21 @@ Creates a user acting for one customer with the given role (default MEMBER). Ema
 Sends a `POST` request to `/users`
 
 Arguments:
-- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
 - `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
 - `body`
 */
     pub async fn user_create<'a>(
         &'a self,
-        api_revision: Option<&'a str>,
         x_idempotency_key: Option<&'a types::UserCreateXIdempotencyKey>,
         body: &'a types::CreateUserRequest,
     ) -> Result<ResponseValue<types::User>, Error<types::Error>> {
         let url = format!("{}/users", self.baseurl,);
-        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(3usize);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
         header_map
             .append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(Self::api_version()),
             );
-        if let Some(value) = api_revision {
-            header_map.append("Api-Revision", value.to_string().try_into()?);
-        }
         if let Some(value) = x_idempotency_key {
             header_map.append("X-Idempotency-Key", value.to_string().try_into()?);
         }
@@ -12186,6 +12456,10 @@ Arguments:
         let info = OperationInfo {
             operation_id: "user_create",
         };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
@@ -12227,25 +12501,20 @@ Sends a `GET` request to `/users/{userId}`
 
 Arguments:
 - `user_id`: The user's id, or `rid_` followed by its referenceId.
-- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
 */
     pub async fn user_view<'a>(
         &'a self,
         user_id: &'a types::UserViewUserId,
-        api_revision: Option<&'a str>,
     ) -> Result<ResponseValue<types::User>, Error<types::Error>> {
         let url = format!(
             "{}/users/{}", self.baseurl, encode_path(& user_id.to_string()),
         );
-        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
         header_map
             .append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(Self::api_version()),
             );
-        if let Some(value) = api_revision {
-            header_map.append("Api-Revision", value.to_string().try_into()?);
-        }
         #[allow(unused_mut)]
         let mut request = self
             .client
@@ -12259,6 +12528,10 @@ Arguments:
         let info = OperationInfo {
             operation_id: "user_view",
         };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
@@ -12294,27 +12567,22 @@ Sends a `PUT` request to `/users/{userId}`
 
 Arguments:
 - `user_id`: The user's id, or `rid_` followed by its referenceId.
-- `api_revision`: The revision (DATE.name) to use for this request; overrides the API key's pin.
 - `body`
 */
     pub async fn user_update<'a>(
         &'a self,
         user_id: &'a types::UserUpdateUserId,
-        api_revision: Option<&'a str>,
         body: &'a types::UpdateUserRequest,
     ) -> Result<ResponseValue<types::User>, Error<types::Error>> {
         let url = format!(
             "{}/users/{}", self.baseurl, encode_path(& user_id.to_string()),
         );
-        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
         header_map
             .append(
                 ::reqwest::header::HeaderName::from_static("api-version"),
                 ::reqwest::header::HeaderValue::from_static(Self::api_version()),
             );
-        if let Some(value) = api_revision {
-            header_map.append("Api-Revision", value.to_string().try_into()?);
-        }
         #[allow(unused_mut)]
         let mut request = self
             .client
@@ -12329,6 +12597,10 @@ Arguments:
         let info = OperationInfo {
             operation_id: "user_update",
         };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
         self.pre(&mut request, &info).await?;
         let result = self.exec(request, &info).await;
         self.post(&result, &info).await?;
