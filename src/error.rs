@@ -158,6 +158,15 @@ impl Error {
         Error::NotFound { code, message: message.into(), property }
     }
 
+    /// 409: another `what` of the organisation has the referenceId asked for.
+    pub fn reference_taken(what: &str) -> Self {
+        Error::Conflict {
+            code: InternalCode::ReferenceIdTaken,
+            message: format!("another {what} already has this referenceId"),
+            property: "referenceId",
+        }
+    }
+
     /// A unique-constraint violation: a concurrent request won a race the
     /// checks before the write could not see. Still a 409, never a 500.
     pub fn concurrent_conflict() -> Self {

@@ -84,7 +84,8 @@ async fn bearer_user(ctx: &Context, value: &str, org: uuid::Uuid) -> Result<User
     if claims.org != org {
         return Err(invalid());
     }
-    ctx.store.user_access(org, claims.sub).await.map_err(ApiError::from)?.ok_or_else(invalid)
+    let grants = ctx.store.user_grants(org, claims.sub).await.map_err(ApiError::from)?.ok_or_else(invalid)?;
+    Ok(UserAccess::new(claims.sub, grants))
 }
 
 async fn authenticate(rqctx: &RequestContext<Context>, access: Access) -> Result<Caller, ApiError> {

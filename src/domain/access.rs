@@ -13,6 +13,8 @@
 
 use super::Caller;
 use crate::error::{Error, InternalCode, Result};
+use crate::store::UserGrants;
+use crate::wire::latest::CustomerRole;
 use std::collections::HashMap;
 use uuid::Uuid;
 
@@ -24,22 +26,30 @@ pub enum Role {
     Admin,
 }
 
-impl Role {
-    /// Stored role names are the wire enum's (`MEMBER`, ...).
-    pub fn parse(stored: &str) -> Role {
-        match stored {
-            "ADMIN" => Role::Admin,
-            "MANAGER" => Role::Manager,
-            _ => Role::Member,
+impl From<CustomerRole> for Role {
+    fn from(r: CustomerRole) -> Role {
+        match r {
+            CustomerRole::Member => Role::Member,
+            CustomerRole::Manager => Role::Manager,
+            CustomerRole::Admin => Role::Admin,
         }
     }
+}
 
-    fn name(self) -> &'static str {
-        match self {
-            Role::Member => "MEMBER",
-            Role::Manager => "MANAGER",
-            Role::Admin => "ADMIN",
+impl From<Role> for CustomerRole {
+    fn from(r: Role) -> CustomerRole {
+        match r {
+            Role::Member => CustomerRole::Member,
+            Role::Manager => CustomerRole::Manager,
+            Role::Admin => CustomerRole::Admin,
         }
+    }
+}
+
+impl UserAccess {
+    /// The access of `user` with the grants the store holds for them.
+    pub fn new(user_id: Uuid, grants: UserGrants) -> UserAccess {
+        UserAccess { user_id, support: grants.support, roles: grants.roles.into_iter().map(|(c, r)| (c, r.into())).collect() }
     }
 }
 
@@ -88,7 +98,7 @@ impl Caller {
             Some(r) if *r >= needed => Ok(()),
             _ => Err(forbidden(
                 InternalCode::InsufficientRole,
-                format!("This needs the {} role at the customer.", needed.name()),
+                format!("This needs the {} role at the customer.", CustomerRole::from(needed)),
             )),
         }
     }

@@ -4,7 +4,7 @@
 
 use super::values::Checks;
 use super::access::Role;
-use super::{Caller, customer_role};
+use super::Caller;
 use crate::wire::latest as wire;
 use crate::error::{Error, InternalCode, Result};
 use crate::events::{self, Event};
@@ -15,36 +15,29 @@ use uuid::Uuid;
 const DEFAULT_LOCALE: &str = "en-US";
 
 /// The wire form of a stored customer.
-pub fn to_wire(c: CustomerRow, users: Vec<(Uuid, String, String)>) -> wire::Customer {
+pub fn to_wire(c: CustomerRow, users: Vec<(Uuid, String, wire::CustomerRole)>) -> wire::Customer {
     let users: Vec<wire::CustomerUser> = users
         .into_iter()
-        .map(|(user_id, name, role)| wire::CustomerUser { user_id, name, role: customer_role(&role) })
+        .map(|(user_id, name, role)| wire::CustomerUser { user_id, name, role })
         .collect();
     let contact_person = c.contact_person_user_id.and_then(|id| users.iter().find(|u| u.user_id == id).cloned());
     wire::Customer {
         customer_id: c.id,
-        customer_type: match c.customer_type.as_str() {
-            "BUSINESS" => wire::CustomerType::Business,
-            _ => wire::CustomerType::Consumer,
-        },
+        customer_type: c.customer_type,
         name: c.name,
         identity: c.identity,
         preferred_locale: c.preferred_locale,
         human_readable_id: c.human_readable_id,
         reference_id: c.reference_id,
-        contact: serde_json::from_value(c.contact).unwrap_or(wire::CustomerContact { email: None, msisdn: None }),
-        billing: c.billing.and_then(|b| serde_json::from_value(b).ok()),
-        shipping: c.shipping.and_then(|s| serde_json::from_value(s).ok()),
+        contact: c.contact,
+        billing: c.billing,
+        shipping: c.shipping,
         users,
         contact_person,
         metadata: c.metadata.map(wire::Metadata),
         created_at: Some(c.created_at),
         updated_at: Some(c.updated_at),
     }
-}
-
-fn json<T: serde::Serialize>(v: &T) -> serde_json::Value {
-    serde_json::to_value(v).expect("wire types serialize")
 }
 
 /// `CU-` and eight Crockford base32 characters: short enough to read aloud.
@@ -56,14 +49,10 @@ fn human_readable_id() -> String {
 }
 
 async fn check_reference_free(store: &Store, org: Uuid, reference_id: &str, except: Option<Uuid>) -> Result<()> {
-    if store.customer_reference_taken(org, reference_id, except).await? {
-        return Err(Error::Conflict {
-            code: InternalCode::ReferenceIdTaken,
-            message: "another customer already has this referenceId".into(),
-            property: "referenceId",
-        });
+    match store.customer_reference_taken(org, reference_id, except).await? {
+        true => Err(Error::reference_taken("customer")),
+        false => Ok(()),
     }
-    Ok(())
 }
 
 
@@ -103,15 +92,15 @@ pub async fn create(caller: &Caller, req: wire::CreateCustomerRequest) -> Result
     let mut row = CustomerRow {
         id: Uuid::new_v4(),
         org: caller.org,
-        customer_type: json(&req.customer_type).as_str().unwrap_or_default().to_string(),
+        customer_type: req.customer_type,
         name: req.name,
         identity: req.identity,
         preferred_locale: req.preferred_locale.unwrap_or_else(|| DEFAULT_LOCALE.to_string()),
         human_readable_id: human_readable_id(),
         reference_id: req.reference_id,
-        contact: json(&req.contact),
-        billing: req.billing.as_ref().map(json),
-        shipping: req.shipping.as_ref().map(json),
+        contact: req.contact,
+        billing: req.billing,
+        shipping: req.shipping,
         contact_person_user_id: None,
         metadata: req.metadata.map(|m| m.0),
         created_at: now,
@@ -146,14 +135,7 @@ pub async fn find(caller: &Caller, key: &str) -> Result<CustomerRow> {
 /// The ids of the customers a list filter names (ids or `rid_`); None when
 /// it names none; 404 when one of them is not the caller's to see.
 pub async fn find_all(caller: &Caller, keys: &[String]) -> Result<Option<Vec<Uuid>>> {
-    if keys.is_empty() {
-        return Ok(None);
-    }
-    let mut ids = Vec::with_capacity(keys.len());
-    for key in keys {
-        ids.push(find(caller, key).await?.id);
-    }
-    Ok(Some(ids))
+    super::find_all(keys, |key| async move { Ok(find(caller, key).await?.id) }).await
 }
 
 pub async fn view(caller: &Caller, key: &str) -> Result<wire::Customer> {
@@ -205,14 +187,14 @@ pub async fn update(caller: &Caller, key: &str, req: wire::UpdateCustomerRequest
     if let Some(l) = req.preferred_locale {
         row.preferred_locale = l;
     }
-    if let Some(c) = &req.contact {
-        row.contact = json(c);
+    if let Some(c) = req.contact {
+        row.contact = c;
     }
-    if let Some(b) = &req.billing {
-        row.billing = Some(json(b));
+    if let Some(b) = req.billing {
+        row.billing = Some(b);
     }
-    if let Some(s) = &req.shipping {
-        row.shipping = Some(json(s));
+    if let Some(s) = req.shipping {
+        row.shipping = Some(s);
     }
     if let Some(m) = req.metadata {
         row.metadata = Some(m.0);

@@ -13,7 +13,6 @@ pub mod subscriptions;
 pub mod users;
 pub mod values;
 
-use crate::wire::latest::CustomerRole;
 use crate::store::Store;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
@@ -30,13 +29,20 @@ pub struct Caller {
     pub now: DateTime<Utc>,
 }
 
-/// A stored role name -> its wire enum (only valid names are ever stored).
-pub fn customer_role(stored: &str) -> CustomerRole {
-    stored.parse().unwrap_or(CustomerRole::Member)
-}
-
-/// A stored state name -> its wire enum (only valid names are stored, so
-/// anything else is a fault of the stored data).
-pub fn stored<T: std::str::FromStr>(value: &str, what: &str) -> crate::error::Result<T> {
-    value.parse().map_err(|_| crate::error::Error::Internal(format!("stored {what} {value:?}")))
+/// The ids a list filter names (ids or `rid_`), each found by `find`,
+/// which answers 404 for one the caller may not see; None when the filter
+/// names none.
+pub async fn find_all<'a, F, Fut>(keys: &'a [String], find: F) -> crate::error::Result<Option<Vec<Uuid>>>
+where
+    F: Fn(&'a str) -> Fut,
+    Fut: std::future::Future<Output = crate::error::Result<Uuid>>,
+{
+    if keys.is_empty() {
+        return Ok(None);
+    }
+    let mut ids = Vec::with_capacity(keys.len());
+    for key in keys {
+        ids.push(find(key).await?);
+    }
+    Ok(Some(ids))
 }

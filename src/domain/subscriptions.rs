@@ -2,7 +2,7 @@
 //! reads of them. Their lifecycle (activate, pause, cancel, ...) comes later.
 
 use super::catalog::{self, Offerings};
-use super::{Caller, customers, stored};
+use super::{Caller, customers};
 use crate::wire::latest::{SimCardType, SubscriptionAddonStatus, SubscriptionStatus};
 use crate::wire::latest::params::SubscriptionListQuery;
 use crate::wire::latest as wire;
@@ -43,7 +43,7 @@ pub fn to_wire(row: &SubscriptionRow, offering: wire::ProductOffering) -> Result
         msisdn: row.msisdn.clone(),
         customer: wire::CustomerSummary { customer_id: row.customer_id, name: row.customer_name.clone() },
         product_offering: Some(catalog::summary(offering)),
-        sim_type: stored(&row.sim_type, "SIM type")?,
+        sim_type: row.sim_type,
         order_id: Some(row.order_id),
         created_at: row.created_at,
         updated_at: row.updated_at,
@@ -77,15 +77,8 @@ pub async fn find(caller: &Caller, key: &str) -> Result<SubscriptionRow> {
 
 /// The ids of the subscriptions a list filter names (ids or `rid_`); None
 /// when it names none; 404 when one of them is not the caller's to see.
-pub async fn find_all(caller: &Caller, keys: &[String]) -> Result<Option<Vec<uuid::Uuid>>> {
-    if keys.is_empty() {
-        return Ok(None);
-    }
-    let mut ids = Vec::with_capacity(keys.len());
-    for key in keys {
-        ids.push(find(caller, key).await?.id);
-    }
-    Ok(Some(ids))
+pub async fn find_all(caller: &Caller, keys: &[String]) -> Result<Option<Vec<Uuid>>> {
+    super::find_all(keys, |key| async move { Ok(find(caller, key).await?.id) }).await
 }
 
 pub async fn view(caller: &Caller, key: &str) -> Result<wire::Subscription> {
@@ -136,7 +129,7 @@ pub async fn create_pending(
         subscription_type: subscription_type(offering.product["category"].as_str().unwrap_or_default()).into(),
         msisdn: new.msisdn.to_string(),
         display_name: new.display_name.as_ref().map(|d| d.to_string()),
-        sim_type: new.sim_type.to_string(),
+        sim_type: new.sim_type,
         reference_id: new.reference_id.as_ref().map(|r| r.to_string()),
         created_at: now,
         updated_at: now,
@@ -165,8 +158,8 @@ pub async fn create_pending_addon(tx: &mut Tx<'_>, org: Uuid, subscription: Uuid
 /// What a submitted SIM_CARD line does: the subscription gets a SIM of
 /// `sim`. Its wire form (with `offering`, its own), for the event.
 pub async fn change_sim(tx: &mut Tx<'_>, mut row: SubscriptionRow, sim: SimCardType, offering: wire::ProductOffering, now: DateTime<Utc>) -> Result<wire::Subscription> {
-    row.sim_type = sim.to_string();
+    row.sim_type = sim;
     row.updated_at = now;
-    Store::set_subscription_sim(tx, row.id, &row.sim_type, now).await?;
+    Store::set_subscription_sim(tx, row.id, sim, now).await?;
     to_wire(&row, offering)
 }

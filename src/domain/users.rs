@@ -2,7 +2,7 @@
 
 use super::values::Checks;
 use super::access::Role;
-use super::{Caller, customer_role};
+use super::Caller;
 use crate::wire::latest::params::UserListQuery;
 use crate::wire::latest as wire;
 use crate::error::{Error, InternalCode, Result};
@@ -10,7 +10,7 @@ use crate::store::{Cursor, IdOrRef, Store, UserFilter, UserRow, limit_or_default
 use uuid::Uuid;
 
 /// One customer a user acts for: (customer, its name, the role).
-type Link = (Uuid, String, String);
+type Link = (Uuid, String, wire::CustomerRole);
 
 pub fn to_wire(u: UserRow, customers: Vec<Link>) -> wire::User {
     wire::User {
@@ -22,7 +22,7 @@ pub fn to_wire(u: UserRow, customers: Vec<Link>) -> wire::User {
         reference_id: u.reference_id,
         customers: customers
             .into_iter()
-            .map(|(customer_id, name, role)| wire::UserCustomer { customer_id, name, role: customer_role(&role) })
+            .map(|(customer_id, name, role)| wire::UserCustomer { customer_id, name, role })
             .collect(),
         created_at: Some(u.created_at),
         updated_at: Some(u.updated_at),
@@ -32,7 +32,7 @@ pub fn to_wire(u: UserRow, customers: Vec<Link>) -> wire::User {
 
 async fn check_free(store: &Store, org: Uuid, email: Option<&str>, reference_id: Option<&str>, except: Option<Uuid>) -> Result<()> {
     if let Some(e) = email {
-        if store.user_taken(org, "email_key", &crate::store::email_key(e), except).await? {
+        if store.user_email_taken(org, e, except).await? {
             return Err(Error::Conflict {
                 code: InternalCode::EmailTaken,
                 message: "another user already signs in with this email".into(),
@@ -41,12 +41,8 @@ async fn check_free(store: &Store, org: Uuid, email: Option<&str>, reference_id:
         }
     }
     if let Some(r) = reference_id {
-        if store.user_taken(org, "reference_id", r, except).await? {
-            return Err(Error::Conflict {
-                code: InternalCode::ReferenceIdTaken,
-                message: "another user already has this referenceId".into(),
-                property: "referenceId",
-            });
+        if store.user_reference_taken(org, r, except).await? {
+            return Err(Error::reference_taken("user"));
         }
     }
     Ok(())
@@ -74,10 +70,10 @@ pub async fn create(caller: &Caller, req: wire::CreateUserRequest) -> Result<wir
         created_at: now,
         updated_at: now,
     };
-    let role = req.role.unwrap_or(wire::CustomerRole::Member).to_string();
+    let role = req.role.unwrap_or(wire::CustomerRole::Member);
     let mut tx = store.begin().await?;
     Store::insert_user(&mut tx, &row).await?;
-    Store::link_user(&mut tx, caller.org, customer.id, row.id, &role, now).await?;
+    Store::link_user(&mut tx, caller.org, customer.id, row.id, role, now).await?;
     tx.commit().await?;
     Ok(to_wire(row, vec![(customer.id, customer.name, role)]))
 }

@@ -1,28 +1,29 @@
 //! Customers and the users acting for them.
 
-use super::{Cursor, ListQuery, Page, Store, Tx, json_col, like_pattern, parse_ts, parse_uuid, ts};
-use crate::error::Result;
+use super::{Cursor, ListQuery, Page, Store, Tx, json_col, like_pattern, parse_ts, parse_uuid, state_col, ts};
+use crate::error::{Error, Result};
+use crate::wire::latest::{CustomerBilling, CustomerContact, CustomerRole, CustomerType, Shipping};
 use chrono::{DateTime, Utc};
-use serde_json::Value;
 use sqlx::{AssertSqlSafe, Row};
 use sqlx::any::AnyRow;
 use std::collections::{BTreeMap, HashMap};
 use uuid::Uuid;
 
-/// A customer as stored. contact, billing and shipping are JSON documents.
+/// A customer as stored (contact, billing and shipping as JSON documents of
+/// their wire shapes).
 #[derive(Debug, Clone)]
 pub struct CustomerRow {
     pub id: Uuid,
     pub org: Uuid,
-    pub customer_type: String,
+    pub customer_type: CustomerType,
     pub name: String,
     pub identity: Option<String>,
     pub preferred_locale: String,
     pub human_readable_id: String,
     pub reference_id: Option<String>,
-    pub contact: Value,
-    pub billing: Option<Value>,
-    pub shipping: Option<Value>,
+    pub contact: CustomerContact,
+    pub billing: Option<CustomerBilling>,
+    pub shipping: Option<Shipping>,
     pub contact_person_user_id: Option<Uuid>,
     pub metadata: Option<BTreeMap<String, String>>,
     pub created_at: DateTime<Utc>,
@@ -47,13 +48,13 @@ fn from_row(r: &AnyRow) -> Result<(i64, CustomerRow)> {
         CustomerRow {
             id: parse_uuid(&r.try_get::<String, _>("id")?)?,
             org: parse_uuid(&r.try_get::<String, _>("org_id")?)?,
-            customer_type: r.try_get("customer_type")?,
+            customer_type: state_col(r, "customer_type")?,
             name: r.try_get("name")?,
             identity: r.try_get("identity")?,
             preferred_locale: r.try_get("preferred_locale")?,
             human_readable_id: r.try_get("human_readable_id")?,
             reference_id: r.try_get("reference_id")?,
-            contact: json_col(r, "contact")?.unwrap_or(Value::Object(Default::default())),
+            contact: json_col(r, "contact")?.ok_or_else(|| Error::Internal("a customer without contact".into()))?,
             billing: json_col(r, "billing")?,
             shipping: json_col(r, "shipping")?,
             contact_person_user_id: cp.as_deref().map(parse_uuid).transpose()?,
@@ -66,7 +67,7 @@ fn from_row(r: &AnyRow) -> Result<(i64, CustomerRow)> {
 
 /// The contact email, kept in its own column for the list's text filter.
 fn contact_email(c: &CustomerRow) -> Option<String> {
-    c.contact.get("email").and_then(Value::as_str).map(str::to_lowercase)
+    c.contact.email.as_ref().map(|e| e.to_lowercase())
 }
 
 fn json_text<T: serde::Serialize>(v: &Option<T>) -> Option<String> {
@@ -82,13 +83,13 @@ impl Store {
         )
         .bind(c.id.to_string())
         .bind(c.org.to_string())
-        .bind(&c.customer_type)
+        .bind(c.customer_type.to_string())
         .bind(&c.name)
         .bind(&c.identity)
         .bind(&c.preferred_locale)
         .bind(&c.human_readable_id)
         .bind(&c.reference_id)
-        .bind(c.contact.to_string())
+        .bind(json_text(&Some(&c.contact)))
         .bind(json_text(&c.billing))
         .bind(json_text(&c.shipping))
         .bind(c.contact_person_user_id.map(|u| u.to_string()))
@@ -112,7 +113,7 @@ impl Store {
         .bind(&c.identity)
         .bind(&c.preferred_locale)
         .bind(&c.reference_id)
-        .bind(c.contact.to_string())
+        .bind(json_text(&Some(&c.contact)))
         .bind(json_text(&c.billing))
         .bind(json_text(&c.shipping))
         .bind(c.contact_person_user_id.map(|u| u.to_string()))
@@ -174,14 +175,14 @@ impl Store {
     }
 
     /// The users acting for each of `customers`: customer -> (user, name, role).
-    pub async fn customer_users(&self, org: Uuid, customers: &[Uuid]) -> Result<HashMap<Uuid, Vec<(Uuid, String, String)>>> {
+    pub async fn customer_users(&self, org: Uuid, customers: &[Uuid]) -> Result<HashMap<Uuid, Vec<(Uuid, String, CustomerRole)>>> {
         self.links(org, LinkSide::Customer, customers).await
     }
 
     /// One side of the customer/user links for `ids` of that side: id ->
     /// (id on the other side, its name, the role), in creation order.
-    pub(super) async fn links(&self, org: Uuid, side: LinkSide, ids: &[Uuid]) -> Result<HashMap<Uuid, Vec<(Uuid, String, String)>>> {
-        let mut out: HashMap<Uuid, Vec<(Uuid, String, String)>> = HashMap::new();
+    pub(super) async fn links(&self, org: Uuid, side: LinkSide, ids: &[Uuid]) -> Result<HashMap<Uuid, Vec<(Uuid, String, CustomerRole)>>> {
+        let mut out: HashMap<Uuid, Vec<(Uuid, String, CustomerRole)>> = HashMap::new();
         if ids.is_empty() {
             return Ok(out);
         }
@@ -204,18 +205,18 @@ impl Store {
             out.entry(parse_uuid(&r.try_get::<String, _>("key_id")?)?).or_default().push((
                 parse_uuid(&r.try_get::<String, _>("other_id")?)?,
                 r.try_get("name")?,
-                r.try_get("role")?,
+                state_col(&r, "role")?,
             ));
         }
         Ok(out)
     }
 
-    pub async fn link_user(tx: &mut Tx<'_>, org: Uuid, customer: Uuid, user: Uuid, role: &str, now: DateTime<Utc>) -> Result<()> {
+    pub async fn link_user(tx: &mut Tx<'_>, org: Uuid, customer: Uuid, user: Uuid, role: CustomerRole, now: DateTime<Utc>) -> Result<()> {
         sqlx::query("INSERT INTO customer_users (org_id, customer_id, user_id, role, created_at) VALUES ($1, $2, $3, $4, $5)")
             .bind(org.to_string())
             .bind(customer.to_string())
             .bind(user.to_string())
-            .bind(role)
+            .bind(role.to_string())
             .bind(ts(now))
             .execute(&mut *tx.tx)
             .await?;

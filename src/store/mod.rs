@@ -23,7 +23,7 @@ pub use mail::Mail;
 pub use orders::{OrderFilter, OrderRow};
 pub use page::{Cursor, ListQuery, Page, limit_or_default};
 pub use subscriptions::{AddonRow, LicenseFilter, LicenseRow, SubscriptionFilter, SubscriptionRow};
-pub use users::{UserFilter, UserRow, email_key};
+pub use users::{UserFilter, UserGrants, UserRow, email_key};
 
 use crate::error::{Error, Result};
 use chrono::{DateTime, Utc};

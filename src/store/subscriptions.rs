@@ -2,7 +2,7 @@
 //! creates, and the reads of them.
 
 use super::{Cursor, IdOrRef, ListQuery, Page, Store, Tx, parse_ts, parse_uuid, state_col, ts};
-use crate::wire::latest::{LicenseStatus, SubscriptionAddonStatus, SubscriptionStatus};
+use crate::wire::latest::{LicenseStatus, SimCardType, SubscriptionAddonStatus, SubscriptionStatus};
 use crate::error::Result;
 use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
@@ -21,7 +21,7 @@ pub struct SubscriptionRow {
     pub subscription_type: String,
     pub msisdn: String,
     pub display_name: Option<String>,
-    pub sim_type: String,
+    pub sim_type: SimCardType,
     pub reference_id: Option<String>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
@@ -101,7 +101,7 @@ fn subscription_row(r: &AnyRow) -> Result<(i64, SubscriptionRow)> {
             subscription_type: r.try_get("subscription_type")?,
             msisdn: r.try_get("msisdn")?,
             display_name: r.try_get("display_name")?,
-            sim_type: r.try_get("sim_type")?,
+            sim_type: state_col(r, "sim_type")?,
             reference_id: r.try_get("reference_id")?,
             created_at: ts_col(r, "created_at")?,
             updated_at: ts_col(r, "updated_at")?,
@@ -245,7 +245,7 @@ impl Store {
         .bind(&s.subscription_type)
         .bind(&s.msisdn)
         .bind(&s.display_name)
-        .bind(&s.sim_type)
+        .bind(s.sim_type.to_string())
         .bind(&s.reference_id)
         .bind(ts(s.created_at))
         .bind(ts(s.updated_at))
@@ -294,9 +294,9 @@ impl Store {
     }
 
     /// A SIM card order replaces the subscription's SIM.
-    pub async fn set_subscription_sim(tx: &mut Tx<'_>, subscription: Uuid, sim_type: &str, now: DateTime<Utc>) -> Result<()> {
+    pub async fn set_subscription_sim(tx: &mut Tx<'_>, subscription: Uuid, sim_type: SimCardType, now: DateTime<Utc>) -> Result<()> {
         sqlx::query("UPDATE subscriptions SET sim_type = $1, updated_at = $2 WHERE id = $3")
-            .bind(sim_type)
+            .bind(sim_type.to_string())
             .bind(ts(now))
             .bind(subscription.to_string())
             .execute(&mut *tx.tx)

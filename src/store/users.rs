@@ -1,9 +1,9 @@
 //! Users and the customers they act for.
 
 use super::customers::{IdOrRef, LinkSide};
-use super::{Cursor, ListQuery, Page, Store, Tx, json_col, like_pattern, parse_ts, parse_uuid, ts};
-use crate::domain::access::{Role, UserAccess};
+use super::{Cursor, ListQuery, Page, Store, Tx, json_col, like_pattern, parse_ts, parse_uuid, state_col, ts};
 use crate::error::Result;
+use crate::wire::latest::CustomerRole;
 use chrono::{DateTime, Utc};
 use sqlx::{AssertSqlSafe, Row};
 use sqlx::any::AnyRow;
@@ -58,6 +58,20 @@ pub fn email_key(email: &str) -> String {
     email.trim().to_lowercase()
 }
 
+/// A value only one user of an organisation may hold.
+enum UserKey {
+    Email(String),
+    Reference(String),
+}
+
+/// A user's grants as stored: the support flag and the role at each
+/// customer.
+#[derive(Debug, Clone)]
+pub struct UserGrants {
+    pub support: bool,
+    pub roles: Vec<(Uuid, CustomerRole)>,
+}
+
 impl Store {
     pub async fn insert_user(tx: &mut Tx<'_>, u: &UserRow) -> Result<()> {
         sqlx::query(
@@ -108,9 +122,22 @@ impl Store {
         Ok(row.as_ref().map(from_row).transpose()?.map(|(_, u)| u))
     }
 
-    /// Whether another user of `org` holds `column = value`.
-    pub async fn user_taken(&self, org: Uuid, column: &'static str, value: &str, except: Option<Uuid>) -> Result<bool> {
-        let row = sqlx::query(AssertSqlSafe(format!("SELECT id FROM users WHERE org_id = $1 AND {column} = $2 AND id <> $3")))
+    /// Whether another user of `org` than `except` signs in with `email`.
+    pub async fn user_email_taken(&self, org: Uuid, email: &str, except: Option<Uuid>) -> Result<bool> {
+        self.user_taken(org, UserKey::Email(email_key(email)), except).await
+    }
+
+    /// Whether another user of `org` than `except` has this referenceId.
+    pub async fn user_reference_taken(&self, org: Uuid, reference_id: &str, except: Option<Uuid>) -> Result<bool> {
+        self.user_taken(org, UserKey::Reference(reference_id.to_string()), except).await
+    }
+
+    async fn user_taken(&self, org: Uuid, key: UserKey, except: Option<Uuid>) -> Result<bool> {
+        let (sql, value) = match key {
+            UserKey::Email(v) => ("SELECT id FROM users WHERE org_id = $1 AND email_key = $2 AND id <> $3", v),
+            UserKey::Reference(v) => ("SELECT id FROM users WHERE org_id = $1 AND reference_id = $2 AND id <> $3", v),
+        };
+        let row = sqlx::query(sql)
             .bind(org.to_string())
             .bind(value)
             .bind(except.map(|u| u.to_string()).unwrap_or_default())
@@ -144,7 +171,7 @@ impl Store {
 
     /// What a user may do in `org`: their support flag and role at each
     /// customer; None when no such user is in `org`.
-    pub async fn user_access(&self, org: Uuid, user: Uuid) -> Result<Option<UserAccess>> {
+    pub async fn user_grants(&self, org: Uuid, user: Uuid) -> Result<Option<UserGrants>> {
         let rows = sqlx::query(
             "SELECT u.support, cu.customer_id, cu.role FROM users u
              LEFT JOIN customer_users cu ON cu.user_id = u.id
@@ -155,13 +182,13 @@ impl Store {
         .fetch_all(&self.pool)
         .await?;
         let Some(first) = rows.first() else { return Ok(None) };
-        let mut access = UserAccess { user_id: user, support: first.try_get::<i64, _>("support")? != 0, roles: HashMap::new() };
+        let mut grants = UserGrants { support: first.try_get::<i64, _>("support")? != 0, roles: vec![] };
         for r in &rows {
             if let Some(c) = r.try_get::<Option<String>, _>("customer_id")? {
-                access.roles.insert(parse_uuid(&c)?, Role::parse(&r.try_get::<String, _>("role")?));
+                grants.roles.push((parse_uuid(&c)?, state_col(r, "role")?));
             }
         }
-        Ok(Some(access))
+        Ok(Some(grants))
     }
 
     /// Sets a user's support flag (an operator's decision); false when no
@@ -178,7 +205,7 @@ impl Store {
     }
 
     /// The customers each of `users` acts for: user -> (customer, name, role).
-    pub async fn user_customers(&self, org: Uuid, users: &[Uuid]) -> Result<HashMap<Uuid, Vec<(Uuid, String, String)>>> {
+    pub async fn user_customers(&self, org: Uuid, users: &[Uuid]) -> Result<HashMap<Uuid, Vec<(Uuid, String, CustomerRole)>>> {
         self.links(org, LinkSide::User, users).await
     }
 }

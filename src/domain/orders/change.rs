@@ -155,8 +155,8 @@ pub async fn cancel(caller: &Caller, key: &str) -> Result<wire::Order> {
 
 
 async fn check_reference_free(caller: &Caller, reference: &str, except: Option<Uuid>) -> Result<()> {
-    if caller.store.order_reference_taken(caller.org, reference, except).await? {
-        return Err(Error::Conflict { code: InternalCode::ReferenceIdTaken, message: "another order already has this referenceId".into(), property: "referenceId" });
+    match caller.store.order_reference_taken(caller.org, reference, except).await? {
+        true => Err(Error::reference_taken("order")),
+        false => Ok(()),
     }
-    Ok(())
 }

@@ -258,7 +258,7 @@ pub async fn check_lines(caller: &Caller, ctx: &Context, currency: &str, reqs: &
 /// Tax rates of the customer's billing country, else the organisation's
 /// default tax country.
 pub async fn tax_rates(store: &Store, org: Uuid, customer: &CustomerRow) -> Result<Vec<TaxRate>> {
-    let billing_country = customer.billing.as_ref().and_then(|b| b["address"]["country"].as_str()).map(str::to_string);
+    let billing_country = customer.billing.as_ref().and_then(|b| b.address.as_ref()).map(|a| a.country.clone());
     let country = match billing_country {
         Some(c) => Some(c),
         None => store.default_tax_country(org).await?,
@@ -271,6 +271,6 @@ pub async fn tax_rates(store: &Store, org: Uuid, customer: &CustomerRow) -> Resu
 }
 
 pub fn billing_currency(customer: &CustomerRow) -> Option<String> {
-    customer.billing.as_ref().and_then(|b| b["currency"].as_str()).map(str::to_string)
+    customer.billing.as_ref().map(|b| b.currency.clone())
 }
 
