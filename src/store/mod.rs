@@ -158,8 +158,8 @@ impl Store {
     }
 
     /// Appends an event to the outbox, inside the transaction of the change
-    /// it tells of.
-    pub async fn record_event(
+    /// it tells of. Only `events::record` calls this (with a typed event).
+    pub(crate) async fn record_event(
         tx: &mut Tx<'_>,
         org: uuid::Uuid,
         event_type: &str,

@@ -284,13 +284,17 @@ impl TestApp {
 impl TestApp {
     /// Every event a test made the server record is one the documents
     /// publish (`x-webhooks`), in every revision: nothing is sent that the
-    /// contract does not describe.
+    /// contract does not describe. Each reads back as its typed `Event` and
+    /// renders in every revision.
     async fn assert_events_published(&self) {
         let Ok(recorded) = self.store.event_types(self.org).await else { return };
         for document in switchboard::api::routes::DOCUMENTS {
             let doc: Value = serde_json::from_str(document).unwrap();
-            for (t, _) in &recorded {
-                assert!(doc["x-webhooks"].get(t).is_some(), "event {t} is recorded but not published in {}", doc["info"]["version"]);
+            let revision = doc["info"]["version"].as_str().unwrap();
+            for (t, data) in &recorded {
+                assert!(doc["x-webhooks"].get(t).is_some(), "event {t} is recorded but not published in {revision}");
+                let event = switchboard::events::Event::parse(t, data.clone()).unwrap_or_else(|e| panic!("{t}: {e}"));
+                event.render(revision).unwrap_or_else(|e| panic!("{t} in {revision}: {e}"));
             }
         }
     }
