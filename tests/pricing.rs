@@ -169,7 +169,7 @@ proptest! {
         let wire: bullfinch::types::OrderPricingSummary = serde_json::from_value(summary.clone()).unwrap();
         let older: auk::types::OrderPricingSummary = wire.into();
         let older = serde_json::to_value(older).unwrap();
-        let exponent = switchboard::domain::money::exponent(currency).unwrap();
+        let exponent = switchboard::money::exponent(currency).unwrap();
         let mut seen = 0;
         check_twins(&older, exponent, &mut seen);
         prop_assert!(seen >= 9, "twins checked: {}", seen);

@@ -1,7 +1,8 @@
 -- Background work as rows (src/jobs): each item is claimed by one server
 -- instance at a time, with a lease, and deleted when done. Keyed by what
--- it is about (kind, subject), so scheduling it twice is one item, and by
--- (organisation, due time), so an organisation's clock decides when it runs.
+-- it is about (kind, subject), so scheduling it twice is one item; it
+-- carries its organisation beside its due time, so an organisation's own
+-- clock can decide when it runs.
 CREATE TABLE jobs (
     kind TEXT NOT NULL,
     subject TEXT NOT NULL,
@@ -25,3 +26,9 @@ INSERT INTO jobs (kind, subject, org_id, due_at, created_at)
     SELECT 'mail.delivery', id, NULL, COALESCE(lease_until, created_at), created_at FROM mail_outbox WHERE status IN ('queued', 'sending');
 UPDATE mail_outbox SET status = 'queued' WHERE status = 'sending';
 ALTER TABLE mail_outbox DROP COLUMN lease_until;
+
+-- One live subscription per number and organisation: two submissions
+-- racing for one number cannot both win (the check before the write sees
+-- neither).
+DROP INDEX subscriptions_msisdn;
+CREATE UNIQUE INDEX subscriptions_msisdn ON subscriptions (org_id, msisdn) WHERE status <> 'CANCELLED';

@@ -5,7 +5,6 @@ pub mod catalog;
 pub mod customers;
 pub mod licenses;
 pub mod login;
-pub mod money;
 pub mod orders;
 pub mod pricing;
 pub mod states;

@@ -157,9 +157,9 @@ pub async fn create_pending_addon(tx: &mut Tx<'_>, org: Uuid, subscription: Uuid
 
 /// What a submitted SIM_CARD line does: the subscription gets a SIM of
 /// `sim`. Its wire form (with `offering`, its own), for the event.
-pub async fn change_sim(tx: &mut Tx<'_>, mut row: SubscriptionRow, sim: SimCardType, offering: wire::ProductOffering, now: DateTime<Utc>) -> Result<wire::Subscription> {
+pub async fn change_sim(tx: &mut Tx<'_>, org: Uuid, mut row: SubscriptionRow, sim: SimCardType, offering: wire::ProductOffering, now: DateTime<Utc>) -> Result<wire::Subscription> {
     row.sim_type = sim;
     row.updated_at = now;
-    Store::set_subscription_sim(tx, row.id, sim, now).await?;
+    Store::set_subscription_sim(tx, org, row.id, sim, now).await?;
     to_wire(&row, offering)
 }

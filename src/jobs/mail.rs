@@ -3,6 +3,9 @@
 //! `admin mail list`. With one, each queued message is sent with lettre by
 //! the one instance holding its job, and marked sent, or tried again with
 //! a growing delay (30 s, 60 s, ... up to an hour) when the server refuses it.
+//! Delivery is at least once, as SMTP is: a message whose sending succeeded
+//! but whose outcome could not be recorded (the database went away) is
+//! sent again.
 
 use super::{Outcome, Worker};
 use crate::store::{JobKind, Mail};
@@ -10,6 +13,10 @@ use chrono::Duration;
 use lettre::message::header::ContentType;
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
 use std::sync::Arc;
+
+/// How long one SMTP conversation may take; under the job's lease, so no
+/// other instance takes a message over while it is being sent.
+const SEND_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(20);
 
 pub struct Sender {
     transport: AsyncSmtpTransport<Tokio1Executor>,
@@ -22,6 +29,7 @@ impl Sender {
     pub fn new(url: &str, from: &str) -> anyhow::Result<Sender> {
         let transport = AsyncSmtpTransport::<Tokio1Executor>::from_url(url)
             .map_err(|e| anyhow::anyhow!("SMTP URL {url:?}: {e}"))?
+            .timeout(Some(SEND_TIMEOUT))
             .build();
         let from = from.parse().map_err(|e| anyhow::anyhow!("mail sender {from:?}: {e}"))?;
         Ok(Sender { transport, from })
@@ -44,7 +52,9 @@ pub fn worker(sender: Sender) -> Worker {
     let sender = Arc::new(sender);
     Worker {
         kind: JobKind::MailDelivery,
+        // a send is given at most SEND_TIMEOUT, well inside the lease
         lease: Duration::seconds(60),
+        batch: 1,
         run: Arc::new(move |store, clock, job| {
             let sender = sender.clone();
             Box::pin(async move {

@@ -31,11 +31,12 @@ pub struct Worker {
     /// longer than an item can take: another instance may take the item
     /// over when it passes
     pub lease: chrono::Duration,
+    /// how many items one claim takes: they share one lease, so a job
+    /// whose items take long (a send) claims them one at a time
+    pub batch: i64,
     pub run: Arc<dyn Fn(Store, Arc<Clock>, Job) -> BoxFuture<'static, Outcome> + Send + Sync>,
 }
 
-/// How many items a worker claims at once.
-const BATCH: i64 = 16;
 /// How often a worker looks for due work without being woken (work
 /// scheduled by another instance, retries falling due).
 const POLL: std::time::Duration = std::time::Duration::from_secs(5);
@@ -46,7 +47,7 @@ impl Worker {
         let mut done = 0;
         loop {
             let now = clock.now();
-            let claimed = store.claim_jobs(self.kind, now, now + self.lease, BATCH).await?;
+            let claimed = store.claim_jobs(self.kind, now, now + self.lease, self.batch).await?;
             if claimed.is_empty() {
                 return Ok(done);
             }

@@ -13,6 +13,7 @@ pub fn worker() -> Worker {
     Worker {
         kind: JobKind::OrderExpiry,
         lease: chrono::Duration::seconds(60),
+        batch: 16,
         run: Arc::new(|store, clock, job| {
             Box::pin(async move {
                 let expired = match (job.org, job.subject.parse()) {

@@ -57,11 +57,12 @@ fn job_row(kind: JobKind, r: &AnyRow, lease_until: DateTime<Utc>) -> Result<Job>
 impl Store {
     /// Makes `kind` of work on `subject` due at `due_at`, in the
     /// transaction of the change that calls for it. Scheduling an item
-    /// that exists moves it to the new time.
+    /// that exists moves it to the new time; if an instance holds it now,
+    /// it keeps it, and its `finish_job` leaves the item due again then.
     pub async fn schedule_job(tx: &mut Tx<'_>, kind: JobKind, subject: &str, org: Option<Uuid>, due_at: DateTime<Utc>, now: DateTime<Utc>) -> Result<()> {
         sqlx::query(
             "INSERT INTO jobs (kind, subject, org_id, due_at, created_at) VALUES ($1, $2, $3, $4, $5)
-             ON CONFLICT (kind, subject) DO UPDATE SET due_at = excluded.due_at, lease_until = NULL",
+             ON CONFLICT (kind, subject) DO UPDATE SET due_at = excluded.due_at",
         )
         .bind(kind.as_str())
         .bind(subject)
@@ -81,6 +82,16 @@ impl Store {
             Backend::Postgres => " FOR UPDATE SKIP LOCKED",
             Backend::Sqlite => "",
         };
+        // a look before the write transaction: an idle worker (the common
+        // case) then costs a read, not SQLite's one write lock
+        let due = sqlx::query("SELECT 1 FROM jobs WHERE kind = $1 AND due_at <= $2 AND (lease_until IS NULL OR lease_until < $2) LIMIT 1")
+            .bind(kind.as_str())
+            .bind(ts(now))
+            .fetch_optional(&self.pool)
+            .await?;
+        if due.is_none() {
+            return Ok(vec![]);
+        }
         let mut tx = self.begin().await?;
         let rows = sqlx::query(AssertSqlSafe(format!(
             "SELECT subject, org_id, due_at, attempts FROM jobs
@@ -105,17 +116,26 @@ impl Store {
         Ok(jobs)
     }
 
-    /// The claimed item is done: it is deleted, unless it was scheduled
-    /// again meanwhile (its lease was cleared) or another instance took it
-    /// over after the lease ran out.
+    /// The claimed item is done: it is deleted, or, when it was scheduled
+    /// again while held (its due time moved), released to run then. Nothing
+    /// happens when another instance took it over after the lease ran out.
     pub async fn finish_job(&self, job: &Job) -> Result<()> {
         let mut tx = self.begin().await?;
-        sqlx::query("DELETE FROM jobs WHERE kind = $1 AND subject = $2 AND lease_until = $3")
+        let deleted = sqlx::query("DELETE FROM jobs WHERE kind = $1 AND subject = $2 AND lease_until = $3 AND due_at = $4")
             .bind(job.kind.as_str())
             .bind(&job.subject)
             .bind(ts(job.lease_until))
+            .bind(ts(job.due_at))
             .execute(&mut *tx.tx)
             .await?;
+        if deleted.rows_affected() == 0 {
+            sqlx::query("UPDATE jobs SET lease_until = NULL WHERE kind = $1 AND subject = $2 AND lease_until = $3")
+                .bind(job.kind.as_str())
+                .bind(&job.subject)
+                .bind(ts(job.lease_until))
+                .execute(&mut *tx.tx)
+                .await?;
+        }
         tx.commit().await
     }
 

@@ -101,13 +101,14 @@ impl Store {
         Ok(())
     }
 
-    /// Writes `o` over the stored order if it still has status `from`
-    /// (false when another request moved it first).
-    pub async fn update_order(tx: &mut Tx<'_>, o: &OrderRow, from: OrderStatus) -> Result<bool> {
+    /// Writes `o` over the stored order if it is still as `before` was read
+    /// (same status, same `updatedAt`): false when another request changed
+    /// it first, so no change overwrites one it did not see.
+    pub async fn update_order(tx: &mut Tx<'_>, o: &OrderRow, before: &OrderRow) -> Result<bool> {
         let done = sqlx::query(
             "UPDATE orders SET status = $1, reference_id = $2, approval_required = $3, line_items = $4, metadata = $5,
                approved_at = $6, submitted_at = $7, cancelled_at = $8, updated_at = $9
-             WHERE id = $10 AND org_id = $11 AND status = $12",
+             WHERE id = $10 AND org_id = $11 AND status = $12 AND updated_at = $13",
         )
         .bind(o.status.to_string())
         .bind(&o.reference_id)
@@ -120,7 +121,8 @@ impl Store {
         .bind(ts(o.updated_at))
         .bind(o.id.to_string())
         .bind(o.org.to_string())
-        .bind(from.to_string())
+        .bind(before.status.to_string())
+        .bind(ts(before.updated_at))
         .execute(&mut *tx.tx)
         .await?;
         Ok(done.rows_affected() == 1)
@@ -132,17 +134,16 @@ impl Store {
         Ok(row.as_ref().map(from_row).transpose()?.map(|(_, o)| o))
     }
 
-    /// (organisation, id) of open orders whose expiry has passed; of one
-    /// organisation, or of all.
-    pub async fn orders_due_to_expire(&self, org: Option<Uuid>, now: DateTime<Utc>) -> Result<Vec<(Uuid, Uuid)>> {
-        let rows = sqlx::query(
-            "SELECT org_id, id FROM orders WHERE status IN ('DRAFT', 'APPROVED') AND expires_at <= $1 AND ($2 = '' OR org_id = $2)",
-        )
-        .bind(ts(now))
-        .bind(org.map(|o| o.to_string()).unwrap_or_default())
-        .fetch_all(&self.pool)
-        .await?;
-        rows.iter().map(|r| Ok((parse_uuid(&r.try_get::<String, _>("org_id")?)?, parse_uuid(&r.try_get::<String, _>("id")?)?))).collect()
+    /// The orders of `org` in one of the `open` states whose expiry has
+    /// passed by `now`.
+    pub async fn orders_due_to_expire(&self, org: Uuid, now: DateTime<Utc>, open: &[OrderStatus]) -> Result<Vec<Uuid>> {
+        let placeholders: Vec<String> = (0..open.len()).map(|i| format!("${}", i + 3)).collect();
+        let sql = format!("SELECT id FROM orders WHERE org_id = $1 AND expires_at <= $2 AND status IN ({})", placeholders.join(", "));
+        let mut q = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).bind(ts(now));
+        for s in open {
+            q = q.bind(s.to_string());
+        }
+        q.fetch_all(&self.pool).await?.iter().map(|r| parse_uuid(&r.try_get::<String, _>("id")?)).collect()
     }
 
     pub async fn orders(&self, org: Uuid, f: &OrderFilter, after: Option<Cursor>, limit: usize) -> Result<Page<OrderRow>> {

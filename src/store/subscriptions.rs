@@ -294,11 +294,12 @@ impl Store {
     }
 
     /// A SIM card order replaces the subscription's SIM.
-    pub async fn set_subscription_sim(tx: &mut Tx<'_>, subscription: Uuid, sim_type: SimCardType, now: DateTime<Utc>) -> Result<()> {
-        sqlx::query("UPDATE subscriptions SET sim_type = $1, updated_at = $2 WHERE id = $3")
+    pub async fn set_subscription_sim(tx: &mut Tx<'_>, org: Uuid, subscription: Uuid, sim_type: SimCardType, now: DateTime<Utc>) -> Result<()> {
+        sqlx::query("UPDATE subscriptions SET sim_type = $1, updated_at = $2 WHERE id = $3 AND org_id = $4")
             .bind(sim_type.to_string())
             .bind(ts(now))
             .bind(subscription.to_string())
+            .bind(org.to_string())
             .execute(&mut *tx.tx)
             .await?;
         Ok(())

@@ -73,3 +73,32 @@ async fn a_lapsed_lease_is_taken_over_and_a_failure_is_retried() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_item_scheduled_again_while_held_runs_again_then() {
+    each_backend(|app| async move {
+        let t = app.clock.now();
+        let s = |secs| t + Duration::seconds(secs);
+        let schedule = |due| {
+            let store = app.store.clone();
+            async move {
+                let mut tx = store.begin().await.unwrap();
+                Store::schedule_job(&mut tx, KIND, "again", None, due, t).await.unwrap();
+                tx.commit().await.unwrap();
+            }
+        };
+        schedule(t).await;
+        let held = app.store.claim_jobs(KIND, t, s(60), 10).await.unwrap();
+        // the change it runs for moved its time while it runs: still held
+        schedule(s(30)).await;
+        assert!(app.store.claim_jobs(KIND, s(31), s(91), 10).await.unwrap().is_empty(), "still held");
+        // finishing the old run leaves it due at the new time
+        app.store.finish_job(&held[0]).await.unwrap();
+        let again = app.store.claim_jobs(KIND, s(32), s(92), 10).await.unwrap();
+        assert_eq!(again.len(), 1);
+        app.store.finish_job(&again[0]).await.unwrap();
+        assert!(app.store.claim_jobs(KIND, s(1000), s(1060), 10).await.unwrap().is_empty());
+        app
+    })
+    .await;
+}

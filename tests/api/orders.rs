@@ -193,11 +193,19 @@ async fn pricing_of_a_worked_example_on_both_revisions() {
              "subscription": {"simType": "ESIM", "msisdn": "+46701234567"}}
         ]}))
         .unwrap();
+        let seen_before = app.store.order(app.org, order.order_id).await.unwrap().unwrap();
         let changed = json_of(&app.bullfinch().order_update(&order.order_id.to_string().parse().unwrap(), &update).await.unwrap().into_inner());
         // 299.00 - 100.00 - 50.00 = 149.00 + 37.25 VAT
         assert_eq!(changed["pricing"]["totalMinor"], 18625);
         let recorded = app.store.event_types(app.org).await.unwrap();
         assert_eq!(events(&recorded, "order.updated"), 1);
+        // a write based on the order as it was before that change (a submit
+        // that read it first) no longer applies: it cannot overwrite it
+        let mut stale = seen_before.clone();
+        stale.status = switchboard::wire::latest::OrderStatus::Submitted;
+        let mut tx = app.store.begin().await.unwrap();
+        assert!(!switchboard::store::Store::update_order(&mut tx, &stale, &seen_before).await.unwrap());
+        drop(tx);
         app
     })
     .await;

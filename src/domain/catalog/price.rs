@@ -1,7 +1,7 @@
 //! An offering's price as stored and imported: the minor-unit shape of the
 //! newest revision, with the rules a price must keep.
 
-use crate::domain::money::{MAX_MINOR, exponent};
+use crate::money::{MAX_MINOR, exponent};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

@@ -30,7 +30,7 @@ pub async fn create(caller: &Caller, req: wire::CreateOrderRequest, expiry: chro
             });
         }
     };
-    if crate::domain::money::exponent(&currency).is_none() {
+    if crate::money::exponent(&currency).is_none() {
         return Err(Error::invalid("currency", "invalid_currency", "must be an ISO 4217 currency code with minor units"));
     }
     let ctx = context(caller, customer).await?;
@@ -38,8 +38,7 @@ pub async fn create(caller: &Caller, req: wire::CreateOrderRequest, expiry: chro
     if let Some(r) = &req.reference_id {
         check_reference_free(caller, r, None).await?;
     }
-    // as stored (microseconds), so this answer equals every later read
-    let now = chrono::SubsecRound::trunc_subsecs(caller.now, 6);
+    let now = caller.now;
     let row = OrderRow {
         id: Uuid::new_v4(),
         org: caller.org,
@@ -91,7 +90,7 @@ pub async fn update(caller: &Caller, key: &str, req: wire::UpdateOrderRequest) -
     row.updated_at = caller.now;
     let order = render::order(&row)?;
     let mut tx = caller.store.begin().await?;
-    if !Store::update_order(&mut tx, &row, before.status).await? {
+    if !Store::update_order(&mut tx, &row, &before).await? {
         drop(tx);
         return Err(moved_meanwhile(caller, row.id, OrderOp::Change).await);
     }
@@ -113,7 +112,7 @@ pub(super) async fn moved_meanwhile(caller: &Caller, id: Uuid, op: OrderOp) -> E
 /// its events, in one transaction.
 async fn commit_transition(caller: &Caller, before: &OrderRow, after: &OrderRow, event: Option<fn(wire::Order) -> Event>, op: OrderOp) -> Result<wire::Order> {
     let mut tx = caller.store.begin().await?;
-    if !Store::update_order(&mut tx, after, before.status).await? {
+    if !Store::update_order(&mut tx, after, before).await? {
         drop(tx);
         return Err(moved_meanwhile(caller, before.id, op).await);
     }

@@ -1,5 +1,5 @@
 //! Orders not submitted by `expiresAt` expire: at once for whoever reads
-//! one, and by the sweep for those nobody reads.
+//! one, and by their order.expiry job for those nobody reads.
 
 use super::events::record_transition;
 use super::lines::OrderDoc;
@@ -27,7 +27,7 @@ pub async fn expire_if_due(caller: &Caller, row: OrderRow) -> Result<OrderRow> {
     }
     after.doc = doc.to_stored();
     let mut tx = caller.store.begin().await?;
-    if Store::update_order(&mut tx, &after, row.status).await? {
+    if Store::update_order(&mut tx, &after, &row).await? {
         record_transition(&mut tx, &row, &after, row.expires_at, Some(Event::OrderExpired)).await?;
         tx.commit().await?;
         return Ok(after);

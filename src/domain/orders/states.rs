@@ -42,7 +42,8 @@ impl Operation for OrderOp {
     }
 }
 
-const OPEN: &[Status] = &[Status::Draft, Status::Approved];
+/// The states an order may still leave.
+pub const OPEN: &[Status] = &[Status::Draft, Status::Approved];
 
 pub const ORDER: Table<Status, OrderOp> = Table {
     resource: "order",

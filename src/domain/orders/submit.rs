@@ -95,8 +95,7 @@ pub async fn submit(caller: &Caller, key: &str) -> Result<wire::Order> {
         line_reads.push(reads(caller, &mut offerings, l).await?);
     }
 
-    // as stored (microseconds), so the events equal every later read
-    let now = chrono::SubsecRound::trunc_subsecs(caller.now, 6);
+    let now = caller.now;
     let (org, customer) = (caller.org, (before.customer_id, before.customer_name.as_str()));
     let mut tx = caller.store.begin().await?;
     let mut created_events: Vec<Event> = vec![];
@@ -118,7 +117,7 @@ pub async fn submit(caller: &Caller, key: &str) -> Result<wire::Order> {
                 created_events.push(Event::LicenseCreated(license));
             }
             (T::SimCard, _, Some((sub, its_offering)), Some(sim)) => {
-                let s = subscriptions::change_sim(&mut tx, sub, sim, its_offering, now).await?;
+                let s = subscriptions::change_sim(&mut tx, org, sub, sim, its_offering, now).await?;
                 created_events.push(Event::SubscriptionUpdated(s));
             }
             (t, ..) => return Err(Error::Internal(format!("line {} of type {t} lacks what its check required", l.line_item_id))),
@@ -130,7 +129,7 @@ pub async fn submit(caller: &Caller, key: &str) -> Result<wire::Order> {
     after.submitted_at = Some(now);
     after.updated_at = now;
     after.doc = doc.to_stored();
-    if !Store::update_order(&mut tx, &after, before.status).await? {
+    if !Store::update_order(&mut tx, &after, &before).await? {
         drop(tx);
         return Err(moved_meanwhile(caller, before.id, OrderOp::Submit).await);
     }

@@ -5,7 +5,7 @@
 //! and its major-unit twin (the name without `Minor`), in the order's
 //! currency. Every other field is copied by the generated `copy` functions.
 
-use crate::domain::money::major;
+use crate::money::major;
 use crate::wire::auk::{self, copy};
 use crate::wire::bullfinch;
 
