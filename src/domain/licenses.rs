@@ -77,8 +77,9 @@ pub async fn create_pending(
         customer_name: customer.1.to_string(),
         order_id,
         offering_id: offering.id,
-        // the imported product names a LICENSE product's type
-        license_type: offering.product["licenseType"].as_str().unwrap_or("EXTERNAL_PRODUCT").to_string(),
+        // a LICENSE product names its licenses' type (the import requires
+        // it); an EXTERNAL_PRODUCT's are of type EXTERNAL_PRODUCT
+        license_type: offering.product.license_type.clone().unwrap_or_else(|| "EXTERNAL_PRODUCT".to_string()),
         status: wire::LicenseStatus::Pending,
         assigned_to: assigned.map(|s| (s.id, s.msisdn.clone(), s.display_name.clone())),
         created_at: now,

@@ -3,7 +3,7 @@
 
 use super::catalog::{self, Offerings};
 use super::{Caller, customers};
-use crate::wire::latest::{SimCardType, SubscriptionAddonStatus, SubscriptionStatus};
+use crate::wire::latest::{ProductCategory, SimCardType, SubscriptionAddonStatus, SubscriptionStatus};
 use crate::wire::latest::params::SubscriptionListQuery;
 use crate::wire::latest as wire;
 use crate::error::{Error, InternalCode, Result};
@@ -12,12 +12,15 @@ use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 /// The Subscription.type of a subscription product's category.
-pub fn subscription_type(category: &str) -> &'static str {
+/// (Submission checks that a subscription line's product is a SUBSCRIPTION
+/// product; those are of the subscription categories.)
+pub fn subscription_type(category: ProductCategory) -> &'static str {
+    use ProductCategory as C;
     match category {
-        "PRODUCT_CATEGORY_SUBSCRIPTION_DATA_SIM" => "DATA",
-        "PRODUCT_CATEGORY_SUBSCRIPTION_BROADBAND" => "MBB",
-        "PRODUCT_CATEGORY_SUBSCRIPTION_M2M" => "M2M",
-        "PRODUCT_CATEGORY_TRAVEL_ESIM" => "TRAVEL_ESIM",
+        C::ProductCategorySubscriptionDataSim => "DATA",
+        C::ProductCategorySubscriptionBroadband => "MBB",
+        C::ProductCategorySubscriptionM2m => "M2M",
+        C::ProductCategoryTravelEsim => "TRAVEL_ESIM",
         _ => "CELL",
     }
 }
@@ -126,7 +129,7 @@ pub async fn create_pending(
         order_id,
         offering_id: offering.id,
         status: SubscriptionStatus::Pending,
-        subscription_type: subscription_type(offering.product["category"].as_str().unwrap_or_default()).into(),
+        subscription_type: subscription_type(offering.product.category).into(),
         msisdn: new.msisdn.to_string(),
         display_name: new.display_name.as_ref().map(|d| d.to_string()),
         sim_type: new.sim_type,

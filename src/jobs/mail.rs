@@ -8,7 +8,7 @@
 //! sent again.
 
 use super::{Outcome, Worker};
-use crate::store::{JobKind, Mail};
+use crate::store::{JobKind, Mail, MailStatus};
 use chrono::Duration;
 use lettre::message::header::ContentType;
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
@@ -59,7 +59,7 @@ pub fn worker(sender: Sender) -> Worker {
             let sender = sender.clone();
             Box::pin(async move {
                 let mail = match store.mail(&job.subject).await {
-                    Ok(Some(m)) if m.status == "queued" => m,
+                    Ok(Some(m)) if m.status == MailStatus::Queued => m,
                     // sent already, discarded, or forgotten: nothing to do
                     Ok(_) => return Outcome::Done,
                     Err(e) => return Outcome::Retry { after: Duration::seconds(30), error: e.to_string() },

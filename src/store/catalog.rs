@@ -3,6 +3,8 @@
 
 use super::{Cursor, ListQuery, Page, Store, Tx, parse_uuid};
 use crate::error::{Error, Result};
+use crate::wire::latest::{ProductCategory, ProductFeatures, ProductOfferingStatus, ProductType};
+use serde::Deserialize;
 use serde_json::Value;
 use sqlx::any::AnyRow;
 use sqlx::{AssertSqlSafe, Row};
@@ -21,11 +23,59 @@ pub enum Change {
 pub struct OfferingRow {
     pub id: Uuid,
     pub key: String,
-    pub offering: Value,
+    pub offering: OfferingDoc,
     pub product_id: Uuid,
-    pub product: Value,
+    pub product: ProductDoc,
     pub group_id: Option<Uuid>,
-    pub group: Option<Value>,
+    pub group: Option<GroupDoc>,
+}
+
+/// An offering's stored document: its wire fields but the ids.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OfferingDoc {
+    pub status: ProductOfferingStatus,
+    pub name: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    #[serde(default)]
+    pub rich_content: Option<String>,
+    #[serde(default)]
+    pub usp_list: Vec<String>,
+    /// the price document, read as the wire `Price` for answers and as the
+    /// domain's `Price` for pricing
+    pub price: Value,
+    #[serde(default)]
+    pub image_url: Option<String>,
+}
+
+/// A product's stored document: its wire fields but the id, and the
+/// License.type a LICENSE product's licenses get.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ProductDoc {
+    pub internal_name: String,
+    #[serde(rename = "type")]
+    pub product_type: ProductType,
+    pub category: ProductCategory,
+    #[serde(default)]
+    pub network_provider_id: Option<String>,
+    #[serde(default)]
+    pub features: Option<ProductFeatures>,
+    #[serde(default)]
+    pub license_type: Option<String>,
+}
+
+/// A group's stored document: its wire fields but the id.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GroupDoc {
+    pub name: String,
+    #[serde(default)]
+    pub description: Option<String>,
+    pub category: ProductCategory,
+    #[serde(default)]
+    pub internal_description: Option<String>,
 }
 
 #[derive(Debug, Default)]
@@ -36,8 +86,33 @@ pub struct OfferingFilter {
     pub group_id: Option<Uuid>,
 }
 
-/// The catalog tables an import writes, with the columns each keeps
-/// besides id, org_id, key and doc.
+/// What an entity keeps in columns of its own besides id, org_id, key and
+/// doc (for the list filters and joins).
+#[derive(Debug, Clone)]
+pub enum Columns {
+    None,
+    Product { product_type: ProductType, category: ProductCategory },
+    Offering { status: ProductOfferingStatus, product_id: Uuid, group_id: Option<Uuid> },
+}
+
+impl Columns {
+    /// (column, value) of each.
+    fn pairs(&self) -> Vec<(&'static str, Option<String>)> {
+        match self {
+            Columns::None => vec![],
+            Columns::Product { product_type, category } => {
+                vec![("product_type", Some(product_type.to_string())), ("category", Some(category.to_string()))]
+            }
+            Columns::Offering { status, product_id, group_id } => vec![
+                ("status", Some(status.to_string())),
+                ("product_id", Some(product_id.to_string())),
+                ("group_id", group_id.map(|g| g.to_string())),
+            ],
+        }
+    }
+}
+
+/// The catalog tables an import writes.
 #[derive(Debug, Clone, Copy)]
 pub enum Kind {
     Group,
@@ -61,7 +136,7 @@ const OFFERING_SELECT: &str = "SELECT o.seq, o.id, o.key, o.doc, p.id AS product
      g.id AS group_id, g.doc AS group_doc
      FROM product_offerings o JOIN products p ON p.id = o.product_id LEFT JOIN product_groups g ON g.id = o.group_id";
 
-fn doc(r: &AnyRow, col: &str) -> Result<Value> {
+fn doc<T: serde::de::DeserializeOwned>(r: &AnyRow, col: &str) -> Result<T> {
     let text: String = r.try_get(col)?;
     serde_json::from_str(&text).map_err(|e| Error::Internal(format!("column {col}: {e}")))
 }
@@ -78,7 +153,7 @@ fn offering_from_row(r: &AnyRow) -> Result<(i64, OfferingRow)> {
             product_id: parse_uuid(&r.try_get::<String, _>("product_id")?)?,
             product: doc(r, "product_doc")?,
             group_id: group_id.as_deref().map(parse_uuid).transpose()?,
-            group: group_doc.map(|t| serde_json::from_str(&t)).transpose().map_err(|e| Error::Internal(e.to_string()))?,
+            group: group_doc.map(|t| serde_json::from_str(&t)).transpose().map_err(|e| Error::Internal(format!("column group_doc: {e}")))?,
         },
     ))
 }
@@ -91,18 +166,19 @@ impl Store {
         row.map(|r| parse_uuid(&r.try_get::<String, _>("id")?)).transpose()
     }
 
-    /// Inserts or updates one entity; `columns` are its kind's own columns
-    /// (name, value). Unchanged rows are not written.
+    /// Inserts or updates one entity with its own `columns`. Unchanged rows
+    /// are not written.
     pub async fn upsert_catalog_entity(
         tx: &mut Tx<'_>,
         kind: Kind,
         org: Uuid,
         id: Uuid,
         key: &str,
-        columns: &[(&str, Option<String>)],
+        columns: &Columns,
         doc: &Value,
     ) -> Result<Change> {
         let table = kind.table();
+        let columns = columns.pairs();
         let names: Vec<&str> = columns.iter().map(|(n, _)| *n).collect();
         let select = format!("SELECT doc{} FROM {table} WHERE id = $1", names.iter().map(|n| format!(", {n}")).collect::<String>());
         let existing = sqlx::query(AssertSqlSafe(select)).bind(id.to_string()).fetch_optional(&mut *tx.tx).await?;
@@ -113,7 +189,7 @@ impl Store {
                 let params = (0..names.len()).map(|i| format!(", ${}", i + 5)).collect::<String>();
                 let sql = format!("INSERT INTO {table} (id, org_id, key, doc{cols}) VALUES ($1, $2, $3, $4{params})");
                 let mut q = sqlx::query(AssertSqlSafe(sql)).bind(id.to_string()).bind(org.to_string()).bind(key).bind(doc_text);
-                for (_, v) in columns {
+                for (_, v) in &columns {
                     q = q.bind(v.clone());
                 }
                 q.execute(&mut *tx.tx).await?;
@@ -123,7 +199,7 @@ impl Store {
                 let stored: String = row.try_get("doc")?;
                 let stored_doc: Value = serde_json::from_str(&stored).map_err(|e| Error::Internal(e.to_string()))?;
                 let mut same = stored_doc == *doc;
-                for (n, v) in columns {
+                for (n, v) in &columns {
                     same &= row.try_get::<Option<String>, _>(*n)? == *v;
                 }
                 if same {
@@ -132,7 +208,7 @@ impl Store {
                     let sets = names.iter().enumerate().map(|(i, n)| format!(", {n} = ${}", i + 3)).collect::<String>();
                     let sql = format!("UPDATE {table} SET doc = $2{sets} WHERE id = $1");
                     let mut q = sqlx::query(AssertSqlSafe(sql)).bind(id.to_string()).bind(doc_text);
-                    for (_, v) in columns {
+                    for (_, v) in &columns {
                         q = q.bind(v.clone());
                     }
                     q.execute(&mut *tx.tx).await?;
@@ -194,7 +270,7 @@ impl Store {
             .fetch_optional(&mut *tx.tx)
             .await?;
         let change = match row {
-            Some(r) if doc(&r, "doc")? == *rates => return Ok(Change::Unchanged),
+            Some(r) if doc::<Value>(&r, "doc")? == *rates => return Ok(Change::Unchanged),
             Some(_) => Change::Updated,
             None => Change::Created,
         };

@@ -2,12 +2,39 @@
 //! (with the job that delivers each), their delivery history, listed for
 //! the operator.
 
-use super::{JobKind, Store, Tx, parse_ts, ts};
+use super::{JobKind, Store, Tx, parse_ts, state_col, ts};
 use crate::error::Result;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use sqlx::Row;
 use sqlx::any::AnyRow;
+
+/// Where a message is: waiting for delivery, delivered, or the stand-in of
+/// a mail not sent (never listed).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MailStatus {
+    Queued,
+    Sent,
+    Discarded,
+}
+
+impl MailStatus {
+    fn as_str(self) -> &'static str {
+        match self {
+            MailStatus::Queued => "queued",
+            MailStatus::Sent => "sent",
+            MailStatus::Discarded => "discarded",
+        }
+    }
+}
+
+impl std::str::FromStr for MailStatus {
+    type Err = ();
+    fn from_str(s: &str) -> std::result::Result<Self, ()> {
+        [MailStatus::Queued, MailStatus::Sent, MailStatus::Discarded].into_iter().find(|m| m.as_str() == s).ok_or(())
+    }
+}
 
 /// One message, as `switchboard admin mail list` prints it.
 #[derive(Debug, Clone, Serialize)]
@@ -17,8 +44,7 @@ pub struct Mail {
     pub to: String,
     pub subject: String,
     pub body: String,
-    /// queued or sent
-    pub status: String,
+    pub status: MailStatus,
     pub attempts: i64,
     pub last_error: Option<String>,
     pub created_at: DateTime<Utc>,
@@ -33,7 +59,7 @@ fn from_row(r: &AnyRow) -> Result<Mail> {
         to: r.try_get("to_address")?,
         subject: r.try_get("subject")?,
         body: r.try_get("body")?,
-        status: r.try_get("status")?,
+        status: state_col(r, "status")?,
         attempts: r.try_get("attempts")?,
         last_error: r.try_get("last_error")?,
         created_at: parse_ts(&r.try_get::<String, _>("created_at")?)?,
@@ -56,14 +82,14 @@ async fn forget_discarded(tx: &mut Tx<'_>, now: DateTime<Utc>) -> Result<()> {
 }
 
 /// Inserts a message and the job that delivers it.
-async fn insert(tx: &mut Tx<'_>, to: &str, subject: &str, body: &str, status: &str, now: DateTime<Utc>) -> Result<()> {
+async fn insert(tx: &mut Tx<'_>, to: &str, subject: &str, body: &str, status: MailStatus, now: DateTime<Utc>) -> Result<()> {
     let id = uuid::Uuid::new_v4().to_string();
     sqlx::query("INSERT INTO mail_outbox (id, to_address, subject, body, status, created_at) VALUES ($1, $2, $3, $4, $5, $6)")
         .bind(&id)
         .bind(to)
         .bind(subject)
         .bind(body)
-        .bind(status)
+        .bind(status.as_str())
         .bind(ts(now))
         .execute(&mut *tx.tx)
         .await?;
@@ -74,7 +100,7 @@ impl Store {
     pub async fn queue_mail(tx: &mut Tx<'_>, to: &str, subject: &str, body: &str, now: DateTime<Utc>) -> Result<()> {
         // the same statements as discard_mail, so both cost alike
         forget_discarded(tx, now).await?;
-        insert(tx, to, subject, body, "queued", now).await
+        insert(tx, to, subject, body, MailStatus::Queued, now).await
     }
 
     /// The stand-in for a mail not sent (a login for an address without a
@@ -82,7 +108,7 @@ impl Store {
     /// (its job finds nothing to do) or listed, and deleted a day later.
     pub async fn discard_mail(tx: &mut Tx<'_>, now: DateTime<Utc>) -> Result<()> {
         forget_discarded(tx, now).await?;
-        insert(tx, "", "", "", "discarded", now).await
+        insert(tx, "", "", "", MailStatus::Discarded, now).await
     }
 
     /// Every message, oldest first; only those to `to` (any case) when given.

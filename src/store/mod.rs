@@ -13,15 +13,16 @@ mod page;
 mod subscriptions;
 mod users;
 
-pub use catalog::{Change, Kind, OfferingFilter, OfferingRow};
+pub use catalog::{Change, Columns, GroupDoc, Kind, OfferingDoc, OfferingFilter, OfferingRow, ProductDoc};
 pub use customers::{CustomerFilter, CustomerRow, IdOrRef};
 pub use idempotency::{Claim, ClaimTimes, StoredAnswer};
 pub use jobs::{Job, JobKind};
 pub use keys::{ApiKeyRecord, NewApiKey};
 pub use login::{MAX_ATTEMPTS, NewChallenge, Redeemed};
-pub use mail::Mail;
+pub use mail::{Mail, MailStatus};
 pub use orders::{OrderFilter, OrderRow};
-pub use page::{Cursor, ListQuery, Page, limit_or_default};
+pub use page::{Cursor, Page, limit_or_default};
+use page::ListQuery;
 pub use subscriptions::{AddonRow, LicenseFilter, LicenseRow, SubscriptionFilter, SubscriptionRow};
 pub use users::{UserFilter, UserGrants, UserRow, email_key};
 
@@ -194,35 +195,35 @@ impl Store {
 }
 
 /// Timestamps are stored as fixed-width RFC 3339 text in UTC.
-pub fn ts(t: DateTime<Utc>) -> String {
+pub(in crate::store) fn ts(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
 }
 
-pub fn parse_ts(s: &str) -> Result<DateTime<Utc>> {
+pub(in crate::store) fn parse_ts(s: &str) -> Result<DateTime<Utc>> {
     DateTime::parse_from_rfc3339(s)
         .map(|t| t.with_timezone(&Utc))
         .map_err(|e| Error::Internal(format!("stored timestamp {s:?}: {e}")))
 }
 
-pub fn parse_uuid(s: &str) -> Result<uuid::Uuid> {
+pub(in crate::store) fn parse_uuid(s: &str) -> Result<uuid::Uuid> {
     uuid::Uuid::parse_str(s).map_err(|e| Error::Internal(format!("stored id {s:?}: {e}")))
 }
 
 /// A state column, as its enum (only valid names are ever stored, so
 /// anything else is a fault of the stored data).
-pub fn state_col<T: std::str::FromStr>(row: &AnyRow, col: &str) -> Result<T> {
+pub(in crate::store) fn state_col<T: std::str::FromStr>(row: &AnyRow, col: &str) -> Result<T> {
     let text: String = row.try_get(col)?;
     text.parse().map_err(|_| Error::Internal(format!("column {col}: unknown state {text:?}")))
 }
 
 /// A JSON column, decoded.
-pub fn json_col<T: serde::de::DeserializeOwned>(row: &AnyRow, col: &str) -> Result<Option<T>> {
+pub(in crate::store) fn json_col<T: serde::de::DeserializeOwned>(row: &AnyRow, col: &str) -> Result<Option<T>> {
     let text: Option<String> = row.try_get(col)?;
     text.map(|t| serde_json::from_str(&t).map_err(|e| Error::Internal(format!("column {col}: {e}")))).transpose()
 }
 
 /// `LIKE` pattern for a case-insensitive substring match of `text`.
-pub fn like_pattern(text: &str) -> String {
+pub(in crate::store) fn like_pattern(text: &str) -> String {
     let escaped: String = text
         .to_lowercase()
         .chars()

@@ -59,7 +59,7 @@ pub fn limit_or_default(limit: Option<i64>) -> usize {
 /// A keyset-paged list query: `base` selects the rows of organisation `$1`
 /// after sequence number `$2` (`AND <seq column> > $2` included); each
 /// filter adds a condition and binds its values from `$3` on.
-pub struct ListQuery {
+pub(super) struct ListQuery {
     sql: String,
     binds: Vec<String>,
 }

@@ -93,22 +93,32 @@ fn breaking_changes(a: &Revision, b: &Revision) -> Vec<String> {
             }
         }
     }
-    out.extend(event_changes(a, b));
+    let schemas = schema_changes(a, b);
+    out.extend(event_changes(a, b, &schemas));
+    out.extend(schemas.into_values().flatten());
+    out
+}
+
+/// The breaking changes of each schema of `a` (removed, retyped, fields
+/// removed or retyped), by schema name; schemas without any are absent.
+fn schema_changes(a: &Revision, b: &Revision) -> BTreeMap<String, Vec<String>> {
+    let mut out: BTreeMap<String, Vec<String>> = BTreeMap::new();
     let (sa, sb) = (a.schemas(), b.schemas());
     for (name, s) in &sa {
+        let mut lines = vec![];
         let Some(t) = sb.get(name) else {
-            out.push(format!("Schema `{name}` is removed."));
+            out.insert(name.clone(), vec![format!("Schema `{name}` is removed.")]);
             continue;
         };
         if type_of(a, s) != type_of(b, t) {
-            out.push(format!("`{name}` changes type from {} to {}.", type_of(a, s), type_of(b, t)));
+            lines.push(format!("`{name}` changes type from {} to {}.", type_of(a, s), type_of(b, t)));
         }
         let props = |s: &Value| s["properties"].as_object().cloned().unwrap_or_default();
         let (pa, pb) = (props(s), props(t));
         for (field, fs) in &pa {
             match pb.get(field) {
-                None => out.push(format!("`{name}.{field}` is removed.")),
-                Some(ft) if type_of(a, fs) != type_of(b, ft) => out.push(format!(
+                None => lines.push(format!("`{name}.{field}` is removed.")),
+                Some(ft) if type_of(a, fs) != type_of(b, ft) => lines.push(format!(
                     "`{name}.{field}` changes type from {} to {}.",
                     type_of(a, fs),
                     type_of(b, ft)
@@ -116,24 +126,26 @@ fn breaking_changes(a: &Revision, b: &Revision) -> Vec<String> {
                 _ => {}
             }
         }
+        if !lines.is_empty() {
+            out.insert(name.clone(), lines);
+        }
     }
     out
 }
 
-/// The events of `a` that `b` removes or whose payload shapes differ, with
-/// the shapes that differ.
-fn event_changes(a: &Revision, b: &Revision) -> Vec<String> {
+/// The events of `a` that `b` removes, or whose payload carries a schema
+/// with a breaking change (named).
+fn event_changes(a: &Revision, b: &Revision, schemas: &BTreeMap<String, Vec<String>>) -> Vec<String> {
     let mut out = vec![];
     let hooks = |r: &Revision| r.raw["x-webhooks"].as_object().cloned().unwrap_or_default();
     let (ha, hb) = (hooks(a), hooks(b));
     for (name, hook) in &ha {
-        let Some(new) = hb.get(name) else {
+        if !hb.contains_key(name) {
             out.push(format!("Event `{name}` is removed."));
             continue;
-        };
-        let (ca, cb) = (a.closure(hook), b.closure(new));
+        }
         let changed: Vec<String> =
-            ca.iter().filter(|(n, s)| cb.get(*n) != Some(*s)).map(|(n, _)| format!("`{n}`")).collect();
+            a.closure(hook).keys().filter(|n| schemas.contains_key(*n)).map(|n| format!("`{n}`")).collect();
         if !changed.is_empty() {
             out.push(format!("Event `{name}` carries changed shapes: {}.", changed.join(", ")));
         }
@@ -144,5 +156,5 @@ fn event_changes(a: &Revision, b: &Revision) -> Vec<String> {
 /// The events the report says change between two revisions.
 #[cfg(test)]
 pub fn changed_events(a: &Revision, b: &Revision) -> Vec<String> {
-    event_changes(a, b).iter().filter_map(|l| l.strip_prefix("Event `")?.split('`').next().map(str::to_string)).collect()
+    event_changes(a, b, &schema_changes(a, b)).iter().filter_map(|l| l.strip_prefix("Event `")?.split('`').next().map(str::to_string)).collect()
 }

@@ -5,7 +5,7 @@
 use super::file::{CatalogFile, Problem};
 use super::entity_id;
 use crate::error::Error;
-use crate::store::{Change, IdOrRef, Kind, Store};
+use crate::store::{Change, Columns, IdOrRef, Kind, Store};
 use serde::Serialize;
 use serde_json::{Value, json};
 use uuid::Uuid;
@@ -89,21 +89,17 @@ pub async fn import(store: &Store, org: Uuid, mut file: CatalogFile) -> Result<R
     let mut report = Report::default();
     let mut tx = store.begin().await?;
     for g in &file.groups {
-        let c = Store::upsert_catalog_entity(&mut tx, Kind::Group, org, id("group", &g.key), &g.key, &[], &doc_without(doc(g), &["key"])).await?;
+        let c = Store::upsert_catalog_entity(&mut tx, Kind::Group, org, id("group", &g.key), &g.key, &Columns::None, &doc_without(doc(g), &["key"])).await?;
         report.count(c);
     }
     for p in &file.products {
-        let columns = [("product_type", Some(p.product_type.to_string())), ("category", Some(p.category.to_string()))];
+        let columns = Columns::Product { product_type: p.product_type, category: p.category };
         let c = Store::upsert_catalog_entity(&mut tx, Kind::Product, org, id("product", &p.key), &p.key, &columns, &doc_without(doc(p), &["key"]))
             .await?;
         report.count(c);
     }
     for o in &file.offerings {
-        let columns = [
-            ("status", Some(o.status.to_string())),
-            ("product_id", Some(id("product", &o.product).to_string())),
-            ("group_id", o.group.as_ref().map(|g| id("group", g).to_string())),
-        ];
+        let columns = Columns::Offering { status: o.status, product_id: id("product", &o.product), group_id: o.group.as_ref().map(|g| id("group", g)) };
         let body = doc_without(doc(o), &["key", "product", "group"]);
         let c = Store::upsert_catalog_entity(&mut tx, Kind::Offering, org, id("offering", &o.key), &o.key, &columns, &body).await?;
         report.count(c);
@@ -112,7 +108,7 @@ pub async fn import(store: &Store, org: Uuid, mut file: CatalogFile) -> Result<R
     for cat in &file.catalogs {
         let cid = id("catalog", &cat.key);
         let body = doc_without(doc(cat), &["key", "offerings", "default"]);
-        let c = Store::upsert_catalog_entity(&mut tx, Kind::Catalog, org, cid, &cat.key, &[], &body).await?;
+        let c = Store::upsert_catalog_entity(&mut tx, Kind::Catalog, org, cid, &cat.key, &Columns::None, &body).await?;
         let members: Vec<Uuid> = cat.offerings.iter().map(|k| id("offering", k)).collect();
         let m = Store::set_catalog_offerings(&mut tx, cid, &members).await?;
         report.count(if c == Change::Unchanged { m } else { c });

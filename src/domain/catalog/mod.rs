@@ -10,7 +10,6 @@ use crate::wire::latest::params::ProductOfferingListQuery;
 use crate::wire::latest as wire;
 use crate::error::{Error, InternalCode, Result};
 use crate::store::{Cursor, OfferingFilter, OfferingRow, limit_or_default};
-use serde_json::{Value, json};
 use uuid::Uuid;
 
 /// The id of a catalog entity: derived from the organisation and the key,
@@ -20,23 +19,36 @@ pub fn entity_id(org: Uuid, kind: &str, key: &str) -> Uuid {
     Uuid::new_v5(&org, format!("{kind}:{key}").as_bytes())
 }
 
-/// The wire form of a stored offering: its document, with ids put in
+/// The wire form of a stored offering: its documents, with the ids put in
 /// where the file named keys.
 pub fn to_wire(row: &OfferingRow) -> Result<wire::ProductOffering> {
-    let mut o = row.offering.clone();
-    let mut product = row.product.clone();
-    product["productId"] = json!(row.product_id);
-    if let Value::Object(p) = &mut product {
-        p.remove("licenseType");
-    }
-    o["productOfferingId"] = json!(row.id);
-    o["product"] = product;
-    if let (Some(id), Some(g)) = (row.group_id, &row.group) {
-        let mut g = g.clone();
-        g["productOfferingGroupId"] = json!(id);
-        o["group"] = g;
-    }
-    serde_json::from_value(o).map_err(|e| Error::Internal(format!("stored offering {}: {e}", row.id)))
+    let (o, p) = (&row.offering, &row.product);
+    let price = serde_json::from_value(o.price.clone()).map_err(|e| Error::Internal(format!("stored offering {}: price: {e}", row.id)))?;
+    Ok(wire::ProductOffering {
+        product_offering_id: row.id,
+        status: o.status,
+        name: o.name.clone(),
+        description: o.description.clone(),
+        rich_content: o.rich_content.clone(),
+        usp_list: o.usp_list.clone(),
+        product: wire::Product {
+            product_id: row.product_id,
+            internal_name: p.internal_name.clone(),
+            type_: p.product_type,
+            category: p.category,
+            network_provider_id: p.network_provider_id.clone(),
+            features: p.features.clone(),
+        },
+        price,
+        group: row.group_id.zip(row.group.as_ref()).map(|(id, g)| wire::ProductOfferingGroup {
+            product_offering_group_id: id,
+            name: g.name.clone(),
+            description: g.description.clone(),
+            category: g.category,
+            internal_description: g.internal_description.clone(),
+        }),
+        image_url: o.image_url.clone(),
+    })
 }
 
 /// An offering as named on what was bought with it (subscriptions,

@@ -5,7 +5,7 @@ use crate::domain::catalog::price::Price;
 use crate::domain::pricing::{Choices, TaxRate};
 use crate::domain::{Caller, catalog};
 use crate::error::{Detail, Error, InternalCode, Result};
-use crate::store::{CustomerRow, IdOrRef, OfferingRow, OrderRow, Store, SubscriptionRow};
+use crate::store::{CustomerRow, IdOrRef, OrderRow, Store, SubscriptionRow};
 use crate::wire::latest::{self as wire, OrderLineItemStatus as LineStatus};
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
@@ -107,10 +107,6 @@ pub async fn context(caller: &Caller, customer: CustomerRow) -> Result<Context> 
     Ok(Context { customer, catalog })
 }
 
-pub fn product_category(offering: &OfferingRow) -> &str {
-    offering.product["category"].as_str().unwrap_or_default()
-}
-
 /// The subscription a line names, if it is this customer's and not
 /// cancelled.
 async fn subscription_of(caller: &Caller, ctx: &Context, key: &str) -> Result<Option<SubscriptionRow>> {
@@ -134,7 +130,7 @@ async fn check_line(caller: &Caller, ctx: &Context, currency: &str, i: usize, re
         return Ok(Err(vec![Detail::new(at("productOfferingId"), "product_offering_not_found", "names no product offering")]));
     };
     let wire_offering = catalog::to_wire(&offering)?;
-    let price: Price = serde_json::from_value(offering.offering["price"].clone()).map_err(|e| Error::Internal(e.to_string()))?;
+    let price: Price = serde_json::from_value(offering.offering.price.clone()).map_err(|e| Error::Internal(e.to_string()))?;
     if wire_offering.product.type_ != req.type_ {
         bad.push(Detail::new(at("type"), "line_item_type_mismatch", format!("must be {}, the type of the offering's product", wire_offering.product.type_)));
     }
@@ -194,7 +190,7 @@ async fn check_line(caller: &Caller, ctx: &Context, currency: &str, i: usize, re
         if let Some(s) = &subscription {
             let parent = caller.store.offering(caller.org, s.offering_id).await?;
             let fits = match (&offering.group, &parent) {
-                (Some(g), Some(p)) => g["category"].as_str() == Some(product_category(p)),
+                (Some(g), Some(p)) => g.category == p.product.category,
                 _ => false,
             };
             if !fits {
