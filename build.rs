@@ -6,6 +6,9 @@ use std::path::Path;
 
 fn main() {
     println!("cargo:rerun-if-changed=spec");
+    // sqlx::migrate! embeds migrations/ at compile time and sees a new
+    // file only when the crate is rebuilt
+    println!("cargo:rerun-if-changed=migrations");
     println!("cargo:rerun-if-changed=generated/api.rs");
     println!("cargo:rerun-if-changed=generated/wire.rs");
     let mut files: Vec<String> = std::fs::read_dir("spec")
