@@ -28,7 +28,7 @@ pub async fn seed(store: &Store, clock: &Clock) -> Result<Option<String>> {
                 customer_type,
                 name: name.into(),
                 identity: None,
-                preferred_locale: None,
+                preferred_locale: customers::DEFAULT_LOCALE.into(),
                 reference_id: Some(reference.into()),
                 contact: wire::CustomerContact { email: Some(email.into()), msisdn: None },
                 billing: Some(wire::CustomerBilling {
@@ -51,7 +51,7 @@ pub async fn seed(store: &Store, clock: &Clock) -> Result<Option<String>> {
                 name: user.into(),
                 email: email.into(),
                 msisdn: None,
-                role: Some(wire::CustomerRole::Admin),
+                role: wire::CustomerRole::Admin,
                 customer_id: customer.customer_id.to_string(),
                 reference_id: Some(user_reference.into()),
                 identity: None,

@@ -81,7 +81,9 @@ fn normalise_spec(spec: &Value) -> Value {
     }
     for op in operations(&mut doc) {
         // 4. dropshot documents every error as `4XX`/`5XX` with the Error
-        //    body; the document lists the statuses each operation uses.
+        //    body; the document lists the statuses each operation uses,
+        //    among them the HTTP layer's bodiless 414 (components/responses/
+        //    UriTooLong, on every operation), which no handler answers.
         let responses = op["responses"].as_object_mut().unwrap();
         let error = responses.values().find(|r| r["content"]["application/json"]["schema"]["$ref"] == "#/components/schemas/Error").cloned();
         responses.retain(|code, _| code.starts_with('2'));

@@ -12,7 +12,10 @@ use crate::store::{CustomerFilter, CustomerRow, Cursor, IdOrRef, Store, limit_or
 use rand::Rng;
 use uuid::Uuid;
 
-const DEFAULT_LOCALE: &str = "en-US";
+/// preferredLocale of a customer created without one: the default the
+/// documents give CreateCustomerRequest.preferredLocale, which the request
+/// parser applies.
+pub const DEFAULT_LOCALE: &str = "en-US";
 
 /// The wire form of a stored customer.
 pub fn to_wire(c: CustomerRow, users: Vec<(Uuid, String, wire::CustomerRole)>) -> wire::Customer {
@@ -95,7 +98,7 @@ pub async fn create(caller: &Caller, req: wire::CreateCustomerRequest) -> Result
         customer_type: req.customer_type,
         name: req.name,
         identity: req.identity,
-        preferred_locale: req.preferred_locale.unwrap_or_else(|| DEFAULT_LOCALE.to_string()),
+        preferred_locale: req.preferred_locale,
         human_readable_id: human_readable_id(),
         reference_id: req.reference_id,
         contact: req.contact,

@@ -70,7 +70,8 @@ pub async fn create(caller: &Caller, req: wire::CreateUserRequest) -> Result<wir
         created_at: now,
         updated_at: now,
     };
-    let role = req.role.unwrap_or(wire::CustomerRole::Member);
+    // MEMBER when the request names none: the document's default, applied by the parser
+    let role = req.role;
     let mut tx = store.begin().await?;
     Store::insert_user(&mut tx, &row).await?;
     Store::link_user(&mut tx, caller.org, customer.id, row.id, role, now).await?;

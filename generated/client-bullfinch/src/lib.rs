@@ -1017,11 +1017,9 @@ pub mod types {
         ///BCP 47 language tag of a language, an optional script and an optional region, e.g. sv-SE, zh-Hant-TW, es-419. Default en-US.
         #[serde(
             rename = "preferredLocale",
-            skip_serializing_if = "::std::option::Option::is_none"
+            default = "defaults::create_customer_request_preferred_locale"
         )]
-        pub preferred_locale: ::std::option::Option<
-            CreateCustomerRequestPreferredLocale,
-        >,
+        pub preferred_locale: CreateCustomerRequestPreferredLocale,
         ///The client's own identifier, unique per organisation. Usable in paths and filters as `rid_` followed by this value.
         #[serde(
             rename = "referenceId",
@@ -1161,6 +1159,11 @@ pub mod types {
     for ::std::string::String {
         fn from(value: CreateCustomerRequestPreferredLocale) -> Self {
             value.0
+        }
+    }
+    impl ::std::default::Default for CreateCustomerRequestPreferredLocale {
+        fn default() -> Self {
+            CreateCustomerRequestPreferredLocale("en-US".to_string())
         }
     }
     impl ::std::str::FromStr for CreateCustomerRequestPreferredLocale {
@@ -1498,8 +1501,8 @@ pub mod types {
         )]
         pub reference_id: ::std::option::Option<CreateUserRequestReferenceId>,
         ///The user's role at the customer. Default MEMBER.
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-        pub role: ::std::option::Option<CustomerRole>,
+        #[serde(default = "defaults::create_user_request_role")]
+        pub role: CustomerRole,
     }
     ///The customer the user acts for: its id, or `rid_` followed by its referenceId.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
@@ -1866,7 +1869,7 @@ pub mod types {
         ///Whether the customer is a person or a company.
         #[serde(rename = "customerType")]
         pub customer_type: CustomerType,
-        ///Short id to quote in support requests.
+        ///Short id to quote in support requests (CU- and 8 characters). Always present: Switchboard gives every customer one when it is created.
         #[serde(rename = "humanReadableId")]
         pub human_readable_id: ::std::string::String,
         ///Government or company registration id; its format depends on country and customer type.
@@ -1877,7 +1880,7 @@ pub mod types {
         pub metadata: ::std::option::Option<Metadata>,
         ///Display name.
         pub name: ::std::string::String,
-        ///BCP 47 language tag of a language, an optional script and an optional region, e.g. sv-SE, zh-Hant-TW, es-419. en-US when not set.
+        ///BCP 47 language tag of a language, an optional script and an optional region, e.g. sv-SE, zh-Hant-TW, es-419. Always present: en-US when the customer was created without one.
         #[serde(rename = "preferredLocale")]
         pub preferred_locale: CustomerPreferredLocale,
         ///The client's own identifier, unique per organisation. Usable in paths and filters as `rid_` followed by this value.
@@ -2506,7 +2509,7 @@ pub mod types {
                 })
         }
     }
-    ///BCP 47 language tag of a language, an optional script and an optional region, e.g. sv-SE, zh-Hant-TW, es-419. en-US when not set.
+    ///BCP 47 language tag of a language, an optional script and an optional region, e.g. sv-SE, zh-Hant-TW, es-419. Always present: en-US when the customer was created without one.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct CustomerPreferredLocale(::std::string::String);
@@ -4288,7 +4291,7 @@ pub mod types {
             skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub display_name: ::std::option::Option<NewSubscriptionDisplayName>,
-        ///The number, E.164. With numberLeaseToken it must be one of the lease's numbers.
+        ///The number. E.164 (a plus sign and 2 to 15 digits), and a valid number of its country's numbering plan. With numberLeaseToken it must be one of the lease's numbers.
         pub msisdn: NewSubscriptionMsisdn,
         ///Token of a number lease holding msisdn.
         #[serde(
@@ -4363,7 +4366,7 @@ pub mod types {
                 })
         }
     }
-    ///The number, E.164. With numberLeaseToken it must be one of the lease's numbers.
+    ///The number. E.164 (a plus sign and 2 to 15 digits), and a valid number of its country's numbering plan. With numberLeaseToken it must be one of the lease's numbers.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct NewSubscriptionMsisdn(::std::string::String);
@@ -4387,9 +4390,9 @@ pub mod types {
                 return Err("longer than 16 characters".into());
             }
             static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
-            { ::regress::Regex::new("^\\+[1-9][0-9]{6,14}$").unwrap() });
+            { ::regress::Regex::new("^\\+[1-9][0-9]{1,14}$").unwrap() });
             if PATTERN.find(value).is_none() {
-                return Err("doesn't match pattern \"^\\+[1-9][0-9]{6,14}$\"".into());
+                return Err("doesn't match pattern \"^\\+[1-9][0-9]{1,14}$\"".into());
             }
             Ok(Self(value.to_string()))
         }
@@ -8220,7 +8223,7 @@ pub mod types {
         pub customer: CustomerSummary,
         ///The number pretty-printed in international form, or the custom display name when one was set.
         pub display: SubscriptionDisplay,
-        ///The number, E.164.
+        ///The number, E.164 (a plus sign and 2 to 15 digits).
         pub msisdn: SubscriptionMsisdn,
         ///The order whose submission created it.
         #[serde(
@@ -8675,6 +8678,11 @@ pub mod types {
             if value.chars().count() > 16usize {
                 return Err("longer than 16 characters".into());
             }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^\\+[1-9][0-9]{1,14}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^\\+[1-9][0-9]{1,14}$\"".into());
+            }
             Ok(Self(value.to_string()))
         }
     }
@@ -8838,7 +8846,7 @@ pub mod types {
                 })
         }
     }
-    ///The number, E.164.
+    ///The number, E.164 (a plus sign and 2 to 15 digits).
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct SubscriptionMsisdn(::std::string::String);
@@ -8860,6 +8868,11 @@ pub mod types {
         ) -> ::std::result::Result<Self, self::error::ConversionError> {
             if value.chars().count() > 16usize {
                 return Err("longer than 16 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^\\+[1-9][0-9]{1,14}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^\\+[1-9][0-9]{1,14}$\"".into());
             }
             Ok(Self(value.to_string()))
         }
@@ -10387,6 +10400,15 @@ pub mod types {
                 .map_err(|e: self::error::ConversionError| {
                     <D::Error as ::serde::de::Error>::custom(e.to_string())
                 })
+        }
+    }
+    /// Generation of default values for serde.
+    pub mod defaults {
+        pub(super) fn create_customer_request_preferred_locale() -> super::CreateCustomerRequestPreferredLocale {
+            super::CreateCustomerRequestPreferredLocale("en-US".to_string())
+        }
+        pub(super) fn create_user_request_role() -> super::CustomerRole {
+            super::CustomerRole::Member
         }
     }
     /// Error types.
@@ -11924,7 +11946,7 @@ Arguments:
 - `cursor`: Opaque cursor from the previous page's pagination.nextCursor.
 - `customer_id`: Only subscriptions of these customers (ids or `rid_` references).
 - `limit`: Page size.
-- `msisdn`: Only subscriptions with this number (E.164).
+- `msisdn`: Only subscriptions with this number: E.164 (a plus sign and 2 to 15 digits).
 - `status`: Only subscriptions in these states.
 - `type_`: Only subscriptions of these types (CELL, DATA, MBB, M2M, TRAVEL_ESIM, ...).
 */
