@@ -1843,6 +1843,14 @@ pub mod types {
                 })
         }
     }
+    ///One key/value pair of a custom.workflow_triggered event.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct CustomEventField {
+        ///The key; one pair is keyed customType.
+        pub key: ::std::string::String,
+        ///The value.
+        pub value: ::std::string::String,
+    }
     ///A billable person or company.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct Customer {
@@ -3462,8 +3470,8 @@ pub mod types {
         ///The revision whose shape the payload has (the account's webhook revision).
         #[serde(rename = "apiRevision")]
         pub api_revision: ::std::string::String,
-        ///The payload of the event type.
-        pub data: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+        ///The payload of the event type: an object, or an array for custom.workflow_triggered.
+        pub data: ::serde_json::Value,
         ///Stable across delivery attempts: deduplicate on it.
         #[serde(rename = "eventId")]
         pub event_id: ::uuid::Uuid,
