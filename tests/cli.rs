@@ -40,6 +40,20 @@ fn admin_commands_print_json() {
         .output()
         .unwrap();
     assert!(!bad.status.success(), "only full revision names are accepted");
+    // a failure is one clear line, never a backtrace
+    let file_path = std::env::temp_dir().join(format!("switchboard-cli-{}.yaml", uuid::Uuid::new_v4().simple()));
+    std::fs::write(&file_path, "groups: [\n").unwrap();
+    let broken = Command::new(env!("CARGO_BIN_EXE_switchboard"))
+        .env("RUST_BACKTRACE", "1")
+        .args(["--database-url", &url, "admin", "catalog", "import", "--org", &org_id])
+        .arg(&file_path)
+        .output()
+        .unwrap();
+    let _ = std::fs::remove_file(&file_path);
+    let stderr = String::from_utf8_lossy(&broken.stderr);
+    assert!(!broken.status.success());
+    assert!(stderr.starts_with("error: ") && stderr.trim_end().lines().count() == 1, "{stderr}");
+    assert!(!stderr.contains("backtrace"), "{stderr}");
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
     }
