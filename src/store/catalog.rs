@@ -66,6 +66,15 @@ pub struct ProductDoc {
     pub license_type: Option<String>,
 }
 
+/// A catalog's stored document: what a customer's catalog shows of it.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CatalogDoc {
+    pub name: String,
+    #[serde(default)]
+    pub description: Option<String>,
+}
+
 /// A group's stored document: its wire fields but the id.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -341,7 +350,7 @@ impl Store {
     }
 
     /// The catalog a customer orders from: its own, else the default.
-    pub async fn customer_catalog(&self, org: Uuid, customer: Uuid) -> Result<Option<(Uuid, Value)>> {
+    pub async fn customer_catalog(&self, org: Uuid, customer: Uuid) -> Result<Option<(Uuid, CatalogDoc)>> {
         let row = sqlx::query(
             "SELECT c.id, c.doc FROM product_catalogs c WHERE c.org_id = $1 AND c.id = COALESCE(
                (SELECT catalog_id FROM customer_catalogs WHERE customer_id = $2),
@@ -355,12 +364,12 @@ impl Store {
     }
 
     /// A catalog's offerings in catalog order, only those with `status` if given.
-    pub async fn catalog_offerings(&self, catalog: Uuid, status: Option<&str>) -> Result<Vec<OfferingRow>> {
+    pub async fn catalog_offerings(&self, catalog: Uuid, status: Option<ProductOfferingStatus>) -> Result<Vec<OfferingRow>> {
         let sql = format!(
             "{OFFERING_SELECT} JOIN product_catalog_offerings m ON m.offering_id = o.id
              WHERE m.catalog_id = $1 AND ($2 = '' OR o.status = $2) ORDER BY m.position"
         );
-        let rows = sqlx::query(AssertSqlSafe(sql)).bind(catalog.to_string()).bind(status.unwrap_or("")).fetch_all(&self.pool).await?;
+        let rows = sqlx::query(AssertSqlSafe(sql)).bind(catalog.to_string()).bind(status.map(|s| s.to_string()).unwrap_or_default()).fetch_all(&self.pool).await?;
         rows.iter().map(|r| offering_from_row(r).map(|(_, o)| o)).collect()
     }
 

@@ -13,7 +13,7 @@ mod page;
 mod subscriptions;
 mod users;
 
-pub use catalog::{Change, Columns, GroupDoc, Kind, OfferingDoc, OfferingFilter, OfferingRow, ProductDoc};
+pub use catalog::{CatalogDoc, Change, Columns, GroupDoc, Kind, OfferingDoc, OfferingFilter, OfferingRow, ProductDoc};
 pub use customers::{CustomerFilter, CustomerRow, IdOrRef};
 pub use idempotency::{Claim, ClaimTimes, StoredAnswer};
 pub use jobs::{Job, JobKind};

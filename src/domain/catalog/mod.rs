@@ -141,11 +141,11 @@ pub async fn customer_catalog(caller: &Caller, customer_key: &str) -> Result<wir
         .customer_catalog(caller.org, customer.id)
         .await?
         .ok_or_else(|| Error::not_found(InternalCode::ProductCatalogNotFound, "product catalog"))?;
-    let items = caller.store.catalog_offerings(id, Some("AVAILABLE")).await?;
+    let items = caller.store.catalog_offerings(id, Some(wire::ProductOfferingStatus::Available)).await?;
     Ok(wire::ProductCatalog {
         product_catalog_id: id,
-        name: doc["name"].as_str().unwrap_or_default().to_string(),
-        description: doc["description"].as_str().map(str::to_string),
+        name: doc.name,
+        description: doc.description,
         customer_id: customer.id,
         items: items.iter().map(to_wire).collect::<Result<_>>()?,
     })
