@@ -116,9 +116,9 @@ async fn commit_transition(caller: &Caller, before: &OrderRow, after: &OrderRow,
         drop(tx);
         return Err(moved_meanwhile(caller, before.id, op).await);
     }
-    record_transition(&mut tx, before, after, caller.now, event).await?;
+    let order = record_transition(&mut tx, before, after, caller.now, event).await?;
     tx.commit().await?;
-    render::order(after)
+    Ok(order)
 }
 
 /// Every line of `row` moved by `op`.

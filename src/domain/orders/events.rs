@@ -10,13 +10,14 @@ use chrono::{DateTime, Utc};
 
 /// Records order.statusChanged (and `event`, the event of the new status),
 /// plus order.lineItemStatusChanged for each line whose status moved.
+/// Returns the order as the events carry it, which is the answer too.
 pub async fn record_transition(
     tx: &mut Tx<'_>,
     before: &OrderRow,
     after: &OrderRow,
     at: DateTime<Utc>,
     event: Option<fn(wire::Order) -> Event>,
-) -> Result<()> {
+) -> Result<wire::Order> {
     let order = render::order(after)?;
     let change = wire::OrderStatusChange { order_id: after.id, previous_status: before.status, status: after.status, order: order.clone() };
     events::record(tx, after.org, at, &Event::OrderStatusChanged(change)).await?;
@@ -36,5 +37,5 @@ pub async fn record_transition(
             events::record(tx, after.org, at, &Event::OrderLineItemStatusChanged(change)).await?;
         }
     }
-    Ok(())
+    Ok(order)
 }

@@ -6,7 +6,6 @@
 use super::change::moved_meanwhile;
 use super::events::record_transition;
 use super::lines::{Line, OrderDoc, check_lines, context};
-use super::render;
 use super::states::{LINE_ITEM, LineOp, ORDER, OrderOp};
 use crate::domain::access::Role;
 use crate::domain::{Caller, catalog, customers, licenses, subscriptions};
@@ -133,10 +132,10 @@ pub async fn submit(caller: &Caller, key: &str) -> Result<wire::Order> {
         drop(tx);
         return Err(moved_meanwhile(caller, before.id, OrderOp::Submit).await);
     }
-    record_transition(&mut tx, &before, &after, now, Some(Event::OrderSubmitted)).await?;
+    let order = record_transition(&mut tx, &before, &after, now, Some(Event::OrderSubmitted)).await?;
     for event in &created_events {
         events::record(&mut tx, org, now, event).await?;
     }
     tx.commit().await?;
-    render::order(&after)
+    Ok(order)
 }

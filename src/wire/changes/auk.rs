@@ -11,10 +11,9 @@ use crate::wire::bullfinch;
 
 impl From<bullfinch::Price> for auk::Price {
     fn from(p: bullfinch::Price) -> Self {
-        let twins = |c: &str, m: i64| major(m, c);
         auk::Price {
-            net_price: p.net_price_minor.map(|m| twins(&p.currency, m)),
-            currency_options: p.currency_options_minor.iter().map(|(c, m)| (c.clone(), twins(c, *m))).collect(),
+            net_price: p.net_price_minor.map(|m| major(m, &p.currency)),
+            currency_options: p.currency_options_minor.iter().map(|(c, m)| (c.clone(), major(*m, c))).collect(),
             bound_months: p.binding_contract.as_ref().map(|b| b.duration.value),
             discount: None,
             discount_minor: None,

@@ -49,11 +49,7 @@ pub fn structs_of(types: &TokenStream) -> anyhow::Result<(Structs, BTreeSet<Stri
 /// a bare name of the module's own types is prefixed with the revision,
 /// `crate::wire::<rev>::types::X` is shortened to `<rev>::X`.
 fn canon(ty: &syn::Type, rev: &str, locals: &BTreeSet<String>) -> String {
-    let mut s = quote!(#ty).to_string().replace(' ', "");
-    for prefix in ["crate::wire::"] {
-        s = s.replace(prefix, "");
-    }
-    s = s.replace("::types::", "::");
+    let s = quote!(#ty).to_string().replace(' ', "").replace("crate::wire::", "").replace("::types::", "::");
     // bare local names: tokens not preceded by `::`
     let mut out = String::new();
     let mut ident = String::new();
