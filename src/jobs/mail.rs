@@ -60,7 +60,7 @@ pub fn worker(sender: Sender) -> Worker {
             Box::pin(async move {
                 let mail = match store.mail(&job.subject).await {
                     Ok(Some(m)) if m.status == MailStatus::Queued => m,
-                    // sent already, discarded, or forgotten: nothing to do
+                    // sent already, or gone: nothing to do
                     Ok(_) => return Outcome::Done,
                     Err(e) => return Outcome::Retry { after: Duration::seconds(30), error: e.to_string() },
                 };

@@ -8,6 +8,7 @@
 //! the state it moves).
 
 pub mod mail;
+pub mod mail_cleanup;
 pub mod order_expiry;
 
 use crate::clock::Clock;
@@ -107,7 +108,10 @@ impl Jobs {
 /// Starts every job `settings` ask for; `mail_wake` wakes the mail sender
 /// when a request queues mail.
 pub fn start(store: &Store, clock: &Arc<Clock>, settings: &Settings, mail_wake: Arc<Notify>) -> anyhow::Result<Jobs> {
-    let mut workers = vec![(Arc::new(order_expiry::worker()), Arc::new(Notify::new()))];
+    let mut workers = vec![
+        (Arc::new(order_expiry::worker()), Arc::new(Notify::new())),
+        (Arc::new(mail_cleanup::worker()), Arc::new(Notify::new())),
+    ];
     if let Some(url) = &settings.smtp_url {
         workers.push((Arc::new(mail::worker(mail::Sender::new(url, &settings.mail_from)?)), mail_wake));
     }

@@ -17,6 +17,8 @@ pub enum JobKind {
     OrderExpiry,
     /// a message of the mail outbox goes out by SMTP (subject: mail id)
     MailDelivery,
+    /// a discarded stand-in of the mail outbox is deleted (subject: its id)
+    MailCleanup,
 }
 
 impl JobKind {
@@ -24,6 +26,7 @@ impl JobKind {
         match self {
             JobKind::OrderExpiry => "order.expiry",
             JobKind::MailDelivery => "mail.delivery",
+            JobKind::MailCleanup => "mail.cleanup",
         }
     }
 }

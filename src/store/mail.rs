@@ -67,22 +67,11 @@ fn from_row(r: &AnyRow) -> Result<Mail> {
     })
 }
 
-/// Deletes discarded rows older than a day, and their jobs.
-async fn forget_discarded(tx: &mut Tx<'_>, now: DateTime<Utc>) -> Result<()> {
-    let before = ts(now - chrono::Duration::days(1));
-    sqlx::query(
-        "DELETE FROM jobs WHERE kind = 'mail.delivery' AND subject IN
-           (SELECT id FROM mail_outbox WHERE status = 'discarded' AND created_at < $1)",
-    )
-    .bind(&before)
-    .execute(&mut *tx.tx)
-    .await?;
-    sqlx::query("DELETE FROM mail_outbox WHERE status = 'discarded' AND created_at < $1").bind(&before).execute(&mut *tx.tx).await?;
-    Ok(())
-}
+/// How long a discarded stand-in is kept before the cleanup deletes it.
+const DISCARDED_KEPT_HOURS: i64 = 24;
 
-/// Inserts a message and the job that delivers it.
-async fn insert(tx: &mut Tx<'_>, to: &str, subject: &str, body: &str, status: MailStatus, now: DateTime<Utc>) -> Result<()> {
+/// Inserts a message.
+async fn insert(tx: &mut Tx<'_>, to: &str, subject: &str, body: &str, status: MailStatus, now: DateTime<Utc>) -> Result<String> {
     let id = uuid::Uuid::new_v4().to_string();
     sqlx::query("INSERT INTO mail_outbox (id, to_address, subject, body, status, created_at) VALUES ($1, $2, $3, $4, $5, $6)")
         .bind(&id)
@@ -93,22 +82,31 @@ async fn insert(tx: &mut Tx<'_>, to: &str, subject: &str, body: &str, status: Ma
         .bind(ts(now))
         .execute(&mut *tx.tx)
         .await?;
-    Store::schedule_job(tx, JobKind::MailDelivery, &id, None, now, now).await
+    Ok(id)
 }
 
 impl Store {
+    /// A message, and the job that delivers it. Two writes, as
+    /// `discard_mail`, so both cost alike.
     pub async fn queue_mail(tx: &mut Tx<'_>, to: &str, subject: &str, body: &str, now: DateTime<Utc>) -> Result<()> {
-        // the same statements as discard_mail, so both cost alike
-        forget_discarded(tx, now).await?;
-        insert(tx, to, subject, body, MailStatus::Queued, now).await
+        let id = insert(tx, to, subject, body, MailStatus::Queued, now).await?;
+        Store::schedule_job(tx, JobKind::MailDelivery, &id, None, now, now).await
     }
 
     /// The stand-in for a mail not sent (a login for an address without a
-    /// user): the same writes as `queue_mail`, holding nothing, never sent
-    /// (its job finds nothing to do) or listed, and deleted a day later.
+    /// user): the same two writes as `queue_mail`, a row holding nothing
+    /// (never sent or listed) and the job that deletes it a day later.
     pub async fn discard_mail(tx: &mut Tx<'_>, now: DateTime<Utc>) -> Result<()> {
-        forget_discarded(tx, now).await?;
-        insert(tx, "", "", "", MailStatus::Discarded, now).await
+        let id = insert(tx, "", "", "", MailStatus::Discarded, now).await?;
+        let due = now + chrono::Duration::hours(DISCARDED_KEPT_HOURS);
+        Store::schedule_job(tx, JobKind::MailCleanup, &id, None, due, now).await
+    }
+
+    /// Deletes the discarded stand-in `id` (the mail.cleanup job).
+    pub async fn forget_discarded_mail(&self, id: &str) -> Result<()> {
+        let mut tx = self.begin().await?;
+        sqlx::query("DELETE FROM mail_outbox WHERE id = $1 AND status = 'discarded'").bind(id).execute(&mut *tx.tx).await?;
+        tx.commit().await
     }
 
     /// Every message, oldest first; only those to `to` (any case) when given.

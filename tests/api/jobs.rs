@@ -102,3 +102,27 @@ async fn an_item_scheduled_again_while_held_runs_again_then() {
     })
     .await;
 }
+
+/// A login for an unknown address writes a discarded stand-in (so it costs
+/// what one for a user does); the mail.cleanup job deletes it a day later.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn discarded_stand_ins_are_deleted_a_day_later() {
+    each_backend(|app| async move {
+        let stand_ins = || async {
+            let n: (i64,) = sqlx::query_as("SELECT COUNT(*) FROM mail_outbox WHERE status = 'discarded'").fetch_one(app.store.pool()).await.unwrap();
+            n.0
+        };
+        let start = bullfinch::types::EmailLoginStartRequest { email: "nobody@example.com".parse().unwrap() };
+        app.bullfinch_open().auth_email_start(None, &start).await.unwrap();
+        app.bullfinch_open().auth_email_start(None, &start).await.unwrap();
+        assert_eq!(stand_ins().await, 2);
+        app.clock.advance(Duration::hours(23));
+        app.run_jobs().await;
+        assert_eq!(stand_ins().await, 2, "kept for a day");
+        app.clock.advance(Duration::hours(2));
+        app.run_jobs().await;
+        assert_eq!(stand_ins().await, 0);
+        app
+    })
+    .await;
+}
