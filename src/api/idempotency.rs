@@ -27,9 +27,6 @@ pub const HEADER: &str = "x-idempotency-key";
 pub const REPLAYED: &str = "idempotent-replayed";
 /// How long a key is remembered.
 pub const LIFETIME_HOURS: i64 = 24;
-/// How long a claim may stay unanswered before it counts as abandoned (a
-/// server that died mid-request) and a retry may take it.
-pub const LOCK_SECONDS: i64 = 60;
 
 /// Headers of the first answer that are kept for replays; per-request
 /// transport headers (date, request id, length) are not part of the answer.
@@ -68,6 +65,7 @@ pub async fn run<T, Fut>(
     caller: &Caller,
     key: &str,
     fingerprint: String,
+    lock_seconds: u32,
     work: Fut,
     render: impl FnOnce(Result<T, ApiError>) -> Response<Body>,
 ) -> Result<Response<Body>, ApiError>
@@ -79,7 +77,7 @@ where
     let times = ClaimTimes {
         now,
         expired_before: now - chrono::Duration::hours(LIFETIME_HOURS),
-        lock_until: now + chrono::Duration::seconds(LOCK_SECONDS),
+        lock_until: now + chrono::Duration::seconds(lock_seconds.into()),
     };
     match caller.store.idempotency_claim(caller.org, key, &fingerprint, &times).await? {
         Claim::Running { fingerprint: held } | Claim::Done { fingerprint: held, .. } if held != fingerprint => Err(conflict(

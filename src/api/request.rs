@@ -220,7 +220,8 @@ where
         };
         let fingerprint = idempotency::fingerprint(rqctx, &digest, revision, &caller);
         let render = |outcome: Result<T, ApiError>| render(outcome, revision, &rqctx.request_id);
-        let response = idempotency::run(&caller.clone(), &key, fingerprint, work(caller, input), render).await?;
+        let lock_seconds = rqctx.context().settings.idempotency_lock_seconds;
+        let response = idempotency::run(&caller.clone(), &key, fingerprint, lock_seconds, work(caller, input), render).await?;
         Ok(Answered::Sent(response))
     })
     .await
