@@ -111,7 +111,7 @@ events! {
 
 /// Writes `event` to the organisation's outbox, inside the transaction of
 /// the change it tells of, dated `at`. The one way an event is recorded.
-pub async fn record(tx: &mut Tx<'_>, org: Uuid, at: DateTime<Utc>, event: &Event) -> Result<()> {
+pub async fn record(tx: &mut Tx, org: Uuid, at: DateTime<Utc>, event: &Event) -> Result<()> {
     Store::record_event(tx, org, event.type_name(), at, &event.data()).await
 }
 

@@ -38,7 +38,7 @@ pub async fn start(store: Store, clock: Arc<Clock>, listen: SocketAddr, settings
     let keys = Arc::new(KeyCache::new(store.clone(), clock.clone()));
     let tokens = Arc::new(Tokens::load(&store, clock.now(), settings.token_secret.as_deref(), settings.access_token_seconds).await?);
     let mail_wake = Arc::new(tokio::sync::Notify::new());
-    let jobs = crate::jobs::start(&store, &clock, &settings, mail_wake.clone())?;
+    let jobs = crate::jobs::start(&store, &clock, &settings, mail_wake.clone()).await?;
     let config = ConfigDropshot {
         bind_address: listen,
         default_request_body_max_bytes: settings.max_body_bytes,

@@ -14,7 +14,8 @@ use super::error::ApiError;
 use super::revision::API_REVISION;
 use crate::domain::Caller;
 use crate::error::InternalCode;
-use crate::store::{Claim, ClaimTimes, StoredAnswer};
+use crate::store::{Claim, ClaimTimes, Scope, Store, StoredAnswer};
+use std::sync::Arc;
 use dropshot::{Body, ErrorStatusCode, HttpCodedResponse, RequestContext, ServerContext};
 use http::{HeaderName, HeaderValue, Response};
 use http_body_util::BodyExt;
@@ -59,13 +60,27 @@ fn conflict(code: InternalCode, message: &str) -> ApiError {
     ApiError::new(ErrorStatusCode::CONFLICT, code, message)
 }
 
-/// Runs `work` under `key`, or answers from what the key already holds.
-/// `render` turns work's outcome into the response that is stored and sent.
+/// The key of one idempotent request, and the scope its work writes in.
+pub struct Keyed<'a> {
+    /// the store outside the scope, for the claim
+    pub store: &'a Store,
+    pub org: uuid::Uuid,
+    pub key: &'a str,
+    pub fingerprint: String,
+    pub lock_seconds: u32,
+    /// where `work` (run over `store.scoped(scope)`) parks its transaction
+    pub scope: Arc<Scope>,
+}
+
+/// Runs `work` under the key, or answers from what the key already holds.
+/// `render` turns work's outcome into the response that is stored and
+/// sent. The answer is written in the transaction the work parked, so the
+/// work, its events and the answer commit together: a crash before that
+/// commit leaves the key claimed but unexecuted (a retry after the lock
+/// runs out executes it once), after it, answered (a retry replays).
 pub async fn run<T, Fut>(
-    caller: &Caller,
-    key: &str,
-    fingerprint: String,
-    lock_seconds: u32,
+    keyed: Keyed<'_>,
+    now: chrono::DateTime<chrono::Utc>,
     work: Fut,
     render: impl FnOnce(Result<T, ApiError>) -> Response<Body>,
 ) -> Result<Response<Body>, ApiError>
@@ -73,13 +88,13 @@ where
     T: HttpCodedResponse,
     Fut: Future<Output = Result<T, ApiError>>,
 {
-    let now = caller.now;
+    let Keyed { store, org, key, fingerprint, lock_seconds, scope } = keyed;
     let times = ClaimTimes {
         now,
         expired_before: now - chrono::Duration::hours(LIFETIME_HOURS),
         lock_until: now + chrono::Duration::seconds(lock_seconds.into()),
     };
-    match caller.store.idempotency_claim(caller.org, key, &fingerprint, &times).await? {
+    match store.idempotency_claim(org, key, &fingerprint, &times).await? {
         Claim::Running { fingerprint: held } | Claim::Done { fingerprint: held, .. } if held != fingerprint => Err(conflict(
             InternalCode::IdempotencyKeyMismatch,
             "This X-Idempotency-Key was used for a different request; use a new key for a new request.",
@@ -92,7 +107,14 @@ where
         Claim::Claimed => {
             let response = render(work.await);
             let (answer, response) = store_form(response).await?;
-            caller.store.idempotency_finish(caller.org, key, &answer).await?;
+            // the work's parked transaction, or (it wrote nothing: a
+            // refusal) one of the answer's own
+            let mut tx = match scope.take() {
+                Some(tx) => tx,
+                None => store.begin().await?,
+            };
+            Store::idempotency_finish(&mut tx, org, key, &answer).await?;
+            tx.commit_now().await?;
             Ok(response)
         }
     }

@@ -6,7 +6,7 @@ pub mod context;
 pub mod error;
 pub mod extract;
 mod handlers;
-mod idempotency;
+pub mod idempotency;
 pub mod reply;
 pub mod request;
 pub mod revision;

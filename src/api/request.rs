@@ -15,7 +15,7 @@ use crate::domain::Caller;
 use crate::domain::access::UserAccess;
 use crate::domain::login::{Login, Scope};
 use crate::error::{Detail, InternalCode};
-use crate::store::ApiKeyRecord;
+use crate::store::{self, ApiKeyRecord};
 use crate::tokens::Refusal;
 use dropshot::{Body, ErrorStatusCode, HttpCodedResponse, RequestContext};
 use http::{HeaderValue, Response};
@@ -220,8 +220,19 @@ where
         };
         let fingerprint = idempotency::fingerprint(rqctx, &digest, revision, &caller);
         let render = |outcome: Result<T, ApiError>| render(outcome, revision, &rqctx.request_id);
-        let lock_seconds = rqctx.context().settings.idempotency_lock_seconds;
-        let response = idempotency::run(&caller.clone(), &key, fingerprint, lock_seconds, work(caller, input), render).await?;
+        let scope = Arc::new(store::Scope::default());
+        let store = caller.store.clone();
+        let keyed = idempotency::Keyed {
+            store: &store,
+            org: caller.org,
+            key: &key,
+            fingerprint,
+            lock_seconds: rqctx.context().settings.idempotency_lock_seconds,
+            scope: scope.clone(),
+        };
+        let now = caller.now;
+        let work = work(Caller { store: store.scoped(scope), ..caller }, input);
+        let response = idempotency::run(keyed, now, work, render).await?;
         Ok(Answered::Sent(response))
     })
     .await

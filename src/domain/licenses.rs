@@ -62,7 +62,7 @@ pub async fn list(caller: &Caller, q: LicenseListQuery) -> Result<wire::LicenseL
 /// names a subscription. Its wire form, for the event.
 #[allow(clippy::too_many_arguments)]
 pub async fn create_pending(
-    tx: &mut Tx<'_>,
+    tx: &mut Tx,
     org: Uuid,
     customer: (Uuid, &str),
     order_id: Uuid,

@@ -113,7 +113,7 @@ pub async fn addons(caller: &Caller, key: &str) -> Result<wire::SubscriptionAddo
 /// `customer` (id, name) on `offering`. Its wire form, for the event.
 #[allow(clippy::too_many_arguments)]
 pub async fn create_pending(
-    tx: &mut Tx<'_>,
+    tx: &mut Tx,
     org: Uuid,
     customer: (Uuid, &str),
     order_id: Uuid,
@@ -143,7 +143,7 @@ pub async fn create_pending(
 
 /// What a submitted SUBSCRIPTION_ADDON line creates: a PENDING add-on of
 /// `subscription`. Its id.
-pub async fn create_pending_addon(tx: &mut Tx<'_>, org: Uuid, subscription: Uuid, order_id: Uuid, offering: Uuid, now: DateTime<Utc>) -> Result<Uuid> {
+pub async fn create_pending_addon(tx: &mut Tx, org: Uuid, subscription: Uuid, order_id: Uuid, offering: Uuid, now: DateTime<Utc>) -> Result<Uuid> {
     let row = AddonRow {
         id: Uuid::new_v4(),
         subscription_id: subscription,
@@ -160,7 +160,7 @@ pub async fn create_pending_addon(tx: &mut Tx<'_>, org: Uuid, subscription: Uuid
 
 /// What a submitted SIM_CARD line does: the subscription gets a SIM of
 /// `sim`. Its wire form (with `offering`, its own), for the event.
-pub async fn change_sim(tx: &mut Tx<'_>, org: Uuid, mut row: SubscriptionRow, sim: SimCardType, offering: wire::ProductOffering, now: DateTime<Utc>) -> Result<wire::Subscription> {
+pub async fn change_sim(tx: &mut Tx, org: Uuid, mut row: SubscriptionRow, sim: SimCardType, offering: wire::ProductOffering, now: DateTime<Utc>) -> Result<wire::Subscription> {
     row.sim_type = sim;
     row.updated_at = now;
     Store::set_subscription_sim(tx, org, row.id, sim, now).await?;

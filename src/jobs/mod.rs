@@ -7,6 +7,7 @@
 //! runs out, so every job's work must be safe to run again (each checks
 //! the state it moves).
 
+pub mod idempotency_expiry;
 pub mod mail;
 pub mod mail_cleanup;
 pub mod order_expiry;
@@ -107,8 +108,12 @@ impl Jobs {
 
 /// Starts every job `settings` ask for; `mail_wake` wakes the mail sender
 /// when a request queues mail.
-pub fn start(store: &Store, clock: &Arc<Clock>, settings: &Settings, mail_wake: Arc<Notify>) -> anyhow::Result<Jobs> {
+pub async fn start(store: &Store, clock: &Arc<Clock>, settings: &Settings, mail_wake: Arc<Notify>) -> anyhow::Result<Jobs> {
+    // the standing jobs, due now unless already scheduled
+    let now = clock.now();
+    store.schedule_standing_job(JobKind::IdempotencyExpiry, crate::store::EXPIRY_SUBJECT, now).await?;
     let mut workers = vec![
+        (Arc::new(idempotency_expiry::worker()), Arc::new(Notify::new())),
         (Arc::new(order_expiry::worker()), Arc::new(Notify::new())),
         (Arc::new(mail_cleanup::worker()), Arc::new(Notify::new())),
     ];

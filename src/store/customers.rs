@@ -75,7 +75,7 @@ fn json_text<T: serde::Serialize>(v: &Option<T>) -> Option<String> {
 }
 
 impl Store {
-    pub async fn insert_customer(tx: &mut Tx<'_>, c: &CustomerRow) -> Result<()> {
+    pub async fn insert_customer(tx: &mut Tx, c: &CustomerRow) -> Result<()> {
         sqlx::query(
             "INSERT INTO customers (id, org_id, customer_type, name, identity, preferred_locale, human_readable_id,
                reference_id, contact, billing, shipping, contact_person_user_id, metadata, created_at, updated_at, contact_email)
@@ -97,12 +97,12 @@ impl Store {
         .bind(ts(c.created_at))
         .bind(ts(c.updated_at))
         .bind(contact_email(c))
-        .execute(&mut *tx.tx)
+        .execute(tx.conn())
         .await?;
         Ok(())
     }
 
-    pub async fn update_customer(tx: &mut Tx<'_>, c: &CustomerRow) -> Result<()> {
+    pub async fn update_customer(tx: &mut Tx, c: &CustomerRow) -> Result<()> {
         sqlx::query(
             "UPDATE customers SET name = $1, identity = $2, preferred_locale = $3, reference_id = $4, contact = $5,
                billing = $6, shipping = $7, contact_person_user_id = $8, metadata = $9, updated_at = $10,
@@ -122,7 +122,7 @@ impl Store {
         .bind(c.id.to_string())
         .bind(c.org.to_string())
         .bind(contact_email(c))
-        .execute(&mut *tx.tx)
+        .execute(tx.conn())
         .await?;
         Ok(())
     }
@@ -211,14 +211,14 @@ impl Store {
         Ok(out)
     }
 
-    pub async fn link_user(tx: &mut Tx<'_>, org: Uuid, customer: Uuid, user: Uuid, role: CustomerRole, now: DateTime<Utc>) -> Result<()> {
+    pub async fn link_user(tx: &mut Tx, org: Uuid, customer: Uuid, user: Uuid, role: CustomerRole, now: DateTime<Utc>) -> Result<()> {
         sqlx::query("INSERT INTO customer_users (org_id, customer_id, user_id, role, created_at) VALUES ($1, $2, $3, $4, $5)")
             .bind(org.to_string())
             .bind(customer.to_string())
             .bind(user.to_string())
             .bind(role.to_string())
             .bind(ts(now))
-            .execute(&mut *tx.tx)
+            .execute(tx.conn())
             .await?;
         Ok(())
     }

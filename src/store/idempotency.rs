@@ -1,7 +1,8 @@
 //! Idempotency keys in SQL, so every server instance on one database sees
-//! the same claims: claim a key before executing, record the answer after.
+//! the same claims: claim a key before executing; the answer is written in
+//! the transaction of the work it answers (see `api::idempotency`).
 
-use super::{Store, parse_ts, ts};
+use super::{JobKind, Store, Tx, ts};
 use crate::error::Result;
 use chrono::{DateTime, Utc};
 use sqlx::Row;
@@ -35,78 +36,62 @@ pub struct ClaimTimes {
 }
 
 impl Store {
-    /// Claims `key` for a request with `fingerprint`, unless a live row
-    /// holds it. Two instances racing for one key both try to insert; the
-    /// loser's unique violation sends it round again to read the winner's row.
+    /// Claims `key` for a request with `fingerprint`: a new key, one whose
+    /// row has expired, or one whose claim was abandoned by the same
+    /// request (its server died mid-request) is ours; otherwise the row
+    /// that holds it says what it holds. One statement when the key is new.
     pub async fn idempotency_claim(&self, org: uuid::Uuid, key: &str, fingerprint: &str, t: &ClaimTimes) -> Result<Claim> {
-        for _ in 0..3 {
-            match self.try_claim(org, key, fingerprint, t).await {
-                Err(e) if e.is_concurrent_conflict() => continue,
-                other => return other,
-            }
-        }
-        // three lost races in a row: someone holds it
-        Ok(Claim::Running { fingerprint: fingerprint.to_string() })
-    }
-
-    async fn try_claim(&self, org: uuid::Uuid, key: &str, fingerprint: &str, t: &ClaimTimes) -> Result<Claim> {
         let mut tx = self.begin().await?;
-        // forget what has expired, this key's row included
-        sqlx::query("DELETE FROM idempotency_keys WHERE created_at < $1")
-            .bind(ts(t.expired_before))
-            .execute(&mut *tx.tx)
-            .await?;
+        let claimed = sqlx::query(
+            "INSERT INTO idempotency_keys (org_id, idempotency_key, fingerprint, state, locked_until, created_at)
+             VALUES ($1, $2, $3, 'running', $4, $5)
+             ON CONFLICT (org_id, idempotency_key) DO UPDATE SET
+               fingerprint = excluded.fingerprint, state = 'running', locked_until = excluded.locked_until,
+               status = NULL, headers = NULL, body = NULL,
+               created_at = CASE WHEN idempotency_keys.created_at < $6 THEN excluded.created_at ELSE idempotency_keys.created_at END
+             WHERE idempotency_keys.created_at < $6
+                OR (idempotency_keys.state = 'running' AND idempotency_keys.locked_until < $5
+                    AND idempotency_keys.fingerprint = excluded.fingerprint)",
+        )
+        .bind(org.to_string())
+        .bind(key)
+        .bind(fingerprint)
+        .bind(ts(t.lock_until))
+        .bind(ts(t.now))
+        .bind(ts(t.expired_before))
+        .execute(tx.conn())
+        .await?
+        .rows_affected()
+            == 1;
+        if claimed {
+            tx.commit().await?;
+            return Ok(Claim::Claimed);
+        }
         let row = sqlx::query(
-            "SELECT fingerprint, state, locked_until, status, headers, body FROM idempotency_keys
+            "SELECT fingerprint, state, status, headers, body FROM idempotency_keys
              WHERE org_id = $1 AND idempotency_key = $2",
         )
         .bind(org.to_string())
         .bind(key)
-        .fetch_optional(&mut *tx.tx)
+        .fetch_one(tx.conn())
         .await?;
-        if let Some(row) = row {
-            let held: String = row.try_get("fingerprint")?;
-            let state: String = row.try_get("state")?;
-            if state == "done" {
-                let headers: String = row.try_get("headers")?;
-                let answer = StoredAnswer {
-                    status: u16::try_from(row.try_get::<i64, _>("status")?).unwrap_or(500),
-                    headers: serde_json::from_str(&headers).unwrap_or_default(),
-                    body: row.try_get("body")?,
-                };
-                return Ok(Claim::Done { fingerprint: held, answer });
-            }
-            let abandoned = parse_ts(&row.try_get::<String, _>("locked_until")?)? < t.now;
-            if !(abandoned && held == fingerprint) {
-                return Ok(Claim::Running { fingerprint: held });
-            }
-            // the request holding it never finished (a crash): take it over
-            sqlx::query("UPDATE idempotency_keys SET locked_until = $1 WHERE org_id = $2 AND idempotency_key = $3")
-                .bind(ts(t.lock_until))
-                .bind(org.to_string())
-                .bind(key)
-                .execute(&mut *tx.tx)
-                .await?;
-        } else {
-            sqlx::query(
-                "INSERT INTO idempotency_keys (org_id, idempotency_key, fingerprint, state, locked_until, created_at)
-                 VALUES ($1, $2, $3, 'running', $4, $5)",
-            )
-            .bind(org.to_string())
-            .bind(key)
-            .bind(fingerprint)
-            .bind(ts(t.lock_until))
-            .bind(ts(t.now))
-            .execute(&mut *tx.tx)
-            .await?;
+        drop(tx);
+        let held: String = row.try_get("fingerprint")?;
+        if row.try_get::<String, _>("state")? != "done" {
+            return Ok(Claim::Running { fingerprint: held });
         }
-        tx.commit().await?;
-        Ok(Claim::Claimed)
+        let headers: String = row.try_get("headers")?;
+        let answer = StoredAnswer {
+            status: u16::try_from(row.try_get::<i64, _>("status")?).unwrap_or(500),
+            headers: serde_json::from_str(&headers).unwrap_or_default(),
+            body: row.try_get("body")?,
+        };
+        Ok(Claim::Done { fingerprint: held, answer })
     }
 
-    /// Records the answer of a claimed key.
-    pub async fn idempotency_finish(&self, org: uuid::Uuid, key: &str, answer: &StoredAnswer) -> Result<()> {
-        let mut tx = self.begin().await?;
+    /// Records the answer of a claimed key, in the transaction of the work
+    /// it answers.
+    pub async fn idempotency_finish(tx: &mut Tx, org: uuid::Uuid, key: &str, answer: &StoredAnswer) -> Result<()> {
         sqlx::query(
             "UPDATE idempotency_keys SET state = 'done', status = $1, headers = $2, body = $3
              WHERE org_id = $4 AND idempotency_key = $5",
@@ -116,8 +101,25 @@ impl Store {
         .bind(&answer.body)
         .bind(org.to_string())
         .bind(key)
-        .execute(&mut *tx.tx)
+        .execute(tx.conn())
         .await?;
-        tx.commit().await
+        Ok(())
+    }
+
+    /// Deletes the keys created before `before` (the idempotency.expiry
+    /// job), and schedules that job again for `next`.
+    pub async fn forget_idempotency_keys(&self, before: DateTime<Utc>, next: DateTime<Utc>, now: DateTime<Utc>) -> Result<u64> {
+        let mut tx = self.begin().await?;
+        let gone = sqlx::query("DELETE FROM idempotency_keys WHERE created_at < $1")
+            .bind(ts(before))
+            .execute(tx.conn())
+            .await?
+            .rows_affected();
+        Store::schedule_job(&mut tx, JobKind::IdempotencyExpiry, EXPIRY_SUBJECT, None, next, now).await?;
+        tx.commit().await?;
+        Ok(gone)
     }
 }
+
+/// The idempotency.expiry job has one item, for every organisation.
+pub const EXPIRY_SUBJECT: &str = "*";

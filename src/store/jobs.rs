@@ -19,6 +19,9 @@ pub enum JobKind {
     MailDelivery,
     /// a discarded stand-in of the mail outbox is deleted (subject: its id)
     MailCleanup,
+    /// idempotency keys past their lifetime are deleted (one item, `*`,
+    /// that schedules itself again)
+    IdempotencyExpiry,
 }
 
 impl JobKind {
@@ -27,6 +30,7 @@ impl JobKind {
             JobKind::OrderExpiry => "order.expiry",
             JobKind::MailDelivery => "mail.delivery",
             JobKind::MailCleanup => "mail.cleanup",
+            JobKind::IdempotencyExpiry => "idempotency.expiry",
         }
     }
 }
@@ -62,7 +66,7 @@ impl Store {
     /// transaction of the change that calls for it. Scheduling an item
     /// that exists moves it to the new time; if an instance holds it now,
     /// it keeps it, and its `finish_job` leaves the item due again then.
-    pub async fn schedule_job(tx: &mut Tx<'_>, kind: JobKind, subject: &str, org: Option<Uuid>, due_at: DateTime<Utc>, now: DateTime<Utc>) -> Result<()> {
+    pub async fn schedule_job(tx: &mut Tx, kind: JobKind, subject: &str, org: Option<Uuid>, due_at: DateTime<Utc>, now: DateTime<Utc>) -> Result<()> {
         sqlx::query(
             "INSERT INTO jobs (kind, subject, org_id, due_at, created_at) VALUES ($1, $2, $3, $4, $5)
              ON CONFLICT (kind, subject) DO UPDATE SET due_at = excluded.due_at",
@@ -72,9 +76,22 @@ impl Store {
         .bind(org.map(|o| o.to_string()))
         .bind(ts(due_at))
         .bind(ts(now))
-        .execute(&mut *tx.tx)
+        .execute(tx.conn())
         .await?;
         Ok(())
+    }
+
+    /// Makes sure a job that is always there (it schedules itself again
+    /// each time it runs) exists: due at `due_at` unless already scheduled.
+    pub async fn schedule_standing_job(&self, kind: JobKind, subject: &str, due_at: DateTime<Utc>) -> Result<()> {
+        let mut tx = self.begin().await?;
+        sqlx::query("INSERT INTO jobs (kind, subject, due_at, created_at) VALUES ($1, $2, $3, $3) ON CONFLICT (kind, subject) DO NOTHING")
+            .bind(kind.as_str())
+            .bind(subject)
+            .bind(ts(due_at))
+            .execute(tx.conn())
+            .await?;
+        tx.commit().await
     }
 
     /// Claims up to `limit` items of `kind` due by `now` that no live lease
@@ -104,7 +121,7 @@ impl Store {
         .bind(kind.as_str())
         .bind(ts(now))
         .bind(limit)
-        .fetch_all(&mut *tx.tx)
+        .fetch_all(tx.conn())
         .await?;
         let jobs: Vec<Job> = rows.iter().map(|r| job_row(kind, r, lease_until)).collect::<Result<_>>()?;
         for job in &jobs {
@@ -112,7 +129,7 @@ impl Store {
                 .bind(ts(lease_until))
                 .bind(kind.as_str())
                 .bind(&job.subject)
-                .execute(&mut *tx.tx)
+                .execute(tx.conn())
                 .await?;
         }
         tx.commit().await?;
@@ -129,14 +146,14 @@ impl Store {
             .bind(&job.subject)
             .bind(ts(job.lease_until))
             .bind(ts(job.due_at))
-            .execute(&mut *tx.tx)
+            .execute(tx.conn())
             .await?;
         if deleted.rows_affected() == 0 {
             sqlx::query("UPDATE jobs SET lease_until = NULL WHERE kind = $1 AND subject = $2 AND lease_until = $3")
                 .bind(job.kind.as_str())
                 .bind(&job.subject)
                 .bind(ts(job.lease_until))
-                .execute(&mut *tx.tx)
+                .execute(tx.conn())
                 .await?;
         }
         tx.commit().await
@@ -151,7 +168,7 @@ impl Store {
             .bind(job.kind.as_str())
             .bind(&job.subject)
             .bind(ts(job.lease_until))
-            .execute(&mut *tx.tx)
+            .execute(tx.conn())
             .await?;
         tx.commit().await
     }

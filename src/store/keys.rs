@@ -61,7 +61,7 @@ impl Store {
         .bind(k.revision)
         .bind(k.read_only as i64)
         .bind(ts(now))
-        .execute(&mut *tx.tx)
+        .execute(tx.conn())
         .await?;
         tx.commit().await?;
         self.api_key(id).await?.ok_or_else(|| Error::Internal("key vanished".into()))
@@ -98,7 +98,7 @@ impl Store {
         sqlx::query("UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL")
             .bind(ts(now))
             .bind(id.to_string())
-            .execute(&mut *tx.tx)
+            .execute(tx.conn())
             .await?;
         tx.commit().await?;
         self.api_key(id).await?.ok_or_else(|| Error::not_found(InternalCode::NotFound, "API key"))
@@ -109,7 +109,7 @@ impl Store {
         sqlx::query("UPDATE api_keys SET revision = $1 WHERE id = $2")
             .bind(revision)
             .bind(id.to_string())
-            .execute(&mut *tx.tx)
+            .execute(tx.conn())
             .await?;
         tx.commit().await?;
         self.api_key(id).await?.ok_or_else(|| Error::not_found(InternalCode::NotFound, "API key"))

@@ -38,9 +38,9 @@ impl Store {
             .bind(name)
             .bind(fresh)
             .bind(ts(now))
-            .execute(&mut *tx.tx)
+            .execute(tx.conn())
             .await?;
-        let row = sqlx::query("SELECT value FROM server_secrets WHERE name = $1").bind(name).fetch_one(&mut *tx.tx).await?;
+        let row = sqlx::query("SELECT value FROM server_secrets WHERE name = $1").bind(name).fetch_one(tx.conn()).await?;
         tx.commit().await?;
         Ok(row.try_get("value")?)
     }
@@ -61,10 +61,10 @@ impl Store {
     }
 
     /// Records a started login (and forgets challenges long expired).
-    pub async fn insert_challenge(tx: &mut Tx<'_>, c: &NewChallenge<'_>, forget_before: DateTime<Utc>) -> Result<()> {
+    pub async fn insert_challenge(tx: &mut Tx, c: &NewChallenge<'_>, forget_before: DateTime<Utc>) -> Result<()> {
         sqlx::query("DELETE FROM login_challenges WHERE expires_at < $1")
             .bind(ts(forget_before))
-            .execute(&mut *tx.tx)
+            .execute(tx.conn())
             .await?;
         sqlx::query(
             "INSERT INTO login_challenges (nonce, email_key, scope_org_id, user_id, user_org_id, code_hash, created_at, expires_at)
@@ -78,7 +78,7 @@ impl Store {
         .bind(c.code_hash)
         .bind(ts(c.created_at))
         .bind(ts(c.expires_at))
-        .execute(&mut *tx.tx)
+        .execute(tx.conn())
         .await?;
         Ok(())
     }
@@ -100,7 +100,7 @@ impl Store {
         .bind(code_hash)
         .bind(ts(now))
         .bind(MAX_ATTEMPTS)
-        .fetch_optional(&mut *tx.tx)
+        .fetch_optional(tx.conn())
         .await?;
         let redeemed = match row {
             Some(r) => Some(Redeemed {
@@ -112,7 +112,7 @@ impl Store {
                 sqlx::query("UPDATE login_challenges SET attempts = attempts + 1 WHERE nonce = $1 AND used_at IS NULL AND attempts < $2")
                     .bind(nonce)
                     .bind(MAX_ATTEMPTS)
-                    .execute(&mut *tx.tx)
+                    .execute(tx.conn())
                     .await?;
                 None
             }

@@ -71,7 +71,7 @@ fn from_row(r: &AnyRow) -> Result<Mail> {
 const DISCARDED_KEPT_HOURS: i64 = 24;
 
 /// Inserts a message.
-async fn insert(tx: &mut Tx<'_>, to: &str, subject: &str, body: &str, status: MailStatus, now: DateTime<Utc>) -> Result<String> {
+async fn insert(tx: &mut Tx, to: &str, subject: &str, body: &str, status: MailStatus, now: DateTime<Utc>) -> Result<String> {
     let id = uuid::Uuid::new_v4().to_string();
     sqlx::query("INSERT INTO mail_outbox (id, to_address, subject, body, status, created_at) VALUES ($1, $2, $3, $4, $5, $6)")
         .bind(&id)
@@ -80,7 +80,7 @@ async fn insert(tx: &mut Tx<'_>, to: &str, subject: &str, body: &str, status: Ma
         .bind(body)
         .bind(status.as_str())
         .bind(ts(now))
-        .execute(&mut *tx.tx)
+        .execute(tx.conn())
         .await?;
     Ok(id)
 }
@@ -88,7 +88,7 @@ async fn insert(tx: &mut Tx<'_>, to: &str, subject: &str, body: &str, status: Ma
 impl Store {
     /// A message, and the job that delivers it. Two writes, as
     /// `discard_mail`, so both cost alike.
-    pub async fn queue_mail(tx: &mut Tx<'_>, to: &str, subject: &str, body: &str, now: DateTime<Utc>) -> Result<()> {
+    pub async fn queue_mail(tx: &mut Tx, to: &str, subject: &str, body: &str, now: DateTime<Utc>) -> Result<()> {
         let id = insert(tx, to, subject, body, MailStatus::Queued, now).await?;
         Store::schedule_job(tx, JobKind::MailDelivery, &id, None, now, now).await
     }
@@ -96,7 +96,7 @@ impl Store {
     /// The stand-in for a mail not sent (a login for an address without a
     /// user): the same two writes as `queue_mail`, a row holding nothing
     /// (never sent or listed) and the job that deletes it a day later.
-    pub async fn discard_mail(tx: &mut Tx<'_>, now: DateTime<Utc>) -> Result<()> {
+    pub async fn discard_mail(tx: &mut Tx, now: DateTime<Utc>) -> Result<()> {
         let id = insert(tx, "", "", "", MailStatus::Discarded, now).await?;
         let due = now + chrono::Duration::hours(DISCARDED_KEPT_HOURS);
         Store::schedule_job(tx, JobKind::MailCleanup, &id, None, due, now).await
@@ -105,7 +105,7 @@ impl Store {
     /// Deletes the discarded stand-in `id` (the mail.cleanup job).
     pub async fn forget_discarded_mail(&self, id: &str) -> Result<()> {
         let mut tx = self.begin().await?;
-        sqlx::query("DELETE FROM mail_outbox WHERE id = $1 AND status = 'discarded'").bind(id).execute(&mut *tx.tx).await?;
+        sqlx::query("DELETE FROM mail_outbox WHERE id = $1 AND status = 'discarded'").bind(id).execute(tx.conn()).await?;
         tx.commit().await
     }
 
@@ -141,7 +141,7 @@ impl Store {
                 .bind(reason.as_str())
                 .bind(id),
         };
-        q.execute(&mut *tx.tx).await?;
+        q.execute(tx.conn()).await?;
         tx.commit().await?;
         Ok(())
     }

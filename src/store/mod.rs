@@ -11,11 +11,12 @@ mod mail;
 mod orders;
 mod page;
 mod subscriptions;
+mod tx;
 mod users;
 
 pub use catalog::{CatalogDoc, Change, Columns, GroupDoc, Kind, OfferingDoc, OfferingFilter, OfferingRow, ProductDoc};
 pub use customers::{CustomerFilter, CustomerRow, IdOrRef};
-pub use idempotency::{Claim, ClaimTimes, StoredAnswer};
+pub use idempotency::{Claim, ClaimTimes, EXPIRY_SUBJECT, StoredAnswer};
 pub use jobs::{Job, JobKind};
 pub use keys::{ApiKeyRecord, NewApiKey};
 pub use login::{MAX_ATTEMPTS, NewChallenge, Redeemed};
@@ -24,6 +25,7 @@ pub use orders::{OrderFilter, OrderRow};
 pub use page::{Cursor, Page, limit_or_default};
 use page::ListQuery;
 pub use subscriptions::{AddonRow, LicenseFilter, LicenseRow, SubscriptionFilter, SubscriptionRow};
+pub use tx::{Scope, Tx};
 pub use users::{UserFilter, UserGrants, UserRow, email_key};
 
 use crate::error::{Error, Result};
@@ -41,24 +43,13 @@ pub enum Backend {
 /// The store handle: cheap to clone.
 #[derive(Clone)]
 pub struct Store {
+    /// reads, and PostgreSQL's writes
     pool: AnyPool,
     backend: Backend,
-    /// SQLite has one writer; taking this before a write transaction queues
-    /// writers in-process instead of failing them with SQLITE_BUSY.
-    write_lock: Arc<tokio::sync::Mutex<()>>,
-}
-
-/// A write transaction; hold it only across SQL.
-pub struct Tx<'a> {
-    pub(crate) tx: sqlx::Transaction<'static, sqlx::Any>,
-    _guard: Option<tokio::sync::MutexGuard<'a, ()>>,
-}
-
-impl Tx<'_> {
-    pub async fn commit(self) -> Result<()> {
-        self.tx.commit().await?;
-        Ok(())
-    }
+    /// SQLite's one writing connection (see `tx`)
+    group: Option<Arc<tx::Group>>,
+    /// an idempotent request's writes park here (see `tx::Scope`)
+    scope: Option<Arc<Scope>>,
 }
 
 static MIGRATE_SQLITE: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
@@ -85,41 +76,24 @@ impl Store {
             Backend::Postgres => 16,
         });
         let options = if backend == Backend::Sqlite {
-            options.after_connect(|conn, _| {
-                Box::pin(async move {
-                    sqlx::query("PRAGMA foreign_keys = ON").execute(&mut *conn).await?;
-                    sqlx::query("PRAGMA synchronous = NORMAL").execute(&mut *conn).await?;
-                    Ok(())
-                })
-            })
+            options.after_connect(|conn, _| Box::pin(async move { sqlite_pragmas(conn).await }))
         } else {
             options
         };
         let pool = options.connect(&url).await?;
-        if backend == Backend::Sqlite {
+        let group = if backend == Backend::Sqlite {
             sqlx::query("PRAGMA journal_mode = WAL").execute(&pool).await?;
             MIGRATE_SQLITE.run(&pool).await?;
+            Some(Arc::new(tx::Group::open(&url).await?))
         } else {
             MIGRATE_POSTGRES.run(&pool).await?;
-        }
-        Ok(Store { pool, backend, write_lock: Arc::new(tokio::sync::Mutex::new(())) })
+            None
+        };
+        Ok(Store { pool, backend, group, scope: None })
     }
 
     pub fn pool(&self) -> &AnyPool {
         &self.pool
-    }
-
-    pub async fn begin(&self) -> Result<Tx<'_>> {
-        Ok(match self.backend {
-            // IMMEDIATE takes SQLite's write lock at the start, so a writer
-            // of another process (a second instance, an admin command)
-            // waits its turn instead of failing when both first read
-            Backend::Sqlite => {
-                let guard = self.write_lock.lock().await;
-                Tx { tx: self.pool.begin_with("BEGIN IMMEDIATE").await?, _guard: Some(guard) }
-            }
-            Backend::Postgres => Tx { tx: self.pool.begin().await?, _guard: None },
-        })
     }
 
     /// The database answers.
@@ -129,6 +103,9 @@ impl Store {
     }
 
     pub async fn close(&self) {
+        if let Some(group) = &self.group {
+            group.close().await;
+        }
         self.pool.close().await;
     }
 
@@ -139,7 +116,7 @@ impl Store {
             .bind(id.to_string())
             .bind(name)
             .bind(ts(now))
-            .execute(&mut *tx.tx)
+            .execute(tx.conn())
             .await?;
         tx.commit().await?;
         Ok(id)
@@ -161,7 +138,7 @@ impl Store {
     /// Appends an event to the outbox, inside the transaction of the change
     /// it tells of. Only `events::record` calls this (with a typed event).
     pub(crate) async fn record_event(
-        tx: &mut Tx<'_>,
+        tx: &mut Tx,
         org: uuid::Uuid,
         event_type: &str,
         occurred_at: DateTime<Utc>,
@@ -173,7 +150,7 @@ impl Store {
             .bind(event_type)
             .bind(ts(occurred_at))
             .bind(data.to_string())
-            .execute(&mut *tx.tx)
+            .execute(tx.conn())
             .await?;
         Ok(())
     }
@@ -192,6 +169,15 @@ impl Store {
             })
             .collect()
     }
+}
+
+/// Every SQLite connection: foreign keys enforced; in WAL mode, NORMAL
+/// syncs at checkpoints, not at every commit: a commit survives a crash of
+/// the process, not a loss of power (README, Durability).
+async fn sqlite_pragmas(conn: &mut sqlx::AnyConnection) -> std::result::Result<(), sqlx::Error> {
+    sqlx::query("PRAGMA foreign_keys = ON").execute(&mut *conn).await?;
+    sqlx::query("PRAGMA synchronous = NORMAL").execute(&mut *conn).await?;
+    Ok(())
 }
 
 /// Timestamps are stored as fixed-width RFC 3339 text in UTC.

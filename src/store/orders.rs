@@ -75,7 +75,7 @@ fn metadata_text(m: &Option<BTreeMap<String, String>>) -> Option<String> {
 }
 
 impl Store {
-    pub async fn insert_order(tx: &mut Tx<'_>, o: &OrderRow) -> Result<()> {
+    pub async fn insert_order(tx: &mut Tx, o: &OrderRow) -> Result<()> {
         sqlx::query(
             "INSERT INTO orders (id, org_id, customer_id, status, currency, reference_id, approval_required, line_items,
                metadata, expires_at, approved_at, submitted_at, cancelled_at, created_at, updated_at)
@@ -96,7 +96,7 @@ impl Store {
         .bind(o.cancelled_at.map(ts))
         .bind(ts(o.created_at))
         .bind(ts(o.updated_at))
-        .execute(&mut *tx.tx)
+        .execute(tx.conn())
         .await?;
         Ok(())
     }
@@ -104,7 +104,7 @@ impl Store {
     /// Writes `o` over the stored order if it is still as `before` was read
     /// (same status, same `updatedAt`): false when another request changed
     /// it first, so no change overwrites one it did not see.
-    pub async fn update_order(tx: &mut Tx<'_>, o: &OrderRow, before: &OrderRow) -> Result<bool> {
+    pub async fn update_order(tx: &mut Tx, o: &OrderRow, before: &OrderRow) -> Result<bool> {
         let done = sqlx::query(
             "UPDATE orders SET status = $1, reference_id = $2, approval_required = $3, line_items = $4, metadata = $5,
                approved_at = $6, submitted_at = $7, cancelled_at = $8, updated_at = $9
@@ -123,7 +123,7 @@ impl Store {
         .bind(o.org.to_string())
         .bind(before.status.to_string())
         .bind(ts(before.updated_at))
-        .execute(&mut *tx.tx)
+        .execute(tx.conn())
         .await?;
         Ok(done.rows_affected() == 1)
     }

@@ -73,7 +73,7 @@ pub struct UserGrants {
 }
 
 impl Store {
-    pub async fn insert_user(tx: &mut Tx<'_>, u: &UserRow) -> Result<()> {
+    pub async fn insert_user(tx: &mut Tx, u: &UserRow) -> Result<()> {
         sqlx::query(
             "INSERT INTO users (id, org_id, name, email, email_key, msisdn, identity, reference_id, metadata, created_at, updated_at)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
@@ -89,12 +89,12 @@ impl Store {
         .bind(u.metadata.as_ref().map(|m| serde_json::to_string(m).expect("JSON")))
         .bind(ts(u.created_at))
         .bind(ts(u.updated_at))
-        .execute(&mut *tx.tx)
+        .execute(tx.conn())
         .await?;
         Ok(())
     }
 
-    pub async fn update_user(tx: &mut Tx<'_>, u: &UserRow) -> Result<()> {
+    pub async fn update_user(tx: &mut Tx, u: &UserRow) -> Result<()> {
         sqlx::query(
             "UPDATE users SET name = $1, email = $2, email_key = $3, msisdn = $4, metadata = $5, updated_at = $6
              WHERE id = $7 AND org_id = $8",
@@ -107,7 +107,7 @@ impl Store {
         .bind(ts(u.updated_at))
         .bind(u.id.to_string())
         .bind(u.org.to_string())
-        .execute(&mut *tx.tx)
+        .execute(tx.conn())
         .await?;
         Ok(())
     }
@@ -198,7 +198,7 @@ impl Store {
         let done = sqlx::query("UPDATE users SET support = $1 WHERE id = $2")
             .bind(i64::from(support))
             .bind(user.to_string())
-            .execute(&mut *tx.tx)
+            .execute(tx.conn())
             .await?;
         tx.commit().await?;
         Ok(done.rows_affected() == 1)

@@ -12,7 +12,7 @@ use chrono::{DateTime, Utc};
 /// plus order.lineItemStatusChanged for each line whose status moved.
 /// Returns the order as the events carry it, which is the answer too.
 pub async fn record_transition(
-    tx: &mut Tx<'_>,
+    tx: &mut Tx,
     before: &OrderRow,
     after: &OrderRow,
     at: DateTime<Utc>,
