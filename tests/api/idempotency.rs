@@ -119,6 +119,29 @@ async fn a_retry_while_the_first_runs_is_locked_until_the_claim_is_abandoned() {
     .await;
 }
 
+/// `serve --idempotency-lock-seconds`: a claim left unanswered (its
+/// server died) is abandoned after that long, not the default minute.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_lock_of_an_abandoned_claim_is_a_setting() {
+    each_backend_with(
+        |s| s.idempotency_lock_seconds = 5,
+        |app| async move {
+            let body = customer("Acme AB");
+            assert_eq!(post(&app.base, &app.key, "crashed", &body, &[]).await.0, 201);
+            // as a server that died after claiming leaves it: running,
+            // with the lock the claim took
+            sqlx::query("UPDATE idempotency_keys SET state = 'running'").execute(app.store.pool()).await.unwrap();
+            app.clock.advance(chrono::Duration::seconds(4));
+            let (status, _, text) = post(&app.base, &app.key, "crashed", &body, &[]).await;
+            assert_eq!((status, internal_code(&text).as_str()), (409, "idempotency_key_locked"), "{text}");
+            app.clock.advance(chrono::Duration::seconds(2));
+            assert_eq!(post(&app.base, &app.key, "crashed", &body, &[]).await.0, 201, "abandoned after 5 s");
+            app
+        },
+    )
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn business_refusals_are_stored_and_refusals_before_executing_are_not() {
     each_backend(|app| async move {

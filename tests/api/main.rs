@@ -15,3 +15,4 @@ mod revisions;
 mod subscriptions;
 mod sweeps;
 mod users;
+mod writes;

@@ -1,0 +1,112 @@
+//! The write path under the API: group commit (SQLite's writers share one
+//! batch transaction, each in its own savepoint) and an idempotent
+//! request's scope (its work is committed only together with its answer).
+
+use crate::harness::each_backend;
+use serde_json::json;
+use std::sync::Arc;
+use switchboard::store::{CustomerRow, Scope, Store};
+use uuid::Uuid;
+
+fn customer(org: Uuid, id: Uuid, name: &str) -> CustomerRow {
+    let now = chrono::Utc::now();
+    CustomerRow {
+        id,
+        org,
+        customer_type: serde_json::from_value(json!("CONSUMER")).unwrap(),
+        name: name.into(),
+        identity: None,
+        preferred_locale: "en-US".into(),
+        human_readable_id: format!("CU-{}", &id.simple().to_string()[..8].to_uppercase()),
+        reference_id: None,
+        contact: serde_json::from_value(json!({"email": format!("{name}@example.com")})).unwrap(),
+        billing: None,
+        shipping: None,
+        contact_person_user_id: None,
+        metadata: None,
+        created_at: now,
+        updated_at: now,
+    }
+}
+
+async fn exists(store: &Store, org: Uuid, id: Uuid) -> bool {
+    store.customer(org, &switchboard::store::IdOrRef::Id(id)).await.unwrap().is_some()
+}
+
+/// Many writers at once: each one's commit returns after its work is
+/// committed; one that fails (a unique violation) or gives up (dropped
+/// without committing) leaves nothing, and takes nothing of the others'
+/// with it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_writers_commit_alone_or_together_and_a_failed_one_changes_nothing() {
+    each_backend(|app| async move {
+        let taken = Uuid::new_v4();
+        let mut tx = app.store.begin().await.unwrap();
+        Store::insert_customer(&mut tx, &customer(app.org, taken, "first")).await.unwrap();
+        tx.commit().await.unwrap();
+        let tasks: Vec<_> = (0..60)
+            .map(|i| {
+                let (store, org) = (app.store.clone(), app.org);
+                tokio::spawn(async move {
+                    // every third reuses a taken id, every fifth gives up
+                    let id = if i % 3 == 0 { taken } else { Uuid::new_v4() };
+                    let mut tx = store.begin().await.unwrap();
+                    let inserted = Store::insert_customer(&mut tx, &customer(org, id, &format!("w{i}"))).await;
+                    match (inserted, i % 5 == 0) {
+                        (Err(_), _) => (id, false),
+                        (Ok(()), true) => (id, false),
+                        (Ok(()), false) => {
+                            tx.commit().await.unwrap();
+                            (id, true)
+                        }
+                    }
+                })
+            })
+            .collect();
+        let mut committed = 0;
+        for task in tasks {
+            let (id, acknowledged) = task.await.unwrap();
+            if id == taken {
+                assert!(!acknowledged, "a duplicate id never commits");
+                continue;
+            }
+            // an acknowledged write is visible at once; a dropped one never
+            assert_eq!(exists(&app.store, app.org, id).await, acknowledged);
+            committed += usize::from(acknowledged);
+        }
+        assert_eq!(committed, (0..60).filter(|i| i % 3 != 0 && i % 5 != 0).count());
+        let first = app.store.customer(app.org, &switchboard::store::IdOrRef::Id(taken)).await.unwrap().unwrap();
+        assert_eq!(first.name, "first", "the failed writers left the row they clashed with alone");
+        app
+    })
+    .await;
+}
+
+/// In an idempotent request's scope a commit parks the transaction: the
+/// work is not committed until the answer joins it, so a request that
+/// dies before its answer is stored leaves nothing (the scope dropped is
+/// that death), and one that finishes commits both.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_scoped_write_commits_only_with_its_answer() {
+    each_backend(|app| async move {
+        let (died, finished) = (Uuid::new_v4(), Uuid::new_v4());
+        for (id, finish) in [(died, false), (finished, true)] {
+            let scope = Arc::new(Scope::default());
+            let store = app.store.scoped(scope.clone());
+            let mut tx = store.begin().await.unwrap();
+            Store::insert_customer(&mut tx, &customer(app.org, id, "scoped")).await.unwrap();
+            tx.commit().await.unwrap();
+            assert!(!exists(&app.store, app.org, id).await, "parked, not committed");
+            let parked = scope.take().expect("the work's transaction is parked");
+            if finish {
+                parked.commit().await.unwrap();
+            }
+        }
+        assert!(!exists(&app.store, app.org, died).await);
+        assert!(exists(&app.store, app.org, finished).await);
+        // the writer connection is free again: a plain write goes through
+        app.store.create_organisation("after", chrono::Utc::now()).await.unwrap();
+        app
+    })
+    .await;
+}
