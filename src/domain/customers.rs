@@ -132,7 +132,12 @@ pub async fn find(caller: &Caller, key: &str) -> Result<CustomerRow> {
         .customer(caller.org, &IdOrRef::parse(key))
         .await?
         .filter(|c| caller.sees_customer(c.id))
-        .ok_or_else(|| Error::not_found(InternalCode::CustomerNotFound, "customer"))
+        .ok_or_else(missing)
+}
+
+/// A customer that does not exist, or that the caller may not see.
+fn missing() -> Error {
+    Error::not_found(InternalCode::CustomerNotFound, "customer")
 }
 
 /// The ids of the customers a list filter names (ids or `rid_`); None when
@@ -142,9 +147,13 @@ pub async fn find_all(caller: &Caller, keys: &[String]) -> Result<Option<Vec<Uui
 }
 
 pub async fn view(caller: &Caller, key: &str) -> Result<wire::Customer> {
-    let row = find(caller, key).await?;
-    let mut users = caller.store.customer_users(caller.org, &[row.id]).await?;
-    Ok(to_wire(row.clone(), users.remove(&row.id).unwrap_or_default()))
+    let (row, users) = caller
+        .store
+        .customer_with_users(caller.org, &IdOrRef::parse(key))
+        .await?
+        .filter(|(c, _)| caller.sees_customer(c.id))
+        .ok_or_else(missing)?;
+    Ok(to_wire(row, users))
 }
 
 pub async fn update(caller: &Caller, key: &str, req: wire::UpdateCustomerRequest) -> Result<wire::Customer> {

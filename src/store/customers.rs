@@ -138,6 +138,34 @@ impl Store {
         Ok(row.as_ref().map(from_row).transpose()?.map(|(_, c)| c))
     }
 
+    /// A customer of `org` with the users acting for it (user, name, role),
+    /// in one query: a customer's view is one round trip.
+    pub async fn customer_with_users(&self, org: Uuid, key: &IdOrRef<'_>) -> Result<Option<(CustomerRow, Vec<Link>)>> {
+        let (col, val) = key.column();
+        let columns: Vec<String> = COLUMNS.split(", ").map(|c| format!("c.{c}")).collect();
+        let rows = sqlx::query(AssertSqlSafe(format!(
+            "SELECT {}, cu.user_id AS link_user, lu.name AS link_name, cu.role AS link_role
+             FROM customers c
+             LEFT JOIN customer_users cu ON cu.org_id = c.org_id AND cu.customer_id = c.id
+             LEFT JOIN users lu ON lu.id = cu.user_id
+             WHERE c.org_id = $1 AND c.{col} = $2 ORDER BY lu.seq",
+            columns.join(", ")
+        )))
+        .bind(org.to_string())
+        .bind(val)
+        .fetch_all(&self.pool)
+        .await?;
+        let Some(first) = rows.first() else { return Ok(None) };
+        let (_, customer) = from_row(first)?;
+        let mut users = Vec::with_capacity(rows.len());
+        for r in &rows {
+            if let Some(user) = r.try_get::<Option<String>, _>("link_user")? {
+                users.push((parse_uuid(&user)?, r.try_get("link_name")?, state_col(r, "link_role")?));
+            }
+        }
+        Ok(Some((customer, users)))
+    }
+
     /// Whether another customer of `org` than `except` has this referenceId.
     pub async fn customer_reference_taken(&self, org: Uuid, reference_id: &str, except: Option<Uuid>) -> Result<bool> {
         let row = sqlx::query("SELECT id FROM customers WHERE org_id = $1 AND reference_id = $2 AND id <> $3")
@@ -223,6 +251,10 @@ impl Store {
         Ok(())
     }
 }
+
+/// One link of a customer and a user, seen from one side: the other
+/// side's id and name, and the user's role at the customer.
+pub type Link = (Uuid, String, CustomerRole);
 
 /// Which side of a customer/user link a lookup starts from.
 #[derive(Debug, Clone, Copy)]
