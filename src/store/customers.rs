@@ -1,11 +1,14 @@
 //! Customers and the users acting for them.
 
+use super::coalesce::Coalesced;
 use super::{Cursor, ListQuery, Page, Store, Tx, json_col, like_pattern, parse_ts, parse_uuid, state_col, ts};
 use crate::error::{Error, Result};
 use crate::wire::latest::{CustomerBilling, CustomerContact, CustomerRole, CustomerType, Shipping};
 use chrono::{DateTime, Utc};
 use sqlx::{AssertSqlSafe, Row};
+use sqlx::AnyPool;
 use sqlx::any::AnyRow;
+use std::sync::Arc;
 use std::collections::{BTreeMap, HashMap};
 use uuid::Uuid;
 
@@ -138,32 +141,17 @@ impl Store {
         Ok(row.as_ref().map(from_row).transpose()?.map(|(_, c)| c))
     }
 
-    /// A customer of `org` with the users acting for it (user, name, role),
-    /// in one query: a customer's view is one round trip.
+    /// A customer of `org` with the users acting for it (user, name, role):
+    /// one query, shared with the lookups by id running at the same time
+    /// (see `coalesce`).
     pub async fn customer_with_users(&self, org: Uuid, key: &IdOrRef<'_>) -> Result<Option<(CustomerRow, Vec<Link>)>> {
-        let (col, val) = key.column();
-        let columns: Vec<String> = COLUMNS.split(", ").map(|c| format!("c.{c}")).collect();
-        let rows = sqlx::query(AssertSqlSafe(format!(
-            "SELECT {}, cu.user_id AS link_user, lu.name AS link_name, cu.role AS link_role
-             FROM customers c
-             LEFT JOIN customer_users cu ON cu.org_id = c.org_id AND cu.customer_id = c.id
-             LEFT JOIN users lu ON lu.id = cu.user_id
-             WHERE c.org_id = $1 AND c.{col} = $2 ORDER BY lu.seq",
-            columns.join(", ")
-        )))
-        .bind(org.to_string())
-        .bind(val)
-        .fetch_all(&self.pool)
-        .await?;
-        let Some(first) = rows.first() else { return Ok(None) };
-        let (_, customer) = from_row(first)?;
-        let mut users = Vec::with_capacity(rows.len());
-        for r in &rows {
-            if let Some(user) = r.try_get::<Option<String>, _>("link_user")? {
-                users.push((parse_uuid(&user)?, r.try_get("link_name")?, state_col(r, "link_role")?));
+        match key {
+            IdOrRef::Id(id) => self.customers_by_id.get(org, *id).await,
+            _ => {
+                let (col, val) = key.column();
+                Ok(customers_with_users(&self.pool, org, col, vec![val]).await?.into_values().next())
             }
         }
-        Ok(Some((customer, users)))
     }
 
     /// Whether another customer of `org` than `except` has this referenceId.
@@ -250,6 +238,51 @@ impl Store {
             .await?;
         Ok(())
     }
+}
+
+/// Customers of `org` whose `col` is one of `vals`, each with the users
+/// acting for it, by that column's value: one query (a LEFT JOIN).
+async fn customers_with_users(pool: &AnyPool, org: Uuid, col: &str, vals: Vec<String>) -> Result<HashMap<String, (CustomerRow, Vec<Link>)>> {
+    let columns: Vec<String> = COLUMNS.split(", ").map(|c| format!("c.{c}")).collect();
+    let placeholders: Vec<String> = (0..vals.len()).map(|i| format!("${}", i + 2)).collect();
+    let sql = format!(
+        "SELECT {}, cu.user_id AS link_user, lu.name AS link_name, cu.role AS link_role
+         FROM customers c
+         LEFT JOIN customer_users cu ON cu.org_id = c.org_id AND cu.customer_id = c.id
+         LEFT JOIN users lu ON lu.id = cu.user_id
+         WHERE c.org_id = $1 AND c.{col} IN ({}) ORDER BY lu.seq",
+        columns.join(", "),
+        placeholders.join(", ")
+    );
+    let mut q = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string());
+    for v in vals {
+        q = q.bind(v);
+    }
+    let mut found: HashMap<String, (CustomerRow, Vec<Link>)> = HashMap::new();
+    for r in q.fetch_all(pool).await? {
+        let by: String = r.try_get(col)?;
+        if !found.contains_key(&by) {
+            found.insert(by.clone(), (from_row(&r)?.1, vec![]));
+        }
+        if let Some(user) = r.try_get::<Option<String>, _>("link_user")? {
+            let links = &mut found.get_mut(&by).expect("inserted above").1;
+            links.push((parse_uuid(&user)?, r.try_get("link_name")?, state_col(&r, "link_role")?));
+        }
+    }
+    Ok(found)
+}
+
+/// The coalesced lookup of customers by id, with their users.
+pub(super) type CustomersById = Arc<Coalesced<Uuid, Uuid, (CustomerRow, Vec<Link>)>>;
+
+pub(super) fn customers_by_id(pool: AnyPool) -> CustomersById {
+    Coalesced::new(Arc::new(move |org: Uuid, ids: Vec<Uuid>| {
+        let pool = pool.clone();
+        Box::pin(async move {
+            let found = customers_with_users(&pool, org, "id", ids.iter().map(Uuid::to_string).collect()).await?;
+            found.into_iter().map(|(id, v)| Ok((parse_uuid(&id)?, v))).collect()
+        })
+    }))
 }
 
 /// One link of a customer and a user, seen from one side: the other

@@ -2,6 +2,7 @@
 //! migrations, and one file of queries per resource. Only the store writes SQL.
 
 mod catalog;
+mod coalesce;
 mod customers;
 mod idempotency;
 mod jobs;
@@ -50,6 +51,8 @@ pub struct Store {
     group: Option<Arc<tx::Group>>,
     /// an idempotent request's writes park here (see `tx::Scope`)
     scope: Option<Arc<Scope>>,
+    /// customers' views by id, concurrent ones in one query
+    customers_by_id: customers::CustomersById,
 }
 
 static MIGRATE_SQLITE: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
@@ -89,7 +92,8 @@ impl Store {
             MIGRATE_POSTGRES.run(&pool).await?;
             None
         };
-        Ok(Store { pool, backend, group, scope: None })
+        let customers_by_id = customers::customers_by_id(pool.clone());
+        Ok(Store { pool, backend, group, scope: None, customers_by_id })
     }
 
     pub fn pool(&self) -> &AnyPool {

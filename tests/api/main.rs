@@ -13,6 +13,7 @@ mod pagination;
 mod permissions;
 mod revisions;
 mod subscriptions;
+mod store;
 mod sweeps;
 mod users;
-mod writes;
+

@@ -1,6 +1,7 @@
-//! The write path under the API: group commit (SQLite's writers share one
-//! batch transaction, each in its own savepoint) and an idempotent
-//! request's scope (its work is committed only together with its answer).
+//! The store under the API: group commit (SQLite's writers share one batch
+//! transaction, each in its own savepoint), an idempotent request's scope
+//! (its work is committed only together with its answer), and coalesced
+//! reads (concurrent lookups by id share one query).
 
 use crate::harness::each_backend;
 use serde_json::json;
@@ -106,6 +107,40 @@ async fn a_scoped_write_commits_only_with_its_answer() {
         assert!(exists(&app.store, app.org, finished).await);
         // the writer connection is free again: a plain write goes through
         app.store.create_organisation("after", chrono::Utc::now()).await.unwrap();
+        app
+    })
+    .await;
+}
+
+/// Lookups by id running at once share queries: each still gets its own
+/// customer, never one of another organisation, and a missing one is None.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_lookups_by_id_each_get_their_own_customer() {
+    each_backend(|app| async move {
+        let other = app.store.create_organisation("Other", chrono::Utc::now()).await.unwrap();
+        let mut ids = vec![];
+        for (i, org) in [app.org, other].into_iter().cycle().take(20).enumerate() {
+            let id = Uuid::new_v4();
+            let mut tx = app.store.begin().await.unwrap();
+            Store::insert_customer(&mut tx, &customer(org, id, &format!("c{i}"))).await.unwrap();
+            tx.commit().await.unwrap();
+            ids.push((org, id, format!("c{i}")));
+        }
+        let lookups: Vec<_> = (0..200)
+            .map(|n| {
+                let store = app.store.clone();
+                let (org, id, name) = ids[n % ids.len()].clone();
+                // every third asks in the wrong organisation
+                let (asked, expect) = if n % 3 == 0 { (if org == other { app.org } else { other }, None) } else { (org, Some(name)) };
+                tokio::spawn(async move {
+                    let found = store.customer_with_users(asked, &switchboard::store::IdOrRef::Id(id)).await.unwrap();
+                    assert_eq!(found.map(|(c, _)| c.name), expect);
+                })
+            })
+            .collect();
+        for l in lookups {
+            l.await.unwrap();
+        }
         app
     })
     .await;
