@@ -3,7 +3,7 @@
 use clap::{Parser, Subcommand};
 use std::net::SocketAddr;
 use std::sync::Arc;
-use switchboard::{admin, clock::Clock, config::Settings, demo, server, store::Store};
+use switchboard::{admin, clock::Clock, config::Settings, demo, server, store::{Store, Synchronous}};
 
 /// SQLite file in the working directory unless told otherwise.
 const DEFAULT_DATABASE: &str = "sqlite://switchboard.db";
@@ -14,6 +14,11 @@ struct Cli {
     /// sqlite://FILE or postgres://USER@HOST/DB
     #[arg(long, global = true, env = "DATABASE_URL", default_value = DEFAULT_DATABASE)]
     database_url: String,
+    /// SQLite only: when a commit reaches the disk. `normal` (WAL): it
+    /// survives a crash of the process; `full`: a loss of power too, at
+    /// the cost of a sync per commit.
+    #[arg(long, global = true, env = "SWITCHBOARD_SQLITE_SYNCHRONOUS", value_enum, default_value = "normal")]
+    sqlite_synchronous: Synchronous,
     #[command(subcommand)]
     command: Command,
 }
@@ -161,7 +166,7 @@ async fn run() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
-    let store = Store::connect(&cli.database_url).await?;
+    let store = Store::connect_with(&cli.database_url, cli.sqlite_synchronous).await?;
     let clock = Arc::new(Clock::default());
     match cli.command {
         Command::Serve { listen, demo, settings } => serve(store, clock, listen, demo, settings).await,

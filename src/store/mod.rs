@@ -62,6 +62,12 @@ impl Store {
     /// Connects and brings the schema up to date. `url` is `sqlite://FILE`
     /// (created when missing) or `postgres://...`.
     pub async fn connect(url: &str) -> anyhow::Result<Store> {
+        Store::connect_with(url, Synchronous::Normal).await
+    }
+
+    /// `connect`, with SQLite's durability chosen (PostgreSQL's is the
+    /// server's `synchronous_commit`).
+    pub async fn connect_with(url: &str, sync: Synchronous) -> anyhow::Result<Store> {
         sqlx::any::install_default_drivers();
         let backend = if url.starts_with("postgres:") || url.starts_with("postgresql:") {
             Backend::Postgres
@@ -79,7 +85,7 @@ impl Store {
             Backend::Postgres => 16,
         });
         let options = if backend == Backend::Sqlite {
-            options.after_connect(|conn, _| Box::pin(async move { sqlite_pragmas(conn).await }))
+            options.after_connect(move |conn, _| Box::pin(async move { sqlite_pragmas(conn, sync).await }))
         } else {
             options
         };
@@ -87,7 +93,7 @@ impl Store {
         let group = if backend == Backend::Sqlite {
             sqlx::query("PRAGMA journal_mode = WAL").execute(&pool).await?;
             MIGRATE_SQLITE.run(&pool).await?;
-            Some(Arc::new(tx::Group::open(&url).await?))
+            Some(Arc::new(tx::Group::open(&url, sync).await?))
         } else {
             MIGRATE_POSTGRES.run(&pool).await?;
             None
@@ -175,12 +181,24 @@ impl Store {
     }
 }
 
-/// Every SQLite connection: foreign keys enforced; in WAL mode, NORMAL
-/// syncs at checkpoints, not at every commit: a commit survives a crash of
-/// the process, not a loss of power (README, Durability).
-async fn sqlite_pragmas(conn: &mut sqlx::AnyConnection) -> std::result::Result<(), sqlx::Error> {
+/// When SQLite syncs to disk (README, Durability).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Synchronous {
+    /// in WAL mode, at checkpoints: a commit survives a crash of the
+    /// process, not a loss of power or of the operating system
+    Normal,
+    /// at every commit: a commit survives a loss of power too
+    Full,
+}
+
+/// Every SQLite connection: foreign keys enforced, and `sync`.
+async fn sqlite_pragmas(conn: &mut sqlx::AnyConnection, sync: Synchronous) -> std::result::Result<(), sqlx::Error> {
     sqlx::query("PRAGMA foreign_keys = ON").execute(&mut *conn).await?;
-    sqlx::query("PRAGMA synchronous = NORMAL").execute(&mut *conn).await?;
+    let pragma = match sync {
+        Synchronous::Normal => "PRAGMA synchronous = NORMAL",
+        Synchronous::Full => "PRAGMA synchronous = FULL",
+    };
+    sqlx::query(pragma).execute(&mut *conn).await?;
     Ok(())
 }
 

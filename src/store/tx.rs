@@ -72,10 +72,10 @@ struct Batch {
 type Outcome = std::result::Result<(), String>;
 
 impl Group {
-    pub(super) async fn open(url: &str) -> anyhow::Result<Group> {
+    pub(super) async fn open(url: &str, sync: super::Synchronous) -> anyhow::Result<Group> {
         use sqlx::Connection;
         let mut conn = AnyConnection::connect(url).await?;
-        super::sqlite_pragmas(&mut conn).await?;
+        super::sqlite_pragmas(&mut conn, sync).await?;
         let writer = Writer { conn, batch: None, opened: 0, rollback_pending: false };
         Ok(Group { writer: Arc::new(tokio::sync::Mutex::new(writer)), waiting: AtomicUsize::new(0) })
     }

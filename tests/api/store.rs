@@ -145,3 +145,20 @@ async fn concurrent_lookups_by_id_each_get_their_own_customer() {
     })
     .await;
 }
+
+/// `--sqlite-synchronous full`: every SQLite connection syncs each commit
+/// (2 is FULL; NORMAL, the default, is 1).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sqlite_synchronous_is_a_setting() {
+    use sqlx::Row;
+    use switchboard::store::Synchronous;
+    for (sync, expect) in [(Synchronous::Normal, 1), (Synchronous::Full, 2)] {
+        let file = std::env::temp_dir().join(format!("switchboard-sync-{}.db", Uuid::new_v4()));
+        let store = Store::connect_with(&format!("sqlite://{}", file.display()), sync).await.unwrap();
+        let row = sqlx::query("PRAGMA synchronous").fetch_one(store.pool()).await.unwrap();
+        assert_eq!(row.try_get::<i64, _>(0).unwrap(), expect);
+        store.create_organisation("durable", chrono::Utc::now()).await.unwrap();
+        store.close().await;
+        let _ = std::fs::remove_file(&file);
+    }
+}
