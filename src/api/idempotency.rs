@@ -60,6 +60,10 @@ fn conflict(code: InternalCode, message: &str) -> ApiError {
     ApiError::new(ErrorStatusCode::CONFLICT, code, message)
 }
 
+fn locked() -> ApiError {
+    conflict(InternalCode::IdempotencyKeyLocked, "A request with this X-Idempotency-Key is still in progress; retry it in a moment.")
+}
+
 /// The key of one idempotent request, and the scope its work writes in.
 pub struct Keyed<'a> {
     /// the store outside the scope, for the claim
@@ -99,10 +103,7 @@ where
             InternalCode::IdempotencyKeyMismatch,
             "This X-Idempotency-Key was used for a different request; use a new key for a new request.",
         )),
-        Claim::Running { .. } => Err(conflict(
-            InternalCode::IdempotencyKeyLocked,
-            "A request with this X-Idempotency-Key is still in progress; retry it in a moment.",
-        )),
+        Claim::Running { .. } => Err(locked()),
         Claim::Done { answer, .. } => Ok(replay(answer)),
         Claim::Claimed => {
             let response = render(work.await);
@@ -113,7 +114,11 @@ where
                 Some(tx) => tx,
                 None => store.begin().await?,
             };
-            Store::idempotency_finish(&mut tx, org, key, &answer).await?;
+            if !Store::idempotency_finish(&mut tx, org, key, &times, &answer).await? {
+                // outlived its lock and a retry took the key: this work
+                // rolls back, the retry's stands
+                return Err(locked());
+            }
             tx.commit_now().await?;
             Ok(response)
         }

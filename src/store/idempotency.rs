@@ -90,20 +90,24 @@ impl Store {
     }
 
     /// Records the answer of a claimed key, in the transaction of the work
-    /// it answers.
-    pub async fn idempotency_finish(tx: &mut Tx, org: uuid::Uuid, key: &str, answer: &StoredAnswer) -> Result<()> {
-        sqlx::query(
+    /// it answers, if the claim made with `t` still holds it. It does not
+    /// when the request outlived its lock and a retry took the key over:
+    /// then the work must not commit (the retry's will).
+    pub async fn idempotency_finish(tx: &mut Tx, org: uuid::Uuid, key: &str, t: &ClaimTimes, answer: &StoredAnswer) -> Result<bool> {
+        let updated = sqlx::query(
             "UPDATE idempotency_keys SET state = 'done', status = $1, headers = $2, body = $3
-             WHERE org_id = $4 AND idempotency_key = $5",
+             WHERE org_id = $4 AND idempotency_key = $5 AND state = 'running' AND locked_until = $6",
         )
         .bind(i64::from(answer.status))
         .bind(serde_json::to_string(&answer.headers).expect("headers serialize"))
         .bind(&answer.body)
         .bind(org.to_string())
         .bind(key)
+        .bind(ts(t.lock_until))
         .execute(tx.conn())
-        .await?;
-        Ok(())
+        .await?
+        .rows_affected();
+        Ok(updated == 1)
     }
 
     /// Deletes the keys created before `before` (the idempotency.expiry

@@ -243,3 +243,35 @@ async fn fifty_concurrent_identical_requests_execute_once() {
     })
     .await;
 }
+
+/// A request that outlives its lock loses its key to the retry that took
+/// it over: its answer is not stored (so its work, in the same
+/// transaction, rolls back), and only the retry's answer counts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_request_that_outlived_its_lock_does_not_commit() {
+    use switchboard::store::{Claim, ClaimTimes, Store, StoredAnswer};
+    each_backend(|app| async move {
+        let times = |now: chrono::DateTime<chrono::Utc>| ClaimTimes {
+            now,
+            expired_before: now - chrono::Duration::hours(24),
+            lock_until: now + chrono::Duration::seconds(60),
+        };
+        let answer = |body: &str| StoredAnswer { status: 201, headers: vec![], body: body.into() };
+        let first = times(app.clock.now());
+        assert!(matches!(app.store.idempotency_claim(app.org, "slow", "fp", &first).await.unwrap(), Claim::Claimed));
+        let retry = times(app.clock.now() + chrono::Duration::seconds(61));
+        assert!(matches!(app.store.idempotency_claim(app.org, "slow", "fp", &retry).await.unwrap(), Claim::Claimed), "abandoned: taken over");
+        let mut tx = app.store.begin().await.unwrap();
+        assert!(!Store::idempotency_finish(&mut tx, app.org, "slow", &first, &answer("first")).await.unwrap());
+        drop(tx);
+        let mut tx = app.store.begin().await.unwrap();
+        assert!(Store::idempotency_finish(&mut tx, app.org, "slow", &retry, &answer("retry")).await.unwrap());
+        tx.commit().await.unwrap();
+        match app.store.idempotency_claim(app.org, "slow", "fp", &times(app.clock.now())).await.unwrap() {
+            Claim::Done { answer, .. } => assert_eq!(answer.body, "retry"),
+            other => panic!("{other:?}"),
+        }
+        app
+    })
+    .await;
+}
