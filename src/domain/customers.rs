@@ -8,7 +8,7 @@ use super::Caller;
 use crate::wire::latest as wire;
 use crate::error::{Error, InternalCode, Result};
 use crate::events::{self, Event};
-use crate::store::{CustomerFilter, CustomerRow, Cursor, IdOrRef, Store, limit_or_default};
+use crate::store::{CustomerFilter, CustomerRow, Cursor, IdOrRef, Link, Store, limit_or_default};
 use rand::Rng;
 use uuid::Uuid;
 
@@ -18,7 +18,7 @@ use uuid::Uuid;
 pub const DEFAULT_LOCALE: &str = "en-US";
 
 /// The wire form of a stored customer.
-pub fn to_wire(c: CustomerRow, users: Vec<(Uuid, String, wire::CustomerRole)>) -> wire::Customer {
+pub fn to_wire(c: CustomerRow, users: Vec<Link>) -> wire::Customer {
     let users: Vec<wire::CustomerUser> = users
         .into_iter()
         .map(|(user_id, name, role)| wire::CustomerUser { user_id, name, role })
@@ -146,19 +146,24 @@ pub async fn find_all(caller: &Caller, keys: &[String]) -> Result<Option<Vec<Uui
     super::find_all(keys, |key| async move { Ok(find(caller, key).await?.id) }).await
 }
 
-pub async fn view(caller: &Caller, key: &str) -> Result<wire::Customer> {
-    let (row, users) = caller
+/// `find`, with the users acting for the customer, in one query.
+async fn find_with_users(caller: &Caller, key: &str) -> Result<(CustomerRow, Vec<Link>)> {
+    caller
         .store
         .customer_with_users(caller.org, &IdOrRef::parse(key))
         .await?
         .filter(|(c, _)| caller.sees_customer(c.id))
-        .ok_or_else(missing)?;
+        .ok_or_else(missing)
+}
+
+pub async fn view(caller: &Caller, key: &str) -> Result<wire::Customer> {
+    let (row, users) = find_with_users(caller, key).await?;
     Ok(to_wire(row, users))
 }
 
 pub async fn update(caller: &Caller, key: &str, req: wire::UpdateCustomerRequest) -> Result<wire::Customer> {
     let store = &caller.store;
-    let mut row = find(caller, key).await?;
+    let (mut row, mut users) = find_with_users(caller, key).await?;
     caller.require_role(row.id, Role::Manager)?;
     let mut checks = Checks::default();
     if let Some(c) = &req.contact {
@@ -172,7 +177,6 @@ pub async fn update(caller: &Caller, key: &str, req: wire::UpdateCustomerRequest
     }
     checks.finish()?;
     check_payment_profile(req.billing.as_ref())?;
-    let mut users = store.customer_users(caller.org, &[row.id]).await?.remove(&row.id).unwrap_or_default();
     if let Some(r) = &req.reference_id {
         check_reference_free(store, caller.org, r, Some(row.id)).await?;
         row.reference_id = Some(r.clone());

@@ -16,7 +16,7 @@ mod tx;
 mod users;
 
 pub use catalog::{CatalogDoc, Change, Columns, GroupDoc, Kind, OfferingDoc, OfferingFilter, OfferingRow, ProductDoc};
-pub use customers::{CustomerFilter, CustomerRow, IdOrRef};
+pub use customers::{CustomerFilter, CustomerRow, IdOrRef, Link};
 pub use idempotency::{Claim, ClaimTimes, EXPIRY_SUBJECT, StoredAnswer};
 pub use jobs::{Job, JobKind};
 pub use keys::{ApiKeyRecord, NewApiKey};
