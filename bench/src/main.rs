@@ -1,0 +1,55 @@
+//! `switchboard-bench`: what `cargo xtask bench` and `cargo xtask crash`
+//! need beside the product: a baseline server (a minimal hand-written axum +
+//! sqlx app over Switchboard's own SQLite schema), a bulk seeder, and fresh
+//! PostgreSQL databases. Not part of the product.
+
+mod pg;
+mod seed;
+mod serve;
+
+use clap::{Parser, Subcommand};
+use std::net::SocketAddr;
+
+#[derive(Parser)]
+#[command(name = "switchboard-bench", about = "Baseline server and database helpers of `cargo xtask bench`")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Serve `GET /customers/{id}` and `POST /customers` over a Switchboard SQLite file.
+    Serve {
+        /// sqlite://FILE of a database `switchboard` has migrated
+        #[arg(long)]
+        db: String,
+        #[arg(long)]
+        listen: SocketAddr,
+    },
+    /// Insert customers for an organisation straight into the tables, in one transaction.
+    Seed {
+        /// sqlite://FILE or postgres://... of a database `switchboard` has migrated
+        #[arg(long)]
+        db: String,
+        /// The organisation; by default the database's only one.
+        #[arg(long)]
+        org: Option<String>,
+        #[arg(long)]
+        count: u32,
+    },
+    /// Create an empty PostgreSQL database.
+    Createdb { admin_url: String, name: String },
+    /// Drop a PostgreSQL database, closing its connections.
+    Dropdb { admin_url: String, name: String },
+}
+
+#[tokio::main]
+async fn main() -> anyhow::Result<()> {
+    match Cli::parse().command {
+        Command::Serve { db, listen } => serve::run(&db, listen).await,
+        Command::Seed { db, org, count } => seed::run(&db, org.as_deref(), count).await,
+        Command::Createdb { admin_url, name } => pg::create(&admin_url, &name).await,
+        Command::Dropdb { admin_url, name } => pg::drop(&admin_url, &name).await,
+    }
+}
