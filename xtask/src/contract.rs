@@ -4,13 +4,13 @@
 //! runs schemathesis once per revision against `serve --demo` on SQLite,
 //! and runs the endpoint sweeps of the Rust suite (`tests/api/sweeps.rs`).
 
+use crate::server::{Launch, Switchboard};
 use crate::spec;
 use anyhow::{Context, Result, bail};
 use sha2::{Digest, Sha256};
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Instant;
 
 /// The checks of every schemathesis run: all that judge a single response
 /// or a pair of requests. Per-operation exceptions, if ever needed, go in
@@ -62,7 +62,11 @@ pub fn run(o: &Options) -> Result<()> {
         let work = target.join("contract-run");
         let _ = std::fs::remove_dir_all(&work);
         std::fs::create_dir_all(&work)?;
-        let server = Server::start(&target.join("debug/switchboard"), &work)?;
+        // the fuzzers send thousands of requests a second with one key,
+        // from one address, often for the same email address
+        let binary = target.join("debug/switchboard");
+        let launch = Launch::demo_sqlite(&binary, &work, 1_000_000)?;
+        let server = Switchboard::start(&launch)?;
         for revision in spec::load_revisions()? {
             let label = format!("schemathesis, {}", revision.name);
             step(&label, &mut failed, || tools.schemathesis(&root, &server, &revision, o, &work));
@@ -166,15 +170,15 @@ impl Tools {
         check_status(cmd.current_dir(root), "spectral lint")
     }
 
-    fn schemathesis(&self, root: &Path, server: &Server, r: &spec::Revision, o: &Options, work: &Path) -> Result<()> {
+    fn schemathesis(&self, root: &Path, server: &Switchboard, r: &spec::Revision, o: &Options, work: &Path) -> Result<()> {
         let contract = root.join("contract");
         let mut cmd = Command::new(self.venv.join("bin/schemathesis"));
         cmd.arg("--config-file")
             .arg(contract.join("schemathesis.toml"))
             .arg("run")
             .arg(root.join(&r.file))
-            .args(["--url", &format!("{}/api/v2", server.base)])
-            .args(["--header", &format!("X-Api-Key: {}", server.key)])
+            .args(["--url", &format!("{}/api/v2", server.base())])
+            .args(["--header", &format!("X-Api-Key: {}", server.demo_key()?)])
             .args(["--header", &format!("Api-Revision: {}", r.name)])
             .args(["--checks", CHECKS])
             .args(["--max-examples", &o.max_examples.to_string()])
@@ -205,64 +209,4 @@ fn fresh_or(dir: &Path, inputs: &[&Path], install: impl FnOnce() -> Result<()>) 
     install()?;
     std::fs::write(stamp, want)?;
     Ok(())
-}
-
-/// `switchboard serve --demo` on a fresh SQLite file; stopped on drop.
-pub(crate) struct Server {
-    child: Child,
-    pub(crate) base: String,
-    key: String,
-}
-
-impl Server {
-    pub(crate) fn start(binary: &Path, work: &Path) -> Result<Server> {
-        // A free port: bind, read it, release it for the server.
-        let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
-        let db = work.join("contract.db");
-        let mut child = Command::new(binary)
-            .arg("--database-url")
-            .arg(format!("sqlite://{}?mode=rwc", db.display()))
-            .args(["serve", "--demo", "--listen", &format!("127.0.0.1:{port}")])
-            // the fuzzers send thousands of requests a second with one key,
-            // from one address, often for the same email address
-            .args(["--rate-limit", "1000000", "--login-rate-limit-address", "1000000", "--login-rate-limit-email", "1000000"])
-            .stdout(Stdio::piped())
-            .stderr(Stdio::from(std::fs::File::create(work.join("server.log"))?))
-            .spawn()
-            .with_context(|| format!("starting {}", binary.display()))?;
-        let stdout = child.stdout.take().context("server stdout")?;
-        let mut lines = BufReader::new(stdout).lines();
-        let key = lines.by_ref().map_while(Result::ok).find_map(|l| {
-            l.split_whitespace().find(|w| w.starts_with("sbk_")).map(str::to_string)
-        });
-        // keep draining stdout so the server never blocks on a full pipe
-        std::thread::spawn(move || lines.for_each(drop));
-        let Some(key) = key else {
-            let _ = child.kill();
-            bail!("serve --demo printed no API key; see {}", work.join("server.log").display())
-        };
-        let server = Server { child, base: format!("http://127.0.0.1:{port}"), key };
-        server.wait_ready(port)?;
-        Ok(server)
-    }
-
-    /// The key is printed after the listener is bound; still, poll the port
-    /// briefly so a slow start is not a failed check.
-    fn wait_ready(&self, port: u16) -> Result<()> {
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
-            if Instant::now() > deadline {
-                bail!("server did not listen on port {port}");
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        Ok(())
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }

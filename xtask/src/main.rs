@@ -8,6 +8,8 @@ mod bench;
 mod codegen;
 mod contract;
 mod diff;
+mod http;
+mod server;
 mod spec;
 
 use anyhow::{Result, bail};
