@@ -2,20 +2,28 @@
 //! `generated/`; `cargo xtask diff A B` reports breaking changes between two
 //! revision documents; `cargo xtask changes [--check]` keeps `spec/CHANGES.md`;
 //! `cargo xtask contract` checks the running server against `spec/`;
-//! `cargo xtask bench login` measures what login start reveals by its timing.
+//! `cargo xtask bench` measures throughput, latency and memory against a
+//! baseline server, and `cargo xtask bench login` what login start reveals
+//! by its timing.
 
+mod api;
 mod bench;
+mod benchtool;
 mod codegen;
 mod contract;
 mod diff;
 mod http;
+mod load;
+mod release;
+mod rng;
 mod server;
 mod spec;
 
 use anyhow::{Result, bail};
 
 const USAGE: &str = "usage: cargo xtask codegen [--check] | diff A.json B.json | changes [--check] \
-| contract [--install-only] [--no-sweeps] [--seed N|random] [--max-examples N] | bench login";
+| contract [--install-only] [--no-sweeps] [--seed N|random] [--max-examples N] \
+| bench [--quick] [--rounds N] [--duration S] [--warmup S] [--connections N] [--customers N] | bench login";
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();

@@ -7,20 +7,13 @@
 use crate::contract::{cargo, target_dir};
 use crate::http::{Conn, Request};
 use crate::server::{Launch, Switchboard};
-use anyhow::{Result, bail};
+use anyhow::Result;
 use std::time::Instant;
 
 /// Requests per kind, after as many again to warm up.
 const ROUNDS: usize = 400;
 
-pub fn run(args: &[String]) -> Result<()> {
-    match args.first().map(String::as_str) {
-        Some("login") => login(),
-        _ => bail!("usage: cargo xtask bench login"),
-    }
-}
-
-fn login() -> Result<()> {
+pub fn run() -> Result<()> {
     let root = crate::spec::root();
     let target = target_dir(&root)?;
     cargo(&root, &["build", "--quiet", "--release", "--bin", "switchboard"])?;

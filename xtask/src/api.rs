@@ -1,0 +1,50 @@
+//! What the bench and crash tools ask of Switchboard's API besides their
+//! load: JSON reads with the demo key, list pages, and offerings of the
+//! demo customer's catalog by name.
+
+use crate::http::{Conn, Request};
+use anyhow::{Context, Result};
+use serde_json::Value;
+
+pub async fn get_json(conn: &mut Conn, key: &str, path: &str) -> Result<Value> {
+    conn.send(&Request::get(path).header("x-api-key", key)).await?.success(&format!("GET {path}"))?.json()
+}
+
+/// One page of a list (`path` is e.g. `/api/v2/customers`): its items and
+/// the cursor of the next page, if any.
+pub async fn page(conn: &mut Conn, key: &str, path: &str, limit: usize, cursor: Option<&str>) -> Result<(Vec<Value>, Option<String>)> {
+    let after = cursor.map(|c| format!("&cursor={c}")).unwrap_or_default();
+    let mut page = get_json(conn, key, &format!("{path}?limit={limit}{after}")).await?;
+    let items = match page["items"].take() {
+        Value::Array(items) => items,
+        _ => anyhow::bail!("GET {path}: a page without items"),
+    };
+    Ok((items, page["pagination"]["nextCursor"].as_str().map(str::to_string)))
+}
+
+/// Every item of a list, a thousand per page.
+pub async fn all(conn: &mut Conn, key: &str, path: &str) -> Result<Vec<Value>> {
+    let (mut all, mut cursor) = (vec![], None);
+    loop {
+        let (items, next) = page(conn, key, path, 1000, cursor.as_deref()).await?;
+        all.extend(items);
+        match next {
+            Some(next) => cursor = Some(next),
+            None => return Ok(all),
+        }
+    }
+}
+
+/// The id of the offering called `name` in the demo customer's catalog.
+pub async fn demo_offering(conn: &mut Conn, key: &str, name: &str) -> Result<String> {
+    let catalog = get_json(conn, key, "/api/v2/customers/rid_acme/product-catalog").await?;
+    Ok(catalog["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|o| o["name"] == name)
+        .and_then(|o| o["productOfferingId"].as_str())
+        .with_context(|| format!("no offering {name:?} in the demo customer's catalog"))?
+        .to_string())
+}
+

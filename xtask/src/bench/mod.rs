@@ -1,0 +1,146 @@
+//! `cargo xtask bench`: Switchboard's throughput, latency and memory under
+//! load, on SQLite and (with `SWITCHBOARD_TEST_POSTGRES`) PostgreSQL, side
+//! by side with a baseline (a minimal hand-written axum + sqlx server over
+//! the same SQLite file, `bench/`) measured in the same run, in interleaved
+//! rounds; the figures that matter are the ratios to the baseline, since
+//! one absolute figure on a shared machine means little.
+//! `cargo xtask bench login` is the timing check of login start.
+
+mod login;
+mod report;
+mod scenarios;
+mod setup;
+
+use crate::benchtool;
+use crate::load::{self, Options as Load};
+use anyhow::{Context, Result, bail};
+use report::{Measured, Row};
+use scenarios::{Run, Scenario};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+const USAGE: &str = "usage: cargo xtask bench [--quick] [--rounds N] [--duration S] [--warmup S] \
+[--connections N] [--customers N] | bench login";
+
+pub fn run(args: &[String]) -> Result<()> {
+    match args.first().map(String::as_str) {
+        Some("login") => login::run(),
+        _ => suite(&Options::parse(args)?),
+    }
+}
+
+struct Options {
+    rounds: usize,
+    customers: u32,
+    load: Load,
+}
+
+impl Options {
+    fn parse(args: &[String]) -> Result<Options> {
+        let mut o = Options {
+            rounds: 3,
+            customers: 100_000,
+            load: Load { connections: 32, warmup: Duration::from_secs(1), duration: Duration::from_secs(5) },
+        };
+        // --quick first, so that flags after it can still change its settings
+        if args.iter().any(|a| a == "--quick") {
+            o.rounds = 1;
+            o.load.duration = Duration::from_secs(2);
+        }
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            let mut value = || it.next().with_context(|| format!("{a} needs a value; {USAGE}"));
+            let seconds = |v: &String| -> Result<Duration> { Ok(Duration::try_from_secs_f64(v.parse()?)?) };
+            match a.as_str() {
+                "--quick" => {}
+                "--rounds" => o.rounds = value()?.parse()?,
+                "--duration" => o.load.duration = seconds(value()?)?,
+                "--warmup" => o.load.warmup = seconds(value()?)?,
+                "--connections" => o.load.connections = value()?.parse()?,
+                "--customers" => o.customers = value()?.parse()?,
+                other => bail!("bench: unknown argument {other}; {USAGE}"),
+            }
+        }
+        if o.rounds == 0 || o.load.connections == 0 || o.load.duration.is_zero() {
+            bail!("bench: rounds, connections and duration must be above zero");
+        }
+        Ok(o)
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "{} round(s) (median shown), {} connections, {} warm-up + {} measured per scenario, {} customers seeded",
+            self.rounds,
+            self.load.connections,
+            report::secs(self.load.warmup),
+            report::secs(self.load.duration),
+            self.customers
+        )
+    }
+}
+
+fn suite(o: &Options) -> Result<()> {
+    let bins = crate::release::ensure()?;
+    let started = Instant::now();
+    let work = bins.target.join("bench-run");
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work)?;
+    let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+
+    let databases = benchtool::databases(&bins.bench, &work, "bench")?;
+    let mut deployments = vec![];
+    for db in &databases {
+        eprintln!("== {}: demo organisation, {} customers seeded, walking the list", db.label(), o.customers);
+        deployments.push(setup::switchboard(&bins, db, &work, o.customers, &rt)?);
+    }
+    let (_baseline, baseline) = setup::baseline(&bins, &databases[0], &deployments[0].target, &work)?;
+    let targets: Vec<_> = deployments.iter().map(|d| d.target.clone()).collect();
+    let scenarios = scenarios::all(&baseline, &targets);
+
+    let mut rows: Vec<Row> = scenarios.iter().map(|s| Row { label: s.label(), kind: s.kind, rounds: vec![] }).collect();
+    for round in 0..o.rounds {
+        eprintln!("== round {} of {}", round + 1, o.rounds);
+        for (s, row) in scenarios.iter().zip(&mut rows) {
+            let measured = measure(&rt, s, round, &o.load)?;
+            eprintln!("   {}", report::progress(&row.label, &measured));
+            row.rounds.push(measured);
+        }
+    }
+    let command = format!("cargo xtask {}", std::env::args().skip(1).collect::<Vec<_>>().join(" "));
+    println!("\n{}", report::header(&command, &o.describe()));
+    println!("{}", report::table(&rows));
+    println!("Ratios are Switchboard / baseline in this run: reads against the baseline's GET, writes against its POST");
+    println!("(req/s: higher is better; p99: lower is better). Peak RSS is the server process's (VmHWM), not the database's.");
+    println!("wall time: {:.0} s (after the build)", started.elapsed().as_secs_f64());
+    drop(deployments);
+    drop(databases);
+    let errors: u64 = rows.iter().flat_map(|r| &r.rounds).map(|m| m.figures.errors).sum();
+    if errors > 0 {
+        bail!("bench: {errors} requests failed under load (see the ERROR lines above)");
+    }
+    Ok(())
+}
+
+/// One scenario once: its server's peak memory is reset before and read after.
+fn measure(rt: &tokio::runtime::Runtime, s: &Scenario, round: usize, o: &Load) -> Result<Measured> {
+    let pid = s.target.pid;
+    std::fs::write(format!("/proc/{pid}/clear_refs"), "5").with_context(|| format!("resetting the peak RSS of {pid}"))?;
+    let run = Arc::new(Run {
+        kind: s.kind,
+        target: s.target.clone(),
+        tag: format!("r{round}-{:?}", s.kind),
+        seed: crate::rng::clock_seed(),
+    });
+    let figures = rt.block_on(load::run(&s.target.addr, o, run))?;
+    Ok(Measured { figures, peak_rss_kib: peak_rss_kib(pid)? })
+}
+
+/// VmHWM: the peak resident set since the last reset.
+fn peak_rss_kib(pid: u32) -> Result<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .with_context(|| format!("no VmHWM for process {pid}"))
+}
