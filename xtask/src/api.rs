@@ -48,3 +48,25 @@ pub async fn demo_offering(conn: &mut Conn, key: &str, name: &str) -> Result<Str
         .to_string())
 }
 
+/// `GET` of every path, over `connections` connections at once, in order.
+pub async fn get_many(addr: &str, key: &str, paths: Vec<String>, connections: usize) -> Result<Vec<Value>> {
+    let chunk = paths.len().div_ceil(connections).max(1);
+    let mut tasks = tokio::task::JoinSet::new();
+    for (i, part) in paths.chunks(chunk).enumerate() {
+        let (part, addr, key) = (part.to_vec(), addr.to_string(), key.to_string());
+        tasks.spawn(async move {
+            let mut conn = Conn::open(&addr).await?;
+            let mut found = Vec::with_capacity(part.len());
+            for path in &part {
+                found.push(get_json(&mut conn, &key, path).await?);
+            }
+            anyhow::Ok((i, found))
+        });
+    }
+    let mut parts = vec![vec![]; paths.len().div_ceil(chunk)];
+    while let Some(done) = tasks.join_next().await {
+        let (i, found) = done??;
+        parts[i] = found;
+    }
+    Ok(parts.concat())
+}

@@ -4,13 +4,15 @@
 //! `cargo xtask contract` checks the running server against `spec/`;
 //! `cargo xtask bench` measures throughput, latency and memory against a
 //! baseline server, and `cargo xtask bench login` what login start reveals
-//! by its timing.
+//! by its timing; `cargo xtask crash` kills the server under idempotent
+//! writes and checks that each was executed exactly once.
 
 mod api;
 mod bench;
 mod benchtool;
 mod codegen;
 mod contract;
+mod crash;
 mod diff;
 mod http;
 mod load;
@@ -23,7 +25,8 @@ use anyhow::{Result, bail};
 
 const USAGE: &str = "usage: cargo xtask codegen [--check] | diff A.json B.json | changes [--check] \
 | contract [--install-only] [--no-sweeps] [--seed N|random] [--max-examples N] \
-| bench [--quick] [--rounds N] [--duration S] [--warmup S] [--connections N] [--customers N] | bench login";
+| bench [--quick] [--rounds N] [--duration S] [--warmup S] [--connections N] [--customers N] | bench login \
+| crash [--kills N] [--seed S]";
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -42,6 +45,7 @@ fn main() -> Result<()> {
         }
         Some("contract") => contract::run(&contract::Options::parse(&args[1..])?),
         Some("bench") => bench::run(&args[1..]),
+        Some("crash") => crash::run(&args[1..]),
         Some("diff") => {
             let [_, a, b] = &args[..] else { bail!(USAGE) };
             let a = spec::Revision::load(std::path::Path::new(a))?;

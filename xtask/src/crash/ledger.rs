@@ -1,0 +1,163 @@
+//! What the crash test sent and heard, key by key, and the judgement of
+//! it: a write acknowledged must exist once and replay byte for byte; one
+//! never acknowledged must, when retried, execute once or replay.
+
+use crate::http::Response;
+use std::collections::{BTreeMap, HashMap};
+use std::fmt::Write as _;
+use std::sync::Mutex;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    Customer,
+    Order,
+}
+
+/// One idempotency key: the request (resent byte for byte at the end) and
+/// the answers it got.
+pub struct Sent {
+    pub key: String,
+    pub kind: Kind,
+    pub request: Vec<u8>,
+    /// None: no answer came (the connection broke in a kill)
+    pub first: Option<Response>,
+    pub retry: Option<Response>,
+}
+
+impl Sent {
+    fn acknowledged(&self) -> bool {
+        self.first.as_ref().is_some_and(Response::is_success)
+    }
+}
+
+#[derive(Default)]
+pub struct Ledger {
+    pub sent: Mutex<Vec<Sent>>,
+}
+
+impl Ledger {
+    /// Records a key as sent; the answer is filled in by its index.
+    pub fn sent(&self, key: String, kind: Kind, request: Vec<u8>) -> usize {
+        let mut sent = self.sent.lock().expect("ledger lock");
+        sent.push(Sent { key, kind, request, first: None, retry: None });
+        sent.len() - 1
+    }
+
+    pub fn answered(&self, index: usize, answer: Response) {
+        self.sent.lock().expect("ledger lock")[index].first = Some(answer);
+    }
+}
+
+/// The findings of one run.
+#[derive(Default)]
+pub struct Verdict {
+    pub sent: usize,
+    pub acknowledged: usize,
+    pub unanswered: usize,
+    /// first answers that were not 2xx, by status
+    pub refused: BTreeMap<u16, usize>,
+    pub replayed_on_retry: usize,
+    pub lost: usize,
+    pub twice: usize,
+    pub replay_differs: usize,
+    pub unsettled: usize,
+    /// a few keys of each failure, with what was seen
+    pub examples: Vec<String>,
+}
+
+const EXAMPLES_PER_KIND: usize = 3;
+
+impl Verdict {
+    pub fn clean(&self) -> bool {
+        self.lost == 0 && self.twice == 0 && self.replay_differs == 0 && self.unsettled == 0
+    }
+
+    fn example(&mut self, shown: &mut HashMap<&'static str, usize>, what: &'static str, s: &Sent, count: usize) {
+        let n = shown.entry(what).or_default();
+        *n += 1;
+        if *n <= EXAMPLES_PER_KIND {
+            let answer = |r: &Option<Response>| {
+                r.as_ref().map_or("no answer".to_string(), |r| {
+                    let replayed = if r.header("idempotent-replayed") == Some("true") { " (replayed)" } else { "" };
+                    let mut body = r.text();
+                    body.truncate(160);
+                    format!("{}{replayed} {body}", r.status)
+                })
+            };
+            self.examples.push(format!(
+                "{what}: {} ({:?}): {count} resource(s); first: {}; retry: {}",
+                s.key,
+                s.kind,
+                answer(&s.first),
+                answer(&s.retry)
+            ));
+        }
+    }
+}
+
+/// Judges every key against `resources`: how many resources carry each key.
+pub fn judge(sent: &[Sent], resources: &HashMap<String, usize>) -> Verdict {
+    let mut v = Verdict { sent: sent.len(), ..Verdict::default() };
+    let mut shown = HashMap::new();
+    for s in sent {
+        let count = resources.get(&s.key).copied().unwrap_or(0);
+        match &s.first {
+            None => v.unanswered += 1,
+            Some(r) if !r.is_success() => *v.refused.entry(r.status).or_default() += 1,
+            Some(_) => v.acknowledged += 1,
+        }
+        let retry_ok = s.retry.as_ref().is_some_and(Response::is_success);
+        let replayed = s.retry.as_ref().is_some_and(|r| r.header("idempotent-replayed") == Some("true"));
+        v.replayed_on_retry += usize::from(replayed);
+        if count > 1 {
+            v.twice += 1;
+            v.example(&mut shown, "executed twice", s, count);
+        }
+        if s.acknowledged() {
+            let first = s.first.as_ref().expect("acknowledged");
+            if count == 0 {
+                v.lost += 1;
+                v.example(&mut shown, "acknowledged but lost", s, count);
+            }
+            let same = s.retry.as_ref().is_some_and(|r| r.status == first.status && r.body == first.body);
+            if !(same && replayed) {
+                v.replay_differs += 1;
+                v.example(&mut shown, "replay differs", s, count);
+            }
+        } else if count <= 1 && !(retry_ok && count == 1) {
+            v.unsettled += 1;
+            v.example(&mut shown, "unacknowledged, not settled by its retry", s, count);
+        }
+    }
+    v
+}
+
+/// The lines of a verdict, under a title.
+pub fn report(title: &str, v: &Verdict, resources: (usize, usize)) -> String {
+    let mut out = format!("{title}\n");
+    let refused: Vec<String> = v.refused.iter().map(|(status, n)| format!("{n}× {status}")).collect();
+    let _ = writeln!(
+        out,
+        "  keys sent {}: acknowledged (2xx) {}, no answer (connection broken by a kill) {}, refused {}",
+        v.sent,
+        v.acknowledged,
+        v.unanswered,
+        if refused.is_empty() { "0".to_string() } else { refused.join(", ") }
+    );
+    let _ = writeln!(
+        out,
+        "  every key retried after the last restart: {} replayed, {} answered anew",
+        v.replayed_on_retry,
+        v.sent - v.replayed_on_retry
+    );
+    let _ = writeln!(out, "  resources found through the API: {} customers, {} orders", resources.0, resources.1);
+    let _ = writeln!(out, "  acknowledged writes lost:                {}", v.lost);
+    let _ = writeln!(out, "  keys executed twice:                     {}", v.twice);
+    let _ = writeln!(out, "  replays that differ:                     {}", v.replay_differs);
+    let _ = writeln!(out, "  unacknowledged keys not settled by retry: {}", v.unsettled);
+    for e in &v.examples {
+        let _ = writeln!(out, "    {e}");
+    }
+    let _ = writeln!(out, "  => {}", if v.clean() { "exactly once: PASS" } else { "FAIL" });
+    out
+}
