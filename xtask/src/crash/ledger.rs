@@ -113,20 +113,25 @@ pub fn judge(sent: &[Sent], resources: &HashMap<String, usize>) -> Verdict {
             v.twice += 1;
             v.example(&mut shown, "executed twice", s, count);
         }
+        let replays_first = replayed
+            && s.first.as_ref().zip(s.retry.as_ref()).is_some_and(|(f, r)| r.status == f.status && r.body == f.body);
         if s.acknowledged() {
-            let first = s.first.as_ref().expect("acknowledged");
             if count == 0 {
                 v.lost += 1;
                 v.example(&mut shown, "acknowledged but lost", s, count);
             }
-            let same = s.retry.as_ref().is_some_and(|r| r.status == first.status && r.body == first.body);
-            if !(same && replayed) {
+            if !replays_first {
                 v.replay_differs += 1;
                 v.example(&mut shown, "replay differs", s, count);
             }
-        } else if count <= 1 && !(retry_ok && count == 1) {
-            v.unsettled += 1;
-            v.example(&mut shown, "unacknowledged, not settled by its retry", s, count);
+        } else if count <= 1 {
+            // executed once now (or before, its answer lost in the kill),
+            // or a refusal that was stored and is replayed as it was
+            let settled = (retry_ok && count == 1) || (replays_first && count == 0);
+            if !settled {
+                v.unsettled += 1;
+                v.example(&mut shown, "unacknowledged, not settled by its retry", s, count);
+            }
         }
     }
     v
@@ -160,4 +165,41 @@ pub fn report(title: &str, v: &Verdict, resources: (usize, usize)) -> String {
     }
     let _ = writeln!(out, "  => {}", if v.clean() { "exactly once: PASS" } else { "FAIL" });
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn answer(status: u16, body: &str, replayed: bool) -> Option<Response> {
+        let headers = if replayed { vec![("idempotent-replayed".to_string(), "true".to_string())] } else { vec![] };
+        Some(Response { status, headers, body: body.as_bytes().to_vec() })
+    }
+
+    fn sent(key: &str, first: Option<Response>, retry: Option<Response>) -> Sent {
+        Sent { key: key.into(), kind: Kind::Customer, request: vec![], first, retry }
+    }
+
+    #[test]
+    fn each_broken_promise_is_counted_once_and_kept_ones_not_at_all() {
+        let all = [
+            // kept: acknowledged and replayed; unanswered, executed once on retry
+            sent("ok", answer(201, "a", false), answer(201, "a", true)),
+            sent("late", None, answer(201, "b", false)),
+            // a stored refusal replayed as it was
+            sent("refused", answer(500, "e", false), answer(500, "e", true)),
+            // broken
+            sent("lost", answer(201, "c", false), answer(201, "c", true)),
+            sent("twice", None, answer(201, "d", false)),
+            sent("differs", answer(201, "x", false), answer(201, "y", true)),
+            sent("unmarked", answer(201, "z", false), answer(201, "z", false)),
+            sent("unsettled", None, answer(409, "locked", false)),
+        ];
+        let resources: HashMap<String, usize> =
+            [("ok", 1), ("late", 1), ("twice", 2), ("differs", 1), ("unmarked", 1)].map(|(k, n)| (k.to_string(), n)).into();
+        let v = judge(&all, &resources);
+        assert_eq!((v.lost, v.twice, v.replay_differs, v.unsettled), (1, 1, 2, 1));
+        assert_eq!((v.sent, v.acknowledged, v.unanswered, v.refused.get(&500)), (8, 4, 3, Some(&1)));
+        assert!(!v.clean());
+    }
 }
