@@ -186,3 +186,37 @@ impl Conn {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncWriteExt;
+
+    #[test]
+    fn a_request_is_encoded_with_host_length_and_json_type() {
+        let r = Request::json("POST", "/x", "{}").header("x-api-key", "k");
+        let text = String::from_utf8(r.encode("h:1")).unwrap();
+        assert_eq!(text, "POST /x HTTP/1.1\r\nhost: h:1\r\nx-api-key: k\r\ncontent-type: application/json\r\ncontent-length: 2\r\n\r\n{}");
+        let bare = String::from_utf8(Request::new("POST", "/y").encode("h")).unwrap();
+        assert!(bare.ends_with("content-length: 0\r\n\r\n"), "{bare}");
+    }
+
+    #[tokio::test]
+    async fn answers_are_read_whole_by_length_or_in_chunks_on_one_connection() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap().to_string();
+        tokio::spawn(async move {
+            let (mut s, _) = listener.accept().await.unwrap();
+            s.write_all(b"HTTP/1.1 201 Created\r\nContent-Length: 5\r\nIdempotent-Replayed: true\r\n\r\nhello").await.unwrap();
+            s.write_all(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n").await.unwrap();
+            // read the requests until the client hangs up: closing with
+            // unread bytes would reset the connection
+            tokio::io::copy(&mut s, &mut tokio::io::sink()).await.unwrap();
+        });
+        let mut conn = Conn::open(&addr).await.unwrap();
+        let first = conn.send(&Request::get("/a")).await.unwrap();
+        assert_eq!((first.status, first.text(), first.header("idempotent-replayed")), (201, "hello".into(), Some("true")));
+        let second = conn.send(&Request::get("/b")).await.unwrap();
+        assert_eq!((second.status, second.text()), (200, "abcde".into()));
+    }
+}

@@ -126,3 +126,12 @@ pub fn progress(label: &str, m: &Measured) -> String {
 pub fn secs(d: Duration) -> String {
     format!("{} s", d.as_secs_f64())
 }
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_median_is_the_middle_or_the_mean_of_the_two_middle_values() {
+        assert_eq!(super::median(vec![3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(super::median(vec![4.0, 1.0, 2.0, 3.0]), 2.5);
+    }
+}
