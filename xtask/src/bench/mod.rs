@@ -109,8 +109,9 @@ fn suite(o: &Options) -> Result<()> {
     let command = format!("cargo xtask {}", std::env::args().skip(1).collect::<Vec<_>>().join(" "));
     println!("\n{}", report::header(&command, &o.describe()));
     println!("{}", report::table(&rows));
-    println!("Ratios are Switchboard / baseline in this run: reads against the baseline's GET, writes against its POST");
-    println!("(req/s: higher is better; p99: lower is better). Peak RSS is the server process's (VmHWM), not the database's.");
+    println!("Ratios are Switchboard / baseline in this run (the baseline runs on SQLite; PostgreSQL rows are compared");
+    println!("with it too): reads against the baseline's GET, writes against its POST (req/s: higher is better; p99:");
+    println!("lower is better). Peak RSS is the server process's (VmHWM), not the database's.");
     println!("wall time: {:.0} s (after the build)", started.elapsed().as_secs_f64());
     drop(deployments);
     drop(databases);

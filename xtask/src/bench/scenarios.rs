@@ -12,8 +12,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A server under test and what its scenarios need of it.
 pub struct Target {
-    /// "baseline", "SQLite" or "PostgreSQL"
-    pub label: &'static str,
+    /// "baseline", "Switchboard/SQLite" or "Switchboard/PostgreSQL"
+    pub label: String,
     pub addr: String,
     pub pid: u32,
     pub key: String,

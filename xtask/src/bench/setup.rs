@@ -55,7 +55,7 @@ pub fn switchboard(bins: &Binaries, db: &Database, work: &Path, customers: u32, 
     let addr = server.process.addr();
     let found = rt.block_on(explore(&addr, &key, customers))?;
     let target = Target {
-        label: db.label(),
+        label: format!("Switchboard/{}", db.label()),
         pid: server.process.pid(),
         addr,
         key,
@@ -72,7 +72,7 @@ pub fn switchboard(bins: &Binaries, db: &Database, work: &Path, customers: u32, 
 pub fn baseline(bins: &Binaries, sqlite: &Database, of: &Target, work: &Path) -> Result<(Process, Arc<Target>)> {
     let process = benchtool::baseline(&bins.bench, sqlite.url(), free_port()?, &work.join("baseline.log"))?;
     let target = Target {
-        label: "baseline",
+        label: "baseline".into(),
         addr: process.addr(),
         pid: process.pid(),
         key: of.key.clone(),
