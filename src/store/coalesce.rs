@@ -95,8 +95,7 @@ where
                 (group, batch)
             };
             let (group, waiters) = batch;
-            let mut keys: Vec<K> = waiters.iter().map(|(_, k, _)| k.clone()).collect();
-            keys.dedup();
+            let keys: Vec<K> = waiters.iter().map(|(_, k, _)| k.clone()).collect();
             match (self.fetch)(group, keys).await {
                 Ok(found) => {
                     for (_, key, tell) in waiters {

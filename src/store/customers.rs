@@ -9,6 +9,7 @@ use sqlx::{AssertSqlSafe, Row};
 use sqlx::AnyPool;
 use sqlx::any::AnyRow;
 use std::sync::Arc;
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use uuid::Uuid;
 
@@ -191,14 +192,14 @@ impl Store {
     }
 
     /// The users acting for each of `customers`: customer -> (user, name, role).
-    pub async fn customer_users(&self, org: Uuid, customers: &[Uuid]) -> Result<HashMap<Uuid, Vec<(Uuid, String, CustomerRole)>>> {
+    pub async fn customer_users(&self, org: Uuid, customers: &[Uuid]) -> Result<HashMap<Uuid, Vec<Link>>> {
         self.links(org, LinkSide::Customer, customers).await
     }
 
     /// One side of the customer/user links for `ids` of that side: id ->
     /// (id on the other side, its name, the role), in creation order.
-    pub(super) async fn links(&self, org: Uuid, side: LinkSide, ids: &[Uuid]) -> Result<HashMap<Uuid, Vec<(Uuid, String, CustomerRole)>>> {
-        let mut out: HashMap<Uuid, Vec<(Uuid, String, CustomerRole)>> = HashMap::new();
+    pub(super) async fn links(&self, org: Uuid, side: LinkSide, ids: &[Uuid]) -> Result<HashMap<Uuid, Vec<Link>>> {
+        let mut out: HashMap<Uuid, Vec<Link>> = HashMap::new();
         if ids.is_empty() {
             return Ok(out);
         }
@@ -263,12 +264,11 @@ async fn customers_with_users(pool: &AnyPool, org: Uuid, col: &str, vals: Vec<St
     }
     let mut found: HashMap<String, (CustomerRow, Vec<Link>)> = HashMap::new();
     for r in q.fetch_all(pool).await? {
-        let by: String = r.try_get(col)?;
-        if !found.contains_key(&by) {
-            found.insert(by.clone(), (from_row(&r)?.1, vec![]));
-        }
+        let (_, links) = match found.entry(r.try_get(col)?) {
+            Entry::Occupied(e) => e.into_mut(),
+            Entry::Vacant(e) => e.insert((from_row(&r)?.1, vec![])),
+        };
         if let Some(user) = r.try_get::<Option<String>, _>("link_user")? {
-            let links = &mut found.get_mut(&by).expect("inserted above").1;
             links.push((parse_uuid(&user)?, r.try_get("link_name")?, state_col(&r, "link_role")?));
         }
     }

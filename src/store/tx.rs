@@ -252,10 +252,10 @@ impl Drop for Tx {
             guard.rollback_pending = true;
             let number = guard.batch.as_ref().map(|b| b.number);
             drop(guard);
-            if let (Some(number), Ok(runtime)) = (number, tokio::runtime::Handle::try_current()) {
-                if group.nobody_waiting() {
-                    runtime.spawn(async move { group.finish_batch(number).await });
-                }
+            if let (Some(number), Ok(runtime)) = (number, tokio::runtime::Handle::try_current())
+                && group.nobody_waiting()
+            {
+                runtime.spawn(async move { group.finish_batch(number).await });
             }
         }
     }
