@@ -14,8 +14,6 @@ pub mod defaults {
     pub const ACCESS_TOKEN_SECONDS: u32 = 3600;
     /// a week
     pub const ORDER_EXPIRY_SECONDS: u32 = 7 * 24 * 3600;
-    /// a minute
-    pub const IDEMPOTENCY_LOCK_SECONDS: u32 = 60;
     pub const MAIL_FROM: &str = "Switchboard <no-reply@switchboard.invalid>";
 }
 
@@ -43,11 +41,6 @@ pub struct Settings {
     /// expires, by the server's clock.
     #[arg(long, env = "SWITCHBOARD_ORDER_EXPIRY_SECONDS", default_value_t = defaults::ORDER_EXPIRY_SECONDS)]
     pub order_expiry_seconds: u32,
-    /// Seconds a request may hold its X-Idempotency-Key unanswered before
-    /// the claim counts as abandoned (its server died mid-request) and a
-    /// retry may execute it.
-    #[arg(long, env = "SWITCHBOARD_IDEMPOTENCY_LOCK_SECONDS", default_value_t = defaults::IDEMPOTENCY_LOCK_SECONDS)]
-    pub idempotency_lock_seconds: u32,
     /// Secret that signs access tokens and keys login-code hashes (at least
     /// 32 bytes). Without it, one is generated on first start and stored in
     /// the database, so every instance over that database shares it.
@@ -73,7 +66,6 @@ impl Default for Settings {
             login_code_seconds: defaults::LOGIN_CODE_SECONDS,
             access_token_seconds: defaults::ACCESS_TOKEN_SECONDS,
             order_expiry_seconds: defaults::ORDER_EXPIRY_SECONDS,
-            idempotency_lock_seconds: defaults::IDEMPOTENCY_LOCK_SECONDS,
             token_secret: None,
             smtp_url: None,
             mail_from: defaults::MAIL_FROM.into(),

@@ -177,6 +177,20 @@ impl Error {
         }
     }
 
+    /// The primary key of an idempotency key was violated: another request
+    /// with the key recorded its answer first (see `api::idempotency`).
+    pub fn idempotency_key_taken() -> Self {
+        Error::Conflict {
+            code: InternalCode::IdempotencyKeyLocked,
+            message: "another request with this idempotency key was answered first".into(),
+            property: "",
+        }
+    }
+
+    pub fn is_idempotency_key_taken(&self) -> bool {
+        matches!(self, Error::Conflict { code: InternalCode::IdempotencyKeyLocked, .. })
+    }
+
     /// Is this the conflict of a unique-constraint violation?
     pub fn is_concurrent_conflict(&self) -> bool {
         matches!(self, Error::Conflict { code: InternalCode::Conflict, .. })

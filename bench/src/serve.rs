@@ -196,13 +196,12 @@ async fn insert(pool: &SqlitePool, org: &str, key: &str, fingerprint: &str, answ
     .execute(&mut *tx)
     .await?;
     sqlx::query(
-        "INSERT INTO idempotency_keys (org_id, idempotency_key, fingerprint, state, locked_until, status, headers, body, created_at)
-         VALUES (?, ?, ?, 'done', ?, 201, '[]', ?, ?)",
+        "INSERT INTO idempotency_keys (org_id, idempotency_key, fingerprint, status, headers, body, created_at)
+         VALUES (?, ?, ?, 201, '[]', ?, ?)",
     )
     .bind(org)
     .bind(key)
     .bind(fingerprint)
-    .bind(now)
     .bind(answer)
     .bind(now)
     .execute(&mut *tx)

@@ -14,7 +14,7 @@ use super::error::ApiError;
 use super::revision::API_REVISION;
 use crate::domain::Caller;
 use crate::error::InternalCode;
-use crate::store::{Claim, ClaimTimes, Scope, Store, StoredAnswer};
+use crate::store::{KeyTimes, Scope, Store, StoredAnswer};
 use std::sync::Arc;
 use dropshot::{Body, ErrorStatusCode, HttpCodedResponse, RequestContext, ServerContext};
 use http::{HeaderName, HeaderValue, Response};
@@ -66,22 +66,29 @@ fn locked() -> ApiError {
 
 /// The key of one idempotent request, and the scope its work writes in.
 pub struct Keyed<'a> {
-    /// the store outside the scope, for the claim
+    /// the store outside the scope, for the answer
     pub store: &'a Store,
     pub org: uuid::Uuid,
     pub key: &'a str,
     pub fingerprint: String,
-    pub lock_seconds: u32,
     /// where `work` (run over `store.scoped(scope)`) parks its transaction
     pub scope: Arc<Scope>,
 }
 
 /// Runs `work` under the key, or answers from what the key already holds.
 /// `render` turns work's outcome into the response that is stored and
-/// sent. The answer is written in the transaction the work parked, so the
-/// work, its events and the answer commit together: a crash before that
-/// commit leaves the key claimed but unexecuted (a retry after the lock
-/// runs out executes it once), after it, answered (a retry replays).
+/// sent.
+///
+/// No claim is committed before the work: the key's row is written, with
+/// the answer, in the transaction the work parked, so the work, its events
+/// and the answer commit together or not at all. A crash before that
+/// commit leaves the key unused (a retry executes it once, at once); after
+/// it, answered (a retry replays). Two requests with one key may both
+/// execute up to that commit, but only one commits: the other's insert of
+/// the key fails on its primary key, its work rolls back, and it answers
+/// with the winner's answer, or `idempotency_key_locked` while the winner's
+/// commit is still on its way. So work must not act outside the database
+/// before it commits; what it sets off goes through the outbox and jobs.
 pub async fn run<T, Fut>(
     keyed: Keyed<'_>,
     now: chrono::DateTime<chrono::Utc>,
@@ -92,37 +99,53 @@ where
     T: HttpCodedResponse,
     Fut: Future<Output = Result<T, ApiError>>,
 {
-    let Keyed { store, org, key, fingerprint, lock_seconds, scope } = keyed;
-    let times = ClaimTimes {
-        now,
-        expired_before: now - chrono::Duration::hours(LIFETIME_HOURS),
-        lock_until: now + chrono::Duration::seconds(lock_seconds.into()),
-    };
-    match store.idempotency_claim(org, key, &fingerprint, &times).await? {
-        Claim::Running { fingerprint: held } | Claim::Done { fingerprint: held, .. } if held != fingerprint => Err(conflict(
-            InternalCode::IdempotencyKeyMismatch,
-            "This X-Idempotency-Key was used for a different request; use a new key for a new request.",
-        )),
-        Claim::Running { .. } => Err(locked()),
-        Claim::Done { answer, .. } => Ok(replay(answer)),
-        Claim::Claimed => {
-            let response = render(work.await);
-            let (answer, response) = store_form(response).await?;
-            // the work's parked transaction, or (it wrote nothing: a
-            // refusal) one of the answer's own
-            let mut tx = match scope.take() {
-                Some(tx) => tx,
-                None => store.begin().await?,
-            };
-            if !Store::idempotency_finish(&mut tx, org, key, &times, &answer).await? {
-                // outlived its lock and a retry took the key: this work
-                // rolls back, the retry's stands
-                return Err(locked());
-            }
-            tx.commit_now().await?;
-            Ok(response)
-        }
+    let Keyed { store, org, key, fingerprint, scope } = keyed;
+    let times = KeyTimes { now, expired_before: now - chrono::Duration::hours(LIFETIME_HOURS) };
+    if let Some(answer) = answered(store, org, key, &fingerprint, &times).await? {
+        return answer;
     }
+    let response = render(work.await);
+    let (answer, response) = store_form(response).await?;
+    // the work's parked transaction, or (it wrote nothing: a refusal) one
+    // of the answer's own
+    let mut tx = match scope.take() {
+        Some(tx) => tx,
+        None => store.begin().await?,
+    };
+    let recorded = match Store::idempotency_record(&mut tx, org, key, &fingerprint, &times, &answer).await {
+        Ok(()) => tx.commit_now().await,
+        Err(e) => Err(e),
+    };
+    match recorded {
+        Ok(()) => Ok(response),
+        // another request with the key won: its answer stands
+        Err(e) => match answered(store, org, key, &fingerprint, &times).await? {
+            Some(answer) => answer,
+            None if e.is_idempotency_key_taken() => Err(locked()),
+            None => Err(e.into()),
+        },
+    }
+}
+
+/// What the key's stored answer says to a request with `fingerprint`, if
+/// the key has one: a replay, or a mismatch.
+async fn answered(
+    store: &Store,
+    org: uuid::Uuid,
+    key: &str,
+    fingerprint: &str,
+    times: &KeyTimes,
+) -> Result<Option<Result<Response<Body>, ApiError>>, ApiError> {
+    Ok(store.idempotency_answer(org, key, times.expired_before).await?.map(|(held, answer)| {
+        if held == fingerprint {
+            Ok(replay(answer))
+        } else {
+            Err(conflict(
+                InternalCode::IdempotencyKeyMismatch,
+                "This X-Idempotency-Key was used for a different request; use a new key for a new request.",
+            ))
+        }
+    }))
 }
 
 /// The stored form of a response, and the response rebuilt from it.

@@ -227,7 +227,6 @@ where
             org: caller.org,
             key: &key,
             fingerprint,
-            lock_seconds: rqctx.context().settings.idempotency_lock_seconds,
             scope: scope.clone(),
         };
         let now = caller.now;

@@ -190,7 +190,7 @@ impl Store {
         let columns = columns.pairs();
         let names: Vec<&str> = columns.iter().map(|(n, _)| *n).collect();
         let select = format!("SELECT doc{} FROM {table} WHERE id = $1", names.iter().map(|n| format!(", {n}")).collect::<String>());
-        let existing = sqlx::query(AssertSqlSafe(select)).bind(id.to_string()).fetch_optional(tx.conn()).await?;
+        let existing = sqlx::query(AssertSqlSafe(select)).bind(id.to_string()).fetch_optional(tx.conn().await?).await?;
         let doc_text = doc.to_string();
         let change = match existing {
             None => {
@@ -201,7 +201,7 @@ impl Store {
                 for (_, v) in &columns {
                     q = q.bind(v.clone());
                 }
-                q.execute(tx.conn()).await?;
+                tx.execute(q).await?;
                 Change::Created
             }
             Some(row) => {
@@ -220,7 +220,7 @@ impl Store {
                     for (_, v) in &columns {
                         q = q.bind(v.clone());
                     }
-                    q.execute(tx.conn()).await?;
+                    tx.execute(q).await?;
                     Change::Updated
                 }
             }
@@ -232,21 +232,22 @@ impl Store {
     pub async fn set_catalog_offerings(tx: &mut Tx, catalog: Uuid, offerings: &[Uuid]) -> Result<Change> {
         let rows = sqlx::query("SELECT offering_id FROM product_catalog_offerings WHERE catalog_id = $1 ORDER BY position")
             .bind(catalog.to_string())
-            .fetch_all(tx.conn())
+            .fetch_all(tx.conn().await?)
             .await?;
         let stored: Vec<String> = rows.iter().map(|r| r.try_get("offering_id")).collect::<std::result::Result<_, _>>()?;
         let wanted: Vec<String> = offerings.iter().map(Uuid::to_string).collect();
         if stored == wanted {
             return Ok(Change::Unchanged);
         }
-        sqlx::query("DELETE FROM product_catalog_offerings WHERE catalog_id = $1").bind(catalog.to_string()).execute(tx.conn()).await?;
+        tx.execute(sqlx::query("DELETE FROM product_catalog_offerings WHERE catalog_id = $1").bind(catalog.to_string())).await?;
         for (i, o) in wanted.iter().enumerate() {
-            sqlx::query("INSERT INTO product_catalog_offerings (catalog_id, offering_id, position) VALUES ($1, $2, $3)")
-                .bind(catalog.to_string())
-                .bind(o)
-                .bind(i as i64)
-                .execute(tx.conn())
-                .await?;
+            tx.execute(
+                sqlx::query("INSERT INTO product_catalog_offerings (catalog_id, offering_id, position) VALUES ($1, $2, $3)")
+                    .bind(catalog.to_string())
+                    .bind(o)
+                    .bind(i as i64),
+            )
+            .await?;
         }
         Ok(if stored.is_empty() { Change::Created } else { Change::Updated })
     }
@@ -254,7 +255,7 @@ impl Store {
     pub async fn assign_catalog(tx: &mut Tx, org: Uuid, customer: Uuid, catalog: Uuid) -> Result<Change> {
         let row = sqlx::query("SELECT catalog_id FROM customer_catalogs WHERE customer_id = $1")
             .bind(customer.to_string())
-            .fetch_optional(tx.conn())
+            .fetch_optional(tx.conn().await?)
             .await?;
         let stored: Option<String> = row.map(|r| r.try_get("catalog_id")).transpose()?;
         let change = match stored {
@@ -262,13 +263,14 @@ impl Store {
             Some(_) => Change::Updated,
             None => Change::Created,
         };
-        sqlx::query("DELETE FROM customer_catalogs WHERE customer_id = $1").bind(customer.to_string()).execute(tx.conn()).await?;
-        sqlx::query("INSERT INTO customer_catalogs (customer_id, org_id, catalog_id) VALUES ($1, $2, $3)")
-            .bind(customer.to_string())
-            .bind(org.to_string())
-            .bind(catalog.to_string())
-            .execute(tx.conn())
-            .await?;
+        tx.execute(sqlx::query("DELETE FROM customer_catalogs WHERE customer_id = $1").bind(customer.to_string())).await?;
+        tx.execute(
+            sqlx::query("INSERT INTO customer_catalogs (customer_id, org_id, catalog_id) VALUES ($1, $2, $3)")
+                .bind(customer.to_string())
+                .bind(org.to_string())
+                .bind(catalog.to_string()),
+        )
+        .await?;
         Ok(change)
     }
 
@@ -276,20 +278,21 @@ impl Store {
         let row = sqlx::query("SELECT doc FROM tax_rates WHERE org_id = $1 AND country = $2")
             .bind(org.to_string())
             .bind(country)
-            .fetch_optional(tx.conn())
+            .fetch_optional(tx.conn().await?)
             .await?;
         let change = match row {
             Some(r) if doc::<Value>(&r, "doc")? == *rates => return Ok(Change::Unchanged),
             Some(_) => Change::Updated,
             None => Change::Created,
         };
-        sqlx::query("DELETE FROM tax_rates WHERE org_id = $1 AND country = $2").bind(org.to_string()).bind(country).execute(tx.conn()).await?;
-        sqlx::query("INSERT INTO tax_rates (org_id, country, doc) VALUES ($1, $2, $3)")
-            .bind(org.to_string())
-            .bind(country)
-            .bind(rates.to_string())
-            .execute(tx.conn())
-            .await?;
+        tx.execute(sqlx::query("DELETE FROM tax_rates WHERE org_id = $1 AND country = $2").bind(org.to_string()).bind(country)).await?;
+        tx.execute(
+            sqlx::query("INSERT INTO tax_rates (org_id, country, doc) VALUES ($1, $2, $3)")
+                .bind(org.to_string())
+                .bind(country)
+                .bind(rates.to_string()),
+        )
+        .await?;
         Ok(change)
     }
 
@@ -303,7 +306,7 @@ impl Store {
     ) -> Result<Change> {
         let row = sqlx::query("SELECT default_catalog_id, default_tax_country FROM catalog_settings WHERE org_id = $1")
             .bind(org.to_string())
-            .fetch_optional(tx.conn())
+            .fetch_optional(tx.conn().await?)
             .await?;
         let (old_catalog, old_country): (Option<String>, Option<String>) = match &row {
             Some(r) => (r.try_get("default_catalog_id")?, r.try_get("default_tax_country")?),
@@ -317,13 +320,14 @@ impl Store {
         if row.is_none() && catalog.is_none() && country.is_none() {
             return Ok(Change::Unchanged);
         }
-        sqlx::query("DELETE FROM catalog_settings WHERE org_id = $1").bind(org.to_string()).execute(tx.conn()).await?;
-        sqlx::query("INSERT INTO catalog_settings (org_id, default_catalog_id, default_tax_country) VALUES ($1, $2, $3)")
-            .bind(org.to_string())
-            .bind(catalog)
-            .bind(country)
-            .execute(tx.conn())
-            .await?;
+        tx.execute(sqlx::query("DELETE FROM catalog_settings WHERE org_id = $1").bind(org.to_string())).await?;
+        tx.execute(
+            sqlx::query("INSERT INTO catalog_settings (org_id, default_catalog_id, default_tax_country) VALUES ($1, $2, $3)")
+                .bind(org.to_string())
+                .bind(catalog)
+                .bind(country),
+        )
+        .await?;
         Ok(if row.is_some() { Change::Updated } else { Change::Created })
     }
 

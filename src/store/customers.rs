@@ -80,53 +80,55 @@ fn json_text<T: serde::Serialize>(v: &Option<T>) -> Option<String> {
 
 impl Store {
     pub async fn insert_customer(tx: &mut Tx, c: &CustomerRow) -> Result<()> {
-        sqlx::query(
-            "INSERT INTO customers (id, org_id, customer_type, name, identity, preferred_locale, human_readable_id,
-               reference_id, contact, billing, shipping, contact_person_user_id, metadata, created_at, updated_at, contact_email)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)",
+        tx.execute(
+            sqlx::query(
+                "INSERT INTO customers (id, org_id, customer_type, name, identity, preferred_locale, human_readable_id,
+                   reference_id, contact, billing, shipping, contact_person_user_id, metadata, created_at, updated_at, contact_email)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)",
+            )
+            .bind(c.id.to_string())
+            .bind(c.org.to_string())
+            .bind(c.customer_type.to_string())
+            .bind(&c.name)
+            .bind(&c.identity)
+            .bind(&c.preferred_locale)
+            .bind(&c.human_readable_id)
+            .bind(&c.reference_id)
+            .bind(json_text(&Some(&c.contact)))
+            .bind(json_text(&c.billing))
+            .bind(json_text(&c.shipping))
+            .bind(c.contact_person_user_id.map(|u| u.to_string()))
+            .bind(json_text(&c.metadata))
+            .bind(ts(c.created_at))
+            .bind(ts(c.updated_at))
+            .bind(contact_email(c)),
         )
-        .bind(c.id.to_string())
-        .bind(c.org.to_string())
-        .bind(c.customer_type.to_string())
-        .bind(&c.name)
-        .bind(&c.identity)
-        .bind(&c.preferred_locale)
-        .bind(&c.human_readable_id)
-        .bind(&c.reference_id)
-        .bind(json_text(&Some(&c.contact)))
-        .bind(json_text(&c.billing))
-        .bind(json_text(&c.shipping))
-        .bind(c.contact_person_user_id.map(|u| u.to_string()))
-        .bind(json_text(&c.metadata))
-        .bind(ts(c.created_at))
-        .bind(ts(c.updated_at))
-        .bind(contact_email(c))
-        .execute(tx.conn())
         .await?;
         Ok(())
     }
 
     pub async fn update_customer(tx: &mut Tx, c: &CustomerRow) -> Result<()> {
-        sqlx::query(
-            "UPDATE customers SET name = $1, identity = $2, preferred_locale = $3, reference_id = $4, contact = $5,
-               billing = $6, shipping = $7, contact_person_user_id = $8, metadata = $9, updated_at = $10,
-               contact_email = $13
-             WHERE id = $11 AND org_id = $12",
+        tx.execute(
+            sqlx::query(
+                "UPDATE customers SET name = $1, identity = $2, preferred_locale = $3, reference_id = $4, contact = $5,
+                   billing = $6, shipping = $7, contact_person_user_id = $8, metadata = $9, updated_at = $10,
+                   contact_email = $13
+                 WHERE id = $11 AND org_id = $12",
+            )
+            .bind(&c.name)
+            .bind(&c.identity)
+            .bind(&c.preferred_locale)
+            .bind(&c.reference_id)
+            .bind(json_text(&Some(&c.contact)))
+            .bind(json_text(&c.billing))
+            .bind(json_text(&c.shipping))
+            .bind(c.contact_person_user_id.map(|u| u.to_string()))
+            .bind(json_text(&c.metadata))
+            .bind(ts(c.updated_at))
+            .bind(c.id.to_string())
+            .bind(c.org.to_string())
+            .bind(contact_email(c)),
         )
-        .bind(&c.name)
-        .bind(&c.identity)
-        .bind(&c.preferred_locale)
-        .bind(&c.reference_id)
-        .bind(json_text(&Some(&c.contact)))
-        .bind(json_text(&c.billing))
-        .bind(json_text(&c.shipping))
-        .bind(c.contact_person_user_id.map(|u| u.to_string()))
-        .bind(json_text(&c.metadata))
-        .bind(ts(c.updated_at))
-        .bind(c.id.to_string())
-        .bind(c.org.to_string())
-        .bind(contact_email(c))
-        .execute(tx.conn())
         .await?;
         Ok(())
     }
@@ -166,14 +168,10 @@ impl Store {
         Ok(row.is_some())
     }
 
-    /// Whether a customer of `org` has this human-readable id.
+    /// Whether a customer of `org` has this human-readable id (concurrent
+    /// checks share one query).
     pub async fn human_readable_id_taken(&self, org: Uuid, id: &str) -> Result<bool> {
-        let row = sqlx::query("SELECT id FROM customers WHERE org_id = $1 AND human_readable_id = $2")
-            .bind(org.to_string())
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
-        Ok(row.is_some())
+        Ok(self.human_readable_ids.get(org, id.to_string()).await?.is_some())
     }
 
     pub async fn customers(&self, org: Uuid, f: &CustomerFilter, after: Option<Cursor>, limit: usize) -> Result<Page<CustomerRow>> {
@@ -229,14 +227,15 @@ impl Store {
     }
 
     pub async fn link_user(tx: &mut Tx, org: Uuid, customer: Uuid, user: Uuid, role: CustomerRole, now: DateTime<Utc>) -> Result<()> {
-        sqlx::query("INSERT INTO customer_users (org_id, customer_id, user_id, role, created_at) VALUES ($1, $2, $3, $4, $5)")
-            .bind(org.to_string())
-            .bind(customer.to_string())
-            .bind(user.to_string())
-            .bind(role.to_string())
-            .bind(ts(now))
-            .execute(tx.conn())
-            .await?;
+        tx.execute(
+            sqlx::query("INSERT INTO customer_users (org_id, customer_id, user_id, role, created_at) VALUES ($1, $2, $3, $4, $5)")
+                .bind(org.to_string())
+                .bind(customer.to_string())
+                .bind(user.to_string())
+                .bind(role.to_string())
+                .bind(ts(now)),
+        )
+        .await?;
         Ok(())
     }
 }
@@ -284,6 +283,27 @@ pub(super) fn customers_by_id(pool: AnyPool) -> CustomersById {
         Box::pin(async move {
             let found = customers_with_users(&pool, org, "id", ids.iter().map(Uuid::to_string).collect()).await?;
             found.into_iter().map(|(id, v)| Ok((parse_uuid(&id)?, v))).collect()
+        })
+    }))
+}
+
+/// The coalesced check of human-readable ids in use.
+pub(super) type HumanReadableIds = Arc<Coalesced<Uuid, String, ()>>;
+
+pub(super) fn human_readable_ids(pool: AnyPool) -> HumanReadableIds {
+    Coalesced::new(Arc::new(move |org: Uuid, ids: Vec<String>| {
+        let pool = pool.clone();
+        Box::pin(async move {
+            let placeholders: Vec<String> = (0..ids.len()).map(|i| format!("${}", i + 2)).collect();
+            let sql = format!(
+                "SELECT human_readable_id FROM customers WHERE org_id = $1 AND human_readable_id IN ({})",
+                placeholders.join(", ")
+            );
+            let mut q = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string());
+            for id in ids {
+                q = q.bind(id);
+            }
+            q.fetch_all(&pool).await?.iter().map(|r| Ok((r.try_get("human_readable_id")?, ()))).collect()
         })
     }))
 }

@@ -67,16 +67,17 @@ impl Store {
     /// that exists moves it to the new time; if an instance holds it now,
     /// it keeps it, and its `finish_job` leaves the item due again then.
     pub async fn schedule_job(tx: &mut Tx, kind: JobKind, subject: &str, org: Option<Uuid>, due_at: DateTime<Utc>, now: DateTime<Utc>) -> Result<()> {
-        sqlx::query(
-            "INSERT INTO jobs (kind, subject, org_id, due_at, created_at) VALUES ($1, $2, $3, $4, $5)
-             ON CONFLICT (kind, subject) DO UPDATE SET due_at = excluded.due_at",
+        tx.execute(
+            sqlx::query(
+                "INSERT INTO jobs (kind, subject, org_id, due_at, created_at) VALUES ($1, $2, $3, $4, $5)
+                 ON CONFLICT (kind, subject) DO UPDATE SET due_at = excluded.due_at",
+            )
+            .bind(kind.as_str())
+            .bind(subject)
+            .bind(org.map(|o| o.to_string()))
+            .bind(ts(due_at))
+            .bind(ts(now)),
         )
-        .bind(kind.as_str())
-        .bind(subject)
-        .bind(org.map(|o| o.to_string()))
-        .bind(ts(due_at))
-        .bind(ts(now))
-        .execute(tx.conn())
         .await?;
         Ok(())
     }
@@ -85,12 +86,13 @@ impl Store {
     /// each time it runs) exists: due at `due_at` unless already scheduled.
     pub async fn schedule_standing_job(&self, kind: JobKind, subject: &str, due_at: DateTime<Utc>) -> Result<()> {
         let mut tx = self.begin().await?;
-        sqlx::query("INSERT INTO jobs (kind, subject, due_at, created_at) VALUES ($1, $2, $3, $3) ON CONFLICT (kind, subject) DO NOTHING")
-            .bind(kind.as_str())
-            .bind(subject)
-            .bind(ts(due_at))
-            .execute(tx.conn())
-            .await?;
+        tx.execute(
+            sqlx::query("INSERT INTO jobs (kind, subject, due_at, created_at) VALUES ($1, $2, $3, $3) ON CONFLICT (kind, subject) DO NOTHING")
+                .bind(kind.as_str())
+                .bind(subject)
+                .bind(ts(due_at)),
+        )
+        .await?;
         tx.commit().await
     }
 
@@ -121,16 +123,17 @@ impl Store {
         .bind(kind.as_str())
         .bind(ts(now))
         .bind(limit)
-        .fetch_all(tx.conn())
+        .fetch_all(tx.conn().await?)
         .await?;
         let jobs: Vec<Job> = rows.iter().map(|r| job_row(kind, r, lease_until)).collect::<Result<_>>()?;
         for job in &jobs {
-            sqlx::query("UPDATE jobs SET lease_until = $1, attempts = attempts + 1 WHERE kind = $2 AND subject = $3")
-                .bind(ts(lease_until))
-                .bind(kind.as_str())
-                .bind(&job.subject)
-                .execute(tx.conn())
-                .await?;
+            tx.execute(
+                sqlx::query("UPDATE jobs SET lease_until = $1, attempts = attempts + 1 WHERE kind = $2 AND subject = $3")
+                    .bind(ts(lease_until))
+                    .bind(kind.as_str())
+                    .bind(&job.subject),
+            )
+            .await?;
         }
         tx.commit().await?;
         Ok(jobs)
@@ -146,15 +149,16 @@ impl Store {
             .bind(&job.subject)
             .bind(ts(job.lease_until))
             .bind(ts(job.due_at))
-            .execute(tx.conn())
+            .execute(tx.conn().await?)
             .await?;
         if deleted.rows_affected() == 0 {
-            sqlx::query("UPDATE jobs SET lease_until = NULL WHERE kind = $1 AND subject = $2 AND lease_until = $3")
-                .bind(job.kind.as_str())
-                .bind(&job.subject)
-                .bind(ts(job.lease_until))
-                .execute(tx.conn())
-                .await?;
+            tx.execute(
+                sqlx::query("UPDATE jobs SET lease_until = NULL WHERE kind = $1 AND subject = $2 AND lease_until = $3")
+                    .bind(job.kind.as_str())
+                    .bind(&job.subject)
+                    .bind(ts(job.lease_until)),
+            )
+            .await?;
         }
         tx.commit().await
     }
@@ -162,14 +166,15 @@ impl Store {
     /// The claimed item failed for now: it is due again at `retry_at`.
     pub async fn retry_job(&self, job: &Job, error: &str, retry_at: DateTime<Utc>) -> Result<()> {
         let mut tx = self.begin().await?;
-        sqlx::query("UPDATE jobs SET due_at = $1, lease_until = NULL, last_error = $2 WHERE kind = $3 AND subject = $4 AND lease_until = $5")
-            .bind(ts(retry_at))
-            .bind(error)
-            .bind(job.kind.as_str())
-            .bind(&job.subject)
-            .bind(ts(job.lease_until))
-            .execute(tx.conn())
-            .await?;
+        tx.execute(
+            sqlx::query("UPDATE jobs SET due_at = $1, lease_until = NULL, last_error = $2 WHERE kind = $3 AND subject = $4 AND lease_until = $5")
+                .bind(ts(retry_at))
+                .bind(error)
+                .bind(job.kind.as_str())
+                .bind(&job.subject)
+                .bind(ts(job.lease_until)),
+        )
+        .await?;
         tx.commit().await
     }
 }

@@ -50,18 +50,19 @@ impl Store {
         }
         let id = uuid::Uuid::new_v4();
         let mut tx = self.begin().await?;
-        sqlx::query(
-            "INSERT INTO api_keys (id, org_id, key_hash, prefix, revision, read_only, created_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7)",
+        tx.execute(
+            sqlx::query(
+                "INSERT INTO api_keys (id, org_id, key_hash, prefix, revision, read_only, created_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
+            )
+            .bind(id.to_string())
+            .bind(k.organisation_id.to_string())
+            .bind(k.key_hash)
+            .bind(k.prefix)
+            .bind(k.revision)
+            .bind(k.read_only as i64)
+            .bind(ts(now)),
         )
-        .bind(id.to_string())
-        .bind(k.organisation_id.to_string())
-        .bind(k.key_hash)
-        .bind(k.prefix)
-        .bind(k.revision)
-        .bind(k.read_only as i64)
-        .bind(ts(now))
-        .execute(tx.conn())
         .await?;
         tx.commit().await?;
         self.api_key(id).await?.ok_or_else(|| Error::Internal("key vanished".into()))
@@ -95,22 +96,24 @@ impl Store {
     /// Revokes a key (idempotent: a revoked key keeps its first revocation time).
     pub async fn revoke_api_key(&self, id: uuid::Uuid, now: DateTime<Utc>) -> Result<ApiKeyRecord> {
         let mut tx = self.begin().await?;
-        sqlx::query("UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL")
-            .bind(ts(now))
-            .bind(id.to_string())
-            .execute(tx.conn())
-            .await?;
+        tx.execute(
+            sqlx::query("UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL")
+                .bind(ts(now))
+                .bind(id.to_string()),
+        )
+        .await?;
         tx.commit().await?;
         self.api_key(id).await?.ok_or_else(|| Error::not_found(InternalCode::NotFound, "API key"))
     }
 
     pub async fn pin_api_key(&self, id: uuid::Uuid, revision: &str) -> Result<ApiKeyRecord> {
         let mut tx = self.begin().await?;
-        sqlx::query("UPDATE api_keys SET revision = $1 WHERE id = $2")
-            .bind(revision)
-            .bind(id.to_string())
-            .execute(tx.conn())
-            .await?;
+        tx.execute(
+            sqlx::query("UPDATE api_keys SET revision = $1 WHERE id = $2")
+                .bind(revision)
+                .bind(id.to_string()),
+        )
+        .await?;
         tx.commit().await?;
         self.api_key(id).await?.ok_or_else(|| Error::not_found(InternalCode::NotFound, "API key"))
     }

@@ -34,13 +34,14 @@ impl Store {
     /// instance that starts over this database ends up with the same value.
     pub async fn server_secret(&self, name: &str, fresh: &str, now: DateTime<Utc>) -> Result<String> {
         let mut tx = self.begin().await?;
-        sqlx::query("INSERT INTO server_secrets (name, value, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING")
-            .bind(name)
-            .bind(fresh)
-            .bind(ts(now))
-            .execute(tx.conn())
-            .await?;
-        let row = sqlx::query("SELECT value FROM server_secrets WHERE name = $1").bind(name).fetch_one(tx.conn()).await?;
+        tx.execute(
+            sqlx::query("INSERT INTO server_secrets (name, value, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING")
+                .bind(name)
+                .bind(fresh)
+                .bind(ts(now)),
+        )
+        .await?;
+        let row = sqlx::query("SELECT value FROM server_secrets WHERE name = $1").bind(name).fetch_one(tx.conn().await?).await?;
         tx.commit().await?;
         Ok(row.try_get("value")?)
     }
@@ -62,23 +63,25 @@ impl Store {
 
     /// Records a started login (and forgets challenges long expired).
     pub async fn insert_challenge(tx: &mut Tx, c: &NewChallenge<'_>, forget_before: DateTime<Utc>) -> Result<()> {
-        sqlx::query("DELETE FROM login_challenges WHERE expires_at < $1")
-            .bind(ts(forget_before))
-            .execute(tx.conn())
-            .await?;
-        sqlx::query(
-            "INSERT INTO login_challenges (nonce, email_key, scope_org_id, user_id, user_org_id, code_hash, created_at, expires_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        tx.execute(
+            sqlx::query("DELETE FROM login_challenges WHERE expires_at < $1")
+                .bind(ts(forget_before)),
         )
-        .bind(c.nonce)
-        .bind(c.email_key)
-        .bind(c.scope_org.map(|o| o.to_string()))
-        .bind(c.user.map(|(u, _)| u.to_string()))
-        .bind(c.user.map(|(_, o)| o.to_string()))
-        .bind(c.code_hash)
-        .bind(ts(c.created_at))
-        .bind(ts(c.expires_at))
-        .execute(tx.conn())
+        .await?;
+        tx.execute(
+            sqlx::query(
+                "INSERT INTO login_challenges (nonce, email_key, scope_org_id, user_id, user_org_id, code_hash, created_at, expires_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+            )
+            .bind(c.nonce)
+            .bind(c.email_key)
+            .bind(c.scope_org.map(|o| o.to_string()))
+            .bind(c.user.map(|(u, _)| u.to_string()))
+            .bind(c.user.map(|(_, o)| o.to_string()))
+            .bind(c.code_hash)
+            .bind(ts(c.created_at))
+            .bind(ts(c.expires_at)),
+        )
         .await?;
         Ok(())
     }
@@ -100,7 +103,7 @@ impl Store {
         .bind(code_hash)
         .bind(ts(now))
         .bind(MAX_ATTEMPTS)
-        .fetch_optional(tx.conn())
+        .fetch_optional(tx.conn().await?)
         .await?;
         let redeemed = match row {
             Some(r) => Some(Redeemed {
@@ -109,11 +112,12 @@ impl Store {
                 scope_org: r.try_get::<Option<String>, _>("scope_org_id")?.map(|o| parse_uuid(&o)).transpose()?,
             }),
             None => {
-                sqlx::query("UPDATE login_challenges SET attempts = attempts + 1 WHERE nonce = $1 AND used_at IS NULL AND attempts < $2")
-                    .bind(nonce)
-                    .bind(MAX_ATTEMPTS)
-                    .execute(tx.conn())
-                    .await?;
+                tx.execute(
+                    sqlx::query("UPDATE login_challenges SET attempts = attempts + 1 WHERE nonce = $1 AND used_at IS NULL AND attempts < $2")
+                        .bind(nonce)
+                        .bind(MAX_ATTEMPTS),
+                )
+                .await?;
                 None
             }
         };

@@ -73,15 +73,16 @@ const DISCARDED_KEPT_HOURS: i64 = 24;
 /// Inserts a message.
 async fn insert(tx: &mut Tx, to: &str, subject: &str, body: &str, status: MailStatus, now: DateTime<Utc>) -> Result<String> {
     let id = uuid::Uuid::new_v4().to_string();
-    sqlx::query("INSERT INTO mail_outbox (id, to_address, subject, body, status, created_at) VALUES ($1, $2, $3, $4, $5, $6)")
-        .bind(&id)
-        .bind(to)
-        .bind(subject)
-        .bind(body)
-        .bind(status.as_str())
-        .bind(ts(now))
-        .execute(tx.conn())
-        .await?;
+    tx.execute(
+        sqlx::query("INSERT INTO mail_outbox (id, to_address, subject, body, status, created_at) VALUES ($1, $2, $3, $4, $5, $6)")
+            .bind(&id)
+            .bind(to)
+            .bind(subject)
+            .bind(body)
+            .bind(status.as_str())
+            .bind(ts(now)),
+    )
+    .await?;
     Ok(id)
 }
 
@@ -105,7 +106,7 @@ impl Store {
     /// Deletes the discarded stand-in `id` (the mail.cleanup job).
     pub async fn forget_discarded_mail(&self, id: &str) -> Result<()> {
         let mut tx = self.begin().await?;
-        sqlx::query("DELETE FROM mail_outbox WHERE id = $1 AND status = 'discarded'").bind(id).execute(tx.conn()).await?;
+        tx.execute(sqlx::query("DELETE FROM mail_outbox WHERE id = $1 AND status = 'discarded'").bind(id)).await?;
         tx.commit().await
     }
 
@@ -141,7 +142,7 @@ impl Store {
                 .bind(reason.as_str())
                 .bind(id),
         };
-        q.execute(tx.conn()).await?;
+        tx.execute(q).await?;
         tx.commit().await?;
         Ok(())
     }

@@ -3,6 +3,7 @@
 
 mod catalog;
 mod coalesce;
+mod group;
 mod customers;
 mod idempotency;
 mod jobs;
@@ -17,7 +18,7 @@ mod users;
 
 pub use catalog::{CatalogDoc, Change, Columns, GroupDoc, Kind, OfferingDoc, OfferingFilter, OfferingRow, ProductDoc};
 pub use customers::{CustomerFilter, CustomerRow, IdOrRef, Link};
-pub use idempotency::{Claim, ClaimTimes, EXPIRY_SUBJECT, StoredAnswer};
+pub use idempotency::{EXPIRY_SUBJECT, KeyTimes, StoredAnswer};
 pub use jobs::{Job, JobKind};
 pub use keys::{ApiKeyRecord, NewApiKey};
 pub use login::{MAX_ATTEMPTS, NewChallenge, Redeemed};
@@ -48,11 +49,15 @@ pub struct Store {
     pool: AnyPool,
     backend: Backend,
     /// SQLite's one writing connection (see `tx`)
-    group: Option<Arc<tx::Group>>,
+    group: Option<Arc<group::Group>>,
     /// an idempotent request's writes park here (see `tx::Scope`)
     scope: Option<Arc<Scope>>,
     /// customers' views by id, concurrent ones in one query
     customers_by_id: customers::CustomersById,
+    /// human-readable ids in use, concurrent checks in one query
+    human_readable_ids: customers::HumanReadableIds,
+    /// idempotency keys' answers, concurrent lookups in one query
+    answers_by_key: idempotency::AnswersByKey,
 }
 
 static MIGRATE_SQLITE: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
@@ -93,13 +98,20 @@ impl Store {
         let group = if backend == Backend::Sqlite {
             sqlx::query("PRAGMA journal_mode = WAL").execute(&pool).await?;
             MIGRATE_SQLITE.run(&pool).await?;
-            Some(Arc::new(tx::Group::open(&url, sync).await?))
+            Some(Arc::new(group::Group::open(&url, sync, &pool).await?))
         } else {
             MIGRATE_POSTGRES.run(&pool).await?;
             None
         };
-        let customers_by_id = customers::customers_by_id(pool.clone());
-        Ok(Store { pool, backend, group, scope: None, customers_by_id })
+        Ok(Store {
+            customers_by_id: customers::customers_by_id(pool.clone()),
+            human_readable_ids: customers::human_readable_ids(pool.clone()),
+            answers_by_key: idempotency::answers_by_key(pool.clone()),
+            pool,
+            backend,
+            group,
+            scope: None,
+        })
     }
 
     pub fn pool(&self) -> &AnyPool {
@@ -122,12 +134,13 @@ impl Store {
     pub async fn create_organisation(&self, name: &str, now: DateTime<Utc>) -> Result<uuid::Uuid> {
         let id = uuid::Uuid::new_v4();
         let mut tx = self.begin().await?;
-        sqlx::query("INSERT INTO organisations (id, name, created_at) VALUES ($1, $2, $3)")
-            .bind(id.to_string())
-            .bind(name)
-            .bind(ts(now))
-            .execute(tx.conn())
-            .await?;
+        tx.execute(
+            sqlx::query("INSERT INTO organisations (id, name, created_at) VALUES ($1, $2, $3)")
+                .bind(id.to_string())
+                .bind(name)
+                .bind(ts(now)),
+        )
+        .await?;
         tx.commit().await?;
         Ok(id)
     }
@@ -154,14 +167,15 @@ impl Store {
         occurred_at: DateTime<Utc>,
         data: &serde_json::Value,
     ) -> Result<()> {
-        sqlx::query("INSERT INTO events (id, org_id, event_type, occurred_at, data) VALUES ($1, $2, $3, $4, $5)")
-            .bind(uuid::Uuid::new_v4().to_string())
-            .bind(org.to_string())
-            .bind(event_type)
-            .bind(ts(occurred_at))
-            .bind(data.to_string())
-            .execute(tx.conn())
-            .await?;
+        tx.execute(
+            sqlx::query("INSERT INTO events (id, org_id, event_type, occurred_at, data) VALUES ($1, $2, $3, $4, $5)")
+                .bind(uuid::Uuid::new_v4().to_string())
+                .bind(org.to_string())
+                .bind(event_type)
+                .bind(ts(occurred_at))
+                .bind(data.to_string()),
+        )
+        .await?;
         Ok(())
     }
 
@@ -250,6 +264,8 @@ pub(in crate::store) fn like_pattern(text: &str) -> String {
 impl From<sqlx::Error> for Error {
     fn from(e: sqlx::Error) -> Self {
         match &e {
+            // both databases name the table in the message
+            sqlx::Error::Database(d) if d.is_unique_violation() && d.message().contains("idempotency_keys") => Error::idempotency_key_taken(),
             sqlx::Error::Database(d) if d.is_unique_violation() => Error::concurrent_conflict(),
             _ => Error::Database(e.to_string()),
         }

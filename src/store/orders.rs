@@ -76,27 +76,28 @@ fn metadata_text(m: &Option<BTreeMap<String, String>>) -> Option<String> {
 
 impl Store {
     pub async fn insert_order(tx: &mut Tx, o: &OrderRow) -> Result<()> {
-        sqlx::query(
-            "INSERT INTO orders (id, org_id, customer_id, status, currency, reference_id, approval_required, line_items,
-               metadata, expires_at, approved_at, submitted_at, cancelled_at, created_at, updated_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
+        tx.execute(
+            sqlx::query(
+                "INSERT INTO orders (id, org_id, customer_id, status, currency, reference_id, approval_required, line_items,
+                   metadata, expires_at, approved_at, submitted_at, cancelled_at, created_at, updated_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
+            )
+            .bind(o.id.to_string())
+            .bind(o.org.to_string())
+            .bind(o.customer_id.to_string())
+            .bind(o.status.to_string())
+            .bind(&o.currency)
+            .bind(&o.reference_id)
+            .bind(o.approval_required as i64)
+            .bind(o.doc.to_string())
+            .bind(metadata_text(&o.metadata))
+            .bind(ts(o.expires_at))
+            .bind(o.approved_at.map(ts))
+            .bind(o.submitted_at.map(ts))
+            .bind(o.cancelled_at.map(ts))
+            .bind(ts(o.created_at))
+            .bind(ts(o.updated_at)),
         )
-        .bind(o.id.to_string())
-        .bind(o.org.to_string())
-        .bind(o.customer_id.to_string())
-        .bind(o.status.to_string())
-        .bind(&o.currency)
-        .bind(&o.reference_id)
-        .bind(o.approval_required as i64)
-        .bind(o.doc.to_string())
-        .bind(metadata_text(&o.metadata))
-        .bind(ts(o.expires_at))
-        .bind(o.approved_at.map(ts))
-        .bind(o.submitted_at.map(ts))
-        .bind(o.cancelled_at.map(ts))
-        .bind(ts(o.created_at))
-        .bind(ts(o.updated_at))
-        .execute(tx.conn())
         .await?;
         Ok(())
     }
@@ -123,7 +124,7 @@ impl Store {
         .bind(o.org.to_string())
         .bind(before.status.to_string())
         .bind(ts(before.updated_at))
-        .execute(tx.conn())
+        .execute(tx.conn().await?)
         .await?;
         Ok(done.rows_affected() == 1)
     }

@@ -231,77 +231,81 @@ impl Store {
     }
 
     pub async fn insert_subscription(tx: &mut Tx, org: Uuid, s: &SubscriptionRow) -> Result<()> {
-        sqlx::query(
-            "INSERT INTO subscriptions (id, org_id, customer_id, order_id, offering_id, status, subscription_type, msisdn,
-               display_name, sim_type, reference_id, created_at, updated_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+        tx.execute(
+            sqlx::query(
+                "INSERT INTO subscriptions (id, org_id, customer_id, order_id, offering_id, status, subscription_type, msisdn,
+                   display_name, sim_type, reference_id, created_at, updated_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+            )
+            .bind(s.id.to_string())
+            .bind(org.to_string())
+            .bind(s.customer_id.to_string())
+            .bind(s.order_id.to_string())
+            .bind(s.offering_id.to_string())
+            .bind(s.status.to_string())
+            .bind(&s.subscription_type)
+            .bind(&s.msisdn)
+            .bind(&s.display_name)
+            .bind(s.sim_type.to_string())
+            .bind(&s.reference_id)
+            .bind(ts(s.created_at))
+            .bind(ts(s.updated_at)),
         )
-        .bind(s.id.to_string())
-        .bind(org.to_string())
-        .bind(s.customer_id.to_string())
-        .bind(s.order_id.to_string())
-        .bind(s.offering_id.to_string())
-        .bind(s.status.to_string())
-        .bind(&s.subscription_type)
-        .bind(&s.msisdn)
-        .bind(&s.display_name)
-        .bind(s.sim_type.to_string())
-        .bind(&s.reference_id)
-        .bind(ts(s.created_at))
-        .bind(ts(s.updated_at))
-        .execute(tx.conn())
         .await?;
         Ok(())
     }
 
     pub async fn insert_subscription_addon(tx: &mut Tx, org: Uuid, a: &AddonRow) -> Result<()> {
-        sqlx::query(
-            "INSERT INTO subscription_addons (id, org_id, subscription_id, order_id, offering_id, status, reference_id, created_at, updated_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        tx.execute(
+            sqlx::query(
+                "INSERT INTO subscription_addons (id, org_id, subscription_id, order_id, offering_id, status, reference_id, created_at, updated_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+            )
+            .bind(a.id.to_string())
+            .bind(org.to_string())
+            .bind(a.subscription_id.to_string())
+            .bind(a.order_id.to_string())
+            .bind(a.offering_id.to_string())
+            .bind(a.status.to_string())
+            .bind(&a.reference_id)
+            .bind(ts(a.created_at))
+            .bind(ts(a.updated_at)),
         )
-        .bind(a.id.to_string())
-        .bind(org.to_string())
-        .bind(a.subscription_id.to_string())
-        .bind(a.order_id.to_string())
-        .bind(a.offering_id.to_string())
-        .bind(a.status.to_string())
-        .bind(&a.reference_id)
-        .bind(ts(a.created_at))
-        .bind(ts(a.updated_at))
-        .execute(tx.conn())
         .await?;
         Ok(())
     }
 
     pub async fn insert_license(tx: &mut Tx, org: Uuid, l: &LicenseRow) -> Result<()> {
-        sqlx::query(
-            "INSERT INTO licenses (id, org_id, customer_id, order_id, offering_id, license_type, status, subscription_id, created_at, updated_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+        tx.execute(
+            sqlx::query(
+                "INSERT INTO licenses (id, org_id, customer_id, order_id, offering_id, license_type, status, subscription_id, created_at, updated_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
+            )
+            .bind(l.id.to_string())
+            .bind(org.to_string())
+            .bind(l.customer_id.to_string())
+            .bind(l.order_id.to_string())
+            .bind(l.offering_id.to_string())
+            .bind(&l.license_type)
+            .bind(l.status.to_string())
+            .bind(l.assigned_to.as_ref().map(|(s, _, _)| s.to_string()))
+            .bind(ts(l.created_at))
+            .bind(ts(l.updated_at)),
         )
-        .bind(l.id.to_string())
-        .bind(org.to_string())
-        .bind(l.customer_id.to_string())
-        .bind(l.order_id.to_string())
-        .bind(l.offering_id.to_string())
-        .bind(&l.license_type)
-        .bind(l.status.to_string())
-        .bind(l.assigned_to.as_ref().map(|(s, _, _)| s.to_string()))
-        .bind(ts(l.created_at))
-        .bind(ts(l.updated_at))
-        .execute(tx.conn())
         .await?;
         Ok(())
     }
 
     /// A SIM card order replaces the subscription's SIM.
     pub async fn set_subscription_sim(tx: &mut Tx, org: Uuid, subscription: Uuid, sim_type: SimCardType, now: DateTime<Utc>) -> Result<()> {
-        sqlx::query("UPDATE subscriptions SET sim_type = $1, updated_at = $2 WHERE id = $3 AND org_id = $4")
-            .bind(sim_type.to_string())
-            .bind(ts(now))
-            .bind(subscription.to_string())
-            .bind(org.to_string())
-            .execute(tx.conn())
-            .await?;
+        tx.execute(
+            sqlx::query("UPDATE subscriptions SET sim_type = $1, updated_at = $2 WHERE id = $3 AND org_id = $4")
+                .bind(sim_type.to_string())
+                .bind(ts(now))
+                .bind(subscription.to_string())
+                .bind(org.to_string()),
+        )
+        .await?;
         Ok(())
     }
 }

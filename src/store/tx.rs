@@ -1,9 +1,11 @@
 //! Write transactions. On PostgreSQL each is a transaction of the pool. On
-//! SQLite, which has one writer, they are group-committed: every writer of
-//! the process takes its turn on one dedicated connection, inside a
-//! savepoint of a batch transaction that commits once for all the writers
-//! that joined it, and `Tx::commit` returns only after that COMMIT, so a
-//! write is still acknowledged only once it is committed.
+//! SQLite, which has one writer, they are group-committed (see `group`):
+//! every writer of the process takes its turn on one dedicated connection,
+//! inside a savepoint of a batch transaction that commits once for all the
+//! writers that joined it, and `Tx::commit` returns only after that COMMIT,
+//! so a write is still acknowledged only once it is committed. A
+//! transaction takes its turn only when it first needs the connection,
+//! and the statements it only writes (`Tx::execute`) travel together.
 //!
 //! An idempotent request runs with a `Scope`: its transaction is parked
 //! when the work "commits", and the request's answer is written into it
@@ -11,12 +13,12 @@
 //! commit together or not at all.
 
 use super::Store;
+use super::group::{Group, Pending, RELEASE, Writer};
 use crate::error::{Error, Result};
-use sqlx::{Any, AnyConnection};
-use std::sync::atomic::{AtomicUsize, Ordering};
+use sqlx::{Any, AnyConnection, Execute};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::{OwnedMutexGuard, watch};
+use tokio::sync::OwnedMutexGuard;
 
 /// A write transaction; hold it only across SQL.
 pub struct Tx {
@@ -27,11 +29,21 @@ pub struct Tx {
 
 enum Inner {
     Pool(sqlx::Transaction<'static, Any>),
-    Group(OwnedMutexGuard<Writer>, Arc<Group>),
+    Group(Turn),
 }
 
-/// The savepoint each writer of a batch works in.
-const SAVEPOINT: &str = "SAVEPOINT writer";
+/// A transaction's turn on SQLite's writing connection (see `group`).
+struct Turn {
+    group: Arc<Group>,
+    /// the connection, once a statement whose result the transaction
+    /// reads needed it; held from then until the commit
+    guard: Option<OwnedMutexGuard<Writer>>,
+    /// statements only written, sent with the next that needs the
+    /// connection or with the commit
+    pending: Pending,
+    /// a statement failed and the savepoint was rolled back
+    broken: bool,
+}
 
 /// A batch commits once this many writers have joined it, even while more
 /// are waiting, so each writer's wait stays short under steady load.
@@ -42,121 +54,11 @@ const MAX_BATCH: usize = 64;
 /// left hanging.
 const LEAD_TIMEOUT: Duration = Duration::from_millis(50);
 
-/// SQLite's one writing connection, shared by the process's writers.
-pub(super) struct Group {
-    writer: Arc<tokio::sync::Mutex<Writer>>,
-    /// writers queued for the connection: while any are, the one holding
-    /// it leaves the batch open for them
-    waiting: AtomicUsize,
-}
-
-pub(super) struct Writer {
-    conn: AnyConnection,
-    /// the open batch, if any
-    batch: Option<Batch>,
-    /// batches opened so far: names the open one
-    opened: u64,
-    /// a writer gave up its savepoint without committing (dropped):
-    /// whoever holds the connection next rolls it back first
-    rollback_pending: bool,
-}
-
-struct Batch {
-    number: u64,
-    /// how it ended, for every writer in it
-    outcome: watch::Sender<Option<Outcome>>,
-    /// writers that released their work into it
-    members: usize,
-}
-
-type Outcome = std::result::Result<(), String>;
-
-impl Group {
-    pub(super) async fn open(url: &str, sync: super::Synchronous) -> anyhow::Result<Group> {
-        use sqlx::Connection;
-        let mut conn = AnyConnection::connect(url).await?;
-        super::sqlite_pragmas(&mut conn, sync).await?;
-        let writer = Writer { conn, batch: None, opened: 0, rollback_pending: false };
-        Ok(Group { writer: Arc::new(tokio::sync::Mutex::new(writer)), waiting: AtomicUsize::new(0) })
-    }
-
-    /// The connection, once what a dropped writer left is rolled back.
-    async fn lock(&self) -> OwnedMutexGuard<Writer> {
-        // counted while queued; uncounted even if this is cancelled
-        struct Queued<'a>(&'a AtomicUsize);
-        impl Drop for Queued<'_> {
-            fn drop(&mut self) {
-                self.0.fetch_sub(1, Ordering::SeqCst);
-            }
-        }
-        self.waiting.fetch_add(1, Ordering::SeqCst);
-        let _queued = Queued(&self.waiting);
-        let mut guard = self.writer.clone().lock_owned().await;
-        guard.settle().await;
-        guard
-    }
-
-    fn nobody_waiting(&self) -> bool {
-        self.waiting.load(Ordering::SeqCst) == 0
-    }
-
-    /// Commits the batch numbered `number` if it is still open.
-    async fn finish_batch(&self, number: u64) {
-        let mut guard = self.lock().await;
-        if guard.batch.as_ref().is_some_and(|b| b.number == number) {
-            guard.finish().await;
-        }
-    }
-
-    /// Commits what is open (the store is closing).
-    pub(super) async fn close(&self) {
-        self.lock().await.finish().await;
-    }
-}
-
-impl Writer {
-    async fn exec(&mut self, sql: &'static str) -> Result<()> {
-        sqlx::query(sql).execute(&mut self.conn).await?;
-        Ok(())
-    }
-
-    /// Rolls back what a dropped writer left; if that fails, SQLite has
-    /// dropped the whole batch transaction, and the batch fails for all.
-    async fn settle(&mut self) {
-        if !std::mem::take(&mut self.rollback_pending) {
-            return;
-        }
-        let undone = match self.exec("ROLLBACK TO SAVEPOINT writer").await {
-            Ok(()) => self.exec("RELEASE SAVEPOINT writer").await,
-            Err(e) => Err(e),
-        };
-        if let Err(e) = undone {
-            self.fail(format!("a write batch was lost: {e}")).await;
-        }
-    }
-
-    async fn fail(&mut self, why: String) {
-        let _ = self.exec("ROLLBACK").await;
-        if let Some(batch) = self.batch.take() {
-            batch.outcome.send_replace(Some(Err(why)));
-        }
-    }
-
-    /// Commits the open batch and tells every writer in it how it went.
-    async fn finish(&mut self) {
-        let Some(batch) = self.batch.take() else { return };
-        let committed = self.exec("COMMIT").await;
-        if committed.is_err() {
-            let _ = self.exec("ROLLBACK").await;
-        }
-        batch.outcome.send_replace(Some(committed.map_err(|e| e.to_string())));
-    }
-}
-
 impl Store {
     /// A write transaction: its own on PostgreSQL, a savepoint of the
-    /// shared batch on SQLite. Within an idempotent request's scope, the
-    /// transaction its work parked, if there is one, continues.
+    /// shared batch on SQLite, taken only when it first needs the
+    /// connection. Within an idempotent request's scope, the transaction
+    /// its work parked, if there is one, continues.
     pub async fn begin(&self) -> Result<Tx> {
         if let Some(mut tx) = self.scope.as_ref().and_then(|s| s.take()) {
             tx.scope = self.scope.clone();
@@ -164,21 +66,7 @@ impl Store {
         }
         let inner = match &self.group {
             None => Inner::Pool(self.pool.begin().await?),
-            Some(group) => {
-                let mut guard = group.lock().await;
-                if guard.batch.is_none() {
-                    // IMMEDIATE takes SQLite's write lock now, so a writer
-                    // of another process waits its turn instead of failing
-                    guard.exec("BEGIN IMMEDIATE").await?;
-                    guard.opened += 1;
-                    guard.batch = Some(Batch { number: guard.opened, outcome: watch::channel(None).0, members: 0 });
-                }
-                if let Err(e) = guard.exec(SAVEPOINT).await {
-                    guard.fail(e.to_string()).await;
-                    return Err(e);
-                }
-                Inner::Group(guard, group.clone())
-            }
+            Some(group) => Inner::Group(Turn { group: group.clone(), guard: None, pending: Pending::default(), broken: false }),
         };
         Ok(Tx { inner: Some(inner), scope: self.scope.clone() })
     }
@@ -189,12 +77,101 @@ impl Store {
     }
 }
 
+impl Turn {
+    /// The connection, with every pending statement sent.
+    async fn flush(&mut self) -> Result<&mut AnyConnection> {
+        if self.broken {
+            return Err(Error::Database("a statement of this transaction failed; it was rolled back".into()));
+        }
+        let pending = std::mem::take(&mut self.pending);
+        let sent = match &mut self.guard {
+            Some(guard) => guard.send(pending).await,
+            None => {
+                let mut guard = self.group.lock().await;
+                let entered = guard.enter(pending).await;
+                if entered.is_ok() {
+                    self.guard = Some(guard);
+                } else {
+                    leave(&self.group, guard).await;
+                }
+                entered
+            }
+        };
+        if let Err(e) = sent {
+            // the savepoint is rolled back: nothing of this transaction
+            // stands, and it must not go on as if it did
+            self.broken = true;
+            if let Some(guard) = self.guard.take() {
+                leave(&self.group, guard).await;
+            }
+            return Err(e);
+        }
+        Ok(self.guard.as_mut().expect("the connection is held").conn())
+    }
+
+
+    /// Releases the savepoint into the batch (in the same trip as the
+    /// pending statements), and returns once the batch has committed.
+    async fn commit(mut self) -> Result<()> {
+        if self.guard.is_none() && self.pending.is_empty() && !self.broken {
+            // wrote nothing
+            return Ok(());
+        }
+        self.pending.append(RELEASE);
+        self.flush().await?;
+        let mut guard = self.guard.take().expect("the connection is held");
+        let group = self.group.clone();
+        let batch = guard.batch.as_mut().expect("a batch is open while a writer is in it");
+        batch.members += 1;
+        let (full, number, mut told) = (batch.members >= MAX_BATCH, batch.number, batch.outcome.subscribe());
+        // no one queued behind: commit now; otherwise the last of those
+        // queued (or a full batch) commits for all
+        if full || group.nobody_waiting() {
+            guard.finish().await;
+        }
+        drop(guard);
+        loop {
+            let waited = tokio::time::timeout(LEAD_TIMEOUT, told.wait_for(Option::is_some)).await.map(|r| r.map(|o| o.clone()));
+            match waited {
+                Ok(Ok(outcome)) => return outcome.expect("waited for an outcome").map_err(Error::Database),
+                Ok(Err(_)) => return Err(Error::Database("a write batch ended without an outcome".into())),
+                // the writer expected to commit went away: commit it here
+                Err(_) => group.finish_batch(number).await,
+            }
+        }
+    }
+}
+
+/// Lets go of the connection after a failed turn, committing the batch if
+/// no writer is queued to do it.
+async fn leave(group: &Group, mut guard: OwnedMutexGuard<Writer>) {
+    if group.nobody_waiting() {
+        guard.finish().await;
+    }
+}
+
 impl Tx {
-    /// The connection to run this transaction's statements on.
-    pub(crate) fn conn(&mut self) -> &mut AnyConnection {
+    /// Runs a statement whose result the transaction does not read. On
+    /// SQLite it waits, to go with the next statement that needs the
+    /// connection or with the commit, so its failure (a constraint) may be
+    /// reported there instead of here.
+    pub(crate) async fn execute<'q>(&mut self, query: impl Execute<'q, Any> + 'q) -> Result<()> {
         match self.inner.as_mut().expect("a transaction in use") {
-            Inner::Pool(tx) => tx,
-            Inner::Group(guard, _) => &mut guard.conn,
+            Inner::Pool(tx) => {
+                sqlx::Executor::execute(&mut **tx, query).await?;
+            }
+            Inner::Group(turn) => turn.pending.push(query)?,
+        }
+        Ok(())
+    }
+
+    /// The connection to run a statement on whose result the transaction
+    /// reads (rows, or the count of rows changed); every statement before
+    /// it has run.
+    pub(crate) async fn conn(&mut self) -> Result<&mut AnyConnection> {
+        match self.inner.as_mut().expect("a transaction in use") {
+            Inner::Pool(tx) => Ok(&mut **tx),
+            Inner::Group(turn) => turn.flush().await,
         }
     }
 
@@ -213,42 +190,20 @@ impl Tx {
 
     /// Commits, whatever the scope.
     pub(crate) async fn commit_now(mut self) -> Result<()> {
-        let (mut guard, group) = match self.inner.take().expect("a transaction in use") {
-            Inner::Pool(tx) => return Ok(tx.commit().await?),
-            Inner::Group(guard, group) => (guard, group),
-        };
-        if let Err(e) = guard.exec("RELEASE SAVEPOINT writer").await {
-            // dropping it rolls it back (see Drop)
-            self.inner = Some(Inner::Group(guard, group));
-            return Err(e);
-        }
-        let batch = guard.batch.as_mut().expect("a batch is open while a writer is in it");
-        batch.members += 1;
-        let (number, mut told) = (batch.number, batch.outcome.subscribe());
-        // no one queued behind: commit now; otherwise the last of those
-        // queued (or a full batch) commits for all
-        if batch.members >= MAX_BATCH || group.nobody_waiting() {
-            guard.finish().await;
-        }
-        drop(guard);
-        loop {
-            let waited = tokio::time::timeout(LEAD_TIMEOUT, told.wait_for(Option::is_some)).await.map(|r| r.map(|o| o.clone()));
-            match waited {
-                Ok(Ok(outcome)) => return outcome.expect("waited for an outcome").map_err(Error::Database),
-                Ok(Err(_)) => return Err(Error::Database("a write batch ended without an outcome".into())),
-                // the writer expected to commit went away: commit it here
-                Err(_) => group.finish_batch(number).await,
-            }
+        match self.inner.take().expect("a transaction in use") {
+            Inner::Pool(tx) => Ok(tx.commit().await?),
+            Inner::Group(turn) => turn.commit().await,
         }
     }
 }
 
 impl Drop for Tx {
     fn drop(&mut self) {
-        // a pool transaction rolls itself back; a savepoint is rolled back
-        // by the next holder of the connection, and if no writer is queued
-        // to be that, by a task started here, so the batch is not held open
-        if let Some(Inner::Group(mut guard, group)) = self.inner.take() {
+        // a pool transaction rolls itself back, and statements not sent
+        // are simply dropped; a savepoint is rolled back by the next holder
+        // of the connection, and if no writer is queued to be that, by a
+        // task started here, so the batch is not held open
+        if let Some(Inner::Group(Turn { group, guard: Some(mut guard), .. })) = self.inner.take() {
             guard.rollback_pending = true;
             let number = guard.batch.as_ref().map(|b| b.number);
             drop(guard);

@@ -74,40 +74,42 @@ pub struct UserGrants {
 
 impl Store {
     pub async fn insert_user(tx: &mut Tx, u: &UserRow) -> Result<()> {
-        sqlx::query(
-            "INSERT INTO users (id, org_id, name, email, email_key, msisdn, identity, reference_id, metadata, created_at, updated_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+        tx.execute(
+            sqlx::query(
+                "INSERT INTO users (id, org_id, name, email, email_key, msisdn, identity, reference_id, metadata, created_at, updated_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+            )
+            .bind(u.id.to_string())
+            .bind(u.org.to_string())
+            .bind(&u.name)
+            .bind(&u.email)
+            .bind(email_key(&u.email))
+            .bind(&u.msisdn)
+            .bind(&u.identity)
+            .bind(&u.reference_id)
+            .bind(u.metadata.as_ref().map(|m| serde_json::to_string(m).expect("JSON")))
+            .bind(ts(u.created_at))
+            .bind(ts(u.updated_at)),
         )
-        .bind(u.id.to_string())
-        .bind(u.org.to_string())
-        .bind(&u.name)
-        .bind(&u.email)
-        .bind(email_key(&u.email))
-        .bind(&u.msisdn)
-        .bind(&u.identity)
-        .bind(&u.reference_id)
-        .bind(u.metadata.as_ref().map(|m| serde_json::to_string(m).expect("JSON")))
-        .bind(ts(u.created_at))
-        .bind(ts(u.updated_at))
-        .execute(tx.conn())
         .await?;
         Ok(())
     }
 
     pub async fn update_user(tx: &mut Tx, u: &UserRow) -> Result<()> {
-        sqlx::query(
-            "UPDATE users SET name = $1, email = $2, email_key = $3, msisdn = $4, metadata = $5, updated_at = $6
-             WHERE id = $7 AND org_id = $8",
+        tx.execute(
+            sqlx::query(
+                "UPDATE users SET name = $1, email = $2, email_key = $3, msisdn = $4, metadata = $5, updated_at = $6
+                 WHERE id = $7 AND org_id = $8",
+            )
+            .bind(&u.name)
+            .bind(&u.email)
+            .bind(email_key(&u.email))
+            .bind(&u.msisdn)
+            .bind(u.metadata.as_ref().map(|m| serde_json::to_string(m).expect("JSON")))
+            .bind(ts(u.updated_at))
+            .bind(u.id.to_string())
+            .bind(u.org.to_string()),
         )
-        .bind(&u.name)
-        .bind(&u.email)
-        .bind(email_key(&u.email))
-        .bind(&u.msisdn)
-        .bind(u.metadata.as_ref().map(|m| serde_json::to_string(m).expect("JSON")))
-        .bind(ts(u.updated_at))
-        .bind(u.id.to_string())
-        .bind(u.org.to_string())
-        .execute(tx.conn())
         .await?;
         Ok(())
     }
@@ -198,7 +200,7 @@ impl Store {
         let done = sqlx::query("UPDATE users SET support = $1 WHERE id = $2")
             .bind(i64::from(support))
             .bind(user.to_string())
-            .execute(tx.conn())
+            .execute(tx.conn().await?)
             .await?;
         tx.commit().await?;
         Ok(done.rows_affected() == 1)

@@ -90,59 +90,6 @@ async fn a_key_reused_on_another_request_is_a_mismatch() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_retry_while_the_first_runs_is_locked_until_the_claim_is_abandoned() {
-    each_backend(|app| async move {
-        let body = customer("Acme AB");
-        assert_eq!(post(&app.base, &app.key, "held", &body, &[]).await.0, 201);
-        // put the claim back to "running", as if the first request were
-        // still executing (or its server had died before answering)
-        let until = app.clock.now() + chrono::Duration::seconds(60);
-        sqlx::query("UPDATE idempotency_keys SET state = 'running', locked_until = $1")
-            .bind(until.to_rfc3339_opts(chrono::SecondsFormat::Micros, true))
-            .execute(app.store.pool())
-            .await
-            .unwrap();
-        let (status, _, text) = post(&app.base, &app.key, "held", &body, &[]).await;
-        assert_eq!((status, internal_code(&text).as_str()), (409, "idempotency_key_locked"), "{text}");
-        // a different request under a running key is still a mismatch
-        let (status, _, text) = post(&app.base, &app.key, "held", &customer("Globex"), &[]).await;
-        assert_eq!((status, internal_code(&text).as_str()), (409, "idempotency_key_mismatch"), "{text}");
-        // past the lock, the claim counts as abandoned and the retry executes
-        app.clock.advance(chrono::Duration::seconds(61));
-        let (status, headers, _) = post(&app.base, &app.key, "held", &body, &[]).await;
-        assert_eq!(status, 201);
-        assert!(headers.get("idempotent-replayed").is_none());
-        let (_, headers, _) = post(&app.base, &app.key, "held", &body, &[]).await;
-        assert_eq!(headers["idempotent-replayed"], "true");
-        app
-    })
-    .await;
-}
-
-/// `serve --idempotency-lock-seconds`: a claim left unanswered (its
-/// server died) is abandoned after that long, not the default minute.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn the_lock_of_an_abandoned_claim_is_a_setting() {
-    each_backend_with(
-        |s| s.idempotency_lock_seconds = 5,
-        |app| async move {
-            let body = customer("Acme AB");
-            assert_eq!(post(&app.base, &app.key, "crashed", &body, &[]).await.0, 201);
-            // as a server that died after claiming leaves it: running,
-            // with the lock the claim took
-            sqlx::query("UPDATE idempotency_keys SET state = 'running'").execute(app.store.pool()).await.unwrap();
-            app.clock.advance(chrono::Duration::seconds(4));
-            let (status, _, text) = post(&app.base, &app.key, "crashed", &body, &[]).await;
-            assert_eq!((status, internal_code(&text).as_str()), (409, "idempotency_key_locked"), "{text}");
-            app.clock.advance(chrono::Duration::seconds(2));
-            assert_eq!(post(&app.base, &app.key, "crashed", &body, &[]).await.0, 201, "abandoned after 5 s");
-            app
-        },
-    )
-    .await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn business_refusals_are_stored_and_refusals_before_executing_are_not() {
     each_backend(|app| async move {
         let mut taken = customer("Acme AB");
@@ -238,38 +185,6 @@ async fn fifty_concurrent_identical_requests_execute_once() {
         assert_eq!(customer_count(&app).await, 1);
         if let Some((running, _)) = second {
             running.close().await.unwrap();
-        }
-        app
-    })
-    .await;
-}
-
-/// A request that outlives its lock loses its key to the retry that took
-/// it over: its answer is not stored (so its work, in the same
-/// transaction, rolls back), and only the retry's answer counts.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_request_that_outlived_its_lock_does_not_commit() {
-    use switchboard::store::{Claim, ClaimTimes, Store, StoredAnswer};
-    each_backend(|app| async move {
-        let times = |now: chrono::DateTime<chrono::Utc>| ClaimTimes {
-            now,
-            expired_before: now - chrono::Duration::hours(24),
-            lock_until: now + chrono::Duration::seconds(60),
-        };
-        let answer = |body: &str| StoredAnswer { status: 201, headers: vec![], body: body.into() };
-        let first = times(app.clock.now());
-        assert!(matches!(app.store.idempotency_claim(app.org, "slow", "fp", &first).await.unwrap(), Claim::Claimed));
-        let retry = times(app.clock.now() + chrono::Duration::seconds(61));
-        assert!(matches!(app.store.idempotency_claim(app.org, "slow", "fp", &retry).await.unwrap(), Claim::Claimed), "abandoned: taken over");
-        let mut tx = app.store.begin().await.unwrap();
-        assert!(!Store::idempotency_finish(&mut tx, app.org, "slow", &first, &answer("first")).await.unwrap());
-        drop(tx);
-        let mut tx = app.store.begin().await.unwrap();
-        assert!(Store::idempotency_finish(&mut tx, app.org, "slow", &retry, &answer("retry")).await.unwrap());
-        tx.commit().await.unwrap();
-        match app.store.idempotency_claim(app.org, "slow", "fp", &times(app.clock.now())).await.unwrap() {
-            Claim::Done { answer, .. } => assert_eq!(answer.body, "retry"),
-            other => panic!("{other:?}"),
         }
         app
     })

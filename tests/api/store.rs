@@ -6,7 +6,7 @@
 use crate::harness::each_backend;
 use serde_json::json;
 use std::sync::Arc;
-use switchboard::store::{CustomerRow, Scope, Store};
+use switchboard::store::{CustomerRow, KeyTimes, Scope, Store, StoredAnswer};
 use uuid::Uuid;
 
 fn customer(org: Uuid, id: Uuid, name: &str) -> CustomerRow {
@@ -52,15 +52,15 @@ async fn concurrent_writers_commit_alone_or_together_and_a_failed_one_changes_no
                     // every third reuses a taken id, every fifth gives up
                     let id = if i % 3 == 0 { taken } else { Uuid::new_v4() };
                     let mut tx = store.begin().await.unwrap();
+                    // on SQLite a statement only written goes with the
+                    // commit, so either may report the clash
                     let inserted = Store::insert_customer(&mut tx, &customer(org, id, &format!("w{i}"))).await;
-                    match (inserted, i % 5 == 0) {
-                        (Err(_), _) => (id, false),
-                        (Ok(()), true) => (id, false),
-                        (Ok(()), false) => {
-                            tx.commit().await.unwrap();
-                            (id, true)
-                        }
-                    }
+                    let acknowledged = match inserted {
+                        Err(_) => false,
+                        Ok(()) if i % 5 == 0 => false,
+                        Ok(()) => tx.commit().await.is_ok(),
+                    };
+                    (id, acknowledged)
                 })
             })
             .collect();
@@ -106,6 +106,74 @@ async fn a_scoped_write_commits_only_with_its_answer() {
         assert!(!exists(&app.store, app.org, died).await);
         assert!(exists(&app.store, app.org, finished).await);
         // the writer connection is free again: a plain write goes through
+        app.store.create_organisation("after", chrono::Utc::now()).await.unwrap();
+        app
+    })
+    .await;
+}
+
+/// Two requests with one idempotency key both ran their work: the one
+/// that records the key second fails on the key, and its work, in the same
+/// transaction, rolls back with it. An expired key is recorded over.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_second_answer_of_a_key_rolls_its_work_back() {
+    each_backend(|app| async move {
+        let now = chrono::Utc::now();
+        let times = KeyTimes { now, expired_before: now - chrono::Duration::hours(24) };
+        let answer = |body: &str| StoredAnswer { status: 201, headers: vec![], body: body.into() };
+        let mut ids = vec![];
+        let mut outcomes = vec![];
+        for (name, times) in [("first", &times), ("second", &times)] {
+            let id = Uuid::new_v4();
+            let mut tx = app.store.begin().await.unwrap();
+            Store::insert_customer(&mut tx, &customer(app.org, id, name)).await.unwrap();
+            let recorded = match Store::idempotency_record(&mut tx, app.org, "k", "fp", times, &answer(name)).await {
+                Ok(()) => tx.commit().await,
+                Err(e) => Err(e),
+            };
+            ids.push(id);
+            outcomes.push(recorded);
+        }
+        assert!(outcomes[0].is_ok());
+        assert!(outcomes[1].as_ref().unwrap_err().is_idempotency_key_taken(), "{:?}", outcomes[1]);
+        assert!(exists(&app.store, app.org, ids[0]).await);
+        assert!(!exists(&app.store, app.org, ids[1]).await, "the second work rolled back");
+        let held = app.store.idempotency_answer(app.org, "k", times.expired_before).await.unwrap().unwrap();
+        assert_eq!((held.0.as_str(), held.1.body.as_str()), ("fp", "first"));
+
+        // a day later the key has expired: a new request records over it
+        let later = KeyTimes { now: now + chrono::Duration::hours(25), expired_before: now + chrono::Duration::hours(1) };
+        assert!(app.store.idempotency_answer(app.org, "k", later.expired_before).await.unwrap().is_none());
+        let mut tx = app.store.begin().await.unwrap();
+        Store::idempotency_record(&mut tx, app.org, "k", "fp2", &later, &answer("third")).await.unwrap();
+        tx.commit().await.unwrap();
+        let held = app.store.idempotency_answer(app.org, "k", later.expired_before).await.unwrap().unwrap();
+        assert_eq!((held.0.as_str(), held.1.body.as_str()), ("fp2", "third"));
+        app
+    })
+    .await;
+}
+
+/// A clash in a transaction rolls all of it back, whether the statement
+/// reports it (PostgreSQL) or the commit that sends it does (SQLite, where
+/// statements only written travel with the commit).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_clash_rolls_back_the_whole_transaction_wherever_it_is_reported() {
+    each_backend(|app| async move {
+        let (fresh, taken) = (Uuid::new_v4(), Uuid::new_v4());
+        let mut tx = app.store.begin().await.unwrap();
+        Store::insert_customer(&mut tx, &customer(app.org, taken, "taken")).await.unwrap();
+        tx.commit().await.unwrap();
+
+        let mut tx = app.store.begin().await.unwrap();
+        Store::insert_customer(&mut tx, &customer(app.org, fresh, "fresh")).await.unwrap();
+        let outcome = match Store::insert_customer(&mut tx, &customer(app.org, taken, "clash")).await {
+            Ok(()) => tx.commit().await,
+            Err(e) => Err(e),
+        };
+        assert!(outcome.unwrap_err().is_concurrent_conflict());
+        assert!(!exists(&app.store, app.org, fresh).await, "nothing of the failed transaction stands");
+        // the writer goes on for others
         app.store.create_organisation("after", chrono::Utc::now()).await.unwrap();
         app
     })

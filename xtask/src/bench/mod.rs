@@ -20,7 +20,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const USAGE: &str = "usage: cargo xtask bench [--quick] [--rounds N] [--duration S] [--warmup S] \
-[--connections N] [--customers N] | bench login";
+[--connections N] [--customers N] [--only TEXT]... | bench login";
 
 pub fn run(args: &[String]) -> Result<()> {
     match args.first().map(String::as_str) {
@@ -33,6 +33,9 @@ struct Options {
     rounds: usize,
     customers: u32,
     load: Load,
+    /// run only the scenarios whose label holds one of these (and the
+    /// baseline's, which the ratios need); all when empty
+    only: Vec<String>,
 }
 
 impl Options {
@@ -40,6 +43,7 @@ impl Options {
         let mut o = Options {
             rounds: 3,
             customers: 100_000,
+            only: vec![],
             // 3 rounds of 16 scenarios at 1 + 4 s: about 4 minutes, so the whole
             // command stays under 6 on this 2-core machine
             load: Load { connections: 32, warmup: Duration::from_secs(1), duration: Duration::from_secs(4) },
@@ -60,6 +64,7 @@ impl Options {
                 "--warmup" => o.load.warmup = seconds(value()?)?,
                 "--connections" => o.load.connections = value()?.parse()?,
                 "--customers" => o.customers = value()?.parse()?,
+                "--only" => o.only.push(value()?.clone()),
                 other => bail!("bench: unknown argument {other}; {USAGE}"),
             }
         }
@@ -97,7 +102,10 @@ fn suite(o: &Options) -> Result<()> {
     }
     let (_baseline, baseline) = setup::baseline(&bins, &databases[0], &deployments[0].target, &work)?;
     let targets: Vec<_> = deployments.iter().map(|d| d.target.clone()).collect();
-    let scenarios = scenarios::all(&baseline, &targets);
+    let scenarios: Vec<_> = scenarios::all(&baseline, &targets)
+        .into_iter()
+        .filter(|s| s.kind.is_baseline() || o.only.is_empty() || o.only.iter().any(|t| s.label().contains(t.as_str())))
+        .collect();
 
     let mut rows: Vec<Row> = scenarios.iter().map(|s| Row { label: s.label(), kind: s.kind, rounds: vec![] }).collect();
     for round in 0..o.rounds {

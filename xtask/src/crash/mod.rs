@@ -31,10 +31,6 @@ const USAGE: &str = "usage: cargo xtask crash [--kills N] [--seed S]";
 /// Concurrent writers.
 const WORKERS: usize = 16;
 
-/// The server's `--idempotency-lock-seconds`: a claim left by a killed
-/// request is abandoned this long after it was taken.
-const LOCK_SECONDS: u64 = 2;
-
 /// A kill comes this long (seconds, at random) after the server answers.
 const KILL_AFTER: (f64, f64) = (0.2, 2.0);
 
@@ -73,7 +69,7 @@ pub fn run(args: &[String]) -> Result<()> {
     for db in benchtool::databases(&bins.bench, &work, "crash")? {
         let started = Instant::now();
         let title = format!(
-            "crash test, {}: {} kills (seed {}), {WORKERS} writers, idempotency lock {LOCK_SECONDS} s",
+            "crash test, {}: {} kills (seed {}), {WORKERS} writers",
             db.label(),
             o.kills,
             o.seed
@@ -100,7 +96,7 @@ fn campaign(bins: &Binaries, db: &Database, work: &std::path::Path, o: &Options,
         port: free_port()?,
         demo: true,
         rate_limit: 100_000_000,
-        args: vec!["--idempotency-lock-seconds".into(), LOCK_SECONDS.to_string()],
+        args: vec![],
         log: work.join(format!("switchboard-{}.log", db.label())),
     };
     let mut server = Switchboard::start(&launch)?;
@@ -126,8 +122,6 @@ fn campaign(bins: &Binaries, db: &Database, work: &std::path::Path, o: &Options,
     for w in workers {
         rt.block_on(w)?;
     }
-    // past the lock, so a claim a killed request left is abandoned
-    std::thread::sleep(Duration::from_secs(LOCK_SECONDS + 1));
     eprintln!("   retrying every key");
     let mut sent = std::mem::take(&mut *writes.ledger.sent.lock().expect("ledger lock"));
     rt.block_on(retry_all(&addr, &mut sent))?;

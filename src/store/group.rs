@@ -1,0 +1,268 @@
+//! SQLite's group commit: the process's one writing connection, on which
+//! every write transaction takes its turn inside a savepoint of a batch
+//! transaction that commits once for all the writers that joined it.
+//!
+//! A turn costs one trip to SQLite's worker thread: the statements a
+//! transaction only writes wait in `Pending` and go, with the savepoint
+//! around them, as one multi-statement text. Every trip to that thread is a
+//! pair of context switches, and while a writer holds the connection no
+//! other writer can use it, so trips, not statements, bound the writes per
+//! second.
+
+use crate::error::{Error, Result};
+use sqlx::any::AnyArguments;
+use sqlx::{Any, AnyConnection, AnyPool, AssertSqlSafe, Execute};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+use tokio::sync::{OwnedMutexGuard, watch};
+
+/// The savepoint each writer of a batch works in.
+pub(super) const SAVEPOINT: &str = "SAVEPOINT writer";
+pub(super) const RELEASE: &str = "RELEASE SAVEPOINT writer";
+
+/// SQLite's one writing connection, shared by the process's writers.
+pub(super) struct Group {
+    writer: Arc<tokio::sync::Mutex<Writer>>,
+    /// writers queued for the connection: while any are, the one holding
+    /// it leaves the batch open for them
+    waiting: AtomicUsize,
+}
+
+pub(super) struct Writer {
+    conn: AnyConnection,
+    /// the open batch, if any
+    pub(super) batch: Option<Batch>,
+    /// batches opened so far: names the open one
+    opened: u64,
+    /// a writer gave up its savepoint without committing (dropped):
+    /// whoever holds the connection next rolls it back first
+    pub(super) rollback_pending: bool,
+}
+
+pub(super) struct Batch {
+    pub(super) number: u64,
+    /// how it ended, for every writer in it
+    pub(super) outcome: watch::Sender<Option<Outcome>>,
+    /// writers that released their work into it
+    pub(super) members: usize,
+}
+
+pub(super) type Outcome = std::result::Result<(), String>;
+
+impl Group {
+    /// Opens the writing connection, and starts the checkpoints beside it
+    /// on `pool`'s connections.
+    pub(super) async fn open(url: &str, sync: super::Synchronous, pool: &AnyPool) -> anyhow::Result<Group> {
+        use sqlx::Connection;
+        let mut conn = AnyConnection::connect(url).await?;
+        super::sqlite_pragmas(&mut conn, sync).await?;
+        // the pages the writes touch (indexes of random keys among them)
+        // stay in memory instead of being read back from the file
+        sqlx::query("PRAGMA cache_size = -32768").execute(&mut conn).await?;
+        tokio::spawn(checkpoints(pool.clone()));
+        let writer = Writer { conn, batch: None, opened: 0, rollback_pending: false };
+        Ok(Group { writer: Arc::new(tokio::sync::Mutex::new(writer)), waiting: AtomicUsize::new(0) })
+    }
+
+    /// The connection, once what a dropped writer left is rolled back.
+    pub(super) async fn lock(&self) -> OwnedMutexGuard<Writer> {
+        // counted while queued; uncounted even if this is cancelled
+        struct Queued<'a>(&'a AtomicUsize);
+        impl Drop for Queued<'_> {
+            fn drop(&mut self) {
+                self.0.fetch_sub(1, Ordering::SeqCst);
+            }
+        }
+        self.waiting.fetch_add(1, Ordering::SeqCst);
+        let _queued = Queued(&self.waiting);
+        let mut guard = self.writer.clone().lock_owned().await;
+        guard.settle().await;
+        guard
+    }
+
+    pub(super) fn nobody_waiting(&self) -> bool {
+        self.waiting.load(Ordering::SeqCst) == 0
+    }
+
+    /// Commits the batch numbered `number` if it is still open.
+    pub(super) async fn finish_batch(&self, number: u64) {
+        let mut guard = self.lock().await;
+        if guard.batch.as_ref().is_some_and(|b| b.number == number) {
+            guard.finish().await;
+        }
+    }
+
+    /// Commits what is open (the store is closing).
+    pub(super) async fn close(&self) {
+        self.lock().await.finish().await;
+    }
+}
+
+/// How often the write-ahead log is copied into the database file.
+const CHECKPOINT_EVERY: Duration = Duration::from_millis(100);
+
+/// Copies the write-ahead log into the database file, beside the writer
+/// (PASSIVE: it neither waits for nor blocks the writer or readers), until
+/// the store closes.
+async fn checkpoints(pool: AnyPool) {
+    let mut tick = tokio::time::interval(CHECKPOINT_EVERY);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        if pool.is_closed() {
+            return;
+        }
+        if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)").execute(&pool).await
+            && !pool.is_closed()
+        {
+            tracing::warn!(error = %e, "a checkpoint of the write-ahead log failed; the next one tries again");
+        }
+    }
+}
+
+impl Writer {
+    pub(super) fn conn(&mut self) -> &mut AnyConnection {
+        &mut self.conn
+    }
+
+    async fn exec(&mut self, sql: &'static str) -> Result<()> {
+        sqlx::query(sql).execute(&mut self.conn).await?;
+        Ok(())
+    }
+
+    /// Opens a savepoint and sends `pending` in it, in one trip; opens the
+    /// batch too if none is, so the first writer of a batch makes one trip
+    /// as well. On failure the savepoint is rolled back.
+    pub(super) async fn enter(&mut self, pending: Pending) -> Result<()> {
+        let mut sql = String::with_capacity(pending.sql.len() + 64);
+        if self.batch.is_none() {
+            // IMMEDIATE takes SQLite's write lock now, so a writer of
+            // another process waits its turn instead of failing
+            sql.push_str("BEGIN IMMEDIATE;\n");
+            self.opened += 1;
+            self.batch = Some(Batch { number: self.opened, outcome: watch::channel(None).0, members: 0 });
+        }
+        sql.push_str(SAVEPOINT);
+        sql.push_str(";\n");
+        self.send(Pending { sql: sql + &pending.sql, args: pending.args }).await
+    }
+
+    /// Sends statements inside this writer's savepoint; on failure rolls
+    /// the savepoint back (the statements before the failed one too).
+    pub(super) async fn send(&mut self, pending: Pending) -> Result<()> {
+        if pending.sql.is_empty() {
+            return Ok(());
+        }
+        let sent = sqlx::query_with(AssertSqlSafe(pending.sql), pending.args).execute(&mut self.conn).await;
+        if let Err(e) = sent {
+            self.rollback_pending = true;
+            self.settle().await;
+            return Err(e.into());
+        }
+        Ok(())
+    }
+
+    /// Rolls back what a failed or dropped writer left; if that fails,
+    /// SQLite has dropped the whole batch transaction (or never began it),
+    /// and the batch fails for all.
+    pub(super) async fn settle(&mut self) {
+        if !std::mem::take(&mut self.rollback_pending) {
+            return;
+        }
+        if let Err(e) = self.exec("ROLLBACK TO SAVEPOINT writer; RELEASE SAVEPOINT writer").await {
+            self.fail(format!("a write batch was lost: {e}")).await;
+        }
+    }
+
+    async fn fail(&mut self, why: String) {
+        let _ = self.exec("ROLLBACK").await;
+        if let Some(batch) = self.batch.take() {
+            batch.outcome.send_replace(Some(Err(why)));
+        }
+    }
+
+    /// Commits the open batch and tells every writer in it how it went.
+    pub(super) async fn finish(&mut self) {
+        let Some(batch) = self.batch.take() else { return };
+        let committed = self.exec("COMMIT").await;
+        if committed.is_err() {
+            let _ = self.exec("ROLLBACK").await;
+        }
+        batch.outcome.send_replace(Some(committed.map_err(|e| e.to_string())));
+    }
+}
+
+/// Statements a transaction has not sent yet: one SQL text of `;`-joined
+/// statements whose `$N` parameters are renumbered to follow each other,
+/// and their arguments in that order.
+#[derive(Default)]
+pub(super) struct Pending {
+    sql: String,
+    args: AnyArguments,
+}
+
+impl Pending {
+    pub(super) fn push<'q>(&mut self, mut query: impl Execute<'q, Any>) -> Result<()> {
+        let offset = self.args.values.0.len();
+        let args = query.take_arguments().map_err(|e| Error::Database(format!("encoding a statement's arguments: {e}")))?;
+        renumber(query.sql().as_str(), offset, &mut self.sql);
+        self.sql.push_str(";\n");
+        if let Some(args) = args {
+            // the argument buffer is public, if hidden, in the pinned sqlx
+            self.args.values.0.extend(args.values.0);
+        }
+        Ok(())
+    }
+
+    pub(super) fn append(&mut self, sql: &str) {
+        self.sql.push_str(sql);
+        self.sql.push_str(";\n");
+    }
+
+    pub(super) fn is_empty(&self) -> bool {
+        self.sql.is_empty()
+    }
+}
+
+/// Appends `sql` with each `$N` outside quotes as `$(N + offset)`.
+fn renumber(sql: &str, offset: usize, out: &mut String) {
+    if offset == 0 {
+        out.push_str(sql);
+        return;
+    }
+    // `$`, digits and quotes are ASCII, so byte positions are char bounds
+    let bytes = sql.as_bytes();
+    let (mut copied, mut i) = (0, 0);
+    let mut quote = None;
+    while i < bytes.len() {
+        match (quote, bytes[i]) {
+            (Some(q), b) if b == q => quote = None,
+            (None, b @ (b'\'' | b'"')) => quote = Some(b),
+            (None, b'$') if bytes.get(i + 1).is_some_and(u8::is_ascii_digit) => {
+                let end = (i + 1..bytes.len()).find(|&j| !bytes[j].is_ascii_digit()).unwrap_or(bytes.len());
+                let n: usize = sql[i + 1..end].parse().expect("digits");
+                out.push_str(&sql[copied..=i]);
+                out.push_str(&(n + offset).to_string());
+                copied = end;
+                i = end;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out.push_str(&sql[copied..]);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::renumber;
+
+    #[test]
+    fn renumbers_parameters_outside_quotes() {
+        let mut out = String::new();
+        renumber("UPDATE t SET a = $1, b = '$2', c = \"$3\" WHERE d = $12", 4, &mut out);
+        assert_eq!(out, "UPDATE t SET a = $5, b = '$2', c = \"$3\" WHERE d = $16");
+    }
+}
