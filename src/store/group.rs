@@ -57,9 +57,6 @@ impl Group {
         use sqlx::Connection;
         let mut conn = AnyConnection::connect(url).await?;
         super::sqlite_pragmas(&mut conn, sync).await?;
-        // the pages the writes touch (indexes of random keys among them)
-        // stay in memory instead of being read back from the file
-        sqlx::query("PRAGMA cache_size = -32768").execute(&mut conn).await?;
         tokio::spawn(checkpoints(pool.clone()));
         let writer = Writer { conn, batch: None, opened: 0, rollback_pending: false };
         Ok(Group { writer: Arc::new(tokio::sync::Mutex::new(writer)), waiting: AtomicUsize::new(0) })
@@ -195,7 +192,10 @@ impl Writer {
 
 /// Statements a transaction has not sent yet: one SQL text of `;`-joined
 /// statements whose `$N` parameters are renumbered to follow each other,
-/// and their arguments in that order.
+/// and their arguments in that order. SQLite prepares each statement of
+/// the text alone, and a `$N` is a name to it (sqlx binds it to argument
+/// N), so the numbers may run past SQLite's limit of parameters in one
+/// statement.
 #[derive(Default)]
 pub(super) struct Pending {
     sql: String,

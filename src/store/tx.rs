@@ -109,7 +109,6 @@ impl Turn {
         Ok(self.guard.as_mut().expect("the connection is held").conn())
     }
 
-
     /// Releases the savepoint into the batch (in the same trip as the
     /// pending statements), and returns once the batch has committed.
     async fn commit(mut self) -> Result<()> {

@@ -180,6 +180,27 @@ async fn a_clash_rolls_back_the_whole_transaction_wherever_it_is_reported() {
     .await;
 }
 
+/// A transaction of thousands of statements (on SQLite sent as one text,
+/// its parameters numbered past SQLite's limit for one statement) commits
+/// whole.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_transaction_commits_whole() {
+    each_backend(|app| async move {
+        // 16 parameters each: 48,000 in all
+        let ids: Vec<Uuid> = (0..3000).map(|_| Uuid::new_v4()).collect();
+        let mut tx = app.store.begin().await.unwrap();
+        for (i, id) in ids.iter().enumerate() {
+            Store::insert_customer(&mut tx, &customer(app.org, *id, &format!("bulk{i}"))).await.unwrap();
+        }
+        tx.commit().await.unwrap();
+        for id in [ids[0], ids[1500], ids[2999]] {
+            assert!(exists(&app.store, app.org, id).await);
+        }
+        app
+    })
+    .await;
+}
+
 /// Lookups by id running at once share queries: each still gets its own
 /// customer, never one of another organisation, and a missing one is None.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
