@@ -205,12 +205,12 @@ impl Store {
             LinkSide::Customer => ("customer_id", "user_id", "users"),
             LinkSide::User => ("user_id", "customer_id", "customers"),
         };
-        let placeholders: Vec<String> = (0..ids.len()).map(|i| format!("${}", i + 2)).collect();
+        let placeholders = super::placeholders(2, ids.len());
         let sql = format!(
             "SELECT cu.{key} AS key_id, cu.{other} AS other_id, o.name, cu.role FROM customer_users cu
              JOIN {table} o ON o.id = cu.{other}
              WHERE cu.org_id = $1 AND cu.{key} IN ({}) ORDER BY o.seq",
-            placeholders.join(", ")
+            placeholders
         );
         let mut q = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string());
         for id in ids {
@@ -247,7 +247,7 @@ impl Store {
 /// organisation's rows, which it otherwise does for a list of values.
 async fn customers_with_users(pool: &AnyPool, org: Uuid, col: &str, vals: Vec<String>) -> Result<HashMap<String, (CustomerRow, Vec<Link>)>> {
     let columns: Vec<String> = COLUMNS.split(", ").map(|c| format!("c.{c}")).collect();
-    let placeholders: Vec<String> = (0..vals.len()).map(|i| format!("${}", i + 2)).collect();
+    let placeholders = super::placeholders(2, vals.len());
     let sql = format!(
         "SELECT {}, cu.user_id AS link_user, lu.name AS link_name, cu.role AS link_role
          FROM customers c
@@ -255,7 +255,7 @@ async fn customers_with_users(pool: &AnyPool, org: Uuid, col: &str, vals: Vec<St
          LEFT JOIN users lu ON lu.id = cu.user_id
          WHERE c.org_id || '' = $1 AND c.{col} IN ({}) ORDER BY lu.seq",
         columns.join(", "),
-        placeholders.join(", ")
+        placeholders
     );
     let mut q = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string());
     for v in vals {
@@ -294,10 +294,10 @@ pub(super) fn human_readable_ids(pool: AnyPool) -> HumanReadableIds {
     Coalesced::new(Arc::new(move |org: Uuid, ids: Vec<String>| {
         let pool = pool.clone();
         Box::pin(async move {
-            let placeholders: Vec<String> = (0..ids.len()).map(|i| format!("${}", i + 2)).collect();
+            let placeholders = super::placeholders(2, ids.len());
             let sql = format!(
                 "SELECT human_readable_id FROM customers WHERE org_id = $1 AND human_readable_id IN ({})",
-                placeholders.join(", ")
+                placeholders
             );
             let mut q = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string());
             for id in ids {

@@ -33,11 +33,11 @@ pub(super) fn answers_by_key(pool: AnyPool) -> AnswersByKey {
     Coalesced::new(Arc::new(move |org: uuid::Uuid, keys: Vec<String>| {
         let pool = pool.clone();
         Box::pin(async move {
-            let placeholders: Vec<String> = (0..keys.len()).map(|i| format!("${}", i + 2)).collect();
+            let placeholders = super::placeholders(2, keys.len());
             let sql = format!(
                 "SELECT idempotency_key, fingerprint, status, headers, body, created_at FROM idempotency_keys
                  WHERE org_id = $1 AND idempotency_key IN ({})",
-                placeholders.join(", ")
+                placeholders
             );
             let mut q = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string());
             for k in keys {

@@ -216,6 +216,12 @@ async fn sqlite_pragmas(conn: &mut sqlx::AnyConnection, sync: Synchronous) -> st
     Ok(())
 }
 
+/// `$first, $first+1, ...`: the placeholders of an `IN (...)` list of
+/// `count` values.
+pub(in crate::store) fn placeholders(first: usize, count: usize) -> String {
+    (first..first + count).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ")
+}
+
 /// Timestamps are stored as fixed-width RFC 3339 text in UTC.
 pub(in crate::store) fn ts(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true)

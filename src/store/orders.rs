@@ -138,8 +138,8 @@ impl Store {
     /// The orders of `org` in one of the `open` states whose expiry has
     /// passed by `now`.
     pub async fn orders_due_to_expire(&self, org: Uuid, now: DateTime<Utc>, open: &[OrderStatus]) -> Result<Vec<Uuid>> {
-        let placeholders: Vec<String> = (0..open.len()).map(|i| format!("${}", i + 3)).collect();
-        let sql = format!("SELECT id FROM orders WHERE org_id = $1 AND expires_at <= $2 AND status IN ({})", placeholders.join(", "));
+        let placeholders = super::placeholders(3, open.len());
+        let sql = format!("SELECT id FROM orders WHERE org_id = $1 AND expires_at <= $2 AND status IN ({})", placeholders);
         let mut q = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).bind(ts(now));
         for s in open {
             q = q.bind(s.to_string());
