@@ -89,6 +89,13 @@ pub struct Keyed<'a> {
 /// with the winner's answer, or `idempotency_key_locked` while the winner's
 /// commit is still on its way. So work must not act outside the database
 /// before it commits; what it sets off goes through the outbox and jobs.
+///
+/// On SQLite the work's written statements go with that commit, so a
+/// unique-index race the work lost (say, to a concurrent request with
+/// another key and the same referenceId) is found there, after its answer
+/// was rendered: the request then answers that 409, which is not stored,
+/// and a retry executes again. On PostgreSQL the work meets it itself, and
+/// its rendered 409 is stored like any refusal.
 pub async fn run<T, Fut>(
     keyed: Keyed<'_>,
     now: chrono::DateTime<chrono::Utc>,
@@ -114,7 +121,12 @@ where
     };
     let recorded = match Store::idempotency_record(&mut tx, org, key, &fingerprint, &times, &answer).await {
         Ok(()) => tx.commit_now().await,
-        Err(e) => Err(e),
+        Err(e) => {
+            // rolled back now: its connection must be free for the lookup
+            // below (on PostgreSQL the pool may have no other)
+            drop(tx);
+            Err(e)
+        }
     };
     match recorded {
         Ok(()) => Ok(response),

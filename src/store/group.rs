@@ -18,8 +18,8 @@ use std::time::Duration;
 use tokio::sync::{OwnedMutexGuard, watch};
 
 /// The savepoint each writer of a batch works in.
-pub(super) const SAVEPOINT: &str = "SAVEPOINT writer";
-pub(super) const RELEASE: &str = "RELEASE SAVEPOINT writer";
+const SAVEPOINT: &str = "SAVEPOINT writer";
+const RELEASE: &str = "RELEASE SAVEPOINT writer";
 
 /// SQLite's one writing connection, shared by the process's writers.
 pub(super) struct Group {
@@ -35,8 +35,10 @@ pub(super) struct Writer {
     pub(super) batch: Option<Batch>,
     /// batches opened so far: names the open one
     opened: u64,
-    /// a writer gave up its savepoint without committing (dropped):
-    /// whoever holds the connection next rolls it back first
+    /// a writer's savepoint may be open and not released: set before its
+    /// statements are sent, cleared once its RELEASE has run, so a writer
+    /// that fails, is dropped, or is cancelled mid-trip is rolled back by
+    /// whoever holds the connection next, before anything else
     pub(super) rollback_pending: bool,
 }
 
@@ -82,18 +84,27 @@ impl Group {
         self.waiting.load(Ordering::SeqCst) == 0
     }
 
-    /// Commits the batch numbered `number` if it is still open.
+    /// Commits the batch numbered `number` if it is still open, or
+    /// whatever batch is open if no writer is waiting to (what it holds is
+    /// all released work: `lock` rolled back the rest).
     pub(super) async fn finish_batch(&self, number: u64) {
-        let mut guard = self.lock().await;
-        if guard.batch.as_ref().is_some_and(|b| b.number == number) {
-            guard.finish().await;
+        let guard = self.lock().await;
+        if guard.batch.as_ref().is_some_and(|b| b.number == number || self.nobody_waiting()) {
+            finish(guard).await;
         }
     }
 
     /// Commits what is open (the store is closing).
     pub(super) async fn close(&self) {
-        self.lock().await.finish().await;
+        finish(self.lock().await).await;
     }
+}
+
+/// Commits the open batch, to the end even if the caller is cancelled
+/// meanwhile (a COMMIT cut off halfway would leave the batch's state
+/// unknown).
+pub(super) async fn finish(mut guard: OwnedMutexGuard<Writer>) {
+    let _ = tokio::spawn(async move { guard.finish().await }).await;
 }
 
 /// How often the write-ahead log is copied into the database file.
@@ -142,7 +153,8 @@ impl Writer {
         }
         sql.push_str(SAVEPOINT);
         sql.push_str(";\n");
-        self.send(Pending { sql: sql + &pending.sql, args: pending.args }).await
+        self.rollback_pending = true;
+        self.send(Pending { sql: sql + &pending.sql, ..pending }).await
     }
 
     /// Sends statements inside this writer's savepoint; on failure rolls
@@ -151,11 +163,14 @@ impl Writer {
         if pending.sql.is_empty() {
             return Ok(());
         }
+        let releases = pending.releases;
         let sent = sqlx::query_with(AssertSqlSafe(pending.sql), pending.args).execute(&mut self.conn).await;
         if let Err(e) = sent {
-            self.rollback_pending = true;
             self.settle().await;
             return Err(e.into());
+        }
+        if releases {
+            self.rollback_pending = false;
         }
         Ok(())
     }
@@ -180,7 +195,7 @@ impl Writer {
     }
 
     /// Commits the open batch and tells every writer in it how it went.
-    pub(super) async fn finish(&mut self) {
+    async fn finish(&mut self) {
         let Some(batch) = self.batch.take() else { return };
         let committed = self.exec("COMMIT").await;
         if committed.is_err() {
@@ -200,6 +215,8 @@ impl Writer {
 pub(super) struct Pending {
     sql: String,
     args: AnyArguments,
+    /// ends with the writer's RELEASE
+    releases: bool,
 }
 
 impl Pending {
@@ -215,9 +232,11 @@ impl Pending {
         Ok(())
     }
 
-    pub(super) fn append(&mut self, sql: &str) {
-        self.sql.push_str(sql);
+    /// Ends the statements with the writer's RELEASE.
+    pub(super) fn release(&mut self) {
+        self.sql.push_str(RELEASE);
         self.sql.push_str(";\n");
+        self.releases = true;
     }
 
     pub(super) fn is_empty(&self) -> bool {
@@ -264,5 +283,8 @@ mod tests {
         let mut out = String::new();
         renumber("UPDATE t SET a = $1, b = '$2', c = \"$3\" WHERE d = $12", 4, &mut out);
         assert_eq!(out, "UPDATE t SET a = $5, b = '$2', c = \"$3\" WHERE d = $16");
+        out.clear();
+        renumber("SELECT 'it''s $1', $1 || '$', $2", 10, &mut out);
+        assert_eq!(out, "SELECT 'it''s $1', $11 || '$', $12");
     }
 }

@@ -3,8 +3,8 @@
 
 mod catalog;
 mod coalesce;
-mod group;
 mod customers;
+mod group;
 mod idempotency;
 mod jobs;
 mod keys;

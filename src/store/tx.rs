@@ -13,7 +13,7 @@
 //! commit together or not at all.
 
 use super::Store;
-use super::group::{Group, Pending, RELEASE, Writer};
+use super::group::{Group, Pending, Writer, finish};
 use crate::error::{Error, Result};
 use sqlx::{Any, AnyConnection, Execute};
 use std::sync::{Arc, Mutex};
@@ -81,7 +81,7 @@ impl Turn {
     /// The connection, with every pending statement sent.
     async fn flush(&mut self) -> Result<&mut AnyConnection> {
         if self.broken {
-            return Err(Error::Database("a statement of this transaction failed; it was rolled back".into()));
+            return Err(broken());
         }
         let pending = std::mem::take(&mut self.pending);
         let sent = match &mut self.guard {
@@ -116,7 +116,7 @@ impl Turn {
             // wrote nothing
             return Ok(());
         }
-        self.pending.append(RELEASE);
+        self.pending.release();
         self.flush().await?;
         let mut guard = self.guard.take().expect("the connection is held");
         let group = self.group.clone();
@@ -126,9 +126,10 @@ impl Turn {
         // no one queued behind: commit now; otherwise the last of those
         // queued (or a full batch) commits for all
         if full || group.nobody_waiting() {
-            guard.finish().await;
+            finish(guard).await;
+        } else {
+            drop(guard);
         }
-        drop(guard);
         loop {
             let waited = tokio::time::timeout(LEAD_TIMEOUT, told.wait_for(Option::is_some)).await.map(|r| r.map(|o| o.clone()));
             match waited {
@@ -141,11 +142,15 @@ impl Turn {
     }
 }
 
+fn broken() -> Error {
+    Error::Database("a statement of this transaction failed; it was rolled back".into())
+}
+
 /// Lets go of the connection after a failed turn, committing the batch if
 /// no writer is queued to do it.
-async fn leave(group: &Group, mut guard: OwnedMutexGuard<Writer>) {
+async fn leave(group: &Group, guard: OwnedMutexGuard<Writer>) {
     if group.nobody_waiting() {
-        guard.finish().await;
+        finish(guard).await;
     }
 }
 
@@ -159,6 +164,7 @@ impl Tx {
             Inner::Pool(tx) => {
                 sqlx::Executor::execute(&mut **tx, query).await?;
             }
+            Inner::Group(turn) if turn.broken => return Err(broken()),
             Inner::Group(turn) => turn.pending.push(query)?,
         }
         Ok(())
@@ -202,8 +208,8 @@ impl Drop for Tx {
         // are simply dropped; a savepoint is rolled back by the next holder
         // of the connection, and if no writer is queued to be that, by a
         // task started here, so the batch is not held open
-        if let Some(Inner::Group(Turn { group, guard: Some(mut guard), .. })) = self.inner.take() {
-            guard.rollback_pending = true;
+        if let Some(Inner::Group(Turn { group, guard: Some(guard), .. })) = self.inner.take() {
+            // its savepoint is not released: `rollback_pending` is set
             let number = guard.batch.as_ref().map(|b| b.number);
             drop(guard);
             if let (Some(number), Ok(runtime)) = (number, tokio::runtime::Handle::try_current())
