@@ -93,7 +93,7 @@ pub async fn create(caller: &Caller, req: wire::CreateCustomerRequest) -> Result
     }
     let now = caller.now;
     let mut row = CustomerRow {
-        id: Uuid::new_v4(),
+        id: crate::domain::new_id(),
         org: caller.org,
         customer_type: req.customer_type,
         name: req.name,

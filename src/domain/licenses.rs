@@ -72,7 +72,7 @@ pub async fn create_pending(
     now: DateTime<Utc>,
 ) -> Result<wire::License> {
     let row = LicenseRow {
-        id: Uuid::new_v4(),
+        id: crate::domain::new_id(),
         customer_id: customer.0,
         customer_name: customer.1.to_string(),
         order_id,

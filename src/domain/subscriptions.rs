@@ -123,7 +123,7 @@ pub async fn create_pending(
     now: DateTime<Utc>,
 ) -> Result<wire::Subscription> {
     let row = SubscriptionRow {
-        id: Uuid::new_v4(),
+        id: crate::domain::new_id(),
         customer_id: customer.0,
         customer_name: customer.1.to_string(),
         order_id,
@@ -145,7 +145,7 @@ pub async fn create_pending(
 /// `subscription`. Its id.
 pub async fn create_pending_addon(tx: &mut Tx, org: Uuid, subscription: Uuid, order_id: Uuid, offering: Uuid, now: DateTime<Utc>) -> Result<Uuid> {
     let row = AddonRow {
-        id: Uuid::new_v4(),
+        id: crate::domain::new_id(),
         subscription_id: subscription,
         order_id,
         offering_id: offering,

@@ -59,7 +59,7 @@ pub async fn create(caller: &Caller, req: wire::CreateUserRequest) -> Result<wir
     check_free(store, caller.org, Some(&req.email), req.reference_id.as_deref(), None).await?;
     let now = caller.now;
     let row = UserRow {
-        id: Uuid::new_v4(),
+        id: crate::domain::new_id(),
         org: caller.org,
         name: req.name,
         email: req.email.trim().to_string(),

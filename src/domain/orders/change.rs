@@ -40,7 +40,7 @@ pub async fn create(caller: &Caller, req: wire::CreateOrderRequest, expiry: chro
     }
     let now = caller.now;
     let row = OrderRow {
-        id: Uuid::new_v4(),
+        id: crate::domain::new_id(),
         org: caller.org,
         customer_id: ctx.customer.id,
         customer_name: ctx.customer.name.clone(),

@@ -202,7 +202,7 @@ async fn check_line(caller: &Caller, ctx: &Context, currency: &str, i: usize, re
         return Ok(Err(bad));
     }
     Ok(Ok(Line {
-        line_item_id: Uuid::new_v4(),
+        line_item_id: crate::domain::new_id(),
         product_type: req.type_,
         status: LineStatus::Pending,
         product_offering: OfferingRef { product_offering_id: offering.id, name: wire_offering.name.clone() },
