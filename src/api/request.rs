@@ -194,7 +194,7 @@ where
 }
 
 /// Runs an authenticated operation marked (I): the request body is checked
-/// before an `X-Idempotency-Key` is claimed (see `idempotency`), so a
+/// before its `X-Idempotency-Key` is looked up (see `idempotency`), so a
 /// refused request leaves the key unused.
 pub async fn handle_idempotent<T, H, B, F, Fut>(
     rqctx: &RequestContext<Context>,
