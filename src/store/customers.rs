@@ -205,18 +205,15 @@ impl Store {
             LinkSide::Customer => ("customer_id", "user_id", "users"),
             LinkSide::User => ("user_id", "customer_id", "customers"),
         };
-        let placeholders = super::placeholders(2, ids.len());
-        let sql = format!(
-            "SELECT cu.{key} AS key_id, cu.{other} AS other_id, o.name, cu.role FROM customer_users cu
-             JOIN {table} o ON o.id = cu.{other}
-             WHERE cu.org_id = $1 AND cu.{key} IN ({}) ORDER BY o.seq",
-            placeholders
-        );
-        let mut q = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string());
-        for id in ids {
-            q = q.bind(id.to_string());
-        }
-        for r in q.fetch_all(&self.pool).await? {
+        let rows = super::fetch_in(&self.pool, org, ids.iter().map(Uuid::to_string), |list| {
+            format!(
+                "SELECT cu.{key} AS key_id, cu.{other} AS other_id, o.name, cu.role FROM customer_users cu
+                 JOIN {table} o ON o.id = cu.{other}
+                 WHERE cu.org_id = $1 AND cu.{key} IN ({list}) ORDER BY o.seq"
+            )
+        })
+        .await?;
+        for r in rows {
             out.entry(parse_uuid(&r.try_get::<String, _>("key_id")?)?).or_default().push((
                 parse_uuid(&r.try_get::<String, _>("other_id")?)?,
                 r.try_get("name")?,
@@ -247,22 +244,19 @@ impl Store {
 /// organisation's rows, which it otherwise does for a list of values.
 async fn customers_with_users(pool: &AnyPool, org: Uuid, col: &str, vals: Vec<String>) -> Result<HashMap<String, (CustomerRow, Vec<Link>)>> {
     let columns: Vec<String> = COLUMNS.split(", ").map(|c| format!("c.{c}")).collect();
-    let placeholders = super::placeholders(2, vals.len());
-    let sql = format!(
-        "SELECT {}, cu.user_id AS link_user, lu.name AS link_name, cu.role AS link_role
-         FROM customers c
-         LEFT JOIN customer_users cu ON cu.org_id = c.org_id AND cu.customer_id = c.id
-         LEFT JOIN users lu ON lu.id = cu.user_id
-         WHERE c.org_id || '' = $1 AND c.{col} IN ({}) ORDER BY lu.seq",
-        columns.join(", "),
-        placeholders
-    );
-    let mut q = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string());
-    for v in vals {
-        q = q.bind(v);
-    }
+    let rows = super::fetch_in(pool, org, vals, |list| {
+        format!(
+            "SELECT {}, cu.user_id AS link_user, lu.name AS link_name, cu.role AS link_role
+             FROM customers c
+             LEFT JOIN customer_users cu ON cu.org_id = c.org_id AND cu.customer_id = c.id
+             LEFT JOIN users lu ON lu.id = cu.user_id
+             WHERE c.org_id || '' = $1 AND c.{col} IN ({list}) ORDER BY lu.seq",
+            columns.join(", ")
+        )
+    })
+    .await?;
     let mut found: HashMap<String, (CustomerRow, Vec<Link>)> = HashMap::new();
-    for r in q.fetch_all(pool).await? {
+    for r in rows {
         let (_, links) = match found.entry(r.try_get(col)?) {
             Entry::Occupied(e) => e.into_mut(),
             Entry::Vacant(e) => e.insert((from_row(&r)?.1, vec![])),
@@ -294,16 +288,11 @@ pub(super) fn human_readable_ids(pool: AnyPool) -> HumanReadableIds {
     Coalesced::new(Arc::new(move |org: Uuid, ids: Vec<String>| {
         let pool = pool.clone();
         Box::pin(async move {
-            let placeholders = super::placeholders(2, ids.len());
-            let sql = format!(
-                "SELECT human_readable_id FROM customers WHERE org_id = $1 AND human_readable_id IN ({})",
-                placeholders
-            );
-            let mut q = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string());
-            for id in ids {
-                q = q.bind(id);
-            }
-            q.fetch_all(&pool).await?.iter().map(|r| Ok((r.try_get("human_readable_id")?, ()))).collect()
+            let rows = super::fetch_in(&pool, org, ids, |list| {
+                format!("SELECT human_readable_id FROM customers WHERE org_id = $1 AND human_readable_id IN ({list})")
+            })
+            .await?;
+            rows.iter().map(|r| Ok((r.try_get("human_readable_id")?, ()))).collect()
         })
     }))
 }

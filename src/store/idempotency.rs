@@ -6,7 +6,7 @@ use super::coalesce::Coalesced;
 use super::{JobKind, Store, Tx, parse_ts, ts};
 use crate::error::Result;
 use chrono::{DateTime, Utc};
-use sqlx::{AnyPool, AssertSqlSafe, Row};
+use sqlx::{AnyPool, Row};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -33,18 +33,15 @@ pub(super) fn answers_by_key(pool: AnyPool) -> AnswersByKey {
     Coalesced::new(Arc::new(move |org: uuid::Uuid, keys: Vec<String>| {
         let pool = pool.clone();
         Box::pin(async move {
-            let placeholders = super::placeholders(2, keys.len());
-            let sql = format!(
-                "SELECT idempotency_key, fingerprint, status, headers, body, created_at FROM idempotency_keys
-                 WHERE org_id = $1 AND idempotency_key IN ({})",
-                placeholders
-            );
-            let mut q = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string());
-            for k in keys {
-                q = q.bind(k);
-            }
+            let rows = super::fetch_in(&pool, org, keys, |list| {
+                format!(
+                    "SELECT idempotency_key, fingerprint, status, headers, body, created_at FROM idempotency_keys
+                     WHERE org_id = $1 AND idempotency_key IN ({list})"
+                )
+            })
+            .await?;
             let mut found = HashMap::new();
-            for row in q.fetch_all(&pool).await? {
+            for row in rows {
                 let headers: String = row.try_get("headers")?;
                 let held = Held {
                     fingerprint: row.try_get("fingerprint")?,

@@ -222,6 +222,22 @@ pub(in crate::store) fn placeholders(first: usize, count: usize) -> String {
     (first..first + count).map(|i| format!("${i}")).collect::<Vec<_>>().join(", ")
 }
 
+/// The rows of a query of `org` (`$1`) over a list of `values`: `sql` is
+/// given the list's placeholders (`$2, $3, ...`) to put in its `IN (...)`.
+pub(in crate::store) async fn fetch_in(
+    pool: &AnyPool,
+    org: uuid::Uuid,
+    values: impl IntoIterator<Item = String>,
+    sql: impl FnOnce(&str) -> String,
+) -> Result<Vec<AnyRow>> {
+    let values: Vec<String> = values.into_iter().collect();
+    let mut q = sqlx::query(sqlx::AssertSqlSafe(sql(&placeholders(2, values.len())))).bind(org.to_string());
+    for v in values {
+        q = q.bind(v);
+    }
+    Ok(q.fetch_all(pool).await?)
+}
+
 /// Timestamps are stored as fixed-width RFC 3339 text in UTC.
 pub(in crate::store) fn ts(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(chrono::SecondsFormat::Micros, true)
