@@ -1,5 +1,5 @@
 //! What an operator can set for `serve`: limits, login and order lifetimes, the token
-//! secret and outgoing mail. Each setting is a flag and an environment
+//! secret, outgoing mail and which webhook URLs are accepted. Each setting is a flag and an environment
 //! variable; the defaults are what a fresh server runs with.
 
 use clap::Args;
@@ -54,6 +54,22 @@ pub struct Settings {
     /// Sender of outgoing mail.
     #[arg(long, env = "SWITCHBOARD_MAIL_FROM", default_value = defaults::MAIL_FROM)]
     pub mail_from: String,
+    #[command(flatten)]
+    pub webhooks: WebhookUrls,
+}
+
+/// Which webhook URLs may be registered. By default only https URLs whose
+/// host resolves to public addresses: a webhook is the server making a
+/// request its caller chose, and must not reach into the network it runs in.
+#[derive(Debug, Clone, Copy, Default, Args)]
+pub struct WebhookUrls {
+    /// Accept webhook URLs whose host resolves to a loopback, private or
+    /// link-local address (local development and tests).
+    #[arg(long = "webhooks-allow-private", env = "SWITCHBOARD_WEBHOOKS_ALLOW_PRIVATE")]
+    pub allow_private: bool,
+    /// Accept http:// webhook URLs, not only https://.
+    #[arg(long = "webhooks-allow-http", env = "SWITCHBOARD_WEBHOOKS_ALLOW_HTTP")]
+    pub allow_http: bool,
 }
 
 impl Default for Settings {
@@ -69,6 +85,7 @@ impl Default for Settings {
             token_secret: None,
             smtp_url: None,
             mail_from: defaults::MAIL_FROM.into(),
+            webhooks: WebhookUrls::default(),
         }
     }
 }

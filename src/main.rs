@@ -69,6 +69,11 @@ enum AdminCommand {
         #[command(subcommand)]
         command: CatalogCommand,
     },
+    /// Webhook endpoints and the webhook revision.
+    Webhook {
+        #[command(subcommand)]
+        command: admin::webhooks::WebhookCommand,
+    },
 }
 
 #[derive(Subcommand)]
@@ -188,6 +193,7 @@ async fn run() -> anyhow::Result<()> {
                 AdminCommand::Catalog { command: CatalogCommand::Import { org, file } } => {
                     admin::catalog_import(&store, org, &file).await?
                 }
+                AdminCommand::Webhook { command } => admin::webhooks::run(&store, &clock, command).await?,
             };
             println!("{}", serde_json::to_string_pretty(&out)?);
             store.close().await;

@@ -163,3 +163,66 @@ fn admin_catalog_import_loads_a_file_once_and_names_each_problem() {
         let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
     }
 }
+
+/// The command's one-line error, for a command that must fail.
+fn admin_fails(url: &str, args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_switchboard")).args(["--database-url", url, "admin"]).args(args).output().unwrap();
+    assert!(!out.status.success(), "{args:?} succeeded");
+    String::from_utf8_lossy(&out.stderr).trim_end().to_string()
+}
+
+#[test]
+fn admin_webhook_commands_manage_endpoints_and_the_revision() {
+    let (url, file) = db();
+    let org = admin(&url, &["org", "create", "--name", "Acme Telecom"]);
+    let org_id = org["organisationId"].as_str().unwrap().to_string();
+    let o = org_id.as_str();
+    let created = admin(&url, &["webhook", "create", "--org", o, "--url", "https://93.184.215.14/hooks", "--events", "order.submitted,customer.created"]);
+    let secret = created["secret"].as_str().unwrap().to_string();
+    assert!(secret.starts_with("whsec_"), "{created}");
+    assert_eq!(created["events"], serde_json::json!(["order.submitted", "customer.created"]));
+    let id = created["webhookEndpointId"].as_str().unwrap().to_string();
+    let e = id.as_str();
+
+    // refusals name the flag; a local URL needs the operator's say-so
+    let refused = admin_fails(&url, &["webhook", "create", "--org", o, "--url", "http://127.0.0.1:3000/hooks"]);
+    assert!(refused.starts_with("error: --url: must be an https URL"), "{refused}");
+    let refused = admin_fails(&url, &["webhook", "create", "--org", o, "--url", "https://127.0.0.1:3000/hooks"]);
+    assert!(refused.contains("loopback, private"), "{refused}");
+    let local = admin(&url, &["webhook", "create", "--org", o, "--url", "http://127.0.0.1:3000/hooks", "--webhooks-allow-private", "--webhooks-allow-http"]);
+    assert_eq!(local["events"], serde_json::json!(["*"]));
+    let unknown = admin_fails(&url, &["webhook", "create", "--org", o, "--url", "https://93.184.215.14/x", "--events", "order.shipped"]);
+    assert!(unknown.contains("unknown event type \"order.shipped\""), "{unknown}");
+
+    let list = admin(&url, &["webhook", "list", "--org", o]);
+    assert_eq!(list.as_array().unwrap().len(), 2);
+    assert!(!list.to_string().contains(&secret), "secrets are shown once");
+    let updated = admin(&url, &["webhook", "update", "--org", o, "--endpoint", e, "--events", "*", "--description", "all of it"]);
+    assert_eq!((&updated["events"], &updated["description"]), (&serde_json::json!(["*"]), &serde_json::json!("all of it")));
+    let disabled = admin(&url, &["webhook", "disable", "--org", o, "--endpoint", e]);
+    assert_eq!((&disabled["status"], &disabled["disabledReason"]), (&serde_json::json!("DISABLED"), &serde_json::json!("MANUAL")));
+    let enabled = admin(&url, &["webhook", "enable", "--org", o, "--endpoint", e]);
+    assert_eq!(enabled["status"], "ENABLED");
+    let rotated = admin(&url, &["webhook", "rotate-secret", "--org", o, "--endpoint", e]);
+    assert!(rotated["secret"].as_str().unwrap().starts_with("whsec_") && rotated["secret"] != secret.as_str());
+    assert!(rotated["previousSecretExpiresAt"].is_string());
+    let deleted = admin(&url, &["webhook", "delete", "--org", o, "--endpoint", e]);
+    assert_eq!(deleted["deleted"], true);
+    let gone = admin_fails(&url, &["webhook", "delete", "--org", o, "--endpoint", e]);
+    assert!(gone.contains("webhook endpoint not found"), "{gone}");
+
+    // the webhook revision starts at the oldest supported one, and moves only when set
+    let revision = admin(&url, &["webhook", "revision", "--org", o]);
+    let oldest = switchboard::api::revision::Revision::oldest_supported(chrono::Utc::now().date_naive());
+    assert_eq!(revision["webhookRevision"], oldest.name);
+    let moved = admin(&url, &["webhook", "revision", "--org", o, "--set", "2026-09-01.bullfinch"]);
+    assert_eq!(moved["webhookRevision"], "2026-09-01.bullfinch");
+    assert_eq!(admin(&url, &["webhook", "revision", "--org", o])["webhookRevision"], "2026-09-01.bullfinch");
+    let bad = admin_fails(&url, &["webhook", "revision", "--org", o, "--set", "2026-09-01"]);
+    assert!(bad.contains("unknown revision"), "{bad}");
+    let nobody = admin_fails(&url, &["webhook", "list", "--org", &uuid::Uuid::new_v4().to_string()]);
+    assert!(nobody.contains("no organisation"), "{nobody}");
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
+    }
+}

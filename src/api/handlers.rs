@@ -11,8 +11,10 @@ use super::error::ApiError;
 use super::reply::Reply;
 use super::revision::Revision;
 use crate::error::InternalCode;
-use crate::domain::{catalog, customers, licenses, orders, subscriptions, users};
-use dropshot::{ErrorStatusCode, HttpResponseAccepted, HttpResponseCreated, HttpResponseOk, Path, RequestContext};
+use crate::config::WebhookUrls;
+use crate::domain::webhooks::endpoints::{self as webhook_endpoints, Owner};
+use crate::domain::{Caller, catalog, customers, licenses, orders, subscriptions, users};
+use dropshot::{ErrorStatusCode, HttpResponseAccepted, HttpResponseCreated, HttpResponseDeleted, HttpResponseOk, Path, RequestContext};
 
 pub enum Handlers {}
 
@@ -22,6 +24,13 @@ fn document(revision: &Revision) -> types::OpenApiDocument {
 }
 
 type Result<T> = std::result::Result<Reply<T>, ApiError>;
+
+/// The organisation whose webhook endpoints the caller manages: its key
+/// alone, never a user's bearer token (webhooks see every customer's events).
+fn endpoint_owner<'a>(urls: WebhookUrls, c: &'a Caller) -> crate::error::Result<Owner<'a>> {
+    c.require_organisation("manage webhook endpoints")?;
+    Ok(Owner { store: &c.store, org: c.org, now: c.now, urls })
+}
 
 impl SwitchboardApi for Handlers {
     type Context = Context;
@@ -354,6 +363,84 @@ impl SwitchboardApi for Handlers {
     ) -> Result<HttpResponseOk<types::AccessToken>> {
         handle_login(&rqctx, headers, body, |b| &b.email, |login, scope, body| async move {
             Ok(HttpResponseOk(login.verify(scope, &body).await?))
+        })
+        .await
+    }
+
+    async fn webhook_endpoint_list(
+        rqctx: RequestContext<Context>,
+        query: QueryParams<params::WebhookEndpointListQuery>,
+        headers: HeaderParams<params::WebhookEndpointListHeaders>,
+    ) -> Result<HttpResponseOk<types::WebhookEndpointList>> {
+        let urls = rqctx.context().settings.webhooks;
+        handle(&rqctx, Access::Read, headers, |c| async move {
+            let q = query.into_inner()?;
+            Ok(HttpResponseOk(webhook_endpoints::list(&endpoint_owner(urls, &c)?, q.cursor.as_deref(), q.limit).await?))
+        })
+        .await
+    }
+
+    async fn webhook_endpoint_create(
+        rqctx: RequestContext<Context>,
+        headers: HeaderParams<params::WebhookEndpointCreateHeaders>,
+        body: JsonBody<types::CreateWebhookEndpointRequest>,
+    ) -> Result<HttpResponseCreated<types::WebhookEndpoint>> {
+        let urls = rqctx.context().settings.webhooks;
+        handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move {
+            Ok(HttpResponseCreated(webhook_endpoints::create(&endpoint_owner(urls, &c)?, body).await?))
+        })
+        .await
+    }
+
+    async fn webhook_endpoint_view(
+        rqctx: RequestContext<Context>,
+        path: Path<params::WebhookEndpointViewPath>,
+        headers: HeaderParams<params::WebhookEndpointViewHeaders>,
+    ) -> Result<HttpResponseOk<types::WebhookEndpoint>> {
+        let urls = rqctx.context().settings.webhooks;
+        handle(&rqctx, Access::Read, headers, |c| async move {
+            let id = path.into_inner().webhook_endpoint_id;
+            Ok(HttpResponseOk(webhook_endpoints::view(&endpoint_owner(urls, &c)?, &id).await?))
+        })
+        .await
+    }
+
+    async fn webhook_endpoint_update(
+        rqctx: RequestContext<Context>,
+        path: Path<params::WebhookEndpointUpdatePath>,
+        headers: HeaderParams<params::WebhookEndpointUpdateHeaders>,
+        body: JsonBody<types::UpdateWebhookEndpointRequest>,
+    ) -> Result<HttpResponseOk<types::WebhookEndpoint>> {
+        let urls = rqctx.context().settings.webhooks;
+        handle(&rqctx, Access::Write, headers, |c| async move {
+            let (id, body) = (path.into_inner().webhook_endpoint_id, body.into_inner()?);
+            Ok(HttpResponseOk(webhook_endpoints::update(&endpoint_owner(urls, &c)?, &id, body).await?))
+        })
+        .await
+    }
+
+    async fn webhook_endpoint_delete(
+        rqctx: RequestContext<Context>,
+        path: Path<params::WebhookEndpointDeletePath>,
+        headers: HeaderParams<params::WebhookEndpointDeleteHeaders>,
+    ) -> Result<HttpResponseDeleted> {
+        let urls = rqctx.context().settings.webhooks;
+        handle(&rqctx, Access::Write, headers, |c| async move {
+            webhook_endpoints::delete(&endpoint_owner(urls, &c)?, &path.into_inner().webhook_endpoint_id).await?;
+            Ok(HttpResponseDeleted())
+        })
+        .await
+    }
+
+    async fn webhook_endpoint_rotate_secret(
+        rqctx: RequestContext<Context>,
+        path: Path<params::WebhookEndpointRotateSecretPath>,
+        headers: HeaderParams<params::WebhookEndpointRotateSecretHeaders>,
+    ) -> Result<HttpResponseOk<types::WebhookEndpoint>> {
+        let urls = rqctx.context().settings.webhooks;
+        handle_idempotent(&rqctx, Access::Write, headers, JsonBody::<()>::none(), |c, ()| async move {
+            let id = path.into_inner().webhook_endpoint_id;
+            Ok(HttpResponseOk(webhook_endpoints::rotate_secret(&endpoint_owner(urls, &c)?, &id).await?))
         })
         .await
     }

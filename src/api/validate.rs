@@ -152,6 +152,12 @@ fn check(c: &Compiled, schema: &Value, v: &Value, path: &str, out: &mut Vec<Deta
                     out.push(Detail::new(path, "too_few_items", format!("must have at least {min} items")));
                 }
             }
+            if s.get("uniqueItems").and_then(Value::as_bool) == Some(true) {
+                let mut seen = std::collections::HashSet::new();
+                if let Some(i) = items.iter().position(|item| !seen.insert(item.to_string())) {
+                    out.push(Detail::new(format!("{path}[{i}]"), "duplicate_item", "must not repeat an earlier item"));
+                }
+            }
             if let Some(item_schema) = s.get("items") {
                 for (i, item) in items.iter().enumerate() {
                     check(c, item_schema, item, &format!("{path}[{i}]"), out);

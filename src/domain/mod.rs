@@ -11,6 +11,7 @@ pub mod states;
 pub mod subscriptions;
 pub mod users;
 pub mod values;
+pub mod webhooks;
 
 use crate::store::Store;
 use chrono::{DateTime, Utc};

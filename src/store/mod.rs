@@ -15,6 +15,7 @@ mod page;
 mod subscriptions;
 mod tx;
 mod users;
+mod webhooks;
 
 pub use catalog::{CatalogDoc, Change, Columns, GroupDoc, Kind, OfferingDoc, OfferingFilter, OfferingRow, ProductDoc};
 pub use customers::{CustomerFilter, CustomerRow, IdOrRef, Link};
@@ -29,6 +30,7 @@ use page::ListQuery;
 pub use subscriptions::{AddonRow, LicenseFilter, LicenseRow, SubscriptionFilter, SubscriptionRow};
 pub use tx::{Scope, Tx};
 pub use users::{UserFilter, UserGrants, UserRow, email_key};
+pub use webhooks::WebhookEndpointRow;
 
 use crate::error::{Error, Result};
 use chrono::{DateTime, Utc};

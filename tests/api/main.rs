@@ -16,4 +16,5 @@ mod subscriptions;
 mod store;
 mod sweeps;
 mod users;
+mod webhooks;
 

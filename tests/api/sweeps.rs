@@ -266,6 +266,9 @@ impl Fixtures {
         let bought = app.call_as(Some(key), "POST", &format!("/orders/{}/submit", bought.body["orderId"].as_str().unwrap()), None, &[]).await;
         assert_eq!(bought.status, 200, "{:#}", bought.body);
         let license_id = bought.body["lineItems"][0]["createdLicenseId"].as_str().unwrap().to_string();
+        let endpoint = app.call_as(Some(key), "POST", "/webhook-endpoints", Some(json!({"url": format!("https://93.184.215.14/{tag}")})), &[]).await;
+        assert_eq!(endpoint.status, 201, "{:#}", endpoint.body);
+        let endpoint_id = endpoint.body["webhookEndpointId"].as_str().unwrap().to_string();
         let ids = BTreeMap::from([
             ("customerId", (customer_id, format!("rid_{tag}-customer"))),
             ("userId", (user_id, format!("rid_{tag}-user"))),
@@ -275,6 +278,8 @@ impl Fixtures {
             ("subscriptionId", (subscription_id, format!("rid_{tag}-subscription"))),
             // licenses have no reference ids either
             ("licenseId", (license_id.clone(), license_id)),
+            // nor do webhook endpoints
+            ("webhookEndpointId", (endpoint_id.clone(), endpoint_id)),
         ]);
         Fixtures { ids }
     }

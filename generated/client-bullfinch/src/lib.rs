@@ -1843,6 +1843,141 @@ pub mod types {
                 })
         }
     }
+    ///A new webhook endpoint.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct CreateWebhookEndpointRequest {
+        ///A note for the integrator's own use.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub description: ::std::option::Option<CreateWebhookEndpointRequestDescription>,
+        ///The event types this endpoint receives; `*` for all of them. Default: ["*"].
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub events: ::std::option::Option<::std::vec::Vec<WebhookEventSelector>>,
+        ///Where events are POSTed: an https URL (http only when the server allows it). A host that resolves to a loopback, private, link-local or otherwise non-public address is refused with 400, unless the server allows private addresses.
+        pub url: CreateWebhookEndpointRequestUrl,
+    }
+    ///A note for the integrator's own use.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CreateWebhookEndpointRequestDescription(::std::string::String);
+    impl ::std::ops::Deref for CreateWebhookEndpointRequestDescription {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CreateWebhookEndpointRequestDescription>
+    for ::std::string::String {
+        fn from(value: CreateWebhookEndpointRequestDescription) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CreateWebhookEndpointRequestDescription {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 256usize {
+                return Err("longer than 256 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CreateWebhookEndpointRequestDescription {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for CreateWebhookEndpointRequestDescription {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CreateWebhookEndpointRequestDescription {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Where events are POSTed: an https URL (http only when the server allows it). A host that resolves to a loopback, private, link-local or otherwise non-public address is refused with 400, unless the server allows private addresses.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CreateWebhookEndpointRequestUrl(::std::string::String);
+    impl ::std::ops::Deref for CreateWebhookEndpointRequestUrl {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CreateWebhookEndpointRequestUrl>
+    for ::std::string::String {
+        fn from(value: CreateWebhookEndpointRequestUrl) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CreateWebhookEndpointRequestUrl {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 2048usize {
+                return Err("longer than 2048 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[Hh][Tt][Tt][Pp][Ss]?://[^/?#\\s]+").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err(
+                    "doesn't match pattern \"^[Hh][Tt][Tt][Pp][Ss]?://[^/?#\\s]+\""
+                        .into(),
+                );
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CreateWebhookEndpointRequestUrl {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for CreateWebhookEndpointRequestUrl {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CreateWebhookEndpointRequestUrl {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     ///One key/value pair of a custom.workflow_triggered event.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct CustomEventField {
@@ -9779,6 +9914,145 @@ pub mod types {
                 })
         }
     }
+    ///Changes to a webhook endpoint. Fields left out keep their value.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    pub struct UpdateWebhookEndpointRequest {
+        ///A note for the integrator's own use.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub description: ::std::option::Option<UpdateWebhookEndpointRequestDescription>,
+        ///The event types this endpoint receives; `*` for all of them.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub events: ::std::option::Option<::std::vec::Vec<WebhookEventSelector>>,
+        ///DISABLED stops deliveries to it; ENABLED resumes them, also for an endpoint disabled as FAILING.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub status: ::std::option::Option<WebhookEndpointStatus>,
+        ///Where events are POSTed: an https URL (http only when the server allows it). A host that resolves to a loopback, private, link-local or otherwise non-public address is refused with 400, unless the server allows private addresses.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub url: ::std::option::Option<UpdateWebhookEndpointRequestUrl>,
+    }
+    ///A note for the integrator's own use.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct UpdateWebhookEndpointRequestDescription(::std::string::String);
+    impl ::std::ops::Deref for UpdateWebhookEndpointRequestDescription {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<UpdateWebhookEndpointRequestDescription>
+    for ::std::string::String {
+        fn from(value: UpdateWebhookEndpointRequestDescription) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for UpdateWebhookEndpointRequestDescription {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 256usize {
+                return Err("longer than 256 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for UpdateWebhookEndpointRequestDescription {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for UpdateWebhookEndpointRequestDescription {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for UpdateWebhookEndpointRequestDescription {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Where events are POSTed: an https URL (http only when the server allows it). A host that resolves to a loopback, private, link-local or otherwise non-public address is refused with 400, unless the server allows private addresses.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct UpdateWebhookEndpointRequestUrl(::std::string::String);
+    impl ::std::ops::Deref for UpdateWebhookEndpointRequestUrl {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<UpdateWebhookEndpointRequestUrl>
+    for ::std::string::String {
+        fn from(value: UpdateWebhookEndpointRequestUrl) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for UpdateWebhookEndpointRequestUrl {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 2048usize {
+                return Err("longer than 2048 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[Hh][Tt][Tt][Pp][Ss]?://[^/?#\\s]+").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err(
+                    "doesn't match pattern \"^[Hh][Tt][Tt][Pp][Ss]?://[^/?#\\s]+\""
+                        .into(),
+                );
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for UpdateWebhookEndpointRequestUrl {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for UpdateWebhookEndpointRequestUrl {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for UpdateWebhookEndpointRequestUrl {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     ///An upfront payment the customer may choose: the first billingCycles cycles are invoiced at once.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct UpfrontPayment {
@@ -10408,6 +10682,731 @@ pub mod types {
                 .map_err(|e: self::error::ConversionError| {
                     <D::Error as ::serde::de::Error>::custom(e.to_string())
                 })
+        }
+    }
+    ///A URL that receives the organisation's events, signed with the endpoint's secret (Standard Webhooks).
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct WebhookEndpoint {
+        ///When it was registered.
+        #[serde(rename = "createdAt")]
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///A note for the integrator's own use.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub description: ::std::option::Option<WebhookEndpointDescription>,
+        ///Why the endpoint is DISABLED: MANUAL (the integrator or operator disabled it) or FAILING (every delivery attempt failed for 5 days). Absent while ENABLED.
+        #[serde(
+            rename = "disabledReason",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub disabled_reason: ::std::option::Option<WebhookEndpointDisabledReason>,
+        ///The event types this endpoint receives; `*` for all of them.
+        pub events: ::std::vec::Vec<WebhookEventSelector>,
+        ///After a rotation, the secret before it keeps signing, beside the new one, until this time (24 hours after the rotation). Absent otherwise.
+        #[serde(
+            rename = "previousSecretExpiresAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub previous_secret_expires_at: ::std::option::Option<
+            ::chrono::DateTime<::chrono::offset::Utc>,
+        >,
+        ///The signing secret: `whsec_` and the base64 of 32 random bytes. Present only in the answers of create and rotate-secret; it is never shown again.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub secret: ::std::option::Option<WebhookEndpointSecret>,
+        ///Whether events are sent to it.
+        pub status: WebhookEndpointStatus,
+        ///When it last changed.
+        #[serde(rename = "updatedAt")]
+        pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///Where events are POSTed: an https URL (http only when the server allows it). A host that resolves to a loopback, private, link-local or otherwise non-public address is refused with 400, unless the server allows private addresses.
+        pub url: WebhookEndpointUrl,
+        ///The endpoint's id.
+        #[serde(rename = "webhookEndpointId")]
+        pub webhook_endpoint_id: ::uuid::Uuid,
+    }
+    ///`WebhookEndpointCreateXIdempotencyKey`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct WebhookEndpointCreateXIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for WebhookEndpointCreateXIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<WebhookEndpointCreateXIdempotencyKey>
+    for ::std::string::String {
+        fn from(value: WebhookEndpointCreateXIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for WebhookEndpointCreateXIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 256usize {
+                return Err("longer than 256 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for WebhookEndpointCreateXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for WebhookEndpointCreateXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for WebhookEndpointCreateXIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///A note for the integrator's own use.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct WebhookEndpointDescription(::std::string::String);
+    impl ::std::ops::Deref for WebhookEndpointDescription {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<WebhookEndpointDescription> for ::std::string::String {
+        fn from(value: WebhookEndpointDescription) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for WebhookEndpointDescription {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 256usize {
+                return Err("longer than 256 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for WebhookEndpointDescription {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for WebhookEndpointDescription {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for WebhookEndpointDescription {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Why the endpoint is DISABLED: MANUAL (the integrator or operator disabled it) or FAILING (every delivery attempt failed for 5 days). Absent while ENABLED.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum WebhookEndpointDisabledReason {
+        #[serde(rename = "MANUAL")]
+        Manual,
+        #[serde(rename = "FAILING")]
+        Failing,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
+    }
+    impl ::std::fmt::Display for WebhookEndpointDisabledReason {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Manual => f.write_str("MANUAL"),
+                Self::Failing => f.write_str("FAILING"),
+                Self::Unknown => f.write_str("Unknown"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for WebhookEndpointDisabledReason {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "MANUAL" => Ok(Self::Manual),
+                "FAILING" => Ok(Self::Failing),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for WebhookEndpointDisabledReason {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for WebhookEndpointDisabledReason {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///One page of webhook endpoints.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct WebhookEndpointList {
+        ///The endpoints on this page.
+        pub items: ::std::vec::Vec<WebhookEndpoint>,
+        ///Where the next page starts.
+        pub pagination: Pagination,
+    }
+    ///`WebhookEndpointListCursor`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct WebhookEndpointListCursor(::std::string::String);
+    impl ::std::ops::Deref for WebhookEndpointListCursor {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<WebhookEndpointListCursor> for ::std::string::String {
+        fn from(value: WebhookEndpointListCursor) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for WebhookEndpointListCursor {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 512usize {
+                return Err("longer than 512 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for WebhookEndpointListCursor {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for WebhookEndpointListCursor {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for WebhookEndpointListCursor {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`WebhookEndpointRotateSecretXIdempotencyKey`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct WebhookEndpointRotateSecretXIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for WebhookEndpointRotateSecretXIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<WebhookEndpointRotateSecretXIdempotencyKey>
+    for ::std::string::String {
+        fn from(value: WebhookEndpointRotateSecretXIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for WebhookEndpointRotateSecretXIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 256usize {
+                return Err("longer than 256 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for WebhookEndpointRotateSecretXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for WebhookEndpointRotateSecretXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for WebhookEndpointRotateSecretXIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The signing secret: `whsec_` and the base64 of 32 random bytes. Present only in the answers of create and rotate-secret; it is never shown again.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct WebhookEndpointSecret(::std::string::String);
+    impl ::std::ops::Deref for WebhookEndpointSecret {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<WebhookEndpointSecret> for ::std::string::String {
+        fn from(value: WebhookEndpointSecret) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for WebhookEndpointSecret {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^whsec_[A-Za-z0-9+/]{43}=$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err(
+                    "doesn't match pattern \"^whsec_[A-Za-z0-9+/]{43}=$\"".into(),
+                );
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for WebhookEndpointSecret {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for WebhookEndpointSecret {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for WebhookEndpointSecret {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///ENABLED endpoints receive events; DISABLED ones receive none until enabled again.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum WebhookEndpointStatus {
+        #[serde(rename = "ENABLED")]
+        Enabled,
+        #[serde(rename = "DISABLED")]
+        Disabled,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
+    }
+    impl ::std::fmt::Display for WebhookEndpointStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Enabled => f.write_str("ENABLED"),
+                Self::Disabled => f.write_str("DISABLED"),
+                Self::Unknown => f.write_str("Unknown"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for WebhookEndpointStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "ENABLED" => Ok(Self::Enabled),
+                "DISABLED" => Ok(Self::Disabled),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for WebhookEndpointStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for WebhookEndpointStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///Where events are POSTed: an https URL (http only when the server allows it). A host that resolves to a loopback, private, link-local or otherwise non-public address is refused with 400, unless the server allows private addresses.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct WebhookEndpointUrl(::std::string::String);
+    impl ::std::ops::Deref for WebhookEndpointUrl {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<WebhookEndpointUrl> for ::std::string::String {
+        fn from(value: WebhookEndpointUrl) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for WebhookEndpointUrl {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 2048usize {
+                return Err("longer than 2048 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[Hh][Tt][Tt][Pp][Ss]?://[^/?#\\s]+").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err(
+                    "doesn't match pattern \"^[Hh][Tt][Tt][Pp][Ss]?://[^/?#\\s]+\""
+                        .into(),
+                );
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for WebhookEndpointUrl {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for WebhookEndpointUrl {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for WebhookEndpointUrl {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///An event type this endpoint receives, or `*` for every type.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum WebhookEventSelector {
+        #[serde(rename = "*")]
+        X,
+        #[serde(rename = "custom.workflow_triggered")]
+        CustomWorkflowTriggered,
+        #[serde(rename = "customer.created")]
+        CustomerCreated,
+        #[serde(rename = "customer.updated")]
+        CustomerUpdated,
+        #[serde(rename = "license.activated")]
+        LicenseActivated,
+        #[serde(rename = "license.cancelled")]
+        LicenseCancelled,
+        #[serde(rename = "license.created")]
+        LicenseCreated,
+        #[serde(rename = "license.ended")]
+        LicenseEnded,
+        #[serde(rename = "license.renewed")]
+        LicenseRenewed,
+        #[serde(rename = "license.updated")]
+        LicenseUpdated,
+        #[serde(rename = "order.cancelled")]
+        OrderCancelled,
+        #[serde(rename = "order.created")]
+        OrderCreated,
+        #[serde(rename = "order.expired")]
+        OrderExpired,
+        #[serde(rename = "order.lineItemStatusChanged")]
+        OrderLineItemStatusChanged,
+        #[serde(rename = "order.statusChanged")]
+        OrderStatusChanged,
+        #[serde(rename = "order.submitted")]
+        OrderSubmitted,
+        #[serde(rename = "order.updated")]
+        OrderUpdated,
+        #[serde(rename = "subscription.activated")]
+        SubscriptionActivated,
+        #[serde(rename = "subscription.cancelled")]
+        SubscriptionCancelled,
+        #[serde(rename = "subscription.created")]
+        SubscriptionCreated,
+        #[serde(rename = "subscription.ended")]
+        SubscriptionEnded,
+        #[serde(rename = "subscription.first_activated")]
+        SubscriptionFirstActivated,
+        #[serde(rename = "subscription.paused")]
+        SubscriptionPaused,
+        #[serde(rename = "subscription.portIn.completed")]
+        SubscriptionPortInCompleted,
+        #[serde(rename = "subscription.portIn.created")]
+        SubscriptionPortInCreated,
+        #[serde(rename = "subscription.portIn.failed")]
+        SubscriptionPortInFailed,
+        #[serde(rename = "subscription.portIn.updated")]
+        SubscriptionPortInUpdated,
+        #[serde(rename = "subscription.quotaNotification")]
+        SubscriptionQuotaNotification,
+        #[serde(rename = "subscription.renewed")]
+        SubscriptionRenewed,
+        #[serde(rename = "subscription.restored")]
+        SubscriptionRestored,
+        #[serde(rename = "subscription.subscriber_set")]
+        SubscriptionSubscriberSet,
+        #[serde(rename = "subscription.suspended")]
+        SubscriptionSuspended,
+        #[serde(rename = "subscription.updated")]
+        SubscriptionUpdated,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
+    }
+    impl ::std::fmt::Display for WebhookEventSelector {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::X => f.write_str("*"),
+                Self::CustomWorkflowTriggered => f.write_str("custom.workflow_triggered"),
+                Self::CustomerCreated => f.write_str("customer.created"),
+                Self::CustomerUpdated => f.write_str("customer.updated"),
+                Self::LicenseActivated => f.write_str("license.activated"),
+                Self::LicenseCancelled => f.write_str("license.cancelled"),
+                Self::LicenseCreated => f.write_str("license.created"),
+                Self::LicenseEnded => f.write_str("license.ended"),
+                Self::LicenseRenewed => f.write_str("license.renewed"),
+                Self::LicenseUpdated => f.write_str("license.updated"),
+                Self::OrderCancelled => f.write_str("order.cancelled"),
+                Self::OrderCreated => f.write_str("order.created"),
+                Self::OrderExpired => f.write_str("order.expired"),
+                Self::OrderLineItemStatusChanged => {
+                    f.write_str("order.lineItemStatusChanged")
+                }
+                Self::OrderStatusChanged => f.write_str("order.statusChanged"),
+                Self::OrderSubmitted => f.write_str("order.submitted"),
+                Self::OrderUpdated => f.write_str("order.updated"),
+                Self::SubscriptionActivated => f.write_str("subscription.activated"),
+                Self::SubscriptionCancelled => f.write_str("subscription.cancelled"),
+                Self::SubscriptionCreated => f.write_str("subscription.created"),
+                Self::SubscriptionEnded => f.write_str("subscription.ended"),
+                Self::SubscriptionFirstActivated => {
+                    f.write_str("subscription.first_activated")
+                }
+                Self::SubscriptionPaused => f.write_str("subscription.paused"),
+                Self::SubscriptionPortInCompleted => {
+                    f.write_str("subscription.portIn.completed")
+                }
+                Self::SubscriptionPortInCreated => {
+                    f.write_str("subscription.portIn.created")
+                }
+                Self::SubscriptionPortInFailed => {
+                    f.write_str("subscription.portIn.failed")
+                }
+                Self::SubscriptionPortInUpdated => {
+                    f.write_str("subscription.portIn.updated")
+                }
+                Self::SubscriptionQuotaNotification => {
+                    f.write_str("subscription.quotaNotification")
+                }
+                Self::SubscriptionRenewed => f.write_str("subscription.renewed"),
+                Self::SubscriptionRestored => f.write_str("subscription.restored"),
+                Self::SubscriptionSubscriberSet => {
+                    f.write_str("subscription.subscriber_set")
+                }
+                Self::SubscriptionSuspended => f.write_str("subscription.suspended"),
+                Self::SubscriptionUpdated => f.write_str("subscription.updated"),
+                Self::Unknown => f.write_str("Unknown"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for WebhookEventSelector {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "*" => Ok(Self::X),
+                "custom.workflow_triggered" => Ok(Self::CustomWorkflowTriggered),
+                "customer.created" => Ok(Self::CustomerCreated),
+                "customer.updated" => Ok(Self::CustomerUpdated),
+                "license.activated" => Ok(Self::LicenseActivated),
+                "license.cancelled" => Ok(Self::LicenseCancelled),
+                "license.created" => Ok(Self::LicenseCreated),
+                "license.ended" => Ok(Self::LicenseEnded),
+                "license.renewed" => Ok(Self::LicenseRenewed),
+                "license.updated" => Ok(Self::LicenseUpdated),
+                "order.cancelled" => Ok(Self::OrderCancelled),
+                "order.created" => Ok(Self::OrderCreated),
+                "order.expired" => Ok(Self::OrderExpired),
+                "order.lineItemStatusChanged" => Ok(Self::OrderLineItemStatusChanged),
+                "order.statusChanged" => Ok(Self::OrderStatusChanged),
+                "order.submitted" => Ok(Self::OrderSubmitted),
+                "order.updated" => Ok(Self::OrderUpdated),
+                "subscription.activated" => Ok(Self::SubscriptionActivated),
+                "subscription.cancelled" => Ok(Self::SubscriptionCancelled),
+                "subscription.created" => Ok(Self::SubscriptionCreated),
+                "subscription.ended" => Ok(Self::SubscriptionEnded),
+                "subscription.first_activated" => Ok(Self::SubscriptionFirstActivated),
+                "subscription.paused" => Ok(Self::SubscriptionPaused),
+                "subscription.portIn.completed" => Ok(Self::SubscriptionPortInCompleted),
+                "subscription.portIn.created" => Ok(Self::SubscriptionPortInCreated),
+                "subscription.portIn.failed" => Ok(Self::SubscriptionPortInFailed),
+                "subscription.portIn.updated" => Ok(Self::SubscriptionPortInUpdated),
+                "subscription.quotaNotification" => {
+                    Ok(Self::SubscriptionQuotaNotification)
+                }
+                "subscription.renewed" => Ok(Self::SubscriptionRenewed),
+                "subscription.restored" => Ok(Self::SubscriptionRestored),
+                "subscription.subscriber_set" => Ok(Self::SubscriptionSubscriberSet),
+                "subscription.suspended" => Ok(Self::SubscriptionSuspended),
+                "subscription.updated" => Ok(Self::SubscriptionUpdated),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for WebhookEventSelector {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for WebhookEventSelector {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
         }
     }
     /// Generation of default values for serde.
@@ -12438,6 +13437,426 @@ Arguments:
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
             413u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**List webhook endpoints
+
+The organisation's webhook endpoints, oldest first. The organisation's API key alone: with a bearer token it answers 403 insufficient_role.
+
+Sends a `GET` request to `/webhook-endpoints`
+
+Arguments:
+- `cursor`: Opaque cursor from the previous page's pagination.nextCursor.
+- `limit`: Page size.
+*/
+    pub async fn webhook_endpoint_list<'a>(
+        &'a self,
+        cursor: Option<&'a types::WebhookEndpointListCursor>,
+        limit: Option<::std::num::NonZeroU32>,
+    ) -> Result<ResponseValue<types::WebhookEndpointList>, Error<types::Error>> {
+        let url = format!("{}/webhook-endpoints", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .query(&progenitor_client::QueryParam::new("cursor", &cursor))
+            .query(&progenitor_client::QueryParam::new("limit", &limit))
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "webhook_endpoint_list",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Create a webhook endpoint
+
+Registers a URL for the organisation's events. The answer carries the signing secret, shown this once. At most 16 endpoints per organisation: one more answers 409 webhook_endpoint_limit_reached. The organisation's API key alone: with a bearer token it answers 403 insufficient_role.
+
+Sends a `POST` request to `/webhook-endpoints`
+
+Arguments:
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `body`
+*/
+    pub async fn webhook_endpoint_create<'a>(
+        &'a self,
+        x_idempotency_key: Option<&'a types::WebhookEndpointCreateXIdempotencyKey>,
+        body: &'a types::CreateWebhookEndpointRequest,
+    ) -> Result<ResponseValue<types::WebhookEndpoint>, Error<types::Error>> {
+        let url = format!("{}/webhook-endpoints", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = x_idempotency_key {
+            header_map.append("X-Idempotency-Key", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "webhook_endpoint_create",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            201u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            409u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            413u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**View a webhook endpoint
+
+One webhook endpoint (without its secret). The organisation's API key alone: with a bearer token it answers 403 insufficient_role.
+
+Sends a `GET` request to `/webhook-endpoints/{webhookEndpointId}`
+
+Arguments:
+- `webhook_endpoint_id`: The endpoint's id.
+*/
+    pub async fn webhook_endpoint_view<'a>(
+        &'a self,
+        webhook_endpoint_id: &'a ::uuid::Uuid,
+    ) -> Result<ResponseValue<types::WebhookEndpoint>, Error<types::Error>> {
+        let url = format!(
+            "{}/webhook-endpoints/{}", self.baseurl, encode_path(& webhook_endpoint_id
+            .to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "webhook_endpoint_view",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Update a webhook endpoint
+
+Changes an endpoint's URL, event types, description or status; fields left out keep their value. The organisation's API key alone: with a bearer token it answers 403 insufficient_role.
+
+Sends a `PUT` request to `/webhook-endpoints/{webhookEndpointId}`
+
+Arguments:
+- `webhook_endpoint_id`: The endpoint's id.
+- `body`
+*/
+    pub async fn webhook_endpoint_update<'a>(
+        &'a self,
+        webhook_endpoint_id: &'a ::uuid::Uuid,
+        body: &'a types::UpdateWebhookEndpointRequest,
+    ) -> Result<ResponseValue<types::WebhookEndpoint>, Error<types::Error>> {
+        let url = format!(
+            "{}/webhook-endpoints/{}", self.baseurl, encode_path(& webhook_endpoint_id
+            .to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .put(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "webhook_endpoint_update",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            413u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Delete a webhook endpoint
+
+Removes an endpoint; nothing more is sent to it. The organisation's API key alone: with a bearer token it answers 403 insufficient_role.
+
+Sends a `DELETE` request to `/webhook-endpoints/{webhookEndpointId}`
+
+Arguments:
+- `webhook_endpoint_id`: The endpoint's id.
+*/
+    pub async fn webhook_endpoint_delete<'a>(
+        &'a self,
+        webhook_endpoint_id: &'a ::uuid::Uuid,
+    ) -> Result<ResponseValue<()>, Error<types::Error>> {
+        let url = format!(
+            "{}/webhook-endpoints/{}", self.baseurl, encode_path(& webhook_endpoint_id
+            .to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .delete(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "webhook_endpoint_delete",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            204u16 => Ok(ResponseValue::empty(response)),
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Rotate a webhook endpoint's secret
+
+Gives the endpoint a new signing secret, shown in this answer only. For 24 hours the secret before it keeps signing too: each delivery then carries two signatures, so a receiver can switch without missing an event. The organisation's API key alone: with a bearer token it answers 403 insufficient_role.
+
+Sends a `POST` request to `/webhook-endpoints/{webhookEndpointId}/rotate-secret`
+
+Arguments:
+- `webhook_endpoint_id`: The endpoint's id.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+*/
+    pub async fn webhook_endpoint_rotate_secret<'a>(
+        &'a self,
+        webhook_endpoint_id: &'a ::uuid::Uuid,
+        x_idempotency_key: Option<&'a types::WebhookEndpointRotateSecretXIdempotencyKey>,
+    ) -> Result<ResponseValue<types::WebhookEndpoint>, Error<types::Error>> {
+        let url = format!(
+            "{}/webhook-endpoints/{}/rotate-secret", self.baseurl, encode_path(&
+            webhook_endpoint_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = x_idempotency_key {
+            header_map.append("X-Idempotency-Key", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "webhook_endpoint_rotate_secret",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            409u16 => {
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
             429u16 => {

@@ -1,5 +1,5 @@
 //! Operator commands (`switchboard admin ...`): organisations, API keys,
-//! support users, the mail outbox and the product catalog.
+//! support users, the mail outbox, the product catalog and webhooks.
 //! Each returns the JSON the CLI prints.
 
 use crate::api::revision::Revision;
@@ -8,6 +8,8 @@ use crate::keys;
 use crate::store::{NewApiKey, Store};
 use anyhow::{Context as _, Result, bail};
 use serde_json::{Value, json};
+
+pub mod webhooks;
 
 pub async fn org_create(store: &Store, clock: &Clock, name: &str) -> Result<Value> {
     if name.trim().is_empty() {

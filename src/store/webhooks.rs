@@ -1,0 +1,174 @@
+//! Webhook endpoints and each organisation's webhook revision.
+
+use super::{Cursor, ListQuery, Page, Store, Tx, json_col, parse_ts, parse_uuid, ts};
+use crate::error::{Error, Result};
+use chrono::{DateTime, Utc};
+use sqlx::Row;
+use sqlx::any::AnyRow;
+use uuid::Uuid;
+
+/// A webhook endpoint as stored. `status` and `disabled_reason` hold the
+/// names the documents use (ENABLED, DISABLED; MANUAL, FAILING).
+#[derive(Debug, Clone)]
+pub struct WebhookEndpointRow {
+    pub id: Uuid,
+    pub org: Uuid,
+    pub url: String,
+    /// event types, or `*` for all
+    pub events: Vec<String>,
+    pub description: Option<String>,
+    pub status: String,
+    pub disabled_reason: Option<String>,
+    pub secret: String,
+    /// the secret before the last rotation, and until when it still signs
+    pub previous_secret: Option<(String, DateTime<Utc>)>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+const COLUMNS: &str = "seq, id, org_id, url, events, description, status, disabled_reason, secret, previous_secret, \
+                       previous_secret_until, created_at, updated_at";
+
+fn from_row(r: &AnyRow) -> Result<(i64, WebhookEndpointRow)> {
+    let previous: Option<String> = r.try_get("previous_secret")?;
+    let until: Option<String> = r.try_get("previous_secret_until")?;
+    let previous_secret = match (previous, until) {
+        (Some(secret), Some(until)) => Some((secret, parse_ts(&until)?)),
+        _ => None,
+    };
+    Ok((
+        r.try_get("seq")?,
+        WebhookEndpointRow {
+            id: parse_uuid(&r.try_get::<String, _>("id")?)?,
+            org: parse_uuid(&r.try_get::<String, _>("org_id")?)?,
+            url: r.try_get("url")?,
+            events: json_col(r, "events")?.unwrap_or_default(),
+            description: r.try_get("description")?,
+            status: r.try_get("status")?,
+            disabled_reason: r.try_get("disabled_reason")?,
+            secret: r.try_get("secret")?,
+            previous_secret,
+            created_at: parse_ts(&r.try_get::<String, _>("created_at")?)?,
+            updated_at: parse_ts(&r.try_get::<String, _>("updated_at")?)?,
+        },
+    ))
+}
+
+fn events_json(events: &[String]) -> String {
+    serde_json::to_string(events).expect("a list of strings is JSON")
+}
+
+impl Store {
+    /// Inserts `e` unless its organisation already has `max` endpoints;
+    /// false if it has. The organisation's row is locked first (a no-op
+    /// update), so concurrent creates count one after the other.
+    pub async fn insert_webhook_endpoint(tx: &mut Tx, e: &WebhookEndpointRow, max: i64) -> Result<bool> {
+        let org = e.org.to_string();
+        sqlx::query("UPDATE organisations SET id = id WHERE id = $1").bind(&org).execute(tx.conn().await?).await?;
+        let count: i64 = sqlx::query("SELECT COUNT(*) AS n FROM webhook_endpoints WHERE org_id = $1")
+            .bind(&org)
+            .fetch_one(tx.conn().await?)
+            .await?
+            .try_get("n")?;
+        if count >= max {
+            return Ok(false);
+        }
+        tx.execute(
+            sqlx::query(
+                "INSERT INTO webhook_endpoints (id, org_id, url, events, description, status, disabled_reason, secret,
+                                                previous_secret, previous_secret_until, created_at, updated_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+            )
+            .bind(e.id.to_string())
+            .bind(org)
+            .bind(&e.url)
+            .bind(events_json(&e.events))
+            .bind(&e.description)
+            .bind(&e.status)
+            .bind(&e.disabled_reason)
+            .bind(&e.secret)
+            .bind(e.previous_secret.as_ref().map(|(s, _)| s.clone()))
+            .bind(e.previous_secret.as_ref().map(|(_, t)| ts(*t)))
+            .bind(ts(e.created_at))
+            .bind(ts(e.updated_at)),
+        )
+        .await?;
+        Ok(true)
+    }
+
+    /// Writes every field of `e` but its id, organisation and creation.
+    pub async fn update_webhook_endpoint(tx: &mut Tx, e: &WebhookEndpointRow) -> Result<()> {
+        tx.execute(
+            sqlx::query(
+                "UPDATE webhook_endpoints SET url = $1, events = $2, description = $3, status = $4, disabled_reason = $5,
+                        secret = $6, previous_secret = $7, previous_secret_until = $8, updated_at = $9
+                 WHERE id = $10 AND org_id = $11",
+            )
+            .bind(&e.url)
+            .bind(events_json(&e.events))
+            .bind(&e.description)
+            .bind(&e.status)
+            .bind(&e.disabled_reason)
+            .bind(&e.secret)
+            .bind(e.previous_secret.as_ref().map(|(s, _)| s.clone()))
+            .bind(e.previous_secret.as_ref().map(|(_, t)| ts(*t)))
+            .bind(ts(e.updated_at))
+            .bind(e.id.to_string())
+            .bind(e.org.to_string()),
+        )
+        .await
+    }
+
+    /// Deletes an endpoint of `org`; false if there was none.
+    pub async fn delete_webhook_endpoint(tx: &mut Tx, org: Uuid, id: Uuid) -> Result<bool> {
+        let gone = sqlx::query("DELETE FROM webhook_endpoints WHERE id = $1 AND org_id = $2")
+            .bind(id.to_string())
+            .bind(org.to_string())
+            .execute(tx.conn().await?)
+            .await?
+            .rows_affected();
+        Ok(gone > 0)
+    }
+
+    pub async fn webhook_endpoint(&self, org: Uuid, id: Uuid) -> Result<Option<WebhookEndpointRow>> {
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM webhook_endpoints WHERE org_id = $1 AND id = $2")))
+            .bind(org.to_string())
+            .bind(id.to_string())
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.as_ref().map(from_row).transpose()?.map(|(_, e)| e))
+    }
+
+    /// One page of `org`'s endpoints, oldest first.
+    pub async fn webhook_endpoints(&self, org: Uuid, after: Option<Cursor>, limit: usize) -> Result<Page<WebhookEndpointRow>> {
+        let rows = ListQuery::new(format!("SELECT {COLUMNS} FROM webhook_endpoints WHERE org_id = $1 AND seq > $2"))
+            .fetch(&self.pool, org, after, "seq", limit)
+            .await?;
+        Ok(Page::from_rows(rows.iter().map(from_row).collect::<Result<_>>()?, limit))
+    }
+
+    /// The organisation's webhook revision as set (None: never set), or
+    /// an error if there is no such organisation.
+    pub async fn webhook_revision(&self, org: Uuid) -> Result<Option<String>> {
+        let row = sqlx::query("SELECT webhook_revision FROM organisations WHERE id = $1")
+            .bind(org.to_string())
+            .fetch_optional(&self.pool)
+            .await?
+            .ok_or_else(|| Error::Internal(format!("no organisation {org}")))?;
+        Ok(row.try_get("webhook_revision")?)
+    }
+
+    /// Sets the organisation's webhook revision; false if there is no such
+    /// organisation.
+    pub async fn set_webhook_revision(&self, org: Uuid, revision: &str) -> Result<bool> {
+        let mut tx = self.begin().await?;
+        let changed = sqlx::query("UPDATE organisations SET webhook_revision = $1 WHERE id = $2")
+            .bind(revision)
+            .bind(org.to_string())
+            .execute(tx.conn().await?)
+            .await?
+            .rows_affected();
+        tx.commit().await?;
+        Ok(changed > 0)
+    }
+}
