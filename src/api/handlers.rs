@@ -13,6 +13,7 @@ use super::revision::Revision;
 use crate::error::InternalCode;
 use crate::config::WebhookUrls;
 use crate::domain::webhooks::endpoints::{self as webhook_endpoints, Owner};
+use crate::domain::webhooks::log as event_log;
 use crate::domain::{Caller, catalog, customers, licenses, orders, subscriptions, users};
 use dropshot::{ErrorStatusCode, HttpResponseAccepted, HttpResponseCreated, HttpResponseDeleted, HttpResponseOk, Path, RequestContext};
 
@@ -441,6 +442,30 @@ impl SwitchboardApi for Handlers {
         handle_idempotent(&rqctx, Access::Write, headers, JsonBody::<()>::none(), |c, ()| async move {
             let id = path.into_inner().webhook_endpoint_id;
             Ok(HttpResponseOk(webhook_endpoints::rotate_secret(&endpoint_owner(urls, &c)?, &id).await?))
+        })
+        .await
+    }
+
+    async fn event_list(
+        rqctx: RequestContext<Context>,
+        query: QueryParams<params::EventListQuery>,
+        headers: HeaderParams<params::EventListHeaders>,
+    ) -> Result<HttpResponseOk<types::EventList>> {
+        handle(&rqctx, Access::Read, headers, |c| async move {
+            c.require_organisation("read the event log")?;
+            Ok(HttpResponseOk(event_log::list(&c.store, c.org, c.now, query.into_inner()?).await?))
+        })
+        .await
+    }
+
+    async fn event_view(
+        rqctx: RequestContext<Context>,
+        path: Path<params::EventViewPath>,
+        headers: HeaderParams<params::EventViewHeaders>,
+    ) -> Result<HttpResponseOk<types::EventEnvelope>> {
+        handle(&rqctx, Access::Read, headers, |c| async move {
+            c.require_organisation("read the event log")?;
+            Ok(HttpResponseOk(event_log::view(&c.store, c.org, c.now, &path.into_inner().event_id).await?))
         })
         .await
     }

@@ -4,6 +4,7 @@
 mod catalog;
 mod coalesce;
 mod customers;
+mod events;
 mod group;
 mod idempotency;
 mod jobs;
@@ -19,6 +20,7 @@ mod webhooks;
 
 pub use catalog::{CatalogDoc, Change, Columns, GroupDoc, Kind, OfferingDoc, OfferingFilter, OfferingRow, ProductDoc};
 pub use customers::{CustomerFilter, CustomerRow, IdOrRef, Link};
+pub use events::{EventFilter, EventRow};
 pub use idempotency::{EXPIRY_SUBJECT, KeyTimes, StoredAnswer};
 pub use jobs::{Job, JobKind};
 pub use keys::{ApiKeyRecord, NewApiKey};
@@ -158,42 +160,6 @@ impl Store {
             .fetch_optional(&self.pool)
             .await?;
         Ok(row.is_some())
-    }
-
-    /// Appends an event to the outbox, inside the transaction of the change
-    /// it tells of. Only `events::record` calls this (with a typed event).
-    pub(crate) async fn record_event(
-        tx: &mut Tx,
-        org: uuid::Uuid,
-        event_type: &str,
-        occurred_at: DateTime<Utc>,
-        data: &serde_json::Value,
-    ) -> Result<()> {
-        tx.execute(
-            sqlx::query("INSERT INTO events (id, org_id, event_type, occurred_at, data) VALUES ($1, $2, $3, $4, $5)")
-                .bind(crate::domain::new_id().to_string())
-                .bind(org.to_string())
-                .bind(event_type)
-                .bind(ts(occurred_at))
-                .bind(data.to_string()),
-        )
-        .await?;
-        Ok(())
-    }
-
-    /// Event types recorded for an organisation, oldest first (operator and
-    /// test inspection until webhook delivery reads the outbox).
-    pub async fn event_types(&self, org: uuid::Uuid) -> Result<Vec<(String, serde_json::Value)>> {
-        let rows = sqlx::query("SELECT event_type, data FROM events WHERE org_id = $1 ORDER BY seq")
-            .bind(org.to_string())
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter()
-            .map(|r| {
-                let data: String = r.try_get("data")?;
-                Ok((r.try_get("event_type")?, serde_json::from_str(&data).map_err(|e| Error::Internal(e.to_string()))?))
-            })
-            .collect()
     }
 }
 

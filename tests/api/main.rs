@@ -5,6 +5,7 @@ mod harness;
 mod access;
 mod catalog;
 mod customers;
+mod events;
 mod idempotency;
 mod jobs;
 mod login;

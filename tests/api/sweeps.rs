@@ -269,6 +269,8 @@ impl Fixtures {
         let endpoint = app.call_as(Some(key), "POST", "/webhook-endpoints", Some(json!({"url": format!("https://93.184.215.14/{tag}")})), &[]).await;
         assert_eq!(endpoint.status, 201, "{:#}", endpoint.body);
         let endpoint_id = endpoint.body["webhookEndpointId"].as_str().unwrap().to_string();
+        let events = app.call_as(Some(key), "GET", "/events?limit=1", None, &[]).await;
+        let event_id = events.body["items"][0]["eventId"].as_str().unwrap().to_string();
         let ids = BTreeMap::from([
             ("customerId", (customer_id, format!("rid_{tag}-customer"))),
             ("userId", (user_id, format!("rid_{tag}-user"))),
@@ -280,6 +282,7 @@ impl Fixtures {
             ("licenseId", (license_id.clone(), license_id)),
             // nor do webhook endpoints
             ("webhookEndpointId", (endpoint_id.clone(), endpoint_id)),
+            ("eventId", (event_id.clone(), event_id)),
         ]);
         Fixtures { ids }
     }

@@ -204,3 +204,62 @@ async fn the_key_alone_sixteen_at_most_and_walls_between_organisations() {
     })
     .await;
 }
+
+/// The headers of a delivery of `body` signed at `timestamp` under `secrets`.
+fn delivery_headers(secrets: &[&str], id: &str, timestamp: i64, body: &[u8]) -> reqwest::header::HeaderMap {
+    use switchboard::domain::webhooks::signature;
+    let mut h = reqwest::header::HeaderMap::new();
+    h.insert("webhook-id", id.parse().unwrap());
+    h.insert("webhook-timestamp", timestamp.to_string().parse().unwrap());
+    h.insert("webhook-signature", signature::header(secrets, id, timestamp, body).unwrap().parse().unwrap());
+    h
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_sdk_verifies_what_the_server_signs() {
+    use std::time::Duration;
+    use switchboard::domain::webhooks::secret;
+    each_backend(|app| async move {
+        app.call("POST", "/customers", Some(json!({"customerType": "CONSUMER", "name": "Maria", "contact": {}}))).await;
+        let event = app.call("GET", "/events", None).await.body["items"][0].clone();
+        let id = event["eventId"].as_str().unwrap();
+        let body = serde_json::to_vec(&event).unwrap();
+        let (old, new) = (secret::mint(), secret::mint());
+        let now = chrono::Utc::now().timestamp();
+        let five_minutes = Duration::from_secs(300);
+
+        let headers = delivery_headers(&[&new], id, now, &body);
+        let verified = bullfinch::webhooks::verify(&new, &headers, &body, five_minutes).unwrap();
+        assert_eq!((verified.event_id.to_string(), verified.type_.as_str()), (id.to_string(), "customer.created"));
+        assert_eq!(auk::webhooks::verify(&new, &headers, &body, five_minutes).unwrap().event_id.to_string(), id);
+
+        // during a rotation either secret verifies
+        let rotating = delivery_headers(&[&new, &old], id, now, &body);
+        for s in [&new, &old] {
+            assert!(bullfinch::webhooks::verify(s, &rotating, &body, five_minutes).is_ok());
+        }
+
+        // what is refused
+        use bullfinch::webhooks::{VerifyError, verify, verify_at};
+        assert!(matches!(verify(&old, &headers, &body, five_minutes), Err(VerifyError::InvalidSignature)));
+        let mut tampered = body.clone();
+        tampered[body.len() - 2] ^= 1;
+        assert!(matches!(verify(&new, &headers, &tampered, five_minutes), Err(VerifyError::InvalidSignature)));
+        let stale = delivery_headers(&[&new], id, now - 301, &body);
+        assert!(matches!(verify(&new, &stale, &body, five_minutes), Err(VerifyError::TimestampOutOfTolerance)));
+        let early = delivery_headers(&[&new], id, now + 301, &body);
+        assert!(matches!(verify(&new, &early, &body, five_minutes), Err(VerifyError::TimestampOutOfTolerance)));
+        let mut unsigned = headers.clone();
+        unsigned.remove("webhook-signature");
+        assert!(matches!(verify(&new, &unsigned, &body, five_minutes), Err(VerifyError::MissingHeader("webhook-signature"))));
+        // the Standard Webhooks reference vector: the signature holds, the body is no event
+        let mut reference = reqwest::header::HeaderMap::new();
+        reference.insert("webhook-id", "msg_p5jXN8AQM9LWM0D4loKWxJek".parse().unwrap());
+        reference.insert("webhook-timestamp", "1614265330".parse().unwrap());
+        reference.insert("webhook-signature", "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=".parse().unwrap());
+        let verdict = verify_at("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", &reference, br#"{"test": 2432232314}"#, five_minutes, 1614265330);
+        assert!(matches!(verdict, Err(VerifyError::InvalidBody(_))), "{verdict:?}");
+        app
+    })
+    .await;
+}

@@ -2,6 +2,8 @@
 //! Rust client for the Switchboard API, revision 2026-09-01.bullfinch.
 #![allow(clippy::all, unused_imports, irrefutable_let_patterns)]
 
+/// Checking that a webhook delivery is Switchboard's (`webhooks::verify`).
+pub mod webhooks;
 /// The revision this client speaks, sent as `Api-Revision` on every request.
 pub const API_REVISION: &str = "2026-09-01.bullfinch";
 /// What a [`Client`] sends on every request (progenitor's inner type).
@@ -3616,6 +3618,268 @@ pub mod types {
         ///The event type, e.g. order.submitted: the dispatch key.
         #[serde(rename = "type")]
         pub type_: ::std::string::String,
+    }
+    ///One page of the organisation's events, oldest first.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct EventList {
+        ///The events on this page, each in the organisation's webhook revision.
+        pub items: ::std::vec::Vec<EventEnvelope>,
+        ///Where the next page starts.
+        pub pagination: Pagination,
+    }
+    ///`EventListCursor`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct EventListCursor(::std::string::String);
+    impl ::std::ops::Deref for EventListCursor {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<EventListCursor> for ::std::string::String {
+        fn from(value: EventListCursor) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for EventListCursor {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 512usize {
+                return Err("longer than 512 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for EventListCursor {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for EventListCursor {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for EventListCursor {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`EventListTypeItem`
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum EventListTypeItem {
+        #[serde(rename = "custom.workflow_triggered")]
+        CustomWorkflowTriggered,
+        #[serde(rename = "customer.created")]
+        CustomerCreated,
+        #[serde(rename = "customer.updated")]
+        CustomerUpdated,
+        #[serde(rename = "license.activated")]
+        LicenseActivated,
+        #[serde(rename = "license.cancelled")]
+        LicenseCancelled,
+        #[serde(rename = "license.created")]
+        LicenseCreated,
+        #[serde(rename = "license.ended")]
+        LicenseEnded,
+        #[serde(rename = "license.renewed")]
+        LicenseRenewed,
+        #[serde(rename = "license.updated")]
+        LicenseUpdated,
+        #[serde(rename = "order.cancelled")]
+        OrderCancelled,
+        #[serde(rename = "order.created")]
+        OrderCreated,
+        #[serde(rename = "order.expired")]
+        OrderExpired,
+        #[serde(rename = "order.lineItemStatusChanged")]
+        OrderLineItemStatusChanged,
+        #[serde(rename = "order.statusChanged")]
+        OrderStatusChanged,
+        #[serde(rename = "order.submitted")]
+        OrderSubmitted,
+        #[serde(rename = "order.updated")]
+        OrderUpdated,
+        #[serde(rename = "subscription.activated")]
+        SubscriptionActivated,
+        #[serde(rename = "subscription.cancelled")]
+        SubscriptionCancelled,
+        #[serde(rename = "subscription.created")]
+        SubscriptionCreated,
+        #[serde(rename = "subscription.ended")]
+        SubscriptionEnded,
+        #[serde(rename = "subscription.first_activated")]
+        SubscriptionFirstActivated,
+        #[serde(rename = "subscription.paused")]
+        SubscriptionPaused,
+        #[serde(rename = "subscription.portIn.completed")]
+        SubscriptionPortInCompleted,
+        #[serde(rename = "subscription.portIn.created")]
+        SubscriptionPortInCreated,
+        #[serde(rename = "subscription.portIn.failed")]
+        SubscriptionPortInFailed,
+        #[serde(rename = "subscription.portIn.updated")]
+        SubscriptionPortInUpdated,
+        #[serde(rename = "subscription.quotaNotification")]
+        SubscriptionQuotaNotification,
+        #[serde(rename = "subscription.renewed")]
+        SubscriptionRenewed,
+        #[serde(rename = "subscription.restored")]
+        SubscriptionRestored,
+        #[serde(rename = "subscription.subscriber_set")]
+        SubscriptionSubscriberSet,
+        #[serde(rename = "subscription.suspended")]
+        SubscriptionSuspended,
+        #[serde(rename = "subscription.updated")]
+        SubscriptionUpdated,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
+    }
+    impl ::std::fmt::Display for EventListTypeItem {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::CustomWorkflowTriggered => f.write_str("custom.workflow_triggered"),
+                Self::CustomerCreated => f.write_str("customer.created"),
+                Self::CustomerUpdated => f.write_str("customer.updated"),
+                Self::LicenseActivated => f.write_str("license.activated"),
+                Self::LicenseCancelled => f.write_str("license.cancelled"),
+                Self::LicenseCreated => f.write_str("license.created"),
+                Self::LicenseEnded => f.write_str("license.ended"),
+                Self::LicenseRenewed => f.write_str("license.renewed"),
+                Self::LicenseUpdated => f.write_str("license.updated"),
+                Self::OrderCancelled => f.write_str("order.cancelled"),
+                Self::OrderCreated => f.write_str("order.created"),
+                Self::OrderExpired => f.write_str("order.expired"),
+                Self::OrderLineItemStatusChanged => {
+                    f.write_str("order.lineItemStatusChanged")
+                }
+                Self::OrderStatusChanged => f.write_str("order.statusChanged"),
+                Self::OrderSubmitted => f.write_str("order.submitted"),
+                Self::OrderUpdated => f.write_str("order.updated"),
+                Self::SubscriptionActivated => f.write_str("subscription.activated"),
+                Self::SubscriptionCancelled => f.write_str("subscription.cancelled"),
+                Self::SubscriptionCreated => f.write_str("subscription.created"),
+                Self::SubscriptionEnded => f.write_str("subscription.ended"),
+                Self::SubscriptionFirstActivated => {
+                    f.write_str("subscription.first_activated")
+                }
+                Self::SubscriptionPaused => f.write_str("subscription.paused"),
+                Self::SubscriptionPortInCompleted => {
+                    f.write_str("subscription.portIn.completed")
+                }
+                Self::SubscriptionPortInCreated => {
+                    f.write_str("subscription.portIn.created")
+                }
+                Self::SubscriptionPortInFailed => {
+                    f.write_str("subscription.portIn.failed")
+                }
+                Self::SubscriptionPortInUpdated => {
+                    f.write_str("subscription.portIn.updated")
+                }
+                Self::SubscriptionQuotaNotification => {
+                    f.write_str("subscription.quotaNotification")
+                }
+                Self::SubscriptionRenewed => f.write_str("subscription.renewed"),
+                Self::SubscriptionRestored => f.write_str("subscription.restored"),
+                Self::SubscriptionSubscriberSet => {
+                    f.write_str("subscription.subscriber_set")
+                }
+                Self::SubscriptionSuspended => f.write_str("subscription.suspended"),
+                Self::SubscriptionUpdated => f.write_str("subscription.updated"),
+                Self::Unknown => f.write_str("Unknown"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for EventListTypeItem {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "custom.workflow_triggered" => Ok(Self::CustomWorkflowTriggered),
+                "customer.created" => Ok(Self::CustomerCreated),
+                "customer.updated" => Ok(Self::CustomerUpdated),
+                "license.activated" => Ok(Self::LicenseActivated),
+                "license.cancelled" => Ok(Self::LicenseCancelled),
+                "license.created" => Ok(Self::LicenseCreated),
+                "license.ended" => Ok(Self::LicenseEnded),
+                "license.renewed" => Ok(Self::LicenseRenewed),
+                "license.updated" => Ok(Self::LicenseUpdated),
+                "order.cancelled" => Ok(Self::OrderCancelled),
+                "order.created" => Ok(Self::OrderCreated),
+                "order.expired" => Ok(Self::OrderExpired),
+                "order.lineItemStatusChanged" => Ok(Self::OrderLineItemStatusChanged),
+                "order.statusChanged" => Ok(Self::OrderStatusChanged),
+                "order.submitted" => Ok(Self::OrderSubmitted),
+                "order.updated" => Ok(Self::OrderUpdated),
+                "subscription.activated" => Ok(Self::SubscriptionActivated),
+                "subscription.cancelled" => Ok(Self::SubscriptionCancelled),
+                "subscription.created" => Ok(Self::SubscriptionCreated),
+                "subscription.ended" => Ok(Self::SubscriptionEnded),
+                "subscription.first_activated" => Ok(Self::SubscriptionFirstActivated),
+                "subscription.paused" => Ok(Self::SubscriptionPaused),
+                "subscription.portIn.completed" => Ok(Self::SubscriptionPortInCompleted),
+                "subscription.portIn.created" => Ok(Self::SubscriptionPortInCreated),
+                "subscription.portIn.failed" => Ok(Self::SubscriptionPortInFailed),
+                "subscription.portIn.updated" => Ok(Self::SubscriptionPortInUpdated),
+                "subscription.quotaNotification" => {
+                    Ok(Self::SubscriptionQuotaNotification)
+                }
+                "subscription.renewed" => Ok(Self::SubscriptionRenewed),
+                "subscription.restored" => Ok(Self::SubscriptionRestored),
+                "subscription.subscriber_set" => Ok(Self::SubscriptionSubscriberSet),
+                "subscription.suspended" => Ok(Self::SubscriptionSuspended),
+                "subscription.updated" => Ok(Self::SubscriptionUpdated),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for EventListTypeItem {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for EventListTypeItem {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
     }
     ///Whether the server can serve requests.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -11952,6 +12216,146 @@ Arguments:
             .build()?;
         let info = OperationInfo {
             operation_id: "customer_product_catalog_view",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**List events
+
+The organisation's event log, oldest first: every event recorded in the last 30 days at least, each as a webhook delivery carries it, in the organisation's webhook revision (whatever revision the request names). The organisation's API key alone: with a bearer token it answers 403 insufficient_role.
+
+Sends a `GET` request to `/events`
+
+Arguments:
+- `created_after`: Only events that occurred after this time.
+- `created_before`: Only events that occurred before this time.
+- `cursor`: Opaque cursor from the previous page's pagination.nextCursor.
+- `limit`: Page size.
+- `type_`: Only events of these types.
+*/
+    pub async fn event_list<'a>(
+        &'a self,
+        created_after: Option<&'a ::chrono::DateTime<::chrono::offset::Utc>>,
+        created_before: Option<&'a ::chrono::DateTime<::chrono::offset::Utc>>,
+        cursor: Option<&'a types::EventListCursor>,
+        limit: Option<::std::num::NonZeroU32>,
+        type_: Option<&'a ::std::vec::Vec<types::EventListTypeItem>>,
+    ) -> Result<ResponseValue<types::EventList>, Error<types::Error>> {
+        let url = format!("{}/events", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .query(&progenitor_client::QueryParam::new("createdAfter", &created_after))
+            .query(&progenitor_client::QueryParam::new("createdBefore", &created_before))
+            .query(&progenitor_client::QueryParam::new("cursor", &cursor))
+            .query(&progenitor_client::QueryParam::new("limit", &limit))
+            .query(&progenitor_client::QueryParam::new("type", &type_))
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "event_list",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**View an event
+
+One event, as a webhook delivery carries it, in the organisation's webhook revision. The organisation's API key alone: with a bearer token it answers 403 insufficient_role.
+
+Sends a `GET` request to `/events/{eventId}`
+
+Arguments:
+- `event_id`: The event's id (eventId, the webhook-id of its deliveries).
+*/
+    pub async fn event_view<'a>(
+        &'a self,
+        event_id: &'a ::uuid::Uuid,
+    ) -> Result<ResponseValue<types::EventEnvelope>, Error<types::Error>> {
+        let url = format!(
+            "{}/events/{}", self.baseurl, encode_path(& event_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "event_view",
         };
         match (crate::set_headers)(&self.inner, &mut request).await {
             Ok(_) => {}

@@ -1,8 +1,10 @@
 //! Webhooks: the endpoints an organisation registers for its events, the
-//! URLs they may have, their signing secrets, and the organisation's
-//! webhook revision.
+//! URLs they may have, their signing secrets, the organisation's webhook
+//! revision, and the event log.
 
 pub mod address;
 pub mod endpoints;
+pub mod log;
 pub mod revision;
 pub mod secret;
+pub mod signature;

@@ -1,0 +1,107 @@
+//! The event outbox: each change's event, appended in the change's
+//! transaction, and the organisation's event log read back from it.
+
+use super::{Cursor, ListQuery, Page, Store, Tx, parse_ts, parse_uuid, ts};
+use crate::error::{Error, Result};
+use chrono::{DateTime, Utc};
+use sqlx::Row;
+use sqlx::any::AnyRow;
+use uuid::Uuid;
+
+/// An event as recorded: its payload as the newest revision shows it.
+#[derive(Debug, Clone)]
+pub struct EventRow {
+    pub id: Uuid,
+    pub event_type: String,
+    pub occurred_at: DateTime<Utc>,
+    pub data: serde_json::Value,
+}
+
+/// Which events of the log to list.
+#[derive(Debug, Default)]
+pub struct EventFilter {
+    /// only these types (all when empty)
+    pub types: Vec<String>,
+    /// only events that occurred after this
+    pub after: Option<DateTime<Utc>>,
+    /// only events that occurred before this
+    pub before: Option<DateTime<Utc>>,
+}
+
+const COLUMNS: &str = "seq, id, event_type, occurred_at, data";
+
+fn from_row(r: &AnyRow) -> Result<(i64, EventRow)> {
+    let data: String = r.try_get("data")?;
+    Ok((
+        r.try_get("seq")?,
+        EventRow {
+            id: parse_uuid(&r.try_get::<String, _>("id")?)?,
+            event_type: r.try_get("event_type")?,
+            occurred_at: parse_ts(&r.try_get::<String, _>("occurred_at")?)?,
+            data: serde_json::from_str(&data).map_err(|e| Error::Internal(format!("stored event data: {e}")))?,
+        },
+    ))
+}
+
+impl Store {
+    /// Appends an event to the outbox, inside the transaction of the change
+    /// it tells of. Only `events::record` calls this (with a typed event).
+    pub(crate) async fn record_event(
+        tx: &mut Tx,
+        org: uuid::Uuid,
+        event_type: &str,
+        occurred_at: DateTime<Utc>,
+        data: &serde_json::Value,
+    ) -> Result<()> {
+        tx.execute(
+            sqlx::query("INSERT INTO events (id, org_id, event_type, occurred_at, data) VALUES ($1, $2, $3, $4, $5)")
+                .bind(crate::domain::new_id().to_string())
+                .bind(org.to_string())
+                .bind(event_type)
+                .bind(ts(occurred_at))
+                .bind(data.to_string()),
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// Event types recorded for an organisation, oldest first (operator and
+    /// test inspection until webhook delivery reads the outbox).
+    pub async fn event_types(&self, org: uuid::Uuid) -> Result<Vec<(String, serde_json::Value)>> {
+        let rows = sqlx::query("SELECT event_type, data FROM events WHERE org_id = $1 ORDER BY seq")
+            .bind(org.to_string())
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter()
+            .map(|r| {
+                let data: String = r.try_get("data")?;
+                Ok((r.try_get("event_type")?, serde_json::from_str(&data).map_err(|e| Error::Internal(e.to_string()))?))
+            })
+            .collect()
+    }
+
+    /// One page of `org`'s events, oldest first.
+    pub async fn events(&self, org: Uuid, filter: &EventFilter, after: Option<Cursor>, limit: usize) -> Result<Page<EventRow>> {
+        let mut q = ListQuery::new(format!("SELECT {COLUMNS} FROM events WHERE org_id = $1 AND seq > $2"));
+        if !filter.types.is_empty() {
+            q.any_of("event_type", filter.types.iter().cloned());
+        }
+        if let Some(t) = filter.after {
+            q.condition(ts(t), |p| format!("occurred_at > {p}"));
+        }
+        if let Some(t) = filter.before {
+            q.condition(ts(t), |p| format!("occurred_at < {p}"));
+        }
+        let rows = q.fetch(&self.pool, org, after, "seq", limit).await?;
+        Ok(Page::from_rows(rows.iter().map(from_row).collect::<Result<_>>()?, limit))
+    }
+
+    pub async fn event(&self, org: Uuid, id: Uuid) -> Result<Option<EventRow>> {
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM events WHERE org_id = $1 AND id = $2")))
+            .bind(org.to_string())
+            .bind(id.to_string())
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.as_ref().map(from_row).transpose()?.map(|(_, e)| e))
+    }
+}
