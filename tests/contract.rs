@@ -119,6 +119,9 @@ fn normalise_spec(spec: &Value) -> Value {
         }
         // 7. per-operation `security: []` (open operations) is the document's own.
         op.remove("security");
+        // 19. `x-events` (the events an operation records) is the
+        //     document's own: dropshot knows no events.
+        op.remove("x-events");
         // 8. dropshot accepts only scalar query parameters: an array parameter
         //    (repeated key) is documented to dropshot as a string.
         for p in op.get_mut("parameters").and_then(Value::as_array_mut).into_iter().flatten() {

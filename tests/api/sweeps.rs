@@ -4,9 +4,10 @@
 //! calls it through a generated client), unauthorized (401 without
 //! credentials), tenancy (another organisation's ids are as missing), wire
 //! (Api-Revision and application/json on every answer), idempotency
-//! (every operation taking `X-Idempotency-Key` replays a retry) and header
+//! (every operation taking `X-Idempotency-Key` replays a retry), header
 //! text (a header value that is not text is a 400, on every header the
-//! server reads).
+//! server reads) and events (an operation records only the events its
+//! `x-events` lists, and a refused request none).
 
 use crate::harness::*;
 use serde_json::{Value, json};
@@ -30,6 +31,8 @@ struct Operation {
     body: Option<Value>,
     /// documented response statuses
     statuses: Vec<String>,
+    /// the event types it records (`x-events`)
+    events: Vec<String>,
 }
 
 impl Operation {
@@ -89,7 +92,11 @@ fn operations() -> Vec<Operation> {
                     params,
                     body: op.get("requestBody").map(|b| b["content"]["application/json"]["example"].clone()),
                     statuses: op["responses"].as_object().unwrap().keys().cloned().collect(),
+                    events: op["x-events"].as_array().into_iter().flatten().map(|e| e.as_str().unwrap().to_string()).collect(),
                 });
+                for e in &out.last().unwrap().events {
+                    assert!(doc["x-webhooks"].get(e).is_some(), "{revision} {}: x-events names {e}, which x-webhooks does not publish", op["operationId"]);
+                }
             }
         }
     }
@@ -374,6 +381,29 @@ async fn tenancy_another_organisations_ids_are_missing_and_unchanged() {
 
 /// The operation's path naming objects that exist: fixtures for ids, and
 /// for parameters that are not ids (the document name), a real value.
+/// An example body naming this organisation's fixtures instead of the
+/// document's example ids: a field named like a fixture (`customerId`,
+/// `productOfferingId`, ...), or ending in `UserId`, at any depth.
+fn with_fixtures(body: &Value, fixtures: &Fixtures) -> Value {
+    match body {
+        Value::Object(fields) => Value::Object(
+            fields
+                .iter()
+                .map(|(k, v)| {
+                    let fixture = if k.ends_with("UserId") { Some("userId") } else { fixtures.ids.get_key_value(k.as_str()).map(|(n, _)| *n) };
+                    let v = match (fixture.and_then(|n| fixtures.ids.get(n)), v) {
+                        (Some((id, _)), Value::String(_)) => Value::String(id.clone()),
+                        _ => with_fixtures(v, fixtures),
+                    };
+                    (k.clone(), v)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(|i| with_fixtures(i, fixtures)).collect()),
+        other => other.clone(),
+    }
+}
+
 fn existing_path(op: &Operation, fixtures: &Fixtures) -> String {
     op.fill(|name| match name {
         "document" => format!("{}.json", op.revision),
@@ -389,6 +419,49 @@ async fn wire_every_operation_answers_with_its_revision_and_json() {
             let path = existing_path(&op, &ours);
             let a = send(&app, &op, Auth::Key(&app.key), &path, op.body.as_ref()).await;
             assert!(a.status < 500, "{}: {} {:#}", op.label(), a.status, a.body);
+        }
+        app
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_every_operation_records_only_what_its_document_lists() {
+    each_backend(|app| async move {
+        let ours = Fixtures::create(&app, app.org, &app.key, "ours").await;
+        let recorded = || async { app.store.event_types(app.org).await.unwrap().into_iter().map(|(t, _)| t).collect::<Vec<_>>() };
+        let (mut emitting, mut orders) = (vec![], 0);
+        for op in operations() {
+            let body = op.body.as_ref().map(|b| with_fixtures(b, &ours));
+            // each order operation on an order of its own, still a DRAFT
+            let mut path = existing_path(&op, &ours);
+            if op.path_params().any(|p| p == "orderId") {
+                let customer = &ours.ids["customerId"].0;
+                orders += 1;
+                let msisdn = format!("+4670555{orders:04}");
+                let line = json!({"type": "SUBSCRIPTION", "productOfferingId": ours.ids["productOfferingId"].0, "subscription": {"simType": "ESIM", "msisdn": msisdn}});
+                let order = app.call("POST", "/orders", Some(json!({"customerId": customer, "lineItems": [line]}))).await;
+                assert_eq!(order.status, 201, "{:#}", order.body);
+                path = op.fill(|_| order.body["orderId"].as_str().unwrap().to_string());
+            }
+            let before = recorded().await.len();
+            let a = send(&app, &op, Auth::Key(&app.key), &path, body.as_ref()).await;
+            let new = recorded().await.split_off(before);
+            let label = op.label();
+            if a.status >= 300 {
+                assert!(new.is_empty(), "{label}: a refused request ({}) recorded {new:?}", a.status);
+            }
+            for t in &new {
+                assert!(op.events.contains(t), "{label}: recorded {t}, which its x-events {:?} does not list", op.events);
+            }
+            if !new.is_empty() {
+                emitting.push(op.id.clone());
+            }
+        }
+        // and each operation that lists events recorded some here, so the
+        // check above was made on it
+        for op in operations().iter().filter(|op| !op.events.is_empty()) {
+            assert!(emitting.contains(&op.id), "{}: lists x-events but recorded none in this sweep; give it a request that succeeds", op.label());
         }
         app
     })

@@ -12114,7 +12114,7 @@ Arguments:
     }
     /**Create a customer
 
-Creates a customer. referenceId is unique per organisation.
+Creates a customer. referenceId is unique per organisation. Records the events (x-events): `customer.created`.
 
 Sends a `POST` request to `/customers`
 
@@ -12256,7 +12256,7 @@ Arguments:
     }
     /**Update a customer
 
-Changes a customer; fields left out keep their value.
+Changes a customer; fields left out keep their value. Records the events (x-events): `customer.updated`.
 
 Sends a `PUT` request to `/customers/{customerId}`
 
@@ -12914,7 +12914,7 @@ Arguments:
     }
     /**Create an order
 
-A DRAFT order for a customer. Every line item is checked now and at submission, against the catalog as it is then; failing line items are 409 order_validation_failed (404 product_offering_not_found or subscription_not_found when a line names an object that does not exist), with one detail per failing field (property lineItems[i].field). Without a currency, and without a billing currency of the customer: 409 currency_required. State machine: DRAFT -(approve)-> APPROVED; DRAFT or APPROVED -(submit)-> SUBMITTED; DRAFT or APPROVED -(cancel)-> CANCELLED; DRAFT or APPROVED -(expiresAt passes)-> EXPIRED. Only DRAFT orders change with PUT. An order created by a user with the MEMBER role needs approval by a MANAGER or ADMIN (or the API key alone) before submission. A move the state does not allow is 409 order_state_conflict; an expired order is 409 order_expired.
+A DRAFT order for a customer. Every line item is checked now and at submission, against the catalog as it is then; failing line items are 409 order_validation_failed (404 product_offering_not_found or subscription_not_found when a line names an object that does not exist), with one detail per failing field (property lineItems[i].field). Without a currency, and without a billing currency of the customer: 409 currency_required. State machine: DRAFT -(approve)-> APPROVED; DRAFT or APPROVED -(submit)-> SUBMITTED; DRAFT or APPROVED -(cancel)-> CANCELLED; DRAFT or APPROVED -(expiresAt passes)-> EXPIRED. Only DRAFT orders change with PUT. An order created by a user with the MEMBER role needs approval by a MANAGER or ADMIN (or the API key alone) before submission. A move the state does not allow is 409 order_state_conflict; an expired order is 409 order_expired. Records the events (x-events): `order.created`.
 
 Sends a `POST` request to `/orders`
 
@@ -13056,7 +13056,7 @@ Arguments:
     }
     /**Change an order
 
-Changes a DRAFT order; the pricing is recalculated. New line items are checked as on creation. State machine: DRAFT -(approve)-> APPROVED; DRAFT or APPROVED -(submit)-> SUBMITTED; DRAFT or APPROVED -(cancel)-> CANCELLED; DRAFT or APPROVED -(expiresAt passes)-> EXPIRED. Only DRAFT orders change with PUT. An order created by a user with the MEMBER role needs approval by a MANAGER or ADMIN (or the API key alone) before submission. A move the state does not allow is 409 order_state_conflict; an expired order is 409 order_expired.
+Changes a DRAFT order; the pricing is recalculated. New line items are checked as on creation. State machine: DRAFT -(approve)-> APPROVED; DRAFT or APPROVED -(submit)-> SUBMITTED; DRAFT or APPROVED -(cancel)-> CANCELLED; DRAFT or APPROVED -(expiresAt passes)-> EXPIRED. Only DRAFT orders change with PUT. An order created by a user with the MEMBER role needs approval by a MANAGER or ADMIN (or the API key alone) before submission. A move the state does not allow is 409 order_state_conflict; an expired order is 409 order_expired. Records the events (x-events): `order.updated`.
 
 Sends a `PUT` request to `/orders/{orderId}`
 
@@ -13131,7 +13131,7 @@ Arguments:
     }
     /**Approve an order
 
-DRAFT -> APPROVED. Needs the MANAGER or ADMIN role for the customer (or the API key alone). State machine: DRAFT -(approve)-> APPROVED; DRAFT or APPROVED -(submit)-> SUBMITTED; DRAFT or APPROVED -(cancel)-> CANCELLED; DRAFT or APPROVED -(expiresAt passes)-> EXPIRED. Only DRAFT orders change with PUT. An order created by a user with the MEMBER role needs approval by a MANAGER or ADMIN (or the API key alone) before submission. A move the state does not allow is 409 order_state_conflict; an expired order is 409 order_expired.
+DRAFT -> APPROVED. Needs the MANAGER or ADMIN role for the customer (or the API key alone). State machine: DRAFT -(approve)-> APPROVED; DRAFT or APPROVED -(submit)-> SUBMITTED; DRAFT or APPROVED -(cancel)-> CANCELLED; DRAFT or APPROVED -(expiresAt passes)-> EXPIRED. Only DRAFT orders change with PUT. An order created by a user with the MEMBER role needs approval by a MANAGER or ADMIN (or the API key alone) before submission. A move the state does not allow is 409 order_state_conflict; an expired order is 409 order_expired. Records the events (x-events): `order.statusChanged`.
 
 Sends a `POST` request to `/orders/{orderId}/approve`
 
@@ -13272,7 +13272,7 @@ Arguments:
     }
     /**Cancel an order
 
-DRAFT or APPROVED -> CANCELLED; its line items are CANCELLED. State machine: DRAFT -(approve)-> APPROVED; DRAFT or APPROVED -(submit)-> SUBMITTED; DRAFT or APPROVED -(cancel)-> CANCELLED; DRAFT or APPROVED -(expiresAt passes)-> EXPIRED. Only DRAFT orders change with PUT. An order created by a user with the MEMBER role needs approval by a MANAGER or ADMIN (or the API key alone) before submission. A move the state does not allow is 409 order_state_conflict; an expired order is 409 order_expired.
+DRAFT or APPROVED -> CANCELLED; its line items are CANCELLED. State machine: DRAFT -(approve)-> APPROVED; DRAFT or APPROVED -(submit)-> SUBMITTED; DRAFT or APPROVED -(cancel)-> CANCELLED; DRAFT or APPROVED -(expiresAt passes)-> EXPIRED. Only DRAFT orders change with PUT. An order created by a user with the MEMBER role needs approval by a MANAGER or ADMIN (or the API key alone) before submission. A move the state does not allow is 409 order_state_conflict; an expired order is 409 order_expired. Records the events (x-events): `order.statusChanged`, `order.cancelled`, `order.lineItemStatusChanged`.
 
 Sends a `POST` request to `/orders/{orderId}/cancel`
 
@@ -13346,7 +13346,7 @@ Arguments:
     }
     /**Submit an order
 
-DRAFT (when no approval is needed) or APPROVED -> SUBMITTED. Checks every line item against the catalog and the customer as they are now (offering AVAILABLE and in the customer's catalog, add-on among the subscription's add-on options, price in the order currency, customer billing set); a failing order is 409 order_validation_failed with one detail per failing line item (property lineItems[i].field). On success the subscriptions, add-ons and licenses of the order exist, PENDING. State machine: DRAFT -(approve)-> APPROVED; DRAFT or APPROVED -(submit)-> SUBMITTED; DRAFT or APPROVED -(cancel)-> CANCELLED; DRAFT or APPROVED -(expiresAt passes)-> EXPIRED. Only DRAFT orders change with PUT. An order created by a user with the MEMBER role needs approval by a MANAGER or ADMIN (or the API key alone) before submission. A move the state does not allow is 409 order_state_conflict; an expired order is 409 order_expired.
+DRAFT (when no approval is needed) or APPROVED -> SUBMITTED. Checks every line item against the catalog and the customer as they are now (offering AVAILABLE and in the customer's catalog, add-on among the subscription's add-on options, price in the order currency, customer billing set); a failing order is 409 order_validation_failed with one detail per failing line item (property lineItems[i].field). On success the subscriptions, add-ons and licenses of the order exist, PENDING. State machine: DRAFT -(approve)-> APPROVED; DRAFT or APPROVED -(submit)-> SUBMITTED; DRAFT or APPROVED -(cancel)-> CANCELLED; DRAFT or APPROVED -(expiresAt passes)-> EXPIRED. Only DRAFT orders change with PUT. An order created by a user with the MEMBER role needs approval by a MANAGER or ADMIN (or the API key alone) before submission. A move the state does not allow is 409 order_state_conflict; an expired order is 409 order_expired. Records the events (x-events): `order.statusChanged`, `order.submitted`, `order.lineItemStatusChanged`, `subscription.created`, `subscription.updated`, `license.created`.
 
 Sends a `POST` request to `/orders/{orderId}/submit`
 
