@@ -54,8 +54,21 @@ fn from_row(r: &AnyRow) -> Result<(i64, WebhookEndpointRow)> {
     ))
 }
 
-fn events_json(events: &[String]) -> String {
-    serde_json::to_string(events).expect("a list of strings is JSON")
+type Query<'q> = sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>;
+
+/// Binds what an insert and an update both write, as `$1` to `$9`: url,
+/// events, description, status, disabled_reason, secret, previous_secret,
+/// previous_secret_until, updated_at.
+fn bind_fields<'q>(q: Query<'q>, e: &WebhookEndpointRow) -> Query<'q> {
+    q.bind(e.url.clone())
+        .bind(serde_json::to_string(&e.events).expect("a list of strings is JSON"))
+        .bind(e.description.clone())
+        .bind(e.status.clone())
+        .bind(e.disabled_reason.clone())
+        .bind(e.secret.clone())
+        .bind(e.previous_secret.as_ref().map(|(s, _)| s.clone()))
+        .bind(e.previous_secret.as_ref().map(|(_, t)| ts(*t)))
+        .bind(ts(e.updated_at))
 }
 
 impl Store {
@@ -73,50 +86,23 @@ impl Store {
         if count >= max {
             return Ok(false);
         }
-        tx.execute(
-            sqlx::query(
-                "INSERT INTO webhook_endpoints (id, org_id, url, events, description, status, disabled_reason, secret,
-                                                previous_secret, previous_secret_until, created_at, updated_at)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
-            )
-            .bind(e.id.to_string())
-            .bind(org)
-            .bind(&e.url)
-            .bind(events_json(&e.events))
-            .bind(&e.description)
-            .bind(&e.status)
-            .bind(&e.disabled_reason)
-            .bind(&e.secret)
-            .bind(e.previous_secret.as_ref().map(|(s, _)| s.clone()))
-            .bind(e.previous_secret.as_ref().map(|(_, t)| ts(*t)))
-            .bind(ts(e.created_at))
-            .bind(ts(e.updated_at)),
-        )
-        .await?;
+        let insert = sqlx::query(
+            "INSERT INTO webhook_endpoints (url, events, description, status, disabled_reason, secret, previous_secret,
+                                            previous_secret_until, updated_at, id, org_id, created_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+        );
+        tx.execute(bind_fields(insert, e).bind(e.id.to_string()).bind(org).bind(ts(e.created_at))).await?;
         Ok(true)
     }
 
     /// Writes every field of `e` but its id, organisation and creation.
     pub async fn update_webhook_endpoint(tx: &mut Tx, e: &WebhookEndpointRow) -> Result<()> {
-        tx.execute(
-            sqlx::query(
-                "UPDATE webhook_endpoints SET url = $1, events = $2, description = $3, status = $4, disabled_reason = $5,
-                        secret = $6, previous_secret = $7, previous_secret_until = $8, updated_at = $9
-                 WHERE id = $10 AND org_id = $11",
-            )
-            .bind(&e.url)
-            .bind(events_json(&e.events))
-            .bind(&e.description)
-            .bind(&e.status)
-            .bind(&e.disabled_reason)
-            .bind(&e.secret)
-            .bind(e.previous_secret.as_ref().map(|(s, _)| s.clone()))
-            .bind(e.previous_secret.as_ref().map(|(_, t)| ts(*t)))
-            .bind(ts(e.updated_at))
-            .bind(e.id.to_string())
-            .bind(e.org.to_string()),
-        )
-        .await
+        let update = sqlx::query(
+            "UPDATE webhook_endpoints SET url = $1, events = $2, description = $3, status = $4, disabled_reason = $5,
+                    secret = $6, previous_secret = $7, previous_secret_until = $8, updated_at = $9
+             WHERE id = $10 AND org_id = $11",
+        );
+        tx.execute(bind_fields(update, e).bind(e.id.to_string()).bind(e.org.to_string())).await
     }
 
     /// Deletes an endpoint of `org`; false if there was none.

@@ -187,22 +187,23 @@ pub async fn update(o: &Owner<'_>, id: &str, req: wire::UpdateWebhookEndpointReq
         };
         Status::of(&row)?.after(m).store(&mut row);
     }
-    save(o, row).await
+    save(o, row, false).await
 }
 
 /// Enables or disables an endpoint (the CLI's enable and disable).
 pub async fn set_status(o: &Owner<'_>, id: &str, m: Move) -> Result<wire::WebhookEndpoint> {
     let mut row = find(o, id).await?;
     Status::of(&row)?.after(m).store(&mut row);
-    save(o, row).await
+    save(o, row, false).await
 }
 
-async fn save(o: &Owner<'_>, mut row: WebhookEndpointRow) -> Result<wire::WebhookEndpoint> {
+/// Writes a changed endpoint; the answer shows the secret if `secret`.
+async fn save(o: &Owner<'_>, mut row: WebhookEndpointRow, secret: bool) -> Result<wire::WebhookEndpoint> {
     row.updated_at = o.now;
     let mut tx = o.store.begin().await?;
     Store::update_webhook_endpoint(&mut tx, &row).await?;
     tx.commit().await?;
-    to_wire(row, false)
+    to_wire(row, secret)
 }
 
 pub async fn delete(o: &Owner<'_>, id: &str) -> Result<()> {
@@ -220,9 +221,5 @@ pub async fn rotate_secret(o: &Owner<'_>, id: &str) -> Result<wire::WebhookEndpo
     let mut row = find(o, id).await?;
     let previous = std::mem::replace(&mut row.secret, secret::mint());
     row.previous_secret = Some((previous, o.now + previous_secret_lifetime()));
-    row.updated_at = o.now;
-    let mut tx = o.store.begin().await?;
-    Store::update_webhook_endpoint(&mut tx, &row).await?;
-    tx.commit().await?;
-    to_wire(row, true)
+    save(o, row, true).await
 }
