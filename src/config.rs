@@ -15,6 +15,7 @@ pub mod defaults {
     /// a week
     pub const ORDER_EXPIRY_SECONDS: u32 = 7 * 24 * 3600;
     pub const MAIL_FROM: &str = "Switchboard <no-reply@switchboard.invalid>";
+    pub const WEBHOOK_TIMEOUT_SECONDS: u64 = 15;
 }
 
 #[derive(Debug, Clone, Args)]
@@ -56,6 +57,11 @@ pub struct Settings {
     pub mail_from: String,
     #[command(flatten)]
     pub webhooks: WebhookUrls,
+    /// Seconds a webhook receiver has to answer a delivery; no answer by
+    /// then is a failed attempt, tried again later.
+    #[arg(long = "webhooks-timeout-seconds", env = "SWITCHBOARD_WEBHOOKS_TIMEOUT_SECONDS", default_value_t = defaults::WEBHOOK_TIMEOUT_SECONDS,
+          value_parser = clap::value_parser!(u64).range(1..=300))]
+    pub webhook_timeout_seconds: u64,
 }
 
 /// Which webhook URLs may be registered. By default only https URLs whose
@@ -86,6 +92,7 @@ impl Default for Settings {
             smtp_url: None,
             mail_from: defaults::MAIL_FROM.into(),
             webhooks: WebhookUrls::default(),
+            webhook_timeout_seconds: defaults::WEBHOOK_TIMEOUT_SECONDS,
         }
     }
 }

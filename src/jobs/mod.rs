@@ -5,12 +5,16 @@
 //! runs once at a time), deleted when done, tried again later when it
 //! fails. A job whose instance dies mid-item is taken over when its lease
 //! runs out, so every job's work must be safe to run again (each checks
-//! the state it moves).
+//! the state it moves). Work whose items are best run many at once (the
+//! webhook sender's HTTP requests) drains what is due itself, over the same
+//! claims (`Drain`).
 
 pub mod idempotency_expiry;
 pub mod mail;
 pub mod mail_cleanup;
 pub mod order_expiry;
+pub mod webhook_delivery;
+pub mod webhook_dispatch;
 
 use crate::clock::Clock;
 use crate::config::Settings;
@@ -39,9 +43,50 @@ pub struct Worker {
     pub run: Arc<dyn Fn(Store, Arc<Clock>, Job) -> BoxFuture<'static, Outcome> + Send + Sync>,
 }
 
+/// Work that runs everything due itself, many items at once; the number
+/// of items run.
+pub struct Drain {
+    pub name: &'static str,
+    pub run: Arc<dyn Fn(Store, Arc<Clock>) -> BoxFuture<'static, crate::error::Result<usize>> + Send + Sync>,
+    /// how often it looks for due work without being woken
+    pub poll: std::time::Duration,
+}
+
 /// How often a worker looks for due work without being woken (work
 /// scheduled by another instance, retries falling due).
 const POLL: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// One background task: a `Worker` of one kind of item, or a `Drain`.
+#[derive(Clone)]
+enum Task {
+    Each(Arc<Worker>),
+    Drain(Arc<Drain>),
+}
+
+impl Task {
+    async fn run_due(&self, store: &Store, clock: &Arc<Clock>) -> crate::error::Result<usize> {
+        match self {
+            Task::Each(w) => w.run_due(store, clock).await,
+            Task::Drain(d) => (d.run)(store.clone(), clock.clone()).await,
+        }
+    }
+
+    async fn serve(self, store: Store, clock: Arc<Clock>, wake: Arc<Notify>) {
+        let (name, poll) = match &self {
+            Task::Each(w) => (w.kind.as_str(), POLL),
+            Task::Drain(d) => (d.name, d.poll),
+        };
+        loop {
+            if let Err(e) = self.run_due(&store, &clock).await {
+                tracing::warn!(job = name, error = %e, "jobs unreadable");
+            }
+            tokio::select! {
+                _ = wake.notified() => {}
+                _ = tokio::time::sleep(poll) => {}
+            }
+        }
+    }
+}
 
 impl Worker {
     /// Claims and runs every item due now; the number run.
@@ -65,23 +110,11 @@ impl Worker {
             }
         }
     }
-
-    async fn serve(self: Arc<Self>, store: Store, clock: Arc<Clock>, wake: Arc<Notify>) {
-        loop {
-            if let Err(e) = self.run_due(&store, &clock).await {
-                tracing::warn!(kind = ?self.kind, error = %e, "jobs unreadable");
-            }
-            tokio::select! {
-                _ = wake.notified() => {}
-                _ = tokio::time::sleep(POLL) => {}
-            }
-        }
-    }
 }
 
 /// The jobs of one server instance.
 pub struct Jobs {
-    workers: Vec<Arc<Worker>>,
+    tasks_run: Vec<Task>,
     tasks: Vec<JoinHandle<()>>,
     store: Store,
     clock: Arc<Clock>,
@@ -93,8 +126,8 @@ impl Jobs {
     /// this instead of waiting. The number run.
     pub async fn run_due(&self) -> crate::error::Result<usize> {
         let mut n = 0;
-        for w in &self.workers {
-            n += w.run_due(&self.store, &self.clock).await?;
+        for t in &self.tasks_run {
+            n += t.run_due(&self.store, &self.clock).await?;
         }
         Ok(n)
     }
@@ -112,14 +145,19 @@ pub async fn start(store: &Store, clock: &Arc<Clock>, settings: &Settings, mail_
     // the standing jobs, due now unless already scheduled
     let now = clock.now();
     store.schedule_standing_job(JobKind::IdempotencyExpiry, crate::store::EXPIRY_SUBJECT, now).await?;
-    let mut workers = vec![
-        (Arc::new(idempotency_expiry::worker()), Arc::new(Notify::new())),
-        (Arc::new(order_expiry::worker()), Arc::new(Notify::new())),
-        (Arc::new(mail_cleanup::worker()), Arc::new(Notify::new())),
+    let each = |w: Worker| Task::Each(Arc::new(w));
+    let send_wake = Arc::new(Notify::new());
+    let mut tasks = vec![
+        (each(idempotency_expiry::worker()), Arc::new(Notify::new())),
+        (each(order_expiry::worker()), Arc::new(Notify::new())),
+        (each(mail_cleanup::worker()), Arc::new(Notify::new())),
+        // the dispatcher before the sender: one `run_due` dispatches and sends
+        (Task::Drain(Arc::new(webhook_dispatch::drain(send_wake.clone()))), store.events_recorded()),
+        (Task::Drain(Arc::new(webhook_delivery::drain(webhook_delivery::Sender::new(settings)?))), send_wake),
     ];
     if let Some(url) = &settings.smtp_url {
-        workers.push((Arc::new(mail::worker(mail::Sender::new(url, &settings.mail_from)?)), mail_wake));
+        tasks.push((each(mail::worker(mail::Sender::new(url, &settings.mail_from)?)), mail_wake));
     }
-    let tasks = workers.iter().map(|(w, wake)| tokio::spawn(w.clone().serve(store.clone(), clock.clone(), wake.clone()))).collect();
-    Ok(Jobs { workers: workers.into_iter().map(|(w, _)| w).collect(), tasks, store: store.clone(), clock: clock.clone() })
+    let handles = tasks.iter().map(|(t, wake)| tokio::spawn(t.clone().serve(store.clone(), clock.clone(), wake.clone()))).collect();
+    Ok(Jobs { tasks_run: tasks.into_iter().map(|(t, _)| t).collect(), tasks: handles, store: store.clone(), clock: clock.clone() })
 }

@@ -30,7 +30,7 @@ pub struct EventFilter {
 
 const COLUMNS: &str = "seq, id, event_type, occurred_at, data";
 
-fn from_row(r: &AnyRow) -> Result<(i64, EventRow)> {
+pub(super) fn from_row(r: &AnyRow) -> Result<(i64, EventRow)> {
     let data: String = r.try_get("data")?;
     Ok((
         r.try_get("seq")?,
@@ -62,6 +62,7 @@ impl Store {
                 .bind(data.to_string()),
         )
         .await?;
+        tx.webhooks_changed();
         Ok(())
     }
 

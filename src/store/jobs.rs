@@ -22,15 +22,18 @@ pub enum JobKind {
     /// idempotency keys past their lifetime are deleted (one item, `*`,
     /// that schedules itself again)
     IdempotencyExpiry,
+    /// an event is sent to a webhook endpoint (subject: `endpoint/event`)
+    WebhookDelivery,
 }
 
 impl JobKind {
-    fn as_str(self) -> &'static str {
+    pub(crate) fn as_str(self) -> &'static str {
         match self {
             JobKind::OrderExpiry => "order.expiry",
             JobKind::MailDelivery => "mail.delivery",
             JobKind::MailCleanup => "mail.cleanup",
             JobKind::IdempotencyExpiry => "idempotency.expiry",
+            JobKind::WebhookDelivery => "webhook.delivery",
         }
     }
 }
@@ -144,6 +147,12 @@ impl Store {
     /// happens when another instance took it over after the lease ran out.
     pub async fn finish_job(&self, job: &Job) -> Result<()> {
         let mut tx = self.begin().await?;
+        Store::finish_job_in(&mut tx, job).await?;
+        tx.commit().await
+    }
+
+    /// `finish_job`, in the transaction that records the item's outcome.
+    pub(crate) async fn finish_job_in(tx: &mut Tx, job: &Job) -> Result<()> {
         let deleted = sqlx::query("DELETE FROM jobs WHERE kind = $1 AND subject = $2 AND lease_until = $3 AND due_at = $4")
             .bind(job.kind.as_str())
             .bind(&job.subject)
@@ -160,21 +169,26 @@ impl Store {
             )
             .await?;
         }
-        tx.commit().await
+        Ok(())
     }
 
     /// The claimed item failed for now: it is due again at `retry_at`.
     pub async fn retry_job(&self, job: &Job, error: &str, retry_at: DateTime<Utc>) -> Result<()> {
         let mut tx = self.begin().await?;
+        Store::retry_job_in(&mut tx, job, error, retry_at).await?;
+        tx.commit().await
+    }
+
+    /// `retry_job`, in the transaction that records the item's outcome.
+    pub(crate) async fn retry_job_in(tx: &mut Tx, job: &Job, error: &str, retry_at: DateTime<Utc>) -> Result<()> {
         tx.execute(
             sqlx::query("UPDATE jobs SET due_at = $1, lease_until = NULL, last_error = $2 WHERE kind = $3 AND subject = $4 AND lease_until = $5")
                 .bind(ts(retry_at))
-                .bind(error)
+                .bind(error.to_string())
                 .bind(job.kind.as_str())
-                .bind(&job.subject)
+                .bind(job.subject.clone())
                 .bind(ts(job.lease_until)),
         )
-        .await?;
-        tx.commit().await
+        .await
     }
 }

@@ -4,6 +4,7 @@
 mod catalog;
 mod coalesce;
 mod customers;
+mod deliveries;
 mod events;
 mod group;
 mod idempotency;
@@ -20,6 +21,7 @@ mod webhooks;
 
 pub use catalog::{CatalogDoc, Change, Columns, GroupDoc, Kind, OfferingDoc, OfferingFilter, OfferingRow, ProductDoc};
 pub use customers::{CustomerFilter, CustomerRow, IdOrRef, Link};
+pub use deliveries::{After, AttemptRow, DeliveryRow, DeliveryWork, Recorded, Which, delivery_subject, parse_delivery_subject};
 pub use events::{EventFilter, EventRow};
 pub use idempotency::{EXPIRY_SUBJECT, KeyTimes, StoredAnswer};
 pub use jobs::{Job, JobKind};
@@ -62,6 +64,8 @@ pub struct Store {
     human_readable_ids: customers::HumanReadableIds,
     /// idempotency keys' answers, concurrent lookups in one query
     answers_by_key: idempotency::AnswersByKey,
+    /// told when a transaction that recorded an event commits
+    events_recorded: Arc<tokio::sync::Notify>,
 }
 
 static MIGRATE_SQLITE: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
@@ -115,7 +119,13 @@ impl Store {
             backend,
             group,
             scope: None,
+            events_recorded: Arc::default(),
         })
+    }
+
+    /// Told each time a transaction that recorded an event commits.
+    pub fn events_recorded(&self) -> Arc<tokio::sync::Notify> {
+        self.events_recorded.clone()
     }
 
     pub fn pool(&self) -> &AnyPool {

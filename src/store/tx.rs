@@ -18,13 +18,17 @@ use crate::error::{Error, Result};
 use sqlx::{Any, AnyConnection, Execute};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use tokio::sync::OwnedMutexGuard;
+use tokio::sync::{Notify, OwnedMutexGuard};
 
 /// A write transaction; hold it only across SQL.
 pub struct Tx {
     inner: Option<Inner>,
     /// the idempotent request whose work this is, if any
     scope: Option<Arc<Scope>>,
+    /// told when a transaction that recorded an event or queued a webhook
+    /// delivery commits (the webhook dispatcher waits on it)
+    events: Arc<Notify>,
+    webhooks_changed: bool,
 }
 
 enum Inner {
@@ -68,7 +72,7 @@ impl Store {
             None => Inner::Pool(self.pool.begin().await?),
             Some(group) => Inner::Group(Turn { group: group.clone(), guard: None, pending: Pending::default(), broken: false }),
         };
-        Ok(Tx { inner: Some(inner), scope: self.scope.clone() })
+        Ok(Tx { inner: Some(inner), scope: self.scope.clone(), events: self.events_recorded.clone(), webhooks_changed: false })
     }
 
     /// The same store, its writes parked in `scope` instead of committed.
@@ -196,9 +200,19 @@ impl Tx {
     /// Commits, whatever the scope.
     pub(crate) async fn commit_now(mut self) -> Result<()> {
         match self.inner.take().expect("a transaction in use") {
-            Inner::Pool(tx) => Ok(tx.commit().await?),
-            Inner::Group(turn) => turn.commit().await,
+            Inner::Pool(tx) => tx.commit().await?,
+            Inner::Group(turn) => turn.commit().await?,
         }
+        if self.webhooks_changed {
+            self.events.notify_one();
+        }
+        Ok(())
+    }
+
+    /// Notes that this transaction recorded an event or queued a webhook
+    /// delivery: the dispatcher is woken when it commits.
+    pub(crate) fn webhooks_changed(&mut self) {
+        self.webhooks_changed = true;
     }
 }
 

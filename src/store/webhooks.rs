@@ -22,12 +22,15 @@ pub struct WebhookEndpointRow {
     pub secret: String,
     /// the secret before the last rotation, and until when it still signs
     pub previous_secret: Option<(String, DateTime<Utc>)>,
+    /// since when every delivery attempt has failed (the delivery worker
+    /// keeps it; no other write touches it)
+    pub failing_since: Option<DateTime<Utc>>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
 }
 
 const COLUMNS: &str = "seq, id, org_id, url, events, description, status, disabled_reason, secret, previous_secret, \
-                       previous_secret_until, created_at, updated_at";
+                       previous_secret_until, failing_since, created_at, updated_at";
 
 fn from_row(r: &AnyRow) -> Result<(i64, WebhookEndpointRow)> {
     let previous: Option<String> = r.try_get("previous_secret")?;
@@ -48,6 +51,7 @@ fn from_row(r: &AnyRow) -> Result<(i64, WebhookEndpointRow)> {
             disabled_reason: r.try_get("disabled_reason")?,
             secret: r.try_get("secret")?,
             previous_secret,
+            failing_since: r.try_get::<Option<String>, _>("failing_since")?.as_deref().map(parse_ts).transpose()?,
             created_at: parse_ts(&r.try_get::<String, _>("created_at")?)?,
             updated_at: parse_ts(&r.try_get::<String, _>("updated_at")?)?,
         },
@@ -123,6 +127,22 @@ impl Store {
             .fetch_optional(&self.pool)
             .await?;
         Ok(row.as_ref().map(from_row).transpose()?.map(|(_, e)| e))
+    }
+
+    /// The endpoints `ids`, whatever their organisation (the delivery
+    /// worker's; the API reads through `webhook_endpoint`).
+    pub async fn webhook_endpoints_by_id(&self, ids: &[String]) -> Result<Vec<WebhookEndpointRow>> {
+        if ids.is_empty() {
+            return Ok(vec![]);
+        }
+        let mut q = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {COLUMNS} FROM webhook_endpoints WHERE id IN ({})",
+            super::placeholders(1, ids.len())
+        )));
+        for id in ids {
+            q = q.bind(id.clone());
+        }
+        q.fetch_all(&self.pool).await?.iter().map(|r| from_row(r).map(|(_, e)| e)).collect()
     }
 
     /// One page of `org`'s endpoints, oldest first.

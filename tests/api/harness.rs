@@ -131,6 +131,19 @@ impl TestApp {
         (running, base)
     }
 
+    /// Stops the server as a crash would (its jobs cut off mid-item, their
+    /// claims left to run out) and starts it again over the same database
+    /// and clock, on a new port.
+    pub async fn restart(&mut self) {
+        let running = self.running.take().expect("running");
+        running.jobs.stop();
+        running.close().await.unwrap();
+        self.store = Store::connect(&self.url).await.expect("store");
+        let running = server::start(self.store.clone(), self.clock.clone(), "127.0.0.1:0".parse().unwrap(), self.settings.clone()).await.unwrap();
+        self.base = format!("http://{}/api/v2", running.local_addr());
+        self.running = Some(running);
+    }
+
     /// Runs the jobs due now (by the test clock) on this app's server; the
     /// number run.
     pub async fn run_jobs(&self) -> usize {

@@ -54,6 +54,55 @@ pub async fn check(property: &str, url: &str, policy: WebhookUrls) -> Result<url
     Ok(parsed)
 }
 
+/// Whether a delivery may go to `url` now, as far as the URL itself tells
+/// (its scheme, an address written in it): the server's policy may have
+/// changed since the endpoint was registered. A host name is checked as it
+/// resolves, by `PublicOnly`.
+pub fn sendable(url: &str, policy: WebhookUrls) -> std::result::Result<(), String> {
+    let parsed = url::Url::parse(url).map_err(|e| format!("invalid URL: {e}"))?;
+    if parsed.scheme() == "http" && !policy.allow_http {
+        return Err("http URLs are not allowed on this server".into());
+    }
+    let ip = match parsed.host() {
+        Some(url::Host::Ipv4(ip)) => IpAddr::V4(ip),
+        Some(url::Host::Ipv6(ip)) => IpAddr::V6(ip),
+        _ => return Ok(()),
+    };
+    if !policy.allow_private && !is_public(ip) {
+        return Err(format!("{ip} is not a public address"));
+    }
+    Ok(())
+}
+
+/// The resolver of webhook deliveries when private addresses are not
+/// allowed: a host is resolved at the moment of each connection and
+/// refused if any of its addresses is not public, so a name that resolved
+/// to a public address at registration cannot be pointed inside the
+/// network later (DNS rebinding). The connection goes to the addresses
+/// checked here, not to a second lookup.
+#[derive(Debug, Default)]
+pub struct PublicOnly;
+
+impl reqwest::dns::Resolve for PublicOnly {
+    fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
+        let host = name.as_str().to_string();
+        Box::pin(async move {
+            let addresses: Vec<std::net::SocketAddr> =
+                tokio::time::timeout(RESOLVE_TIMEOUT, tokio::net::lookup_host((host.as_str(), 0)))
+                    .await
+                    .map_err(|_| format!("{host} did not resolve in time"))??
+                    .collect();
+            if addresses.is_empty() {
+                return Err(format!("{host} does not resolve").into());
+            }
+            if let Some(a) = addresses.iter().find(|a| !is_public(a.ip())) {
+                return Err(format!("{host} resolves to {}, not a public address", a.ip()).into());
+            }
+            Ok(Box::new(addresses.into_iter()) as reqwest::dns::Addrs)
+        })
+    }
+}
+
 /// Whether `ip` is an address of the public internet.
 pub fn is_public(ip: IpAddr) -> bool {
     match ip {

@@ -132,6 +132,7 @@ pub async fn create(o: &Owner<'_>, req: wire::CreateWebhookEndpointRequest) -> R
         disabled_reason: None,
         secret: secret::mint(),
         previous_secret: None,
+        failing_since: None,
         created_at: o.now,
         updated_at: o.now,
     };
@@ -180,28 +181,31 @@ pub async fn update(o: &Owner<'_>, id: &str, req: wire::UpdateWebhookEndpointReq
     if let Some(d) = req.description {
         row.description = Some(d);
     }
-    if let Some(s) = req.status {
-        let m = match s {
-            wire::WebhookEndpointStatus::Enabled => Move::Enable,
-            wire::WebhookEndpointStatus::Disabled => Move::Disable,
-        };
-        Status::of(&row)?.after(m).store(&mut row);
-    }
-    save(o, row, false).await
+    let status = req.status.map(|s| match s {
+        wire::WebhookEndpointStatus::Enabled => Move::Enable,
+        wire::WebhookEndpointStatus::Disabled => Move::Disable,
+    });
+    save(o, row, status, false).await
 }
 
 /// Enables or disables an endpoint (the CLI's enable and disable).
 pub async fn set_status(o: &Owner<'_>, id: &str, m: Move) -> Result<wire::WebhookEndpoint> {
-    let mut row = find(o, id).await?;
-    Status::of(&row)?.after(m).store(&mut row);
-    save(o, row, false).await
+    save(o, find(o, id).await?, Some(m), false).await
 }
 
-/// Writes a changed endpoint; the answer shows the secret if `secret`.
-async fn save(o: &Owner<'_>, mut row: WebhookEndpointRow, secret: bool) -> Result<wire::WebhookEndpoint> {
+/// Writes a changed endpoint, its status moved by `m`; the answer shows
+/// the secret if `secret`. An endpoint disabled holds its pending
+/// deliveries; enabled again, it gets them in a new round.
+async fn save(o: &Owner<'_>, mut row: WebhookEndpointRow, m: Option<Move>, secret: bool) -> Result<wire::WebhookEndpoint> {
+    let was = Status::of(&row)?;
+    let now = m.map_or(was, |m| was.after(m));
+    now.store(&mut row);
     row.updated_at = o.now;
     let mut tx = o.store.begin().await?;
     Store::update_webhook_endpoint(&mut tx, &row).await?;
+    if (was == Status::Enabled) != (now == Status::Enabled) {
+        Store::endpoint_status_changed(&mut tx, row.id, now == Status::Enabled, o.now).await?;
+    }
     tx.commit().await?;
     to_wire(row, secret)
 }
@@ -221,5 +225,5 @@ pub async fn rotate_secret(o: &Owner<'_>, id: &str) -> Result<wire::WebhookEndpo
     let mut row = find(o, id).await?;
     let previous = std::mem::replace(&mut row.secret, secret::mint());
     row.previous_secret = Some((previous, o.now + previous_secret_lifetime()));
-    save(o, row, true).await
+    save(o, row, None, true).await
 }

@@ -6,5 +6,6 @@ pub mod address;
 pub mod endpoints;
 pub mod log;
 pub mod revision;
+pub mod schedule;
 pub mod secret;
 pub mod signature;

@@ -1,0 +1,295 @@
+//! The webhook sender: makes each due delivery's attempt, an HTTP POST of
+//! the event's envelope in the organisation's webhook revision, signed as
+//! Standard Webhooks does, and records it. Deliveries are claimed on the
+//! jobs table (so with several instances each attempt is made by one),
+//! sent up to `IN_FLIGHT` at once so that a slow receiver does not hold the
+//! others up, and recorded in batches (one transaction for the attempts
+//! that finished together). Any 2xx acknowledges; any other answer, a
+//! timeout or a failed connection is tried again on the schedule of
+//! `domain::webhooks::schedule`, or when the receiver's `Retry-After`
+//! asks. An endpoint whose every attempt failed for 5 days is disabled.
+//! Delivery is at least once: an attempt whose outcome could not be
+//! recorded is made again.
+
+use super::Drain;
+use crate::clock::Clock;
+use crate::config::{Settings, WebhookUrls};
+use crate::domain::webhooks::{address, log, revision, schedule, signature};
+use crate::error::Result;
+use crate::store::{After, AttemptRow, DeliveryWork, Job, JobKind, Recorded, Store, parse_delivery_subject};
+use chrono::{DateTime, Duration, Utc};
+use futures::StreamExt;
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// Deliveries claimed at once; they wait in this instance for a free
+/// slot, inside the lease.
+const CLAIM: i64 = 16;
+/// Attempts in flight at once.
+const IN_FLIGHT: usize = 64;
+/// What an attempt keeps of the receiver's answer.
+const EXCERPT_BYTES: usize = 1024;
+
+/// The HTTP side of delivery.
+pub struct Sender {
+    client: reqwest::Client,
+    urls: WebhookUrls,
+    timeout: std::time::Duration,
+}
+
+impl Sender {
+    pub fn new(settings: &Settings) -> anyhow::Result<Sender> {
+        let timeout = std::time::Duration::from_secs(settings.webhook_timeout_seconds);
+        let mut client = reqwest::Client::builder()
+            .timeout(timeout)
+            // a redirect could lead anywhere: an answer of 3xx is a failure
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
+            .user_agent(concat!("Switchboard-Webhooks/", env!("CARGO_PKG_VERSION")));
+        if !settings.webhooks.allow_private {
+            client = client.dns_resolver(Arc::new(address::PublicOnly));
+        }
+        Ok(Sender { client: client.build()?, urls: settings.webhooks, timeout })
+    }
+
+    /// One attempt: the answer's record, its `Retry-After` if it asked for
+    /// one, and whether it acknowledged.
+    async fn post(&self, url: &str, id: &str, body: String, secrets: &[&str], now: DateTime<Utc>) -> (AttemptRow, Option<Duration>, bool) {
+        let mut attempt = AttemptRow { attempted_at: now, status_code: None, latency_ms: 0, response_body: None, error: None };
+        if let Err(e) = address::sendable(url, self.urls) {
+            attempt.error = Some(format!("not sent: {e}"));
+            return (attempt, None, false);
+        }
+        let timestamp = now.timestamp();
+        let signature = match signature::header(secrets, id, timestamp, body.as_bytes()) {
+            Ok(s) => s,
+            Err(e) => {
+                attempt.error = Some(format!("not sent: the endpoint's secret is unreadable ({e})"));
+                return (attempt, None, false);
+            }
+        };
+        let started = std::time::Instant::now();
+        let sent = self
+            .client
+            .post(url)
+            .header("content-type", "application/json")
+            .header("webhook-id", id)
+            .header("webhook-timestamp", timestamp.to_string())
+            .header("webhook-signature", signature)
+            .body(body)
+            .send()
+            .await;
+        let (retry_after, ok) = match sent {
+            Ok(mut answer) => {
+                let status = answer.status();
+                attempt.status_code = Some(status.as_u16().into());
+                let retry_after = answer.headers().get("retry-after").and_then(|v| v.to_str().ok()).and_then(|v| schedule::parse_retry_after(v, now));
+                let mut excerpt = Vec::new();
+                while excerpt.len() < EXCERPT_BYTES {
+                    match answer.chunk().await {
+                        Ok(Some(chunk)) => excerpt.extend_from_slice(&chunk),
+                        _ => break,
+                    }
+                }
+                excerpt.truncate(EXCERPT_BYTES);
+                attempt.response_body = (!excerpt.is_empty()).then(|| String::from_utf8_lossy(&excerpt).into_owned());
+                (retry_after, status.is_success())
+            }
+            Err(e) => {
+                attempt.error = Some(self.describe(&e));
+                (None, false)
+            }
+        };
+        attempt.latency_ms = started.elapsed().as_millis().try_into().unwrap_or(i64::MAX);
+        (attempt, retry_after, ok)
+    }
+
+    fn describe(&self, e: &reqwest::Error) -> String {
+        if e.is_timeout() {
+            return format!("timeout: no answer within {} s", self.timeout.as_secs());
+        }
+        let mut text = e.to_string();
+        let mut source = std::error::Error::source(e);
+        while let Some(s) = source {
+            text.push_str(": ");
+            text.push_str(&s.to_string());
+            source = s.source();
+        }
+        if e.is_connect() { format!("connection failed: {text}") } else { text }
+    }
+}
+
+/// A claimed delivery, ready to send or already settled.
+enum Item {
+    Send { job: Job, work: Box<DeliveryWork>, body: String },
+    Settled(Recorded),
+}
+
+/// An attempt made, before its delivery's new state is decided.
+struct Made {
+    job: Job,
+    work: Box<DeliveryWork>,
+    attempt: AttemptRow,
+    retry_after: Option<Duration>,
+    ok: bool,
+}
+
+pub fn drain(sender: Sender) -> Drain {
+    let sender = Arc::new(sender);
+    Drain {
+        name: "webhook.delivery",
+        poll: std::time::Duration::from_secs(5),
+        run: Arc::new(move |store, clock| Box::pin(run(sender.clone(), store, clock))),
+    }
+}
+
+/// Sends every delivery due now; the number of jobs run.
+async fn run(sender: Arc<Sender>, store: Store, clock: Arc<Clock>) -> Result<usize> {
+    // a delivery may wait for a slot behind slow ones, then take the
+    // timeout itself
+    let lease = Duration::from_std(sender.timeout * 2).expect("a timeout in range") + Duration::seconds(60);
+    // a claim runs as its own task: this stream is not polled while a
+    // chunk is recorded, and a claim suspended inside its transaction
+    // would hold the write lock that the recording waits for
+    let claimed = futures::stream::unfold((store.clone(), clock.clone()), move |(store, clock)| async move {
+        let claiming = tokio::spawn({
+            let (store, clock) = (store.clone(), clock.clone());
+            async move { claim(&store, &clock, lease).await }
+        });
+        match claiming.await {
+            Ok(Ok(items)) if items.is_empty() => None,
+            Ok(Ok(items)) => Some((futures::stream::iter(items), (store, clock))),
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "webhook deliveries unreadable");
+                None
+            }
+            Err(e) => {
+                tracing::error!(error = %e, "claiming webhook deliveries panicked");
+                None
+            }
+        }
+    })
+    .flatten();
+    let attempts = claimed
+        .map(|item| {
+            let (sender, clock) = (sender.clone(), clock.clone());
+            tokio::spawn(async move {
+                match item {
+                    Item::Settled(r) => Err(r),
+                    Item::Send { job, work, body } => {
+                        let secrets = secrets(&work, clock.now());
+                        let (attempt, retry_after, ok) =
+                            sender.post(&work.endpoint.url, &work.event.id.to_string(), body, &secrets, clock.now()).await;
+                        Ok(Made { job, work, attempt, retry_after, ok })
+                    }
+                }
+            })
+        })
+        .buffer_unordered(IN_FLIGHT)
+        .ready_chunks(IN_FLIGHT);
+    futures::pin_mut!(attempts);
+    let mut run = 0;
+    while let Some(chunk) = attempts.next().await {
+        let chunk: Vec<std::result::Result<Made, Recorded>> =
+            chunk.into_iter().filter_map(|joined| joined.inspect_err(|e| tracing::error!(error = %e, "a webhook attempt panicked")).ok()).collect();
+        run += chunk.len();
+        record(&store, clock.now(), chunk).await?;
+    }
+    Ok(run)
+}
+
+/// The secrets that sign an attempt now: the endpoint's, and the one before
+/// a rotation while it still signs.
+fn secrets(work: &DeliveryWork, now: DateTime<Utc>) -> Vec<&str> {
+    let mut secrets = vec![work.endpoint.secret.as_str()];
+    if let Some((previous, until)) = &work.endpoint.previous_secret
+        && *until > now
+    {
+        secrets.push(previous);
+    }
+    secrets
+}
+
+/// Claims up to `CLAIM` due deliveries and prepares each: its body, or
+/// what it comes to without an attempt.
+async fn claim(store: &Store, clock: &Arc<Clock>, lease: Duration) -> Result<Vec<Item>> {
+    let now = clock.now();
+    let jobs = store.claim_jobs(JobKind::WebhookDelivery, now, now + lease, CLAIM).await?;
+    let keys: Vec<(uuid::Uuid, uuid::Uuid)> = jobs.iter().filter_map(|j| parse_delivery_subject(&j.subject).ok()).collect();
+    let mut work: HashMap<(uuid::Uuid, uuid::Uuid), DeliveryWork> =
+        store.delivery_work(&keys).await?.into_iter().map(|w| ((w.endpoint.id, w.event.id), w)).collect();
+    let mut revisions = HashMap::new();
+    let mut items = Vec::with_capacity(jobs.len());
+    for job in jobs {
+        let found = parse_delivery_subject(&job.subject).ok().and_then(|key| work.remove(&key));
+        let item = match found {
+            Some(w) if w.status != "PENDING" => Item::Settled(Recorded::Nothing { job }),
+            None => Item::Settled(Recorded::Nothing { job }),
+            Some(w) if w.endpoint.status != "ENABLED" => Item::Settled(Recorded::Hold { job, endpoint: w.endpoint.id, event: w.event.id }),
+            Some(w) => {
+                let revision = match revisions.get(&w.org) {
+                    Some(r) => *r,
+                    None => *revisions.entry(w.org).or_insert(revision::of(store, w.org, now.date_naive()).await?),
+                };
+                let body = log::envelope(w.event.clone(), revision)
+                    .and_then(|e| serde_json::to_string(&e).map_err(|e| crate::error::Error::Internal(e.to_string())));
+                match body {
+                    Ok(body) => Item::Send { job, work: Box::new(w), body },
+                    Err(e) => {
+                        // the event cannot be shown: kept, for the operator
+                        // to see in the job's last error
+                        tracing::error!(event = %w.event.id, error = %e, "a webhook event could not be rendered");
+                        store.retry_job(&job, &e.to_string(), now + Duration::hours(1)).await?;
+                        continue;
+                    }
+                }
+            }
+        };
+        items.push(item);
+    }
+    Ok(items)
+}
+
+/// Decides each attempt's outcome and records the chunk in one
+/// transaction.
+async fn record(store: &Store, now: DateTime<Utc>, chunk: Vec<std::result::Result<Made, Recorded>>) -> Result<()> {
+    let mut recorded = Vec::with_capacity(chunk.len());
+    // endpoint -> whether every attempt to it here failed
+    let mut failing: HashMap<uuid::Uuid, bool> = HashMap::new();
+    let mut failing_since = HashMap::new();
+    for item in chunk {
+        let made = match item {
+            Ok(made) => made,
+            Err(settled) => {
+                recorded.push(settled);
+                continue;
+            }
+        };
+        let endpoint = made.work.endpoint.id;
+        let failed = failing.entry(endpoint).or_insert(true);
+        *failed &= !made.ok;
+        failing_since.insert(endpoint, made.work.endpoint.failing_since.unwrap_or(made.attempt.attempted_at));
+        let after = if made.ok {
+            After::Succeeded
+        } else {
+            let failed_in_round = u32::try_from(made.work.round_attempts + 1).unwrap_or(u32::MAX);
+            match schedule::next_attempt(made.work.round_started_at, failed_in_round, now, made.retry_after, schedule::jitter()) {
+                Some(at) => After::Retry(at),
+                None => After::Failed,
+            }
+        };
+        recorded.push(Recorded::Attempt { job: made.job, endpoint, event: made.work.event.id, attempt: made.attempt, after });
+    }
+    // the endpoint's move GiveUp (see `endpoints::Status::after`): only
+    // an enabled endpoint is disabled, and the store checks that as it
+    // writes
+    let give_up: Vec<uuid::Uuid> = failing
+        .iter()
+        .filter(|(endpoint, failed)| **failed && failing_since.get(*endpoint).is_some_and(|since| now - *since >= schedule::FAILING_LIMIT))
+        .map(|(endpoint, _)| *endpoint)
+        .collect();
+    for endpoint in &give_up {
+        tracing::warn!(%endpoint, "webhook endpoint disabled: every attempt failed for 5 days");
+    }
+    store.record_deliveries(&recorded, &failing, &give_up, now).await
+}

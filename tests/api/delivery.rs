@@ -1,0 +1,353 @@
+//! Webhook delivery against a real receiver on 127.0.0.1: the envelope and
+//! Standard Webhooks headers, signatures checked here and by each SDK,
+//! retries on the moved clock (500, a timeout, `Retry-After`) with one
+//! `webhook-id`, disabling after 5 days of failures and resuming, payloads
+//! in the webhook revision, walls between organisations, two instances on
+//! one database, and a flaky receiver across restarts.
+
+use crate::harness::*;
+use crate::receiver::{Received, Receiver, Reply};
+use base64::Engine;
+use chrono::Duration;
+use hmac::{Hmac, Mac};
+use serde_json::{Value, json};
+use std::collections::HashMap;
+
+pub fn local_webhooks(s: &mut switchboard::config::Settings) {
+    s.webhooks.allow_private = true;
+    s.webhooks.allow_http = true;
+    s.webhook_timeout_seconds = 1;
+}
+
+/// Registers `url` for `events`; its id and secret.
+pub async fn register(app: &TestApp, url: &str, events: Value) -> (String, String) {
+    let r = app.call("POST", "/webhook-endpoints", Some(json!({"url": url, "events": events}))).await;
+    assert_eq!(r.status, 201, "{:#}", r.body);
+    (r.body["webhookEndpointId"].as_str().unwrap().to_string(), r.body["secret"].as_str().unwrap().to_string())
+}
+
+pub async fn new_customer(app: &TestApp, key: &str, name: &str) -> String {
+    let r = app.call_as(Some(key), "POST", "/customers", Some(json!({"customerType": "BUSINESS", "name": name, "contact": {}})), &[]).await;
+    assert_eq!(r.status, 201, "{:#}", r.body);
+    r.body["customerId"].as_str().unwrap().to_string()
+}
+
+/// Waits until the server has dispatched every event and made and
+/// recorded every attempt due now (the background workers run on their
+/// own).
+pub async fn settle(app: &TestApp) {
+    for _ in 0..2000 {
+        let now = app.clock.now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
+        let busy: i64 = sqlx::query_scalar(
+            "SELECT (SELECT COUNT(*) FROM events WHERE dispatched_at IS NULL)
+                  + (SELECT COUNT(*) FROM jobs WHERE kind = 'webhook.delivery' AND (lease_until IS NOT NULL OR due_at <= $1))",
+        )
+        .bind(now)
+        .fetch_one(app.store.pool())
+        .await
+        .unwrap();
+        if busy == 0 {
+            return;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    panic!("deliveries did not settle in 20 s");
+}
+
+/// Moves the clock by `d` and runs what fell due.
+async fn later(app: &TestApp, d: Duration) {
+    app.clock.advance(d);
+    app.run_jobs().await;
+    settle(&app).await;
+}
+
+/// The signature a receiver computes with the endpoint's secret.
+fn expected_signature(secret: &str, r: &Received) -> String {
+    let key = base64::engine::general_purpose::STANDARD.decode(secret.strip_prefix("whsec_").unwrap()).unwrap();
+    let mut mac = Hmac::<sha2::Sha256>::new_from_slice(&key).unwrap();
+    mac.update(format!("{}.{}.{}", r.header("webhook-id"), r.header("webhook-timestamp"), r.body).as_bytes());
+    format!("v1,{}", base64::engine::general_purpose::STANDARD.encode(mac.finalize().into_bytes()))
+}
+
+fn header_map(r: &Received) -> reqwest::header::HeaderMap {
+    r.headers.iter().map(|(k, v)| (k.parse().unwrap(), v.parse().unwrap())).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_event_reaches_its_endpoint_signed() {
+    each_backend_with(local_webhooks, |app| async move {
+        let mut receiver = Receiver::start().await;
+        let (_, secret) = register(&app, &receiver.url, json!(["customer.created"])).await;
+        let customer = new_customer(&app, &app.key, "Acme AB").await;
+
+        let r = receiver.next().await;
+        assert_eq!(r.path, "/hooks");
+        assert_eq!(r.header("content-type"), "application/json");
+        let envelope = r.json();
+        assert_eq!(envelope["type"], "customer.created");
+        assert_eq!(envelope["data"]["customerId"], customer.as_str());
+        assert_eq!(r.header("webhook-id"), envelope["eventId"].as_str().unwrap());
+        let oldest = switchboard::api::revision::Revision::oldest_supported(app.clock.now().date_naive()).name;
+        assert_eq!(envelope["apiRevision"], oldest);
+        assert_eq!(r.header("webhook-timestamp").parse::<i64>().unwrap(), app.clock.now().timestamp(), "sent at once");
+        assert_eq!(r.header("webhook-signature"), expected_signature(&secret, &r));
+        // as the event log shows it
+        let logged = app.call("GET", &format!("/events/{}", envelope["eventId"].as_str().unwrap()), None).await;
+        assert_eq!(logged.body, envelope);
+
+        // each SDK's check accepts it, and refuses it changed or late
+        let headers = header_map(&r);
+        let now = app.clock.now().timestamp();
+        let tolerance = std::time::Duration::from_secs(300);
+        let event = bullfinch::webhooks::verify_at(&secret, &headers, r.body.as_bytes(), tolerance, now).unwrap();
+        assert_eq!(event.event_id.to_string(), r.header("webhook-id"));
+        auk::webhooks::verify_at(&secret, &headers, r.body.as_bytes(), tolerance, now).unwrap();
+        let tampered = r.body.replace("Acme AB", "Evil AB");
+        assert!(bullfinch::webhooks::verify_at(&secret, &headers, tampered.as_bytes(), tolerance, now).is_err());
+        assert!(bullfinch::webhooks::verify_at(&secret, &headers, r.body.as_bytes(), tolerance, now + 301).is_err());
+
+        // a type the endpoint did not ask for is not sent
+        let renamed = app.call("PUT", &format!("/customers/{customer}"), Some(json!({"name": "Acme Sverige AB"}))).await;
+        assert_eq!(renamed.status, 200);
+        settle(&app).await;
+        assert!(receiver.taken().is_empty());
+        app
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_attempts_are_retried_on_the_clock_with_one_webhook_id() {
+    each_backend_with(local_webhooks, |app| async move {
+        let mut receiver = Receiver::start().await;
+        receiver.then(Reply::Status(500));
+        receiver.then(Reply::Hang);
+        receiver.then(Reply::RetryAfter(503, "120".into()));
+        register(&app, &receiver.url, json!(["*"])).await;
+        new_customer(&app, &app.key, "Acme AB").await;
+
+        let first = receiver.next().await;
+        assert_eq!(first.answered, Some(500));
+        let id = first.header("webhook-id").to_string();
+        settle(&app).await;
+        // not due before the first delay (5 s, a tenth either way)
+        later(&app, Duration::seconds(4)).await;
+        assert!(receiver.taken().is_empty());
+        later(&app, Duration::milliseconds(1700)).await;
+        let second = receiver.next().await;
+        assert_eq!((second.header("webhook-id"), second.answered), (id.as_str(), None));
+        // the server gives up waiting after its timeout (1 s here)
+        settle(&app).await;
+        later(&app, Duration::seconds(260)).await;
+        assert!(receiver.taken().is_empty(), "the second delay is 5 min");
+        later(&app, Duration::seconds(80)).await;
+        let third = receiver.next().await;
+        assert_eq!((third.header("webhook-id"), third.answered), (id.as_str(), Some(503)));
+        settle(&app).await;
+        // Retry-After: 120 replaces the schedule's 30 min
+        later(&app, Duration::seconds(110)).await;
+        assert!(receiver.taken().is_empty());
+        later(&app, Duration::seconds(15)).await;
+        let fourth = receiver.next().await;
+        assert_eq!((fourth.header("webhook-id"), fourth.answered), (id.as_str(), Some(200)));
+        let stamps: Vec<i64> = [&first, &second, &third, &fourth].iter().map(|r| r.header("webhook-timestamp").parse().unwrap()).collect();
+        assert!(stamps.windows(2).all(|w| w[0] < w[1]), "each attempt is stamped when made: {stamps:?}");
+        settle(&app).await;
+
+        // acknowledged: never sent again
+        later(&app, Duration::days(4)).await;
+        assert!(receiver.taken().is_empty());
+        app
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_delivery_that_never_succeeds_fails_after_about_three_days() {
+    each_backend_with(local_webhooks, |app| async move {
+        let mut receiver = Receiver::start().await;
+        receiver.always(Reply::Status(500));
+        register(&app, &receiver.url, json!(["customer.created"])).await;
+        new_customer(&app, &app.key, "Acme AB").await;
+        receiver.next().await;
+        settle(&app).await;
+        // follow the schedule: to each next attempt's time, no later
+        let mut attempts = 1;
+        loop {
+            let next: Option<String> =
+                sqlx::query_scalar("SELECT next_attempt_at FROM webhook_deliveries").fetch_one(app.store.pool()).await.unwrap();
+            let Some(next) = next else { break };
+            let next: chrono::DateTime<chrono::Utc> = next.parse().unwrap();
+            later(&app, next - app.clock.now() + Duration::milliseconds(1)).await;
+            attempts += receiver.taken().len();
+        }
+        assert_eq!(attempts, 11, "eleven attempts in about three days, then it fails");
+        let status: String = sqlx::query_scalar("SELECT status FROM webhook_deliveries").fetch_one(app.store.pool()).await.unwrap();
+        assert_eq!(status, "FAILED");
+        app
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_endpoint_failing_for_five_days_is_disabled_and_resumes_when_enabled() {
+    each_backend_with(local_webhooks, |app| async move {
+        let mut receiver = Receiver::start().await;
+        receiver.always(Reply::Status(500));
+        let (id, _) = register(&app, &receiver.url, json!(["*"])).await;
+        new_customer(&app, &app.key, "First AB").await;
+        receiver.next().await;
+        settle(&app).await;
+        for day in 1..=6 {
+            // a new event each day keeps attempts coming
+            for _ in 0..4 {
+                later(&app, Duration::hours(6)).await;
+            }
+            let endpoint = app.call("GET", &format!("/webhook-endpoints/{id}"), None).await.body;
+            // disabled some time on day 5 (by the last attempt after five
+            // days of failures), so checked on day 6
+            if day < 5 {
+                assert_eq!(endpoint["status"], "ENABLED", "day {day}");
+                new_customer(&app, &app.key, &format!("Day {day} AB")).await;
+                settle(&app).await;
+            } else if day == 6 {
+                assert_eq!((&endpoint["status"], &endpoint["disabledReason"]), (&json!("DISABLED"), &json!("FAILING")), "day {day}");
+            }
+        }
+        // disabled: nothing is sent, new events are not queued for it
+        receiver.taken();
+        new_customer(&app, &app.key, "Unseen AB").await;
+        later(&app, Duration::hours(13)).await;
+        assert!(receiver.taken().is_empty());
+
+        // enabled: what was pending goes out at once
+        receiver.always(Reply::Status(200));
+        let enabled = app.call("PUT", &format!("/webhook-endpoints/{id}"), Some(json!({"status": "ENABLED"}))).await;
+        assert_eq!(enabled.body["status"], "ENABLED");
+        app.run_jobs().await;
+        settle(&app).await;
+        let resumed: Vec<String> = receiver.taken().iter().map(|r| r.json()["data"]["name"].as_str().unwrap_or_default().to_string()).collect();
+        assert!(!resumed.is_empty() && !resumed.contains(&"Unseen AB".to_string()), "{resumed:?}");
+        app
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn payloads_have_the_shape_of_the_webhook_revision() {
+    each_backend_with(local_webhooks, |app| async move {
+        let mut receiver = Receiver::start().await;
+        register(&app, &receiver.url, json!(["order.created"])).await;
+        let customer = crate::orders::setup(&app).await;
+        let line = json!({"type": "SUBSCRIPTION", "productOfferingId": crate::orders::offering(&app, "mobile-10gb"),
+                          "subscription": {"simType": "ESIM", "msisdn": "+46701234567"}});
+        let order = json!({"customerId": customer, "lineItems": [line]});
+        for revision in [AUK, BULLFINCH] {
+            switchboard::domain::webhooks::revision::set(&app.store, app.org, revision, app.clock.now().date_naive()).await.unwrap();
+            assert_eq!(app.call("POST", "/orders", Some(order.clone())).await.status, 201);
+            let sent = receiver.next().await.json();
+            assert_eq!(sent["apiRevision"], revision);
+            let pricing = &sent["data"]["lineItems"][0]["pricing"];
+            assert_eq!(pricing["totalMinor"], 24875);
+            if revision == AUK {
+                assert_eq!(pricing["total"], 248.75, "auk carries the major-unit twins: {pricing:#}");
+            } else {
+                assert!(pricing.get("total").is_none(), "{pricing:#}");
+            }
+        }
+        app
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_organisations_events_never_reach_this_endpoint() {
+    each_backend_with(local_webhooks, |app| async move {
+        let mut ours = Receiver::start().await;
+        let mut theirs = Receiver::start().await;
+        register(&app, &ours.url, json!(["*"])).await;
+        let (_, other) = app.other_org().await;
+        let r = app.call_as(Some(&other), "POST", "/webhook-endpoints", Some(json!({"url": theirs.url})), &[]).await;
+        assert_eq!(r.status, 201);
+        let mine = new_customer(&app, &app.key, "Ours AB").await;
+        let their = new_customer(&app, &other, "Theirs AB").await;
+        settle(&app).await;
+        let got: Vec<Value> = ours.taken().iter().map(|r| r.json()["data"]["customerId"].clone()).collect();
+        assert_eq!(got, [json!(mine)]);
+        let got: Vec<Value> = theirs.taken().iter().map(|r| r.json()["data"]["customerId"].clone()).collect();
+        assert_eq!(got, [json!(their)]);
+        app
+    })
+    .await;
+}
+
+/// Each attempt is made by one instance: two servers over one PostgreSQL
+/// (or one SQLite file) send every event once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_instances_make_each_attempt_once() {
+    each_backend_with(local_webhooks, |app| async move {
+        let mut receiver = Receiver::start().await;
+        register(&app, &receiver.url, json!(["customer.created"])).await;
+        let (second, second_base) = app.second_instance().await;
+        let bases = [app.base.clone(), second_base];
+        let mut created = vec![];
+        for i in 0..40 {
+            let r = TestApp::http(Some(&app.key))
+                .post(format!("{}/customers", bases[i % 2]))
+                .json(&json!({"customerType": "BUSINESS", "name": format!("Customer {i}"), "contact": {}}))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(r.status(), 201);
+            created.push(r.json::<Value>().await.unwrap()["customerId"].as_str().unwrap().to_string());
+        }
+        let mut seen: HashMap<String, usize> = HashMap::new();
+        while seen.len() < created.len() {
+            *seen.entry(receiver.next().await.json()["data"]["customerId"].as_str().unwrap().to_string()).or_default() += 1;
+        }
+        settle(&app).await;
+        for r in receiver.taken() {
+            *seen.entry(r.json()["data"]["customerId"].as_str().unwrap().to_string()).or_default() += 1;
+        }
+        assert!(seen.values().all(|n| *n == 1), "each event sent once: {seen:?}");
+        second.close().await.unwrap();
+        app
+    })
+    .await;
+}
+
+/// A receiver failing 30 % of attempts at random, the server restarted
+/// (its in-flight attempts cut off) while events keep coming: every event
+/// is acknowledged in the end, none lost.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flaky_receiver_across_restarts_gets_every_event() {
+    each_backend_with(local_webhooks, |mut app| async move {
+        let mut receiver = Receiver::start().await;
+        receiver.always(Reply::Flaky(0.3));
+        register(&app, &receiver.url, json!(["customer.created"])).await;
+        let mut created = vec![];
+        for round in 0..4 {
+            for i in 0..15 {
+                created.push(new_customer(&app, &app.key, &format!("Round {round} customer {i}")).await);
+            }
+            app.restart().await;
+        }
+        let mut acknowledged = std::collections::HashSet::new();
+        for _ in 0..40 {
+            for r in receiver.taken() {
+                if r.answered == Some(200) {
+                    acknowledged.insert(r.json()["data"]["customerId"].as_str().unwrap().to_string());
+                }
+            }
+            if acknowledged.len() == created.len() {
+                break;
+            }
+            // past any lease cut off by a restart, and the next retry
+            later(&app, Duration::hours(7)).await;
+        }
+        let missing: Vec<&String> = created.iter().filter(|c| !acknowledged.contains(*c)).collect();
+        assert!(missing.is_empty(), "never acknowledged: {missing:?}");
+        app
+    })
+    .await;
+}
