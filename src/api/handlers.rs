@@ -12,6 +12,7 @@ use super::reply::Reply;
 use super::revision::Revision;
 use crate::error::InternalCode;
 use crate::config::WebhookUrls;
+use crate::domain::webhooks::deliveries as webhook_deliveries;
 use crate::domain::webhooks::endpoints::{self as webhook_endpoints, Owner};
 use crate::domain::webhooks::log as event_log;
 use crate::domain::{Caller, catalog, customers, licenses, orders, subscriptions, users};
@@ -466,6 +467,48 @@ impl SwitchboardApi for Handlers {
         handle(&rqctx, Access::Read, headers, |c| async move {
             c.require_organisation("read the event log")?;
             Ok(HttpResponseOk(event_log::view(&c.store, c.org, c.now, &path.into_inner().event_id).await?))
+        })
+        .await
+    }
+
+    async fn webhook_delivery_list(
+        rqctx: RequestContext<Context>,
+        path: Path<params::WebhookDeliveryListPath>,
+        query: QueryParams<params::WebhookDeliveryListQuery>,
+        headers: HeaderParams<params::WebhookDeliveryListHeaders>,
+    ) -> Result<HttpResponseOk<types::WebhookDeliveryList>> {
+        let urls = rqctx.context().settings.webhooks;
+        handle(&rqctx, Access::Read, headers, |c| async move {
+            let id = path.into_inner().webhook_endpoint_id;
+            Ok(HttpResponseOk(webhook_deliveries::list(&endpoint_owner(urls, &c)?, &id, query.into_inner()?).await?))
+        })
+        .await
+    }
+
+    async fn event_redeliver(
+        rqctx: RequestContext<Context>,
+        path: Path<params::EventRedeliverPath>,
+        headers: HeaderParams<params::EventRedeliverHeaders>,
+        body: JsonBody<types::RedeliverEventRequest>,
+    ) -> Result<HttpResponseAccepted<types::EventRedelivery>> {
+        let urls = rqctx.context().settings.webhooks;
+        handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move {
+            let id = path.into_inner().event_id;
+            Ok(HttpResponseAccepted(webhook_deliveries::redeliver(&endpoint_owner(urls, &c)?, &id, body).await?))
+        })
+        .await
+    }
+
+    async fn webhook_endpoint_replay(
+        rqctx: RequestContext<Context>,
+        path: Path<params::WebhookEndpointReplayPath>,
+        headers: HeaderParams<params::WebhookEndpointReplayHeaders>,
+        body: JsonBody<types::ReplayWebhookEndpointRequest>,
+    ) -> Result<HttpResponseAccepted<types::WebhookReplay>> {
+        let urls = rqctx.context().settings.webhooks;
+        handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move {
+            let id = path.into_inner().webhook_endpoint_id;
+            Ok(HttpResponseAccepted(webhook_deliveries::replay(&endpoint_owner(urls, &c)?, &id, body).await?))
         })
         .await
     }

@@ -111,6 +111,10 @@ fn delivery_from_row(r: &AnyRow) -> Result<(i64, DeliveryRow)> {
     ))
 }
 
+/// A delivery as `delivery_from_row` reads it.
+const DELIVERY_SELECT: &str = "SELECT d.seq, d.endpoint_id, d.event_id, e.event_type, d.status, d.attempts, d.next_attempt_at, \
+                               d.created_at, d.updated_at, d.delivered_at FROM webhook_deliveries d JOIN events e ON e.id = d.event_id";
+
 /// Which events a queueing takes.
 pub enum Which<'a> {
     /// this one
@@ -445,12 +449,7 @@ impl Store {
         after: Option<Cursor>,
         limit: usize,
     ) -> Result<Page<(DeliveryRow, Vec<AttemptRow>)>> {
-        let mut q = ListQuery::new(
-            "SELECT d.seq, d.endpoint_id, d.event_id, e.event_type, d.status, d.attempts, d.next_attempt_at, d.created_at,
-                    d.updated_at, d.delivered_at
-             FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE d.org_id = $1 AND d.seq > $2"
-                .into(),
-        );
+        let mut q = ListQuery::new(format!("{DELIVERY_SELECT} WHERE d.org_id = $1 AND d.seq > $2"));
         q.eq("d.endpoint_id", endpoint.to_string());
         if let Some(s) = status {
             q.eq("d.status", s.to_string());
@@ -469,6 +468,35 @@ impl Store {
                 .collect(),
             next: page.next,
         })
+    }
+
+    /// `org`'s enabled endpoints that select `event_type`.
+    pub async fn webhook_endpoints_for(&self, org: Uuid, event_type: &str) -> Result<Vec<Uuid>> {
+        let rows = sqlx::query("SELECT id, events FROM webhook_endpoints WHERE org_id = $1 AND status = 'ENABLED' ORDER BY seq")
+            .bind(org.to_string())
+            .fetch_all(&self.pool)
+            .await?;
+        let mut ids = vec![];
+        for r in &rows {
+            let types: Vec<String> = super::json_col(r, "events")?.unwrap_or_default();
+            if types.iter().any(|t| t == "*" || t == event_type) {
+                ids.push(parse_uuid(&r.try_get::<String, _>("id")?)?);
+            }
+        }
+        Ok(ids)
+    }
+
+    /// One delivery of `org`, with its attempts.
+    pub async fn webhook_delivery(&self, org: Uuid, endpoint: Uuid, event: Uuid) -> Result<Option<(DeliveryRow, Vec<AttemptRow>)>> {
+        let row = sqlx::query(AssertSqlSafe(format!("{DELIVERY_SELECT} WHERE d.org_id = $1 AND d.endpoint_id = $2 AND d.event_id = $3")))
+            .bind(org.to_string())
+            .bind(endpoint.to_string())
+            .bind(event.to_string())
+            .fetch_optional(&self.pool)
+            .await?;
+        let Some(delivery) = row.as_ref().map(delivery_from_row).transpose()?.map(|(_, d)| d) else { return Ok(None) };
+        let attempts = self.webhook_attempts(endpoint, std::iter::once(event)).await?.remove(&event).unwrap_or_default();
+        Ok(Some((delivery, attempts)))
     }
 
     /// The attempts of `endpoint`'s deliveries of `events`, in order.

@@ -351,3 +351,128 @@ async fn a_flaky_receiver_across_restarts_gets_every_event() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_delivery_log_redelivery_and_replay() {
+    each_backend_with(local_webhooks, |app| async move {
+        let mut receiver = Receiver::start().await;
+        let start = app.clock.now();
+        let (a, _) = register(&app, &receiver.url, json!(["customer.created"])).await;
+        let a: uuid::Uuid = a.parse().unwrap();
+        new_customer(&app, &app.key, "First AB").await;
+        let first = receiver.next().await;
+        settle(&app).await;
+        let event: uuid::Uuid = first.header("webhook-id").parse().unwrap();
+
+        // the log: one delivery, acknowledged at the first attempt, as the receiver answered
+        let client = app.bullfinch();
+        let log = client.webhook_delivery_list(&a, None, None, None).await.unwrap().into_inner();
+        assert_eq!(log.items.len(), 1);
+        let d = &log.items[0];
+        assert_eq!((d.event_id, d.event_type.as_str(), d.attempt_count), (event, "customer.created", 1));
+        assert_eq!(json_of(&d.status), json!("SUCCEEDED"));
+        assert!(d.next_attempt_at.is_none() && d.delivered_at.is_some());
+        assert_eq!(d.attempts[0].status_code, Some(200));
+        assert_eq!(d.attempts[0].response_body.as_deref(), Some("answered 200"));
+        assert!(d.attempts[0].error.is_none());
+        let auk_log = app.auk_with(&app.key).webhook_delivery_list(&a, None, None, None).await.unwrap().into_inner();
+        assert_eq!(json_of(&auk_log), json_of(&log));
+
+        // sent again though delivered: the same webhook-id, a new attempt kept beside the first
+        let to_a: bullfinch::types::RedeliverEventRequest = serde_json::from_value(json!({"webhookEndpointId": a})).unwrap();
+        let queued = client.event_redeliver(&event, None, &to_a).await.unwrap();
+        assert_eq!(queued.status().as_u16(), 202);
+        let queued = queued.into_inner();
+        assert_eq!(queued.items.len(), 1);
+        assert_eq!(json_of(&queued.items[0].status), json!("PENDING"));
+        assert_eq!(receiver.next().await.header("webhook-id"), event.to_string());
+        settle(&app).await;
+        let d = client.webhook_delivery_list(&a, None, None, None).await.unwrap().into_inner().items.remove(0);
+        assert_eq!((d.attempt_count, d.attempts.len()), (2, 2));
+        assert_eq!(json_of(&d.status), json!("SUCCEEDED"));
+
+        // to every enabled endpoint that selects the type
+        let (b, _) = register(&app, &format!("{}?b", receiver.url), json!(["*"])).await;
+        let (c, _) = register(&app, &receiver.url, json!(["order.created"])).await;
+        let all = app.call("POST", &format!("/events/{event}/redeliver"), Some(json!({}))).await;
+        assert_eq!(all.status, 202, "{:#}", all.body);
+        let endpoints: Vec<&str> = all.body["items"].as_array().unwrap().iter().map(|d| d["webhookEndpointId"].as_str().unwrap()).collect();
+        assert_eq!(endpoints, [a.to_string(), b.clone()]);
+        receiver.next().await;
+        receiver.next().await;
+        settle(&app).await;
+
+        // refusals
+        app.call("POST", &format!("/events/{}/redeliver", uuid::Uuid::new_v4()), Some(json!({}))).await.assert_error(404, "event_not_found");
+        app.call("POST", &format!("/events/{event}/redeliver"), Some(json!({"webhookEndpointId": uuid::Uuid::new_v4()})))
+            .await
+            .assert_error(404, "webhook_endpoint_not_found");
+        assert_eq!(app.call("PUT", &format!("/webhook-endpoints/{c}"), Some(json!({"status": "DISABLED"}))).await.status, 200);
+        app.call("POST", &format!("/events/{event}/redeliver"), Some(json!({"webhookEndpointId": c})))
+            .await
+            .assert_error(409, "webhook_endpoint_disabled");
+        let since = start.to_rfc3339();
+        app.call("POST", &format!("/webhook-endpoints/{c}/replay"), Some(json!({"since": since})))
+            .await
+            .assert_error(409, "webhook_endpoint_disabled");
+        app.call("POST", &format!("/webhook-endpoints/{a}/replay"), Some(json!({"since": since, "until": since})))
+            .await
+            .assert_error(400, "validation_failed");
+        app.call("GET", &format!("/webhook-endpoints/{a}/deliveries?status=LOST"), None).await.assert_error(400, "validation_failed");
+
+        // replay: what an endpoint missed in a window, and nothing it acknowledged
+        receiver.always(Reply::Status(500));
+        new_customer(&app, &app.key, "Second AB").await;
+        receiver.next().await;
+        settle(&app).await;
+        let failing = client.webhook_delivery_list(&a, None, None, Some(bullfinch::types::WebhookDeliveryListStatus::Pending)).await.unwrap();
+        assert_eq!(failing.into_inner().items.len(), 1);
+        receiver.always(Reply::Status(200));
+        receiver.taken();
+        let (d, _) = register(&app, &format!("{}?d", receiver.url), json!(["customer.created"])).await;
+        let d: uuid::Uuid = d.parse().unwrap();
+        let window: bullfinch::types::ReplayWebhookEndpointRequest = serde_json::from_value(json!({"since": since})).unwrap();
+        let replayed = client.webhook_endpoint_replay(&d, None, &window).await.unwrap();
+        assert_eq!(replayed.status().as_u16(), 202);
+        assert_eq!(replayed.into_inner().queued, 2, "both customers, registered after them");
+        let replayed = client.webhook_endpoint_replay(&a, None, &window).await.unwrap().into_inner();
+        assert_eq!(replayed.queued, 1, "only the one it did not acknowledge");
+        settle(&app).await;
+        let mut got: Vec<String> = receiver.taken().iter().map(|r| format!("{} {}", r.path, r.json()["data"]["name"].as_str().unwrap())).collect();
+        got.sort();
+        assert_eq!(got, ["/hooks Second AB", "/hooks?d First AB", "/hooks?d Second AB"]);
+        let again = client.webhook_endpoint_replay(&d, None, &window).await.unwrap().into_inner();
+        assert_eq!(again.queued, 0);
+
+        // the key alone; another organisation sees none of it
+        app.call(
+            "POST",
+            "/users",
+            Some(json!({"name": "Anna", "email": "anna@acme.example", "role": "ADMIN",
+            "customerId": new_customer(&app, &app.key, "Third AB").await})),
+        )
+        .await;
+        let token = app.login("anna@acme.example", Some(&app.key)).await;
+        let auth = format!("Bearer {token}");
+        let bearer = [("Authorization", auth.as_str())];
+        app.call_as(Some(&app.key), "GET", &format!("/webhook-endpoints/{a}/deliveries"), None, &bearer).await.assert_error(403, "insufficient_role");
+        app.call_as(Some(&app.key), "POST", &format!("/events/{event}/redeliver"), Some(json!({})), &bearer)
+            .await
+            .assert_error(403, "insufficient_role");
+        let (_, other) = app.other_org().await;
+        app.call_as(Some(&other), "GET", &format!("/webhook-endpoints/{a}/deliveries"), None, &[])
+            .await
+            .assert_error(404, "webhook_endpoint_not_found");
+        app.call_as(Some(&other), "POST", &format!("/events/{event}/redeliver"), Some(json!({})), &[]).await.assert_error(404, "event_not_found");
+        app.call_as(Some(&other), "POST", &format!("/webhook-endpoints/{a}/replay"), Some(json!({"since": since})), &[])
+            .await
+            .assert_error(404, "webhook_endpoint_not_found");
+        let read_only = app.new_key(app.org, None, true).await;
+        assert_eq!(app.call_as(Some(&read_only), "GET", &format!("/webhook-endpoints/{a}/deliveries"), None, &[]).await.status, 200);
+        app.call_as(Some(&read_only), "POST", &format!("/events/{event}/redeliver"), Some(json!({})), &[])
+            .await
+            .assert_error(403, "read_only_api_key");
+        app
+    })
+    .await;
+}

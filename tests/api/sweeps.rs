@@ -294,6 +294,11 @@ impl Fixtures {
         Fixtures { ids }
     }
 
+    /// Whether the objects a parameter names have `rid_` references.
+    fn has_reference(&self, name: &str) -> bool {
+        self.ids.get(name).is_some_and(|(id, rid)| id != rid)
+    }
+
     /// The id (or `rid_` reference) for a parameter, or a failure naming
     /// the operation that needs a new fixture.
     fn get(&self, op: &Operation, name: &str, by_reference: bool) -> String {
@@ -358,8 +363,9 @@ async fn tenancy_another_organisations_ids_are_missing_and_unchanged() {
                     (path, body)
                 };
                 let (their_path, their_body) = request(&|n| theirs.get(op, n, by_reference));
+                // (an id that has no references is missing as a new id)
                 let (missing_path, missing_body) =
-                    request(&|_| if by_reference { "rid_nowhere".into() } else { Uuid::new_v4().to_string() });
+                    request(&|n| if by_reference && theirs.has_reference(n) { "rid_nowhere".into() } else { Uuid::new_v4().to_string() });
                 let answer = send(&app, op, Auth::Key(&app.key), &their_path, their_body.as_ref()).await;
                 let missing = send(&app, op, Auth::Key(&app.key), &missing_path, missing_body.as_ref()).await;
                 let label = format!("{} naming their {}", op.label(), if by_reference { "rid_" } else { "id" });

@@ -3881,6 +3881,73 @@ pub mod types {
             value.parse()
         }
     }
+    ///`EventRedeliverXIdempotencyKey`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct EventRedeliverXIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for EventRedeliverXIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<EventRedeliverXIdempotencyKey> for ::std::string::String {
+        fn from(value: EventRedeliverXIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for EventRedeliverXIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 256usize {
+                return Err("longer than 256 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for EventRedeliverXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for EventRedeliverXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for EventRedeliverXIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The deliveries a redelivery queued.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct EventRedelivery {
+        ///The event.
+        #[serde(rename = "eventId")]
+        pub event_id: ::uuid::Uuid,
+        ///One delivery per endpoint, each PENDING with its first attempt due now.
+        pub items: ::std::vec::Vec<WebhookDelivery>,
+    }
     ///Whether the server can serve requests.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct Health {
@@ -8522,6 +8589,25 @@ pub mod types {
             value.parse()
         }
     }
+    ///Where to send an event again.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    pub struct RedeliverEventRequest {
+        ///Only to this endpoint (whatever event types it selects); without it, to every enabled endpoint that selects the event's type.
+        #[serde(
+            rename = "webhookEndpointId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub webhook_endpoint_id: ::std::option::Option<::uuid::Uuid>,
+    }
+    ///A window of time whose events to send the endpoint again.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct ReplayWebhookEndpointRequest {
+        ///Events that occurred at or after this time.
+        pub since: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///And before this time; default: now. Must be after since.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub until: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+    }
     ///Where physical goods (SIM cards, devices) are shipped.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct Shipping {
@@ -11096,6 +11182,267 @@ pub mod types {
                 })
         }
     }
+    ///An event's delivery to one endpoint: its attempts and where it stands.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct WebhookDelivery {
+        ///Attempts made, redeliveries included.
+        #[serde(rename = "attemptCount")]
+        pub attempt_count: u64,
+        ///Every attempt, oldest first.
+        pub attempts: ::std::vec::Vec<WebhookDeliveryAttempt>,
+        ///When the delivery was first queued.
+        #[serde(rename = "createdAt")]
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///When an attempt was last acknowledged.
+        #[serde(
+            rename = "deliveredAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub delivered_at: ::std::option::Option<
+            ::chrono::DateTime<::chrono::offset::Utc>,
+        >,
+        ///The event (the webhook-id of every attempt).
+        #[serde(rename = "eventId")]
+        pub event_id: ::uuid::Uuid,
+        ///The event's type.
+        #[serde(rename = "eventType")]
+        pub event_type: ::std::string::String,
+        ///When the next attempt is due; absent unless PENDING, and while the endpoint is disabled.
+        #[serde(
+            rename = "nextAttemptAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub next_attempt_at: ::std::option::Option<
+            ::chrono::DateTime<::chrono::offset::Utc>,
+        >,
+        ///Where the delivery stands.
+        pub status: WebhookDeliveryStatus,
+        ///When it last changed.
+        #[serde(rename = "updatedAt")]
+        pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///The endpoint.
+        #[serde(rename = "webhookEndpointId")]
+        pub webhook_endpoint_id: ::uuid::Uuid,
+    }
+    ///One attempt to deliver an event to an endpoint.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct WebhookDeliveryAttempt {
+        ///When the attempt was made (its webhook-timestamp).
+        #[serde(rename = "attemptedAt")]
+        pub attempted_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///Why there was no acknowledging answer when the receiver did not answer: a timeout, a refused or failed connection, an address this server may not call.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub error: ::std::option::Option<::std::string::String>,
+        ///How long the receiver took to answer, or until the attempt failed, in milliseconds.
+        #[serde(rename = "latencyMs")]
+        pub latency_ms: u64,
+        ///The first 1 KiB of the receiver's answer (invalid UTF-8 replaced).
+        #[serde(
+            rename = "responseBody",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub response_body: ::std::option::Option<::std::string::String>,
+        ///The receiver's HTTP status; absent when it did not answer.
+        #[serde(
+            rename = "statusCode",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub status_code: ::std::option::Option<i64>,
+    }
+    ///One page of an endpoint's deliveries, oldest first.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct WebhookDeliveryList {
+        ///The deliveries on this page.
+        pub items: ::std::vec::Vec<WebhookDelivery>,
+        ///Where the next page starts.
+        pub pagination: Pagination,
+    }
+    ///`WebhookDeliveryListCursor`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct WebhookDeliveryListCursor(::std::string::String);
+    impl ::std::ops::Deref for WebhookDeliveryListCursor {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<WebhookDeliveryListCursor> for ::std::string::String {
+        fn from(value: WebhookDeliveryListCursor) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for WebhookDeliveryListCursor {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 512usize {
+                return Err("longer than 512 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for WebhookDeliveryListCursor {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for WebhookDeliveryListCursor {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for WebhookDeliveryListCursor {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`WebhookDeliveryListStatus`
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum WebhookDeliveryListStatus {
+        #[serde(rename = "PENDING")]
+        Pending,
+        #[serde(rename = "SUCCEEDED")]
+        Succeeded,
+        #[serde(rename = "FAILED")]
+        Failed,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
+    }
+    impl ::std::fmt::Display for WebhookDeliveryListStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Pending => f.write_str("PENDING"),
+                Self::Succeeded => f.write_str("SUCCEEDED"),
+                Self::Failed => f.write_str("FAILED"),
+                Self::Unknown => f.write_str("Unknown"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for WebhookDeliveryListStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "PENDING" => Ok(Self::Pending),
+                "SUCCEEDED" => Ok(Self::Succeeded),
+                "FAILED" => Ok(Self::Failed),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for WebhookDeliveryListStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for WebhookDeliveryListStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///PENDING: not acknowledged yet, another attempt is scheduled (or held while the endpoint is disabled). SUCCEEDED: an attempt was answered with 2xx. FAILED: every attempt of the schedule failed; a redelivery or a replay tries again.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum WebhookDeliveryStatus {
+        #[serde(rename = "PENDING")]
+        Pending,
+        #[serde(rename = "SUCCEEDED")]
+        Succeeded,
+        #[serde(rename = "FAILED")]
+        Failed,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
+    }
+    impl ::std::fmt::Display for WebhookDeliveryStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Pending => f.write_str("PENDING"),
+                Self::Succeeded => f.write_str("SUCCEEDED"),
+                Self::Failed => f.write_str("FAILED"),
+                Self::Unknown => f.write_str("Unknown"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for WebhookDeliveryStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "PENDING" => Ok(Self::Pending),
+                "SUCCEEDED" => Ok(Self::Succeeded),
+                "FAILED" => Ok(Self::Failed),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for WebhookDeliveryStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for WebhookDeliveryStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
     ///A URL that receives the organisation's events, signed with the endpoint's secret (Standard Webhooks).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct WebhookEndpoint {
@@ -11362,6 +11709,65 @@ pub mod types {
         }
     }
     impl<'de> ::serde::Deserialize<'de> for WebhookEndpointListCursor {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`WebhookEndpointReplayXIdempotencyKey`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct WebhookEndpointReplayXIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for WebhookEndpointReplayXIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<WebhookEndpointReplayXIdempotencyKey>
+    for ::std::string::String {
+        fn from(value: WebhookEndpointReplayXIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for WebhookEndpointReplayXIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 256usize {
+                return Err("longer than 256 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for WebhookEndpointReplayXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for WebhookEndpointReplayXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for WebhookEndpointReplayXIdempotencyKey {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
             D: ::serde::Deserializer<'de>,
@@ -11820,6 +12226,19 @@ pub mod types {
         ) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
         }
+    }
+    ///What a replay queued.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct WebhookReplay {
+        ///Deliveries queued: the window's events of the types the endpoint selects that it had not acknowledged.
+        pub queued: u64,
+        ///The window's start (included).
+        pub since: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///The window's end (excluded).
+        pub until: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///The endpoint.
+        #[serde(rename = "webhookEndpointId")]
+        pub webhook_endpoint_id: ::uuid::Uuid,
     }
     /// Generation of default values for serde.
     pub mod defaults {
@@ -12525,6 +12944,83 @@ Arguments:
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
             404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Send an event again
+
+Queues the event again, delivered or not, to one endpoint or to every enabled endpoint that selects its type: each delivery starts a new round of the retry schedule with an attempt due now, keeping the attempts before it. A disabled endpoint answers 409 webhook_endpoint_disabled. The organisation's API key alone: with a bearer token it answers 403 insufficient_role.
+
+Sends a `POST` request to `/events/{eventId}/redeliver`
+
+Arguments:
+- `event_id`: The event's id (eventId, the webhook-id of its deliveries).
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `body`
+*/
+    pub async fn event_redeliver<'a>(
+        &'a self,
+        event_id: &'a ::uuid::Uuid,
+        x_idempotency_key: Option<&'a types::EventRedeliverXIdempotencyKey>,
+        body: &'a types::RedeliverEventRequest,
+    ) -> Result<ResponseValue<types::EventRedelivery>, Error<types::Error>> {
+        let url = format!(
+            "{}/events/{}/redeliver", self.baseurl, encode_path(& event_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = x_idempotency_key {
+            header_map.append("X-Idempotency-Key", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "event_redeliver",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            202u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            409u16 => {
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
             429u16 => {
@@ -14401,6 +14897,160 @@ Arguments:
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
             404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**List an endpoint's deliveries
+
+Each event sent (or being sent) to the endpoint, oldest first, with every attempt: when, the receiver's status, its latency and the first 1 KiB of its answer. The organisation's API key alone: with a bearer token it answers 403 insufficient_role.
+
+Sends a `GET` request to `/webhook-endpoints/{webhookEndpointId}/deliveries`
+
+Arguments:
+- `webhook_endpoint_id`: The endpoint's id.
+- `cursor`: Opaque cursor from the previous page's pagination.nextCursor.
+- `limit`: Page size.
+- `status`: Only deliveries in this state.
+*/
+    pub async fn webhook_delivery_list<'a>(
+        &'a self,
+        webhook_endpoint_id: &'a ::uuid::Uuid,
+        cursor: Option<&'a types::WebhookDeliveryListCursor>,
+        limit: Option<::std::num::NonZeroU32>,
+        status: Option<types::WebhookDeliveryListStatus>,
+    ) -> Result<ResponseValue<types::WebhookDeliveryList>, Error<types::Error>> {
+        let url = format!(
+            "{}/webhook-endpoints/{}/deliveries", self.baseurl, encode_path(&
+            webhook_endpoint_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .query(&progenitor_client::QueryParam::new("cursor", &cursor))
+            .query(&progenitor_client::QueryParam::new("limit", &limit))
+            .query(&progenitor_client::QueryParam::new("status", &status))
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "webhook_delivery_list",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Resend what an endpoint missed
+
+Queues to the endpoint every event of the window [since, until) of the types it selects that it has not acknowledged (never sent, failed, or still pending), each as a new round of the retry schedule due now. A disabled endpoint answers 409 webhook_endpoint_disabled: enable it first. The organisation's API key alone: with a bearer token it answers 403 insufficient_role.
+
+Sends a `POST` request to `/webhook-endpoints/{webhookEndpointId}/replay`
+
+Arguments:
+- `webhook_endpoint_id`: The endpoint's id.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `body`
+*/
+    pub async fn webhook_endpoint_replay<'a>(
+        &'a self,
+        webhook_endpoint_id: &'a ::uuid::Uuid,
+        x_idempotency_key: Option<&'a types::WebhookEndpointReplayXIdempotencyKey>,
+        body: &'a types::ReplayWebhookEndpointRequest,
+    ) -> Result<ResponseValue<types::WebhookReplay>, Error<types::Error>> {
+        let url = format!(
+            "{}/webhook-endpoints/{}/replay", self.baseurl, encode_path(&
+            webhook_endpoint_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = x_idempotency_key {
+            header_map.append("X-Idempotency-Key", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "webhook_endpoint_replay",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            202u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            409u16 => {
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
             429u16 => {

@@ -1,0 +1,102 @@
+//! What the API shows and does with deliveries: an endpoint's deliveries
+//! with their attempts, an event sent again (to one endpoint or all), and
+//! a window of events replayed to an endpoint that missed them.
+
+use super::endpoints::{Owner, find};
+use crate::error::{Error, InternalCode, Result};
+use crate::store::{AttemptRow, Cursor, DeliveryRow, Store, Which, limit_or_default};
+use crate::wire::latest as wire;
+use crate::wire::latest::params::WebhookDeliveryListQuery;
+use uuid::Uuid;
+
+fn status(s: &str) -> Result<wire::WebhookDeliveryStatus> {
+    s.parse().map_err(|_| Error::Internal(format!("webhook delivery: unknown status {s:?}")))
+}
+
+fn to_wire(d: DeliveryRow, attempts: Vec<AttemptRow>) -> Result<wire::WebhookDelivery> {
+    Ok(wire::WebhookDelivery {
+        webhook_endpoint_id: d.endpoint,
+        event_id: d.event,
+        event_type: d.event_type,
+        status: status(&d.status)?,
+        attempt_count: d.attempts,
+        next_attempt_at: d.next_attempt_at,
+        delivered_at: d.delivered_at,
+        attempts: attempts
+            .into_iter()
+            .map(|a| wire::WebhookDeliveryAttempt {
+                attempted_at: a.attempted_at,
+                status_code: a.status_code,
+                latency_ms: a.latency_ms,
+                response_body: a.response_body,
+                error: a.error,
+            })
+            .collect(),
+        created_at: d.created_at,
+        updated_at: d.updated_at,
+    })
+}
+
+pub async fn list(o: &Owner<'_>, endpoint: &str, q: WebhookDeliveryListQuery) -> Result<wire::WebhookDeliveryList> {
+    let endpoint = find(o, endpoint).await?;
+    let after = q.cursor.as_deref().map(Cursor::decode).transpose()?;
+    let page = o.store.webhook_deliveries(o.org, endpoint.id, q.status.as_deref(), after, limit_or_default(q.limit)).await?;
+    Ok(wire::WebhookDeliveryList {
+        items: page.items.into_iter().map(|(d, a)| to_wire(d, a)).collect::<Result<_>>()?,
+        pagination: wire::Pagination { next_cursor: page.next.map(Cursor::encode) },
+    })
+}
+
+fn disabled() -> Error {
+    Error::Conflict {
+        code: InternalCode::WebhookEndpointDisabled,
+        message: "the webhook endpoint is DISABLED: enable it first".into(),
+        property: "webhookEndpointId",
+    }
+}
+
+/// Sends event `id` again: to `req`'s endpoint, or to every enabled
+/// endpoint that selects its type.
+pub async fn redeliver(o: &Owner<'_>, id: &str, req: wire::RedeliverEventRequest) -> Result<wire::EventRedelivery> {
+    let missing = || Error::not_found(InternalCode::EventNotFound, "event");
+    let event = o.store.event(o.org, Uuid::parse_str(id).map_err(|_| missing())?).await?.ok_or_else(missing)?;
+    let endpoints = match req.webhook_endpoint_id {
+        Some(e) => {
+            let endpoint = find(o, &e.to_string()).await?;
+            if endpoint.status != "ENABLED" {
+                return Err(disabled());
+            }
+            vec![endpoint.id]
+        }
+        None => o.store.webhook_endpoints_for(o.org, &event.event_type).await?,
+    };
+    let mut tx = o.store.begin().await?;
+    for endpoint in &endpoints {
+        Store::queue_deliveries(&mut tx, o.org, *endpoint, Which::Event(event.id), o.now).await?;
+    }
+    tx.commit().await?;
+    let mut items = vec![];
+    for endpoint in endpoints {
+        let page = o.store.webhook_delivery(o.org, endpoint, event.id).await?;
+        items.extend(page.map(|(d, a)| to_wire(d, a)).transpose()?);
+    }
+    Ok(wire::EventRedelivery { event_id: event.id, items })
+}
+
+/// Queues to an endpoint the events of [since, until) of the types it
+/// selects that it has not acknowledged.
+pub async fn replay(o: &Owner<'_>, endpoint: &str, req: wire::ReplayWebhookEndpointRequest) -> Result<wire::WebhookReplay> {
+    let endpoint = find(o, endpoint).await?;
+    let until = req.until.unwrap_or(o.now);
+    if until <= req.since {
+        return Err(Error::invalid("until", "invalid_range", "must be after since"));
+    }
+    if endpoint.status != "ENABLED" {
+        return Err(disabled());
+    }
+    let mut tx = o.store.begin().await?;
+    let which = Which::Missed { since: req.since, until, types: &endpoint.events };
+    let queued = Store::queue_deliveries(&mut tx, o.org, endpoint.id, which, o.now).await?;
+    tx.commit().await?;
+    Ok(wire::WebhookReplay { webhook_endpoint_id: endpoint.id, since: req.since, until, queued: queued.try_into().unwrap_or(i64::MAX) })
+}
