@@ -11,6 +11,7 @@ pub mod error;
 pub mod events;
 pub mod keys;
 pub mod limits;
+pub mod listen;
 pub mod money;
 pub mod jobs;
 pub mod server;

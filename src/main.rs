@@ -1,4 +1,5 @@
-//! The `switchboard` binary: `serve` and the operator's `admin` commands.
+//! The `switchboard` binary: `serve`, the operator's `admin` commands and
+//! `listen` (local forwarding of events).
 
 use clap::{Parser, Subcommand};
 use std::net::SocketAddr;
@@ -34,6 +35,12 @@ enum Command {
         demo: bool,
         #[command(flatten)]
         settings: Settings,
+    },
+    /// Forward the organisation's events to a local URL, signed as
+    /// deliveries are (no public endpoint needed).
+    Listen {
+        #[command(flatten)]
+        options: switchboard::listen::Options,
     },
     /// Operator commands; each prints JSON.
     Admin {
@@ -171,10 +178,18 @@ async fn run() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     let cli = Cli::parse();
-    let store = Store::connect_with(&cli.database_url, cli.sqlite_synchronous).await?;
     let clock = Arc::new(Clock::default());
+    if let Command::Listen { options } = cli.command {
+        // a client of a server, anywhere: no database of its own
+        let stop = async {
+            let _ = tokio::signal::ctrl_c().await;
+        };
+        return switchboard::listen::run(options, clock, |line| println!("{line}"), stop).await;
+    }
+    let store = Store::connect_with(&cli.database_url, cli.sqlite_synchronous).await?;
     match cli.command {
         Command::Serve { listen, demo, settings } => serve(store, clock, listen, demo, settings).await,
+        Command::Listen { .. } => unreachable!("handled above"),
         Command::Admin { command } => {
             let out = match command {
                 AdminCommand::Org { command: OrgCommand::Create { name } } => admin::org_create(&store, &clock, &name).await?,

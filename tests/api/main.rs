@@ -9,6 +9,7 @@ mod delivery;
 mod events;
 mod idempotency;
 mod jobs;
+mod listen;
 mod login;
 mod orders;
 mod pagination;

@@ -8459,7 +8459,7 @@ pub mod types {
     pub struct ReplayWebhookEndpointRequest {
         ///Events that occurred at or after this time.
         pub since: ::chrono::DateTime<::chrono::offset::Utc>,
-        ///And before this time; default: now. Must be after since.
+        ///And before this time; default: now. A window that ends where it starts, or before, queues nothing.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub until: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
     }

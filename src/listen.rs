@@ -1,0 +1,212 @@
+//! `switchboard listen`: local forwarding of an organisation's events, as
+//! `stripe listen` does. It follows the event log (`GET /events`) with the
+//! organisation's API key, so no public endpoint is needed, and POSTs each
+//! new event to a local URL exactly as the server delivers one: the same
+//! body and Standard Webhooks headers, signed with a secret of its own
+//! (printed at start), retried on the server's schedule. What it has
+//! forwarded, what waits for a retry and its secret are kept in a state
+//! file, so a restart resumes where it stopped.
+//!
+//! The log is read from a little before the newest event seen (`OVERLAP`),
+//! deduplicated by eventId: events are dated when they happen, and one
+//! dated a moment earlier may commit a moment later.
+
+use crate::clock::Clock;
+use crate::domain::webhooks::{schedule, secret, signature};
+use anyhow::{Context, bail};
+use chrono::{DateTime, Duration, Utc};
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+/// How far before the newest event seen the log is read again.
+const OVERLAP: Duration = Duration::seconds(60);
+
+#[derive(Debug, Clone, clap::Args)]
+pub struct Options {
+    /// The API's base URL, e.g. http://localhost:8080/api/v2.
+    #[arg(long, env = "SWITCHBOARD_API_URL")]
+    pub api_url: String,
+    /// The organisation's API key.
+    #[arg(long, env = "SWITCHBOARD_API_KEY", hide_env_values = true)]
+    pub api_key: String,
+    /// Where to POST each event, e.g. http://localhost:3000/hooks.
+    #[arg(long)]
+    pub forward_to: String,
+    /// Only these event types (comma-separated); all by default.
+    #[arg(long, value_delimiter = ',')]
+    pub events: Vec<String>,
+    /// Where the secret and the position in the log are kept.
+    #[arg(long, default_value = ".switchboard-listen.json")]
+    pub state: PathBuf,
+    /// How often the log is read, in milliseconds.
+    #[arg(long, default_value_t = 1000)]
+    pub poll_ms: u64,
+}
+
+/// What survives a restart.
+#[derive(Debug, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct State {
+    secret: String,
+    /// events are read from a little before this (the newest seen)
+    newest: Option<DateTime<Utc>>,
+    /// events seen within `OVERLAP` of `newest`: eventId -> occurredAt
+    seen: BTreeMap<String, DateTime<Utc>>,
+    /// events waiting for another attempt
+    retries: Vec<Retry>,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct Retry {
+    event: Value,
+    first_attempt: DateTime<Utc>,
+    attempts: u32,
+    next_attempt: DateTime<Utc>,
+}
+
+impl State {
+    fn load(path: &PathBuf) -> anyhow::Result<State> {
+        match std::fs::read_to_string(path) {
+            Ok(text) => serde_json::from_str(&text).with_context(|| format!("reading {}", path.display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(State { secret: secret::mint(), ..State::default() }),
+            Err(e) => Err(e).with_context(|| format!("reading {}", path.display())),
+        }
+    }
+
+    fn save(&self, path: &PathBuf) -> anyhow::Result<()> {
+        // written whole, then renamed over the old one: never half a file
+        let tmp = path.with_extension("tmp");
+        std::fs::write(&tmp, serde_json::to_vec_pretty(self)?)?;
+        std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))
+    }
+}
+
+/// Forwards events until `stop` resolves; `say` gets each line to show.
+pub async fn run(opts: Options, clock: Arc<Clock>, mut say: impl FnMut(String), stop: impl std::future::Future<Output = ()>) -> anyhow::Result<()> {
+    let mut state = State::load(&opts.state)?;
+    let http = reqwest::Client::builder().timeout(std::time::Duration::from_secs(15)).build()?;
+    if state.newest.is_none() {
+        // a first start forwards what happens from now on: what the log
+        // already holds is only marked seen
+        state.newest = Some(clock.now());
+        read_log(&http, &opts, &mut state).await?;
+    }
+    state.save(&opts.state)?;
+    say(format!(
+        "Forwarding events to {}. Your webhook signing secret is {} (kept in {}).",
+        opts.forward_to,
+        state.secret,
+        opts.state.display()
+    ));
+    tokio::pin!(stop);
+    loop {
+        let fresh = read_log(&http, &opts, &mut state).await?;
+        let now = clock.now();
+        for event in fresh {
+            attempt(&http, &opts, &state.secret, event, now, None, &mut state.retries, &mut say).await;
+        }
+        let due: Vec<Retry> = {
+            let (due, later) = std::mem::take(&mut state.retries).into_iter().partition(|r| r.next_attempt <= now);
+            state.retries = later;
+            due
+        };
+        for r in due {
+            attempt(&http, &opts, &state.secret, r.event, now, Some((r.first_attempt, r.attempts)), &mut state.retries, &mut say).await;
+        }
+        state.save(&opts.state)?;
+        tokio::select! {
+            _ = &mut stop => return Ok(()),
+            _ = tokio::time::sleep(std::time::Duration::from_millis(opts.poll_ms)) => {}
+        }
+    }
+}
+
+/// The events of the log not seen before, oldest first.
+async fn read_log(http: &reqwest::Client, opts: &Options, state: &mut State) -> anyhow::Result<Vec<Value>> {
+    let newest = state.newest.expect("set at start");
+    let after = (newest - OVERLAP).to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
+    let mut query: Vec<(&str, String)> = vec![("createdAfter", after), ("limit", "100".into())];
+    query.extend(opts.events.iter().map(|t| ("type", t.clone())));
+    let mut fresh = vec![];
+    loop {
+        let answer = http.get(format!("{}/events", opts.api_url.trim_end_matches('/'))).header("x-api-key", &opts.api_key).query(&query).send().await?;
+        let status = answer.status();
+        let page: Value = answer.json().await.unwrap_or(Value::Null);
+        if !status.is_success() {
+            bail!("reading the event log: {status} {}", page["message"].as_str().unwrap_or_default());
+        }
+        for event in page["items"].as_array().into_iter().flatten() {
+            let (Some(id), Some(at)) = (event["eventId"].as_str(), event["occurredAt"].as_str().and_then(|t| t.parse::<DateTime<Utc>>().ok()))
+            else {
+                continue;
+            };
+            if state.seen.insert(id.to_string(), at).is_none() {
+                state.newest = state.newest.max(Some(at));
+                fresh.push(event.clone());
+            }
+        }
+        match page["pagination"]["nextCursor"].as_str() {
+            Some(next) => {
+                query.retain(|(k, _)| *k != "cursor");
+                query.push(("cursor", next.to_string()));
+            }
+            None => break,
+        }
+    }
+    let horizon = state.newest.expect("set at start") - OVERLAP;
+    state.seen.retain(|_, at| *at >= horizon);
+    Ok(fresh)
+}
+
+/// One forwarding attempt of `event`, shown as one line; a failure is
+/// queued in `retries` on the server's schedule (`before`: the first
+/// attempt and the attempts made so far).
+#[allow(clippy::too_many_arguments)]
+async fn attempt(
+    http: &reqwest::Client,
+    opts: &Options,
+    secret: &str,
+    event: Value,
+    now: DateTime<Utc>,
+    before: Option<(DateTime<Utc>, u32)>,
+    retries: &mut Vec<Retry>,
+    say: &mut impl FnMut(String),
+) {
+    let id = event["eventId"].as_str().unwrap_or_default().to_string();
+    let kind = event["type"].as_str().unwrap_or_default().to_string();
+    let body = event.to_string();
+    let signed = signature::header(&[secret], &id, now.timestamp(), body.as_bytes()).unwrap_or_default();
+    let sent = http
+        .post(&opts.forward_to)
+        .header("content-type", "application/json")
+        .header("webhook-id", &id)
+        .header("webhook-timestamp", now.timestamp().to_string())
+        .header("webhook-signature", signed)
+        .body(body)
+        .send()
+        .await;
+    let (outcome, ok, retry_after) = match sent {
+        Ok(answer) => {
+            let retry_after = answer.headers().get("retry-after").and_then(|v| v.to_str().ok()).and_then(|v| schedule::parse_retry_after(v, now));
+            (format!("{}", answer.status().as_u16()), answer.status().is_success(), retry_after)
+        }
+        Err(e) if e.is_timeout() => ("timeout".into(), false, None),
+        Err(e) if e.is_connect() => ("connection refused".into(), false, None),
+        Err(e) => (e.to_string(), false, None),
+    };
+    let (first, attempts) = before.map_or((now, 1), |(first, n)| (first, n + 1));
+    let next = if ok { None } else { schedule::next_attempt(first, attempts, now, retry_after, schedule::jitter()) };
+    let tail = match (ok, next) {
+        (true, _) => String::new(),
+        (false, Some(at)) => format!(" (attempt {attempts}; again in {}s)", (at - now).num_seconds()),
+        (false, None) => format!(" (attempt {attempts}; given up)"),
+    };
+    say(format!("{}  {kind:<32} {id}  -> {outcome}{tail}", now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)));
+    if let Some(next_attempt) = next {
+        retries.push(Retry { event, first_attempt: first, attempts, next_attempt });
+    }
+}
