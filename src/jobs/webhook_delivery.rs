@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 /// Deliveries claimed at once; they wait in this instance for a free
 /// slot, inside the lease.
-const CLAIM: i64 = 16;
+const CLAIM: i64 = 64;
 /// Attempts in flight at once.
 const IN_FLIGHT: usize = 64;
 /// What an attempt keeps of the receiver's answer.

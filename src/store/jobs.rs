@@ -129,14 +129,17 @@ impl Store {
         .fetch_all(tx.conn().await?)
         .await?;
         let jobs: Vec<Job> = rows.iter().map(|r| job_row(kind, r, lease_until)).collect::<Result<_>>()?;
-        for job in &jobs {
-            tx.execute(
-                sqlx::query("UPDATE jobs SET lease_until = $1, attempts = attempts + 1 WHERE kind = $2 AND subject = $3")
-                    .bind(ts(lease_until))
-                    .bind(kind.as_str())
-                    .bind(&job.subject),
-            )
-            .await?;
+        if !jobs.is_empty() {
+            let mut claim = sqlx::query(AssertSqlSafe(format!(
+                "UPDATE jobs SET lease_until = $1, attempts = attempts + 1 WHERE kind = $2 AND subject IN ({})",
+                super::placeholders(3, jobs.len())
+            )))
+            .bind(ts(lease_until))
+            .bind(kind.as_str());
+            for job in &jobs {
+                claim = claim.bind(job.subject.clone());
+            }
+            tx.execute(claim).await?;
         }
         tx.commit().await?;
         Ok(jobs)
@@ -152,24 +155,26 @@ impl Store {
     }
 
     /// `finish_job`, in the transaction that records the item's outcome.
+    /// Write-only (no answer read back), so on SQLite it travels with the
+    /// rest of the transaction: the item is deleted unless it was
+    /// scheduled again while held, and what is left under this claim (that
+    /// rescheduled item) is released.
     pub(crate) async fn finish_job_in(tx: &mut Tx, job: &Job) -> Result<()> {
-        let deleted = sqlx::query("DELETE FROM jobs WHERE kind = $1 AND subject = $2 AND lease_until = $3 AND due_at = $4")
-            .bind(job.kind.as_str())
-            .bind(&job.subject)
-            .bind(ts(job.lease_until))
-            .bind(ts(job.due_at))
-            .execute(tx.conn().await?)
-            .await?;
-        if deleted.rows_affected() == 0 {
-            tx.execute(
-                sqlx::query("UPDATE jobs SET lease_until = NULL WHERE kind = $1 AND subject = $2 AND lease_until = $3")
-                    .bind(job.kind.as_str())
-                    .bind(&job.subject)
-                    .bind(ts(job.lease_until)),
-            )
-            .await?;
-        }
-        Ok(())
+        tx.execute(
+            sqlx::query("DELETE FROM jobs WHERE kind = $1 AND subject = $2 AND lease_until = $3 AND due_at = $4")
+                .bind(job.kind.as_str())
+                .bind(job.subject.clone())
+                .bind(ts(job.lease_until))
+                .bind(ts(job.due_at)),
+        )
+        .await?;
+        tx.execute(
+            sqlx::query("UPDATE jobs SET lease_until = NULL WHERE kind = $1 AND subject = $2 AND lease_until = $3")
+                .bind(job.kind.as_str())
+                .bind(job.subject.clone())
+                .bind(ts(job.lease_until)),
+        )
+        .await
     }
 
     /// The claimed item failed for now: it is due again at `retry_at`.

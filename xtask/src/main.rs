@@ -3,7 +3,8 @@
 //! revision documents; `cargo xtask changes [--check]` keeps `spec/CHANGES.md`;
 //! `cargo xtask contract` checks the running server against `spec/`;
 //! `cargo xtask bench` measures throughput, latency and memory against a
-//! baseline server, and `cargo xtask bench login` what login start reveals
+//! baseline server, `cargo xtask bench webhooks` whether delivery keeps up
+//! with writes, and `cargo xtask bench login` what login start reveals
 //! by its timing; `cargo xtask crash` kills the server under idempotent
 //! writes and checks that each was executed exactly once.
 
@@ -25,7 +26,7 @@ use anyhow::{Result, bail};
 
 const USAGE: &str = "usage: cargo xtask codegen [--check] | diff A.json B.json | changes [--check] \
 | contract [--install-only] [--no-sweeps] [--seed N|random] [--max-examples N] \
-| bench [--quick] [--rounds N] [--duration S] [--warmup S] [--connections N] [--customers N] | bench login \
+| bench [--quick] [--rounds N] [--duration S] [--warmup S] [--connections N] [--customers N] | bench login | bench webhooks \
 | crash [--kills N] [--seed S]";
 
 fn main() -> Result<()> {

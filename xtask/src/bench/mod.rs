@@ -4,12 +4,14 @@
 //! the same SQLite file, `bench/`) measured in the same run, in interleaved
 //! rounds; the figures that matter are the ratios to the baseline, since
 //! one absolute figure on a shared machine means little.
-//! `cargo xtask bench login` is the timing check of login start.
+//! `cargo xtask bench login` is the timing check of login start;
+//! `cargo xtask bench webhooks` measures delivery under write load.
 
 mod login;
 mod report;
 mod scenarios;
 mod setup;
+mod webhooks;
 
 use crate::benchtool;
 use crate::load::{self, Options as Load};
@@ -20,11 +22,12 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const USAGE: &str = "usage: cargo xtask bench [--quick] [--rounds N] [--duration S] [--warmup S] \
-[--connections N] [--customers N] [--only TEXT]... | bench login";
+[--connections N] [--customers N] [--only TEXT]... | bench login | bench webhooks [--quick] [--duration S] [--connections N]";
 
 pub fn run(args: &[String]) -> Result<()> {
     match args.first().map(String::as_str) {
         Some("login") => login::run(),
+        Some("webhooks") => webhooks::run(&args[1..]),
         _ => suite(&Options::parse(args)?),
     }
 }
