@@ -77,11 +77,19 @@ impl State {
         }
     }
 
-    fn save(&self, path: &PathBuf) -> anyhow::Result<()> {
+    /// Writes the state if it differs from `last` (what was written
+    /// before), so a quiet log costs no disk writes.
+    fn save(&self, path: &PathBuf, last: &mut Vec<u8>) -> anyhow::Result<()> {
+        let bytes = serde_json::to_vec_pretty(self)?;
+        if bytes == *last {
+            return Ok(());
+        }
         // written whole, then renamed over the old one: never half a file
         let tmp = path.with_extension("tmp");
-        std::fs::write(&tmp, serde_json::to_vec_pretty(self)?)?;
-        std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))
+        std::fs::write(&tmp, &bytes)?;
+        std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
+        *last = bytes;
+        Ok(())
     }
 }
 
@@ -95,7 +103,8 @@ pub async fn run(opts: Options, clock: Arc<Clock>, mut say: impl FnMut(String), 
         state.newest = Some(clock.now());
         read_log(&http, &opts, &mut state).await?;
     }
-    state.save(&opts.state)?;
+    let mut saved = vec![];
+    state.save(&opts.state, &mut saved)?;
     say(format!(
         "Forwarding events to {}. Your webhook signing secret is {} (kept in {}).",
         opts.forward_to,
@@ -117,7 +126,7 @@ pub async fn run(opts: Options, clock: Arc<Clock>, mut say: impl FnMut(String), 
         for r in due {
             attempt(&http, &opts, &state.secret, r.event, now, Some((r.first_attempt, r.attempts)), &mut state.retries, &mut say).await;
         }
-        state.save(&opts.state)?;
+        state.save(&opts.state, &mut saved)?;
         tokio::select! {
             _ = &mut stop => return Ok(()),
             _ = tokio::time::sleep(std::time::Duration::from_millis(opts.poll_ms)) => {}

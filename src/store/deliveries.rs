@@ -373,11 +373,16 @@ impl Store {
         }
         tx.execute(
             sqlx::query(
+                // Every pending delivery without a job: those held, and one
+                // whose attempt was in flight when the endpoint was disabled
+                // (its retry time was recorded after the hold dropped its job).
                 "UPDATE webhook_deliveries SET round_started_at = $1, round_attempts = 0, next_attempt_at = $1, updated_at = $1
-                 WHERE endpoint_id = $2 AND status = 'PENDING' AND next_attempt_at IS NULL",
+                 WHERE endpoint_id = $2 AND status = 'PENDING' AND NOT EXISTS
+                    (SELECT 1 FROM jobs WHERE jobs.kind = $3 AND jobs.subject = webhook_deliveries.endpoint_id || '/' || webhook_deliveries.event_id)",
             )
             .bind(ts(now))
-            .bind(id.clone()),
+            .bind(id.clone())
+            .bind(JobKind::WebhookDelivery.as_str()),
         )
         .await?;
         tx.execute(sqlx::query("UPDATE webhook_endpoints SET failing_since = NULL WHERE id = $1").bind(id.clone())).await?;

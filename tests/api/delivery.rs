@@ -392,6 +392,21 @@ async fn the_delivery_log_redelivery_and_replay() {
         assert_eq!((d.attempt_count, d.attempts.len()), (2, 2));
         assert_eq!(json_of(&d.status), json!("SUCCEEDED"));
 
+        // with an idempotency key: the answer shows the new round, and a retry replays it without sending again
+        let key = [("X-Idempotency-Key", "redeliver-1")];
+        let path = format!("/events/{event}/redeliver");
+        let answered = app.call_as(Some(&app.key), "POST", &path, Some(json!({"webhookEndpointId": a})), &key).await;
+        assert_eq!(answered.status, 202, "{:#}", answered.body);
+        assert_eq!((&answered.body["items"][0]["status"], &answered.body["items"][0]["attemptCount"]), (&json!("PENDING"), &json!(2)));
+        assert_eq!(receiver.next().await.header("webhook-id"), event.to_string());
+        settle(&app).await;
+        let retried = app.call_as(Some(&app.key), "POST", &path, Some(json!({"webhookEndpointId": a})), &key).await;
+        assert_eq!((retried.status, &retried.body), (202, &answered.body));
+        settle(&app).await;
+        assert!(receiver.taken().is_empty(), "a replayed answer sends nothing");
+        let d = client.webhook_delivery_list(&a, None, None, None).await.unwrap().into_inner().items.remove(0);
+        assert_eq!(d.attempt_count, 3);
+
         // to every enabled endpoint that selects the type
         let (b, _) = register(&app, &format!("{}?b", receiver.url), json!(["*"])).await;
         let (c, _) = register(&app, &receiver.url, json!(["order.created"])).await;
@@ -416,7 +431,7 @@ async fn the_delivery_log_redelivery_and_replay() {
         app.call("POST", &format!("/webhook-endpoints/{c}/replay"), Some(json!({"since": since})))
             .await
             .assert_error(409, "webhook_endpoint_disabled");
-let empty = app.call("POST", &format!("/webhook-endpoints/{a}/replay"), Some(json!({"since": since, "until": since}))).await;
+        let empty = app.call("POST", &format!("/webhook-endpoints/{a}/replay"), Some(json!({"since": since, "until": since}))).await;
         assert_eq!((empty.status, &empty.body["queued"]), (202, &json!(0)), "an empty window queues nothing");
         app.call("GET", &format!("/webhook-endpoints/{a}/deliveries?status=LOST"), None).await.assert_error(400, "validation_failed");
 

@@ -70,16 +70,34 @@ pub async fn redeliver(o: &Owner<'_>, id: &str, req: wire::RedeliverEventRequest
         }
         None => o.store.webhook_endpoints_for(o.org, &event.event_type).await?,
     };
+    // The answer is built from what was there before the write plus what
+    // the write does: an idempotent request's write is not visible to
+    // another connection until its stored answer commits with it.
+    let mut items = vec![];
+    for endpoint in &endpoints {
+        let before = o.store.webhook_delivery(o.org, *endpoint, event.id).await?;
+        let (delivery, attempts) = before.unwrap_or_else(|| {
+            let d = DeliveryRow {
+                endpoint: *endpoint,
+                event: event.id,
+                event_type: event.event_type.clone(),
+                status: String::new(),
+                attempts: 0,
+                next_attempt_at: None,
+                created_at: o.now,
+                updated_at: o.now,
+                delivered_at: None,
+            };
+            (d, vec![])
+        });
+        let queued = DeliveryRow { status: "PENDING".into(), next_attempt_at: Some(o.now), updated_at: o.now, ..delivery };
+        items.push(to_wire(queued, attempts)?);
+    }
     let mut tx = o.store.begin().await?;
     for endpoint in &endpoints {
         Store::queue_deliveries(&mut tx, o.org, *endpoint, Which::Event(event.id), o.now).await?;
     }
     tx.commit().await?;
-    let mut items = vec![];
-    for endpoint in endpoints {
-        let page = o.store.webhook_delivery(o.org, endpoint, event.id).await?;
-        items.extend(page.map(|(d, a)| to_wire(d, a)).transpose()?);
-    }
     Ok(wire::EventRedelivery { event_id: event.id, items })
 }
 
