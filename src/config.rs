@@ -16,6 +16,7 @@ pub mod defaults {
     pub const ORDER_EXPIRY_SECONDS: u32 = 7 * 24 * 3600;
     pub const MAIL_FROM: &str = "Switchboard <no-reply@switchboard.invalid>";
     pub const WEBHOOK_TIMEOUT_SECONDS: u64 = 15;
+    pub const NETWORK_ACTIVATION_DELAY_SECONDS: u64 = 0;
 }
 
 #[derive(Debug, Clone, Args)]
@@ -62,6 +63,11 @@ pub struct Settings {
     #[arg(long = "webhooks-timeout-seconds", env = "SWITCHBOARD_WEBHOOKS_TIMEOUT_SECONDS", default_value_t = defaults::WEBHOOK_TIMEOUT_SECONDS,
           value_parser = clap::value_parser!(u64).range(1..=300))]
     pub webhook_timeout_seconds: u64,
+    /// Seconds the sandbox mobile network takes to complete an activation;
+    /// meanwhile the subscription shows `pendingStatus` ACTIVATED. 0: at once.
+    #[arg(long = "network-activation-delay-seconds", env = "SWITCHBOARD_NETWORK_ACTIVATION_DELAY_SECONDS",
+          default_value_t = defaults::NETWORK_ACTIVATION_DELAY_SECONDS, value_parser = clap::value_parser!(u64).range(0..=86_400))]
+    pub network_activation_delay_seconds: u64,
 }
 
 /// Which webhook URLs may be registered. By default only https URLs whose
@@ -93,6 +99,7 @@ impl Default for Settings {
             mail_from: defaults::MAIL_FROM.into(),
             webhooks: WebhookUrls::default(),
             webhook_timeout_seconds: defaults::WEBHOOK_TIMEOUT_SECONDS,
+            network_activation_delay_seconds: defaults::NETWORK_ACTIVATION_DELAY_SECONDS,
         }
     }
 }

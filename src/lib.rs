@@ -13,6 +13,7 @@ pub mod keys;
 pub mod limits;
 pub mod listen;
 pub mod money;
+pub mod network;
 pub mod jobs;
 pub mod server;
 pub mod store;

@@ -54,6 +54,9 @@ pub async fn start(store: Store, clock: Arc<Clock>, listen: SocketAddr, settings
         limits: RateLimits::new(&settings, clock.clone()),
         tokens,
         mail_wake,
+        network: Arc::new(crate::network::Sandbox {
+            activation_delay: chrono::Duration::seconds(settings.network_activation_delay_seconds.try_into().unwrap_or(i64::MAX)),
+        }),
         settings,
     };
     // dropshot's own logger costs time per request even when filtered out;

@@ -19,6 +19,8 @@ pub struct Context {
     /// woken when mail is queued, so the SMTP sender goes at once
     pub mail_wake: Arc<tokio::sync::Notify>,
     pub settings: crate::config::Settings,
+    /// the mobile network subscriptions' moves go to
+    pub network: Arc<dyn crate::network::Network>,
 }
 
 /// How a request's revision was decided.

@@ -15,6 +15,7 @@ use crate::config::WebhookUrls;
 use crate::domain::webhooks::deliveries as webhook_deliveries;
 use crate::domain::webhooks::endpoints::{self as webhook_endpoints, Owner};
 use crate::domain::webhooks::log as event_log;
+use crate::domain::subscriptions::lifecycle::Moves;
 use crate::domain::{Caller, catalog, customers, licenses, orders, subscriptions, users};
 use dropshot::{ErrorStatusCode, HttpResponseAccepted, HttpResponseCreated, HttpResponseDeleted, HttpResponseOk, Path, RequestContext};
 
@@ -226,6 +227,110 @@ impl SwitchboardApi for Handlers {
     ) -> Result<HttpResponseOk<types::Subscription>> {
         handle(&rqctx, Access::Read, headers, |c| async move {
             Ok(HttpResponseOk(subscriptions::view(&c, &path.into_inner().subscription_id).await?))
+        })
+        .await
+    }
+
+    async fn subscription_activate(
+        rqctx: RequestContext<Context>,
+        path: Path<params::SubscriptionActivatePath>,
+        headers: HeaderParams<params::SubscriptionActivateHeaders>,
+        body: JsonBody<types::ActivateSubscriptionRequest>,
+    ) -> Result<HttpResponseOk<types::Subscription>> {
+        let network = rqctx.context().network.clone();
+        handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move {
+            Ok(HttpResponseOk(Moves { caller: &c, network: &*network }.activate(&path.into_inner().subscription_id, body).await?))
+        })
+        .await
+    }
+
+    async fn subscription_pause(
+        rqctx: RequestContext<Context>,
+        path: Path<params::SubscriptionPausePath>,
+        headers: HeaderParams<params::SubscriptionPauseHeaders>,
+        body: JsonBody<types::SubscriptionStatusChangeRequest>,
+    ) -> Result<HttpResponseOk<types::Subscription>> {
+        let network = rqctx.context().network.clone();
+        handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move {
+            Ok(HttpResponseOk(Moves { caller: &c, network: &*network }.pause(&path.into_inner().subscription_id, body).await?))
+        })
+        .await
+    }
+
+    async fn subscription_restore(
+        rqctx: RequestContext<Context>,
+        path: Path<params::SubscriptionRestorePath>,
+        headers: HeaderParams<params::SubscriptionRestoreHeaders>,
+        body: JsonBody<types::SubscriptionStatusChangeRequest>,
+    ) -> Result<HttpResponseOk<types::Subscription>> {
+        let network = rqctx.context().network.clone();
+        handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move {
+            Ok(HttpResponseOk(Moves { caller: &c, network: &*network }.restore(&path.into_inner().subscription_id, body).await?))
+        })
+        .await
+    }
+
+    async fn subscription_suspend(
+        rqctx: RequestContext<Context>,
+        path: Path<params::SubscriptionSuspendPath>,
+        headers: HeaderParams<params::SubscriptionSuspendHeaders>,
+        body: JsonBody<types::SubscriptionStatusChangeRequest>,
+    ) -> Result<HttpResponseOk<types::Subscription>> {
+        let network = rqctx.context().network.clone();
+        handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move {
+            Ok(HttpResponseOk(Moves { caller: &c, network: &*network }.suspend(&path.into_inner().subscription_id, body).await?))
+        })
+        .await
+    }
+
+    async fn subscription_block_sim(
+        rqctx: RequestContext<Context>,
+        path: Path<params::SubscriptionBlockSimPath>,
+        headers: HeaderParams<params::SubscriptionBlockSimHeaders>,
+        body: JsonBody<types::SubscriptionStatusChangeRequest>,
+    ) -> Result<HttpResponseOk<types::Subscription>> {
+        let network = rqctx.context().network.clone();
+        handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move {
+            Ok(HttpResponseOk(Moves { caller: &c, network: &*network }.block_sim(&path.into_inner().subscription_id, body).await?))
+        })
+        .await
+    }
+
+    async fn subscription_cancel(
+        rqctx: RequestContext<Context>,
+        path: Path<params::SubscriptionCancelPath>,
+        headers: HeaderParams<params::SubscriptionCancelHeaders>,
+        body: JsonBody<types::CancelSubscriptionRequest>,
+    ) -> Result<HttpResponseOk<types::Subscription>> {
+        let network = rqctx.context().network.clone();
+        handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move {
+            Ok(HttpResponseOk(Moves { caller: &c, network: &*network }.cancel(&path.into_inner().subscription_id, body).await?))
+        })
+        .await
+    }
+
+    async fn subscription_withdraw_cancellation(
+        rqctx: RequestContext<Context>,
+        path: Path<params::SubscriptionWithdrawCancellationPath>,
+        headers: HeaderParams<params::SubscriptionWithdrawCancellationHeaders>,
+        body: JsonBody<types::SubscriptionStatusChangeRequest>,
+    ) -> Result<HttpResponseOk<types::Subscription>> {
+        let network = rqctx.context().network.clone();
+        handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move {
+            Ok(HttpResponseOk(Moves { caller: &c, network: &*network }.withdraw_cancellation(&path.into_inner().subscription_id, body).await?))
+        })
+        .await
+    }
+
+    async fn subscription_change_sim(
+        rqctx: RequestContext<Context>,
+        path: Path<params::SubscriptionChangeSimPath>,
+        headers: HeaderParams<params::SubscriptionChangeSimHeaders>,
+        body: JsonBody<types::ChangeSimRequest>,
+    ) -> Result<HttpResponseOk<types::Subscription>> {
+        let network = rqctx.context().network.clone();
+        handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move {
+            Ok(HttpResponseOk(Moves { caller: &c, network: &*network }.change_sim(&path.into_inner().subscription_id, body).await?))
         })
         .await
     }

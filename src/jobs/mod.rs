@@ -13,6 +13,7 @@ pub mod idempotency_expiry;
 pub mod mail;
 pub mod mail_cleanup;
 pub mod order_expiry;
+pub mod subscription_scheduled;
 pub mod webhook_delivery;
 pub mod webhook_dispatch;
 
@@ -150,6 +151,7 @@ pub async fn start(store: &Store, clock: &Arc<Clock>, settings: &Settings, mail_
     let mut tasks = vec![
         (each(idempotency_expiry::worker()), Arc::new(Notify::new())),
         (each(order_expiry::worker()), Arc::new(Notify::new())),
+        (each(subscription_scheduled::worker()), Arc::new(Notify::new())),
         (each(mail_cleanup::worker()), Arc::new(Notify::new())),
         // the dispatcher before the sender: one `run_due` dispatches and sends
         (Task::Drain(Arc::new(webhook_dispatch::drain(send_wake.clone()))), store.events_recorded()),

@@ -24,6 +24,9 @@ pub enum JobKind {
     IdempotencyExpiry,
     /// an event is sent to a webhook endpoint (subject: `endpoint/event`)
     WebhookDelivery,
+    /// a subscription's scheduled move falls due: a delayed activation
+    /// completes, a cancellation takes effect (subject: subscription id)
+    SubscriptionScheduled,
 }
 
 impl JobKind {
@@ -34,6 +37,7 @@ impl JobKind {
             JobKind::MailCleanup => "mail.cleanup",
             JobKind::IdempotencyExpiry => "idempotency.expiry",
             JobKind::WebhookDelivery => "webhook.delivery",
+            JobKind::SubscriptionScheduled => "subscription.scheduled",
         }
     }
 }

@@ -4,7 +4,7 @@
 use super::{Cursor, IdOrRef, ListQuery, Page, Store, Tx, parse_ts, parse_uuid, state_col, ts};
 use crate::wire::latest::{LicenseStatus, SimCardType, SubscriptionAddonStatus, SubscriptionStatus};
 use crate::error::Result;
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 use sqlx::any::AnyRow;
 use sqlx::{AssertSqlSafe, Row};
 use uuid::Uuid;
@@ -25,6 +25,28 @@ pub struct SubscriptionRow {
     pub reference_id: Option<String>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+    /// what the lifecycle sets (see migrations/*/0011)
+    pub life: Life,
+}
+
+/// What a subscription's moves set: its SIM, the last move's reason, a
+/// move scheduled for later, when each state began, its binding contract.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Life {
+    pub iccid: Option<String>,
+    pub esim_activation_code: Option<String>,
+    pub status_reason: Option<String>,
+    /// (the status it moves to, when)
+    pub pending: Option<(SubscriptionStatus, DateTime<Utc>)>,
+    pub activated_at: Option<DateTime<Utc>>,
+    pub paused_at: Option<DateTime<Utc>>,
+    pub suspended_at: Option<DateTime<Utc>>,
+    pub blocked_at: Option<DateTime<Utc>>,
+    pub cancelled_at: Option<DateTime<Utc>>,
+    pub ended_at: Option<DateTime<Utc>>,
+    /// months of binding chosen on the order line
+    pub binding_months: Option<i64>,
+    pub binding_ends_on: Option<NaiveDate>,
 }
 
 #[derive(Debug, Default)]
@@ -85,7 +107,37 @@ fn ts_col(r: &AnyRow, col: &str) -> Result<DateTime<Utc>> {
 }
 
 const SUBSCRIPTION_COLUMNS: &str = "s.seq, s.id, s.customer_id, c.name AS customer_name, s.order_id, s.offering_id, s.status, \
-     s.subscription_type, s.msisdn, s.display_name, s.sim_type, s.reference_id, s.created_at, s.updated_at";
+     s.subscription_type, s.msisdn, s.display_name, s.sim_type, s.reference_id, s.created_at, s.updated_at, \
+     s.iccid, s.esim_activation_code, s.status_reason, s.pending_status, s.pending_status_at, s.activated_at, s.paused_at, \
+     s.suspended_at, s.blocked_at, s.cancelled_at, s.ended_at, s.binding_months, s.binding_ends_on";
+
+fn opt_ts(r: &AnyRow, col: &str) -> Result<Option<DateTime<Utc>>> {
+    r.try_get::<Option<String>, _>(col)?.map(|t| parse_ts(&t)).transpose()
+}
+
+fn life(r: &AnyRow) -> Result<Life> {
+    let pending = match (r.try_get::<Option<String>, _>("pending_status")?, opt_ts(r, "pending_status_at")?) {
+        (Some(s), Some(at)) => Some((s.parse().map_err(|_| crate::error::Error::Internal(format!("pending_status {s:?}")))?, at)),
+        _ => None,
+    };
+    let ends_on = r.try_get::<Option<String>, _>("binding_ends_on")?;
+    Ok(Life {
+        iccid: r.try_get("iccid")?,
+        esim_activation_code: r.try_get("esim_activation_code")?,
+        status_reason: r.try_get("status_reason")?,
+        pending,
+        activated_at: opt_ts(r, "activated_at")?,
+        paused_at: opt_ts(r, "paused_at")?,
+        suspended_at: opt_ts(r, "suspended_at")?,
+        blocked_at: opt_ts(r, "blocked_at")?,
+        cancelled_at: opt_ts(r, "cancelled_at")?,
+        ended_at: opt_ts(r, "ended_at")?,
+        binding_months: r.try_get("binding_months")?,
+        binding_ends_on: ends_on
+            .map(|d| d.parse().map_err(|_| crate::error::Error::Internal(format!("binding_ends_on {d:?}"))))
+            .transpose()?,
+    })
+}
 const SUBSCRIPTIONS: &str = "subscriptions s JOIN customers c ON c.id = s.customer_id";
 
 fn subscription_row(r: &AnyRow) -> Result<(i64, SubscriptionRow)> {
@@ -105,6 +157,7 @@ fn subscription_row(r: &AnyRow) -> Result<(i64, SubscriptionRow)> {
             reference_id: r.try_get("reference_id")?,
             created_at: ts_col(r, "created_at")?,
             updated_at: ts_col(r, "updated_at")?,
+            life: life(r)?,
         },
     ))
 }
@@ -234,8 +287,8 @@ impl Store {
         tx.execute(
             sqlx::query(
                 "INSERT INTO subscriptions (id, org_id, customer_id, order_id, offering_id, status, subscription_type, msisdn,
-                   display_name, sim_type, reference_id, created_at, updated_at)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+                   display_name, sim_type, reference_id, created_at, updated_at, binding_months)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
             )
             .bind(s.id.to_string())
             .bind(org.to_string())
@@ -249,7 +302,8 @@ impl Store {
             .bind(s.sim_type.to_string())
             .bind(&s.reference_id)
             .bind(ts(s.created_at))
-            .bind(ts(s.updated_at)),
+            .bind(ts(s.updated_at))
+            .bind(s.life.binding_months),
         )
         .await?;
         Ok(())

@@ -9,6 +9,7 @@ mod delivery;
 mod events;
 mod idempotency;
 mod jobs;
+mod lifecycle;
 mod listen;
 mod login;
 mod orders;

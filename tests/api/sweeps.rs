@@ -431,6 +431,28 @@ async fn wire_every_operation_answers_with_its_revision_and_json() {
     .await;
 }
 
+/// A new subscription of our customer (the `n`th, numbered for its
+/// number), in a state from which `operation` moves it.
+async fn moved_subscription(app: &TestApp, ours: &Fixtures, n: usize, operation: &str) -> String {
+    let line = json!({"type": "SUBSCRIPTION", "productOfferingId": ours.ids["productOfferingId"].0,
+                      "subscription": {"simType": "ESIM", "msisdn": format!("+4670666{n:04}")}});
+    let order = app.call("POST", "/orders", Some(json!({"customerId": ours.ids["customerId"].0, "lineItems": [line]}))).await;
+    let order = app.call("POST", &format!("/orders/{}/submit", order.body["orderId"].as_str().unwrap()), None).await;
+    assert_eq!(order.status, 200, "{:#}", order.body);
+    let id = order.body["lineItems"][0]["createdSubscriptionId"].as_str().unwrap().to_string();
+    let before: &[(&str, Value)] = match operation {
+        "activate" => &[],
+        "restore" => &[("activate", json!({})), ("pause", json!({}))],
+        "withdraw-cancellation" => &[("activate", json!({})), ("cancel", json!({"effectiveDate": "2999-01-01"}))],
+        _ => &[("activate", json!({}))],
+    };
+    for (op, body) in before {
+        let r = app.call("POST", &format!("/subscriptions/{id}/{op}"), Some(body.clone())).await;
+        assert_eq!(r.status, 200, "{op}: {:#}", r.body);
+    }
+    id
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn events_every_operation_records_only_what_its_document_lists() {
     each_backend(|app| async move {
@@ -449,6 +471,13 @@ async fn events_every_operation_records_only_what_its_document_lists() {
                 let order = app.call("POST", "/orders", Some(json!({"customerId": customer, "lineItems": [line]}))).await;
                 assert_eq!(order.status, 201, "{:#}", order.body);
                 path = op.fill(|_| order.body["orderId"].as_str().unwrap().to_string());
+            }
+            // each move of a subscription on one of its own, brought to a
+            // state the move leaves
+            if op.method == "POST" && op.path.starts_with("/subscriptions/{subscriptionId}/") && op.path_params().count() == 1 {
+                orders += 1;
+                let id = moved_subscription(&app, &ours, orders, op.path.rsplit('/').next().unwrap()).await;
+                path = op.fill(|_| id.clone());
             }
             let before = recorded().await.len();
             let a = send(&app, &op, Auth::Key(&app.key), &path, body.as_ref()).await;

@@ -213,6 +213,133 @@ pub mod types {
             value.parse()
         }
     }
+    ///Activating a PENDING subscription. A PSIM subscription names the ICCID of the card it is activated on (unless it has one from a SIM change); an ESIM subscription gets a new eSIM profile from the network when it has none.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    pub struct ActivateSubscriptionRequest {
+        ///The SIM card's ICCID: 19 or 20 digits starting with 89, the last a Luhn check digit.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub iccid: ::std::option::Option<ActivateSubscriptionRequestIccid>,
+        ///Why, in the caller's words; shown as statusReason.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub reason: ::std::option::Option<ActivateSubscriptionRequestReason>,
+    }
+    ///The SIM card's ICCID: 19 or 20 digits starting with 89, the last a Luhn check digit.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ActivateSubscriptionRequestIccid(::std::string::String);
+    impl ::std::ops::Deref for ActivateSubscriptionRequestIccid {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ActivateSubscriptionRequestIccid>
+    for ::std::string::String {
+        fn from(value: ActivateSubscriptionRequestIccid) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ActivateSubscriptionRequestIccid {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^89[0-9]{17,18}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^89[0-9]{17,18}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ActivateSubscriptionRequestIccid {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for ActivateSubscriptionRequestIccid {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ActivateSubscriptionRequestIccid {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Why, in the caller's words; shown as statusReason.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ActivateSubscriptionRequestReason(::std::string::String);
+    impl ::std::ops::Deref for ActivateSubscriptionRequestReason {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ActivateSubscriptionRequestReason>
+    for ::std::string::String {
+        fn from(value: ActivateSubscriptionRequestReason) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ActivateSubscriptionRequestReason {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 500usize {
+                return Err("longer than 500 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ActivateSubscriptionRequestReason {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for ActivateSubscriptionRequestReason {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ActivateSubscriptionRequestReason {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     ///When the product starts: at once, or at first use.
     #[derive(
         ::serde::Deserialize,
@@ -996,6 +1123,207 @@ pub mod types {
         pub discount: ::std::option::Option<Discount>,
         ///Length of the binding period.
         pub duration: Duration,
+    }
+    ///Cancelling a subscription: now, or at a later date.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    pub struct CancelSubscriptionRequest {
+        ///The day service ends (at 00:00 UTC). Absent, today or earlier: now. A later date schedules the cancellation: the subscription keeps its state with pendingStatus CANCELLED until then. A PENDING subscription is only cancelled now (409 subscription_pending for a later date). Before the end of a binding contract (bindingEndsOn) only with force.
+        #[serde(
+            rename = "effectiveDate",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub effective_date: ::std::option::Option<::chrono::naive::NaiveDate>,
+        ///Cancel before the binding contract ends. The organisation's API key alone (403 insufficient_role with a bearer token). Without it, a date before bindingEndsOn is 409 binding_contract_active.
+        #[serde(default)]
+        pub force: bool,
+        ///Why, in the caller's words; shown as statusReason.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub reason: ::std::option::Option<CancelSubscriptionRequestReason>,
+    }
+    ///Why, in the caller's words; shown as statusReason.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CancelSubscriptionRequestReason(::std::string::String);
+    impl ::std::ops::Deref for CancelSubscriptionRequestReason {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CancelSubscriptionRequestReason>
+    for ::std::string::String {
+        fn from(value: CancelSubscriptionRequestReason) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CancelSubscriptionRequestReason {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 500usize {
+                return Err("longer than 500 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CancelSubscriptionRequestReason {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for CancelSubscriptionRequestReason {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CancelSubscriptionRequestReason {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///A new SIM for the subscription, which keeps its number and state; the old SIM is blocked for good.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct ChangeSimRequest {
+        ///The SIM card's ICCID: 19 or 20 digits starting with 89, the last a Luhn check digit.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub iccid: ::std::option::Option<ChangeSimRequestIccid>,
+        ///Why, in the caller's words; shown as statusReason.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub reason: ::std::option::Option<ChangeSimRequestReason>,
+        ///The new SIM's type. A PSIM needs its iccid (400 otherwise); an ESIM gets a new eSIM profile from the network unless iccid names one.
+        #[serde(rename = "simType")]
+        pub sim_type: SimCardType,
+    }
+    ///The SIM card's ICCID: 19 or 20 digits starting with 89, the last a Luhn check digit.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ChangeSimRequestIccid(::std::string::String);
+    impl ::std::ops::Deref for ChangeSimRequestIccid {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ChangeSimRequestIccid> for ::std::string::String {
+        fn from(value: ChangeSimRequestIccid) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ChangeSimRequestIccid {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^89[0-9]{17,18}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^89[0-9]{17,18}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ChangeSimRequestIccid {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ChangeSimRequestIccid {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ChangeSimRequestIccid {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Why, in the caller's words; shown as statusReason.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ChangeSimRequestReason(::std::string::String);
+    impl ::std::ops::Deref for ChangeSimRequestReason {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ChangeSimRequestReason> for ::std::string::String {
+        fn from(value: ChangeSimRequestReason) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ChangeSimRequestReason {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 500usize {
+                return Err("longer than 500 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ChangeSimRequestReason {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ChangeSimRequestReason {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ChangeSimRequestReason {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
     }
     ///A new customer.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -8854,6 +9182,34 @@ pub mod types {
     ///A mobile voice/SMS/data, data-only, broadband, IoT or travel eSIM subscription.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct Subscription {
+        ///When it was first activated (its service and any binding contract began).
+        #[serde(
+            rename = "activatedAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub activated_at: ::std::option::Option<
+            ::chrono::DateTime<::chrono::offset::Utc>,
+        >,
+        ///With a binding contract: the first day free of it (the activation date plus its months). Cancelling with an effectiveDate before it needs force.
+        #[serde(
+            rename = "bindingEndsOn",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub binding_ends_on: ::std::option::Option<::chrono::naive::NaiveDate>,
+        ///While BLOCKED: since when.
+        #[serde(
+            rename = "blockedAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub blocked_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        ///When it was cancelled (the request; the service ends at endedAt).
+        #[serde(
+            rename = "cancelledAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub cancelled_at: ::std::option::Option<
+            ::chrono::DateTime<::chrono::offset::Utc>,
+        >,
         ///When it was created.
         #[serde(rename = "createdAt")]
         pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
@@ -8861,6 +9217,21 @@ pub mod types {
         pub customer: CustomerSummary,
         ///The number pretty-printed in international form, or the custom display name when one was set.
         pub display: SubscriptionDisplay,
+        ///When its service ended (CANCELLED).
+        #[serde(
+            rename = "endedAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub ended_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        ///For an eSIM: the activation code (LPA string) a device scans to download its profile.
+        #[serde(
+            rename = "esimActivationCode",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub esim_activation_code: ::std::option::Option<SubscriptionEsimActivationCode>,
+        ///The ICCID of the SIM it is on; absent until it has one (a PSIM's is named at activation or a SIM change, an ESIM's comes from the network).
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub iccid: ::std::option::Option<SubscriptionIccid>,
         ///The number, E.164 (a plus sign and 2 to 15 digits).
         pub msisdn: SubscriptionMsisdn,
         ///The order whose submission created it.
@@ -8869,6 +9240,26 @@ pub mod types {
             skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub order_id: ::std::option::Option<::uuid::Uuid>,
+        ///While PAUSED: since when.
+        #[serde(
+            rename = "pausedAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub paused_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        ///The status it moves to at pendingStatusAt: ACTIVATED while the network completes an activation, CANCELLED while a cancellation is scheduled. Absent when nothing is scheduled.
+        #[serde(
+            rename = "pendingStatus",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub pending_status: ::std::option::Option<SubscriptionStatus>,
+        ///When pendingStatus takes effect.
+        #[serde(
+            rename = "pendingStatusAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub pending_status_at: ::std::option::Option<
+            ::chrono::DateTime<::chrono::offset::Utc>,
+        >,
         ///The offering it was bought as.
         #[serde(
             rename = "productOffering",
@@ -8886,15 +9277,147 @@ pub mod types {
         pub sim_type: SimCardType,
         ///Where the subscription is in its life.
         pub status: SubscriptionStatus,
+        ///The reason given with its last move, if any.
+        #[serde(
+            rename = "statusReason",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub status_reason: ::std::option::Option<SubscriptionStatusReason>,
         ///The subscription's id.
         #[serde(rename = "subscriptionId")]
         pub subscription_id: ::uuid::Uuid,
+        ///While SUSPENDED: since when.
+        #[serde(
+            rename = "suspendedAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub suspended_at: ::std::option::Option<
+            ::chrono::DateTime<::chrono::offset::Utc>,
+        >,
         ///Kind of subscription; common values CELL, DATA, MBB, M2M, TRAVEL_ESIM (from the offering's product category).
         #[serde(rename = "type")]
         pub type_: SubscriptionType,
         ///When it last changed.
         #[serde(rename = "updatedAt")]
         pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    }
+    ///`SubscriptionActivateSubscriptionId`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionActivateSubscriptionId(::std::string::String);
+    impl ::std::ops::Deref for SubscriptionActivateSubscriptionId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionActivateSubscriptionId>
+    for ::std::string::String {
+        fn from(value: SubscriptionActivateSubscriptionId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionActivateSubscriptionId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 260usize {
+                return Err("longer than 260 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriptionActivateSubscriptionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for SubscriptionActivateSubscriptionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscriptionActivateSubscriptionId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`SubscriptionActivateXIdempotencyKey`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionActivateXIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for SubscriptionActivateXIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionActivateXIdempotencyKey>
+    for ::std::string::String {
+        fn from(value: SubscriptionActivateXIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionActivateXIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 256usize {
+                return Err("longer than 256 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriptionActivateXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for SubscriptionActivateXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscriptionActivateXIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
     }
     ///An add-on (extra data, abroad package, ...) attached to a subscription.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -9122,6 +9645,360 @@ pub mod types {
             value.parse()
         }
     }
+    ///`SubscriptionBlockSimSubscriptionId`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionBlockSimSubscriptionId(::std::string::String);
+    impl ::std::ops::Deref for SubscriptionBlockSimSubscriptionId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionBlockSimSubscriptionId>
+    for ::std::string::String {
+        fn from(value: SubscriptionBlockSimSubscriptionId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionBlockSimSubscriptionId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 260usize {
+                return Err("longer than 260 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriptionBlockSimSubscriptionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for SubscriptionBlockSimSubscriptionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscriptionBlockSimSubscriptionId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`SubscriptionBlockSimXIdempotencyKey`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionBlockSimXIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for SubscriptionBlockSimXIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionBlockSimXIdempotencyKey>
+    for ::std::string::String {
+        fn from(value: SubscriptionBlockSimXIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionBlockSimXIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 256usize {
+                return Err("longer than 256 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriptionBlockSimXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for SubscriptionBlockSimXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscriptionBlockSimXIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`SubscriptionCancelSubscriptionId`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionCancelSubscriptionId(::std::string::String);
+    impl ::std::ops::Deref for SubscriptionCancelSubscriptionId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionCancelSubscriptionId>
+    for ::std::string::String {
+        fn from(value: SubscriptionCancelSubscriptionId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionCancelSubscriptionId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 260usize {
+                return Err("longer than 260 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriptionCancelSubscriptionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for SubscriptionCancelSubscriptionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscriptionCancelSubscriptionId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`SubscriptionCancelXIdempotencyKey`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionCancelXIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for SubscriptionCancelXIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionCancelXIdempotencyKey>
+    for ::std::string::String {
+        fn from(value: SubscriptionCancelXIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionCancelXIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 256usize {
+                return Err("longer than 256 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriptionCancelXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for SubscriptionCancelXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscriptionCancelXIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`SubscriptionChangeSimSubscriptionId`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionChangeSimSubscriptionId(::std::string::String);
+    impl ::std::ops::Deref for SubscriptionChangeSimSubscriptionId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionChangeSimSubscriptionId>
+    for ::std::string::String {
+        fn from(value: SubscriptionChangeSimSubscriptionId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionChangeSimSubscriptionId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 260usize {
+                return Err("longer than 260 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriptionChangeSimSubscriptionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for SubscriptionChangeSimSubscriptionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscriptionChangeSimSubscriptionId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`SubscriptionChangeSimXIdempotencyKey`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionChangeSimXIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for SubscriptionChangeSimXIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionChangeSimXIdempotencyKey>
+    for ::std::string::String {
+        fn from(value: SubscriptionChangeSimXIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionChangeSimXIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 256usize {
+                return Err("longer than 256 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriptionChangeSimXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for SubscriptionChangeSimXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscriptionChangeSimXIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     ///The number pretty-printed in international form, or the custom display name when one was set.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
@@ -9165,6 +10042,120 @@ pub mod types {
         }
     }
     impl<'de> ::serde::Deserialize<'de> for SubscriptionDisplay {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///For an eSIM: the activation code (LPA string) a device scans to download its profile.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionEsimActivationCode(::std::string::String);
+    impl ::std::ops::Deref for SubscriptionEsimActivationCode {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionEsimActivationCode> for ::std::string::String {
+        fn from(value: SubscriptionEsimActivationCode) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionEsimActivationCode {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriptionEsimActivationCode {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for SubscriptionEsimActivationCode {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscriptionEsimActivationCode {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The ICCID of the SIM it is on; absent until it has one (a PSIM's is named at activation or a SIM change, an ESIM's comes from the network).
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionIccid(::std::string::String);
+    impl ::std::ops::Deref for SubscriptionIccid {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionIccid> for ::std::string::String {
+        fn from(value: SubscriptionIccid) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionIccid {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 20usize {
+                return Err("longer than 20 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^89[0-9]{17,18}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^89[0-9]{17,18}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriptionIccid {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for SubscriptionIccid {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscriptionIccid {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
             D: ::serde::Deserializer<'de>,
@@ -9543,6 +10534,124 @@ pub mod types {
                 })
         }
     }
+    ///`SubscriptionPauseSubscriptionId`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionPauseSubscriptionId(::std::string::String);
+    impl ::std::ops::Deref for SubscriptionPauseSubscriptionId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionPauseSubscriptionId>
+    for ::std::string::String {
+        fn from(value: SubscriptionPauseSubscriptionId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionPauseSubscriptionId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 260usize {
+                return Err("longer than 260 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriptionPauseSubscriptionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for SubscriptionPauseSubscriptionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscriptionPauseSubscriptionId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`SubscriptionPauseXIdempotencyKey`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionPauseXIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for SubscriptionPauseXIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionPauseXIdempotencyKey>
+    for ::std::string::String {
+        fn from(value: SubscriptionPauseXIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionPauseXIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 256usize {
+                return Err("longer than 256 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriptionPauseXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for SubscriptionPauseXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscriptionPauseXIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     ///The client's own id for the subscription; unique per organisation.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
@@ -9586,6 +10695,124 @@ pub mod types {
         }
     }
     impl<'de> ::serde::Deserialize<'de> for SubscriptionReferenceId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`SubscriptionRestoreSubscriptionId`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionRestoreSubscriptionId(::std::string::String);
+    impl ::std::ops::Deref for SubscriptionRestoreSubscriptionId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionRestoreSubscriptionId>
+    for ::std::string::String {
+        fn from(value: SubscriptionRestoreSubscriptionId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionRestoreSubscriptionId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 260usize {
+                return Err("longer than 260 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriptionRestoreSubscriptionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for SubscriptionRestoreSubscriptionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscriptionRestoreSubscriptionId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`SubscriptionRestoreXIdempotencyKey`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionRestoreXIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for SubscriptionRestoreXIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionRestoreXIdempotencyKey>
+    for ::std::string::String {
+        fn from(value: SubscriptionRestoreXIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionRestoreXIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 256usize {
+                return Err("longer than 256 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriptionRestoreXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for SubscriptionRestoreXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscriptionRestoreXIdempotencyKey {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
             D: ::serde::Deserializer<'de>,
@@ -9673,6 +10900,244 @@ pub mod types {
             value: ::std::string::String,
         ) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
+        }
+    }
+    ///Moving a subscription's status: why.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    pub struct SubscriptionStatusChangeRequest {
+        ///Why, in the caller's words; shown as statusReason.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub reason: ::std::option::Option<SubscriptionStatusChangeRequestReason>,
+    }
+    ///Why, in the caller's words; shown as statusReason.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionStatusChangeRequestReason(::std::string::String);
+    impl ::std::ops::Deref for SubscriptionStatusChangeRequestReason {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionStatusChangeRequestReason>
+    for ::std::string::String {
+        fn from(value: SubscriptionStatusChangeRequestReason) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionStatusChangeRequestReason {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 500usize {
+                return Err("longer than 500 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriptionStatusChangeRequestReason {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for SubscriptionStatusChangeRequestReason {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscriptionStatusChangeRequestReason {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The reason given with its last move, if any.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionStatusReason(::std::string::String);
+    impl ::std::ops::Deref for SubscriptionStatusReason {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionStatusReason> for ::std::string::String {
+        fn from(value: SubscriptionStatusReason) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionStatusReason {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 500usize {
+                return Err("longer than 500 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriptionStatusReason {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for SubscriptionStatusReason {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscriptionStatusReason {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`SubscriptionSuspendSubscriptionId`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionSuspendSubscriptionId(::std::string::String);
+    impl ::std::ops::Deref for SubscriptionSuspendSubscriptionId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionSuspendSubscriptionId>
+    for ::std::string::String {
+        fn from(value: SubscriptionSuspendSubscriptionId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionSuspendSubscriptionId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 260usize {
+                return Err("longer than 260 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriptionSuspendSubscriptionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for SubscriptionSuspendSubscriptionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscriptionSuspendSubscriptionId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`SubscriptionSuspendXIdempotencyKey`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionSuspendXIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for SubscriptionSuspendXIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionSuspendXIdempotencyKey>
+    for ::std::string::String {
+        fn from(value: SubscriptionSuspendXIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionSuspendXIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 256usize {
+                return Err("longer than 256 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriptionSuspendXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for SubscriptionSuspendXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscriptionSuspendXIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
         }
     }
     ///Kind of subscription; common values CELL, DATA, MBB, M2M, TRAVEL_ESIM (from the offering's product category).
@@ -9776,6 +11241,128 @@ pub mod types {
         }
     }
     impl<'de> ::serde::Deserialize<'de> for SubscriptionViewSubscriptionId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`SubscriptionWithdrawCancellationSubscriptionId`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionWithdrawCancellationSubscriptionId(::std::string::String);
+    impl ::std::ops::Deref for SubscriptionWithdrawCancellationSubscriptionId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionWithdrawCancellationSubscriptionId>
+    for ::std::string::String {
+        fn from(value: SubscriptionWithdrawCancellationSubscriptionId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionWithdrawCancellationSubscriptionId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 260usize {
+                return Err("longer than 260 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str>
+    for SubscriptionWithdrawCancellationSubscriptionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for SubscriptionWithdrawCancellationSubscriptionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de>
+    for SubscriptionWithdrawCancellationSubscriptionId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`SubscriptionWithdrawCancellationXIdempotencyKey`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionWithdrawCancellationXIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for SubscriptionWithdrawCancellationXIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionWithdrawCancellationXIdempotencyKey>
+    for ::std::string::String {
+        fn from(value: SubscriptionWithdrawCancellationXIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionWithdrawCancellationXIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 256usize {
+                return Err("longer than 256 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str>
+    for SubscriptionWithdrawCancellationXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for SubscriptionWithdrawCancellationXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de>
+    for SubscriptionWithdrawCancellationXIdempotencyKey {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
             D: ::serde::Deserializer<'de>,
@@ -14205,6 +15792,84 @@ Arguments:
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
+    /**Activate a subscription
+
+PENDING -> ACTIVATED: the network puts the number in service on its SIM. The first activation also records `subscription.first_activated` and starts a binding contract (bindingEndsOn). When the network takes time (`--network-activation-delay-seconds`), the answer is still PENDING with pendingStatus ACTIVATED and the events are recorded when it completes (`subscription.updated` now). A PSIM without an ICCID is 409 iccid_required; an ICCID another subscription has had is 409 iccid_taken; a refusal of the network is 409 network_refused. Needs the MANAGER role for the customer (or the API key alone). Records the events (x-events): `subscription.activated`, `subscription.first_activated`, `subscription.updated`.
+
+Sends a `POST` request to `/subscriptions/{subscriptionId}/activate`
+
+Arguments:
+- `subscription_id`: The subscription's id, or `rid_` followed by its referenceId.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `body`
+*/
+    pub async fn subscription_activate<'a>(
+        &'a self,
+        subscription_id: &'a types::SubscriptionActivateSubscriptionId,
+        x_idempotency_key: Option<&'a types::SubscriptionActivateXIdempotencyKey>,
+        body: &'a types::ActivateSubscriptionRequest,
+    ) -> Result<ResponseValue<types::Subscription>, Error<types::Error>> {
+        let url = format!(
+            "{}/subscriptions/{}/activate", self.baseurl, encode_path(& subscription_id
+            .to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = x_idempotency_key {
+            header_map.append("X-Idempotency-Key", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "subscription_activate",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            409u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
     /**List a subscription's add-ons
 
 Every add-on of the subscription, oldest first, in any state.
@@ -14261,6 +15926,554 @@ Arguments:
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
             404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Block a subscription's SIM
+
+ACTIVATED, PAUSED or SUSPENDED -> BLOCKED by the operator (fraud, policy): service off. Only the organisation's API key alone blocks, and unblocks with restore. Records the events (x-events): `subscription.updated`.
+
+Sends a `POST` request to `/subscriptions/{subscriptionId}/block-sim`
+
+Arguments:
+- `subscription_id`: The subscription's id, or `rid_` followed by its referenceId.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `body`
+*/
+    pub async fn subscription_block_sim<'a>(
+        &'a self,
+        subscription_id: &'a types::SubscriptionBlockSimSubscriptionId,
+        x_idempotency_key: Option<&'a types::SubscriptionBlockSimXIdempotencyKey>,
+        body: &'a types::SubscriptionStatusChangeRequest,
+    ) -> Result<ResponseValue<types::Subscription>, Error<types::Error>> {
+        let url = format!(
+            "{}/subscriptions/{}/block-sim", self.baseurl, encode_path(& subscription_id
+            .to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = x_idempotency_key {
+            header_map.append("X-Idempotency-Key", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "subscription_block_sim",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            409u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Cancel a subscription
+
+Ends the subscription for good: now (-> CANCELLED, recording `subscription.cancelled` and `subscription.ended`), or at effectiveDate (the state stays, pendingStatus CANCELLED; `subscription.cancelled` now, `subscription.ended` on the date). Not before its binding contract ends (409 binding_contract_active) unless force, which is the API key's alone. A cancellation already scheduled is replaced. Needs the ADMIN role for the customer (or the API key alone). Records the events (x-events): `subscription.cancelled`, `subscription.ended`.
+
+Sends a `POST` request to `/subscriptions/{subscriptionId}/cancel`
+
+Arguments:
+- `subscription_id`: The subscription's id, or `rid_` followed by its referenceId.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `body`
+*/
+    pub async fn subscription_cancel<'a>(
+        &'a self,
+        subscription_id: &'a types::SubscriptionCancelSubscriptionId,
+        x_idempotency_key: Option<&'a types::SubscriptionCancelXIdempotencyKey>,
+        body: &'a types::CancelSubscriptionRequest,
+    ) -> Result<ResponseValue<types::Subscription>, Error<types::Error>> {
+        let url = format!(
+            "{}/subscriptions/{}/cancel", self.baseurl, encode_path(& subscription_id
+            .to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = x_idempotency_key {
+            header_map.append("X-Idempotency-Key", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "subscription_cancel",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            409u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Change a subscription's SIM
+
+Moves the subscription to a new SIM (a PSIM's ICCID, or a new eSIM profile); it keeps its number and state, and the old SIM is blocked for good. An ICCID another subscription has had is 409 iccid_taken; a refusal of the network is 409 network_refused. Needs the ADMIN role for the customer (or the API key alone). Records the events (x-events): `subscription.updated`.
+
+Sends a `POST` request to `/subscriptions/{subscriptionId}/change-sim`
+
+Arguments:
+- `subscription_id`: The subscription's id, or `rid_` followed by its referenceId.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `body`
+*/
+    pub async fn subscription_change_sim<'a>(
+        &'a self,
+        subscription_id: &'a types::SubscriptionChangeSimSubscriptionId,
+        x_idempotency_key: Option<&'a types::SubscriptionChangeSimXIdempotencyKey>,
+        body: &'a types::ChangeSimRequest,
+    ) -> Result<ResponseValue<types::Subscription>, Error<types::Error>> {
+        let url = format!(
+            "{}/subscriptions/{}/change-sim", self.baseurl, encode_path(& subscription_id
+            .to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = x_idempotency_key {
+            header_map.append("X-Idempotency-Key", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "subscription_change_sim",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            409u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Pause a subscription
+
+ACTIVATED -> PAUSED at the customer's request: service off, billing stops (a PAUSED subscription does not renew). Needs the MANAGER role for the customer (or the API key alone). Records the events (x-events): `subscription.paused`.
+
+Sends a `POST` request to `/subscriptions/{subscriptionId}/pause`
+
+Arguments:
+- `subscription_id`: The subscription's id, or `rid_` followed by its referenceId.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `body`
+*/
+    pub async fn subscription_pause<'a>(
+        &'a self,
+        subscription_id: &'a types::SubscriptionPauseSubscriptionId,
+        x_idempotency_key: Option<&'a types::SubscriptionPauseXIdempotencyKey>,
+        body: &'a types::SubscriptionStatusChangeRequest,
+    ) -> Result<ResponseValue<types::Subscription>, Error<types::Error>> {
+        let url = format!(
+            "{}/subscriptions/{}/pause", self.baseurl, encode_path(& subscription_id
+            .to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = x_idempotency_key {
+            header_map.append("X-Idempotency-Key", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "subscription_pause",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            409u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Restore a subscription
+
+PAUSED, SUSPENDED or BLOCKED -> ACTIVATED: service on again. A MANAGER of the customer restores a PAUSED subscription; a SUSPENDED or BLOCKED one only the organisation's API key alone (403 insufficient_role with a bearer token). Records the events (x-events): `subscription.restored`.
+
+Sends a `POST` request to `/subscriptions/{subscriptionId}/restore`
+
+Arguments:
+- `subscription_id`: The subscription's id, or `rid_` followed by its referenceId.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `body`
+*/
+    pub async fn subscription_restore<'a>(
+        &'a self,
+        subscription_id: &'a types::SubscriptionRestoreSubscriptionId,
+        x_idempotency_key: Option<&'a types::SubscriptionRestoreXIdempotencyKey>,
+        body: &'a types::SubscriptionStatusChangeRequest,
+    ) -> Result<ResponseValue<types::Subscription>, Error<types::Error>> {
+        let url = format!(
+            "{}/subscriptions/{}/restore", self.baseurl, encode_path(& subscription_id
+            .to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = x_idempotency_key {
+            header_map.append("X-Idempotency-Key", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "subscription_restore",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            409u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Suspend a subscription
+
+ACTIVATED -> SUSPENDED, typically for payment issues: service off, billing continues. The organisation's API key alone. Records the events (x-events): `subscription.suspended`.
+
+Sends a `POST` request to `/subscriptions/{subscriptionId}/suspend`
+
+Arguments:
+- `subscription_id`: The subscription's id, or `rid_` followed by its referenceId.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `body`
+*/
+    pub async fn subscription_suspend<'a>(
+        &'a self,
+        subscription_id: &'a types::SubscriptionSuspendSubscriptionId,
+        x_idempotency_key: Option<&'a types::SubscriptionSuspendXIdempotencyKey>,
+        body: &'a types::SubscriptionStatusChangeRequest,
+    ) -> Result<ResponseValue<types::Subscription>, Error<types::Error>> {
+        let url = format!(
+            "{}/subscriptions/{}/suspend", self.baseurl, encode_path(& subscription_id
+            .to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = x_idempotency_key {
+            header_map.append("X-Idempotency-Key", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "subscription_suspend",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            409u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Withdraw a scheduled cancellation
+
+Keeps a subscription whose cancellation is scheduled: pendingStatus is cleared and it stays in its state. Without a scheduled cancellation: 409 no_cancellation_scheduled. Needs the ADMIN role for the customer (or the API key alone). Records the events (x-events): `subscription.updated`.
+
+Sends a `POST` request to `/subscriptions/{subscriptionId}/withdraw-cancellation`
+
+Arguments:
+- `subscription_id`: The subscription's id, or `rid_` followed by its referenceId.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `body`
+*/
+    pub async fn subscription_withdraw_cancellation<'a>(
+        &'a self,
+        subscription_id: &'a types::SubscriptionWithdrawCancellationSubscriptionId,
+        x_idempotency_key: Option<
+            &'a types::SubscriptionWithdrawCancellationXIdempotencyKey,
+        >,
+        body: &'a types::SubscriptionStatusChangeRequest,
+    ) -> Result<ResponseValue<types::Subscription>, Error<types::Error>> {
+        let url = format!(
+            "{}/subscriptions/{}/withdraw-cancellation", self.baseurl, encode_path(&
+            subscription_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = x_idempotency_key {
+            header_map.append("X-Idempotency-Key", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "subscription_withdraw_cancellation",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            409u16 => {
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
             429u16 => {

@@ -102,7 +102,8 @@ pub async fn submit(caller: &Caller, key: &str) -> Result<wire::Order> {
         let offering = catalog::to_wire(&read.offering)?;
         match (l.product_type, &l.subscription, read.subscription, l.sim_type) {
             (T::Subscription, Some(new), _, _) => {
-                let s = subscriptions::create_pending(&mut tx, org, customer, before.id, &read.offering, offering, new, now).await?;
+                let binding = l.price.binding_contract.as_ref().filter(|_| l.binding_contract).map(|b| i64::from(b.duration.value));
+                let s = subscriptions::create_pending(&mut tx, org, customer, before.id, &read.offering, offering, new, binding, now).await?;
                 l.created_subscription_id = Some(s.subscription_id);
                 created_events.push(Event::SubscriptionCreated(s));
             }

@@ -1,5 +1,11 @@
-//! Subscriptions and their add-ons: what order submission creates, and the
-//! reads of them. Their lifecycle (activate, pause, cancel, ...) comes later.
+//! Subscriptions and their add-ons: what order submission creates, the
+//! reads of them, and their lifecycle: one transition table (`states`),
+//! the moves asked for (`lifecycle`) and those that fall due on a date
+//! (`scheduled`).
+
+pub mod lifecycle;
+pub mod scheduled;
+pub mod states;
 
 use super::catalog::{self, Offerings};
 use super::{Caller, customers};
@@ -7,7 +13,7 @@ use crate::wire::latest::{ProductCategory, SimCardType, SubscriptionAddonStatus,
 use crate::wire::latest::params::SubscriptionListQuery;
 use crate::wire::latest as wire;
 use crate::error::{Error, InternalCode, Result};
-use crate::store::{AddonRow, Cursor, IdOrRef, OfferingRow, Store, SubscriptionFilter, SubscriptionRow, Tx, limit_or_default};
+use crate::store::{AddonRow, Cursor, IdOrRef, Life, OfferingRow, Store, SubscriptionFilter, SubscriptionRow, Tx, limit_or_default};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
@@ -50,6 +56,18 @@ pub fn to_wire(row: &SubscriptionRow, offering: wire::ProductOffering) -> Result
         order_id: Some(row.order_id),
         created_at: row.created_at,
         updated_at: row.updated_at,
+        iccid: row.life.iccid.clone(),
+        esim_activation_code: row.life.esim_activation_code.clone(),
+        status_reason: row.life.status_reason.clone(),
+        pending_status: row.life.pending.map(|(s, _)| s),
+        pending_status_at: row.life.pending.map(|(_, at)| at),
+        activated_at: row.life.activated_at,
+        paused_at: row.life.paused_at,
+        suspended_at: row.life.suspended_at,
+        blocked_at: row.life.blocked_at,
+        cancelled_at: row.life.cancelled_at,
+        ended_at: row.life.ended_at,
+        binding_ends_on: row.life.binding_ends_on,
     })
 }
 
@@ -68,14 +86,16 @@ pub fn addon_to_wire(row: &AddonRow, offering: wire::ProductOffering) -> Result<
 }
 
 /// The subscription named by `key` (id or `rid_`), if the caller sees its
-/// customer; else 404 as if it did not exist.
+/// customer; else 404 as if it did not exist. A move scheduled for a time
+/// that has passed is done first: a read shows it done.
 pub async fn find(caller: &Caller, key: &str) -> Result<SubscriptionRow> {
-    caller
+    let row = caller
         .store
         .subscription(caller.org, &IdOrRef::parse(key))
         .await?
         .filter(|s| caller.sees_customer(s.customer_id))
-        .ok_or_else(|| Error::not_found(InternalCode::SubscriptionNotFound, "subscription"))
+        .ok_or_else(|| Error::not_found(InternalCode::SubscriptionNotFound, "subscription"))?;
+    scheduled::apply_if_due(caller, row).await
 }
 
 /// The ids of the subscriptions a list filter names (ids or `rid_`); None
@@ -90,6 +110,8 @@ pub async fn view(caller: &Caller, key: &str) -> Result<wire::Subscription> {
 }
 
 pub async fn list(caller: &Caller, q: SubscriptionListQuery) -> Result<wire::SubscriptionList> {
+    // a list shows what a read of each would
+    scheduled::apply_all_due(caller).await?;
     let after = q.cursor.as_deref().map(Cursor::decode).transpose()?;
     let filter = SubscriptionFilter {
         customers: customers::find_all(caller, &q.customer_id).await?,
@@ -120,6 +142,7 @@ pub async fn create_pending(
     offering: &OfferingRow,
     offering_wire: wire::ProductOffering,
     new: &wire::NewSubscription,
+    binding_months: Option<i64>,
     now: DateTime<Utc>,
 ) -> Result<wire::Subscription> {
     let row = SubscriptionRow {
@@ -136,6 +159,7 @@ pub async fn create_pending(
         reference_id: new.reference_id.as_ref().map(|r| r.to_string()),
         created_at: now,
         updated_at: now,
+        life: Life { binding_months, ..Life::default() },
     };
     Store::insert_subscription(tx, org, &row).await?;
     to_wire(&row, offering_wire)

@@ -1,0 +1,270 @@
+//! The moves a request asks for: activate, pause, restore, suspend,
+//! block-sim, cancel, withdraw-cancellation and change-sim. Each reads the
+//! subscription (404 if the caller does not see it), checks who may move
+//! it (403) and the transition table (409), asks the network, then writes
+//! the move and its events in one transaction.
+
+use super::states::{SUBSCRIPTION, SubscriptionOp as Op};
+use super::{find, to_wire};
+use crate::domain::Caller;
+use crate::domain::access::Role;
+use crate::domain::catalog::Offerings;
+use crate::domain::values::iccid;
+use crate::error::{Error, InternalCode, Result};
+use crate::events::{self, Event};
+use crate::network::{Activation, Network, Refused, Sim};
+use crate::store::{IdOrRef, JobKind, Store, SubscriptionRow};
+use crate::wire::latest::{self as wire, SimCardType, SubscriptionStatus as Status};
+use chrono::{DateTime, Months, NaiveTime, Utc};
+
+/// A move asked for by a request: who asks, and the network it goes to.
+pub struct Moves<'a> {
+    pub caller: &'a Caller,
+    pub network: &'a dyn Network,
+}
+
+/// Who may make a move: a user with a role at the subscription's customer
+/// (and the API key alone), or the API key alone (the operator).
+enum Need {
+    Role(Role),
+    Operator(&'static str),
+}
+
+/// The events a move records, each carrying the subscription after it.
+type Events = &'static [fn(wire::Subscription) -> Event];
+
+fn refused(r: Refused) -> Error {
+    Error::Conflict { code: InternalCode::NetworkRefused, message: r.0, property: "" }
+}
+
+fn conflict(code: InternalCode, message: impl Into<String>, property: &'static str) -> Error {
+    Error::Conflict { code, message: message.into(), property }
+}
+
+/// 400 unless `value` is an ICCID with a right check digit (the schema's
+/// pattern has checked its shape).
+fn check_iccid(value: Option<&String>) -> Result<()> {
+    match value {
+        Some(v) if !iccid::valid(v) => Err(Error::invalid("iccid", "invalid_iccid", "must be an ICCID: 19 or 20 digits starting with 89, the last a Luhn check digit")),
+        _ => Ok(()),
+    }
+}
+
+/// The SIM `value` names, if no subscription of the organisation has had it.
+async fn free_sim(caller: &Caller, value: &str) -> Result<Sim> {
+    if caller.store.iccid_taken(caller.org, value).await? {
+        return Err(conflict(InternalCode::IccidTaken, "A subscription of the organisation has (or had) this ICCID.", "iccid"));
+    }
+    Ok(Sim { iccid: value.to_string(), activation_code: None })
+}
+
+/// What service beginning at `at` sets: the first activation's time, and
+/// the end of a binding contract counted from it.
+pub(super) fn begin_service(after: &mut SubscriptionRow, at: DateTime<Utc>) {
+    if after.life.activated_at.is_none() {
+        after.life.activated_at = Some(at);
+        after.life.binding_ends_on = after.life.binding_months.and_then(|m| at.date_naive().checked_add_months(Months::new(m.try_into().ok()?)));
+    }
+}
+
+/// The activation events: `subscription.first_activated` too the first time.
+pub(super) fn activation_events(before: &SubscriptionRow) -> Events {
+    if before.life.activated_at.is_none() { &[Event::SubscriptionActivated, Event::SubscriptionFirstActivated] } else { &[Event::SubscriptionActivated] }
+}
+
+/// The refusal of a move that another request beat to the row: the table's
+/// answer for the state that request left.
+async fn moved_meanwhile(caller: &Caller, id: uuid::Uuid, op: Op) -> Error {
+    match caller.store.subscription(caller.org, &IdOrRef::Id(id)).await {
+        Ok(Some(now)) => SUBSCRIPTION.next(op, now.status).err().unwrap_or_else(Error::concurrent_conflict),
+        Ok(None) => Error::not_found(InternalCode::SubscriptionNotFound, "subscription"),
+        Err(e) => e,
+    }
+}
+
+/// Writes a move: `after` over `before` if nobody moved it meanwhile, the
+/// SIM it is now on, the job of a move scheduled for later, and `events`
+/// dated `at`, in one transaction. The subscription as the events carry it.
+pub(super) async fn commit(
+    caller: &Caller,
+    before: &SubscriptionRow,
+    after: &SubscriptionRow,
+    sim: Option<&Sim>,
+    op: Op,
+    events: Events,
+    at: DateTime<Utc>,
+) -> Result<wire::Subscription> {
+    let shown = to_wire(after, Offerings::default().get(caller, after.offering_id).await?)?;
+    let (org, id) = (caller.org, after.id);
+    let mut tx = caller.store.begin().await?;
+    if !Store::update_subscription(&mut tx, org, after, before).await? {
+        drop(tx);
+        return Err(moved_meanwhile(caller, id, op).await);
+    }
+    if let Some(sim) = sim {
+        Store::put_on_sim(&mut tx, org, id, &sim.iccid, after.sim_type, sim.activation_code.as_deref(), at).await?;
+    }
+    if after.status == Status::Cancelled {
+        Store::block_sims(&mut tx, id, at).await?;
+    }
+    if let Some((_, due)) = after.life.pending.filter(|p| before.life.pending != Some(*p)) {
+        Store::schedule_job(&mut tx, JobKind::SubscriptionScheduled, &id.to_string(), Some(org), due, caller.now).await?;
+    }
+    for event in events {
+        events::record(&mut tx, org, at, &event(shown.clone())).await?;
+    }
+    tx.commit().await?;
+    Ok(shown)
+}
+
+impl Moves<'_> {
+    /// The subscription `key` after `op`, with the fields every move sets:
+    /// its new state, the reason given, the time. Who may ask is checked
+    /// before the state (`need` of its state): a caller who may not make
+    /// the move learns nothing of the state from a 409.
+    async fn start(&self, key: &str, op: Op, reason: Option<String>, need: fn(Status) -> Need) -> Result<(SubscriptionRow, SubscriptionRow)> {
+        let before = find(self.caller, key).await?;
+        match need(before.status) {
+            Need::Role(role) => self.caller.require_role(before.customer_id, role)?,
+            Need::Operator(what) => self.caller.require_organisation(what)?,
+        }
+        let mut after = before.clone();
+        after.status = SUBSCRIPTION.next(op, before.status)?;
+        after.life.status_reason = reason;
+        after.updated_at = self.caller.now;
+        Ok((before, after))
+    }
+
+    async fn write(&self, before: &SubscriptionRow, after: &SubscriptionRow, sim: Option<&Sim>, op: Op, events: Events) -> Result<wire::Subscription> {
+        commit(self.caller, before, after, sim, op, events, self.caller.now).await
+    }
+
+    pub async fn activate(&self, key: &str, req: wire::ActivateSubscriptionRequest) -> Result<wire::Subscription> {
+        check_iccid(req.iccid.as_ref())?;
+        let c = self.caller;
+        let (before, mut after) = self.start(key, Op::Activate, req.reason, |_| Need::Role(Role::Manager)).await?;
+        if before.life.pending.is_some_and(|(s, _)| s == Status::Activated) {
+            return Err(conflict(InternalCode::ActivationInProgress, "The network is activating this subscription already.", "status"));
+        }
+        let (sim, new) = match (req.iccid, &before.life.iccid) {
+            (Some(named), current) if current.as_ref() == Some(&named) => {
+                (Sim { iccid: named, activation_code: before.life.esim_activation_code.clone() }, false)
+            }
+            (Some(named), _) => (free_sim(c, &named).await?, true),
+            (None, Some(current)) => (Sim { iccid: current.clone(), activation_code: before.life.esim_activation_code.clone() }, false),
+            (None, None) if before.sim_type == SimCardType::Esim => (self.network.issue_esim(&before.msisdn).await.map_err(refused)?, true),
+            (None, None) => {
+                return Err(conflict(InternalCode::IccidRequired, "A PSIM subscription is activated on a card: name its iccid.", "iccid"));
+            }
+        };
+        after.life.iccid = Some(sim.iccid.clone());
+        after.life.esim_activation_code = sim.activation_code.clone();
+        let events: Events = match self.network.activate(&before.msisdn, &sim, c.now).await.map_err(refused)? {
+            Activation::Done => {
+                begin_service(&mut after, c.now);
+                activation_events(&before)
+            }
+            Activation::At(at) => {
+                // still PENDING until the network completes it
+                after.status = before.status;
+                after.life.pending = Some((Status::Activated, at));
+                &[Event::SubscriptionUpdated]
+            }
+        };
+        self.write(&before, &after, new.then_some(&sim), Op::Activate, events).await
+    }
+
+    pub async fn pause(&self, key: &str, req: wire::SubscriptionStatusChangeRequest) -> Result<wire::Subscription> {
+        let (before, mut after) = self.start(key, Op::Pause, req.reason, |_| Need::Role(Role::Manager)).await?;
+        self.network.set_service(&before.msisdn, false).await.map_err(refused)?;
+        after.life.paused_at = Some(self.caller.now);
+        self.write(&before, &after, None, Op::Pause, &[Event::SubscriptionPaused]).await
+    }
+
+    pub async fn suspend(&self, key: &str, req: wire::SubscriptionStatusChangeRequest) -> Result<wire::Subscription> {
+        let (before, mut after) = self.start(key, Op::Suspend, req.reason, |_| Need::Operator("suspend a subscription")).await?;
+        self.network.set_service(&before.msisdn, false).await.map_err(refused)?;
+        after.life.suspended_at = Some(self.caller.now);
+        self.write(&before, &after, None, Op::Suspend, &[Event::SubscriptionSuspended]).await
+    }
+
+    pub async fn block_sim(&self, key: &str, req: wire::SubscriptionStatusChangeRequest) -> Result<wire::Subscription> {
+        let (before, mut after) = self.start(key, Op::BlockSim, req.reason, |_| Need::Operator("block a SIM")).await?;
+        self.network.set_service(&before.msisdn, false).await.map_err(refused)?;
+        after.life.blocked_at = Some(self.caller.now);
+        self.write(&before, &after, None, Op::BlockSim, &[Event::SubscriptionUpdated]).await
+    }
+
+    pub async fn restore(&self, key: &str, req: wire::SubscriptionStatusChangeRequest) -> Result<wire::Subscription> {
+        // a pause is the customer's to end; a suspension or a block the operator's
+        let need = |s| match s {
+            Status::Suspended | Status::Blocked => Need::Operator("restore a SUSPENDED or BLOCKED subscription"),
+            _ => Need::Role(Role::Manager),
+        };
+        let (before, mut after) = self.start(key, Op::Restore, req.reason, need).await?;
+        self.network.set_service(&before.msisdn, true).await.map_err(refused)?;
+        (after.life.paused_at, after.life.suspended_at, after.life.blocked_at) = (None, None, None);
+        self.write(&before, &after, None, Op::Restore, &[Event::SubscriptionRestored]).await
+    }
+
+    pub async fn cancel(&self, key: &str, req: wire::CancelSubscriptionRequest) -> Result<wire::Subscription> {
+        let c = self.caller;
+        let today = c.now.date_naive();
+        // a date after today schedules; today, a past date or none: now
+        let later = req.effective_date.filter(|d| *d > today);
+        let op = if later.is_some() { Op::CancelLater } else { Op::CancelNow };
+        let (before, mut after) = self.start(key, op, req.reason, |_| Need::Role(Role::Admin)).await?;
+        if req.force {
+            c.require_organisation("cancel before a binding contract ends (force)")?;
+        }
+        let ends = later.unwrap_or(today);
+        if let Some(binding) = before.life.binding_ends_on.filter(|b| *b > ends && !req.force) {
+            return Err(conflict(
+                InternalCode::BindingContractActive,
+                format!("The binding contract runs until {binding}: cancel with an effectiveDate on or after it (or force, with the API key alone)."),
+                "effectiveDate",
+            ));
+        }
+        let at = later.map(|d| d.and_time(NaiveTime::MIN).and_utc()).unwrap_or(c.now);
+        self.network.end_service(&before.msisdn, at).await.map_err(refused)?;
+        after.life.cancelled_at = Some(c.now);
+        if later.is_some() {
+            after.life.pending = Some((Status::Cancelled, at));
+            return self.write(&before, &after, None, op, &[Event::SubscriptionCancelled]).await;
+        }
+        after.life.pending = None;
+        after.life.ended_at = Some(c.now);
+        self.write(&before, &after, None, op, &[Event::SubscriptionCancelled, Event::SubscriptionEnded]).await
+    }
+
+    pub async fn withdraw_cancellation(&self, key: &str, req: wire::SubscriptionStatusChangeRequest) -> Result<wire::Subscription> {
+        let (before, mut after) = self.start(key, Op::WithdrawCancellation, req.reason, |_| Need::Role(Role::Admin)).await?;
+        if !before.life.pending.is_some_and(|(s, _)| s == Status::Cancelled) {
+            return Err(conflict(InternalCode::NoCancellationScheduled, "No cancellation of this subscription is scheduled.", "pendingStatus"));
+        }
+        self.network.keep_service(&before.msisdn).await.map_err(refused)?;
+        (after.life.pending, after.life.cancelled_at) = (None, None);
+        self.write(&before, &after, None, Op::WithdrawCancellation, &[Event::SubscriptionUpdated]).await
+    }
+
+    pub async fn change_sim(&self, key: &str, req: wire::ChangeSimRequest) -> Result<wire::Subscription> {
+        check_iccid(req.iccid.as_ref())?;
+        if req.sim_type == SimCardType::Psim && req.iccid.is_none() {
+            return Err(Error::invalid("iccid", "required", "a PSIM is named by its iccid"));
+        }
+        let (before, mut after) = self.start(key, Op::ChangeSim, req.reason, |_| Need::Role(Role::Admin)).await?;
+        let sim = match &req.iccid {
+            Some(named) => free_sim(self.caller, named).await?,
+            None => self.network.issue_esim(&before.msisdn).await.map_err(refused)?,
+        };
+        let old = before.life.iccid.clone().map(|iccid| Sim { iccid, activation_code: before.life.esim_activation_code.clone() });
+        // a PENDING subscription is not in the network yet: its SIM is only noted
+        if before.status != Status::Pending {
+            self.network.swap_sim(&before.msisdn, old.as_ref(), &sim).await.map_err(refused)?;
+        }
+        after.sim_type = req.sim_type;
+        after.life.iccid = Some(sim.iccid.clone());
+        after.life.esim_activation_code = sim.activation_code.clone();
+        self.write(&before, &after, Some(&sim), Op::ChangeSim, &[Event::SubscriptionUpdated]).await
+    }
+}

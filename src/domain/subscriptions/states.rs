@@ -1,0 +1,120 @@
+//! The subscription's transition table: which operation moves which state
+//! to which. Every other combination is a 409 whose `internalCode` names
+//! the state (`subscription_paused`, ...).
+
+use crate::domain::states::{Operation, Table};
+use crate::error::InternalCode;
+use crate::wire::latest::SubscriptionStatus as Status;
+
+/// What moves a subscription.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SubscriptionOp {
+    Activate,
+    Pause,
+    Suspend,
+    BlockSim,
+    Restore,
+    ChangeSim,
+    /// cancel, effective now
+    CancelNow,
+    /// cancel, effective at a later date (`pendingStatus` CANCELLED)
+    CancelLater,
+    WithdrawCancellation,
+    /// the network completes an activation it took with a delay
+    ActivationCompletes,
+    /// the date of a scheduled cancellation arrives
+    CancellationDate,
+}
+
+impl Operation for SubscriptionOp {
+    fn name(self) -> &'static str {
+        use SubscriptionOp::*;
+        match self {
+            Activate => "activate",
+            Pause => "pause",
+            Suspend => "suspend",
+            BlockSim => "block-sim",
+            Restore => "restore",
+            ChangeSim => "change-sim",
+            CancelNow => "cancel (now)",
+            CancelLater => "cancel (at a later date)",
+            WithdrawCancellation => "withdraw-cancellation",
+            ActivationCompletes => "the network completes a delayed activation",
+            CancellationDate => "the cancellation date arrives",
+        }
+    }
+
+    fn done(self) -> &'static str {
+        use SubscriptionOp::*;
+        match self {
+            Activate => "activated",
+            Pause => "paused",
+            Suspend => "suspended",
+            BlockSim => "blocked",
+            Restore => "restored",
+            ChangeSim => "given a new SIM",
+            CancelNow => "cancelled",
+            CancelLater => "cancelled at a later date",
+            WithdrawCancellation => "kept (its cancellation withdrawn)",
+            ActivationCompletes => "activated",
+            CancellationDate => "ended",
+        }
+    }
+
+    fn requested(self) -> bool {
+        !matches!(self, SubscriptionOp::ActivationCompletes | SubscriptionOp::CancellationDate)
+    }
+}
+
+/// The states a subscription in service (or held out of it) is in: not
+/// PENDING, not CANCELLED.
+const LIVE: &[Status] = &[Status::Activated, Status::Paused, Status::Suspended, Status::Blocked];
+const NOT_ENDED: &[Status] = &[Status::Pending, Status::Activated, Status::Paused, Status::Suspended, Status::Blocked];
+
+pub const SUBSCRIPTION: Table<Status, SubscriptionOp> = Table {
+    resource: "subscription",
+    states: &[Status::Pending, Status::Activated, Status::Paused, Status::Suspended, Status::Blocked, Status::Cancelled],
+    moves: &[
+        (SubscriptionOp::Activate, &[Status::Pending], Status::Activated),
+        (SubscriptionOp::Pause, &[Status::Activated], Status::Paused),
+        (SubscriptionOp::Suspend, &[Status::Activated], Status::Suspended),
+        (SubscriptionOp::BlockSim, &[Status::Activated, Status::Paused, Status::Suspended], Status::Blocked),
+        (SubscriptionOp::Restore, &[Status::Paused, Status::Suspended, Status::Blocked], Status::Activated),
+        (SubscriptionOp::ChangeSim, &[Status::Pending], Status::Pending),
+        (SubscriptionOp::ChangeSim, &[Status::Activated], Status::Activated),
+        (SubscriptionOp::ChangeSim, &[Status::Paused], Status::Paused),
+        (SubscriptionOp::ChangeSim, &[Status::Suspended], Status::Suspended),
+        (SubscriptionOp::ChangeSim, &[Status::Blocked], Status::Blocked),
+        (SubscriptionOp::CancelNow, NOT_ENDED, Status::Cancelled),
+        (SubscriptionOp::CancelLater, &[Status::Activated], Status::Activated),
+        (SubscriptionOp::CancelLater, &[Status::Paused], Status::Paused),
+        (SubscriptionOp::CancelLater, &[Status::Suspended], Status::Suspended),
+        (SubscriptionOp::CancelLater, &[Status::Blocked], Status::Blocked),
+        (SubscriptionOp::WithdrawCancellation, &[Status::Activated], Status::Activated),
+        (SubscriptionOp::WithdrawCancellation, &[Status::Paused], Status::Paused),
+        (SubscriptionOp::WithdrawCancellation, &[Status::Suspended], Status::Suspended),
+        (SubscriptionOp::WithdrawCancellation, &[Status::Blocked], Status::Blocked),
+        (SubscriptionOp::ActivationCompletes, &[Status::Pending], Status::Activated),
+        (SubscriptionOp::CancellationDate, LIVE, Status::Cancelled),
+    ],
+    refused: |s| match s {
+        Status::Pending => InternalCode::SubscriptionPending,
+        Status::Activated => InternalCode::SubscriptionActivated,
+        Status::Paused => InternalCode::SubscriptionPaused,
+        Status::Suspended => InternalCode::SubscriptionSuspended,
+        Status::Blocked => InternalCode::SubscriptionBlocked,
+        Status::Cancelled => InternalCode::SubscriptionCancelled,
+    },
+};
+
+#[cfg(test)]
+mod tests {
+    /// The Subscriptions tag of every document publishes this table.
+    #[test]
+    fn the_documents_publish_the_table() {
+        for document in crate::api::routes::DOCUMENTS {
+            let tag = crate::domain::states::tag_description(document, "Subscriptions");
+            assert!(tag.contains(&super::SUBSCRIPTION.markdown()), "the Subscriptions tag lacks the table:\n{}", super::SUBSCRIPTION.markdown());
+        }
+    }
+}

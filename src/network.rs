@@ -1,0 +1,103 @@
+//! The mobile network: what activates, bars, swaps and ends SIMs. One
+//! `Network` trait, and the sandbox that stands in for a real network (a
+//! real integration implements the trait; handlers never see which).
+//!
+//! The sandbox's outcomes follow documented test values, as a payment
+//! sandbox's test cards do: the numbers and ICCIDs in `REFUSED` are
+//! refused, everything else is accepted; activation completes after the
+//! configured delay (immediately by default).
+
+use async_trait::async_trait;
+use chrono::{DateTime, Duration, Utc};
+
+/// A SIM as the network knows it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Sim {
+    pub iccid: String,
+    /// for an eSIM: the code a device scans to download its profile
+    pub activation_code: Option<String>,
+}
+
+/// How the network took an activation.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Activation {
+    /// active now
+    Done,
+    /// accepted; active at the given time (the subscription shows
+    /// `pendingStatus` ACTIVATED until then)
+    At(DateTime<Utc>),
+}
+
+/// The network refused: why, in words for the caller.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused(pub String);
+
+/// What Switchboard asks of the mobile network.
+#[async_trait]
+pub trait Network: Send + Sync + std::fmt::Debug {
+    /// Puts `msisdn` in service on `sim`, at `now`.
+    async fn activate(&self, msisdn: &str, sim: &Sim, now: DateTime<Utc>) -> Result<Activation, Refused>;
+    /// Issues a new eSIM profile for `msisdn`.
+    async fn issue_esim(&self, msisdn: &str) -> Result<Sim, Refused>;
+    /// Turns service of `msisdn` off (pause, suspension, block) or on again.
+    async fn set_service(&self, msisdn: &str, on: bool) -> Result<(), Refused>;
+    /// Moves `msisdn` from `old` to `new`; `old` is blocked for good.
+    async fn swap_sim(&self, msisdn: &str, old: Option<&Sim>, new: &Sim) -> Result<(), Refused>;
+    /// Ends service of `msisdn` for good at `at` (now, or a later date)
+    /// and releases its SIM then.
+    async fn end_service(&self, msisdn: &str, at: DateTime<Utc>) -> Result<(), Refused>;
+    /// Withdraws an end of service scheduled for a later date.
+    async fn keep_service(&self, msisdn: &str) -> Result<(), Refused>;
+}
+
+/// The test values the sandbox refuses: activating, or swapping to, one of
+/// these numbers or ICCIDs answers 409 `network_refused`. (The documents
+/// and README.md list the same values.)
+pub const REFUSED: &[&str] = &["+46700000666", "89460000000000006668"];
+
+/// The built-in network.
+#[derive(Debug, Clone, Default)]
+pub struct Sandbox {
+    /// how long an activation takes; zero: at once
+    pub activation_delay: Duration,
+}
+
+impl Sandbox {
+    fn check(&self, values: &[&str]) -> Result<(), Refused> {
+        match values.iter().find(|v| REFUSED.contains(v)) {
+            Some(v) => Err(Refused(format!("The network refused {v} (a sandbox test value)."))),
+            None => Ok(()),
+        }
+    }
+}
+
+#[async_trait]
+impl Network for Sandbox {
+    async fn activate(&self, msisdn: &str, sim: &Sim, now: DateTime<Utc>) -> Result<Activation, Refused> {
+        self.check(&[msisdn, &sim.iccid])?;
+        Ok(if self.activation_delay > Duration::zero() { Activation::At(now + self.activation_delay) } else { Activation::Done })
+    }
+
+    async fn issue_esim(&self, msisdn: &str) -> Result<Sim, Refused> {
+        self.check(&[msisdn])?;
+        let iccid = crate::domain::values::iccid::generate();
+        let activation_code = format!("LPA:1$smdp.sandbox.switchboard.invalid${}", uuid::Uuid::new_v4().simple().to_string().to_uppercase());
+        Ok(Sim { iccid: iccid.to_string(), activation_code: Some(activation_code) })
+    }
+
+    async fn set_service(&self, _msisdn: &str, _on: bool) -> Result<(), Refused> {
+        Ok(())
+    }
+
+    async fn swap_sim(&self, msisdn: &str, _old: Option<&Sim>, new: &Sim) -> Result<(), Refused> {
+        self.check(&[msisdn, &new.iccid])
+    }
+
+    async fn end_service(&self, _msisdn: &str, _at: DateTime<Utc>) -> Result<(), Refused> {
+        Ok(())
+    }
+
+    async fn keep_service(&self, _msisdn: &str) -> Result<(), Refused> {
+        Ok(())
+    }
+}

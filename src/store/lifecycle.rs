@@ -1,0 +1,105 @@
+//! The writes of a subscription's lifecycle: a move (optimistic, like an
+//! order's), the subscriptions whose scheduled move is due, and the SIMs
+//! each has had.
+
+use super::{Store, SubscriptionRow, Tx, ts};
+use crate::error::Result;
+use crate::wire::latest::SimCardType;
+use chrono::{DateTime, Utc};
+use sqlx::Row;
+use uuid::Uuid;
+
+impl Store {
+    /// Writes `s` over the stored subscription if it is still as `before`
+    /// was read (same status, same `updatedAt`): false when another request
+    /// changed it first, so no move overwrites one it did not see.
+    pub async fn update_subscription(tx: &mut Tx, org: Uuid, s: &SubscriptionRow, before: &SubscriptionRow) -> Result<bool> {
+        let l = &s.life;
+        let done = sqlx::query(
+            "UPDATE subscriptions SET status = $1, sim_type = $2, iccid = $3, esim_activation_code = $4, status_reason = $5,
+               pending_status = $6, pending_status_at = $7, activated_at = $8, paused_at = $9, suspended_at = $10,
+               blocked_at = $11, cancelled_at = $12, ended_at = $13, binding_ends_on = $14, updated_at = $15
+             WHERE id = $16 AND org_id = $17 AND status = $18 AND updated_at = $19",
+        )
+        .bind(s.status.to_string())
+        .bind(s.sim_type.to_string())
+        .bind(&l.iccid)
+        .bind(&l.esim_activation_code)
+        .bind(&l.status_reason)
+        .bind(l.pending.map(|(p, _)| p.to_string()))
+        .bind(l.pending.map(|(_, at)| ts(at)))
+        .bind(l.activated_at.map(ts))
+        .bind(l.paused_at.map(ts))
+        .bind(l.suspended_at.map(ts))
+        .bind(l.blocked_at.map(ts))
+        .bind(l.cancelled_at.map(ts))
+        .bind(l.ended_at.map(ts))
+        .bind(l.binding_ends_on.map(|d| d.to_string()))
+        .bind(ts(s.updated_at))
+        .bind(s.id.to_string())
+        .bind(org.to_string())
+        .bind(before.status.to_string())
+        .bind(ts(before.updated_at))
+        .execute(tx.conn().await?)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    /// The subscriptions of `org` whose scheduled move is due by `now`.
+    pub async fn subscriptions_due(&self, org: Uuid, now: DateTime<Utc>) -> Result<Vec<Uuid>> {
+        let rows = sqlx::query("SELECT id FROM subscriptions WHERE org_id = $1 AND pending_status_at <= $2 ORDER BY pending_status_at")
+            .bind(org.to_string())
+            .bind(ts(now))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(|r| super::parse_uuid(&r.try_get::<String, _>("id")?)).collect()
+    }
+
+    /// Whether a subscription of `org` has (or had) the SIM `iccid`.
+    pub async fn iccid_taken(&self, org: Uuid, iccid: &str) -> Result<bool> {
+        let row = sqlx::query("SELECT iccid FROM sims WHERE org_id = $1 AND iccid = $2")
+            .bind(org.to_string())
+            .bind(iccid)
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.is_some())
+    }
+
+    /// `subscription` is now on SIM `iccid`; every SIM it had before is
+    /// blocked for good.
+    pub async fn put_on_sim(
+        tx: &mut Tx,
+        org: Uuid,
+        subscription: Uuid,
+        iccid: &str,
+        sim_type: SimCardType,
+        activation_code: Option<&str>,
+        now: DateTime<Utc>,
+    ) -> Result<()> {
+        Store::block_sims(tx, subscription, now).await?;
+        tx.execute(
+            sqlx::query(
+                "INSERT INTO sims (org_id, iccid, subscription_id, sim_type, status, activation_code, created_at)
+                 VALUES ($1, $2, $3, $4, 'ACTIVE', $5, $6)",
+            )
+            .bind(org.to_string())
+            .bind(iccid.to_string())
+            .bind(subscription.to_string())
+            .bind(sim_type.to_string())
+            .bind(activation_code.map(str::to_string))
+            .bind(ts(now)),
+        )
+        .await
+    }
+
+    /// Every SIM of `subscription` still active is blocked for good (it was
+    /// replaced, or the subscription ended).
+    pub async fn block_sims(tx: &mut Tx, subscription: Uuid, now: DateTime<Utc>) -> Result<()> {
+        tx.execute(
+            sqlx::query("UPDATE sims SET status = 'BLOCKED', blocked_at = $1 WHERE subscription_id = $2 AND status = 'ACTIVE'")
+                .bind(ts(now))
+                .bind(subscription.to_string()),
+        )
+        .await
+    }
+}
