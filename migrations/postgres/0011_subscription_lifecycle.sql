@@ -18,6 +18,8 @@ ALTER TABLE subscriptions ADD COLUMN cancelled_at TEXT;
 ALTER TABLE subscriptions ADD COLUMN ended_at TEXT;
 ALTER TABLE subscriptions ADD COLUMN binding_months BIGINT;
 ALTER TABLE subscriptions ADD COLUMN binding_ends_on TEXT;
+-- the moves due (before every list of subscriptions, and by the job)
+CREATE INDEX subscriptions_pending ON subscriptions(org_id, pending_status_at);
 
 -- Every SIM a subscription has had: ACTIVE while it carries the
 -- subscription, BLOCKED for good once replaced (a SIM change) or ended

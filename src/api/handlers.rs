@@ -15,7 +15,8 @@ use crate::config::WebhookUrls;
 use crate::domain::webhooks::deliveries as webhook_deliveries;
 use crate::domain::webhooks::endpoints::{self as webhook_endpoints, Owner};
 use crate::domain::webhooks::log as event_log;
-use crate::domain::subscriptions::lifecycle::Moves;
+use crate::domain::subscriptions::lifecycle::Move;
+use super::moves::subscription_move;
 use crate::domain::{Caller, catalog, customers, licenses, orders, subscriptions, users};
 use dropshot::{ErrorStatusCode, HttpResponseAccepted, HttpResponseCreated, HttpResponseDeleted, HttpResponseOk, Path, RequestContext};
 
@@ -237,11 +238,7 @@ impl SwitchboardApi for Handlers {
         headers: HeaderParams<params::SubscriptionActivateHeaders>,
         body: JsonBody<types::ActivateSubscriptionRequest>,
     ) -> Result<HttpResponseOk<types::Subscription>> {
-        let network = rqctx.context().network.clone();
-        handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move {
-            Ok(HttpResponseOk(Moves { caller: &c, network: &*network }.activate(&path.into_inner().subscription_id, body).await?))
-        })
-        .await
+        subscription_move(&rqctx, headers, body.map(Move::Activate), path.into_inner().subscription_id).await
     }
 
     async fn subscription_pause(
@@ -250,11 +247,7 @@ impl SwitchboardApi for Handlers {
         headers: HeaderParams<params::SubscriptionPauseHeaders>,
         body: JsonBody<types::SubscriptionStatusChangeRequest>,
     ) -> Result<HttpResponseOk<types::Subscription>> {
-        let network = rqctx.context().network.clone();
-        handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move {
-            Ok(HttpResponseOk(Moves { caller: &c, network: &*network }.pause(&path.into_inner().subscription_id, body).await?))
-        })
-        .await
+        subscription_move(&rqctx, headers, body.map(Move::Pause), path.into_inner().subscription_id).await
     }
 
     async fn subscription_restore(
@@ -263,11 +256,7 @@ impl SwitchboardApi for Handlers {
         headers: HeaderParams<params::SubscriptionRestoreHeaders>,
         body: JsonBody<types::SubscriptionStatusChangeRequest>,
     ) -> Result<HttpResponseOk<types::Subscription>> {
-        let network = rqctx.context().network.clone();
-        handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move {
-            Ok(HttpResponseOk(Moves { caller: &c, network: &*network }.restore(&path.into_inner().subscription_id, body).await?))
-        })
-        .await
+        subscription_move(&rqctx, headers, body.map(Move::Restore), path.into_inner().subscription_id).await
     }
 
     async fn subscription_suspend(
@@ -276,11 +265,7 @@ impl SwitchboardApi for Handlers {
         headers: HeaderParams<params::SubscriptionSuspendHeaders>,
         body: JsonBody<types::SubscriptionStatusChangeRequest>,
     ) -> Result<HttpResponseOk<types::Subscription>> {
-        let network = rqctx.context().network.clone();
-        handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move {
-            Ok(HttpResponseOk(Moves { caller: &c, network: &*network }.suspend(&path.into_inner().subscription_id, body).await?))
-        })
-        .await
+        subscription_move(&rqctx, headers, body.map(Move::Suspend), path.into_inner().subscription_id).await
     }
 
     async fn subscription_block_sim(
@@ -289,11 +274,7 @@ impl SwitchboardApi for Handlers {
         headers: HeaderParams<params::SubscriptionBlockSimHeaders>,
         body: JsonBody<types::SubscriptionStatusChangeRequest>,
     ) -> Result<HttpResponseOk<types::Subscription>> {
-        let network = rqctx.context().network.clone();
-        handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move {
-            Ok(HttpResponseOk(Moves { caller: &c, network: &*network }.block_sim(&path.into_inner().subscription_id, body).await?))
-        })
-        .await
+        subscription_move(&rqctx, headers, body.map(Move::BlockSim), path.into_inner().subscription_id).await
     }
 
     async fn subscription_cancel(
@@ -302,11 +283,7 @@ impl SwitchboardApi for Handlers {
         headers: HeaderParams<params::SubscriptionCancelHeaders>,
         body: JsonBody<types::CancelSubscriptionRequest>,
     ) -> Result<HttpResponseOk<types::Subscription>> {
-        let network = rqctx.context().network.clone();
-        handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move {
-            Ok(HttpResponseOk(Moves { caller: &c, network: &*network }.cancel(&path.into_inner().subscription_id, body).await?))
-        })
-        .await
+        subscription_move(&rqctx, headers, body.map(Move::Cancel), path.into_inner().subscription_id).await
     }
 
     async fn subscription_withdraw_cancellation(
@@ -315,11 +292,7 @@ impl SwitchboardApi for Handlers {
         headers: HeaderParams<params::SubscriptionWithdrawCancellationHeaders>,
         body: JsonBody<types::SubscriptionStatusChangeRequest>,
     ) -> Result<HttpResponseOk<types::Subscription>> {
-        let network = rqctx.context().network.clone();
-        handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move {
-            Ok(HttpResponseOk(Moves { caller: &c, network: &*network }.withdraw_cancellation(&path.into_inner().subscription_id, body).await?))
-        })
-        .await
+        subscription_move(&rqctx, headers, body.map(Move::WithdrawCancellation), path.into_inner().subscription_id).await
     }
 
     async fn subscription_change_sim(
@@ -328,11 +301,7 @@ impl SwitchboardApi for Handlers {
         headers: HeaderParams<params::SubscriptionChangeSimHeaders>,
         body: JsonBody<types::ChangeSimRequest>,
     ) -> Result<HttpResponseOk<types::Subscription>> {
-        let network = rqctx.context().network.clone();
-        handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move {
-            Ok(HttpResponseOk(Moves { caller: &c, network: &*network }.change_sim(&path.into_inner().subscription_id, body).await?))
-        })
-        .await
+        subscription_move(&rqctx, headers, body.map(Move::ChangeSim), path.into_inner().subscription_id).await
     }
 
     async fn subscription_addon_list(

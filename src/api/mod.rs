@@ -6,6 +6,7 @@ pub mod context;
 pub mod error;
 pub mod extract;
 mod handlers;
+mod moves;
 pub mod idempotency;
 pub mod reply;
 pub mod request;

@@ -117,7 +117,33 @@ pub(super) async fn commit(
     Ok(shown)
 }
 
+/// A move asked for, with its request.
+pub enum Move {
+    Activate(wire::ActivateSubscriptionRequest),
+    Pause(wire::SubscriptionStatusChangeRequest),
+    Restore(wire::SubscriptionStatusChangeRequest),
+    Suspend(wire::SubscriptionStatusChangeRequest),
+    BlockSim(wire::SubscriptionStatusChangeRequest),
+    Cancel(wire::CancelSubscriptionRequest),
+    WithdrawCancellation(wire::SubscriptionStatusChangeRequest),
+    ChangeSim(wire::ChangeSimRequest),
+}
+
 impl Moves<'_> {
+    /// Makes `m` on the subscription `key`.
+    pub async fn make(&self, key: &str, m: Move) -> Result<wire::Subscription> {
+        match m {
+            Move::Activate(r) => self.activate(key, r).await,
+            Move::Pause(r) => self.pause(key, r).await,
+            Move::Restore(r) => self.restore(key, r).await,
+            Move::Suspend(r) => self.suspend(key, r).await,
+            Move::BlockSim(r) => self.block_sim(key, r).await,
+            Move::Cancel(r) => self.cancel(key, r).await,
+            Move::WithdrawCancellation(r) => self.withdraw_cancellation(key, r).await,
+            Move::ChangeSim(r) => self.change_sim(key, r).await,
+        }
+    }
+
     /// The subscription `key` after `op`, with the fields every move sets:
     /// its new state, the reason given, the time. Who may ask is checked
     /// before the state (`need` of its state): a caller who may not make
