@@ -93,8 +93,12 @@ def before_call(ctx, case, kwargs):
     if isinstance(body, dict) and body.get("simType") == "PSIM" and "iccid" not in body and case.path.endswith("/change-sim"):
         # a new PSIM is named by its card's ICCID
         body["iccid"] = _luhn_complete("8946" + "0" * 13 + "7")
+    if isinstance(body, dict) and isinstance(body.get("dateOfBirth"), str) and body["dateOfBirth"] > "2000-01-01":
+        # a subscriber's birth date is not in the future
+        body["dateOfBirth"] = "1990-01-01"
     if isinstance(body, dict):
         _repair_billing(body.get("billing"))
+        _repair_address(body.get("address"))
         shipping = body.get("shipping")
         if isinstance(shipping, dict):
             _repair_address(shipping.get("address"))

@@ -17,7 +17,7 @@ use crate::domain::webhooks::endpoints::{self as webhook_endpoints, Owner};
 use crate::domain::webhooks::log as event_log;
 use crate::domain::subscriptions::lifecycle::Move;
 use super::moves::subscription_move;
-use crate::domain::{Caller, catalog, customers, licenses, orders, subscriptions, users};
+use crate::domain::{Caller, catalog, customers, licenses, orders, subscribers, subscriptions, users};
 use dropshot::{ErrorStatusCode, HttpResponseAccepted, HttpResponseCreated, HttpResponseDeleted, HttpResponseOk, Path, RequestContext};
 
 pub enum Handlers {}
@@ -311,6 +311,63 @@ impl SwitchboardApi for Handlers {
     ) -> Result<HttpResponseOk<types::SubscriptionAddonList>> {
         handle(&rqctx, Access::Read, headers, |c| async move {
             Ok(HttpResponseOk(subscriptions::addons(&c, &path.into_inner().subscription_id).await?))
+        })
+        .await
+    }
+
+    async fn subscription_create(
+        rqctx: RequestContext<Context>,
+        headers: HeaderParams<params::SubscriptionCreateHeaders>,
+        body: JsonBody<types::CreateSubscriptionRequest>,
+    ) -> Result<HttpResponseCreated<types::Subscription>> {
+        let expiry = chrono::Duration::seconds(rqctx.context().settings.order_expiry_seconds.into());
+        handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move {
+            Ok(HttpResponseCreated(subscriptions::create::create(&c, body, expiry).await?))
+        })
+        .await
+    }
+
+    async fn subscription_product_offering_options(
+        rqctx: RequestContext<Context>,
+        path: Path<params::SubscriptionProductOfferingOptionsPath>,
+        headers: HeaderParams<params::SubscriptionProductOfferingOptionsHeaders>,
+    ) -> Result<HttpResponseOk<types::ProductOfferingOptionList>> {
+        handle(&rqctx, Access::Read, headers, |c| async move {
+            Ok(HttpResponseOk(subscriptions::offerings::options(&c, &path.into_inner().subscription_id).await?))
+        })
+        .await
+    }
+
+    async fn subscription_product_offering_change(
+        rqctx: RequestContext<Context>,
+        path: Path<params::SubscriptionProductOfferingChangePath>,
+        headers: HeaderParams<params::SubscriptionProductOfferingChangeHeaders>,
+        body: JsonBody<types::ProductOfferingChangeRequest>,
+    ) -> Result<HttpResponseOk<types::Subscription>> {
+        handle(&rqctx, Access::Write, headers, |c| async move {
+            let (key, body) = (path.into_inner().subscription_id, body.into_inner()?);
+            Ok(HttpResponseOk(subscriptions::offerings::change(&c, &key, body).await?))
+        })
+        .await
+    }
+
+    async fn subscriber_view(
+        rqctx: RequestContext<Context>,
+        path: Path<params::SubscriberViewPath>,
+        headers: HeaderParams<params::SubscriberViewHeaders>,
+    ) -> Result<HttpResponseOk<types::Subscriber>> {
+        handle(&rqctx, Access::Read, headers, |c| async move { Ok(HttpResponseOk(subscribers::view(&c, &path.into_inner().subscriber_id).await?)) }).await
+    }
+
+    async fn subscriber_set(
+        rqctx: RequestContext<Context>,
+        path: Path<params::SubscriberSetPath>,
+        headers: HeaderParams<params::SubscriberSetHeaders>,
+        body: JsonBody<types::SetSubscriberRequest>,
+    ) -> Result<HttpResponseOk<types::Subscriber>> {
+        handle(&rqctx, Access::Write, headers, |c| async move {
+            let (key, body) = (path.into_inner().subscriber_id, body.into_inner()?);
+            Ok(HttpResponseOk(subscribers::set(&c, &key, body).await?))
         })
         .await
     }

@@ -8,6 +8,7 @@ pub mod login;
 pub mod orders;
 pub mod pricing;
 pub mod states;
+pub mod subscribers;
 pub mod subscriptions;
 pub mod users;
 pub mod values;

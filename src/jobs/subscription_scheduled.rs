@@ -1,6 +1,7 @@
-//! A subscription's scheduled move falls due (a delayed activation
-//! completes, a cancellation takes effect), and tells so, even when nobody
-//! reads the subscription. Scheduled with the move; when it runs the move
+//! What a subscription has due falls due (a delayed activation completes,
+//! a cancellation takes effect, a scheduled offering change, a renewal),
+//! and tells so, even when nobody reads the subscription. Scheduled for the
+//! next due time with every write that changes it; when it runs the work
 //! may have been done by a read, or withdrawn, and then nothing happens.
 
 use super::{Outcome, Worker};

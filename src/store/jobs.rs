@@ -24,8 +24,9 @@ pub enum JobKind {
     IdempotencyExpiry,
     /// an event is sent to a webhook endpoint (subject: `endpoint/event`)
     WebhookDelivery,
-    /// a subscription's scheduled move falls due: a delayed activation
-    /// completes, a cancellation takes effect (subject: subscription id)
+    /// something of a subscription falls due: a delayed activation
+    /// completes, a cancellation takes effect, a scheduled offering change,
+    /// a renewal (subject: subscription id)
     SubscriptionScheduled,
 }
 

@@ -25,8 +25,32 @@ pub struct SubscriptionRow {
     pub reference_id: Option<String>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
-    /// what the lifecycle sets (see migrations/*/0011)
+    /// its subscriber (one per subscription, from its creation)
+    pub subscriber_id: Uuid,
+    /// what it was bought at (see migrations/*/0012)
+    pub terms: Terms,
+    /// what the lifecycle sets (see migrations/*/0011 and 0012)
     pub life: Life,
+}
+
+/// What a subscription was bought at: its currency, the offering's price
+/// document then (or at its last offering change), and the choices made.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Terms {
+    pub currency: String,
+    pub price: serde_json::Value,
+    pub binding_contract: bool,
+    pub upfront_cycles: u32,
+}
+
+/// An offering change scheduled for later.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PendingOffering {
+    pub offering_id: Uuid,
+    /// the ChangeSchedule asked for
+    pub schedule: String,
+    pub at: DateTime<Utc>,
 }
 
 /// What a subscription's moves set: its SIM, the last move's reason, a
@@ -47,6 +71,22 @@ pub struct Life {
     /// months of binding chosen on the order line
     pub binding_months: Option<i64>,
     pub binding_ends_on: Option<NaiveDate>,
+    /// the day of the month its billing cycles begin (its first activation's)
+    pub billing_day: Option<u32>,
+    /// when the current billing cycle ends (00:00 UTC)
+    pub renews_on: Option<NaiveDate>,
+    /// the end of the cycles paid for on the initial invoice
+    pub paid_through: Option<NaiveDate>,
+    pub pending_offering: Option<PendingOffering>,
+}
+
+impl Life {
+    /// The earliest time something falls due: a scheduled move, an
+    /// offering change, a renewal.
+    pub fn due_at(&self) -> Option<DateTime<Utc>> {
+        let renewal = self.renews_on.map(|d| d.and_time(chrono::NaiveTime::MIN).and_utc());
+        [self.pending.map(|(_, at)| at), self.pending_offering.as_ref().map(|p| p.at), renewal].into_iter().flatten().min()
+    }
 }
 
 #[derive(Debug, Default)]
@@ -106,10 +146,18 @@ fn ts_col(r: &AnyRow, col: &str) -> Result<DateTime<Utc>> {
     parse_ts(&r.try_get::<String, _>(col)?)
 }
 
-const SUBSCRIPTION_COLUMNS: &str = "s.seq, s.id, s.customer_id, c.name AS customer_name, s.order_id, s.offering_id, s.status, \
+pub(super) const SUBSCRIPTION_COLUMNS: &str = "s.seq, s.id, s.customer_id, c.name AS customer_name, s.order_id, s.offering_id, s.status, \
      s.subscription_type, s.msisdn, s.display_name, s.sim_type, s.reference_id, s.created_at, s.updated_at, \
      s.iccid, s.esim_activation_code, s.status_reason, s.pending_status, s.pending_status_at, s.activated_at, s.paused_at, \
-     s.suspended_at, s.blocked_at, s.cancelled_at, s.ended_at, s.binding_months, s.binding_ends_on";
+     s.suspended_at, s.blocked_at, s.cancelled_at, s.ended_at, s.binding_months, s.binding_ends_on, \
+     s.subscriber_id, s.terms, s.billing_day, s.renews_on, s.paid_through, s.pending_offering_id, s.pending_offering_schedule, \
+     s.pending_offering_at";
+
+fn opt_date(r: &AnyRow, col: &str) -> Result<Option<NaiveDate>> {
+    r.try_get::<Option<String>, _>(col)?
+        .map(|d| d.parse().map_err(|_| crate::error::Error::Internal(format!("{col} {d:?}"))))
+        .transpose()
+}
 
 fn opt_ts(r: &AnyRow, col: &str) -> Result<Option<DateTime<Utc>>> {
     r.try_get::<Option<String>, _>(col)?.map(|t| parse_ts(&t)).transpose()
@@ -120,7 +168,10 @@ fn life(r: &AnyRow) -> Result<Life> {
         (Some(s), Some(at)) => Some((s.parse().map_err(|_| crate::error::Error::Internal(format!("pending_status {s:?}")))?, at)),
         _ => None,
     };
-    let ends_on = r.try_get::<Option<String>, _>("binding_ends_on")?;
+    let pending_offering = match (r.try_get::<Option<String>, _>("pending_offering_id")?, opt_ts(r, "pending_offering_at")?) {
+        (Some(id), Some(at)) => Some(PendingOffering { offering_id: parse_uuid(&id)?, schedule: r.try_get("pending_offering_schedule")?, at }),
+        _ => None,
+    };
     Ok(Life {
         iccid: r.try_get("iccid")?,
         esim_activation_code: r.try_get("esim_activation_code")?,
@@ -133,14 +184,16 @@ fn life(r: &AnyRow) -> Result<Life> {
         cancelled_at: opt_ts(r, "cancelled_at")?,
         ended_at: opt_ts(r, "ended_at")?,
         binding_months: r.try_get("binding_months")?,
-        binding_ends_on: ends_on
-            .map(|d| d.parse().map_err(|_| crate::error::Error::Internal(format!("binding_ends_on {d:?}"))))
-            .transpose()?,
+        binding_ends_on: opt_date(r, "binding_ends_on")?,
+        billing_day: r.try_get::<Option<i64>, _>("billing_day")?.map(|d| d as u32),
+        renews_on: opt_date(r, "renews_on")?,
+        paid_through: opt_date(r, "paid_through")?,
+        pending_offering,
     })
 }
-const SUBSCRIPTIONS: &str = "subscriptions s JOIN customers c ON c.id = s.customer_id";
+pub(super) const SUBSCRIPTIONS: &str = "subscriptions s JOIN customers c ON c.id = s.customer_id";
 
-fn subscription_row(r: &AnyRow) -> Result<(i64, SubscriptionRow)> {
+pub(super) fn subscription_row(r: &AnyRow) -> Result<(i64, SubscriptionRow)> {
     Ok((
         r.try_get("seq")?,
         SubscriptionRow {
@@ -157,6 +210,8 @@ fn subscription_row(r: &AnyRow) -> Result<(i64, SubscriptionRow)> {
             reference_id: r.try_get("reference_id")?,
             created_at: ts_col(r, "created_at")?,
             updated_at: ts_col(r, "updated_at")?,
+            subscriber_id: uuid_col(r, "subscriber_id")?,
+            terms: serde_json::from_str(&r.try_get::<String, _>("terms")?).map_err(|e| crate::error::Error::Internal(format!("column terms: {e}")))?,
             life: life(r)?,
         },
     ))
@@ -287,8 +342,8 @@ impl Store {
         tx.execute(
             sqlx::query(
                 "INSERT INTO subscriptions (id, org_id, customer_id, order_id, offering_id, status, subscription_type, msisdn,
-                   display_name, sim_type, reference_id, created_at, updated_at, binding_months)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+                   display_name, sim_type, reference_id, created_at, updated_at, binding_months, subscriber_id, terms)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)",
             )
             .bind(s.id.to_string())
             .bind(org.to_string())
@@ -303,7 +358,9 @@ impl Store {
             .bind(&s.reference_id)
             .bind(ts(s.created_at))
             .bind(ts(s.updated_at))
-            .bind(s.life.binding_months),
+            .bind(s.life.binding_months)
+            .bind(s.subscriber_id.to_string())
+            .bind(serde_json::to_string(&s.terms).expect("terms are plain data")),
         )
         .await?;
         Ok(())

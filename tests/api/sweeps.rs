@@ -267,6 +267,8 @@ impl Fixtures {
         let bought = app.call_as(Some(key), "POST", &format!("/orders/{}/submit", bought.body["orderId"].as_str().unwrap()), None, &[]).await;
         assert_eq!(bought.status, 200, "{:#}", bought.body);
         let subscription_id = bought.body["lineItems"][0]["createdSubscriptionId"].as_str().unwrap().to_string();
+        let subscription = app.call_as(Some(key), "GET", &format!("/subscriptions/{subscription_id}"), None, &[]).await;
+        let subscriber_id = subscription.body["subscriberId"].as_str().unwrap().to_string();
         let pbx = switchboard::domain::catalog::entity_id(org, "offering", "pbx-user").to_string();
         let lines = json!([{"type": "LICENSE", "productOfferingId": pbx, "subscriptionId": subscription_id}]);
         let bought = app.call_as(Some(key), "POST", "/orders", Some(json!({"customerId": customer_id, "lineItems": lines})), &[]).await;
@@ -285,6 +287,8 @@ impl Fixtures {
             ("productOfferingId", (offering.clone(), offering)),
             ("orderId", (order_id.clone(), order_id)),
             ("subscriptionId", (subscription_id, format!("rid_{tag}-subscription"))),
+            // subscribers are found from their subscription: no reference ids
+            ("subscriberId", (subscriber_id.clone(), subscriber_id)),
             // licenses have no reference ids either
             ("licenseId", (license_id.clone(), license_id)),
             // nor do webhook endpoints
@@ -460,7 +464,12 @@ async fn events_every_operation_records_only_what_its_document_lists() {
         let recorded = || async { app.store.event_types(app.org).await.unwrap().into_iter().map(|(t, _)| t).collect::<Vec<_>>() };
         let (mut emitting, mut orders) = (vec![], 0);
         for op in operations() {
-            let body = op.body.as_ref().map(|b| with_fixtures(b, &ours));
+            let mut body = op.body.as_ref().map(|b| with_fixtures(b, &ours));
+            // an offering change names an offering other than the fixture's own
+            if op.id == "subscription_product_offering_change" {
+                let unlimited = switchboard::domain::catalog::entity_id(app.org, "offering", "mobile-unlimited").to_string();
+                body = Some(json!({"productOfferingId": unlimited}));
+            }
             // each order operation on an order of its own, still a DRAFT
             let mut path = existing_path(&op, &ours);
             if op.path_params().any(|p| p == "orderId") {

@@ -1199,6 +1199,76 @@ pub mod types {
                 })
         }
     }
+    ///When an offering change takes effect: INSTANT (now), FIRST_OF_NEXT_MONTH (00:00 UTC on the 1st of next month), NEXT_RENEWAL_DAY (the subscription's `renewsOn`), NEXT_PAYMENT_DAY (its `nextPaymentOn`: the first renewal not paid for upfront).
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum ChangeSchedule {
+        #[serde(rename = "INSTANT")]
+        Instant,
+        #[serde(rename = "FIRST_OF_NEXT_MONTH")]
+        FirstOfNextMonth,
+        #[serde(rename = "NEXT_RENEWAL_DAY")]
+        NextRenewalDay,
+        #[serde(rename = "NEXT_PAYMENT_DAY")]
+        NextPaymentDay,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
+    }
+    impl ::std::fmt::Display for ChangeSchedule {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Instant => f.write_str("INSTANT"),
+                Self::FirstOfNextMonth => f.write_str("FIRST_OF_NEXT_MONTH"),
+                Self::NextRenewalDay => f.write_str("NEXT_RENEWAL_DAY"),
+                Self::NextPaymentDay => f.write_str("NEXT_PAYMENT_DAY"),
+                Self::Unknown => f.write_str("Unknown"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for ChangeSchedule {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "INSTANT" => Ok(Self::Instant),
+                "FIRST_OF_NEXT_MONTH" => Ok(Self::FirstOfNextMonth),
+                "NEXT_RENEWAL_DAY" => Ok(Self::NextRenewalDay),
+                "NEXT_PAYMENT_DAY" => Ok(Self::NextPaymentDay),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ChangeSchedule {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ChangeSchedule {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
     ///A new SIM for the subscription, which keeps its number and state; the old SIM is blocked for good.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct ChangeSimRequest {
@@ -1794,6 +1864,273 @@ pub mod types {
         }
     }
     impl<'de> ::serde::Deserialize<'de> for CreateOrderRequestReferenceId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///A subscription bought directly: what a one-line order would buy, submitted at once.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct CreateSubscriptionRequest {
+        ///Choose the offering's binding period (and its discount). Needs a price with bindingContract.
+        #[serde(rename = "bindingContract", default)]
+        pub binding_contract: bool,
+        ///ISO 4217 code it is billed in; defaults to the customer's billing currency and is required when the customer has none.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub currency: ::std::option::Option<CreateSubscriptionRequestCurrency>,
+        ///The customer buying: an id or `rid_` reference.
+        #[serde(rename = "customerId")]
+        pub customer_id: CreateSubscriptionRequestCustomerId,
+        ///Client data kept on the order's line, returned unchanged.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub metadata: ::std::option::Option<Metadata>,
+        ///The client's own id for the order recorded with it; unique per organisation.
+        #[serde(
+            rename = "orderReferenceId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub order_reference_id: ::std::option::Option<
+            CreateSubscriptionRequestOrderReferenceId,
+        >,
+        ///The offering bought: a SUBSCRIPTION product's, AVAILABLE and in the customer's catalog.
+        #[serde(rename = "productOfferingId")]
+        pub product_offering_id: CreateSubscriptionRequestProductOfferingId,
+        ///The new subscription.
+        pub subscription: NewSubscription,
+        ///Pay the offering's upfront billing cycles on the initial invoice (and get its discount). Needs a price with customUpfrontPayment.
+        #[serde(rename = "upfrontPayment", default)]
+        pub upfront_payment: bool,
+    }
+    ///ISO 4217 code it is billed in; defaults to the customer's billing currency and is required when the customer has none.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CreateSubscriptionRequestCurrency(::std::string::String);
+    impl ::std::ops::Deref for CreateSubscriptionRequestCurrency {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CreateSubscriptionRequestCurrency>
+    for ::std::string::String {
+        fn from(value: CreateSubscriptionRequestCurrency) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CreateSubscriptionRequestCurrency {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[A-Z]{3}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[A-Z]{3}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CreateSubscriptionRequestCurrency {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for CreateSubscriptionRequestCurrency {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CreateSubscriptionRequestCurrency {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The customer buying: an id or `rid_` reference.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CreateSubscriptionRequestCustomerId(::std::string::String);
+    impl ::std::ops::Deref for CreateSubscriptionRequestCustomerId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CreateSubscriptionRequestCustomerId>
+    for ::std::string::String {
+        fn from(value: CreateSubscriptionRequestCustomerId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CreateSubscriptionRequestCustomerId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 260usize {
+                return Err("longer than 260 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CreateSubscriptionRequestCustomerId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for CreateSubscriptionRequestCustomerId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CreateSubscriptionRequestCustomerId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The client's own id for the order recorded with it; unique per organisation.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CreateSubscriptionRequestOrderReferenceId(::std::string::String);
+    impl ::std::ops::Deref for CreateSubscriptionRequestOrderReferenceId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CreateSubscriptionRequestOrderReferenceId>
+    for ::std::string::String {
+        fn from(value: CreateSubscriptionRequestOrderReferenceId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CreateSubscriptionRequestOrderReferenceId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CreateSubscriptionRequestOrderReferenceId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for CreateSubscriptionRequestOrderReferenceId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CreateSubscriptionRequestOrderReferenceId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The offering bought: a SUBSCRIPTION product's, AVAILABLE and in the customer's catalog.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CreateSubscriptionRequestProductOfferingId(::std::string::String);
+    impl ::std::ops::Deref for CreateSubscriptionRequestProductOfferingId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CreateSubscriptionRequestProductOfferingId>
+    for ::std::string::String {
+        fn from(value: CreateSubscriptionRequestProductOfferingId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CreateSubscriptionRequestProductOfferingId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 64usize {
+                return Err("longer than 64 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CreateSubscriptionRequestProductOfferingId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for CreateSubscriptionRequestProductOfferingId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CreateSubscriptionRequestProductOfferingId {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
             D: ::serde::Deserializer<'de>,
@@ -4340,6 +4677,84 @@ pub mod types {
             value.parse()
         }
     }
+    ///The kind of identity document.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum IdentityDocumentType {
+        #[serde(rename = "NATIONAL_ID")]
+        NationalId,
+        #[serde(rename = "PASSPORT")]
+        Passport,
+        #[serde(rename = "ID_CARD")]
+        IdCard,
+        #[serde(rename = "DRIVING_LICENCE")]
+        DrivingLicence,
+        #[serde(rename = "RESIDENCE_PERMIT")]
+        ResidencePermit,
+        #[serde(rename = "OTHER")]
+        Other,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
+    }
+    impl ::std::fmt::Display for IdentityDocumentType {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::NationalId => f.write_str("NATIONAL_ID"),
+                Self::Passport => f.write_str("PASSPORT"),
+                Self::IdCard => f.write_str("ID_CARD"),
+                Self::DrivingLicence => f.write_str("DRIVING_LICENCE"),
+                Self::ResidencePermit => f.write_str("RESIDENCE_PERMIT"),
+                Self::Other => f.write_str("OTHER"),
+                Self::Unknown => f.write_str("Unknown"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for IdentityDocumentType {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "NATIONAL_ID" => Ok(Self::NationalId),
+                "PASSPORT" => Ok(Self::Passport),
+                "ID_CARD" => Ok(Self::IdCard),
+                "DRIVING_LICENCE" => Ok(Self::DrivingLicence),
+                "RESIDENCE_PERMIT" => Ok(Self::ResidencePermit),
+                "OTHER" => Ok(Self::Other),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for IdentityDocumentType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for IdentityDocumentType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
     ///A license (mostly a business telephony feature), optionally assigned to a subscription. EXTERNAL_PRODUCT order lines also create licenses, of type EXTERNAL_PRODUCT.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct License {
@@ -6856,6 +7271,19 @@ pub mod types {
         )]
         pub next_cursor: ::std::option::Option<::std::string::String>,
     }
+    ///An offering change scheduled for later.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct PendingProductOffering {
+        ///The schedule it was asked for with.
+        #[serde(rename = "changeSchedule")]
+        pub change_schedule: ChangeSchedule,
+        ///The offering the subscription changes to.
+        #[serde(rename = "productOffering")]
+        pub product_offering: ProductOfferingSummary,
+        ///When it takes effect (00:00 UTC of its date).
+        #[serde(rename = "scheduledAt")]
+        pub scheduled_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    }
     ///What an offering costs. Money is in minor units of its currency.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct Price {
@@ -7607,6 +8035,80 @@ pub mod types {
         )]
         pub usp_list: ::std::vec::Vec<ProductOfferingUspListItem>,
     }
+    ///The offering a subscription changes to, and when.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct ProductOfferingChangeRequest {
+        ///When it takes effect: the option's schedule when left out; a later one may be chosen (one whose date is on or after the option's), an earlier one is 409 change_schedule_not_allowed.
+        #[serde(
+            rename = "changeSchedule",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub change_schedule: ::std::option::Option<ChangeSchedule>,
+        ///One of the subscription's product-offering-options; its current offering withdraws a scheduled change.
+        #[serde(rename = "productOfferingId")]
+        pub product_offering_id: ProductOfferingChangeRequestProductOfferingId,
+    }
+    ///One of the subscription's product-offering-options; its current offering withdraws a scheduled change.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ProductOfferingChangeRequestProductOfferingId(::std::string::String);
+    impl ::std::ops::Deref for ProductOfferingChangeRequestProductOfferingId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ProductOfferingChangeRequestProductOfferingId>
+    for ::std::string::String {
+        fn from(value: ProductOfferingChangeRequestProductOfferingId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ProductOfferingChangeRequestProductOfferingId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 64usize {
+                return Err("longer than 64 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str>
+    for ProductOfferingChangeRequestProductOfferingId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for ProductOfferingChangeRequestProductOfferingId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de>
+    for ProductOfferingChangeRequestProductOfferingId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     ///Description shown to customers.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
@@ -8340,6 +8842,25 @@ pub mod types {
                 })
         }
     }
+    ///An offering a subscription may change to now, and the earliest schedule it may change on.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct ProductOfferingOption {
+        ///The earliest schedule: INSTANT for an upgrade (or any change before the first activation), NEXT_RENEWAL_DAY for a downgrade, NEXT_PAYMENT_DAY for a downgrade while cycles paid upfront remain.
+        #[serde(rename = "changeSchedule")]
+        pub change_schedule: ChangeSchedule,
+        ///The date the change takes effect on that schedule (UTC).
+        #[serde(rename = "changeScheduleDate")]
+        pub change_schedule_date: ::chrono::naive::NaiveDate,
+        ///The offering.
+        #[serde(rename = "productOffering")]
+        pub product_offering: ProductOffering,
+    }
+    ///The offerings a subscription may change to now.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct ProductOfferingOptionList {
+        ///By name.
+        pub items: ::std::vec::Vec<ProductOfferingOption>,
+    }
     ///HTML description.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
@@ -8791,6 +9312,223 @@ pub mod types {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub until: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
     }
+    ///Who uses the subscription. The body replaces every field: one left out is cleared.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    pub struct SetSubscriberRequest {
+        ///Where the subscriber lives.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub address: ::std::option::Option<Address>,
+        ///How to reach the subscriber (an email, another number).
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub contact: ::std::option::Option<CustomerContact>,
+        ///Date of birth; not in the future.
+        #[serde(
+            rename = "dateOfBirth",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub date_of_birth: ::std::option::Option<::chrono::naive::NaiveDate>,
+        ///Given name.
+        #[serde(
+            rename = "firstName",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub first_name: ::std::option::Option<SetSubscriberRequestFirstName>,
+        ///The identity document.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub identity: ::std::option::Option<SubscriberIdentity>,
+        ///Family name.
+        #[serde(
+            rename = "lastName",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub last_name: ::std::option::Option<SetSubscriberRequestLastName>,
+        ///BCP 47 language tag the subscriber is served in (texts, voicemail), e.g. sv-SE.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub locale: ::std::option::Option<SetSubscriberRequestLocale>,
+        ///Client data, returned unchanged.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub metadata: ::std::option::Option<Metadata>,
+    }
+    ///Given name.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SetSubscriberRequestFirstName(::std::string::String);
+    impl ::std::ops::Deref for SetSubscriberRequestFirstName {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SetSubscriberRequestFirstName> for ::std::string::String {
+        fn from(value: SetSubscriberRequestFirstName) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SetSubscriberRequestFirstName {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SetSubscriberRequestFirstName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for SetSubscriberRequestFirstName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SetSubscriberRequestFirstName {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Family name.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SetSubscriberRequestLastName(::std::string::String);
+    impl ::std::ops::Deref for SetSubscriberRequestLastName {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SetSubscriberRequestLastName> for ::std::string::String {
+        fn from(value: SetSubscriberRequestLastName) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SetSubscriberRequestLastName {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SetSubscriberRequestLastName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for SetSubscriberRequestLastName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SetSubscriberRequestLastName {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///BCP 47 language tag the subscriber is served in (texts, voicemail), e.g. sv-SE.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SetSubscriberRequestLocale(::std::string::String);
+    impl ::std::ops::Deref for SetSubscriberRequestLocale {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SetSubscriberRequestLocale> for ::std::string::String {
+        fn from(value: SetSubscriberRequestLocale) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SetSubscriberRequestLocale {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            {
+                ::regress::Regex::new(
+                        "^[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?$",
+                    )
+                    .unwrap()
+            });
+            if PATTERN.find(value).is_none() {
+                return Err(
+                    "doesn't match pattern \"^[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?$\""
+                        .into(),
+                );
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SetSubscriberRequestLocale {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for SetSubscriberRequestLocale {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SetSubscriberRequestLocale {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     ///Where physical goods (SIM cards, devices) are shipped.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct Shipping {
@@ -9034,6 +9772,360 @@ pub mod types {
             value.parse()
         }
     }
+    ///The person who uses a subscription, as distinct from the customer who pays for it. Every subscription has one from its creation (`Subscription.subscriberId`), empty until set.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct Subscriber {
+        ///Where the subscriber lives.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub address: ::std::option::Option<Address>,
+        ///How to reach the subscriber (an email, another number).
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub contact: ::std::option::Option<CustomerContact>,
+        ///When it was created (with its subscription).
+        #[serde(rename = "createdAt")]
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///The customer paying for it.
+        #[serde(rename = "customerId")]
+        pub customer_id: ::uuid::Uuid,
+        ///Date of birth; not in the future.
+        #[serde(
+            rename = "dateOfBirth",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub date_of_birth: ::std::option::Option<::chrono::naive::NaiveDate>,
+        ///Given name.
+        #[serde(
+            rename = "firstName",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub first_name: ::std::option::Option<SubscriberFirstName>,
+        ///The identity document.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub identity: ::std::option::Option<SubscriberIdentity>,
+        ///Family name.
+        #[serde(
+            rename = "lastName",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub last_name: ::std::option::Option<SubscriberLastName>,
+        ///BCP 47 language tag the subscriber is served in (texts, voicemail), e.g. sv-SE.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub locale: ::std::option::Option<SubscriberLocale>,
+        ///Client data, returned unchanged.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub metadata: ::std::option::Option<Metadata>,
+        ///The subscriber's id.
+        #[serde(rename = "subscriberId")]
+        pub subscriber_id: ::uuid::Uuid,
+        ///The subscription used.
+        #[serde(rename = "subscriptionId")]
+        pub subscription_id: ::uuid::Uuid,
+        ///When it was last set.
+        #[serde(rename = "updatedAt")]
+        pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    }
+    ///Given name.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriberFirstName(::std::string::String);
+    impl ::std::ops::Deref for SubscriberFirstName {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriberFirstName> for ::std::string::String {
+        fn from(value: SubscriberFirstName) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriberFirstName {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriberFirstName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for SubscriberFirstName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscriberFirstName {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The identity document a subscriber was identified with (where the law asks operators to register users).
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct SubscriberIdentity {
+        ///ISO 3166-1 alpha-2 code of the issuing country.
+        pub country: SubscriberIdentityCountry,
+        ///Its number, as printed.
+        pub number: SubscriberIdentityNumber,
+        ///The kind of document.
+        #[serde(rename = "type")]
+        pub type_: IdentityDocumentType,
+    }
+    ///ISO 3166-1 alpha-2 code of the issuing country.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriberIdentityCountry(::std::string::String);
+    impl ::std::ops::Deref for SubscriberIdentityCountry {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriberIdentityCountry> for ::std::string::String {
+        fn from(value: SubscriberIdentityCountry) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriberIdentityCountry {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[A-Z]{2}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[A-Z]{2}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriberIdentityCountry {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for SubscriberIdentityCountry {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscriberIdentityCountry {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Its number, as printed.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriberIdentityNumber(::std::string::String);
+    impl ::std::ops::Deref for SubscriberIdentityNumber {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriberIdentityNumber> for ::std::string::String {
+        fn from(value: SubscriberIdentityNumber) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriberIdentityNumber {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 64usize {
+                return Err("longer than 64 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriberIdentityNumber {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for SubscriberIdentityNumber {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscriberIdentityNumber {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Family name.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriberLastName(::std::string::String);
+    impl ::std::ops::Deref for SubscriberLastName {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriberLastName> for ::std::string::String {
+        fn from(value: SubscriberLastName) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriberLastName {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriberLastName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for SubscriberLastName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscriberLastName {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///BCP 47 language tag the subscriber is served in (texts, voicemail), e.g. sv-SE.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriberLocale(::std::string::String);
+    impl ::std::ops::Deref for SubscriberLocale {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriberLocale> for ::std::string::String {
+        fn from(value: SubscriberLocale) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriberLocale {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            {
+                ::regress::Regex::new(
+                        "^[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?$",
+                    )
+                    .unwrap()
+            });
+            if PATTERN.find(value).is_none() {
+                return Err(
+                    "doesn't match pattern \"^[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?$\""
+                        .into(),
+                );
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriberLocale {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for SubscriberLocale {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscriberLocale {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     ///A mobile voice/SMS/data, data-only, broadband, IoT or travel eSIM subscription.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct Subscription {
@@ -9045,6 +10137,15 @@ pub mod types {
         pub activated_at: ::std::option::Option<
             ::chrono::DateTime<::chrono::offset::Utc>,
         >,
+        ///The day of the month its billing cycles begin: that of its first activation (in a shorter month, the month's last day). Absent until activated.
+        #[serde(
+            rename = "billingDay",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub billing_day: ::std::option::Option<::std::num::NonZeroU32>,
+        ///Whether its binding period was chosen (see bindingEndsOn).
+        #[serde(rename = "bindingContract")]
+        pub binding_contract: bool,
         ///With a binding contract: the first day free of it (the activation date plus its months). Cancelling with an effectiveDate before it needs force.
         #[serde(
             rename = "bindingEndsOn",
@@ -9065,9 +10166,14 @@ pub mod types {
         pub cancelled_at: ::std::option::Option<
             ::chrono::DateTime<::chrono::offset::Utc>,
         >,
+        ///The price it was bought at (its offering's when it was bought, or when its offering last changed); later changes to the catalog do not touch it.
+        #[serde(rename = "contractedPrice")]
+        pub contracted_price: Price,
         ///When it was created.
         #[serde(rename = "createdAt")]
         pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///ISO 4217 code it is billed in (its order's currency).
+        pub currency: SubscriptionCurrency,
         ///Whose subscription it is.
         pub customer: CustomerSummary,
         ///The number pretty-printed in international form, or the custom display name when one was set.
@@ -9089,6 +10195,12 @@ pub mod types {
         pub iccid: ::std::option::Option<SubscriptionIccid>,
         ///The number, E.164 (a plus sign and 2 to 15 digits).
         pub msisdn: SubscriptionMsisdn,
+        ///The first renewal not paid for: renewsOn, or later while cycles paid upfront remain. Absent when renewsOn is.
+        #[serde(
+            rename = "nextPaymentOn",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub next_payment_on: ::std::option::Option<::chrono::naive::NaiveDate>,
         ///The order whose submission created it.
         #[serde(
             rename = "orderId",
@@ -9101,6 +10213,12 @@ pub mod types {
             skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub paused_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        ///An offering change scheduled for later; until then productOffering is the current one.
+        #[serde(
+            rename = "pendingProductOffering",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub pending_product_offering: ::std::option::Option<PendingProductOffering>,
         ///The status it moves to at pendingStatusAt: ACTIVATED while the network completes an activation, CANCELLED while a cancellation is scheduled. Absent when nothing is scheduled.
         #[serde(
             rename = "pendingStatus",
@@ -9115,7 +10233,7 @@ pub mod types {
         pub pending_status_at: ::std::option::Option<
             ::chrono::DateTime<::chrono::offset::Utc>,
         >,
-        ///The offering it was bought as.
+        ///The offering it is on now (the one bought, or the last it changed to).
         #[serde(
             rename = "productOffering",
             skip_serializing_if = "::std::option::Option::is_none"
@@ -9127,6 +10245,12 @@ pub mod types {
             skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub reference_id: ::std::option::Option<SubscriptionReferenceId>,
+        ///When its current billing cycle ends and the next begins (00:00 UTC): `subscription.renewed` is recorded then, unless it is PAUSED or BLOCKED (a SUSPENDED one renews: billing continues). Absent before the first activation, for a one-time price, and once CANCELLED.
+        #[serde(
+            rename = "renewsOn",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub renews_on: ::std::option::Option<::chrono::naive::NaiveDate>,
         ///The SIM it has: the one ordered with it, or the last SIM card ordered for it.
         #[serde(rename = "simType")]
         pub sim_type: SimCardType,
@@ -9138,6 +10262,9 @@ pub mod types {
             skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub status_reason: ::std::option::Option<SubscriptionStatusReason>,
+        ///Its subscriber: GET /subscribers/{subscriberId}.
+        #[serde(rename = "subscriberId")]
+        pub subscriber_id: ::uuid::Uuid,
         ///The subscription's id.
         #[serde(rename = "subscriptionId")]
         pub subscription_id: ::uuid::Uuid,
@@ -9155,6 +10282,9 @@ pub mod types {
         ///When it last changed.
         #[serde(rename = "updatedAt")]
         pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///Billing cycles paid upfront on its initial invoice (0 when upfront payment was not chosen).
+        #[serde(rename = "upfrontPaidCycles")]
+        pub upfront_paid_cycles: i32,
     }
     ///`SubscriptionActivateSubscriptionId`
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
@@ -9854,6 +10984,121 @@ pub mod types {
                 })
         }
     }
+    ///`SubscriptionCreateXIdempotencyKey`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionCreateXIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for SubscriptionCreateXIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionCreateXIdempotencyKey>
+    for ::std::string::String {
+        fn from(value: SubscriptionCreateXIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionCreateXIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 256usize {
+                return Err("longer than 256 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriptionCreateXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for SubscriptionCreateXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscriptionCreateXIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///ISO 4217 code it is billed in (its order's currency).
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionCurrency(::std::string::String);
+    impl ::std::ops::Deref for SubscriptionCurrency {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionCurrency> for ::std::string::String {
+        fn from(value: SubscriptionCurrency) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionCurrency {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[A-Z]{3}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[A-Z]{3}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriptionCurrency {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for SubscriptionCurrency {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscriptionCurrency {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     ///The number pretty-printed in international form, or the custom display name when one was set.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
@@ -10496,6 +11741,128 @@ pub mod types {
         }
     }
     impl<'de> ::serde::Deserialize<'de> for SubscriptionPauseXIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`SubscriptionProductOfferingChangeSubscriptionId`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionProductOfferingChangeSubscriptionId(::std::string::String);
+    impl ::std::ops::Deref for SubscriptionProductOfferingChangeSubscriptionId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionProductOfferingChangeSubscriptionId>
+    for ::std::string::String {
+        fn from(value: SubscriptionProductOfferingChangeSubscriptionId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionProductOfferingChangeSubscriptionId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 260usize {
+                return Err("longer than 260 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str>
+    for SubscriptionProductOfferingChangeSubscriptionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for SubscriptionProductOfferingChangeSubscriptionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de>
+    for SubscriptionProductOfferingChangeSubscriptionId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`SubscriptionProductOfferingOptionsSubscriptionId`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionProductOfferingOptionsSubscriptionId(::std::string::String);
+    impl ::std::ops::Deref for SubscriptionProductOfferingOptionsSubscriptionId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionProductOfferingOptionsSubscriptionId>
+    for ::std::string::String {
+        fn from(value: SubscriptionProductOfferingOptionsSubscriptionId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionProductOfferingOptionsSubscriptionId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 260usize {
+                return Err("longer than 260 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str>
+    for SubscriptionProductOfferingOptionsSubscriptionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for SubscriptionProductOfferingOptionsSubscriptionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de>
+    for SubscriptionProductOfferingOptionsSubscriptionId {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
             D: ::serde::Deserializer<'de>,
@@ -15430,6 +16797,147 @@ Arguments:
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
+    /**Fetch a subscriber
+
+The person who uses a subscription. Find it from its subscription: `Subscription.subscriberId`. Seen by whoever sees the subscription.
+
+Sends a `GET` request to `/subscribers/{subscriberId}`
+
+Arguments:
+- `subscriber_id`: The subscriber's id (a subscription's subscriberId).
+*/
+    pub async fn subscriber_view<'a>(
+        &'a self,
+        subscriber_id: &'a ::uuid::Uuid,
+    ) -> Result<ResponseValue<types::Subscriber>, Error<types::Error>> {
+        let url = format!(
+            "{}/subscribers/{}", self.baseurl, encode_path(& subscriber_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "subscriber_view",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Set a subscriber
+
+Sets who uses the subscription: the body replaces every field (one left out is cleared). Setting what is already set changes nothing and records nothing. Needs the MANAGER role for the subscription's customer (or the API key alone); a CANCELLED subscription's subscriber is kept as it was (409 subscription_cancelled). Records the events (x-events): `subscription.subscriber_set`.
+
+Sends a `PUT` request to `/subscribers/{subscriberId}`
+
+Arguments:
+- `subscriber_id`: The subscriber's id (a subscription's subscriberId).
+- `body`
+*/
+    pub async fn subscriber_set<'a>(
+        &'a self,
+        subscriber_id: &'a ::uuid::Uuid,
+        body: &'a types::SetSubscriberRequest,
+    ) -> Result<ResponseValue<types::Subscriber>, Error<types::Error>> {
+        let url = format!(
+            "{}/subscribers/{}", self.baseurl, encode_path(& subscriber_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .put(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "subscriber_set",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            409u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            413u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
     /**List subscriptions
 
 Subscriptions of the organisation, oldest first. A user sees only the subscriptions of their own customers.
@@ -15499,6 +17007,82 @@ Arguments:
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
             404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Create a subscription
+
+Buys a subscription directly: the same as creating an order with one SUBSCRIPTION line and submitting it at once, in one step. The line is checked as an order's is (the offering AVAILABLE, of a SUBSCRIPTION product and in the customer's catalog; the number free, with its lease when it has one; the price offered in the currency; the customer has billing details): a failing field is 409 order_validation_failed with one detail per field (property as in this body, e.g. subscription.msisdn). The order is recorded SUBMITTED (`orderId`), so pricing and history stay in one place: GET /orders/{orderId} shows its price. The subscription is PENDING until activated. Needs the MANAGER role for the customer (a MEMBER's order needs approval: a MEMBER orders through /orders) or the API key alone. Records the events (x-events): `order.created`, `order.statusChanged`, `order.submitted`, `order.lineItemStatusChanged`, `subscription.created`.
+
+Sends a `POST` request to `/subscriptions`
+
+Arguments:
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `body`
+*/
+    pub async fn subscription_create<'a>(
+        &'a self,
+        x_idempotency_key: Option<&'a types::SubscriptionCreateXIdempotencyKey>,
+        body: &'a types::CreateSubscriptionRequest,
+    ) -> Result<ResponseValue<types::Subscription>, Error<types::Error>> {
+        let url = format!("{}/subscriptions", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = x_idempotency_key {
+            header_map.append("X-Idempotency-Key", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "subscription_create",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            201u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            409u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            413u16 => {
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
             429u16 => {
@@ -16023,6 +17607,149 @@ Arguments:
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
             409u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Change a subscription's offering
+
+Changes the subscription to one of its product-offering-options, now (INSTANT) or on a later date, when a job applies it (a read after the date shows it applied). Until then productOffering is the current offering and the change shows in pendingProductOffering; a new change replaces a scheduled one; naming the current offering withdraws it. Applied, the subscription is on the new offering at its catalog price (contractedPrice), keeps its binding contract's end, its billing day and what was paid upfront. An offering that is not an option is 409 offering_change_not_allowed (a downgrade while a binding contract runs: 409 binding_contract_active); a schedule earlier than the option's is 409 change_schedule_not_allowed; a CANCELLED subscription is 409 subscription_cancelled. Asking again for what is already so changes nothing and records nothing. Needs the MANAGER role for the customer (or the API key alone). Records the events (x-events): `subscription.updated`.
+
+Sends a `PUT` request to `/subscriptions/{subscriptionId}/product-offering-change`
+
+Arguments:
+- `subscription_id`: The subscription's id, or `rid_` followed by its referenceId.
+- `body`
+*/
+    pub async fn subscription_product_offering_change<'a>(
+        &'a self,
+        subscription_id: &'a types::SubscriptionProductOfferingChangeSubscriptionId,
+        body: &'a types::ProductOfferingChangeRequest,
+    ) -> Result<ResponseValue<types::Subscription>, Error<types::Error>> {
+        let url = format!(
+            "{}/subscriptions/{}/product-offering-change", self.baseurl, encode_path(&
+            subscription_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .put(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "subscription_product_offering_change",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            409u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            413u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**List a subscription's offering options
+
+The offerings this subscription may change to now: of its product's category, AVAILABLE, in its customer's catalog, priced in its currency, other than its own; each with the earliest schedule it may change on. An upgrade (a higher monthly price, before discounts) changes INSTANT; a downgrade (the same or a lower price) on NEXT_RENEWAL_DAY, or NEXT_PAYMENT_DAY while cycles paid upfront remain, and not at all while a binding contract runs (bindingEndsOn after today); before the first activation every change is INSTANT. A CANCELLED subscription has none.
+
+Sends a `GET` request to `/subscriptions/{subscriptionId}/product-offering-options`
+
+Arguments:
+- `subscription_id`: The subscription's id, or `rid_` followed by its referenceId.
+*/
+    pub async fn subscription_product_offering_options<'a>(
+        &'a self,
+        subscription_id: &'a types::SubscriptionProductOfferingOptionsSubscriptionId,
+    ) -> Result<ResponseValue<types::ProductOfferingOptionList>, Error<types::Error>> {
+        let url = format!(
+            "{}/subscriptions/{}/product-offering-options", self.baseurl, encode_path(&
+            subscription_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "subscription_product_offering_options",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
             429u16 => {

@@ -8,7 +8,7 @@ use crate::domain::access::Role;
 use crate::domain::{Caller, customers};
 use crate::error::{Error, InternalCode, Result};
 use crate::events::{self, Event};
-use crate::store::{JobKind, OrderRow, Store};
+use crate::store::{JobKind, OrderRow, Store, Tx};
 use crate::wire::latest as wire;
 use uuid::Uuid;
 
@@ -18,6 +18,31 @@ fn needs_approval(caller: &Caller, customer: Uuid) -> bool {
 }
 
 pub async fn create(caller: &Caller, req: wire::CreateOrderRequest, expiry: chrono::Duration) -> Result<wire::Order> {
+    let row = prepare(caller, req, expiry).await?;
+    let mut tx = caller.store.begin().await?;
+    let order = insert(&mut tx, caller, &row).await?;
+    Store::schedule_job(&mut tx, JobKind::OrderExpiry, &row.id.to_string(), Some(caller.org), row.expires_at, caller.now).await?;
+    tx.commit().await?;
+    Ok(order)
+}
+
+/// An order created and submitted at once (POST /subscriptions buys
+/// through one), in one transaction: the submitted order and the events of
+/// what its lines created.
+pub async fn create_submitted(caller: &Caller, req: wire::CreateOrderRequest, expiry: chrono::Duration) -> Result<(wire::Order, Vec<Event>)> {
+    let row = prepare(caller, req, expiry).await?;
+    let checked = super::submit::check(caller, &row).await?;
+    let mut tx = caller.store.begin().await?;
+    insert(&mut tx, caller, &row).await?;
+    // nobody else has seen the order: nothing can move it meanwhile
+    let written = super::submit::write(&mut tx, caller, &row, checked).await?;
+    let written = written.ok_or_else(|| Error::Internal(format!("order {} moved before it was committed", row.id)))?;
+    tx.commit().await?;
+    Ok(written)
+}
+
+/// A new DRAFT order of `req`, checked, not written yet.
+async fn prepare(caller: &Caller, req: wire::CreateOrderRequest, expiry: chrono::Duration) -> Result<OrderRow> {
     let customer = customers::find(caller, &req.customer_id).await?;
     caller.require_role(customer.id, Role::Member)?;
     let currency = match req.currency.clone().or_else(|| billing_currency(&customer)) {
@@ -39,7 +64,7 @@ pub async fn create(caller: &Caller, req: wire::CreateOrderRequest, expiry: chro
         check_reference_free(caller, r, None).await?;
     }
     let now = caller.now;
-    let row = OrderRow {
+    Ok(OrderRow {
         id: crate::domain::new_id(),
         org: caller.org,
         customer_id: ctx.customer.id,
@@ -56,13 +81,14 @@ pub async fn create(caller: &Caller, req: wire::CreateOrderRequest, expiry: chro
         cancelled_at: None,
         created_at: now,
         updated_at: now,
-    };
-    let order = render::order(&row)?;
-    let mut tx = caller.store.begin().await?;
-    Store::insert_order(&mut tx, &row).await?;
-    Store::schedule_job(&mut tx, JobKind::OrderExpiry, &row.id.to_string(), Some(caller.org), row.expires_at, now).await?;
-    events::record(&mut tx, caller.org, now, &Event::OrderCreated(order.clone())).await?;
-    tx.commit().await?;
+    })
+}
+
+/// Writes the new order `row` and its `order.created`.
+async fn insert(tx: &mut Tx, caller: &Caller, row: &OrderRow) -> Result<wire::Order> {
+    let order = render::order(row)?;
+    Store::insert_order(tx, row).await?;
+    events::record(tx, caller.org, caller.now, &Event::OrderCreated(order.clone())).await?;
     Ok(order)
 }
 

@@ -13,7 +13,7 @@ mod render;
 pub mod states;
 mod submit;
 
-pub use change::{approve, cancel, create, update};
+pub use change::{approve, cancel, create, create_submitted, update};
 pub use expiry::expire;
 pub use lines::{Line, OfferingRef, OrderDoc};
 pub use render::priced;

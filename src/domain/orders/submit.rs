@@ -11,15 +11,16 @@ use crate::domain::access::Role;
 use crate::domain::{Caller, catalog, customers, licenses, subscriptions};
 use crate::error::{Detail, Error, InternalCode, Result};
 use crate::events::{self, Event};
-use crate::store::{IdOrRef, OfferingRow, Store, SubscriptionRow};
+use crate::store::{IdOrRef, OfferingRow, OrderRow, Store, SubscriptionRow, Tx};
 use crate::wire::latest::{self as wire, ProductType as T};
 use std::collections::HashSet;
 
 /// What one line needs read before the transaction (which only writes):
-/// its offering, and the subscription it names with that one's offering.
+/// its offering, and the subscription it names with that one's offering
+/// (and the offering of a change it has scheduled).
 struct Reads {
     offering: OfferingRow,
-    subscription: Option<(SubscriptionRow, wire::ProductOffering)>,
+    subscription: Option<(SubscriptionRow, wire::ProductOffering, Option<wire::ProductOffering>)>,
 }
 
 async fn reads(caller: &Caller, offerings: &mut catalog::Offerings, line: &Line) -> Result<Reads> {
@@ -31,7 +32,11 @@ async fn reads(caller: &Caller, offerings: &mut catalog::Offerings, line: &Line)
             let row = caller.store.subscription(caller.org, &IdOrRef::Id(s)).await?;
             let row = row.ok_or_else(|| Error::Internal(format!("subscription {s} vanished")))?;
             let its_offering = offerings.get(caller, row.offering_id).await?;
-            Some((row, its_offering))
+            let pending = match &row.life.pending_offering {
+                Some(p) => Some(offerings.get(caller, p.offering_id).await?),
+                None => None,
+            };
+            Some((row, its_offering, pending))
         }
         None => None,
     };
@@ -68,7 +73,7 @@ async fn check_new_subscriptions(caller: &Caller, doc: &OrderDoc, bad: &mut Vec<
 pub async fn submit(caller: &Caller, key: &str) -> Result<wire::Order> {
     let before = super::find(caller, key).await?;
     caller.require_role(before.customer_id, Role::Member)?;
-    let submitted = ORDER.next(OrderOp::Submit, before.status)?;
+    ORDER.next(OrderOp::Submit, before.status)?;
     if before.status == wire::OrderStatus::Draft && before.approval_required {
         return Err(Error::Conflict {
             code: InternalCode::OrderNotApproved,
@@ -76,8 +81,29 @@ pub async fn submit(caller: &Caller, key: &str) -> Result<wire::Order> {
             property: "status",
         });
     }
+    let checked = check(caller, &before).await?;
+    let mut tx = caller.store.begin().await?;
+    let Some((order, _)) = write(&mut tx, caller, &before, checked).await? else {
+        drop(tx);
+        return Err(moved_meanwhile(caller, before.id, OrderOp::Submit).await);
+    };
+    tx.commit().await?;
+    Ok(order)
+}
+
+/// An order checked for submission: its document and what each line
+/// needs read, for `write`.
+pub(super) struct Checked {
+    doc: OrderDoc,
+    reads: Vec<Reads>,
+}
+
+/// Every line of `before` checked again against the catalog and the
+/// customer as they are now (409 order_validation_failed with a detail per
+/// failing field), and what writing it needs read.
+pub(super) async fn check(caller: &Caller, before: &OrderRow) -> Result<Checked> {
     let customer = customers::find(caller, &before.customer_id.to_string()).await?;
-    let mut doc = OrderDoc::of(&before)?;
+    let doc = OrderDoc::of(before)?;
     let ctx = context(caller, customer).await?;
     let requests: Vec<wire::OrderLineItemRequest> = doc.lines.iter().map(Line::as_request).collect();
     let mut bad = check_lines(caller, &ctx, &before.currency, &requests).await?.err().unwrap_or_default();
@@ -93,31 +119,38 @@ pub async fn submit(caller: &Caller, key: &str) -> Result<wire::Order> {
     for l in &doc.lines {
         line_reads.push(reads(caller, &mut offerings, l).await?);
     }
+    Ok(Checked { doc, reads: line_reads })
+}
 
+/// Writes the submission of `before` in `tx`: what each line creates, the
+/// order and its lines SUBMITTED, every event. The order, and the events of
+/// what the lines created; None when another request moved the order first.
+pub(super) async fn write(tx: &mut Tx, caller: &Caller, before: &OrderRow, checked: Checked) -> Result<Option<(wire::Order, Vec<Event>)>> {
+    let Checked { mut doc, reads } = checked;
     let now = caller.now;
     let (org, customer) = (caller.org, (before.customer_id, before.customer_name.as_str()));
-    let mut tx = caller.store.begin().await?;
     let mut created_events: Vec<Event> = vec![];
-    for (l, read) in doc.lines.iter_mut().zip(line_reads) {
+    for (l, read) in doc.lines.iter_mut().zip(reads) {
         let offering = catalog::to_wire(&read.offering)?;
         match (l.product_type, &l.subscription, read.subscription, l.sim_type) {
             (T::Subscription, Some(new), _, _) => {
                 let binding = l.price.binding_contract.as_ref().filter(|_| l.binding_contract).map(|b| i64::from(b.duration.value));
-                let s = subscriptions::create_pending(&mut tx, org, customer, before.id, &read.offering, offering, new, binding, now).await?;
+                let terms = subscriptions::terms::bought(&before.currency, &l.price, l.binding_contract, l.upfront_payment);
+                let s = subscriptions::create_pending(tx, org, customer, before.id, &read.offering, offering, new, terms, binding, now).await?;
                 l.created_subscription_id = Some(s.subscription_id);
                 created_events.push(Event::SubscriptionCreated(s));
             }
-            (T::SubscriptionAddon, _, Some((parent, _)), _) => {
-                l.created_subscription_addon_id = Some(subscriptions::create_pending_addon(&mut tx, org, parent.id, before.id, read.offering.id, now).await?);
+            (T::SubscriptionAddon, _, Some((parent, ..)), _) => {
+                l.created_subscription_addon_id = Some(subscriptions::create_pending_addon(tx, org, parent.id, before.id, read.offering.id, now).await?);
             }
             (T::License | T::ExternalProduct, _, assigned, _) => {
-                let assigned = assigned.map(|(s, _)| s);
-                let license = licenses::create_pending(&mut tx, org, customer, before.id, &read.offering, offering, assigned.as_ref(), now).await?;
+                let assigned = assigned.map(|(s, ..)| s);
+                let license = licenses::create_pending(tx, org, customer, before.id, &read.offering, offering, assigned.as_ref(), now).await?;
                 l.created_license_id = Some(license.license_id);
                 created_events.push(Event::LicenseCreated(license));
             }
-            (T::SimCard, _, Some((sub, its_offering)), Some(sim)) => {
-                let s = subscriptions::change_sim(&mut tx, org, sub, sim, its_offering, now).await?;
+            (T::SimCard, _, Some((sub, its_offering, pending)), Some(sim)) => {
+                let s = subscriptions::change_sim(tx, org, sub, sim, its_offering, pending, now).await?;
                 created_events.push(Event::SubscriptionUpdated(s));
             }
             (t, ..) => return Err(Error::Internal(format!("line {} of type {t} lacks what its check required", l.line_item_id))),
@@ -125,18 +158,16 @@ pub async fn submit(caller: &Caller, key: &str) -> Result<wire::Order> {
         l.status = LINE_ITEM.next(LineOp::Submit, l.status)?;
     }
     let mut after = before.clone();
-    after.status = submitted;
+    after.status = ORDER.next(OrderOp::Submit, before.status)?;
     after.submitted_at = Some(now);
     after.updated_at = now;
     after.doc = doc.to_stored();
-    if !Store::update_order(&mut tx, &after, &before).await? {
-        drop(tx);
-        return Err(moved_meanwhile(caller, before.id, OrderOp::Submit).await);
+    if !Store::update_order(tx, &after, before).await? {
+        return Ok(None);
     }
-    let order = record_transition(&mut tx, &before, &after, now, Some(Event::OrderSubmitted)).await?;
+    let order = record_transition(tx, before, &after, now, Some(Event::OrderSubmitted)).await?;
     for event in &created_events {
-        events::record(&mut tx, org, now, event).await?;
+        events::record(tx, org, now, event).await?;
     }
-    tx.commit().await?;
-    Ok(order)
+    Ok(Some((order, created_events)))
 }

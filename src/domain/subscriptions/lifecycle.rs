@@ -5,7 +5,7 @@
 //! the move and its events in one transaction.
 
 use super::states::{SUBSCRIPTION, SubscriptionOp as Op};
-use super::{find, to_wire};
+use super::{find, shown, terms};
 use crate::domain::Caller;
 use crate::domain::access::Role;
 use crate::domain::catalog::Offerings;
@@ -31,7 +31,7 @@ enum Need {
 }
 
 /// The events a move records, each carrying the subscription after it.
-type Events = &'static [fn(wire::Subscription) -> Event];
+pub type Events = &'static [fn(wire::Subscription) -> Event];
 
 fn refused(r: Refused) -> Error {
     Error::Conflict { code: InternalCode::NetworkRefused, message: r.0, property: "" }
@@ -58,13 +58,23 @@ async fn free_sim(caller: &Caller, value: &str) -> Result<Sim> {
     Ok(Sim { iccid: value.to_string(), activation_code: None })
 }
 
-/// What service beginning at `at` sets: the first activation's time, and
-/// the end of a binding contract counted from it.
-pub(super) fn begin_service(after: &mut SubscriptionRow, at: DateTime<Utc>) {
+/// What service beginning at `at` sets the first time: the first
+/// activation's time, the end of a binding contract and the billing cycles
+/// counted from it.
+pub(super) fn begin_service(after: &mut SubscriptionRow, at: DateTime<Utc>) -> Result<()> {
     if after.life.activated_at.is_none() {
         after.life.activated_at = Some(at);
         after.life.binding_ends_on = after.life.binding_months.and_then(|m| at.date_naive().checked_add_months(Months::new(m.try_into().ok()?)));
+        terms::begin_cycles(after, at)?;
     }
+    Ok(())
+}
+
+/// What the end of service sets: no more renewals, no offering change.
+pub(super) fn end_service(after: &mut SubscriptionRow, at: DateTime<Utc>) {
+    after.life.ended_at = Some(at);
+    after.life.renews_on = None;
+    after.life.pending_offering = None;
 }
 
 /// The activation events: `subscription.first_activated` too the first time.
@@ -82,39 +92,50 @@ async fn moved_meanwhile(caller: &Caller, id: uuid::Uuid, op: Op) -> Error {
     }
 }
 
-/// Writes a move: `after` over `before` if nobody moved it meanwhile, the
-/// SIM it is now on, the job of a move scheduled for later, and `events`
+/// What a move writes besides the subscription.
+pub enum Also<'a> {
+    Nothing,
+    /// the SIM it is now on
+    Sim(&'a Sim),
+    /// what its subscriber is set to
+    Subscriber(&'a serde_json::Value),
+}
+
+/// Writes a move: `after` over `before` if nobody moved it meanwhile, what
+/// else it writes (`also`), the job of what falls due next, and `events`
 /// dated `at`, in one transaction. The subscription as the events carry it.
-pub(super) async fn commit(
+pub async fn commit(
     caller: &Caller,
     before: &SubscriptionRow,
     after: &SubscriptionRow,
-    sim: Option<&Sim>,
+    also: Also<'_>,
     op: Op,
     events: Events,
     at: DateTime<Utc>,
 ) -> Result<wire::Subscription> {
-    let shown = to_wire(after, Offerings::default().get(caller, after.offering_id).await?)?;
+    let answer = shown(caller, &mut Offerings::default(), after).await?;
     let (org, id) = (caller.org, after.id);
     let mut tx = caller.store.begin().await?;
     if !Store::update_subscription(&mut tx, org, after, before).await? {
         drop(tx);
         return Err(moved_meanwhile(caller, id, op).await);
     }
-    if let Some(sim) = sim {
-        Store::put_on_sim(&mut tx, org, id, &sim.iccid, after.sim_type, sim.activation_code.as_deref(), at).await?;
+    match also {
+        Also::Nothing => {}
+        Also::Sim(sim) => Store::put_on_sim(&mut tx, org, id, &sim.iccid, after.sim_type, sim.activation_code.as_deref(), at).await?,
+        Also::Subscriber(doc) => Store::set_subscriber(&mut tx, org, after.subscriber_id, id, doc, at).await?,
     }
     if after.status == Status::Cancelled {
         Store::block_sims(&mut tx, id, at).await?;
     }
-    if let Some((_, due)) = after.life.pending.filter(|p| before.life.pending != Some(*p)) {
+    if let Some(due) = after.life.due_at().filter(|d| before.life.due_at() != Some(*d)) {
         Store::schedule_job(&mut tx, JobKind::SubscriptionScheduled, &id.to_string(), Some(org), due, caller.now).await?;
     }
     for event in events {
-        events::record(&mut tx, org, at, &event(shown.clone())).await?;
+        events::record(&mut tx, org, at, &event(answer.clone())).await?;
     }
     tx.commit().await?;
-    Ok(shown)
+    Ok(answer)
 }
 
 /// A move asked for, with its request.
@@ -162,7 +183,8 @@ impl Moves<'_> {
     }
 
     async fn write(&self, before: &SubscriptionRow, after: &SubscriptionRow, sim: Option<&Sim>, op: Op, events: Events) -> Result<wire::Subscription> {
-        commit(self.caller, before, after, sim, op, events, self.caller.now).await
+        let also = sim.map_or(Also::Nothing, Also::Sim);
+        commit(self.caller, before, after, also, op, events, self.caller.now).await
     }
 
     pub async fn activate(&self, key: &str, req: wire::ActivateSubscriptionRequest) -> Result<wire::Subscription> {
@@ -187,7 +209,7 @@ impl Moves<'_> {
         after.life.esim_activation_code = sim.activation_code.clone();
         let events: Events = match self.network.activate(&before.msisdn, &sim, c.now).await.map_err(refused)? {
             Activation::Done => {
-                begin_service(&mut after, c.now);
+                begin_service(&mut after, c.now)?;
                 activation_events(&before)
             }
             Activation::At(at) => {
@@ -259,7 +281,7 @@ impl Moves<'_> {
             return self.write(&before, &after, None, op, &[Event::SubscriptionCancelled]).await;
         }
         after.life.pending = None;
-        after.life.ended_at = Some(c.now);
+        end_service(&mut after, c.now);
         self.write(&before, &after, None, op, &[Event::SubscriptionCancelled, Event::SubscriptionEnded]).await
     }
 

@@ -1,11 +1,15 @@
 //! Subscriptions and their add-ons: what order submission creates, the
 //! reads of them, and their lifecycle: one transition table (`states`),
 //! the moves asked for (`lifecycle`) and those that fall due on a date
-//! (`scheduled`).
+//! (`scheduled`); what it was bought at and its billing cycles (`terms`),
+//! buying one directly (`create`) and changing its offering (`offerings`).
 
+pub mod create;
 pub mod lifecycle;
+pub mod offerings;
 pub mod scheduled;
 pub mod states;
+pub mod terms;
 
 use super::catalog::{self, Offerings};
 use super::{Caller, customers};
@@ -13,7 +17,7 @@ use crate::wire::latest::{ProductCategory, SimCardType, SubscriptionAddonStatus,
 use crate::wire::latest::params::SubscriptionListQuery;
 use crate::wire::latest as wire;
 use crate::error::{Error, InternalCode, Result};
-use crate::store::{AddonRow, Cursor, IdOrRef, Life, OfferingRow, Store, SubscriptionFilter, SubscriptionRow, Tx, limit_or_default};
+use crate::store::{AddonRow, Cursor, IdOrRef, Life, OfferingRow, Store, SubscriptionFilter, SubscriptionRow, Terms, Tx, limit_or_default};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
@@ -42,7 +46,10 @@ pub fn display(msisdn: &str, display_name: Option<&str>) -> String {
         .unwrap_or_else(|_| msisdn.to_string())
 }
 
-pub fn to_wire(row: &SubscriptionRow, offering: wire::ProductOffering) -> Result<wire::Subscription> {
+/// `row` as the API shows it, on `offering` (its own), with `pending` (the
+/// offering of a change scheduled for later).
+pub fn to_wire(row: &SubscriptionRow, offering: wire::ProductOffering, pending: Option<wire::ProductOffering>) -> Result<wire::Subscription> {
+    let contracted = serde_json::from_value(row.terms.price.clone()).map_err(|e| Error::Internal(format!("subscription {}: terms: {e}", row.id)))?;
     Ok(wire::Subscription {
         subscription_id: row.id,
         reference_id: row.reference_id.clone(),
@@ -68,7 +75,33 @@ pub fn to_wire(row: &SubscriptionRow, offering: wire::ProductOffering) -> Result
         cancelled_at: row.life.cancelled_at,
         ended_at: row.life.ended_at,
         binding_ends_on: row.life.binding_ends_on,
+        subscriber_id: row.subscriber_id,
+        currency: row.terms.currency.clone(),
+        contracted_price: contracted,
+        binding_contract: row.terms.binding_contract,
+        upfront_paid_cycles: row.terms.upfront_cycles as i32,
+        billing_day: row.life.billing_day.map(|d| d as i32),
+        renews_on: row.life.renews_on,
+        next_payment_on: terms::next_payment(row),
+        pending_product_offering: match (&row.life.pending_offering, pending) {
+            (Some(p), Some(o)) => Some(wire::PendingProductOffering {
+                product_offering: catalog::summary(o),
+                change_schedule: p.schedule.parse().map_err(|_| Error::Internal(format!("subscription {}: schedule {:?}", row.id, p.schedule)))?,
+                scheduled_at: p.at,
+            }),
+            _ => None,
+        },
     })
+}
+
+/// `row` as the API shows it, with the offerings it names.
+pub async fn shown(caller: &Caller, offerings: &mut Offerings, row: &SubscriptionRow) -> Result<wire::Subscription> {
+    let offering = offerings.get(caller, row.offering_id).await?;
+    let pending = match &row.life.pending_offering {
+        Some(p) => Some(offerings.get(caller, p.offering_id).await?),
+        None => None,
+    };
+    to_wire(row, offering, pending)
 }
 
 pub fn addon_to_wire(row: &AddonRow, offering: wire::ProductOffering) -> Result<wire::SubscriptionAddon> {
@@ -106,7 +139,7 @@ pub async fn find_all(caller: &Caller, keys: &[String]) -> Result<Option<Vec<Uui
 
 pub async fn view(caller: &Caller, key: &str) -> Result<wire::Subscription> {
     let row = find(caller, key).await?;
-    to_wire(&row, Offerings::default().get(caller, row.offering_id).await?)
+    shown(caller, &mut Offerings::default(), &row).await
 }
 
 pub async fn list(caller: &Caller, q: SubscriptionListQuery) -> Result<wire::SubscriptionList> {
@@ -121,7 +154,11 @@ pub async fn list(caller: &Caller, q: SubscriptionListQuery) -> Result<wire::Sub
         visible_to: caller.viewer(),
     };
     let page = caller.store.subscriptions(caller.org, &filter, after, limit_or_default(q.limit)).await?;
-    let items = Offerings::attach(caller, &page.items, |s| s.offering_id, to_wire).await?;
+    let mut offerings = Offerings::default();
+    let mut items = Vec::with_capacity(page.items.len());
+    for row in &page.items {
+        items.push(shown(caller, &mut offerings, row).await?);
+    }
     Ok(wire::SubscriptionList { items, pagination: wire::Pagination { next_cursor: page.next.map(Cursor::encode) } })
 }
 
@@ -142,6 +179,7 @@ pub async fn create_pending(
     offering: &OfferingRow,
     offering_wire: wire::ProductOffering,
     new: &wire::NewSubscription,
+    terms: Terms,
     binding_months: Option<i64>,
     now: DateTime<Utc>,
 ) -> Result<wire::Subscription> {
@@ -159,10 +197,12 @@ pub async fn create_pending(
         reference_id: new.reference_id.as_ref().map(|r| r.to_string()),
         created_at: now,
         updated_at: now,
+        subscriber_id: crate::domain::new_id(),
+        terms,
         life: Life { binding_months, ..Life::default() },
     };
     Store::insert_subscription(tx, org, &row).await?;
-    to_wire(&row, offering_wire)
+    to_wire(&row, offering_wire, None)
 }
 
 /// What a submitted SUBSCRIPTION_ADDON line creates: a PENDING add-on of
@@ -184,9 +224,18 @@ pub async fn create_pending_addon(tx: &mut Tx, org: Uuid, subscription: Uuid, or
 
 /// What a submitted SIM_CARD line does: the subscription gets a SIM of
 /// `sim`. Its wire form (with `offering`, its own), for the event.
-pub async fn change_sim(tx: &mut Tx, org: Uuid, mut row: SubscriptionRow, sim: SimCardType, offering: wire::ProductOffering, now: DateTime<Utc>) -> Result<wire::Subscription> {
+#[allow(clippy::too_many_arguments)]
+pub async fn change_sim(
+    tx: &mut Tx,
+    org: Uuid,
+    mut row: SubscriptionRow,
+    sim: SimCardType,
+    offering: wire::ProductOffering,
+    pending: Option<wire::ProductOffering>,
+    now: DateTime<Utc>,
+) -> Result<wire::Subscription> {
     row.sim_type = sim;
     row.updated_at = now;
     Store::set_subscription_sim(tx, org, row.id, sim, now).await?;
-    to_wire(&row, offering)
+    to_wire(&row, offering, pending)
 }

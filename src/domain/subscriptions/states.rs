@@ -24,6 +24,14 @@ pub enum SubscriptionOp {
     ActivationCompletes,
     /// the date of a scheduled cancellation arrives
     CancellationDate,
+    /// PUT product-offering-change (now, or scheduled for later)
+    ChangeOffering,
+    /// the date of a scheduled offering change arrives
+    OfferingChangeDate,
+    /// a billing cycle ends and the next begins
+    RenewalDay,
+    /// PUT /subscribers/{id}
+    SetSubscriber,
 }
 
 impl Operation for SubscriptionOp {
@@ -41,6 +49,10 @@ impl Operation for SubscriptionOp {
             WithdrawCancellation => "withdraw-cancellation",
             ActivationCompletes => "the network completes a delayed activation",
             CancellationDate => "the cancellation date arrives",
+            ChangeOffering => "product-offering-change",
+            OfferingChangeDate => "a scheduled offering change's date arrives",
+            RenewalDay => "the renewal day arrives",
+            SetSubscriber => "set its subscriber",
         }
     }
 
@@ -58,11 +70,15 @@ impl Operation for SubscriptionOp {
             WithdrawCancellation => "kept (its cancellation withdrawn)",
             ActivationCompletes => "activated",
             CancellationDate => "ended",
+            ChangeOffering | OfferingChangeDate => "changed to another offering",
+            RenewalDay => "renewed",
+            SetSubscriber => "given a subscriber",
         }
     }
 
     fn requested(self) -> bool {
-        !matches!(self, SubscriptionOp::ActivationCompletes | SubscriptionOp::CancellationDate)
+        use SubscriptionOp::*;
+        !matches!(self, ActivationCompletes | CancellationDate | OfferingChangeDate | RenewalDay)
     }
 }
 
@@ -96,6 +112,25 @@ pub const SUBSCRIPTION: Table<Status, SubscriptionOp> = Table {
         (SubscriptionOp::WithdrawCancellation, &[Status::Blocked], Status::Blocked),
         (SubscriptionOp::ActivationCompletes, &[Status::Pending], Status::Activated),
         (SubscriptionOp::CancellationDate, LIVE, Status::Cancelled),
+        (SubscriptionOp::ChangeOffering, &[Status::Pending], Status::Pending),
+        (SubscriptionOp::ChangeOffering, &[Status::Activated], Status::Activated),
+        (SubscriptionOp::ChangeOffering, &[Status::Paused], Status::Paused),
+        (SubscriptionOp::ChangeOffering, &[Status::Suspended], Status::Suspended),
+        (SubscriptionOp::ChangeOffering, &[Status::Blocked], Status::Blocked),
+        (SubscriptionOp::OfferingChangeDate, &[Status::Pending], Status::Pending),
+        (SubscriptionOp::OfferingChangeDate, &[Status::Activated], Status::Activated),
+        (SubscriptionOp::OfferingChangeDate, &[Status::Paused], Status::Paused),
+        (SubscriptionOp::OfferingChangeDate, &[Status::Suspended], Status::Suspended),
+        (SubscriptionOp::OfferingChangeDate, &[Status::Blocked], Status::Blocked),
+        (SubscriptionOp::RenewalDay, &[Status::Activated], Status::Activated),
+        (SubscriptionOp::RenewalDay, &[Status::Paused], Status::Paused),
+        (SubscriptionOp::RenewalDay, &[Status::Suspended], Status::Suspended),
+        (SubscriptionOp::RenewalDay, &[Status::Blocked], Status::Blocked),
+        (SubscriptionOp::SetSubscriber, &[Status::Pending], Status::Pending),
+        (SubscriptionOp::SetSubscriber, &[Status::Activated], Status::Activated),
+        (SubscriptionOp::SetSubscriber, &[Status::Paused], Status::Paused),
+        (SubscriptionOp::SetSubscriber, &[Status::Suspended], Status::Suspended),
+        (SubscriptionOp::SetSubscriber, &[Status::Blocked], Status::Blocked),
     ],
     refused: |s| match s {
         Status::Pending => InternalCode::SubscriptionPending,
