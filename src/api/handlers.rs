@@ -6,7 +6,7 @@ use super::extract::{HeaderParams, JsonBody, QueryParams};
 use super::routes::SwitchboardApi;
 use crate::wire::latest::{params, types};
 use crate::wire::auk;
-use super::request::{Access, handle, handle_idempotent, handle_login, handle_open};
+use super::request::{Access, handle, handle_idempotent, handle_login, handle_open, read};
 use super::error::ApiError;
 use super::reply::Reply;
 use super::revision::Revision;
@@ -44,10 +44,7 @@ impl SwitchboardApi for Handlers {
         query: QueryParams<params::CustomerListQuery>,
         headers: HeaderParams<params::CustomerListHeaders>,
     ) -> Result<HttpResponseOk<types::CustomerList>> {
-        handle(&rqctx, Access::Read, headers, |c| async move {
-            Ok(HttpResponseOk(customers::list(&c, query.into_inner()?).await?))
-        })
-        .await
+        read(&rqctx, headers, |c| async move { Ok(customers::list(&c, query.into_inner()?).await?) }).await
     }
 
     async fn customer_create(
@@ -66,10 +63,7 @@ impl SwitchboardApi for Handlers {
         path: Path<params::CustomerViewPath>,
         headers: HeaderParams<params::CustomerViewHeaders>,
     ) -> Result<HttpResponseOk<types::Customer>> {
-        handle(&rqctx, Access::Read, headers, |c| async move {
-            Ok(HttpResponseOk(customers::view(&c, &path.into_inner().customer_id).await?))
-        })
-        .await
+        read(&rqctx, headers, |c| async move { Ok(customers::view(&c, &path.into_inner().customer_id).await?) }).await
     }
 
     async fn customer_update(
@@ -90,10 +84,7 @@ impl SwitchboardApi for Handlers {
         path: Path<params::CustomerProductCatalogViewPath>,
         headers: HeaderParams<params::CustomerProductCatalogViewHeaders>,
     ) -> Result<HttpResponseOk<types::ProductCatalog>> {
-        handle(&rqctx, Access::Read, headers, |c| async move {
-            Ok(HttpResponseOk(catalog::customer_catalog(&c, &path.into_inner().customer_id).await?))
-        })
-        .await
+        read(&rqctx, headers, |c| async move { Ok(catalog::customer_catalog(&c, &path.into_inner().customer_id).await?) }).await
     }
 
     async fn product_offering_list(
@@ -101,10 +92,7 @@ impl SwitchboardApi for Handlers {
         query: QueryParams<params::ProductOfferingListQuery>,
         headers: HeaderParams<params::ProductOfferingListHeaders>,
     ) -> Result<HttpResponseOk<types::ProductOfferingList>> {
-        handle(&rqctx, Access::Read, headers, |c| async move {
-            Ok(HttpResponseOk(catalog::list(&c, query.into_inner()?).await?))
-        })
-        .await
+        read(&rqctx, headers, |c| async move { Ok(catalog::list(&c, query.into_inner()?).await?) }).await
     }
 
     async fn product_offering_view(
@@ -112,10 +100,7 @@ impl SwitchboardApi for Handlers {
         path: Path<params::ProductOfferingViewPath>,
         headers: HeaderParams<params::ProductOfferingViewHeaders>,
     ) -> Result<HttpResponseOk<types::ProductOffering>> {
-        handle(&rqctx, Access::Read, headers, |c| async move {
-            Ok(HttpResponseOk(catalog::view(&c, &path.into_inner().product_offering_id).await?))
-        })
-        .await
+        read(&rqctx, headers, |c| async move { Ok(catalog::view(&c, &path.into_inner().product_offering_id).await?) }).await
     }
 
     async fn order_list(
@@ -123,10 +108,7 @@ impl SwitchboardApi for Handlers {
         query: QueryParams<params::OrderListQuery>,
         headers: HeaderParams<params::OrderListHeaders>,
     ) -> Result<HttpResponseOk<types::OrderList>> {
-        handle(&rqctx, Access::Read, headers, |c| async move {
-            Ok(HttpResponseOk(orders::list(&c, query.into_inner()?).await?))
-        })
-        .await
+        read(&rqctx, headers, |c| async move { Ok(orders::list(&c, query.into_inner()?).await?) }).await
     }
 
     async fn order_create(
@@ -146,10 +128,7 @@ impl SwitchboardApi for Handlers {
         path: Path<params::OrderViewPath>,
         headers: HeaderParams<params::OrderViewHeaders>,
     ) -> Result<HttpResponseOk<types::Order>> {
-        handle(&rqctx, Access::Read, headers, |c| async move {
-            Ok(HttpResponseOk(orders::view(&c, &path.into_inner().order_id).await?))
-        })
-        .await
+        read(&rqctx, headers, |c| async move { Ok(orders::view(&c, &path.into_inner().order_id).await?) }).await
     }
 
     async fn order_update(
@@ -204,10 +183,7 @@ impl SwitchboardApi for Handlers {
         path: Path<auk::params::OrderCalculatePricePath>,
         headers: HeaderParams<auk::params::OrderCalculatePriceHeaders>,
     ) -> Result<HttpResponseOk<auk::types::OrderPricingSummary>> {
-        handle(&rqctx, Access::Read, headers, |c| async move {
-            Ok(HttpResponseOk(orders::pricing(&c, &path.into_inner().order_id).await?.into()))
-        })
-        .await
+        read(&rqctx, headers, |c| async move { Ok(orders::pricing(&c, &path.into_inner().order_id).await?.into()) }).await
     }
 
     async fn subscription_list(
@@ -215,10 +191,7 @@ impl SwitchboardApi for Handlers {
         query: QueryParams<params::SubscriptionListQuery>,
         headers: HeaderParams<params::SubscriptionListHeaders>,
     ) -> Result<HttpResponseOk<types::SubscriptionList>> {
-        handle(&rqctx, Access::Read, headers, |c| async move {
-            Ok(HttpResponseOk(subscriptions::list(&c, query.into_inner()?).await?))
-        })
-        .await
+        read(&rqctx, headers, |c| async move { Ok(subscriptions::list(&c, query.into_inner()?).await?) }).await
     }
 
     async fn subscription_view(
@@ -226,10 +199,7 @@ impl SwitchboardApi for Handlers {
         path: Path<params::SubscriptionViewPath>,
         headers: HeaderParams<params::SubscriptionViewHeaders>,
     ) -> Result<HttpResponseOk<types::Subscription>> {
-        handle(&rqctx, Access::Read, headers, |c| async move {
-            Ok(HttpResponseOk(subscriptions::view(&c, &path.into_inner().subscription_id).await?))
-        })
-        .await
+        read(&rqctx, headers, |c| async move { Ok(subscriptions::view(&c, &path.into_inner().subscription_id).await?) }).await
     }
 
     async fn subscription_activate(
@@ -309,10 +279,7 @@ impl SwitchboardApi for Handlers {
         path: Path<params::SubscriptionAddonListPath>,
         headers: HeaderParams<params::SubscriptionAddonListHeaders>,
     ) -> Result<HttpResponseOk<types::SubscriptionAddonList>> {
-        handle(&rqctx, Access::Read, headers, |c| async move {
-            Ok(HttpResponseOk(subscriptions::addons(&c, &path.into_inner().subscription_id).await?))
-        })
-        .await
+        read(&rqctx, headers, |c| async move { Ok(subscriptions::addons(&c, &path.into_inner().subscription_id).await?) }).await
     }
 
     async fn subscription_create(
@@ -332,10 +299,7 @@ impl SwitchboardApi for Handlers {
         path: Path<params::SubscriptionProductOfferingOptionsPath>,
         headers: HeaderParams<params::SubscriptionProductOfferingOptionsHeaders>,
     ) -> Result<HttpResponseOk<types::ProductOfferingOptionList>> {
-        handle(&rqctx, Access::Read, headers, |c| async move {
-            Ok(HttpResponseOk(subscriptions::offerings::options(&c, &path.into_inner().subscription_id).await?))
-        })
-        .await
+        read(&rqctx, headers, |c| async move { Ok(subscriptions::offerings::options(&c, &path.into_inner().subscription_id).await?) }).await
     }
 
     async fn subscription_product_offering_change(
@@ -356,7 +320,7 @@ impl SwitchboardApi for Handlers {
         path: Path<params::SubscriberViewPath>,
         headers: HeaderParams<params::SubscriberViewHeaders>,
     ) -> Result<HttpResponseOk<types::Subscriber>> {
-        handle(&rqctx, Access::Read, headers, |c| async move { Ok(HttpResponseOk(subscribers::view(&c, &path.into_inner().subscriber_id).await?)) }).await
+        read(&rqctx, headers, |c| async move { Ok(subscribers::view(&c, &path.into_inner().subscriber_id).await?) }).await
     }
 
     async fn subscriber_set(
@@ -377,10 +341,7 @@ impl SwitchboardApi for Handlers {
         query: QueryParams<params::LicenseListQuery>,
         headers: HeaderParams<params::LicenseListHeaders>,
     ) -> Result<HttpResponseOk<types::LicenseList>> {
-        handle(&rqctx, Access::Read, headers, |c| async move {
-            Ok(HttpResponseOk(licenses::list(&c, query.into_inner()?).await?))
-        })
-        .await
+        read(&rqctx, headers, |c| async move { Ok(licenses::list(&c, query.into_inner()?).await?) }).await
     }
 
     async fn license_view(
@@ -388,10 +349,7 @@ impl SwitchboardApi for Handlers {
         path: Path<params::LicenseViewPath>,
         headers: HeaderParams<params::LicenseViewHeaders>,
     ) -> Result<HttpResponseOk<types::License>> {
-        handle(&rqctx, Access::Read, headers, |c| async move {
-            Ok(HttpResponseOk(licenses::view(&c, &path.into_inner().license_id).await?))
-        })
-        .await
+        read(&rqctx, headers, |c| async move { Ok(licenses::view(&c, &path.into_inner().license_id).await?) }).await
     }
 
     async fn health_view(
@@ -432,10 +390,7 @@ impl SwitchboardApi for Handlers {
         query: QueryParams<params::UserListQuery>,
         headers: HeaderParams<params::UserListHeaders>,
     ) -> Result<HttpResponseOk<types::UserList>> {
-        handle(&rqctx, Access::Read, headers, |c| async move {
-            Ok(HttpResponseOk(users::list(&c, query.into_inner()?).await?))
-        })
-        .await
+        read(&rqctx, headers, |c| async move { Ok(users::list(&c, query.into_inner()?).await?) }).await
     }
 
     async fn user_create(
@@ -454,10 +409,7 @@ impl SwitchboardApi for Handlers {
         path: Path<params::UserViewPath>,
         headers: HeaderParams<params::UserViewHeaders>,
     ) -> Result<HttpResponseOk<types::User>> {
-        handle(&rqctx, Access::Read, headers, |c| async move {
-            Ok(HttpResponseOk(users::view(&c, &path.into_inner().user_id).await?))
-        })
-        .await
+        read(&rqctx, headers, |c| async move { Ok(users::view(&c, &path.into_inner().user_id).await?) }).await
     }
 
     async fn user_update(

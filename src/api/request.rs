@@ -17,7 +17,7 @@ use crate::domain::login::{Login, Scope};
 use crate::error::{Detail, InternalCode};
 use crate::store::{self, ApiKeyRecord};
 use crate::tokens::Refusal;
-use dropshot::{Body, ErrorStatusCode, HttpCodedResponse, RequestContext};
+use dropshot::{Body, ErrorStatusCode, HttpCodedResponse, HttpResponseOk, RequestContext};
 use http::{HeaderValue, Response};
 use std::future::Future;
 use std::sync::Arc;
@@ -191,6 +191,17 @@ where
         body(caller).await.map(Answered::Body)
     })
     .await
+}
+
+/// A read: an authenticated operation that answers 200 with what `find`
+/// finds (the shape of most GETs).
+pub async fn read<T, H, F, Fut>(rqctx: &RequestContext<Context>, headers: HeaderParams<H>, find: F) -> Result<Reply<HttpResponseOk<T>>, ApiError>
+where
+    T: schemars::JsonSchema + serde::Serialize + Send + Sync + 'static,
+    F: FnOnce(Caller) -> Fut,
+    Fut: Future<Output = Result<T, ApiError>>,
+{
+    handle(rqctx, Access::Read, headers, |c| async move { Ok(HttpResponseOk(find(c).await?)) }).await
 }
 
 /// Runs an authenticated operation marked (I): the request body is checked

@@ -82,10 +82,10 @@ pub async fn set(caller: &Caller, key: &str, req: wire::SetSubscriberRequest) ->
     caller.require_role(before.customer_id, Role::Manager)?;
     check(caller, &req)?;
     let status = SUBSCRIPTION.next(Op::SetSubscriber, before.status)?;
-    let (now_set, _) = current(caller, &before).await?;
+    let (now_set, set_at) = current(caller, &before).await?;
     if now_set == req {
         // already so: nothing changes, nothing is recorded
-        return view(caller, key).await;
+        return Ok(to_wire(&before, now_set, set_at));
     }
     let mut after = before.clone();
     (after.status, after.updated_at) = (status, caller.now);

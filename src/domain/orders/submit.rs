@@ -134,9 +134,8 @@ pub(super) async fn write(tx: &mut Tx, caller: &Caller, before: &OrderRow, check
         let offering = catalog::to_wire(&read.offering)?;
         match (l.product_type, &l.subscription, read.subscription, l.sim_type) {
             (T::Subscription, Some(new), _, _) => {
-                let binding = l.price.binding_contract.as_ref().filter(|_| l.binding_contract).map(|b| i64::from(b.duration.value));
                 let terms = subscriptions::terms::bought(&before.currency, &l.price, l.binding_contract, l.upfront_payment);
-                let s = subscriptions::create_pending(tx, org, customer, before.id, &read.offering, offering, new, terms, binding, now).await?;
+                let s = subscriptions::create_pending(tx, org, customer, before.id, &read.offering, offering, new, terms, now).await?;
                 l.created_subscription_id = Some(s.subscription_id);
                 created_events.push(Event::SubscriptionCreated(s));
             }

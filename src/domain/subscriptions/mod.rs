@@ -180,9 +180,13 @@ pub async fn create_pending(
     offering_wire: wire::ProductOffering,
     new: &wire::NewSubscription,
     terms: Terms,
-    binding_months: Option<i64>,
     now: DateTime<Utc>,
 ) -> Result<wire::Subscription> {
+    // a binding contract chosen runs the months of the price bought
+    let binding_months = match terms.binding_contract {
+        true => terms::price(&terms)?.binding_contract.map(|b| i64::from(b.duration.value)),
+        false => None,
+    };
     let row = SubscriptionRow {
         id: crate::domain::new_id(),
         customer_id: customer.0,
