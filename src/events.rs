@@ -102,7 +102,7 @@ events! {
     SubscriptionEnded(wire::Subscription) = "subscription.ended",
     SubscriptionRenewed(wire::Subscription) = "subscription.renewed",
     SubscriptionSubscriberSet(wire::Subscription) = "subscription.subscriber_set",
-    SubscriptionQuotaNotification(wire::Subscription) = "subscription.quotaNotification",
+    SubscriptionQuotaNotification(wire::QuotaNotification) = "subscription.quotaNotification",
     SubscriptionPortInCreated(wire::Subscription) = "subscription.portIn.created",
     SubscriptionPortInUpdated(wire::Subscription) = "subscription.portIn.updated",
     SubscriptionPortInCompleted(wire::Subscription) = "subscription.portIn.completed",

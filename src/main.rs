@@ -81,6 +81,11 @@ enum AdminCommand {
         #[command(subcommand)]
         command: admin::webhooks::WebhookCommand,
     },
+    /// Subscriptions' usage.
+    Usage {
+        #[command(subcommand)]
+        command: admin::usage::UsageCommand,
+    },
 }
 
 #[derive(Subcommand)]
@@ -209,6 +214,7 @@ async fn run() -> anyhow::Result<()> {
                     admin::catalog_import(&store, org, &file).await?
                 }
                 AdminCommand::Webhook { command } => admin::webhooks::run(&store, &clock, command).await?,
+                AdminCommand::Usage { command } => admin::usage::run(&store, &clock, command).await?,
             };
             println!("{}", serde_json::to_string_pretty(&out)?);
             store.close().await;

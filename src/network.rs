@@ -5,7 +5,8 @@
 //! The sandbox's outcomes follow documented test values, as a payment
 //! sandbox's test cards do: the numbers and ICCIDs in `REFUSED` are
 //! refused, everything else is accepted; activation completes after the
-//! configured delay (immediately by default).
+//! configured delay (immediately by default). Its usage feed reports what
+//! it is told to (`Sandbox::report`: the tests and the demo).
 
 use async_trait::async_trait;
 use chrono::{DateTime, Duration, Utc};
@@ -28,6 +29,14 @@ pub enum Activation {
     At(DateTime<Utc>),
 }
 
+/// Usage of one SIM, as the network's feed reports it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SimUsage {
+    pub iccid: String,
+    pub msisdn: String,
+    pub record: crate::store::UsageRecord,
+}
+
 /// The network refused: why, in words for the caller.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refused(pub String);
@@ -48,6 +57,10 @@ pub trait Network: Send + Sync + std::fmt::Debug {
     async fn end_service(&self, msisdn: &str, at: DateTime<Utc>) -> Result<(), Refused>;
     /// Withdraws an end of service scheduled for a later date.
     async fn keep_service(&self, msisdn: &str) -> Result<(), Refused>;
+    /// The usage feed: up to `limit` records after position `after`, each
+    /// with its position. A record may come again (after a restart, or to
+    /// another instance): recording is idempotent by its id.
+    async fn usage(&self, after: u64, limit: usize) -> Result<Vec<(u64, SimUsage)>, Refused>;
 }
 
 /// The test values the sandbox refuses: activating, or swapping to, one of
@@ -60,9 +73,20 @@ pub const REFUSED: &[&str] = &["+46700000666", "89460000000000006668"];
 pub struct Sandbox {
     /// how long an activation takes; zero: at once
     pub activation_delay: Duration,
+    /// usage reported, oldest first (position = index + 1)
+    feed: std::sync::Arc<std::sync::Mutex<Vec<SimUsage>>>,
 }
 
 impl Sandbox {
+    pub fn new(activation_delay: Duration) -> Sandbox {
+        Sandbox { activation_delay, feed: Default::default() }
+    }
+
+    /// Puts `usage` on the usage feed.
+    pub fn report(&self, usage: SimUsage) {
+        self.feed.lock().expect("feed lock").push(usage);
+    }
+
     fn check(&self, values: &[&str]) -> Result<(), Refused> {
         match values.iter().find(|v| REFUSED.contains(v)) {
             Some(v) => Err(Refused(format!("The network refused {v} (a sandbox test value)."))),
@@ -99,5 +123,10 @@ impl Network for Sandbox {
 
     async fn keep_service(&self, _msisdn: &str) -> Result<(), Refused> {
         Ok(())
+    }
+
+    async fn usage(&self, after: u64, limit: usize) -> Result<Vec<(u64, SimUsage)>, Refused> {
+        let feed = self.feed.lock().expect("feed lock");
+        Ok(feed.iter().enumerate().map(|(i, u)| (i as u64 + 1, u.clone())).skip(after as usize).take(limit).collect())
     }
 }

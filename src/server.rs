@@ -16,6 +16,8 @@ pub struct Running {
     pub store: Store,
     pub clock: Arc<Clock>,
     pub jobs: crate::jobs::Jobs,
+    /// the sandbox network (tests and the demo report usage on its feed)
+    pub network: Arc<crate::network::Sandbox>,
 }
 
 impl Running {
@@ -38,7 +40,9 @@ pub async fn start(store: Store, clock: Arc<Clock>, listen: SocketAddr, settings
     let keys = Arc::new(KeyCache::new(store.clone(), clock.clone()));
     let tokens = Arc::new(Tokens::load(&store, clock.now(), settings.token_secret.as_deref(), settings.access_token_seconds).await?);
     let mail_wake = Arc::new(tokio::sync::Notify::new());
-    let jobs = crate::jobs::start(&store, &clock, &settings, mail_wake.clone()).await?;
+    let delay = chrono::Duration::seconds(settings.network_activation_delay_seconds.try_into().unwrap_or(i64::MAX));
+    let network = Arc::new(crate::network::Sandbox::new(delay));
+    let jobs = crate::jobs::start(&store, &clock, &settings, mail_wake.clone(), network.clone()).await?;
     let config = ConfigDropshot {
         bind_address: listen,
         default_request_body_max_bytes: settings.max_body_bytes,
@@ -54,9 +58,7 @@ pub async fn start(store: Store, clock: Arc<Clock>, listen: SocketAddr, settings
         limits: RateLimits::new(&settings, clock.clone()),
         tokens,
         mail_wake,
-        network: Arc::new(crate::network::Sandbox {
-            activation_delay: chrono::Duration::seconds(settings.network_activation_delay_seconds.try_into().unwrap_or(i64::MAX)),
-        }),
+        network: network.clone(),
         settings,
     };
     // dropshot's own logger costs time per request even when filtered out;
@@ -67,5 +69,5 @@ pub async fn start(store: Store, clock: Arc<Clock>, listen: SocketAddr, settings
         .version_policy(VersionPolicy::Dynamic(Box::new(RevisionPolicy { keys, clock: clock.clone() })))
         .start()
         .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))?;
-    Ok(Running { server, store, clock, jobs })
+    Ok(Running { server, store, clock, jobs, network })
 }

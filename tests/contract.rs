@@ -70,6 +70,20 @@ fn normalise_spec(spec: &Value) -> Value {
     // 18. dropshot knows no webhooks: `x-webhooks`, and the schemas only
     //     the events use, are the document's alone.
     obj.remove("x-webhooks");
+    // 20. an operation whose path has a literal segment where another's,
+    //     otherwise equal, has a variable (GET /subscriptions/usage beside
+    //     /subscriptions/{subscriptionId}) is served through the variable's
+    //     endpoint, as dropshot's router needs (the codegen's `Routed`): its
+    //     documentation is the document's own.
+    let paths: Vec<String> = obj["paths"].as_object().unwrap().keys().cloned().collect();
+    let beside_variable = |p: &str| {
+        let ps: Vec<&str> = p.split('/').collect();
+        paths.iter().any(|q| {
+            let qs: Vec<&str> = q.split('/').collect();
+            qs.len() == ps.len() && (0..ps.len()).filter(|&i| ps[i] != qs[i]).all(|i| qs[i].starts_with('{') && !ps[i].starts_with('{')) && p != q
+        })
+    };
+    obj["paths"].as_object_mut().unwrap().retain(|p, _| !beside_variable(p));
     let used_by_operations = schemas_reached(&json!({"paths": obj["paths"]}), &components);
     let schemas = obj["components"]["schemas"].as_object_mut().unwrap();
     schemas.retain(|name, _| used_by_operations.contains(name));

@@ -1,5 +1,5 @@
 //! Operator commands (`switchboard admin ...`): organisations, API keys,
-//! support users, the mail outbox, the product catalog and webhooks.
+//! support users, the mail outbox, the product catalog, webhooks and usage.
 //! Each returns the JSON the CLI prints.
 
 use crate::api::revision::Revision;
@@ -9,6 +9,7 @@ use crate::store::{NewApiKey, Store};
 use anyhow::{Context as _, Result, bail};
 use serde_json::{Value, json};
 
+pub mod usage;
 pub mod webhooks;
 
 pub async fn org_create(store: &Store, clock: &Clock, name: &str) -> Result<Value> {

@@ -17,7 +17,7 @@ use crate::domain::webhooks::endpoints::{self as webhook_endpoints, Owner};
 use crate::domain::webhooks::log as event_log;
 use crate::domain::subscriptions::lifecycle::Move;
 use super::moves::subscription_move;
-use crate::domain::{Caller, catalog, customers, licenses, orders, subscribers, subscriptions, users};
+use crate::domain::{Caller, catalog, customers, licenses, orders, subscribers, subscriptions, usage, users};
 use dropshot::{ErrorStatusCode, HttpResponseAccepted, HttpResponseCreated, HttpResponseDeleted, HttpResponseOk, Path, RequestContext};
 
 pub enum Handlers {}
@@ -313,6 +313,23 @@ impl SwitchboardApi for Handlers {
             Ok(HttpResponseOk(subscriptions::offerings::change(&c, &key, body).await?))
         })
         .await
+    }
+
+    async fn subscription_usage_view(
+        rqctx: RequestContext<Context>,
+        path: Path<params::SubscriptionUsageViewPath>,
+        query: QueryParams<params::SubscriptionUsageViewQuery>,
+        headers: HeaderParams<params::SubscriptionUsageViewHeaders>,
+    ) -> Result<HttpResponseOk<types::SubscriptionUsage>> {
+        read(&rqctx, headers, |c| async move { Ok(usage::view(&c, &path.into_inner().subscription_id, query.into_inner()?).await?) }).await
+    }
+
+    async fn subscription_usage_list(
+        rqctx: RequestContext<Context>,
+        query: QueryParams<params::SubscriptionUsageListQuery>,
+        headers: HeaderParams<params::SubscriptionUsageListHeaders>,
+    ) -> Result<HttpResponseOk<types::SubscriptionUsageList>> {
+        read(&rqctx, headers, |c| async move { Ok(usage::list(&c, query.into_inner()?).await?) }).await
     }
 
     async fn subscriber_view(

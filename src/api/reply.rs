@@ -39,6 +39,14 @@ impl<T: HttpCodedResponse> Reply<T> {
     pub fn raw(revision: &'static str, resp: Response<Body>) -> Self {
         Reply { inner: ReplyInner::Raw(resp), revision }
     }
+
+    /// Another operation's reply, as this one's: how the endpoint of a
+    /// variable path segment answers for the literal one beside it, which
+    /// dropshot's router cannot hold (see the codegen's `Routed`).
+    pub fn rerouted<U: HttpCodedResponse>(other: Reply<U>) -> Result<Self, super::error::ApiError> {
+        let revision = other.revision;
+        Ok(Reply::raw(revision, other.to_result()?))
+    }
 }
 
 impl<T: HttpCodedResponse> HttpResponse for Reply<T> {

@@ -10,6 +10,7 @@ pub mod pricing;
 pub mod states;
 pub mod subscribers;
 pub mod subscriptions;
+pub mod usage;
 pub mod users;
 pub mod values;
 pub mod webhooks;

@@ -14,6 +14,7 @@ pub mod mail;
 pub mod mail_cleanup;
 pub mod order_expiry;
 pub mod subscription_scheduled;
+pub mod usage_collect;
 pub mod webhook_delivery;
 pub mod webhook_dispatch;
 
@@ -142,7 +143,13 @@ impl Jobs {
 
 /// Starts every job `settings` ask for; `mail_wake` wakes the mail sender
 /// when a request queues mail.
-pub async fn start(store: &Store, clock: &Arc<Clock>, settings: &Settings, mail_wake: Arc<Notify>) -> anyhow::Result<Jobs> {
+pub async fn start(
+    store: &Store,
+    clock: &Arc<Clock>,
+    settings: &Settings,
+    mail_wake: Arc<Notify>,
+    network: Arc<dyn crate::network::Network>,
+) -> anyhow::Result<Jobs> {
     // the standing jobs, due now unless already scheduled
     let now = clock.now();
     store.schedule_standing_job(JobKind::IdempotencyExpiry, crate::store::EXPIRY_SUBJECT, now).await?;
@@ -153,6 +160,8 @@ pub async fn start(store: &Store, clock: &Arc<Clock>, settings: &Settings, mail_
         (each(order_expiry::worker()), Arc::new(Notify::new())),
         (each(subscription_scheduled::worker()), Arc::new(Notify::new())),
         (each(mail_cleanup::worker()), Arc::new(Notify::new())),
+        // usage before the dispatcher: its quota notifications go out in the same round
+        (Task::Drain(Arc::new(usage_collect::drain(network))), Arc::new(Notify::new())),
         // the dispatcher before the sender: one `run_due` dispatches and sends
         (Task::Drain(Arc::new(webhook_dispatch::drain(send_wake.clone()))), store.events_recorded()),
         (Task::Drain(Arc::new(webhook_delivery::drain(webhook_delivery::Sender::new(settings)?))), send_wake),

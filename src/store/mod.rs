@@ -18,6 +18,7 @@ mod page;
 mod subscribers;
 mod subscriptions;
 mod tx;
+mod usage;
 mod users;
 mod webhooks;
 
@@ -35,6 +36,7 @@ pub use page::{Cursor, Page, limit_or_default};
 use page::ListQuery;
 pub use subscriptions::{AddonRow, LicenseFilter, LicenseRow, Life, PendingOffering, SubscriptionFilter, SubscriptionRow, Terms};
 pub use tx::{Scope, Tx};
+pub use usage::{Amounts, PeriodUsage, UsageKind, UsageRecord};
 pub use users::{UserFilter, UserGrants, UserRow, email_key};
 pub use webhooks::WebhookEndpointRow;
 

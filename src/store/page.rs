@@ -95,6 +95,12 @@ impl ListQuery {
         self.list_condition(values, |list| format!("{col} IN ({list})"))
     }
 
+    /// Adds a condition that binds nothing.
+    pub fn fixed(&mut self, cond: &'static str) -> &mut Self {
+        self.sql.push_str(&format!(" AND {cond}"));
+        self
+    }
+
     pub fn eq(&mut self, col: &str, value: String) -> &mut Self {
         self.condition(value, |p| format!("{col} = {p}"))
     }

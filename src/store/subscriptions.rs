@@ -97,6 +97,8 @@ pub struct SubscriptionFilter {
     pub msisdn: Option<String>,
     /// only subscriptions of customers this user is assigned to
     pub visible_to: Option<Uuid>,
+    /// only subscriptions with billing cycles (activated at least once)
+    pub billed: bool,
 }
 
 /// An add-on as stored.
@@ -110,6 +112,8 @@ pub struct AddonRow {
     pub reference_id: Option<String>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+    /// when it became ACTIVE
+    pub activated_at: Option<DateTime<Utc>>,
 }
 
 /// A license as stored, with its customer's name and the number and
@@ -227,6 +231,7 @@ fn addon_row(r: &AnyRow) -> Result<AddonRow> {
         reference_id: r.try_get("reference_id")?,
         created_at: ts_col(r, "created_at")?,
         updated_at: ts_col(r, "updated_at")?,
+        activated_at: r.try_get::<Option<String>, _>("activated_at")?.as_deref().map(parse_ts).transpose()?,
     })
 }
 
@@ -280,6 +285,9 @@ impl Store {
             q.eq("s.msisdn", m.clone());
         }
         q.visible_to("s.customer_id", f.visible_to);
+        if f.billed {
+            q.fixed("s.billing_day IS NOT NULL");
+        }
         let rows = q.fetch(&self.pool, org, after, "s.seq", limit).await?;
         Ok(Page::from_rows(rows.iter().map(subscription_row).collect::<Result<_>>()?, limit))
     }
@@ -287,7 +295,7 @@ impl Store {
     /// Every add-on of a subscription, oldest first.
     pub async fn subscription_addons(&self, org: Uuid, subscription: Uuid) -> Result<Vec<AddonRow>> {
         let rows = sqlx::query(
-            "SELECT id, subscription_id, order_id, offering_id, status, reference_id, created_at, updated_at
+            "SELECT id, subscription_id, order_id, offering_id, status, reference_id, created_at, updated_at, activated_at
              FROM subscription_addons WHERE org_id = $1 AND subscription_id = $2 ORDER BY seq",
         )
         .bind(org.to_string())

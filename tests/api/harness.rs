@@ -146,6 +146,11 @@ impl TestApp {
 
     /// Runs the jobs due now (by the test clock) on this app's server; the
     /// number run.
+    /// The running server's sandbox network (its usage feed).
+    pub fn network(&self) -> &switchboard::network::Sandbox {
+        &self.running.as_ref().expect("running").network
+    }
+
     pub async fn run_jobs(&self) -> usize {
         self.running.as_ref().expect("running").jobs.run_due().await.unwrap()
     }

@@ -22,5 +22,6 @@ mod store;
 mod subscribers;
 mod subscriptions;
 mod sweeps;
+mod usage;
 mod users;
 mod webhooks;

@@ -9293,6 +9293,19 @@ pub mod types {
             value.parse()
         }
     }
+    ///A subscription's usage reached 80% or 100% of an included allowance in a billing period (each threshold once per period).
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct QuotaNotification {
+        ///The allowance that reached the threshold.
+        pub allowance: UsageAllowanceType,
+        ///The subscription.
+        pub subscription: Subscription,
+        ///The share of it reached, in percent: 80 or 100.
+        #[serde(rename = "thresholdPercent")]
+        pub threshold_percent: i64,
+        ///Its usage in the period as of this event.
+        pub usage: SubscriptionUsage,
+    }
     ///Where to send an event again.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     pub struct RedeliverEventRequest {
@@ -12416,6 +12429,221 @@ pub mod types {
                 })
         }
     }
+    ///A subscription's usage in one billing period. Periods are a month long and begin on the subscription's billingDay (or the month's last day when it is shorter), whatever its price's billing cycle: included allowances are per month.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct SubscriptionUsage {
+        ///Its customer.
+        #[serde(rename = "customerId")]
+        pub customer_id: ::uuid::Uuid,
+        ///Data, in MB.
+        pub data: UsageAllowance,
+        ///Calls to numbers abroad.
+        #[serde(rename = "internationalVoice")]
+        pub international_voice: UsageInternationalVoice,
+        ///Its number (E.164).
+        pub msisdn: ::std::string::String,
+        ///The active add-ons with allowances, oldest first.
+        pub packages: ::std::vec::Vec<UsagePackage>,
+        ///The next period's first day (this period ends at its 00:00 UTC).
+        #[serde(rename = "periodEnd")]
+        pub period_end: ::chrono::naive::NaiveDate,
+        ///The period's first day.
+        #[serde(rename = "periodStart")]
+        pub period_start: ::chrono::naive::NaiveDate,
+        ///Text messages.
+        pub sms: UsageAllowance,
+        ///The subscription.
+        #[serde(rename = "subscriptionId")]
+        pub subscription_id: ::uuid::Uuid,
+        ///When usage of this period was last recorded; absent while there is none.
+        #[serde(
+            rename = "updatedAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub updated_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        ///Calls within the country, in seconds.
+        pub voice: UsageAllowance,
+        ///The active add-ons with calling credit for calls abroad, oldest first.
+        #[serde(rename = "voiceIldPackages")]
+        pub voice_ild_packages: ::std::vec::Vec<UsageVoiceIldPackage>,
+    }
+    ///One page of subscriptions' usage.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct SubscriptionUsageList {
+        ///Usage of each subscription on this page, in its period that holds the date asked for.
+        pub items: ::std::vec::Vec<SubscriptionUsage>,
+        ///Where the next page starts.
+        pub pagination: Pagination,
+    }
+    ///`SubscriptionUsageListCursor`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionUsageListCursor(::std::string::String);
+    impl ::std::ops::Deref for SubscriptionUsageListCursor {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionUsageListCursor> for ::std::string::String {
+        fn from(value: SubscriptionUsageListCursor) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionUsageListCursor {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 512usize {
+                return Err("longer than 512 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriptionUsageListCursor {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for SubscriptionUsageListCursor {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscriptionUsageListCursor {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`SubscriptionUsageListCustomerIdItem`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionUsageListCustomerIdItem(::std::string::String);
+    impl ::std::ops::Deref for SubscriptionUsageListCustomerIdItem {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionUsageListCustomerIdItem>
+    for ::std::string::String {
+        fn from(value: SubscriptionUsageListCustomerIdItem) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionUsageListCustomerIdItem {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 260usize {
+                return Err("longer than 260 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriptionUsageListCustomerIdItem {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for SubscriptionUsageListCustomerIdItem {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscriptionUsageListCustomerIdItem {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`SubscriptionUsageViewSubscriptionId`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionUsageViewSubscriptionId(::std::string::String);
+    impl ::std::ops::Deref for SubscriptionUsageViewSubscriptionId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionUsageViewSubscriptionId>
+    for ::std::string::String {
+        fn from(value: SubscriptionUsageViewSubscriptionId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionUsageViewSubscriptionId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 260usize {
+                return Err("longer than 260 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriptionUsageViewSubscriptionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for SubscriptionUsageViewSubscriptionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscriptionUsageViewSubscriptionId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     ///`SubscriptionViewSubscriptionId`
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
@@ -13366,6 +13594,335 @@ pub mod types {
         ///Discount earned by paying upfront.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub discount: ::std::option::Option<Discount>,
+    }
+    ///One kind of usage in a billing period, and what of it was included. `included` and `remaining` are absent when nothing is included (the offering's product has no such feature).
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct UsageAllowance {
+        ///Included in the period by the offering's product features (dataMb, includedCallSeconds, includedSms).
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub included: ::std::option::Option<f64>,
+        ///included - used, never below 0; usage beyond it counts against packages.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub remaining: ::std::option::Option<f64>,
+        ///What the numbers count.
+        pub unit: UsageUnit,
+        ///Used in the period (data in MB to three decimals).
+        pub used: f64,
+    }
+    ///An included allowance: data, calls or text messages.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum UsageAllowanceType {
+        #[serde(rename = "DATA")]
+        Data,
+        #[serde(rename = "VOICE")]
+        Voice,
+        #[serde(rename = "SMS")]
+        Sms,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
+    }
+    impl ::std::fmt::Display for UsageAllowanceType {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Data => f.write_str("DATA"),
+                Self::Voice => f.write_str("VOICE"),
+                Self::Sms => f.write_str("SMS"),
+                Self::Unknown => f.write_str("Unknown"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for UsageAllowanceType {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "DATA" => Ok(Self::Data),
+                "VOICE" => Ok(Self::Voice),
+                "SMS" => Ok(Self::Sms),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for UsageAllowanceType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for UsageAllowanceType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///Calls to numbers abroad (international long distance) in the period: their seconds, and what they cost beyond the calling credit of voice ILD packages.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct UsageInternationalVoice {
+        ///What they cost beyond package credit, in minor units of `currency`.
+        #[serde(rename = "chargedMinor")]
+        pub charged_minor: i64,
+        ///The subscription's currency (ISO 4217).
+        pub currency: UsageInternationalVoiceCurrency,
+        ///Seconds of international calls.
+        #[serde(rename = "usedSeconds")]
+        pub used_seconds: i64,
+    }
+    ///The subscription's currency (ISO 4217).
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct UsageInternationalVoiceCurrency(::std::string::String);
+    impl ::std::ops::Deref for UsageInternationalVoiceCurrency {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<UsageInternationalVoiceCurrency>
+    for ::std::string::String {
+        fn from(value: UsageInternationalVoiceCurrency) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for UsageInternationalVoiceCurrency {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 3usize {
+                return Err("longer than 3 characters".into());
+            }
+            if value.chars().count() < 3usize {
+                return Err("shorter than 3 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for UsageInternationalVoiceCurrency {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for UsageInternationalVoiceCurrency {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for UsageInternationalVoiceCurrency {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///An active add-on's allowances (extra data, an abroad package) and what is left of them. Usage beyond the included allowance counts against packages, oldest first, for as long as each is valid.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct UsagePackage {
+        ///Its data allowance (MB), when it has one.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub data: ::std::option::Option<UsageAllowance>,
+        ///Its offering's name.
+        pub name: ::std::string::String,
+        ///Its offering.
+        #[serde(rename = "productOfferingId")]
+        pub product_offering_id: ::uuid::Uuid,
+        ///Its SMS allowance, when it has one.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub sms: ::std::option::Option<UsageAllowance>,
+        ///The add-on.
+        #[serde(rename = "subscriptionAddonId")]
+        pub subscription_addon_id: ::uuid::Uuid,
+        ///When it expires (its activation plus the product's validityDays); absent when it does not.
+        #[serde(
+            rename = "validUntil",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub valid_until: ::std::option::Option<
+            ::chrono::DateTime<::chrono::offset::Utc>,
+        >,
+        ///Its call allowance (seconds), when it has one.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub voice: ::std::option::Option<UsageAllowance>,
+    }
+    ///What an allowance counts: megabytes of data (1 MB = 1024 KB), seconds of calls, text messages.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum UsageUnit {
+        #[serde(rename = "MB")]
+        Mb,
+        #[serde(rename = "SECONDS")]
+        Seconds,
+        #[serde(rename = "SMS")]
+        Sms,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
+    }
+    impl ::std::fmt::Display for UsageUnit {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Mb => f.write_str("MB"),
+                Self::Seconds => f.write_str("SECONDS"),
+                Self::Sms => f.write_str("SMS"),
+                Self::Unknown => f.write_str("Unknown"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for UsageUnit {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "MB" => Ok(Self::Mb),
+                "SECONDS" => Ok(Self::Seconds),
+                "SMS" => Ok(Self::Sms),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for UsageUnit {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for UsageUnit {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///Calling credit for calls to numbers abroad (international long distance): an active add-on whose product lists `countries` and no allowance; its credit is the add-on offering's price in the subscription's currency. Calls to those countries take their cost from `balanceMinor` until it is spent.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct UsageVoiceIldPackage {
+        ///What is left of the credit, in minor units.
+        #[serde(rename = "balanceMinor")]
+        pub balance_minor: i64,
+        ///The countries whose numbers its credit pays calls to (ISO 3166-1 alpha-3).
+        pub countries: ::std::vec::Vec<::std::string::String>,
+        ///The credit it came with, in minor units.
+        #[serde(rename = "creditMinor")]
+        pub credit_minor: i64,
+        ///The currency of its credit (the subscription's).
+        pub currency: UsageVoiceIldPackageCurrency,
+        ///Its offering's name.
+        pub name: ::std::string::String,
+        ///Its offering.
+        #[serde(rename = "productOfferingId")]
+        pub product_offering_id: ::uuid::Uuid,
+        ///The add-on.
+        #[serde(rename = "subscriptionAddonId")]
+        pub subscription_addon_id: ::uuid::Uuid,
+        ///Seconds of calls it paid for.
+        #[serde(rename = "usedSeconds")]
+        pub used_seconds: i64,
+    }
+    ///The currency of its credit (the subscription's).
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct UsageVoiceIldPackageCurrency(::std::string::String);
+    impl ::std::ops::Deref for UsageVoiceIldPackageCurrency {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<UsageVoiceIldPackageCurrency> for ::std::string::String {
+        fn from(value: UsageVoiceIldPackageCurrency) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for UsageVoiceIldPackageCurrency {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 3usize {
+                return Err("longer than 3 characters".into());
+            }
+            if value.chars().count() < 3usize {
+                return Err("shorter than 3 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for UsageVoiceIldPackageCurrency {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for UsageVoiceIldPackageCurrency {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for UsageVoiceIldPackageCurrency {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
     }
     ///A person who acts for one or more customers.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -17094,6 +17651,82 @@ Arguments:
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
+    /**List subscriptions' usage
+
+Usage of every subscription that has billing periods (activated at least once), oldest subscription first, each in its own period that holds `date`. A user sees only the subscriptions of their own customers.
+
+Sends a `GET` request to `/subscriptions/usage`
+
+Arguments:
+- `cursor`: Opaque cursor from the previous page's pagination.nextCursor.
+- `customer_id`: Only subscriptions of these customers (ids or `rid_` references).
+- `date`: The billing period that holds this day (default: today, UTC).
+- `limit`: Page size.
+*/
+    pub async fn subscription_usage_list<'a>(
+        &'a self,
+        cursor: Option<&'a types::SubscriptionUsageListCursor>,
+        customer_id: Option<
+            &'a ::std::vec::Vec<types::SubscriptionUsageListCustomerIdItem>,
+        >,
+        date: Option<&'a ::chrono::naive::NaiveDate>,
+        limit: Option<::std::num::NonZeroU32>,
+    ) -> Result<ResponseValue<types::SubscriptionUsageList>, Error<types::Error>> {
+        let url = format!("{}/subscriptions/usage", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .query(&progenitor_client::QueryParam::new("cursor", &cursor))
+            .query(&progenitor_client::QueryParam::new("customerId", &customer_id))
+            .query(&progenitor_client::QueryParam::new("date", &date))
+            .query(&progenitor_client::QueryParam::new("limit", &limit))
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "subscription_usage_list",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
     /**Fetch a subscription
 
 One subscription, by id or `rid_` reference.
@@ -17906,6 +18539,76 @@ Arguments:
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
             409u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Fetch a subscription's usage
+
+Data, calls and text messages used in one billing period against what the offering includes, and what is left of each active package. Usage arrives from the mobile network (and the operator's `switchboard admin usage record`). Until its first activation a subscription's periods begin on the day of the month it was created, and its usage is zero. Seen by whoever sees the subscription.
+
+Sends a `GET` request to `/subscriptions/{subscriptionId}/usage`
+
+Arguments:
+- `subscription_id`: The subscription's id, or `rid_` followed by its referenceId.
+- `date`: The billing period that holds this day (default: today, UTC).
+*/
+    pub async fn subscription_usage_view<'a>(
+        &'a self,
+        subscription_id: &'a types::SubscriptionUsageViewSubscriptionId,
+        date: Option<&'a ::chrono::naive::NaiveDate>,
+    ) -> Result<ResponseValue<types::SubscriptionUsage>, Error<types::Error>> {
+        let url = format!(
+            "{}/subscriptions/{}/usage", self.baseurl, encode_path(& subscription_id
+            .to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .query(&progenitor_client::QueryParam::new("date", &date))
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "subscription_usage_view",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
             429u16 => {

@@ -152,6 +152,7 @@ pub async fn list(caller: &Caller, q: SubscriptionListQuery) -> Result<wire::Sub
         types: q.type_,
         msisdn: q.msisdn,
         visible_to: caller.viewer(),
+        billed: false,
     };
     let page = caller.store.subscriptions(caller.org, &filter, after, limit_or_default(q.limit)).await?;
     let mut offerings = Offerings::default();
@@ -221,6 +222,7 @@ pub async fn create_pending_addon(tx: &mut Tx, org: Uuid, subscription: Uuid, or
         reference_id: None,
         created_at: now,
         updated_at: now,
+        activated_at: None,
     };
     Store::insert_subscription_addon(tx, org, &row).await?;
     Ok(row.id)

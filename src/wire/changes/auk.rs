@@ -120,3 +120,11 @@ impl From<bullfinch::OrderListItemPricing> for auk::OrderListItemPricing {
         auk::OrderListItemPricing { total: Some(major(p.total_minor, &p.currency)), ..copy::order_list_item_pricing(p) }
     }
 }
+
+// ------------------------------------------------------------------- usage
+
+impl From<bullfinch::UsageVoiceIldPackage> for auk::UsageVoiceIldPackage {
+    fn from(p: bullfinch::UsageVoiceIldPackage) -> Self {
+        auk::UsageVoiceIldPackage { balance: Some(major(p.balance_minor, &p.currency)), ..copy::usage_voice_ild_package(p) }
+    }
+}

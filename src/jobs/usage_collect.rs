@@ -1,0 +1,48 @@
+//! Usage arrives: reads the network's usage feed and records each record
+//! for the subscription whose current SIM and number it names. The feed
+//! position is kept in memory: after a restart (or on another instance)
+//! the feed is read again from its start, and a record already recorded
+//! changes nothing (its id is kept with it). A record naming no
+//! subscription, or one never activated, is skipped with a warning.
+
+use super::Drain;
+use crate::domain::usage::record;
+use crate::error::Error;
+use crate::network::Network;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// Records read from the feed at once.
+const BATCH: usize = 500;
+
+pub fn drain(network: Arc<dyn Network>) -> Drain {
+    let position = Arc::new(AtomicU64::new(0));
+    Drain {
+        name: "usage_collect",
+        poll: std::time::Duration::from_secs(30),
+        run: Arc::new(move |store, clock| {
+            let (network, position) = (network.clone(), position.clone());
+            Box::pin(async move {
+                let mut done = 0;
+                loop {
+                    let after = position.load(Ordering::SeqCst);
+                    let batch = network.usage(after, BATCH).await.map_err(|e| Error::Internal(format!("the network's usage feed: {}", e.0)))?;
+                    if batch.is_empty() {
+                        return Ok(done);
+                    }
+                    for (at, u) in batch {
+                        match store.subscriptions_on_sim(&u.iccid, &u.msisdn).await?[..] {
+                            [(org, id)] => match record::record(&store, org, id, &u.record, clock.now()).await {
+                                Ok(fresh) => done += usize::from(fresh),
+                                Err(e @ Error::Invalid(_)) => tracing::warn!(iccid = %u.iccid, record = %u.record.record_id, error = %e, "usage skipped"),
+                                Err(e) => return Err(e),
+                            },
+                            ref found => tracing::warn!(iccid = %u.iccid, msisdn = %u.msisdn, matches = found.len(), "usage names no one subscription; skipped"),
+                        }
+                        position.store(at, Ordering::SeqCst);
+                    }
+                }
+            })
+        }),
+    }
+}
