@@ -11,13 +11,10 @@ use super::error::ApiError;
 use super::reply::Reply;
 use super::revision::Revision;
 use crate::error::InternalCode;
-use crate::config::WebhookUrls;
-use crate::domain::webhooks::deliveries as webhook_deliveries;
-use crate::domain::webhooks::endpoints::{self as webhook_endpoints, Owner};
-use crate::domain::webhooks::log as event_log;
 use crate::domain::subscriptions::lifecycle::Move;
 use super::moves::subscription_move;
-use crate::domain::{Caller, catalog, customers, licenses, orders, subscribers, subscriptions, usage, users};
+use super::webhooks;
+use crate::domain::{catalog, customers, licenses, orders, subscribers, subscriptions, usage, users};
 use dropshot::{ErrorStatusCode, HttpResponseAccepted, HttpResponseCreated, HttpResponseDeleted, HttpResponseOk, Path, RequestContext};
 
 pub enum Handlers {}
@@ -28,13 +25,6 @@ fn document(revision: &Revision) -> types::OpenApiDocument {
 }
 
 type Result<T> = std::result::Result<Reply<T>, ApiError>;
-
-/// The organisation whose webhook endpoints the caller manages: its key
-/// alone, never a user's bearer token (webhooks see every customer's events).
-fn endpoint_owner<'a>(urls: WebhookUrls, c: &'a Caller) -> crate::error::Result<Owner<'a>> {
-    c.require_organisation("manage webhook endpoints")?;
-    Ok(Owner { store: &c.store, org: c.org, now: c.now, urls })
-}
 
 impl SwitchboardApi for Handlers {
     type Context = Context;
@@ -474,12 +464,7 @@ impl SwitchboardApi for Handlers {
         query: QueryParams<params::WebhookEndpointListQuery>,
         headers: HeaderParams<params::WebhookEndpointListHeaders>,
     ) -> Result<HttpResponseOk<types::WebhookEndpointList>> {
-        let urls = rqctx.context().settings.webhooks;
-        handle(&rqctx, Access::Read, headers, |c| async move {
-            let q = query.into_inner()?;
-            Ok(HttpResponseOk(webhook_endpoints::list(&endpoint_owner(urls, &c)?, q.cursor.as_deref(), q.limit).await?))
-        })
-        .await
+        webhooks::webhook_endpoint_list(&rqctx, query, headers).await
     }
 
     async fn webhook_endpoint_create(
@@ -487,11 +472,7 @@ impl SwitchboardApi for Handlers {
         headers: HeaderParams<params::WebhookEndpointCreateHeaders>,
         body: JsonBody<types::CreateWebhookEndpointRequest>,
     ) -> Result<HttpResponseCreated<types::WebhookEndpoint>> {
-        let urls = rqctx.context().settings.webhooks;
-        handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move {
-            Ok(HttpResponseCreated(webhook_endpoints::create(&endpoint_owner(urls, &c)?, body).await?))
-        })
-        .await
+        webhooks::webhook_endpoint_create(&rqctx, headers, body).await
     }
 
     async fn webhook_endpoint_view(
@@ -499,12 +480,7 @@ impl SwitchboardApi for Handlers {
         path: Path<params::WebhookEndpointViewPath>,
         headers: HeaderParams<params::WebhookEndpointViewHeaders>,
     ) -> Result<HttpResponseOk<types::WebhookEndpoint>> {
-        let urls = rqctx.context().settings.webhooks;
-        handle(&rqctx, Access::Read, headers, |c| async move {
-            let id = path.into_inner().webhook_endpoint_id;
-            Ok(HttpResponseOk(webhook_endpoints::view(&endpoint_owner(urls, &c)?, &id).await?))
-        })
-        .await
+        webhooks::webhook_endpoint_view(&rqctx, path, headers).await
     }
 
     async fn webhook_endpoint_update(
@@ -513,12 +489,7 @@ impl SwitchboardApi for Handlers {
         headers: HeaderParams<params::WebhookEndpointUpdateHeaders>,
         body: JsonBody<types::UpdateWebhookEndpointRequest>,
     ) -> Result<HttpResponseOk<types::WebhookEndpoint>> {
-        let urls = rqctx.context().settings.webhooks;
-        handle(&rqctx, Access::Write, headers, |c| async move {
-            let (id, body) = (path.into_inner().webhook_endpoint_id, body.into_inner()?);
-            Ok(HttpResponseOk(webhook_endpoints::update(&endpoint_owner(urls, &c)?, &id, body).await?))
-        })
-        .await
+        webhooks::webhook_endpoint_update(&rqctx, path, headers, body).await
     }
 
     async fn webhook_endpoint_delete(
@@ -526,12 +497,7 @@ impl SwitchboardApi for Handlers {
         path: Path<params::WebhookEndpointDeletePath>,
         headers: HeaderParams<params::WebhookEndpointDeleteHeaders>,
     ) -> Result<HttpResponseDeleted> {
-        let urls = rqctx.context().settings.webhooks;
-        handle(&rqctx, Access::Write, headers, |c| async move {
-            webhook_endpoints::delete(&endpoint_owner(urls, &c)?, &path.into_inner().webhook_endpoint_id).await?;
-            Ok(HttpResponseDeleted())
-        })
-        .await
+        webhooks::webhook_endpoint_delete(&rqctx, path, headers).await
     }
 
     async fn webhook_endpoint_rotate_secret(
@@ -539,12 +505,7 @@ impl SwitchboardApi for Handlers {
         path: Path<params::WebhookEndpointRotateSecretPath>,
         headers: HeaderParams<params::WebhookEndpointRotateSecretHeaders>,
     ) -> Result<HttpResponseOk<types::WebhookEndpoint>> {
-        let urls = rqctx.context().settings.webhooks;
-        handle_idempotent(&rqctx, Access::Write, headers, JsonBody::<()>::none(), |c, ()| async move {
-            let id = path.into_inner().webhook_endpoint_id;
-            Ok(HttpResponseOk(webhook_endpoints::rotate_secret(&endpoint_owner(urls, &c)?, &id).await?))
-        })
-        .await
+        webhooks::webhook_endpoint_rotate_secret(&rqctx, path, headers).await
     }
 
     async fn event_list(
@@ -552,11 +513,7 @@ impl SwitchboardApi for Handlers {
         query: QueryParams<params::EventListQuery>,
         headers: HeaderParams<params::EventListHeaders>,
     ) -> Result<HttpResponseOk<types::EventList>> {
-        handle(&rqctx, Access::Read, headers, |c| async move {
-            c.require_organisation("read the event log")?;
-            Ok(HttpResponseOk(event_log::list(&c.store, c.org, c.now, query.into_inner()?).await?))
-        })
-        .await
+        webhooks::event_list(&rqctx, query, headers).await
     }
 
     async fn event_view(
@@ -564,11 +521,7 @@ impl SwitchboardApi for Handlers {
         path: Path<params::EventViewPath>,
         headers: HeaderParams<params::EventViewHeaders>,
     ) -> Result<HttpResponseOk<types::EventEnvelope>> {
-        handle(&rqctx, Access::Read, headers, |c| async move {
-            c.require_organisation("read the event log")?;
-            Ok(HttpResponseOk(event_log::view(&c.store, c.org, c.now, &path.into_inner().event_id).await?))
-        })
-        .await
+        webhooks::event_view(&rqctx, path, headers).await
     }
 
     async fn webhook_delivery_list(
@@ -577,12 +530,7 @@ impl SwitchboardApi for Handlers {
         query: QueryParams<params::WebhookDeliveryListQuery>,
         headers: HeaderParams<params::WebhookDeliveryListHeaders>,
     ) -> Result<HttpResponseOk<types::WebhookDeliveryList>> {
-        let urls = rqctx.context().settings.webhooks;
-        handle(&rqctx, Access::Read, headers, |c| async move {
-            let id = path.into_inner().webhook_endpoint_id;
-            Ok(HttpResponseOk(webhook_deliveries::list(&endpoint_owner(urls, &c)?, &id, query.into_inner()?).await?))
-        })
-        .await
+        webhooks::webhook_delivery_list(&rqctx, path, query, headers).await
     }
 
     async fn event_redeliver(
@@ -591,12 +539,7 @@ impl SwitchboardApi for Handlers {
         headers: HeaderParams<params::EventRedeliverHeaders>,
         body: JsonBody<types::RedeliverEventRequest>,
     ) -> Result<HttpResponseAccepted<types::EventRedelivery>> {
-        let urls = rqctx.context().settings.webhooks;
-        handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move {
-            let id = path.into_inner().event_id;
-            Ok(HttpResponseAccepted(webhook_deliveries::redeliver(&endpoint_owner(urls, &c)?, &id, body).await?))
-        })
-        .await
+        webhooks::event_redeliver(&rqctx, path, headers, body).await
     }
 
     async fn webhook_endpoint_replay(
@@ -605,11 +548,6 @@ impl SwitchboardApi for Handlers {
         headers: HeaderParams<params::WebhookEndpointReplayHeaders>,
         body: JsonBody<types::ReplayWebhookEndpointRequest>,
     ) -> Result<HttpResponseAccepted<types::WebhookReplay>> {
-        let urls = rqctx.context().settings.webhooks;
-        handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move {
-            let id = path.into_inner().webhook_endpoint_id;
-            Ok(HttpResponseAccepted(webhook_deliveries::replay(&endpoint_owner(urls, &c)?, &id, body).await?))
-        })
-        .await
+        webhooks::webhook_endpoint_replay(&rqctx, path, headers, body).await
     }
 }

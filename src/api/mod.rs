@@ -7,6 +7,7 @@ pub mod error;
 pub mod extract;
 mod handlers;
 mod moves;
+mod webhooks;
 pub mod idempotency;
 pub mod reply;
 pub mod request;
