@@ -352,6 +352,12 @@ impl Raw {
 }
 
 /// A typed client answer as JSON, to assert on its wire fields.
+/// Moves the test clock to `rfc3339` (later than now).
+pub fn at(app: &TestApp, rfc3339: &str) {
+    let target: chrono::DateTime<chrono::Utc> = rfc3339.parse().unwrap();
+    app.clock.advance(target - app.clock.now());
+}
+
 pub fn json_of<T: serde::Serialize>(t: &T) -> Value {
     serde_json::to_value(t).unwrap()
 }

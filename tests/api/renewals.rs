@@ -9,12 +9,6 @@ use crate::harness::*;
 use crate::orders::{offering, setup};
 use serde_json::{Value, json};
 
-/// Moves the test clock to `rfc3339` (later than now).
-fn at(app: &TestApp, rfc3339: &str) {
-    let target: chrono::DateTime<chrono::Utc> = rfc3339.parse().unwrap();
-    app.clock.advance(target - app.clock.now());
-}
-
 /// Buys `offering_key` for Acme directly with `extra` fields; the answer.
 async fn buy(app: &TestApp, offering_key: &str, msisdn: &str, extra: Value) -> Raw {
     let mut body = json!({"customerId": "rid_acme", "productOfferingId": offering(app, offering_key),

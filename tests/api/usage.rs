@@ -14,11 +14,6 @@ use switchboard::store::{UsageKind, UsageRecord};
 
 const AUK: &str = "2026-08-21.auk";
 
-fn at(app: &TestApp, rfc3339: &str) {
-    let target: chrono::DateTime<chrono::Utc> = rfc3339.parse().unwrap();
-    app.clock.advance(target - app.clock.now());
-}
-
 /// Bought for Acme and activated now: the subscription.
 async fn active(app: &TestApp, offering_key: &str, msisdn: &str) -> Value {
     let r = app

@@ -60,7 +60,6 @@ pub async fn record(store: &Store, org: Uuid, id: Uuid, record: &UsageRecord, no
     let (start, _) = period_of(day, record.occurred_at.date_naive());
     let offering = store.offering(org, row.offering_id).await?.ok_or_else(|| Error::Internal(format!("offering {} vanished", row.offering_id)))?;
     let included = Included::of(&offering);
-    let subscription = shown(&caller, &mut Offerings::default(), &row).await?;
 
     let mut tx = store.begin().await?;
     if !Store::insert_usage_record(&mut tx, org, row.id, record, start, now).await? {
@@ -96,6 +95,8 @@ pub async fn record(store: &Store, org: Uuid, id: Uuid, record: &UsageRecord, no
     }
     if !reached.is_empty() {
         Store::set_usage_notices(&mut tx, row.id, start, &period.notices).await?;
+        // (read only when it tells: most records reach no threshold)
+        let subscription = shown(&caller, &mut Offerings::default(), &row).await?;
         let usage = to_wire(&row, &included, start, &period, &packages, now);
         for (allowance, t) in reached {
             let data = wire::QuotaNotification { subscription: subscription.clone(), allowance, threshold_percent: t, usage: usage.clone() };
