@@ -1,8 +1,10 @@
 //! `serve --demo`: on an empty database, an organisation with a key and a
-//! few customers and users, and the demo catalog (demo/catalog.yaml),
+//! few customers and users, the demo catalog (demo/catalog.yaml), and
+//! orders whose subscriptions stand in several states of their lifecycle,
 //! so a newcomer can call the API at once.
 
 use crate::wire::latest as wire;
+use chrono::Datelike;
 use crate::clock::Clock;
 use crate::domain::{Caller, customers, users};
 use crate::store::Store;
@@ -63,32 +65,89 @@ pub async fn seed(store: &Store, clock: &Clock) -> Result<Option<String>> {
     }
     load_catalog(store, org).await?;
     orders(&caller).await.map_err(|e| anyhow::anyhow!("demo order: {e}"))?;
+    lives(&caller).await.map_err(|e| anyhow::anyhow!("demo subscriptions: {e}"))?;
     Ok(key["apiKey"].as_str().map(str::to_string))
 }
 
-/// Two submitted orders of Acme: a mobile subscription
-/// (`rid_acme-mobile-1`), then a PBX user license assigned to it and an
-/// extra-data add-on for it.
+/// The demo's orders, all submitted: Acme's two mobile subscriptions
+/// (`rid_acme-mobile-1` with a binding contract, `rid_acme-mobile-2`),
+/// then a PBX user license assigned to the first and an extra-data add-on
+/// for it; Globex's quarterly unlimited plan (`rid_globex-mobile-1`) and
+/// data SIM (`rid_globex-data-1`); Maria's mobile plan
+/// (`rid_maria-mobile-1`).
 async fn orders(caller: &Caller) -> crate::error::Result<()> {
     use crate::domain::catalog::entity_id;
     let offering = |key: &str| entity_id(caller.org, "offering", key).to_string();
-    order(caller, serde_json::json!([
-        {"type": "SUBSCRIPTION", "productOfferingId": offering("mobile-10gb"), "bindingContract": true,
-         "subscription": {"simType": "ESIM", "msisdn": "+46701234567", "referenceId": "acme-mobile-1"}},
+    let line = |key: &str, binding: bool, msisdn: &str, reference: &str| {
+        serde_json::json!({"type": "SUBSCRIPTION", "productOfferingId": offering(key), "bindingContract": binding,
+            "subscription": {"simType": "ESIM", "msisdn": msisdn, "referenceId": reference}})
+    };
+    order(caller, "rid_acme", serde_json::json!([
+        line("mobile-10gb", true, "+46701234567", "acme-mobile-1"),
+        line("mobile-10gb", false, "+46701234568", "acme-mobile-2"),
     ]))
     .await?;
-    order(caller, serde_json::json!([
+    order(caller, "rid_acme", serde_json::json!([
         {"type": "LICENSE", "productOfferingId": offering("pbx-user"), "subscriptionId": "rid_acme-mobile-1"},
         {"type": "SUBSCRIPTION_ADDON", "productOfferingId": offering("extra-data-5gb"), "subscriptionId": "rid_acme-mobile-1"},
     ]))
-    .await
+    .await?;
+    order(caller, "rid_globex", serde_json::json!([
+        line("mobile-unlimited", false, "+46701234569", "globex-mobile-1"),
+        line("data-sim-20gb", false, "+46701234570", "globex-data-1"),
+    ]))
+    .await?;
+    order(caller, "rid_maria", serde_json::json!([line("mobile-10gb", false, "+46701234571", "maria-mobile-1")])).await
 }
 
-async fn order(caller: &Caller, lines: serde_json::Value) -> crate::error::Result<()> {
-    let request: wire::CreateOrderRequest = serde_json::from_value(serde_json::json!({"customerId": "rid_acme", "lineItems": lines}))
-        .map_err(|e| crate::error::Error::Internal(e.to_string()))?;
+async fn order(caller: &Caller, customer: &str, lines: serde_json::Value) -> crate::error::Result<()> {
+    let request: wire::CreateOrderRequest = parse(serde_json::json!({"customerId": customer, "lineItems": lines}))?;
     let order = crate::domain::orders::create(caller, request, chrono::Duration::days(7)).await?;
     crate::domain::orders::submit(caller, &order.order_id.to_string()).await?;
+    Ok(())
+}
+
+fn parse<T: serde::de::DeserializeOwned>(value: serde_json::Value) -> crate::error::Result<T> {
+    serde_json::from_value(value).map_err(|e| crate::error::Error::Internal(format!("demo request: {e}")))
+}
+
+/// The subscriptions' lives, so a newcomer sees the lifecycle at once:
+/// `rid_acme-mobile-1` active with 86% of its data used (so the 80% quota
+/// notice is recorded), `rid_acme-mobile-2` paused, `rid_globex-mobile-1`
+/// active with a change to the cheaper Mobile 10 GB scheduled for its
+/// renewal day, `rid_maria-mobile-1` active and cancelled for the 1st of
+/// next month, and `rid_globex-data-1` still PENDING, to activate.
+async fn lives(caller: &Caller) -> crate::error::Result<()> {
+    use crate::domain::catalog::entity_id;
+    use crate::domain::subscriptions::{self, lifecycle::Moves};
+    let network = crate::network::Sandbox::default();
+    let moves = Moves { caller, network: &network };
+    for reference in ["acme-mobile-1", "acme-mobile-2", "globex-mobile-1", "maria-mobile-1"] {
+        moves.activate(&format!("rid_{reference}"), parse(serde_json::json!({}))?).await?;
+    }
+    let reason = |why: &str| parse(serde_json::json!({"reason": why}));
+    moves.pause("rid_acme-mobile-2", reason("Parental leave until spring")?).await?;
+    let change = serde_json::json!({"productOfferingId": entity_id(caller.org, "offering", "mobile-10gb").to_string()});
+    subscriptions::offerings::change(caller, "rid_globex-mobile-1", parse(change)?).await?;
+    let today = caller.now.date_naive();
+    let first_of_next_month = today.with_day(1).and_then(|d| d.checked_add_months(chrono::Months::new(1))).unwrap_or(today);
+    let cancel = serde_json::json!({"effectiveDate": first_of_next_month, "reason": "Moving abroad"});
+    moves.cancel("rid_maria-mobile-1", parse(cancel)?).await?;
+    usage(caller).await
+}
+
+/// Usage of `rid_acme-mobile-1` today: 8,800 of its 10,240 MB in four
+/// sessions (the fourth crosses 80%), two calls and some texts.
+async fn usage(caller: &Caller) -> crate::error::Result<()> {
+    use crate::domain::usage::record::record;
+    use crate::store::{IdOrRef, UsageKind, UsageRecord};
+    let s = caller.store.subscription(caller.org, &IdOrRef::parse("rid_acme-mobile-1")).await?;
+    let s = s.ok_or_else(|| crate::error::Error::Internal("demo subscription vanished".into()))?;
+    let records = [(UsageKind::Data, 2200 * 1024); 4].into_iter().chain([(UsageKind::Voice, 1860), (UsageKind::Voice, 3540), (UsageKind::Sms, 42)]);
+    for (n, (kind, quantity)) in records.enumerate() {
+        let r = UsageRecord { record_id: format!("demo-{n}"), kind, quantity, charge_minor: 0, country: None, occurred_at: caller.now };
+        record(&caller.store, caller.org, s.id, &r, caller.now).await?;
+    }
     Ok(())
 }
 

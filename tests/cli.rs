@@ -97,6 +97,23 @@ async fn serve_demo_prints_a_working_key_and_stops_on_sigterm() {
     assert_eq!(get("/subscriptions/rid_acme-mobile-1/addons".into()).await["items"].as_array().unwrap().len(), 1);
     let licenses = get("/licenses".into()).await;
     assert_eq!(licenses["items"][0]["assignedTo"]["subscriptionId"], subscription["subscriptionId"], "{licenses:#}");
+    // the subscriptions stand in several states of their lifecycle
+    assert_eq!(subscription["status"], "ACTIVATED", "{subscription:#}");
+    let usage = get("/subscriptions/rid_acme-mobile-1/usage".into()).await;
+    let (used, included) = (usage["data"]["used"].as_f64().unwrap(), usage["data"]["included"].as_f64().unwrap());
+    assert!((0.8..1.0).contains(&(used / included)), "near its quota: {usage:#}");
+    let notices = get("/events?type=subscription.quotaNotification".into()).await;
+    assert_eq!(notices["items"].as_array().unwrap().len(), 1, "{notices:#}");
+    assert_eq!(notices["items"][0]["data"]["thresholdPercent"], 80);
+    assert_eq!(get("/subscriptions/rid_acme-mobile-2".into()).await["status"], "PAUSED");
+    let globex = get("/subscriptions/rid_globex-mobile-1".into()).await;
+    assert_eq!(globex["status"], "ACTIVATED");
+    assert_eq!(globex["pendingProductOffering"]["productOffering"]["name"], "Mobile 10 GB", "{globex:#}");
+    assert_eq!(globex["pendingProductOffering"]["scheduledAt"].as_str().unwrap()[..10], globex["renewsOn"], "{globex:#}");
+    let maria = get("/subscriptions/rid_maria-mobile-1".into()).await;
+    assert_eq!((&maria["status"], &maria["pendingStatus"]), (&"ACTIVATED".into(), &"CANCELLED".into()), "{maria:#}");
+    assert_eq!(get("/subscriptions/rid_globex-data-1".into()).await["status"], "PENDING");
+    assert_eq!(get("/subscriptions".into()).await["items"].as_array().unwrap().len(), 5);
     // a login code lands in the outbox, which `admin mail list` prints
     let start = url_in_curl.replace("/customers", "/auth/email/start");
     let resp = reqwest::Client::new().post(&start).json(&serde_json::json!({"email": "anna@acme.example"})).send().await.unwrap();
