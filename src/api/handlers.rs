@@ -14,7 +14,7 @@ use crate::error::InternalCode;
 use crate::domain::subscriptions::lifecycle::Move;
 use super::moves::subscription_move;
 use super::webhooks;
-use crate::domain::{catalog, customers, licenses, orders, subscribers, subscriptions, usage, users};
+use crate::domain::{addons, catalog, customers, licenses, orders, subscribers, subscriptions, usage, users};
 use dropshot::{ErrorStatusCode, HttpResponseAccepted, HttpResponseCreated, HttpResponseDeleted, HttpResponseOk, Path, RequestContext};
 
 pub enum Handlers {}
@@ -270,6 +270,14 @@ impl SwitchboardApi for Handlers {
         headers: HeaderParams<params::SubscriptionAddonListHeaders>,
     ) -> Result<HttpResponseOk<types::SubscriptionAddonList>> {
         read(&rqctx, headers, |c| async move { Ok(subscriptions::addons(&c, &path.into_inner().subscription_id).await?) }).await
+    }
+
+    async fn subscription_addon_options(
+        rqctx: RequestContext<Context>,
+        path: Path<params::SubscriptionAddonOptionsPath>,
+        headers: HeaderParams<params::SubscriptionAddonOptionsHeaders>,
+    ) -> Result<HttpResponseOk<types::SubscriptionAddonOptionList>> {
+        read(&rqctx, headers, |c| async move { Ok(addons::options::list(&c, &path.into_inner().subscription_id).await?) }).await
     }
 
     async fn subscription_create(

@@ -1,6 +1,7 @@
 //! The domain core: the service's rules, independent of HTTP.
 
 pub mod access;
+pub mod addons;
 pub mod catalog;
 pub mod customers;
 pub mod licenses;

@@ -3,6 +3,7 @@
 mod harness;
 
 mod access;
+mod addons;
 mod catalog;
 mod customers;
 mod delivery;

@@ -184,17 +184,16 @@ async fn check_line(caller: &Caller, ctx: &Context, currency: &str, i: usize, re
         (T::SimCard, Some(_)) | (_, None) => {}
         (_, Some(_)) => bad.push(Detail::new(at("simType"), "not_allowed", "is only for SIM_CARD lines")),
     }
-    // the add-on options rule: the add-on's group has the category of the
-    // subscription's offering (and the add-on is in the customer's catalog)
+    // the add-on options rule, the one GET .../addon-options lists by
     if req.type_ == T::SubscriptionAddon {
         if let Some(s) = &subscription {
-            let parent = caller.store.offering(caller.org, s.offering_id).await?;
-            let fits = match (&offering.group, &parent) {
-                (Some(g), Some(p)) => g.category == p.product.category,
-                _ => false,
-            };
-            if !fits {
+            let parent = crate::domain::addons::options::parent(caller, s).await?;
+            if !crate::domain::addons::options::fits(s, &parent, ctx.catalog.contains(&offering.id), &offering) {
                 bad.push(Detail::new(at("productOfferingId"), "addon_not_allowed", "is not among the subscription's add-on options"));
+            }
+            if s.terms.currency != currency {
+                let message = format!("is billed in {}, not the order's {currency}", s.terms.currency);
+                bad.push(Detail::new(at("subscriptionId"), "currency_mismatch", message));
             }
         }
     }
