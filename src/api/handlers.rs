@@ -269,7 +269,7 @@ impl SwitchboardApi for Handlers {
         path: Path<params::SubscriptionAddonListPath>,
         headers: HeaderParams<params::SubscriptionAddonListHeaders>,
     ) -> Result<HttpResponseOk<types::SubscriptionAddonList>> {
-        read(&rqctx, headers, |c| async move { Ok(subscriptions::addons(&c, &path.into_inner().subscription_id).await?) }).await
+        read(&rqctx, headers, |c| async move { Ok(addons::list(&c, &path.into_inner().subscription_id).await?) }).await
     }
 
     async fn subscription_addon_options(

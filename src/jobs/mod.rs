@@ -13,7 +13,7 @@ pub mod idempotency_expiry;
 pub mod mail;
 pub mod mail_cleanup;
 pub mod order_expiry;
-pub mod subscription_scheduled;
+pub mod scheduled;
 pub mod usage_collect;
 pub mod webhook_delivery;
 pub mod webhook_dispatch;
@@ -158,7 +158,8 @@ pub async fn start(
     let mut tasks = vec![
         (each(idempotency_expiry::worker()), Arc::new(Notify::new())),
         (each(order_expiry::worker()), Arc::new(Notify::new())),
-        (each(subscription_scheduled::worker()), Arc::new(Notify::new())),
+        (each(scheduled::subscriptions()), Arc::new(Notify::new())),
+        (each(scheduled::addons()), Arc::new(Notify::new())),
         (each(mail_cleanup::worker()), Arc::new(Notify::new())),
         // usage before the dispatcher: its quota notifications go out in the same round
         (Task::Drain(Arc::new(usage_collect::drain(network))), Arc::new(Notify::new())),

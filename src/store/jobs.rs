@@ -28,6 +28,9 @@ pub enum JobKind {
     /// completes, a cancellation takes effect, a scheduled offering change,
     /// a renewal (subject: subscription id)
     SubscriptionScheduled,
+    /// something of an add-on falls due: its validity runs out, a
+    /// scheduled cancellation (subject: add-on id)
+    AddonScheduled,
 }
 
 impl JobKind {
@@ -39,6 +42,7 @@ impl JobKind {
             JobKind::IdempotencyExpiry => "idempotency.expiry",
             JobKind::WebhookDelivery => "webhook.delivery",
             JobKind::SubscriptionScheduled => "subscription.scheduled",
+            JobKind::AddonScheduled => "addon.scheduled",
         }
     }
 }

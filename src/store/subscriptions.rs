@@ -1,8 +1,8 @@
-//! Subscriptions, their add-ons, and licenses: what order submission
-//! creates, and the reads of them.
+//! Subscriptions and licenses: what order submission creates, and the
+//! reads of them.
 
 use super::{Cursor, IdOrRef, ListQuery, Page, Store, Tx, parse_ts, parse_uuid, state_col, ts};
-use crate::wire::latest::{LicenseStatus, SimCardType, SubscriptionAddonStatus, SubscriptionStatus};
+use crate::wire::latest::{LicenseStatus, SimCardType, SubscriptionStatus};
 use crate::error::Result;
 use chrono::{DateTime, NaiveDate, Utc};
 use sqlx::any::AnyRow;
@@ -97,23 +97,8 @@ pub struct SubscriptionFilter {
     pub msisdn: Option<String>,
     /// only subscriptions of customers this user is assigned to
     pub visible_to: Option<Uuid>,
-    /// only subscriptions with billing cycles (activated at least once)
-    pub billed: bool,
-}
-
-/// An add-on as stored.
-#[derive(Debug, Clone)]
-pub struct AddonRow {
-    pub id: Uuid,
-    pub subscription_id: Uuid,
-    pub order_id: Uuid,
-    pub offering_id: Uuid,
-    pub status: SubscriptionAddonStatus,
-    pub reference_id: Option<String>,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-    /// when it became ACTIVE
-    pub activated_at: Option<DateTime<Utc>>,
+    /// only subscriptions activated at least once
+    pub activated: bool,
 }
 
 /// A license as stored, with its customer's name and the number and
@@ -142,7 +127,7 @@ pub struct LicenseFilter {
     pub visible_to: Option<Uuid>,
 }
 
-fn uuid_col(r: &AnyRow, col: &str) -> Result<Uuid> {
+pub(super) fn uuid_col(r: &AnyRow, col: &str) -> Result<Uuid> {
     parse_uuid(&r.try_get::<String, _>(col)?)
 }
 
@@ -221,20 +206,6 @@ pub(super) fn subscription_row(r: &AnyRow) -> Result<(i64, SubscriptionRow)> {
     ))
 }
 
-fn addon_row(r: &AnyRow) -> Result<AddonRow> {
-    Ok(AddonRow {
-        id: uuid_col(r, "id")?,
-        subscription_id: uuid_col(r, "subscription_id")?,
-        order_id: uuid_col(r, "order_id")?,
-        offering_id: uuid_col(r, "offering_id")?,
-        status: state_col(r, "status")?,
-        reference_id: r.try_get("reference_id")?,
-        created_at: ts_col(r, "created_at")?,
-        updated_at: ts_col(r, "updated_at")?,
-        activated_at: r.try_get::<Option<String>, _>("activated_at")?.as_deref().map(parse_ts).transpose()?,
-    })
-}
-
 const LICENSE_COLUMNS: &str = "l.seq, l.id, l.customer_id, c.name AS customer_name, l.order_id, l.offering_id, l.license_type, \
      l.status, l.subscription_id, s.msisdn AS subscription_msisdn, s.display_name AS subscription_display_name, l.created_at, l.updated_at";
 const LICENSES: &str = "licenses l JOIN customers c ON c.id = l.customer_id LEFT JOIN subscriptions s ON s.id = l.subscription_id";
@@ -285,24 +256,11 @@ impl Store {
             q.eq("s.msisdn", m.clone());
         }
         q.visible_to("s.customer_id", f.visible_to);
-        if f.billed {
-            q.fixed("s.billing_day IS NOT NULL");
+        if f.activated {
+            q.fixed("s.activated_at IS NOT NULL");
         }
         let rows = q.fetch(&self.pool, org, after, "s.seq", limit).await?;
         Ok(Page::from_rows(rows.iter().map(subscription_row).collect::<Result<_>>()?, limit))
-    }
-
-    /// Every add-on of a subscription, oldest first.
-    pub async fn subscription_addons(&self, org: Uuid, subscription: Uuid) -> Result<Vec<AddonRow>> {
-        let rows = sqlx::query(
-            "SELECT id, subscription_id, order_id, offering_id, status, reference_id, created_at, updated_at, activated_at
-             FROM subscription_addons WHERE org_id = $1 AND subscription_id = $2 ORDER BY seq",
-        )
-        .bind(org.to_string())
-        .bind(subscription.to_string())
-        .fetch_all(&self.pool)
-        .await?;
-        rows.iter().map(addon_row).collect()
     }
 
     pub async fn license(&self, org: Uuid, id: Uuid) -> Result<Option<LicenseRow>> {
@@ -369,26 +327,6 @@ impl Store {
             .bind(s.life.binding_months)
             .bind(s.subscriber_id.to_string())
             .bind(serde_json::to_string(&s.terms).expect("terms are plain data")),
-        )
-        .await?;
-        Ok(())
-    }
-
-    pub async fn insert_subscription_addon(tx: &mut Tx, org: Uuid, a: &AddonRow) -> Result<()> {
-        tx.execute(
-            sqlx::query(
-                "INSERT INTO subscription_addons (id, org_id, subscription_id, order_id, offering_id, status, reference_id, created_at, updated_at)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
-            )
-            .bind(a.id.to_string())
-            .bind(org.to_string())
-            .bind(a.subscription_id.to_string())
-            .bind(a.order_id.to_string())
-            .bind(a.offering_id.to_string())
-            .bind(a.status.to_string())
-            .bind(&a.reference_id)
-            .bind(ts(a.created_at))
-            .bind(ts(a.updated_at)),
         )
         .await?;
         Ok(())

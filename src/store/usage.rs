@@ -215,18 +215,4 @@ impl Store {
         )
         .await
     }
-
-    /// Add-on `addon` is ACTIVE from `at`. (The add-on lifecycle moves
-    /// add-ons; until it does, the demo and the tests of usage use this.)
-    pub async fn set_addon_active(&self, org: Uuid, addon: Uuid, at: DateTime<Utc>) -> Result<()> {
-        let mut tx = self.begin().await?;
-        tx.execute(
-            sqlx::query("UPDATE subscription_addons SET status = 'ACTIVE', activated_at = $1, updated_at = $1 WHERE org_id = $2 AND id = $3")
-                .bind(ts(at))
-                .bind(org.to_string())
-                .bind(addon.to_string()),
-        )
-        .await?;
-        tx.commit().await
-    }
 }

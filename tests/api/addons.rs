@@ -1,10 +1,14 @@
 //! Add-ons on both revisions and both databases: the add-on options of a
 //! subscription, and that an order refuses an add-on exactly when the
-//! options leave it out (a property over generated catalogs).
+//! options leave it out (a property over generated catalogs); the
+//! lifecycle: ACTIVE with the subscription (INSTANT) or at first use
+//! (FIRST_USE), EXPIRED by the clock, CANCELLED with the subscription.
 
 use crate::harness::*;
 use crate::lifecycle::new_subscription;
 use crate::orders::{offering, setup};
+use crate::usage::{active, report, usage};
+use switchboard::store::UsageKind;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -50,6 +54,120 @@ async fn add_on_options_are_the_add_ons_of_the_subscriptions_category_in_the_cus
         let (_, other) = app.other_org().await;
         app.call_as(Some(&other), "GET", &format!("/subscriptions/{data}/addon-options"), None, &[]).await.assert_error(404, "subscription_not_found");
         app.call_as(None, "GET", &format!("/subscriptions/{data}/addon-options"), None, &[]).await.assert_error(401, "unauthorized");
+        app
+    })
+    .await;
+}
+
+/// Orders and submits add-ons `keys` for subscription `id`; their ids.
+async fn add(app: &TestApp, id: &str, keys: &[&str]) -> Vec<String> {
+    let lines: Vec<Value> = keys.iter().map(|k| json!({"type": "SUBSCRIPTION_ADDON", "productOfferingId": offering(app, k), "subscriptionId": id})).collect();
+    let r = app.call("POST", "/orders", Some(json!({"customerId": "rid_acme", "lineItems": lines}))).await;
+    assert_eq!(r.status, 201, "{:#}", r.body);
+    let r = app.call("POST", &format!("/orders/{}/submit", r.body["orderId"].as_str().unwrap()), None).await;
+    assert_eq!(r.status, 200, "{:#}", r.body);
+    r.body["lineItems"].as_array().unwrap().iter().map(|l| l["createdSubscriptionAddonId"].as_str().unwrap().to_string()).collect()
+}
+
+/// The add-ons of subscription `id`, by add-on id.
+async fn addons(app: &TestApp, id: &str) -> std::collections::HashMap<String, Value> {
+    let r = app.call("GET", &format!("/subscriptions/{id}/addons"), None).await;
+    assert_eq!(r.status, 200, "{:#}", r.body);
+    r.body["items"].as_array().unwrap().iter().map(|a| (a["subscriptionAddonId"].as_str().unwrap().to_string(), a.clone())).collect()
+}
+
+/// A date-time to the second.
+fn second(v: &Value) -> &str {
+    &v.as_str().unwrap_or_else(|| panic!("not a date-time: {v}"))[..19]
+}
+
+fn updated_events(events: &[(String, Value)]) -> Vec<Value> {
+    events.iter().filter(|(t, _)| t == "subscription.updated").map(|(_, d)| d.clone()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_add_on_lives_with_its_subscription_until_its_validity_runs_out() {
+    each_backend(|app| async move {
+        setup(&app).await;
+        at(&app, "2030-01-10T10:00:01Z");
+        let s = new_subscription(&app, "mobile-10gb", "ESIM", "+46701239201", false).await;
+        let ids = add(&app, &s, &["extra-data-5gb", "abroad-usa"]).await;
+        let (extra, abroad) = (&ids[0], &ids[1]);
+        let before = addons(&app, &s).await;
+        assert_eq!((&before[extra]["status"], &before[abroad]["status"]), (&json!("PENDING"), &json!("PENDING")));
+        assert!(before[extra].get("activatedAt").is_none());
+
+        // the subscription's activation activates its INSTANT add-ons, told by its own events
+        let events = app.store.event_types(app.org).await.unwrap().len();
+        let r = app.call("POST", &format!("/subscriptions/{s}/activate"), Some(json!({}))).await;
+        assert_eq!(r.status, 200, "{:#}", r.body);
+        let now = addons(&app, &s).await;
+        assert_eq!(now[extra]["status"], "ACTIVE");
+        assert_eq!(second(&now[extra]["activatedAt"]), "2030-01-10T10:00:01");
+        assert_eq!(second(&now[extra]["expiresAt"]), "2030-02-09T10:00:01", "30 validity days");
+        assert_eq!(second(&now[abroad]["expiresAt"]), "2030-01-17T10:00:01", "7 validity days");
+        let told: Vec<String> = app.store.event_types(app.org).await.unwrap().into_iter().skip(events).map(|(t, _)| t).collect();
+        assert_eq!(told, ["subscription.activated", "subscription.first_activated"]);
+
+        // seven days on, the week pass has expired for whoever reads it, and
+        // the job tells it once, dated at the expiry
+        at(&app, "2030-01-17T10:00:02Z");
+        let now = addons(&app, &s).await;
+        assert_eq!((now[abroad]["status"].as_str(), second(&now[abroad]["endedAt"])), (Some("EXPIRED"), "2030-01-17T10:00:01"));
+        assert_eq!(now[extra]["status"], "ACTIVE");
+        app.run_jobs().await;
+        let all = app.store.event_types(app.org).await.unwrap();
+        let updated = updated_events(&all[events..]);
+        assert_eq!(updated.len(), 1, "{updated:#?}");
+        let read = json_of(&app.bullfinch().subscription_view(&s.parse().unwrap()).await.unwrap().into_inner());
+        assert_eq!(updated[0], read, "the payload is the subscription as read");
+
+        // the subscription's cancellation ends the add-ons still in use; expired ones stay so
+        let r = app.call("POST", &format!("/subscriptions/{s}/cancel"), Some(json!({}))).await;
+        assert_eq!(r.status, 200, "{:#}", r.body);
+        let now = addons(&app, &s).await;
+        assert_eq!((now[extra]["status"].as_str(), second(&now[extra]["endedAt"])), (Some("CANCELLED"), "2030-01-17T10:00:02"));
+        assert_eq!(now[abroad]["status"], "EXPIRED");
+        // and a cancelled add-on does not expire later
+        at(&app, "2030-03-01T00:00:01Z");
+        app.run_jobs().await;
+        assert_eq!(addons(&app, &s).await[extra]["status"], "CANCELLED");
+        app
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_first_use_add_on_becomes_active_with_the_first_usage_and_counts_it() {
+    each_backend(|app| async move {
+        setup(&app).await;
+        // (auk, retired on 2026-12-01 by the clock, still answers now)
+        let s = active(&app, "travel-esim", "+46701239301").await;
+        let sid = s["subscriptionId"].as_str().unwrap();
+        let ids = add(&app, sid, &["travel-eu-5gb"]).await;
+        let auk = app.auk_with(&app.new_key(app.org, Some(AUK), false).await);
+        let old = json_of(&auk.subscription_addon_list(&sid.parse().unwrap()).await.unwrap().into_inner());
+        // FIRST_USE waits for usage, though the subscription is ACTIVATED
+        assert_eq!(old["items"][0]["status"], "PENDING", "{old:#}");
+        assert_eq!(old["items"][0]["productOffering"]["name"], "Europe 5 GB, 30 days");
+
+        let events = app.store.event_types(app.org).await.unwrap().len();
+        app.clock.advance(chrono::Duration::hours(2));
+        let used_at = app.clock.now();
+        report(&app, &s, "u1", UsageKind::Data, 100 * 1024, (0, None)).await;
+        let now = addons(&app, sid).await;
+        let package = &now[&ids[0]];
+        assert_eq!(package["status"], "ACTIVE");
+        let activated: chrono::DateTime<chrono::Utc> = package["activatedAt"].as_str().unwrap().parse().unwrap();
+        // (the test clock runs on from where it is set)
+        assert!(activated >= used_at && activated - used_at < chrono::Duration::seconds(5), "active from the usage's time: {activated}");
+        let u = usage(&app, &s, None).await;
+        assert_eq!(u["packages"][0]["data"], json!({"unit": "MB", "used": 100.0, "included": 5120.0, "remaining": 5020.0}));
+        let all = app.store.event_types(app.org).await.unwrap();
+        assert_eq!(updated_events(&all[events..]).len(), 1, "the activation is told");
+        // a second record activates nothing more
+        report(&app, &s, "u2", UsageKind::Data, 1024, (0, None)).await;
+        assert_eq!(updated_events(&app.store.event_types(app.org).await.unwrap()[events..]).len(), 1);
         app
     })
     .await;

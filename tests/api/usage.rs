@@ -15,7 +15,7 @@ use switchboard::store::{UsageKind, UsageRecord};
 const AUK: &str = "2026-08-21.auk";
 
 /// Bought for Acme and activated now: the subscription.
-async fn active(app: &TestApp, offering_key: &str, msisdn: &str) -> Value {
+pub async fn active(app: &TestApp, offering_key: &str, msisdn: &str) -> Value {
     let r = app
         .call("POST", "/subscriptions", Some(json!({"customerId": "rid_acme", "productOfferingId": offering(app, offering_key),
                                                       "subscription": {"simType": "ESIM", "msisdn": msisdn}})))
@@ -28,7 +28,7 @@ async fn active(app: &TestApp, offering_key: &str, msisdn: &str) -> Value {
 }
 
 /// Reports usage of `s` on the network's feed and lets the job record it.
-async fn report(app: &TestApp, s: &Value, id: &str, kind: UsageKind, quantity: i64, extra: (i64, Option<&str>)) {
+pub async fn report(app: &TestApp, s: &Value, id: &str, kind: UsageKind, quantity: i64, extra: (i64, Option<&str>)) {
     let record = UsageRecord {
         record_id: id.into(),
         kind,
@@ -41,7 +41,7 @@ async fn report(app: &TestApp, s: &Value, id: &str, kind: UsageKind, quantity: i
     app.run_jobs().await;
 }
 
-async fn usage(app: &TestApp, s: &Value, date: Option<&str>) -> Value {
+pub async fn usage(app: &TestApp, s: &Value, date: Option<&str>) -> Value {
     let id = s["subscriptionId"].as_str().unwrap().parse().unwrap();
     let date = date.map(|d| d.parse().unwrap());
     json_of(&app.bullfinch().subscription_usage_view(&id, date.as_ref()).await.unwrap().into_inner())
@@ -142,10 +142,9 @@ async fn packages_take_what_the_allowance_cannot_and_credit_pays_calls_abroad() 
         let order = r.body["orderId"].as_str().unwrap();
         let done = app.call("POST", &format!("/orders/{order}/submit"), Some(json!({}))).await;
         assert_eq!(done.status, 200, "{:#}", done.body);
-        // (the add-on lifecycle activates add-ons; here the store does)
-        for line in done.body["lineItems"].as_array().unwrap() {
-            app.store.set_addon_active(app.org, line["createdSubscriptionAddonId"].as_str().unwrap().parse().unwrap(), app.clock.now()).await.unwrap();
-        }
+        // INSTANT add-ons of an ACTIVATED subscription are ACTIVE at once
+        let addons = app.call("GET", &format!("/subscriptions/{sid}/addons"), None).await;
+        assert!(addons.body["items"].as_array().unwrap().iter().all(|a| a["status"] == "ACTIVE"), "{:#}", addons.body);
 
         // 11 GB: 10 GB included, 1 GB from the 5 GB package
         report(&app, &s, "d1", UsageKind::Data, 11 * 1024 * 1024, (0, None)).await;

@@ -10565,9 +10565,29 @@ pub mod types {
     ///An add-on (extra data, abroad package, ...) attached to a subscription.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct SubscriptionAddon {
+        ///When it became ACTIVE: with its subscription's activation (INSTANT add-ons, or at once when ordered for an ACTIVATED subscription), or at the first usage the network reports (FIRST_USE).
+        #[serde(
+            rename = "activatedAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub activated_at: ::std::option::Option<
+            ::chrono::DateTime<::chrono::offset::Utc>,
+        >,
         ///When it was created.
         #[serde(rename = "createdAt")]
         pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///When it became CANCELLED or EXPIRED.
+        #[serde(
+            rename = "endedAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub ended_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        ///Until when it is valid: activatedAt plus its product's validityDays. Absent for an add-on without validityDays.
+        #[serde(
+            rename = "expiresAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub expires_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
         ///The offering's group.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub group: ::std::option::Option<ProductOfferingGroup>,
@@ -10783,7 +10803,7 @@ pub mod types {
                 })
         }
     }
-    ///PENDING: ordered, not yet provisioned. ACTIVE: in use. CANCELLED: ended before its term. EXPIRED: its term ran out.
+    ///PENDING: ordered, not yet in use. ACTIVE: in use (its allowances count in the subscription's usage). CANCELLED: ended before its term (with its subscription). EXPIRED: its validityDays ran out.
     #[derive(
         ::serde::Deserialize,
         ::serde::Serialize,

@@ -104,20 +104,6 @@ pub async fn shown(caller: &Caller, offerings: &mut Offerings, row: &Subscriptio
     to_wire(row, offering, pending)
 }
 
-pub fn addon_to_wire(row: &AddonRow, offering: wire::ProductOffering) -> Result<wire::SubscriptionAddon> {
-    Ok(wire::SubscriptionAddon {
-        subscription_addon_id: row.id,
-        subscription_id: row.subscription_id,
-        reference_id: row.reference_id.clone(),
-        group: offering.group.clone(),
-        product_offering: catalog::summary(offering),
-        status: row.status,
-        order_id: Some(row.order_id),
-        created_at: row.created_at,
-        updated_at: row.updated_at,
-    })
-}
-
 /// The subscription named by `key` (id or `rid_`), if the caller sees its
 /// customer; else 404 as if it did not exist. A move scheduled for a time
 /// that has passed is done first: a read shows it done.
@@ -152,7 +138,7 @@ pub async fn list(caller: &Caller, q: SubscriptionListQuery) -> Result<wire::Sub
         types: q.type_,
         msisdn: q.msisdn,
         visible_to: caller.viewer(),
-        billed: false,
+        activated: false,
     };
     let page = caller.store.subscriptions(caller.org, &filter, after, limit_or_default(q.limit)).await?;
     let mut offerings = Offerings::default();
@@ -161,12 +147,6 @@ pub async fn list(caller: &Caller, q: SubscriptionListQuery) -> Result<wire::Sub
         items.push(shown(caller, &mut offerings, row).await?);
     }
     Ok(wire::SubscriptionList { items, pagination: wire::Pagination { next_cursor: page.next.map(Cursor::encode) } })
-}
-
-pub async fn addons(caller: &Caller, key: &str) -> Result<wire::SubscriptionAddonList> {
-    let subscription = find(caller, key).await?;
-    let rows = caller.store.subscription_addons(caller.org, subscription.id).await?;
-    Ok(wire::SubscriptionAddonList { items: Offerings::attach(caller, &rows, |a| a.offering_id, addon_to_wire).await? })
 }
 
 /// What a submitted SUBSCRIPTION line creates: a PENDING subscription of
@@ -210,21 +190,30 @@ pub async fn create_pending(
     to_wire(&row, offering_wire, None)
 }
 
-/// What a submitted SUBSCRIPTION_ADDON line creates: a PENDING add-on of
-/// `subscription`. Its id.
-pub async fn create_pending_addon(tx: &mut Tx, org: Uuid, subscription: Uuid, order_id: Uuid, offering: Uuid, now: DateTime<Utc>) -> Result<Uuid> {
-    let row = AddonRow {
+/// What a submitted SUBSCRIPTION_ADDON line creates: an add-on of
+/// `parent` on `offering`, PENDING, or ACTIVE at once when it is INSTANT
+/// and `parent` is ACTIVATED (with the job of its expiry). Its id.
+pub async fn create_addon(tx: &mut Tx, org: Uuid, parent: &SubscriptionRow, order_id: Uuid, offering: &OfferingRow, now: DateTime<Utc>) -> Result<Uuid> {
+    let pending = AddonRow {
         id: crate::domain::new_id(),
-        subscription_id: subscription,
+        subscription_id: parent.id,
         order_id,
-        offering_id: offering,
+        offering_id: offering.id,
         status: SubscriptionAddonStatus::Pending,
         reference_id: None,
         created_at: now,
         updated_at: now,
         activated_at: None,
+        expires_at: None,
+        cancelled_at: None,
+        ended_at: None,
+        pending: None,
     };
+    let row = crate::domain::addons::lifecycle::created(parent, offering, pending, now);
     Store::insert_subscription_addon(tx, org, &row).await?;
+    if let Some(due) = row.due_at() {
+        Store::schedule_job(tx, crate::store::JobKind::AddonScheduled, &row.id.to_string(), Some(org), due, now).await?;
+    }
     Ok(row.id)
 }
 

@@ -29,9 +29,11 @@ pub fn period_of(day: u32, date: NaiveDate) -> (NaiveDate, NaiveDate) {
     (start, cycle_end(start, 1, day))
 }
 
-/// The day of the month `s`'s periods begin on.
-fn period_day(s: &SubscriptionRow) -> u32 {
-    s.life.billing_day.unwrap_or(s.created_at.day())
+/// The day of the month `s`'s periods begin on: its billing day; for a
+/// one-time price (no billing cycles) the day of its first activation;
+/// before that the day it was created.
+pub fn period_day(s: &SubscriptionRow) -> u32 {
+    s.life.billing_day.or(s.life.activated_at.map(|a| a.day())).unwrap_or(s.created_at.day())
 }
 
 /// What an offering's product includes each period, in the units usage
@@ -84,7 +86,8 @@ impl Package {
 /// countries and no allowance, calling credit (the offering's price in the
 /// subscription's currency), oldest first; read in `tx` when recording.
 pub async fn packages(store: &Store, tx: Option<&mut Tx>, org: Uuid, s: &SubscriptionRow) -> Result<Vec<Package>> {
-    let addons = store.subscription_addons(org, s.id).await?;
+    let mut tx = tx;
+    let addons = store.subscription_addons(tx.as_deref_mut(), org, s.id).await?;
     let used = store.package_usage(tx, org, s.id).await?;
     let mut out = vec![];
     for a in addons.into_iter().filter(|a| a.status == SubscriptionAddonStatus::Active) {
@@ -224,7 +227,7 @@ pub async fn list(caller: &Caller, q: SubscriptionUsageListQuery) -> Result<wire
     let filter = SubscriptionFilter {
         customers: customers::find_all(caller, &q.customer_id).await?,
         visible_to: caller.viewer(),
-        billed: true,
+        activated: true,
         ..SubscriptionFilter::default()
     };
     let page = caller.store.subscriptions(caller.org, &filter, after, limit_or_default(q.limit)).await?;

@@ -1,0 +1,208 @@
+//! The add-on lifecycle: its transition table, and what happens to an
+//! add-on without being asked: it becomes ACTIVE with its subscription
+//! (INSTANT) or at the first usage the network reports (FIRST_USE),
+//! EXPIRED when its product's validityDays run out, and CANCELLED when its
+//! subscription ends. Each change is written in the transaction that
+//! causes it, with the job of what it has due next.
+
+use crate::domain::Caller;
+use crate::domain::states::{Operation, Table};
+use crate::error::{Error, InternalCode, Result};
+use crate::store::{AddonRow, JobKind, OfferingRow, Store, SubscriptionRow, Tx};
+use crate::wire::latest::{ActivationType, SubscriptionAddonStatus as Status, SubscriptionStatus};
+use chrono::{DateTime, Duration, Utc};
+use uuid::Uuid;
+
+/// What moves an add-on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AddonOp {
+    /// its subscription is ACTIVATED (an INSTANT add-on)
+    SubscriptionActive,
+    /// the network reports the subscription's first usage (a FIRST_USE add-on)
+    FirstUse,
+    /// its product's validityDays run out
+    ValidityEnds,
+    /// its subscription is CANCELLED
+    SubscriptionEnds,
+}
+
+impl Operation for AddonOp {
+    fn name(self) -> &'static str {
+        match self {
+            AddonOp::SubscriptionActive => "its subscription is ACTIVATED (INSTANT add-ons)",
+            AddonOp::FirstUse => "the network reports usage (FIRST_USE add-ons)",
+            AddonOp::ValidityEnds => "its validityDays run out",
+            AddonOp::SubscriptionEnds => "its subscription is CANCELLED",
+        }
+    }
+
+    fn done(self) -> &'static str {
+        match self {
+            AddonOp::SubscriptionActive | AddonOp::FirstUse => "activated",
+            AddonOp::ValidityEnds => "expired",
+            AddonOp::SubscriptionEnds => "ended",
+        }
+    }
+
+    fn requested(self) -> bool {
+        false
+    }
+}
+
+pub const ADDON: Table<Status, AddonOp> = Table {
+    resource: "add-on",
+    states: &[Status::Pending, Status::Active, Status::Cancelled, Status::Expired],
+    moves: &[
+        (AddonOp::SubscriptionActive, &[Status::Pending], Status::Active),
+        (AddonOp::FirstUse, &[Status::Pending], Status::Active),
+        (AddonOp::ValidityEnds, &[Status::Active], Status::Expired),
+        (AddonOp::SubscriptionEnds, &[Status::Pending, Status::Active], Status::Cancelled),
+    ],
+    refused: |s| match s {
+        Status::Pending => InternalCode::AddonPending,
+        Status::Active => InternalCode::AddonActive,
+        Status::Cancelled => InternalCode::AddonCancelled,
+        Status::Expired => InternalCode::AddonExpired,
+    },
+};
+
+/// How an add-on of `offering` becomes ACTIVE (INSTANT unless its product
+/// says FIRST_USE).
+pub fn activation(offering: &OfferingRow) -> ActivationType {
+    offering.product.features.as_ref().and_then(|f| f.activation_type).unwrap_or(ActivationType::Instant)
+}
+
+/// `a` after `op` at `at`, or None where the table has no such move.
+fn moved(a: &AddonRow, offering: &OfferingRow, op: AddonOp, at: DateTime<Utc>) -> Option<AddonRow> {
+    let mut after = a.clone();
+    after.status = ADDON.target(op, a.status)?;
+    after.updated_at = at.max(a.updated_at);
+    match after.status {
+        Status::Active => {
+            let days = offering.product.features.as_ref().and_then(|f| f.validity_days);
+            after.activated_at = Some(at);
+            after.expires_at = days.map(|d| at + Duration::days(d.into()));
+        }
+        Status::Cancelled | Status::Expired => {
+            after.ended_at = Some(if op == AddonOp::ValidityEnds { a.expires_at.unwrap_or(at) } else { at });
+            after.pending = None;
+        }
+        Status::Pending => {}
+    }
+    Some(after)
+}
+
+/// Writes `after` over `before` in `tx`, with the job of what it has due
+/// next; false when another writer moved it first.
+async fn write(tx: &mut Tx, org: Uuid, before: &AddonRow, after: &AddonRow, now: DateTime<Utc>) -> Result<bool> {
+    if !Store::update_addon(tx, org, after, before).await? {
+        return Ok(false);
+    }
+    if let Some(due) = after.due_at().filter(|d| before.due_at() != Some(*d)) {
+        Store::schedule_job(tx, JobKind::AddonScheduled, &after.id.to_string(), Some(org), due, now).await?;
+    }
+    Ok(true)
+}
+
+async fn offering_of(store: &Store, org: Uuid, a: &AddonRow) -> Result<OfferingRow> {
+    store.offering(org, a.offering_id).await?.ok_or_else(|| Error::Internal(format!("offering {} vanished", a.offering_id)))
+}
+
+/// Moves by `op` at `at` every add-on of `subscription` the table moves
+/// (of those activating, only the add-ons activated `by`), in `tx`; how
+/// many moved.
+#[allow(clippy::too_many_arguments)]
+async fn move_all(store: &Store, tx: &mut Tx, org: Uuid, subscription: Uuid, op: AddonOp, by: Option<ActivationType>, at: DateTime<Utc>, now: DateTime<Utc>) -> Result<usize> {
+    let mut moved_count = 0;
+    for a in store.subscription_addons(Some(tx), org, subscription).await? {
+        if ADDON.target(op, a.status).is_none() {
+            continue;
+        }
+        let offering = offering_of(store, org, &a).await?;
+        if by.is_some_and(|by| activation(&offering) != by) {
+            continue;
+        }
+        let after = moved(&a, &offering, op, at).expect("the table moves it");
+        if !write(tx, org, &a, &after, now).await? {
+            return Err(Error::concurrent_conflict());
+        }
+        moved_count += 1;
+    }
+    Ok(moved_count)
+}
+
+/// In the transaction of a move of the subscription from `before` to
+/// `after` at `at`: its add-ons follow it. Told by the subscription's own
+/// event.
+pub async fn follow(store: &Store, tx: &mut Tx, org: Uuid, before: SubscriptionStatus, after: &SubscriptionRow, at: DateTime<Utc>, now: DateTime<Utc>) -> Result<()> {
+    let id = after.id;
+    match after.status {
+        SubscriptionStatus::Activated if before != SubscriptionStatus::Activated => {
+            move_all(store, tx, org, id, AddonOp::SubscriptionActive, Some(ActivationType::Instant), at, now).await?;
+        }
+        SubscriptionStatus::Cancelled if before != SubscriptionStatus::Cancelled => {
+            move_all(store, tx, org, id, AddonOp::SubscriptionEnds, None, at, now).await?;
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// In the transaction recording usage of `subscription` at `at`: its
+/// PENDING FIRST_USE add-ons become ACTIVE from then. Whether any did.
+pub async fn first_use(store: &Store, tx: &mut Tx, org: Uuid, subscription: &SubscriptionRow, at: DateTime<Utc>, now: DateTime<Utc>) -> Result<bool> {
+    if subscription.status != SubscriptionStatus::Activated {
+        return Ok(false);
+    }
+    Ok(move_all(store, tx, org, subscription.id, AddonOp::FirstUse, Some(ActivationType::FirstUse), at, now).await? > 0)
+}
+
+/// The state a new add-on of `offering` starts in on `parent`: ACTIVE
+/// from `now` for an INSTANT add-on of an ACTIVATED subscription.
+pub fn created(parent: &SubscriptionRow, offering: &OfferingRow, mut a: AddonRow, now: DateTime<Utc>) -> AddonRow {
+    if parent.status == SubscriptionStatus::Activated && activation(offering) == ActivationType::Instant {
+        a = moved(&a, offering, AddonOp::SubscriptionActive, now).expect("a new add-on is PENDING");
+    }
+    a
+}
+
+/// Add-on `id` of `org` with what was due by the caller's now done: its
+/// validity ending, dated then, with `subscription.updated` on the parent.
+/// Safe to run again (the add-on.scheduled job, and reads).
+pub async fn apply_if_due(caller: &Caller, a: AddonRow) -> Result<AddonRow> {
+    let Some(due) = a.due_at().filter(|d| *d <= caller.now) else { return Ok(a) };
+    let offering = offering_of(&caller.store, caller.org, &a).await?;
+    let Some(after) = moved(&a, &offering, AddonOp::ValidityEnds, due) else { return Ok(a) };
+    let parent = caller.store.subscription(caller.org, &crate::store::IdOrRef::Id(a.subscription_id)).await?;
+    let parent = parent.ok_or_else(|| Error::Internal(format!("subscription {} vanished", a.subscription_id)))?;
+    let mut tx = caller.store.begin().await?;
+    if !write(&mut tx, caller.org, &a, &after, caller.now).await? {
+        drop(tx);
+        // moved meanwhile: what it is now
+        return caller.store.addon(caller.org, a.id).await?.ok_or_else(|| Error::Internal(format!("add-on {} vanished", a.id)));
+    }
+    let shown = crate::domain::subscriptions::shown(caller, &mut Default::default(), &parent).await?;
+    crate::events::record(&mut tx, caller.org, due, &crate::events::Event::SubscriptionUpdated(shown)).await?;
+    tx.commit().await?;
+    Ok(after)
+}
+
+/// The add-on.scheduled job: add-on `id` of `org` with what is due by
+/// `now` done.
+pub async fn run(store: &Store, org: Uuid, id: Uuid, now: DateTime<Utc>) -> Result<()> {
+    let Some(a) = store.addon(org, id).await? else { return Ok(()) };
+    let caller = Caller { store: store.clone(), org, api_key_id: Uuid::nil(), user: None, now };
+    apply_if_due(&caller, a).await.map(drop)
+}
+
+#[cfg(test)]
+mod tests {
+    /// The Subscription Add-ons tag of every document publishes this table.
+    #[test]
+    fn the_documents_publish_the_table() {
+        for document in crate::api::routes::DOCUMENTS {
+            let tag = crate::domain::states::tag_description(document, "Subscription Add-ons");
+            assert!(tag.contains(&super::ADDON.markdown()), "the Subscription Add-ons tag lacks the table:\n{}", super::ADDON.markdown());
+        }
+    }
+}

@@ -1,0 +1,45 @@
+//! What a subscription or an add-on has due falls due (a delayed
+//! activation completes, a cancellation takes effect, a scheduled offering
+//! change, a renewal; an add-on's validity runs out) and tells so, even
+//! when nobody reads it. Scheduled for the next due time with every write
+//! that changes it; when it runs the work may have been done by a read, or
+//! withdrawn, and then nothing happens.
+
+use super::{Outcome, Worker};
+use crate::domain::{addons, subscriptions};
+use crate::error::Result;
+use crate::store::{JobKind, Store};
+use chrono::{DateTime, Utc};
+use futures::future::BoxFuture;
+use std::sync::Arc;
+use uuid::Uuid;
+
+/// Does what is due by a time for one subject (org, id) of `kind`.
+type Run = fn(Store, Uuid, Uuid, DateTime<Utc>) -> BoxFuture<'static, Result<()>>;
+
+fn worker(kind: JobKind, run: Run) -> Worker {
+    Worker {
+        kind,
+        lease: chrono::Duration::seconds(60),
+        batch: 16,
+        run: Arc::new(move |store, clock, job| {
+            Box::pin(async move {
+                let (Some(org), Ok(id)) = (job.org, job.subject.parse()) else { return Outcome::Done };
+                match run(store, org, id, clock.now()).await {
+                    Ok(()) => Outcome::Done,
+                    Err(e) => Outcome::Retry { after: chrono::Duration::seconds(60), error: e.to_string() },
+                }
+            })
+        }),
+    }
+}
+
+/// subscription.scheduled (subject: a subscription's id)
+pub fn subscriptions() -> Worker {
+    worker(JobKind::SubscriptionScheduled, |store, org, id, now| Box::pin(async move { subscriptions::scheduled::run(&store, org, id, now).await }))
+}
+
+/// addon.scheduled (subject: an add-on's id)
+pub fn addons() -> Worker {
+    worker(JobKind::AddonScheduled, |store, org, id, now| Box::pin(async move { addons::lifecycle::run(&store, org, id, now).await }))
+}
