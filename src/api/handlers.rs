@@ -272,6 +272,31 @@ impl SwitchboardApi for Handlers {
         read(&rqctx, headers, |c| async move { Ok(addons::list(&c, &path.into_inner().subscription_id).await?) }).await
     }
 
+    async fn subscription_addon_create(
+        rqctx: RequestContext<Context>,
+        path: Path<params::SubscriptionAddonCreatePath>,
+        headers: HeaderParams<params::SubscriptionAddonCreateHeaders>,
+        body: JsonBody<types::CreateSubscriptionAddonsRequest>,
+    ) -> Result<HttpResponseCreated<types::SubscriptionAddonList>> {
+        let expiry = chrono::Duration::seconds(rqctx.context().settings.order_expiry_seconds.into());
+        let subscription = path.into_inner().subscription_id;
+        handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move {
+            Ok(HttpResponseCreated(addons::add::add(&c, &subscription, body, expiry).await?))
+        })
+        .await
+    }
+
+    async fn subscription_addon_cancel(
+        rqctx: RequestContext<Context>,
+        path: Path<params::SubscriptionAddonCancelPath>,
+        headers: HeaderParams<params::SubscriptionAddonCancelHeaders>,
+        body: JsonBody<types::CancelSubscriptionAddonsRequest>,
+    ) -> Result<HttpResponseOk<types::SubscriptionAddonList>> {
+        let subscription = path.into_inner().subscription_id;
+        handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move { Ok(HttpResponseOk(addons::cancel::cancel(&c, &subscription, body).await?)) })
+            .await
+    }
+
     async fn subscription_addon_options(
         rqctx: RequestContext<Context>,
         path: Path<params::SubscriptionAddonOptionsPath>,

@@ -2,7 +2,8 @@
 //! subscription, and that an order refuses an add-on exactly when the
 //! options leave it out (a property over generated catalogs); the
 //! lifecycle: ACTIVE with the subscription (INSTANT) or at first use
-//! (FIRST_USE), EXPIRED by the clock, CANCELLED with the subscription.
+//! (FIRST_USE), EXPIRED by the clock, CANCELLED with the subscription;
+//! adding add-ons directly, and cancelling them now or at period end.
 
 use crate::harness::*;
 use crate::lifecycle::new_subscription;
@@ -168,6 +169,117 @@ async fn a_first_use_add_on_becomes_active_with_the_first_usage_and_counts_it() 
         // a second record activates nothing more
         report(&app, &s, "u2", UsageKind::Data, 1024, (0, None)).await;
         assert_eq!(updated_events(&app.store.event_types(app.org).await.unwrap()[events..]).len(), 1);
+        app
+    })
+    .await;
+}
+
+/// POST /subscriptions/{id}/addons/cancel by the key alone.
+async fn cancel(app: &TestApp, id: &str, addons: &[&String], at_period_end: bool) -> Raw {
+    app.call("POST", &format!("/subscriptions/{id}/addons/cancel"), Some(json!({"subscriptionAddonIds": addons, "atPeriodEnd": at_period_end}))).await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn add_ons_are_added_directly_and_cancelled_now_or_at_the_end_of_their_period() {
+    each_backend(|app| async move {
+        setup(&app).await;
+        let pending = new_subscription(&app, "mobile-10gb", "ESIM", "+46701239401", false).await;
+        // bought as an order is, once per idempotency key
+        let body = json!({"addons": [{"productOfferingId": offering(&app, "extra-data-5gb")}, {"productOfferingId": offering(&app, "abroad-usa")}]});
+        let key = [("X-Idempotency-Key", "add-1")];
+        let path = format!("/subscriptions/{pending}/addons");
+        let first = app.call_as(Some(&app.key), "POST", &path, Some(body.clone()), &key).await;
+        assert_eq!(first.status, 201, "{:#}", first.body);
+        let again = app.call_as(Some(&app.key), "POST", &path, Some(body), &key).await;
+        assert_eq!((again.status, &again.body), (201, &first.body), "a replay");
+        let items = first.body["items"].as_array().unwrap();
+        assert_eq!(items.iter().map(|a| a["status"].as_str().unwrap()).collect::<Vec<_>>(), ["PENDING", "PENDING"]);
+        let order = app.call("GET", &format!("/orders/{}", items[0]["orderId"].as_str().unwrap()), None).await;
+        assert_eq!((order.body["status"].as_str(), order.body["lineItems"].as_array().unwrap().len()), (Some("SUBMITTED"), 2), "{:#}", order.body);
+        assert_eq!(addons(&app, &pending).await.len(), 2, "once");
+        let (extra, abroad) = (items[0]["subscriptionAddonId"].as_str().unwrap().to_string(), items[1]["subscriptionAddonId"].as_str().unwrap().to_string());
+        let refused = app.call("POST", &path, Some(json!({"addons": [{"productOfferingId": offering(&app, "travel-eu-5gb")}]}))).await;
+        refused.assert_error(409, "order_validation_failed");
+        assert_eq!(refused.details(), [("addons[0].productOfferingId".to_string(), "addon_not_allowed".to_string())]);
+        let (_, other) = app.other_org().await;
+        app.call_as(Some(&other), "POST", &path, Some(json!({"addons": [{"productOfferingId": offering(&app, "extra-data-5gb")}]})), &[])
+            .await
+            .assert_error(404, "subscription_not_found");
+
+        // a PENDING add-on has no period: cancelled now only
+        cancel(&app, &pending, &[&abroad], true).await.assert_error(409, "addon_pending");
+        let r = cancel(&app, &pending, &[&abroad], false).await;
+        assert_eq!((r.status, r.body["items"][0]["status"].as_str()), (200, Some("CANCELLED")), "{:#}", r.body);
+
+        // on an ACTIVATED subscription an INSTANT add-on is ACTIVE at once
+        let r = app.call("POST", &format!("/subscriptions/{pending}/activate"), Some(json!({}))).await;
+        assert_eq!(r.status, 200, "{:#}", r.body);
+        let s = pending;
+        let more = app.call("POST", &format!("/subscriptions/{s}/addons"), Some(json!({"addons": [{"productOfferingId": offering(&app, "abroad-usa")}]}))).await;
+        assert_eq!((more.status, more.body["items"][0]["status"].as_str()), (201, Some("ACTIVE")), "{:#}", more.body);
+        let week = more.body["items"][0]["subscriptionAddonId"].as_str().unwrap().to_string();
+
+        // at period end: ACTIVE until its expiry, told now by subscription.updated
+        let events = app.store.event_types(app.org).await.unwrap().len();
+        let request: bullfinch::types::CancelSubscriptionAddonsRequest = serde_json::from_value(json!({"subscriptionAddonIds": [extra], "atPeriodEnd": true})).unwrap();
+        let later = app.bullfinch().subscription_addon_cancel(&s.parse().unwrap(), None, &request).await.unwrap().into_inner();
+        let later = json_of(&later.items[0]);
+        assert_eq!((later["status"].as_str(), later["pendingStatus"].as_str()), (Some("ACTIVE"), Some("CANCELLED")), "{later:#}");
+        assert_eq!(later["pendingStatusAt"], later["expiresAt"]);
+        assert!(later["cancelledAt"].is_string());
+        let all = app.store.event_types(app.org).await.unwrap();
+        assert_eq!(updated_events(&all[events..]).len(), 1);
+        // auk shows the same (auk retires on 2026-12-01 by the clock)
+        let auk = app.auk_with(&app.new_key(app.org, Some(AUK), false).await);
+        let old = json_of(&auk.subscription_addon_list(&s.parse().unwrap()).await.unwrap().into_inner());
+        assert_eq!(old["items"][0]["pendingStatus"], "CANCELLED", "{old:#}");
+
+        // all or none: one refused add-on refuses the request
+        cancel(&app, &s, &[&week, &abroad], false).await.assert_error(409, "addon_cancelled");
+        assert_eq!(addons(&app, &s).await[&week]["status"], "ACTIVE");
+        cancel(&app, &s, &[&week, &week], false).await.assert_error(400, "validation_failed");
+        let stranger = uuid::Uuid::new_v4().to_string();
+        cancel(&app, &s, &[&stranger], false).await.assert_error(404, "subscription_addon_not_found");
+
+        // the week pass expires; the data package is cancelled at its period's end
+        app.clock.advance(chrono::Duration::days(31));
+        app.run_jobs().await;
+        let now = addons(&app, &s).await;
+        assert_eq!(now[&week]["status"], "EXPIRED");
+        assert_eq!((now[&extra]["status"].as_str(), &now[&extra]["endedAt"]), (Some("CANCELLED"), &later["pendingStatusAt"]), "{:#}", now[&extra]);
+        assert!(now[&extra].get("pendingStatus").is_none());
+        app
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn members_read_managers_add_admins_cancel() {
+    each_backend(|app| async move {
+        setup(&app).await;
+        let s = new_subscription(&app, "mobile-10gb", "ESIM", "+46701239501", false).await;
+        let mut tokens = std::collections::HashMap::new();
+        for role in ["MEMBER", "MANAGER", "ADMIN"] {
+            let email = format!("{}@acme.example", role.to_lowercase());
+            let r = app.call("POST", "/users", Some(json!({"name": role, "email": email, "customerId": "rid_acme", "role": role}))).await;
+            assert_eq!(r.status, 201, "{:#}", r.body);
+            tokens.insert(role, format!("Bearer {}", app.login(&email, Some(&app.key)).await));
+        }
+        let as_user = |role: &'static str, method: &'static str, op: &'static str, body: Option<Value>| {
+            let auth = tokens[role].clone();
+            let (app, s) = (&app, s.clone());
+            async move { app.call_as(Some(&app.key), method, &format!("/subscriptions/{s}/{op}"), body, &[("Authorization", auth.as_str())]).await }
+        };
+        let add = json!({"addons": [{"productOfferingId": offering(&app, "extra-data-5gb")}]});
+        for op in ["addons", "addon-options"] {
+            assert_eq!(as_user("MEMBER", "GET", op, None).await.status, 200);
+        }
+        as_user("MEMBER", "POST", "addons", Some(add.clone())).await.assert_error(403, "insufficient_role");
+        let added = as_user("MANAGER", "POST", "addons", Some(add)).await;
+        assert_eq!(added.status, 201, "{:#}", added.body);
+        let cancel = json!({"subscriptionAddonIds": [added.body["items"][0]["subscriptionAddonId"]]});
+        as_user("MANAGER", "POST", "addons/cancel", Some(cancel.clone())).await.assert_error(403, "insufficient_role");
+        assert_eq!(as_user("ADMIN", "POST", "addons/cancel", Some(cancel)).await.status, 200);
         app
     })
     .await;

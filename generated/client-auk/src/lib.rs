@@ -1124,6 +1124,16 @@ pub mod types {
         ///Length of the binding period.
         pub duration: Duration,
     }
+    ///Which add-ons of the subscription to cancel, and when.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct CancelSubscriptionAddonsRequest {
+        ///Cancel each at the end of its period instead of now: its expiresAt, or else its subscription's renewsOn (at 00:00 UTC); it stays ACTIVE with pendingStatus CANCELLED until then. Without such an end it is cancelled now. A PENDING add-on has no period (409 addon_pending): cancel it now.
+        #[serde(rename = "atPeriodEnd", default)]
+        pub at_period_end: bool,
+        ///The add-ons, each of this subscription (404 subscription_addon_not_found otherwise).
+        #[serde(rename = "subscriptionAddonIds")]
+        pub subscription_addon_ids: ::std::vec::Vec<::uuid::Uuid>,
+    }
     ///Cancelling a subscription: now, or at a later date.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     pub struct CancelSubscriptionRequest {
@@ -1874,6 +1884,12 @@ pub mod types {
                     <D::Error as ::serde::de::Error>::custom(e.to_string())
                 })
         }
+    }
+    ///Add-ons to give a subscription, bought as an order's SUBSCRIPTION_ADDON lines are.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct CreateSubscriptionAddonsRequest {
+        ///The add-ons, in order.
+        pub addons: ::std::vec::Vec<NewSubscriptionAddon>,
     }
     ///A subscription bought directly: what a one-line order would buy, submitted at once.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -5525,6 +5541,72 @@ pub mod types {
         ///The SIM the subscription gets.
         #[serde(rename = "simType")]
         pub sim_type: SimCardType,
+    }
+    ///One add-on to give a subscription.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct NewSubscriptionAddon {
+        ///The add-on offering: one of GET /subscriptions/{subscriptionId}/addon-options.
+        #[serde(rename = "productOfferingId")]
+        pub product_offering_id: NewSubscriptionAddonProductOfferingId,
+    }
+    ///The add-on offering: one of GET /subscriptions/{subscriptionId}/addon-options.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct NewSubscriptionAddonProductOfferingId(::std::string::String);
+    impl ::std::ops::Deref for NewSubscriptionAddonProductOfferingId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<NewSubscriptionAddonProductOfferingId>
+    for ::std::string::String {
+        fn from(value: NewSubscriptionAddonProductOfferingId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for NewSubscriptionAddonProductOfferingId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 100usize {
+                return Err("longer than 100 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for NewSubscriptionAddonProductOfferingId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for NewSubscriptionAddonProductOfferingId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for NewSubscriptionAddonProductOfferingId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
     }
     ///Shown instead of the number.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
@@ -10573,6 +10655,14 @@ pub mod types {
         pub activated_at: ::std::option::Option<
             ::chrono::DateTime<::chrono::offset::Utc>,
         >,
+        ///When its cancellation was asked for (POST .../addons/cancel, or its subscription's cancellation).
+        #[serde(
+            rename = "cancelledAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub cancelled_at: ::std::option::Option<
+            ::chrono::DateTime<::chrono::offset::Utc>,
+        >,
         ///When it was created.
         #[serde(rename = "createdAt")]
         pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
@@ -10597,6 +10687,20 @@ pub mod types {
             skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub order_id: ::std::option::Option<::uuid::Uuid>,
+        ///The state it moves to at pendingStatusAt: CANCELLED while a cancellation at the end of its period is scheduled. Absent when nothing is scheduled.
+        #[serde(
+            rename = "pendingStatus",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub pending_status: ::std::option::Option<SubscriptionAddonStatus>,
+        ///When pendingStatus takes effect.
+        #[serde(
+            rename = "pendingStatusAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub pending_status_at: ::std::option::Option<
+            ::chrono::DateTime<::chrono::offset::Utc>,
+        >,
         ///The offering it was bought as.
         #[serde(rename = "productOffering")]
         pub product_offering: ProductOfferingSummary,
@@ -10617,6 +10721,242 @@ pub mod types {
         ///When it last changed.
         #[serde(rename = "updatedAt")]
         pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    }
+    ///`SubscriptionAddonCancelSubscriptionId`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionAddonCancelSubscriptionId(::std::string::String);
+    impl ::std::ops::Deref for SubscriptionAddonCancelSubscriptionId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionAddonCancelSubscriptionId>
+    for ::std::string::String {
+        fn from(value: SubscriptionAddonCancelSubscriptionId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionAddonCancelSubscriptionId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 260usize {
+                return Err("longer than 260 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriptionAddonCancelSubscriptionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for SubscriptionAddonCancelSubscriptionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscriptionAddonCancelSubscriptionId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`SubscriptionAddonCancelXIdempotencyKey`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionAddonCancelXIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for SubscriptionAddonCancelXIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionAddonCancelXIdempotencyKey>
+    for ::std::string::String {
+        fn from(value: SubscriptionAddonCancelXIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionAddonCancelXIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 256usize {
+                return Err("longer than 256 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriptionAddonCancelXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for SubscriptionAddonCancelXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscriptionAddonCancelXIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`SubscriptionAddonCreateSubscriptionId`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionAddonCreateSubscriptionId(::std::string::String);
+    impl ::std::ops::Deref for SubscriptionAddonCreateSubscriptionId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionAddonCreateSubscriptionId>
+    for ::std::string::String {
+        fn from(value: SubscriptionAddonCreateSubscriptionId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionAddonCreateSubscriptionId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 260usize {
+                return Err("longer than 260 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriptionAddonCreateSubscriptionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for SubscriptionAddonCreateSubscriptionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscriptionAddonCreateSubscriptionId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`SubscriptionAddonCreateXIdempotencyKey`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionAddonCreateXIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for SubscriptionAddonCreateXIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionAddonCreateXIdempotencyKey>
+    for ::std::string::String {
+        fn from(value: SubscriptionAddonCreateXIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionAddonCreateXIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 256usize {
+                return Err("longer than 256 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriptionAddonCreateXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for SubscriptionAddonCreateXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscriptionAddonCreateXIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
     }
     ///The add-ons of a subscription, oldest first.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -18298,6 +18638,162 @@ Arguments:
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
             404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Give a subscription add-ons
+
+Buys add-ons for the subscription directly: the same as an order with one SUBSCRIPTION_ADDON line per add-on, submitted at once, in one step. Each is checked as an order's line is (one of the subscription's addon-options, priced in the order's currency): a failing field is 409 order_validation_failed with one detail per field (`addons[i].productOfferingId`). The order is recorded SUBMITTED (each add-on's `orderId`), so pricing and history stay in one place. Each add-on is PENDING, or ACTIVE at once when it is INSTANT and the subscription ACTIVATED. Needs the MANAGER role for the customer (or the API key alone). Records the events (x-events): `order.created`, `order.statusChanged`, `order.submitted`, `order.lineItemStatusChanged`.
+
+Sends a `POST` request to `/subscriptions/{subscriptionId}/addons`
+
+Arguments:
+- `subscription_id`: The subscription's id, or `rid_` followed by its referenceId.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `body`
+*/
+    pub async fn subscription_addon_create<'a>(
+        &'a self,
+        subscription_id: &'a types::SubscriptionAddonCreateSubscriptionId,
+        x_idempotency_key: Option<&'a types::SubscriptionAddonCreateXIdempotencyKey>,
+        body: &'a types::CreateSubscriptionAddonsRequest,
+    ) -> Result<ResponseValue<types::SubscriptionAddonList>, Error<types::Error>> {
+        let url = format!(
+            "{}/subscriptions/{}/addons", self.baseurl, encode_path(& subscription_id
+            .to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = x_idempotency_key {
+            header_map.append("X-Idempotency-Key", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "subscription_addon_create",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            201u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            409u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Cancel add-ons of a subscription
+
+Cancels the named add-ons of the subscription: now (-> CANCELLED), or, with atPeriodEnd, at the end of each one's period (pendingStatus CANCELLED until then). All or none: one add-on the table refuses (409 naming its state: addon_cancelled, addon_expired, addon_pending for a PENDING one at period end) refuses the request. An add-on already cancelled at period end is cancelled now when asked again without atPeriodEnd. Answers the named add-ons, in the order named. Needs the ADMIN role for the customer (or the API key alone). Records the events (x-events): `subscription.updated` (now, and when a scheduled cancellation takes effect).
+
+Sends a `POST` request to `/subscriptions/{subscriptionId}/addons/cancel`
+
+Arguments:
+- `subscription_id`: The subscription's id, or `rid_` followed by its referenceId.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `body`
+*/
+    pub async fn subscription_addon_cancel<'a>(
+        &'a self,
+        subscription_id: &'a types::SubscriptionAddonCancelSubscriptionId,
+        x_idempotency_key: Option<&'a types::SubscriptionAddonCancelXIdempotencyKey>,
+        body: &'a types::CancelSubscriptionAddonsRequest,
+    ) -> Result<ResponseValue<types::SubscriptionAddonList>, Error<types::Error>> {
+        let url = format!(
+            "{}/subscriptions/{}/addons/cancel", self.baseurl, encode_path(&
+            subscription_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = x_idempotency_key {
+            header_map.append("X-Idempotency-Key", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "subscription_addon_cancel",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            409u16 => {
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
             429u16 => {

@@ -1,9 +1,10 @@
 //! The add-on lifecycle: its transition table, and what happens to an
 //! add-on without being asked: it becomes ACTIVE with its subscription
 //! (INSTANT) or at the first usage the network reports (FIRST_USE),
-//! EXPIRED when its product's validityDays run out, and CANCELLED when its
-//! subscription ends. Each change is written in the transaction that
-//! causes it, with the job of what it has due next.
+//! EXPIRED when its product's validityDays run out, CANCELLED when its
+//! subscription ends or a cancellation at the end of its period falls due.
+//! Each change is written in the transaction that causes it, with the job
+//! of what it has due next.
 
 use crate::domain::Caller;
 use crate::domain::states::{Operation, Table};
@@ -24,6 +25,12 @@ pub enum AddonOp {
     ValidityEnds,
     /// its subscription is CANCELLED
     SubscriptionEnds,
+    /// POST .../addons/cancel
+    CancelNow,
+    /// POST .../addons/cancel with atPeriodEnd (`pendingStatus` CANCELLED)
+    CancelAtPeriodEnd,
+    /// the end of its period comes with a cancellation scheduled for it
+    CancellationDate,
 }
 
 impl Operation for AddonOp {
@@ -33,6 +40,9 @@ impl Operation for AddonOp {
             AddonOp::FirstUse => "the network reports usage (FIRST_USE add-ons)",
             AddonOp::ValidityEnds => "its validityDays run out",
             AddonOp::SubscriptionEnds => "its subscription is CANCELLED",
+            AddonOp::CancelNow => "cancel",
+            AddonOp::CancelAtPeriodEnd => "cancel (at period end)",
+            AddonOp::CancellationDate => "the end of its period comes, cancelled at it",
         }
     }
 
@@ -40,12 +50,14 @@ impl Operation for AddonOp {
         match self {
             AddonOp::SubscriptionActive | AddonOp::FirstUse => "activated",
             AddonOp::ValidityEnds => "expired",
-            AddonOp::SubscriptionEnds => "ended",
+            AddonOp::SubscriptionEnds | AddonOp::CancellationDate => "ended",
+            AddonOp::CancelNow => "cancelled",
+            AddonOp::CancelAtPeriodEnd => "cancelled at the end of its period",
         }
     }
 
     fn requested(self) -> bool {
-        false
+        matches!(self, AddonOp::CancelNow | AddonOp::CancelAtPeriodEnd)
     }
 }
 
@@ -57,6 +69,9 @@ pub const ADDON: Table<Status, AddonOp> = Table {
         (AddonOp::FirstUse, &[Status::Pending], Status::Active),
         (AddonOp::ValidityEnds, &[Status::Active], Status::Expired),
         (AddonOp::SubscriptionEnds, &[Status::Pending, Status::Active], Status::Cancelled),
+        (AddonOp::CancelNow, &[Status::Pending, Status::Active], Status::Cancelled),
+        (AddonOp::CancelAtPeriodEnd, &[Status::Active], Status::Active),
+        (AddonOp::CancellationDate, &[Status::Active], Status::Cancelled),
     ],
     refused: |s| match s {
         Status::Pending => InternalCode::AddonPending,
@@ -72,19 +87,24 @@ pub fn activation(offering: &OfferingRow) -> ActivationType {
     offering.product.features.as_ref().and_then(|f| f.activation_type).unwrap_or(ActivationType::Instant)
 }
 
-/// `a` after `op` at `at`, or None where the table has no such move.
-fn moved(a: &AddonRow, offering: &OfferingRow, op: AddonOp, at: DateTime<Utc>) -> Option<AddonRow> {
+/// `a` after `op` at `at`, or None where the table has no such move. (A
+/// cancellation at period end is `scheduled`.)
+pub(super) fn moved(a: &AddonRow, offering: &OfferingRow, op: AddonOp, at: DateTime<Utc>) -> Option<AddonRow> {
     let mut after = a.clone();
     after.status = ADDON.target(op, a.status)?;
     after.updated_at = at.max(a.updated_at);
+    if matches!(op, AddonOp::SubscriptionEnds | AddonOp::CancelNow) {
+        after.cancelled_at = Some(at);
+    }
     match after.status {
+        Status::Active if a.status == Status::Active => {}
         Status::Active => {
             let days = offering.product.features.as_ref().and_then(|f| f.validity_days);
             after.activated_at = Some(at);
             after.expires_at = days.map(|d| at + Duration::days(d.into()));
         }
         Status::Cancelled | Status::Expired => {
-            after.ended_at = Some(if op == AddonOp::ValidityEnds { a.expires_at.unwrap_or(at) } else { at });
+            after.ended_at = Some(at);
             after.pending = None;
         }
         Status::Pending => {}
@@ -94,7 +114,7 @@ fn moved(a: &AddonRow, offering: &OfferingRow, op: AddonOp, at: DateTime<Utc>) -
 
 /// Writes `after` over `before` in `tx`, with the job of what it has due
 /// next; false when another writer moved it first.
-async fn write(tx: &mut Tx, org: Uuid, before: &AddonRow, after: &AddonRow, now: DateTime<Utc>) -> Result<bool> {
+pub(super) async fn write(tx: &mut Tx, org: Uuid, before: &AddonRow, after: &AddonRow, now: DateTime<Utc>) -> Result<bool> {
     if !Store::update_addon(tx, org, after, before).await? {
         return Ok(false);
     }
@@ -104,7 +124,7 @@ async fn write(tx: &mut Tx, org: Uuid, before: &AddonRow, after: &AddonRow, now:
     Ok(true)
 }
 
-async fn offering_of(store: &Store, org: Uuid, a: &AddonRow) -> Result<OfferingRow> {
+pub(super) async fn offering_of(store: &Store, org: Uuid, a: &AddonRow) -> Result<OfferingRow> {
     store.offering(org, a.offering_id).await?.ok_or_else(|| Error::Internal(format!("offering {} vanished", a.offering_id)))
 }
 
@@ -166,13 +186,15 @@ pub fn created(parent: &SubscriptionRow, offering: &OfferingRow, mut a: AddonRow
     a
 }
 
-/// Add-on `id` of `org` with what was due by the caller's now done: its
-/// validity ending, dated then, with `subscription.updated` on the parent.
-/// Safe to run again (the add-on.scheduled job, and reads).
+/// Add-on `id` of `org` with what was due by the caller's now done: a
+/// cancellation at the end of its period (first, at the same time), or
+/// its validity ending, dated then, with `subscription.updated` on the
+/// parent. Safe to run again (the add-on.scheduled job, and reads).
 pub async fn apply_if_due(caller: &Caller, a: AddonRow) -> Result<AddonRow> {
     let Some(due) = a.due_at().filter(|d| *d <= caller.now) else { return Ok(a) };
+    let op = if a.pending.is_some_and(|(_, at)| at == due) { AddonOp::CancellationDate } else { AddonOp::ValidityEnds };
     let offering = offering_of(&caller.store, caller.org, &a).await?;
-    let Some(after) = moved(&a, &offering, AddonOp::ValidityEnds, due) else { return Ok(a) };
+    let Some(after) = moved(&a, &offering, op, due) else { return Ok(a) };
     let parent = caller.store.subscription(caller.org, &crate::store::IdOrRef::Id(a.subscription_id)).await?;
     let parent = parent.ok_or_else(|| Error::Internal(format!("subscription {} vanished", a.subscription_id)))?;
     let mut tx = caller.store.begin().await?;
@@ -181,10 +203,16 @@ pub async fn apply_if_due(caller: &Caller, a: AddonRow) -> Result<AddonRow> {
         // moved meanwhile: what it is now
         return caller.store.addon(caller.org, a.id).await?.ok_or_else(|| Error::Internal(format!("add-on {} vanished", a.id)));
     }
-    let shown = crate::domain::subscriptions::shown(caller, &mut Default::default(), &parent).await?;
-    crate::events::record(&mut tx, caller.org, due, &crate::events::Event::SubscriptionUpdated(shown)).await?;
+    tell(caller, &mut tx, &parent, due).await?;
     tx.commit().await?;
     Ok(after)
+}
+
+/// Records, in `tx`, that add-ons of `parent` changed at `at`:
+/// `subscription.updated` carrying the subscription as read.
+pub(super) async fn tell(caller: &Caller, tx: &mut Tx, parent: &SubscriptionRow, at: DateTime<Utc>) -> Result<()> {
+    let shown = crate::domain::subscriptions::shown(caller, &mut Default::default(), parent).await?;
+    crate::events::record(tx, caller.org, at, &crate::events::Event::SubscriptionUpdated(shown)).await
 }
 
 /// The add-on.scheduled job: add-on `id` of `org` with what is due by

@@ -2,6 +2,8 @@
 //! travel packages), which add-ons a subscription may be given, and their
 //! lifecycle.
 
+pub mod add;
+pub mod cancel;
 pub mod lifecycle;
 pub mod options;
 
@@ -22,6 +24,9 @@ pub fn to_wire(row: &AddonRow, offering: wire::ProductOffering) -> Result<wire::
         activated_at: row.activated_at,
         expires_at: row.expires_at,
         ended_at: row.ended_at,
+        cancelled_at: row.cancelled_at,
+        pending_status: row.pending.map(|(s, _)| s),
+        pending_status_at: row.pending.map(|(_, at)| at),
         order_id: Some(row.order_id),
         created_at: row.created_at,
         updated_at: row.updated_at,

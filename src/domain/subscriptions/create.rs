@@ -9,12 +9,11 @@ use crate::error::{Detail, Error, Result};
 use crate::events::Event;
 use crate::wire::latest::{self as wire, ProductType};
 
-/// The line's fields are this request's own: `lineItems[0].subscription.msisdn`
-/// is `subscription.msisdn` here.
-fn own_fields(e: Error) -> Error {
-    let rename = |details: Vec<Detail>| {
-        details.into_iter().map(|d| Detail { property: d.property.trim_start_matches("lineItems[0].").to_string(), ..d }).collect()
-    };
+/// The refusal of an order bought directly, in the fields of the request
+/// that bought it: `rename` turns a line's field (`lineItems[0].subscription.msisdn`)
+/// into the request's (`subscription.msisdn`).
+pub(crate) fn own_fields(e: Error, rename: impl Fn(&str) -> String) -> Error {
+    let rename = |details: Vec<Detail>| details.into_iter().map(|d| Detail { property: rename(&d.property), ..d }).collect();
     match e {
         Error::Refused { code, message, details } => Error::Refused { code, message, details: rename(details) },
         Error::Missing { code, message, details } => Error::Missing { code, message, details: rename(details) },
@@ -45,7 +44,8 @@ pub async fn create(caller: &Caller, req: wire::CreateSubscriptionRequest, expir
         reference_id: req.order_reference_id,
         metadata: None,
     };
-    let (_, created) = orders::create_submitted(caller, order, expiry).await.map_err(own_fields)?;
+    let rename = |field: &str| field.trim_start_matches("lineItems[0].").to_string();
+    let (_, created) = orders::create_submitted(caller, order, expiry).await.map_err(|e| own_fields(e, rename))?;
     created
         .into_iter()
         .find_map(|e| match e {
