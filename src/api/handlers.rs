@@ -297,6 +297,32 @@ impl SwitchboardApi for Handlers {
             .await
     }
 
+    async fn subscription_addon_product_offering_options(
+        rqctx: RequestContext<Context>,
+        path: Path<params::SubscriptionAddonProductOfferingOptionsPath>,
+        query: QueryParams<params::SubscriptionAddonProductOfferingOptionsQuery>,
+        headers: HeaderParams<params::SubscriptionAddonProductOfferingOptionsHeaders>,
+    ) -> Result<HttpResponseOk<types::ProductOfferingOptionList>> {
+        read(&rqctx, headers, |c| async move {
+            let (subscription, current) = (path.into_inner().subscription_id, query.into_inner()?.current_product_offering_id);
+            Ok(addons::offerings::options(&c, &subscription, &current).await?)
+        })
+        .await
+    }
+
+    async fn subscription_addon_product_offering_change(
+        rqctx: RequestContext<Context>,
+        path: Path<params::SubscriptionAddonProductOfferingChangePath>,
+        headers: HeaderParams<params::SubscriptionAddonProductOfferingChangeHeaders>,
+        body: JsonBody<types::AddonOfferingChangeRequest>,
+    ) -> Result<HttpResponseOk<types::SubscriptionAddon>> {
+        handle(&rqctx, Access::Write, headers, |c| async move {
+            let (key, body) = (path.into_inner().subscription_id, body.into_inner()?);
+            Ok(HttpResponseOk(addons::offerings::change(&c, &key, body).await?))
+        })
+        .await
+    }
+
     async fn subscription_addon_options(
         rqctx: RequestContext<Context>,
         path: Path<params::SubscriptionAddonOptionsPath>,

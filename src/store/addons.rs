@@ -3,7 +3,7 @@
 //! (migrations/*/0005, 0013, 0014).
 
 use super::subscriptions::uuid_col;
-use super::{Store, Tx, parse_ts, state_col, ts};
+use super::{PendingOffering, Store, Tx, parse_ts, state_col, ts};
 use crate::error::Result;
 use crate::wire::latest::SubscriptionAddonStatus;
 use chrono::{DateTime, Utc};
@@ -32,17 +32,20 @@ pub struct AddonRow {
     pub ended_at: Option<DateTime<Utc>>,
     /// a move scheduled for later: the state, and when
     pub pending: Option<(SubscriptionAddonStatus, DateTime<Utc>)>,
+    /// an offering change scheduled for later
+    pub pending_offering: Option<PendingOffering>,
 }
 
 impl AddonRow {
     /// When something of it falls due next: a scheduled move or its expiry.
     pub fn due_at(&self) -> Option<DateTime<Utc>> {
-        [self.pending.map(|(_, at)| at), self.expires_at.filter(|_| self.status == SubscriptionAddonStatus::Active)].into_iter().flatten().min()
+        let expiry = self.expires_at.filter(|_| self.status == SubscriptionAddonStatus::Active);
+        [self.pending.map(|(_, at)| at), self.pending_offering.as_ref().map(|p| p.at), expiry].into_iter().flatten().min()
     }
 }
 
 const COLUMNS: &str = "id, subscription_id, order_id, offering_id, status, reference_id, created_at, updated_at, activated_at, \
-     expires_at, cancelled_at, ended_at, pending_status, pending_at";
+     expires_at, cancelled_at, ended_at, pending_status, pending_at, pending_offering_id, pending_offering_schedule, pending_offering_at";
 
 fn opt_ts(r: &AnyRow, col: &str) -> Result<Option<DateTime<Utc>>> {
     r.try_get::<Option<String>, _>(col)?.as_deref().map(parse_ts).transpose()
@@ -67,6 +70,14 @@ fn addon_row(r: &AnyRow) -> Result<AddonRow> {
         cancelled_at: opt_ts(r, "cancelled_at")?,
         ended_at: opt_ts(r, "ended_at")?,
         pending,
+        pending_offering: match (r.try_get::<Option<String>, _>("pending_offering_id")?, opt_ts(r, "pending_offering_at")?) {
+            (Some(id), Some(at)) => Some(PendingOffering {
+                offering_id: super::parse_uuid(&id)?,
+                schedule: r.try_get::<Option<String>, _>("pending_offering_schedule")?.unwrap_or_default(),
+                at,
+            }),
+            _ => None,
+        },
     })
 }
 
@@ -119,7 +130,8 @@ impl Store {
     pub async fn update_addon(tx: &mut Tx, org: Uuid, a: &AddonRow, before: &AddonRow) -> Result<bool> {
         let done = sqlx::query(
             "UPDATE subscription_addons SET status = $1, offering_id = $2, activated_at = $3, expires_at = $4, cancelled_at = $5,
-               ended_at = $6, pending_status = $7, pending_at = $8, updated_at = $9
+               ended_at = $6, pending_status = $7, pending_at = $8, updated_at = $9, pending_offering_id = $14,
+               pending_offering_schedule = $15, pending_offering_at = $16
              WHERE id = $10 AND org_id = $11 AND status = $12 AND updated_at = $13",
         )
         .bind(a.status.to_string())
@@ -135,6 +147,9 @@ impl Store {
         .bind(org.to_string())
         .bind(before.status.to_string())
         .bind(ts(before.updated_at))
+        .bind(a.pending_offering.as_ref().map(|p| p.offering_id.to_string()))
+        .bind(a.pending_offering.as_ref().map(|p| p.schedule.clone()))
+        .bind(a.pending_offering.as_ref().map(|p| ts(p.at)))
         .execute(tx.conn().await?)
         .await?;
         Ok(done.rows_affected() == 1)

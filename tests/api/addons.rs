@@ -3,7 +3,8 @@
 //! options leave it out (a property over generated catalogs); the
 //! lifecycle: ACTIVE with the subscription (INSTANT) or at first use
 //! (FIRST_USE), EXPIRED by the clock, CANCELLED with the subscription;
-//! adding add-ons directly, and cancelling them now or at period end.
+//! adding add-ons directly, cancelling them now or at period end, and
+//! changing their offering now or at the subscription's renewal.
 
 use crate::harness::*;
 use crate::lifecycle::new_subscription;
@@ -280,6 +281,85 @@ async fn members_read_managers_add_admins_cancel() {
         let cancel = json!({"subscriptionAddonIds": [added.body["items"][0]["subscriptionAddonId"]]});
         as_user("MANAGER", "POST", "addons/cancel", Some(cancel.clone())).await.assert_error(403, "insufficient_role");
         assert_eq!(as_user("ADMIN", "POST", "addons/cancel", Some(cancel)).await.status, 200);
+        app
+    })
+    .await;
+}
+
+const MORE_DATA: &str = "products:
+  - {key: extra-2gb, internalName: EXTRA_DATA_2GB, type: SUBSCRIPTION_ADDON, category: PRODUCT_CATEGORY_EXTRA_DATA, features: {dataMb: 2048, validityDays: 60}}
+  - {key: extra-20gb, internalName: EXTRA_DATA_20GB, type: SUBSCRIPTION_ADDON, category: PRODUCT_CATEGORY_EXTRA_DATA, features: {dataMb: 20480, validityDays: 60}}
+offerings:
+  - {key: extra-data-2gb, name: Extra data 2 GB, product: extra-2gb, group: mobile-addons, price: {netPriceMinor: 2900, currency: SEK, priceType: ONE_TIME}}
+  - {key: extra-data-20gb, name: Extra data 20 GB, product: extra-20gb, group: mobile-addons, price: {netPriceMinor: 14900, currency: SEK, priceType: ONE_TIME}}
+catalogs:
+  - {key: business, name: Business, offerings: [mobile-10gb, mobile-unlimited, data-sim-20gb, broadband-100, iot-basic, travel-esim, travel-eu-5gb,
+                extra-data-5gb, abroad-usa, pbx-user, pbx-queue, device-management, sim-card, extra-data-2gb, extra-data-20gb]}
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_add_on_changes_offering_at_once_when_pricier_and_at_the_renewal_when_cheaper() {
+    each_backend(|app| async move {
+        setup(&app).await;
+        app.import_catalog(app.org, MORE_DATA).await;
+        at(&app, "2030-01-10T10:00:01Z");
+        let s = active(&app, "mobile-10gb", "+46701239601").await;
+        let sid = s["subscriptionId"].as_str().unwrap().to_string();
+        let x = add(&app, &sid, &["extra-data-5gb"]).await.remove(0);
+        let current = offering(&app, "extra-data-5gb");
+
+        let r = app.call("GET", &format!("/subscriptions/{sid}/addons/product-offering-options?currentProductOfferingId={current}"), None).await;
+        assert_eq!(r.status, 200, "{:#}", r.body);
+        let options: Vec<(String, String, String)> = r.body["items"].as_array().unwrap().iter()
+            .map(|o| (o["productOffering"]["name"].as_str().unwrap().into(), o["changeSchedule"].as_str().unwrap().into(), o["changeScheduleDate"].as_str().unwrap().into()))
+            .collect();
+        assert_eq!(options, [
+            ("Extra data 2 GB".to_string(), "NEXT_RENEWAL_DAY".to_string(), "2030-02-10".to_string()),
+            ("Extra data 20 GB".into(), "INSTANT".into(), "2030-01-10".into()),
+        ]);
+        app.call("GET", &format!("/subscriptions/{sid}/addons/product-offering-options"), None).await.assert_error(400, "validation_failed");
+        let other = offering(&app, "abroad-usa");
+        app.call("GET", &format!("/subscriptions/{sid}/addons/product-offering-options?currentProductOfferingId={other}"), None)
+            .await
+            .assert_error(404, "subscription_addon_not_found");
+
+        let change = |to: &str, schedule: Option<&str>| {
+            let mut body = json!({"subscriptionAddonId": x, "productOfferingId": offering(&app, to)});
+            if let Some(s) = schedule {
+                body["changeSchedule"] = json!(s);
+            }
+            let (app, sid) = (&app, sid.clone());
+            async move { app.call("PUT", &format!("/subscriptions/{sid}/addons/product-offering-change"), Some(body)).await }
+        };
+        // a cheaper one waits for the renewal, told by subscription.updated
+        let events = app.store.event_types(app.org).await.unwrap().len();
+        let r = change("extra-data-2gb", None).await;
+        assert_eq!(r.status, 200, "{:#}", r.body);
+        assert_eq!(r.body["productOffering"]["name"], "Extra data 5 GB");
+        assert_eq!(r.body["pendingProductOffering"]["productOffering"]["name"], "Extra data 2 GB");
+        assert_eq!((r.body["pendingProductOffering"]["changeSchedule"].as_str(), r.body["pendingProductOffering"]["scheduledAt"].as_str()),
+                   (Some("NEXT_RENEWAL_DAY"), Some("2030-02-10T00:00:00Z")));
+        assert_eq!(updated_events(&app.store.event_types(app.org).await.unwrap()[events..]).len(), 1);
+        let again = change("extra-data-2gb", None).await;
+        assert_eq!(again.body, r.body, "asked again: already so");
+        assert_eq!(updated_events(&app.store.event_types(app.org).await.unwrap()[events..]).len(), 1, "and nothing recorded");
+        change("extra-data-2gb", Some("INSTANT")).await.assert_error(409, "change_schedule_not_allowed");
+        change("travel-eu-5gb", None).await.assert_error(409, "offering_change_not_allowed");
+        // its own offering withdraws the change
+        let r = change("extra-data-5gb", None).await;
+        assert!(r.body.get("pendingProductOffering").is_none(), "{:#}", r.body);
+        // a pricier one at once; its validity follows the new offering from the activation
+        let r = change("extra-data-20gb", None).await;
+        assert_eq!((r.body["productOffering"]["name"].as_str(), second(&r.body["expiresAt"])), (Some("Extra data 20 GB"), "2030-03-11T10:00:01"));
+
+        // the scheduled change is applied on its date
+        let r = change("extra-data-2gb", None).await;
+        assert_eq!(r.body["pendingProductOffering"]["productOffering"]["name"], "Extra data 2 GB", "{:#}", r.body);
+        at(&app, "2030-02-10T00:00:01Z");
+        app.run_jobs().await;
+        let now = addons(&app, &sid).await;
+        assert_eq!((now[&x]["productOffering"]["name"].as_str(), now[&x]["status"].as_str()), (Some("Extra data 2 GB"), Some("ACTIVE")));
+        assert!(now[&x].get("pendingProductOffering").is_none());
         app
     })
     .await;

@@ -402,6 +402,81 @@ pub mod types {
             value.parse()
         }
     }
+    ///The offering an add-on changes to, and when.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct AddonOfferingChangeRequest {
+        ///When it takes effect: the option's schedule when left out; a later one may be chosen (one whose date is on or after the option's), an earlier one is 409 change_schedule_not_allowed.
+        #[serde(
+            rename = "changeSchedule",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub change_schedule: ::std::option::Option<ChangeSchedule>,
+        ///One of the add-on's product-offering-options; its current offering withdraws a scheduled change.
+        #[serde(rename = "productOfferingId")]
+        pub product_offering_id: AddonOfferingChangeRequestProductOfferingId,
+        ///The add-on, one of this subscription's (404 subscription_addon_not_found otherwise).
+        #[serde(rename = "subscriptionAddonId")]
+        pub subscription_addon_id: ::uuid::Uuid,
+    }
+    ///One of the add-on's product-offering-options; its current offering withdraws a scheduled change.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct AddonOfferingChangeRequestProductOfferingId(::std::string::String);
+    impl ::std::ops::Deref for AddonOfferingChangeRequestProductOfferingId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<AddonOfferingChangeRequestProductOfferingId>
+    for ::std::string::String {
+        fn from(value: AddonOfferingChangeRequestProductOfferingId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for AddonOfferingChangeRequestProductOfferingId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 64usize {
+                return Err("longer than 64 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for AddonOfferingChangeRequestProductOfferingId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for AddonOfferingChangeRequestProductOfferingId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for AddonOfferingChangeRequestProductOfferingId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     ///A postal address.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct Address {
@@ -10542,6 +10617,12 @@ pub mod types {
             skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub order_id: ::std::option::Option<::uuid::Uuid>,
+        ///An offering change scheduled for later (PUT .../addons/product-offering-change); until then productOffering is the current one.
+        #[serde(
+            rename = "pendingProductOffering",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub pending_product_offering: ::std::option::Option<PendingProductOffering>,
         ///The state it moves to at pendingStatusAt: CANCELLED while a cancellation at the end of its period is scheduled. Absent when nothing is scheduled.
         #[serde(
             rename = "pendingStatus",
@@ -10932,6 +11013,200 @@ pub mod types {
         }
     }
     impl<'de> ::serde::Deserialize<'de> for SubscriptionAddonOptionsSubscriptionId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`SubscriptionAddonProductOfferingChangeSubscriptionId`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionAddonProductOfferingChangeSubscriptionId(
+        ::std::string::String,
+    );
+    impl ::std::ops::Deref for SubscriptionAddonProductOfferingChangeSubscriptionId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionAddonProductOfferingChangeSubscriptionId>
+    for ::std::string::String {
+        fn from(value: SubscriptionAddonProductOfferingChangeSubscriptionId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionAddonProductOfferingChangeSubscriptionId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 260usize {
+                return Err("longer than 260 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str>
+    for SubscriptionAddonProductOfferingChangeSubscriptionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for SubscriptionAddonProductOfferingChangeSubscriptionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de>
+    for SubscriptionAddonProductOfferingChangeSubscriptionId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`SubscriptionAddonProductOfferingOptionsCurrentProductOfferingId`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionAddonProductOfferingOptionsCurrentProductOfferingId(
+        ::std::string::String,
+    );
+    impl ::std::ops::Deref
+    for SubscriptionAddonProductOfferingOptionsCurrentProductOfferingId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<
+        SubscriptionAddonProductOfferingOptionsCurrentProductOfferingId,
+    > for ::std::string::String {
+        fn from(
+            value: SubscriptionAddonProductOfferingOptionsCurrentProductOfferingId,
+        ) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr
+    for SubscriptionAddonProductOfferingOptionsCurrentProductOfferingId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 64usize {
+                return Err("longer than 64 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str>
+    for SubscriptionAddonProductOfferingOptionsCurrentProductOfferingId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for SubscriptionAddonProductOfferingOptionsCurrentProductOfferingId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de>
+    for SubscriptionAddonProductOfferingOptionsCurrentProductOfferingId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`SubscriptionAddonProductOfferingOptionsSubscriptionId`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionAddonProductOfferingOptionsSubscriptionId(
+        ::std::string::String,
+    );
+    impl ::std::ops::Deref for SubscriptionAddonProductOfferingOptionsSubscriptionId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionAddonProductOfferingOptionsSubscriptionId>
+    for ::std::string::String {
+        fn from(value: SubscriptionAddonProductOfferingOptionsSubscriptionId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionAddonProductOfferingOptionsSubscriptionId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 260usize {
+                return Err("longer than 260 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str>
+    for SubscriptionAddonProductOfferingOptionsSubscriptionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for SubscriptionAddonProductOfferingOptionsSubscriptionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de>
+    for SubscriptionAddonProductOfferingOptionsSubscriptionId {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
             D: ::serde::Deserializer<'de>,
@@ -18576,6 +18851,157 @@ Arguments:
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
             409u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Change an add-on's offering
+
+Changes one of the subscription's add-ons to one of its product-offering-options, now (INSTANT) or on a later date, when a job applies it (a read after the date shows it applied). Until then productOffering is the current offering and the change shows in pendingProductOffering; a new change replaces a scheduled one; naming the current offering withdraws it. Applied, the add-on is on the new offering and keeps its state and activatedAt; an ACTIVE add-on's expiresAt follows the new offering's validityDays from activatedAt (or is the change's time when that has passed), and what it has given counts against the new allowances. An offering that is not an option is 409 offering_change_not_allowed; a schedule earlier than the option's is 409 change_schedule_not_allowed; a CANCELLED or EXPIRED add-on is 409 naming its state. Asking again for what is already so changes nothing and records nothing. Needs the MANAGER role for the customer (or the API key alone). Records the events (x-events): `subscription.updated`.
+
+Sends a `PUT` request to `/subscriptions/{subscriptionId}/addons/product-offering-change`
+
+Arguments:
+- `subscription_id`: The subscription's id, or `rid_` followed by its referenceId.
+- `body`
+*/
+    pub async fn subscription_addon_product_offering_change<'a>(
+        &'a self,
+        subscription_id: &'a types::SubscriptionAddonProductOfferingChangeSubscriptionId,
+        body: &'a types::AddonOfferingChangeRequest,
+    ) -> Result<ResponseValue<types::SubscriptionAddon>, Error<types::Error>> {
+        let url = format!(
+            "{}/subscriptions/{}/addons/product-offering-change", self.baseurl,
+            encode_path(& subscription_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .put(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "subscription_addon_product_offering_change",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            409u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            413u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**List the offerings an add-on may change to
+
+The offerings the subscription's add-on on currentProductOfferingId may change to now: its subscription's addon-options of the same product category (other extra-data packages for an extra-data package, ...), not its own, each with the earliest changeSchedule: INSTANT for a PENDING add-on and for an upgrade (a higher price, before discounts, in the subscription's currency); for a downgrade NEXT_RENEWAL_DAY (the subscription's renewsOn), or FIRST_OF_NEXT_MONTH when the subscription has no renewals. currentProductOfferingId is required: a subscription may have add-ons of several offerings. It names the offering of one of the subscription's PENDING or ACTIVE add-ons (404 subscription_addon_not_found otherwise; the oldest when several).
+
+Sends a `GET` request to `/subscriptions/{subscriptionId}/addons/product-offering-options`
+
+Arguments:
+- `subscription_id`: The subscription's id, or `rid_` followed by its referenceId.
+- `current_product_offering_id`: The offering of the add-on whose options these are.
+*/
+    pub async fn subscription_addon_product_offering_options<'a>(
+        &'a self,
+        subscription_id: &'a types::SubscriptionAddonProductOfferingOptionsSubscriptionId,
+        current_product_offering_id: &'a types::SubscriptionAddonProductOfferingOptionsCurrentProductOfferingId,
+    ) -> Result<ResponseValue<types::ProductOfferingOptionList>, Error<types::Error>> {
+        let url = format!(
+            "{}/subscriptions/{}/addons/product-offering-options", self.baseurl,
+            encode_path(& subscription_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .query(
+                &progenitor_client::QueryParam::new(
+                    "currentProductOfferingId",
+                    &current_product_offering_id,
+                ),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "subscription_addon_product_offering_options",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
             429u16 => {

@@ -4,9 +4,8 @@
 //! the checks, pricing and history are an order's. Its refusals name the
 //! fields of this request (`addons[i].productOfferingId`).
 
-use super::to_wire;
+use super::shown;
 use crate::domain::access::Role;
-use crate::domain::catalog::Offerings;
 use crate::domain::subscriptions::{create::own_fields, find};
 use crate::domain::{Caller, orders};
 use crate::error::{Error, InternalCode, Result};
@@ -45,5 +44,5 @@ pub async fn add(caller: &Caller, key: &str, req: wire::CreateSubscriptionAddons
     let rows = caller.store.subscription_addons(Some(&mut tx), caller.org, s.id).await?;
     tx.commit().await?;
     let rows: Vec<_> = created.iter().filter_map(|id| rows.iter().find(|r| r.id == *id).cloned()).collect();
-    Ok(wire::SubscriptionAddonList { items: Offerings::attach(caller, &rows, |a| a.offering_id, to_wire).await? })
+    Ok(wire::SubscriptionAddonList { items: shown(caller, &rows).await? })
 }

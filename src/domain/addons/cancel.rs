@@ -3,10 +3,9 @@
 //! `subscription.updated` in the transaction that cancels them.
 
 use super::lifecycle::{ADDON, AddonOp, apply_if_due, moved, offering_of, tell, write};
-use super::to_wire;
+use super::shown;
 use crate::domain::Caller;
 use crate::domain::access::Role;
-use crate::domain::catalog::Offerings;
 use crate::domain::subscriptions::{find, terms::midnight};
 use crate::error::{Error, InternalCode, Result};
 use crate::store::{AddonRow, SubscriptionRow};
@@ -62,5 +61,5 @@ pub async fn cancel(caller: &Caller, key: &str, req: wire::CancelSubscriptionAdd
     tell(caller, &mut tx, &s, now).await?;
     tx.commit().await?;
     let rows: Vec<AddonRow> = moves.into_iter().map(|(_, after)| after).collect();
-    Ok(wire::SubscriptionAddonList { items: Offerings::attach(caller, &rows, |a| a.offering_id, to_wire).await? })
+    Ok(wire::SubscriptionAddonList { items: shown(caller, &rows).await? })
 }

@@ -31,6 +31,10 @@ pub enum AddonOp {
     CancelAtPeriodEnd,
     /// the end of its period comes with a cancellation scheduled for it
     CancellationDate,
+    /// PUT .../addons/product-offering-change (now, or scheduled)
+    ChangeOffering,
+    /// the date of a scheduled offering change arrives
+    OfferingChangeDate,
 }
 
 impl Operation for AddonOp {
@@ -43,6 +47,8 @@ impl Operation for AddonOp {
             AddonOp::CancelNow => "cancel",
             AddonOp::CancelAtPeriodEnd => "cancel (at period end)",
             AddonOp::CancellationDate => "the end of its period comes, cancelled at it",
+            AddonOp::ChangeOffering => "product-offering-change",
+            AddonOp::OfferingChangeDate => "a scheduled offering change's date arrives",
         }
     }
 
@@ -53,11 +59,12 @@ impl Operation for AddonOp {
             AddonOp::SubscriptionEnds | AddonOp::CancellationDate => "ended",
             AddonOp::CancelNow => "cancelled",
             AddonOp::CancelAtPeriodEnd => "cancelled at the end of its period",
+            AddonOp::ChangeOffering | AddonOp::OfferingChangeDate => "changed to another offering",
         }
     }
 
     fn requested(self) -> bool {
-        matches!(self, AddonOp::CancelNow | AddonOp::CancelAtPeriodEnd)
+        matches!(self, AddonOp::CancelNow | AddonOp::CancelAtPeriodEnd | AddonOp::ChangeOffering)
     }
 }
 
@@ -72,6 +79,10 @@ pub const ADDON: Table<Status, AddonOp> = Table {
         (AddonOp::CancelNow, &[Status::Pending, Status::Active], Status::Cancelled),
         (AddonOp::CancelAtPeriodEnd, &[Status::Active], Status::Active),
         (AddonOp::CancellationDate, &[Status::Active], Status::Cancelled),
+        (AddonOp::ChangeOffering, &[Status::Pending], Status::Pending),
+        (AddonOp::ChangeOffering, &[Status::Active], Status::Active),
+        (AddonOp::OfferingChangeDate, &[Status::Pending], Status::Pending),
+        (AddonOp::OfferingChangeDate, &[Status::Active], Status::Active),
     ],
     refused: |s| match s {
         Status::Pending => InternalCode::AddonPending,
@@ -87,8 +98,25 @@ pub fn activation(offering: &OfferingRow) -> ActivationType {
     offering.product.features.as_ref().and_then(|f| f.activation_type).unwrap_or(ActivationType::Instant)
 }
 
+/// How long an add-on of `offering` is valid from its activation.
+fn validity(offering: &OfferingRow) -> Option<Duration> {
+    offering.product.features.as_ref().and_then(|f| f.validity_days).map(|d| Duration::days(d.into()))
+}
+
+/// `a` on `offering` from `at` on: it keeps its state and activation; an
+/// ACTIVE add-on's validity follows the new offering from its activation,
+/// and ends at `at` when that has passed.
+pub(super) fn change_to(a: &mut AddonRow, offering: &OfferingRow, at: DateTime<Utc>) {
+    a.offering_id = offering.id;
+    a.pending_offering = None;
+    if a.status == Status::Active {
+        a.expires_at = a.activated_at.zip(validity(offering)).map(|(from, days)| (from + days).max(at));
+    }
+}
+
 /// `a` after `op` at `at`, or None where the table has no such move. (A
-/// cancellation at period end is `scheduled`.)
+/// cancellation at period end and an offering change are written by
+/// their requests.)
 pub(super) fn moved(a: &AddonRow, offering: &OfferingRow, op: AddonOp, at: DateTime<Utc>) -> Option<AddonRow> {
     let mut after = a.clone();
     after.status = ADDON.target(op, a.status)?;
@@ -99,13 +127,12 @@ pub(super) fn moved(a: &AddonRow, offering: &OfferingRow, op: AddonOp, at: DateT
     match after.status {
         Status::Active if a.status == Status::Active => {}
         Status::Active => {
-            let days = offering.product.features.as_ref().and_then(|f| f.validity_days);
             after.activated_at = Some(at);
-            after.expires_at = days.map(|d| at + Duration::days(d.into()));
+            after.expires_at = validity(offering).map(|days| at + days);
         }
         Status::Cancelled | Status::Expired => {
             after.ended_at = Some(at);
-            after.pending = None;
+            (after.pending, after.pending_offering) = (None, None);
         }
         Status::Pending => {}
     }
@@ -190,22 +217,34 @@ pub fn created(parent: &SubscriptionRow, offering: &OfferingRow, mut a: AddonRow
 /// cancellation at the end of its period (first, at the same time), or
 /// its validity ending, dated then, with `subscription.updated` on the
 /// parent. Safe to run again (the add-on.scheduled job, and reads).
-pub async fn apply_if_due(caller: &Caller, a: AddonRow) -> Result<AddonRow> {
-    let Some(due) = a.due_at().filter(|d| *d <= caller.now) else { return Ok(a) };
-    let op = if a.pending.is_some_and(|(_, at)| at == due) { AddonOp::CancellationDate } else { AddonOp::ValidityEnds };
-    let offering = offering_of(&caller.store, caller.org, &a).await?;
-    let Some(after) = moved(&a, &offering, op, due) else { return Ok(a) };
-    let parent = caller.store.subscription(caller.org, &crate::store::IdOrRef::Id(a.subscription_id)).await?;
-    let parent = parent.ok_or_else(|| Error::Internal(format!("subscription {} vanished", a.subscription_id)))?;
-    let mut tx = caller.store.begin().await?;
-    if !write(&mut tx, caller.org, &a, &after, caller.now).await? {
-        drop(tx);
-        // moved meanwhile: what it is now
-        return caller.store.addon(caller.org, a.id).await?.ok_or_else(|| Error::Internal(format!("add-on {} vanished", a.id)));
+pub async fn apply_if_due(caller: &Caller, mut a: AddonRow) -> Result<AddonRow> {
+    while let Some(due) = a.due_at().filter(|d| *d <= caller.now) {
+        let after = match (a.pending, &a.pending_offering) {
+            (Some((_, at)), _) if at == due => moved(&a, &offering_of(&caller.store, caller.org, &a).await?, AddonOp::CancellationDate, due),
+            (_, Some(change)) if change.at == due => {
+                let offering = caller.store.offering(caller.org, change.offering_id).await?;
+                let offering = offering.ok_or_else(|| Error::Internal(format!("offering {} vanished", change.offering_id)))?;
+                let mut after = a.clone();
+                change_to(&mut after, &offering, due);
+                after.updated_at = due.max(a.updated_at);
+                Some(after)
+            }
+            _ => moved(&a, &offering_of(&caller.store, caller.org, &a).await?, AddonOp::ValidityEnds, due),
+        };
+        let Some(after) = after else { return Ok(a) };
+        let parent = caller.store.subscription(caller.org, &crate::store::IdOrRef::Id(a.subscription_id)).await?;
+        let parent = parent.ok_or_else(|| Error::Internal(format!("subscription {} vanished", a.subscription_id)))?;
+        let mut tx = caller.store.begin().await?;
+        if !write(&mut tx, caller.org, &a, &after, caller.now).await? {
+            drop(tx);
+            // moved meanwhile: what it is now
+            return caller.store.addon(caller.org, a.id).await?.ok_or_else(|| Error::Internal(format!("add-on {} vanished", a.id)));
+        }
+        tell(caller, &mut tx, &parent, due).await?;
+        tx.commit().await?;
+        a = after;
     }
-    tell(caller, &mut tx, &parent, due).await?;
-    tx.commit().await?;
-    Ok(after)
+    Ok(a)
 }
 
 /// Records, in `tx`, that add-ons of `parent` changed at `at`:

@@ -5,15 +5,18 @@
 pub mod add;
 pub mod cancel;
 pub mod lifecycle;
+pub mod offerings;
 pub mod options;
 
 use crate::domain::Caller;
 use crate::domain::catalog::{self, Offerings};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::store::AddonRow;
 use crate::wire::latest as wire;
 
-pub fn to_wire(row: &AddonRow, offering: wire::ProductOffering) -> Result<wire::SubscriptionAddon> {
+/// The wire form of `row`, on `offering`, with the offering of its
+/// scheduled change (`pending`).
+pub fn to_wire(row: &AddonRow, offering: wire::ProductOffering, pending: Option<wire::ProductOffering>) -> Result<wire::SubscriptionAddon> {
     Ok(wire::SubscriptionAddon {
         subscription_addon_id: row.id,
         subscription_id: row.subscription_id,
@@ -27,10 +30,33 @@ pub fn to_wire(row: &AddonRow, offering: wire::ProductOffering) -> Result<wire::
         cancelled_at: row.cancelled_at,
         pending_status: row.pending.map(|(s, _)| s),
         pending_status_at: row.pending.map(|(_, at)| at),
+        pending_product_offering: match (&row.pending_offering, pending) {
+            (Some(p), Some(o)) => Some(wire::PendingProductOffering {
+                product_offering: catalog::summary(o),
+                change_schedule: p.schedule.parse().map_err(|_| Error::Internal(format!("add-on {}: schedule {:?}", row.id, p.schedule)))?,
+                scheduled_at: p.at,
+            }),
+            _ => None,
+        },
         order_id: Some(row.order_id),
         created_at: row.created_at,
         updated_at: row.updated_at,
     })
+}
+
+/// The wire forms of `rows`, each offering read once.
+pub async fn shown(caller: &Caller, rows: &[AddonRow]) -> Result<Vec<wire::SubscriptionAddon>> {
+    let mut offerings = Offerings::default();
+    let mut out = Vec::with_capacity(rows.len());
+    for row in rows {
+        let offering = offerings.get(caller, row.offering_id).await?;
+        let pending = match &row.pending_offering {
+            Some(p) => Some(offerings.get(caller, p.offering_id).await?),
+            None => None,
+        };
+        out.push(to_wire(row, offering, pending)?);
+    }
+    Ok(out)
 }
 
 /// The add-ons of the subscription `key`, oldest first, each with what was
@@ -41,5 +67,5 @@ pub async fn list(caller: &Caller, key: &str) -> Result<wire::SubscriptionAddonL
     for row in caller.store.subscription_addons(None, caller.org, subscription.id).await? {
         rows.push(lifecycle::apply_if_due(caller, row).await?);
     }
-    Ok(wire::SubscriptionAddonList { items: Offerings::attach(caller, &rows, |a| a.offering_id, to_wire).await? })
+    Ok(wire::SubscriptionAddonList { items: shown(caller, &rows).await? })
 }

@@ -208,6 +208,7 @@ pub async fn create_addon(tx: &mut Tx, org: Uuid, parent: &SubscriptionRow, orde
         cancelled_at: None,
         ended_at: None,
         pending: None,
+        pending_offering: None,
     };
     let row = crate::domain::addons::lifecycle::created(parent, offering, pending, now);
     Store::insert_subscription_addon(tx, org, &row).await?;

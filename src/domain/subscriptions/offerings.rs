@@ -28,13 +28,13 @@ fn conflict(code: InternalCode, message: impl Into<String>, property: &'static s
     Error::Conflict { code, message: message.into(), property }
 }
 
-fn price_of(offering: &OfferingRow) -> Result<Price> {
+pub(crate) fn price_of(offering: &OfferingRow) -> Result<Price> {
     serde_json::from_value(offering.offering.price.clone()).map_err(|e| Error::Internal(format!("offering {}: price: {e}", offering.id)))
 }
 
 /// The date a change on `schedule` takes effect for `row`, today being
 /// `today`; None when the subscription has no such day (no billing cycles).
-fn date_of(row: &SubscriptionRow, schedule: Schedule, today: NaiveDate) -> Option<NaiveDate> {
+pub(crate) fn date_of(row: &SubscriptionRow, schedule: Schedule, today: NaiveDate) -> Option<NaiveDate> {
     match schedule {
         Schedule::Instant => Some(today),
         Schedule::FirstOfNextMonth => Some(today.with_day(1)? + Months::new(1)),
@@ -44,7 +44,7 @@ fn date_of(row: &SubscriptionRow, schedule: Schedule, today: NaiveDate) -> Optio
 }
 
 /// Whether `new` costs more per month than `current` in `currency`.
-fn is_upgrade(current: &Price, new: &Price, currency: &str) -> bool {
+pub(crate) fn is_upgrade(current: &Price, new: &Price, currency: &str) -> bool {
     let per_month = |p: &Price| (p.net_in(currency).unwrap_or(0) as i128, cycle_months(p).unwrap_or(1) as i128);
     let ((cur, cur_months), (new, new_months)) = (per_month(current), per_month(new));
     new * cur_months > cur * new_months
