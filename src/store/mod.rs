@@ -1,6 +1,7 @@
 //! The SQL store: one `Store` over SQLite or PostgreSQL (sqlx `Any`), its
 //! migrations, and one file of queries per resource. Only the store writes SQL.
 
+mod addons;
 mod catalog;
 mod coalesce;
 mod customers;
@@ -11,8 +12,8 @@ mod idempotency;
 mod jobs;
 mod keys;
 mod lifecycle;
+mod licenses;
 mod login;
-mod addons;
 mod mail;
 mod orders;
 mod page;
@@ -36,7 +37,8 @@ pub use orders::{OrderFilter, OrderRow};
 pub use page::{Cursor, Page, limit_or_default};
 use page::ListQuery;
 pub use addons::AddonRow;
-pub use subscriptions::{LicenseFilter, LicenseRow, Life, PendingOffering, SubscriptionFilter, SubscriptionRow, Terms};
+pub use licenses::{LicenseFilter, LicenseRow};
+pub use subscriptions::{Life, PendingOffering, SubscriptionFilter, SubscriptionRow, Terms};
 pub use tx::{Scope, Tx};
 pub use usage::{Amounts, PeriodUsage, UsageKind, UsageRecord};
 pub use users::{UserFilter, UserGrants, UserRow, email_key};

@@ -1,8 +1,7 @@
-//! Subscriptions and licenses: what order submission creates, and the
-//! reads of them.
+//! Subscriptions: what order submission creates, and the reads of them.
 
 use super::{Cursor, IdOrRef, ListQuery, Page, Store, Tx, parse_ts, parse_uuid, state_col, ts};
-use crate::wire::latest::{LicenseStatus, SimCardType, SubscriptionStatus};
+use crate::wire::latest::{SimCardType, SubscriptionStatus};
 use crate::error::Result;
 use chrono::{DateTime, NaiveDate, Utc};
 use sqlx::any::AnyRow;
@@ -101,37 +100,13 @@ pub struct SubscriptionFilter {
     pub activated: bool,
 }
 
-/// A license as stored, with its customer's name and the number and
-/// display name of the subscription it is assigned to.
-#[derive(Debug, Clone)]
-pub struct LicenseRow {
-    pub id: Uuid,
-    pub customer_id: Uuid,
-    pub customer_name: String,
-    pub order_id: Uuid,
-    pub offering_id: Uuid,
-    pub license_type: String,
-    pub status: LicenseStatus,
-    /// (subscription id, msisdn, display name)
-    pub assigned_to: Option<(Uuid, String, Option<String>)>,
-    pub created_at: DateTime<Utc>,
-    pub updated_at: DateTime<Utc>,
-}
 
-#[derive(Debug, Default)]
-pub struct LicenseFilter {
-    pub customers: Option<Vec<Uuid>>,
-    pub statuses: Vec<String>,
-    pub subscriptions: Option<Vec<Uuid>>,
-    /// only licenses of customers this user is assigned to
-    pub visible_to: Option<Uuid>,
-}
 
 pub(super) fn uuid_col(r: &AnyRow, col: &str) -> Result<Uuid> {
     parse_uuid(&r.try_get::<String, _>(col)?)
 }
 
-fn ts_col(r: &AnyRow, col: &str) -> Result<DateTime<Utc>> {
+pub(super) fn ts_col(r: &AnyRow, col: &str) -> Result<DateTime<Utc>> {
     parse_ts(&r.try_get::<String, _>(col)?)
 }
 
@@ -206,31 +181,8 @@ pub(super) fn subscription_row(r: &AnyRow) -> Result<(i64, SubscriptionRow)> {
     ))
 }
 
-const LICENSE_COLUMNS: &str = "l.seq, l.id, l.customer_id, c.name AS customer_name, l.order_id, l.offering_id, l.license_type, \
-     l.status, l.subscription_id, s.msisdn AS subscription_msisdn, s.display_name AS subscription_display_name, l.created_at, l.updated_at";
-const LICENSES: &str = "licenses l JOIN customers c ON c.id = l.customer_id LEFT JOIN subscriptions s ON s.id = l.subscription_id";
 
-fn license_row(r: &AnyRow) -> Result<(i64, LicenseRow)> {
-    let assigned_to = match r.try_get::<Option<String>, _>("subscription_id")? {
-        Some(id) => Some((parse_uuid(&id)?, r.try_get("subscription_msisdn")?, r.try_get("subscription_display_name")?)),
-        None => None,
-    };
-    Ok((
-        r.try_get("seq")?,
-        LicenseRow {
-            id: uuid_col(r, "id")?,
-            customer_id: uuid_col(r, "customer_id")?,
-            customer_name: r.try_get("customer_name")?,
-            order_id: uuid_col(r, "order_id")?,
-            offering_id: uuid_col(r, "offering_id")?,
-            license_type: r.try_get("license_type")?,
-            status: state_col(r, "status")?,
-            assigned_to,
-            created_at: ts_col(r, "created_at")?,
-            updated_at: ts_col(r, "updated_at")?,
-        },
-    ))
-}
+
 
 impl Store {
     /// A subscription of `org` by id or `rid_` reference.
@@ -263,27 +215,7 @@ impl Store {
         Ok(Page::from_rows(rows.iter().map(subscription_row).collect::<Result<_>>()?, limit))
     }
 
-    pub async fn license(&self, org: Uuid, id: Uuid) -> Result<Option<LicenseRow>> {
-        let sql = format!("SELECT {LICENSE_COLUMNS} FROM {LICENSES} WHERE l.org_id = $1 AND l.id = $2");
-        let row = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).bind(id.to_string()).fetch_optional(&self.pool).await?;
-        Ok(row.as_ref().map(license_row).transpose()?.map(|(_, l)| l))
-    }
 
-    pub async fn licenses(&self, org: Uuid, f: &LicenseFilter, after: Option<Cursor>, limit: usize) -> Result<Page<LicenseRow>> {
-        let mut q = ListQuery::new(format!("SELECT {LICENSE_COLUMNS} FROM {LICENSES} WHERE l.org_id = $1 AND l.seq > $2"));
-        if let Some(c) = &f.customers {
-            q.any_of("l.customer_id", c.iter().map(Uuid::to_string));
-        }
-        if !f.statuses.is_empty() {
-            q.any_of("l.status", f.statuses.iter().cloned());
-        }
-        if let Some(s) = &f.subscriptions {
-            q.any_of("l.subscription_id", s.iter().map(Uuid::to_string));
-        }
-        q.visible_to("l.customer_id", f.visible_to);
-        let rows = q.fetch(&self.pool, org, after, "l.seq", limit).await?;
-        Ok(Page::from_rows(rows.iter().map(license_row).collect::<Result<_>>()?, limit))
-    }
 
     /// Whether a subscription of `org` that is not cancelled has `msisdn`.
     pub async fn msisdn_in_use(&self, org: Uuid, msisdn: &str) -> Result<bool> {
@@ -332,26 +264,6 @@ impl Store {
         Ok(())
     }
 
-    pub async fn insert_license(tx: &mut Tx, org: Uuid, l: &LicenseRow) -> Result<()> {
-        tx.execute(
-            sqlx::query(
-                "INSERT INTO licenses (id, org_id, customer_id, order_id, offering_id, license_type, status, subscription_id, created_at, updated_at)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
-            )
-            .bind(l.id.to_string())
-            .bind(org.to_string())
-            .bind(l.customer_id.to_string())
-            .bind(l.order_id.to_string())
-            .bind(l.offering_id.to_string())
-            .bind(&l.license_type)
-            .bind(l.status.to_string())
-            .bind(l.assigned_to.as_ref().map(|(s, _, _)| s.to_string()))
-            .bind(ts(l.created_at))
-            .bind(ts(l.updated_at)),
-        )
-        .await?;
-        Ok(())
-    }
 
     /// A SIM card order replaces the subscription's SIM.
     pub async fn set_subscription_sim(tx: &mut Tx, org: Uuid, subscription: Uuid, sim_type: SimCardType, now: DateTime<Utc>) -> Result<()> {

@@ -216,9 +216,12 @@ async fn add_ons_are_added_directly_and_cancelled_now_or_at_the_end_of_their_per
         let r = app.call("POST", &format!("/subscriptions/{pending}/activate"), Some(json!({}))).await;
         assert_eq!(r.status, 200, "{:#}", r.body);
         let s = pending;
-        let more = app.call("POST", &format!("/subscriptions/{s}/addons"), Some(json!({"addons": [{"productOfferingId": offering(&app, "abroad-usa")}]}))).await;
-        assert_eq!((more.status, more.body["items"][0]["status"].as_str()), (201, Some("ACTIVE")), "{:#}", more.body);
-        let week = more.body["items"][0]["subscriptionAddonId"].as_str().unwrap().to_string();
+        let request: bullfinch::types::CreateSubscriptionAddonsRequest = serde_json::from_value(json!({"addons": [{"productOfferingId": offering(&app, "abroad-usa")}]})).unwrap();
+        let more = app.bullfinch().subscription_addon_create(&s.parse().unwrap(), None, &request).await.unwrap();
+        assert_eq!(more.status().as_u16(), 201);
+        let more = json_of(&more.into_inner());
+        assert_eq!(more["items"][0]["status"], "ACTIVE", "{more:#}");
+        let week = more["items"][0]["subscriptionAddonId"].as_str().unwrap().to_string();
 
         // at period end: ACTIVE until its expiry, told now by subscription.updated
         let events = app.store.event_types(app.org).await.unwrap().len();
@@ -286,7 +289,8 @@ async fn members_read_managers_add_admins_cancel() {
     .await;
 }
 
-const MORE_DATA: &str = "products:
+/// Two more extra-data packages, cheaper and pricier than the demo's.
+pub const MORE_DATA: &str = "products:
   - {key: extra-2gb, internalName: EXTRA_DATA_2GB, type: SUBSCRIPTION_ADDON, category: PRODUCT_CATEGORY_EXTRA_DATA, features: {dataMb: 2048, validityDays: 60}}
   - {key: extra-20gb, internalName: EXTRA_DATA_20GB, type: SUBSCRIPTION_ADDON, category: PRODUCT_CATEGORY_EXTRA_DATA, features: {dataMb: 20480, validityDays: 60}}
 offerings:
@@ -308,9 +312,9 @@ async fn an_add_on_changes_offering_at_once_when_pricier_and_at_the_renewal_when
         let x = add(&app, &sid, &["extra-data-5gb"]).await.remove(0);
         let current = offering(&app, "extra-data-5gb");
 
-        let r = app.call("GET", &format!("/subscriptions/{sid}/addons/product-offering-options?currentProductOfferingId={current}"), None).await;
-        assert_eq!(r.status, 200, "{:#}", r.body);
-        let options: Vec<(String, String, String)> = r.body["items"].as_array().unwrap().iter()
+        let listed = app.bullfinch().subscription_addon_product_offering_options(&sid.parse().unwrap(), &current.parse().unwrap()).await.unwrap();
+        let listed = json_of(&listed.into_inner());
+        let options: Vec<(String, String, String)> = listed["items"].as_array().unwrap().iter()
             .map(|o| (o["productOffering"]["name"].as_str().unwrap().into(), o["changeSchedule"].as_str().unwrap().into(), o["changeScheduleDate"].as_str().unwrap().into()))
             .collect();
         assert_eq!(options, [
@@ -349,8 +353,10 @@ async fn an_add_on_changes_offering_at_once_when_pricier_and_at_the_renewal_when
         let r = change("extra-data-5gb", None).await;
         assert!(r.body.get("pendingProductOffering").is_none(), "{:#}", r.body);
         // a pricier one at once; its validity follows the new offering from the activation
-        let r = change("extra-data-20gb", None).await;
-        assert_eq!((r.body["productOffering"]["name"].as_str(), second(&r.body["expiresAt"])), (Some("Extra data 20 GB"), "2030-03-11T10:00:01"));
+        let request: bullfinch::types::AddonOfferingChangeRequest =
+            serde_json::from_value(json!({"subscriptionAddonId": x, "productOfferingId": offering(&app, "extra-data-20gb")})).unwrap();
+        let r = json_of(&app.bullfinch().subscription_addon_product_offering_change(&sid.parse().unwrap(), &request).await.unwrap().into_inner());
+        assert_eq!((r["productOffering"]["name"].as_str(), second(&r["expiresAt"])), (Some("Extra data 20 GB"), "2030-03-11T10:00:01"));
 
         // the scheduled change is applied on its date
         let r = change("extra-data-2gb", None).await;

@@ -10,6 +10,7 @@ mod delivery;
 mod events;
 mod idempotency;
 mod jobs;
+mod licenses;
 mod lifecycle;
 mod listen;
 mod login;

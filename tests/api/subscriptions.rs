@@ -112,7 +112,9 @@ async fn submitted_orders_are_readable_as_subscriptions_add_ons_and_licenses() {
         // licenses: the unassigned one equals its license.created event
         let l = json_of(&client.license_view(&user_license.parse().unwrap()).await.unwrap().into_inner());
         assert_eq!(l, created);
-        assert_eq!((&l["status"], &l["type"], &l["activatedAt"]), (&json!("PENDING"), &json!("PBX_USER_LEVEL"), &Value::Null));
+        // assigned to no subscription: provisioned at once
+        let today = app.clock.now().date_naive().to_string();
+        assert_eq!((&l["status"], &l["type"], &l["activatedAt"]), (&json!("ACTIVE"), &json!("PBX_USER_LEVEL"), &json!(today)));
         assert!(l.get("assignedTo").is_none());
         let q = json_of(&client.license_view(&queue_license.parse().unwrap()).await.unwrap().into_inner());
         assert_eq!(q["assignedTo"], json!({"type": "SUBSCRIPTION", "subscriptionId": mobile, "subscriptionDisplay": "+46 70 123 45 67"}));
@@ -122,7 +124,8 @@ async fn submitted_orders_are_readable_as_subscriptions_add_ons_and_licenses() {
         assert_eq!(assigned.items.iter().map(|l| l.license_id.to_string()).collect::<Vec<_>>(), [queue_license.clone()]);
         type LicenseStatus = bullfinch::types::LicenseListStatusItem;
         let active = client.license_list(None, None, None, Some(&vec![LicenseStatus::Active]), None).await.unwrap();
-        assert!(active.items.is_empty());
+        assert_eq!(active.items.iter().map(|l| l.license_id.to_string()).collect::<Vec<_>>(), [user_license.clone()]);
+        assert_eq!(q["status"], "PENDING", "an assigned one waits for its subscription's activation");
         let auk_license = json_of(&auk.license_view(&queue_license.parse().unwrap()).await.unwrap().into_inner());
         assert!(auk_license["productOffering"]["price"]["netPrice"].is_number());
         assert_eq!(json_of(&auk.license_list(None, None, None, None, None).await.unwrap().into_inner().items[1]), auk_license);

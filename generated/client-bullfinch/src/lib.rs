@@ -4849,7 +4849,7 @@ pub mod types {
     ///A license (mostly a business telephony feature), optionally assigned to a subscription. EXTERNAL_PRODUCT order lines also create licenses, of type EXTERNAL_PRODUCT.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct License {
-        ///The day it was activated; null until then.
+        ///The day it became ACTIVE: at creation when it is assigned to no subscription (provisioned at once), else with its subscription's activation (at once when that is ACTIVATED already); null while PENDING.
         #[serde(
             rename = "activatedAt",
             deserialize_with = "::std::option::Option::deserialize"
@@ -4861,11 +4861,20 @@ pub mod types {
             skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub assigned_to: ::std::option::Option<LicenseAssignment>,
+        ///The day its cancellation was asked for (or its subscription's).
+        #[serde(
+            rename = "cancelledAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub cancelled_at: ::std::option::Option<::chrono::naive::NaiveDate>,
         ///When it was created.
         #[serde(rename = "createdAt")]
         pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
         ///Whose license it is.
         pub customer: CustomerSummary,
+        ///Free properties of the license (a PBX extension, a seat name, ...), as given when it was created.
+        #[serde(default, skip_serializing_if = "::serde_json::Map::is_empty")]
+        pub details: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
         ///The offering's group.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub group: ::std::option::Option<ProductOfferingGroup>,
@@ -4878,12 +4887,27 @@ pub mod types {
         ///The license's id.
         #[serde(rename = "licenseId")]
         pub license_id: ::uuid::Uuid,
+        ///The client's own data, stored with the license.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub metadata: ::std::option::Option<Metadata>,
         ///The order whose submission created it.
         #[serde(
             rename = "orderId",
             skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub order_id: ::std::option::Option<::uuid::Uuid>,
+        ///The day it was paused with its subscription; absent while it is not PAUSED.
+        #[serde(
+            rename = "pausedAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub paused_at: ::std::option::Option<::chrono::naive::NaiveDate>,
+        ///Present only while a status change is scheduled (a cancellation at a later date).
+        #[serde(
+            rename = "pendingStatus",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub pending_status: ::std::option::Option<LicensePendingStatus>,
         ///The offering it was bought as.
         #[serde(rename = "productOffering")]
         pub product_offering: ProductOfferingSummary,
@@ -5322,7 +5346,16 @@ pub mod types {
                 })
         }
     }
-    ///PENDING: ordered, not yet active. ACTIVE: in use. PAUSED: paused; not in use. CANCELLED: ended. BLOCKED: disabled by the operator.
+    ///A status change of a license scheduled for later.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct LicensePendingStatus {
+        ///The day it takes effect (at 00:00 UTC).
+        #[serde(rename = "scheduledAt")]
+        pub scheduled_at: ::chrono::naive::NaiveDate,
+        ///The status it moves to: CANCELLED for a cancellation at a later date.
+        pub status: LicenseStatus,
+    }
+    ///PENDING: waiting for its subscription's activation. ACTIVE: in use. PAUSED: paused with its subscription (PAUSED or SUSPENDED). CANCELLED: ended. BLOCKED: blocked with its subscription.
     #[derive(
         ::serde::Deserialize,
         ::serde::Serialize,
@@ -17838,7 +17871,7 @@ Arguments:
     }
     /**Submit an order
 
-DRAFT (when no approval is needed) or APPROVED -> SUBMITTED. Checks every line item against the catalog and the customer as they are now (offering AVAILABLE and in the customer's catalog, add-on among the subscription's add-on options, price in the order currency, customer billing set); a failing order is 409 order_validation_failed with one detail per failing line item (property lineItems[i].field). On success the subscriptions, add-ons and licenses of the order exist, PENDING. State machine: DRAFT -(approve)-> APPROVED; DRAFT or APPROVED -(submit)-> SUBMITTED; DRAFT or APPROVED -(cancel)-> CANCELLED; DRAFT or APPROVED -(expiresAt passes)-> EXPIRED. Only DRAFT orders change with PUT. An order created by a user with the MEMBER role needs approval by a MANAGER or ADMIN (or the API key alone) before submission. A move the state does not allow is 409 order_state_conflict; an expired order is 409 order_expired. Records the events (x-events): `order.statusChanged`, `order.submitted`, `order.lineItemStatusChanged`, `subscription.created`, `subscription.updated`, `license.created`.
+DRAFT (when no approval is needed) or APPROVED -> SUBMITTED. Checks every line item against the catalog and the customer as they are now (offering AVAILABLE and in the customer's catalog, add-on among the subscription's add-on options, price in the order currency, customer billing set); a failing order is 409 order_validation_failed with one detail per failing line item (property lineItems[i].field). On success the subscriptions, add-ons and licenses of the order exist, PENDING. State machine: DRAFT -(approve)-> APPROVED; DRAFT or APPROVED -(submit)-> SUBMITTED; DRAFT or APPROVED -(cancel)-> CANCELLED; DRAFT or APPROVED -(expiresAt passes)-> EXPIRED. Only DRAFT orders change with PUT. An order created by a user with the MEMBER role needs approval by a MANAGER or ADMIN (or the API key alone) before submission. A move the state does not allow is 409 order_state_conflict; an expired order is 409 order_expired. Records the events (x-events): `order.statusChanged`, `order.submitted`, `order.lineItemStatusChanged`, `subscription.created`, `subscription.updated`, `license.created`, `license.activated`.
 
 Sends a `POST` request to `/orders/{orderId}/submit`
 
@@ -18496,7 +18529,7 @@ Arguments:
     }
     /**Activate a subscription
 
-PENDING -> ACTIVATED: the network puts the number in service on its SIM. The first activation also records `subscription.first_activated` and starts a binding contract (bindingEndsOn). When the network takes time (`--network-activation-delay-seconds`), the answer is still PENDING with pendingStatus ACTIVATED and the events are recorded when it completes (`subscription.updated` now). A PSIM without an ICCID is 409 iccid_required; an ICCID another subscription has had is 409 iccid_taken; a refusal of the network is 409 network_refused. Needs the MANAGER role for the customer (or the API key alone). Records the events (x-events): `subscription.activated`, `subscription.first_activated`, `subscription.updated`.
+PENDING -> ACTIVATED: the network puts the number in service on its SIM. The first activation also records `subscription.first_activated` and starts a binding contract (bindingEndsOn). When the network takes time (`--network-activation-delay-seconds`), the answer is still PENDING with pendingStatus ACTIVATED and the events are recorded when it completes (`subscription.updated` now). A PSIM without an ICCID is 409 iccid_required; an ICCID another subscription has had is 409 iccid_taken; a refusal of the network is 409 network_refused. Needs the MANAGER role for the customer (or the API key alone). Records the events (x-events): `subscription.activated`, `subscription.first_activated`, `subscription.updated`, `license.activated`.
 
 Sends a `POST` request to `/subscriptions/{subscriptionId}/activate`
 
@@ -19015,7 +19048,7 @@ Arguments:
     }
     /**Block a subscription's SIM
 
-ACTIVATED, PAUSED or SUSPENDED -> BLOCKED by the operator (fraud, policy): service off. Only the organisation's API key alone blocks, and unblocks with restore. Records the events (x-events): `subscription.updated`.
+ACTIVATED, PAUSED or SUSPENDED -> BLOCKED by the operator (fraud, policy): service off. Only the organisation's API key alone blocks, and unblocks with restore. Records the events (x-events): `subscription.updated`, `license.updated`.
 
 Sends a `POST` request to `/subscriptions/{subscriptionId}/block-sim`
 
@@ -19093,7 +19126,7 @@ Arguments:
     }
     /**Cancel a subscription
 
-Ends the subscription for good: now (-> CANCELLED, recording `subscription.cancelled` and `subscription.ended`), or at effectiveDate (the state stays, pendingStatus CANCELLED; `subscription.cancelled` now, `subscription.ended` on the date). Not before its binding contract ends (409 binding_contract_active) unless force, which is the API key's alone. A cancellation already scheduled is replaced. Needs the ADMIN role for the customer (or the API key alone). Records the events (x-events): `subscription.cancelled`, `subscription.ended`.
+Ends the subscription for good: now (-> CANCELLED, recording `subscription.cancelled` and `subscription.ended`), or at effectiveDate (the state stays, pendingStatus CANCELLED; `subscription.cancelled` now, `subscription.ended` on the date). Not before its binding contract ends (409 binding_contract_active) unless force, which is the API key's alone. A cancellation already scheduled is replaced. Needs the ADMIN role for the customer (or the API key alone). Records the events (x-events): `subscription.cancelled`, `subscription.ended`, `license.cancelled`, `license.ended`.
 
 Sends a `POST` request to `/subscriptions/{subscriptionId}/cancel`
 
@@ -19249,7 +19282,7 @@ Arguments:
     }
     /**Pause a subscription
 
-ACTIVATED -> PAUSED at the customer's request: service off, billing stops (a PAUSED subscription does not renew). Needs the MANAGER role for the customer (or the API key alone). Records the events (x-events): `subscription.paused`.
+ACTIVATED -> PAUSED at the customer's request: service off, billing stops (a PAUSED subscription does not renew). Needs the MANAGER role for the customer (or the API key alone). Records the events (x-events): `subscription.paused`, `license.updated`.
 
 Sends a `POST` request to `/subscriptions/{subscriptionId}/pause`
 
@@ -19470,7 +19503,7 @@ Arguments:
     }
     /**Restore a subscription
 
-PAUSED, SUSPENDED or BLOCKED -> ACTIVATED: service on again. A MANAGER of the customer restores a PAUSED subscription; a SUSPENDED or BLOCKED one only the organisation's API key alone (403 insufficient_role with a bearer token). Records the events (x-events): `subscription.restored`.
+PAUSED, SUSPENDED or BLOCKED -> ACTIVATED: service on again. A MANAGER of the customer restores a PAUSED subscription; a SUSPENDED or BLOCKED one only the organisation's API key alone (403 insufficient_role with a bearer token). Records the events (x-events): `subscription.restored`, `license.updated`.
 
 Sends a `POST` request to `/subscriptions/{subscriptionId}/restore`
 
@@ -19548,7 +19581,7 @@ Arguments:
     }
     /**Suspend a subscription
 
-ACTIVATED -> SUSPENDED, typically for payment issues: service off, billing continues. The organisation's API key alone. Records the events (x-events): `subscription.suspended`.
+ACTIVATED -> SUSPENDED, typically for payment issues: service off, billing continues. The organisation's API key alone. Records the events (x-events): `subscription.suspended`, `license.updated`.
 
 Sends a `POST` request to `/subscriptions/{subscriptionId}/suspend`
 

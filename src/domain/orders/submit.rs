@@ -144,9 +144,12 @@ pub(super) async fn write(tx: &mut Tx, caller: &Caller, before: &OrderRow, check
             }
             (T::License | T::ExternalProduct, _, assigned, _) => {
                 let assigned = assigned.map(|(s, ..)| s);
-                let license = licenses::create_pending(tx, org, customer, before.id, &read.offering, offering, assigned.as_ref(), now).await?;
-                l.created_license_id = Some(license.license_id);
-                created_events.push(Event::LicenseCreated(license));
+                let events = licenses::create(tx, org, customer, before.id, &read.offering, offering, assigned.as_ref(), now).await?;
+                l.created_license_id = events.iter().find_map(|e| match e {
+                    Event::LicenseCreated(license) => Some(license.license_id),
+                    _ => None,
+                });
+                created_events.extend(events);
             }
             (T::SimCard, _, Some((sub, its_offering, pending)), Some(sim)) => {
                 let s = subscriptions::change_sim(tx, org, sub, sim, its_offering, pending, now).await?;

@@ -128,13 +128,15 @@ pub async fn commit(
     if after.status == Status::Cancelled {
         Store::block_sims(&mut tx, id, at).await?;
     }
-    crate::domain::addons::lifecycle::follow(&caller.store, &mut tx, org, before.status, after, at, caller.now).await?;
     if let Some(due) = after.life.due_at().filter(|d| before.life.due_at() != Some(*d)) {
         Store::schedule_job(&mut tx, JobKind::SubscriptionScheduled, &id.to_string(), Some(org), due, caller.now).await?;
     }
     for event in events {
         events::record(&mut tx, org, at, &event(answer.clone())).await?;
     }
+    // its add-ons and licenses follow it, their events after its own
+    crate::domain::addons::lifecycle::follow(&caller.store, &mut tx, org, before.status, after, at, caller.now).await?;
+    crate::domain::licenses::lifecycle::follow(caller, &mut tx, before.status, after, at).await?;
     tx.commit().await?;
     Ok(answer)
 }

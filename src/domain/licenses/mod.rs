@@ -1,11 +1,15 @@
 //! Licenses (business telephony features, external products): what order
-//! submission creates, and the reads of them. Their lifecycle comes later.
+//! submission creates, and the reads of them; their lifecycle in
+//! `lifecycle`.
+
+pub mod lifecycle;
 
 use super::catalog::{self, Offerings};
 use super::{Caller, customers, subscriptions};
 use crate::wire::latest::params::LicenseListQuery;
 use crate::wire::latest as wire;
 use crate::error::{Error, InternalCode, Result};
+use crate::events::Event;
 use crate::store::{Cursor, LicenseFilter, LicenseRow, OfferingRow, Store, SubscriptionRow, Tx, limit_or_default};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
@@ -24,8 +28,12 @@ pub fn to_wire(row: &LicenseRow, offering: wire::ProductOffering) -> Result<wire
             subscription_id: *id,
             subscription_display: subscriptions::display(msisdn, name.as_deref()),
         }),
-        // a license is activated by provisioning, which comes later
-        activated_at: None,
+        activated_at: row.activated_at.map(|t| t.date_naive()),
+        cancelled_at: row.cancelled_at.map(|t| t.date_naive()),
+        paused_at: row.paused_at.map(|t| t.date_naive()),
+        pending_status: row.pending.map(|(status, at)| wire::LicensePendingStatus { status, scheduled_at: at.date_naive() }),
+        details: row.details.as_ref().and_then(|d| d.as_object().cloned()).unwrap_or_default(),
+        metadata: row.metadata.as_ref().and_then(|m| serde_json::from_value(m.clone()).ok()),
         order_id: Some(row.order_id),
         created_at: row.created_at,
         updated_at: row.updated_at,
@@ -57,11 +65,14 @@ pub async fn list(caller: &Caller, q: LicenseListQuery) -> Result<wire::LicenseL
     Ok(wire::LicenseList { items, pagination: wire::Pagination { next_cursor: page.next.map(Cursor::encode) } })
 }
 
-/// What a submitted LICENSE or EXTERNAL_PRODUCT line creates: a PENDING
-/// license of `customer` (id, name), assigned to `assigned` when the line
-/// names a subscription. Its wire form, for the event.
+/// What a submitted LICENSE or EXTERNAL_PRODUCT line creates: a license
+/// of `customer` (id, name), assigned to `assigned` when the line names a
+/// subscription: ACTIVE at once when it is assigned to none (provisioned
+/// at once) or to an ACTIVATED subscription, else PENDING until its
+/// subscription is activated. Its events: `license.created`, and
+/// `license.activated` when it is ACTIVE.
 #[allow(clippy::too_many_arguments)]
-pub async fn create_pending(
+pub async fn create(
     tx: &mut Tx,
     org: Uuid,
     customer: (Uuid, &str),
@@ -70,7 +81,8 @@ pub async fn create_pending(
     offering_wire: wire::ProductOffering,
     assigned: Option<&SubscriptionRow>,
     now: DateTime<Utc>,
-) -> Result<wire::License> {
+) -> Result<Vec<Event>> {
+    let active = assigned.is_none_or(|s| s.status == wire::SubscriptionStatus::Activated);
     let row = LicenseRow {
         id: crate::domain::new_id(),
         customer_id: customer.0,
@@ -80,11 +92,19 @@ pub async fn create_pending(
         // a LICENSE product names its licenses' type (the import requires
         // it); an EXTERNAL_PRODUCT's are of type EXTERNAL_PRODUCT
         license_type: offering.product.license_type.clone().unwrap_or_else(|| "EXTERNAL_PRODUCT".to_string()),
-        status: wire::LicenseStatus::Pending,
+        status: if active { wire::LicenseStatus::Active } else { wire::LicenseStatus::Pending },
         assigned_to: assigned.map(|s| (s.id, s.msisdn.clone(), s.display_name.clone())),
         created_at: now,
         updated_at: now,
+        activated_at: active.then_some(now),
+        paused_at: None,
+        cancelled_at: None,
+        ended_at: None,
+        pending: None,
+        details: None,
+        metadata: None,
     };
     Store::insert_license(tx, org, &row).await?;
-    to_wire(&row, offering_wire)
+    let license = to_wire(&row, offering_wire)?;
+    Ok(if active { vec![Event::LicenseCreated(license.clone()), Event::LicenseActivated(license)] } else { vec![Event::LicenseCreated(license)] })
 }

@@ -1,0 +1,181 @@
+//! Licenses: what order submission creates, their moves (optimistic, like
+//! a subscription's) and the reads of them (migrations/*/0005, 0016).
+
+use super::subscriptions::{ts_col, uuid_col};
+use super::{Cursor, ListQuery, Page, Store, Tx, parse_ts, parse_uuid, state_col, ts};
+use crate::error::Result;
+use crate::wire::latest::LicenseStatus;
+use chrono::{DateTime, Utc};
+use sqlx::any::AnyRow;
+use sqlx::{AssertSqlSafe, Row};
+use uuid::Uuid;
+
+/// A license as stored, with its customer's name and the number and
+/// display name of the subscription it is assigned to.
+#[derive(Debug, Clone)]
+pub struct LicenseRow {
+    pub id: Uuid,
+    pub customer_id: Uuid,
+    pub customer_name: String,
+    pub order_id: Uuid,
+    pub offering_id: Uuid,
+    pub license_type: String,
+    pub status: LicenseStatus,
+    /// (subscription id, msisdn, display name)
+    pub assigned_to: Option<(Uuid, String, Option<String>)>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+    /// when it became ACTIVE
+    pub activated_at: Option<DateTime<Utc>>,
+    /// when it was paused with its subscription (while PAUSED)
+    pub paused_at: Option<DateTime<Utc>>,
+    /// when its cancellation was asked for
+    pub cancelled_at: Option<DateTime<Utc>>,
+    /// when it became CANCELLED
+    pub ended_at: Option<DateTime<Utc>>,
+    /// a move scheduled for later: the state, and when
+    pub pending: Option<(LicenseStatus, DateTime<Utc>)>,
+    /// free properties (a JSON object)
+    pub details: Option<serde_json::Value>,
+    /// the client's metadata (a JSON object)
+    pub metadata: Option<serde_json::Value>,
+}
+
+#[derive(Debug, Default)]
+pub struct LicenseFilter {
+    pub customers: Option<Vec<Uuid>>,
+    pub statuses: Vec<String>,
+    pub subscriptions: Option<Vec<Uuid>>,
+    /// only licenses of customers this user is assigned to
+    pub visible_to: Option<Uuid>,
+}
+
+const LICENSE_COLUMNS: &str = "l.seq, l.id, l.customer_id, c.name AS customer_name, l.order_id, l.offering_id, l.license_type, \
+     l.status, l.subscription_id, s.msisdn AS subscription_msisdn, s.display_name AS subscription_display_name, l.created_at, l.updated_at, \
+     l.activated_at, l.paused_at, l.cancelled_at, l.ended_at, l.pending_status, l.pending_at, l.details, l.metadata";
+const LICENSES: &str = "licenses l JOIN customers c ON c.id = l.customer_id LEFT JOIN subscriptions s ON s.id = l.subscription_id";
+
+fn opt_ts(r: &AnyRow, col: &str) -> Result<Option<DateTime<Utc>>> {
+    r.try_get::<Option<String>, _>(col)?.as_deref().map(parse_ts).transpose()
+}
+
+fn opt_json(r: &AnyRow, col: &str) -> Result<Option<serde_json::Value>> {
+    let text: Option<String> = r.try_get(col)?;
+    text.map(|t| serde_json::from_str(&t).map_err(|e| crate::error::Error::Internal(format!("stored {col}: {e}")))).transpose()
+}
+
+fn license_row(r: &AnyRow) -> Result<(i64, LicenseRow)> {
+    let assigned_to = match r.try_get::<Option<String>, _>("subscription_id")? {
+        Some(id) => Some((parse_uuid(&id)?, r.try_get("subscription_msisdn")?, r.try_get("subscription_display_name")?)),
+        None => None,
+    };
+    let pending = match (r.try_get::<Option<String>, _>("pending_status")?, opt_ts(r, "pending_at")?) {
+        (Some(_), Some(at)) => Some((state_col(r, "pending_status")?, at)),
+        _ => None,
+    };
+    Ok((
+        r.try_get("seq")?,
+        LicenseRow {
+            id: uuid_col(r, "id")?,
+            customer_id: uuid_col(r, "customer_id")?,
+            customer_name: r.try_get("customer_name")?,
+            order_id: uuid_col(r, "order_id")?,
+            offering_id: uuid_col(r, "offering_id")?,
+            license_type: r.try_get("license_type")?,
+            status: state_col(r, "status")?,
+            assigned_to,
+            created_at: ts_col(r, "created_at")?,
+            updated_at: ts_col(r, "updated_at")?,
+            activated_at: opt_ts(r, "activated_at")?,
+            paused_at: opt_ts(r, "paused_at")?,
+            cancelled_at: opt_ts(r, "cancelled_at")?,
+            ended_at: opt_ts(r, "ended_at")?,
+            pending,
+            details: opt_json(r, "details")?,
+            metadata: opt_json(r, "metadata")?,
+        },
+    ))
+}
+
+impl Store {
+    pub async fn license(&self, org: Uuid, id: Uuid) -> Result<Option<LicenseRow>> {
+        let sql = format!("SELECT {LICENSE_COLUMNS} FROM {LICENSES} WHERE l.org_id = $1 AND l.id = $2");
+        let row = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).bind(id.to_string()).fetch_optional(&self.pool).await?;
+        Ok(row.as_ref().map(license_row).transpose()?.map(|(_, l)| l))
+    }
+
+    pub async fn licenses(&self, org: Uuid, f: &LicenseFilter, after: Option<Cursor>, limit: usize) -> Result<Page<LicenseRow>> {
+        let mut q = ListQuery::new(format!("SELECT {LICENSE_COLUMNS} FROM {LICENSES} WHERE l.org_id = $1 AND l.seq > $2"));
+        if let Some(c) = &f.customers {
+            q.any_of("l.customer_id", c.iter().map(Uuid::to_string));
+        }
+        if !f.statuses.is_empty() {
+            q.any_of("l.status", f.statuses.iter().cloned());
+        }
+        if let Some(s) = &f.subscriptions {
+            q.any_of("l.subscription_id", s.iter().map(Uuid::to_string));
+        }
+        q.visible_to("l.customer_id", f.visible_to);
+        let rows = q.fetch(&self.pool, org, after, "l.seq", limit).await?;
+        Ok(Page::from_rows(rows.iter().map(license_row).collect::<Result<_>>()?, limit))
+    }
+
+    /// The licenses assigned to `subscription`, oldest first, read in `tx`.
+    pub async fn subscription_licenses(&self, tx: &mut Tx, org: Uuid, subscription: Uuid) -> Result<Vec<LicenseRow>> {
+        let sql = format!("SELECT {LICENSE_COLUMNS} FROM {LICENSES} WHERE l.org_id = $1 AND l.subscription_id = $2 ORDER BY l.seq");
+        let rows = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).bind(subscription.to_string()).fetch_all(tx.conn().await?).await?;
+        rows.iter().map(|r| license_row(r).map(|(_, l)| l)).collect()
+    }
+
+    pub async fn insert_license(tx: &mut Tx, org: Uuid, l: &LicenseRow) -> Result<()> {
+        tx.execute(
+            sqlx::query(
+                "INSERT INTO licenses (id, org_id, customer_id, order_id, offering_id, license_type, status, subscription_id, created_at, updated_at,
+                   activated_at, details, metadata)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+            )
+            .bind(l.id.to_string())
+            .bind(org.to_string())
+            .bind(l.customer_id.to_string())
+            .bind(l.order_id.to_string())
+            .bind(l.offering_id.to_string())
+            .bind(&l.license_type)
+            .bind(l.status.to_string())
+            .bind(l.assigned_to.as_ref().map(|(s, _, _)| s.to_string()))
+            .bind(ts(l.created_at))
+            .bind(ts(l.updated_at))
+            .bind(l.activated_at.map(ts))
+            .bind(l.details.as_ref().map(|d| d.to_string()))
+            .bind(l.metadata.as_ref().map(|m| m.to_string())),
+        )
+        .await?;
+        Ok(())
+    }
+
+    /// Writes `l`'s state over the stored license if it is still as
+    /// `before` was read (same status, same `updatedAt`): false when
+    /// another request or job moved it first.
+    pub async fn update_license(tx: &mut Tx, org: Uuid, l: &LicenseRow, before: &LicenseRow) -> Result<bool> {
+        let done = sqlx::query(
+            "UPDATE licenses SET status = $1, offering_id = $2, activated_at = $3, paused_at = $4, cancelled_at = $5, ended_at = $6,
+               pending_status = $7, pending_at = $8, updated_at = $9
+             WHERE id = $10 AND org_id = $11 AND status = $12 AND updated_at = $13",
+        )
+        .bind(l.status.to_string())
+        .bind(l.offering_id.to_string())
+        .bind(l.activated_at.map(ts))
+        .bind(l.paused_at.map(ts))
+        .bind(l.cancelled_at.map(ts))
+        .bind(l.ended_at.map(ts))
+        .bind(l.pending.map(|(s, _)| s.to_string()))
+        .bind(l.pending.map(|(_, at)| ts(at)))
+        .bind(ts(l.updated_at))
+        .bind(l.id.to_string())
+        .bind(org.to_string())
+        .bind(before.status.to_string())
+        .bind(ts(before.updated_at))
+        .execute(tx.conn().await?)
+        .await?;
+        Ok(done.rows_affected() == 1)
+    }
+}
