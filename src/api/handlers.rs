@@ -410,6 +410,17 @@ impl SwitchboardApi for Handlers {
         read(&rqctx, headers, |c| async move { Ok(licenses::list(&c, query.into_inner()?).await?) }).await
     }
 
+    async fn license_cancel(
+        rqctx: RequestContext<Context>,
+        path: Path<params::LicenseCancelPath>,
+        headers: HeaderParams<params::LicenseCancelHeaders>,
+        body: JsonBody<types::CancelLicenseRequest>,
+    ) -> Result<HttpResponseOk<types::License>> {
+        let license = path.into_inner().license_id;
+        handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move { Ok(HttpResponseOk(licenses::cancel::cancel(&c, &license, body).await?)) })
+            .await
+    }
+
     async fn license_view(
         rqctx: RequestContext<Context>,
         path: Path<params::LicenseViewPath>,

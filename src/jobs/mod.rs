@@ -160,6 +160,7 @@ pub async fn start(
         (each(order_expiry::worker()), Arc::new(Notify::new())),
         (each(scheduled::subscriptions()), Arc::new(Notify::new())),
         (each(scheduled::addons()), Arc::new(Notify::new())),
+        (each(scheduled::licenses()), Arc::new(Notify::new())),
         (each(mail_cleanup::worker()), Arc::new(Notify::new())),
         // usage before the dispatcher: its quota notifications go out in the same round
         (Task::Drain(Arc::new(usage_collect::drain(network))), Arc::new(Notify::new())),

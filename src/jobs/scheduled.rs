@@ -2,11 +2,12 @@
 //! activation completes, a cancellation takes effect, a scheduled offering
 //! change, a renewal; an add-on's validity runs out) and tells so, even
 //! when nobody reads it. Scheduled for the next due time with every write
-//! that changes it; when it runs the work may have been done by a read, or
-//! withdrawn, and then nothing happens.
+//! that changes it (a license's scheduled cancellation too); when it runs
+//! the work may have been done by a read, or withdrawn, and then nothing
+//! happens.
 
 use super::{Outcome, Worker};
-use crate::domain::{addons, subscriptions};
+use crate::domain::{addons, licenses, subscriptions};
 use crate::error::Result;
 use crate::store::{JobKind, Store};
 use chrono::{DateTime, Utc};
@@ -37,6 +38,11 @@ fn worker(kind: JobKind, run: Run) -> Worker {
 /// subscription.scheduled (subject: a subscription's id)
 pub fn subscriptions() -> Worker {
     worker(JobKind::SubscriptionScheduled, |store, org, id, now| Box::pin(async move { subscriptions::scheduled::run(&store, org, id, now).await }))
+}
+
+/// license.scheduled (subject: a license's id)
+pub fn licenses() -> Worker {
+    worker(JobKind::LicenseScheduled, |store, org, id, now| Box::pin(async move { licenses::lifecycle::run(&store, org, id, now).await }))
 }
 
 /// addon.scheduled (subject: an add-on's id)

@@ -31,6 +31,8 @@ pub enum JobKind {
     /// something of an add-on falls due: its validity runs out, a
     /// scheduled cancellation (subject: add-on id)
     AddonScheduled,
+    /// a license's scheduled cancellation takes effect (subject: license id)
+    LicenseScheduled,
 }
 
 impl JobKind {
@@ -43,6 +45,7 @@ impl JobKind {
             JobKind::WebhookDelivery => "webhook.delivery",
             JobKind::SubscriptionScheduled => "subscription.scheduled",
             JobKind::AddonScheduled => "addon.scheduled",
+            JobKind::LicenseScheduled => "license.scheduled",
         }
     }
 }

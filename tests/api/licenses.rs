@@ -86,3 +86,72 @@ async fn a_license_follows_its_subscription_with_its_events() {
     })
     .await;
 }
+
+/// Submits one LICENSE line for Acme (assigned to `subscription` when
+/// given); the license's id.
+async fn license(app: &TestApp, key: &str, subscription: Option<&str>) -> String {
+    let mut line = json!({"type": "LICENSE", "productOfferingId": offering(app, key)});
+    if let Some(s) = subscription {
+        line["subscriptionId"] = json!(s);
+    }
+    let r = app.call("POST", "/orders", Some(json!({"customerId": "rid_acme", "lineItems": [line]}))).await;
+    assert_eq!(r.status, 201, "{:#}", r.body);
+    let r = app.call("POST", &format!("/orders/{}/submit", r.body["orderId"].as_str().unwrap()), None).await;
+    assert_eq!(r.status, 200, "{:#}", r.body);
+    r.body["lineItems"][0]["createdLicenseId"].as_str().unwrap().to_string()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_license_is_cancelled_now_or_at_a_later_date() {
+    each_backend(|app| async move {
+        setup(&app).await;
+        at(&app, "2030-03-10T09:00:01Z");
+        let seat = license(&app, "pbx-user", None).await;
+        let queue = license(&app, "pbx-queue", None).await;
+
+        // at a later date: ACTIVE until then, told now
+        let seen = app.store.event_types(app.org).await.unwrap().len();
+        let request: bullfinch::types::CancelLicenseRequest = serde_json::from_value(json!({"effectiveDate": "2030-03-20"})).unwrap();
+        let later = json_of(&app.bullfinch().license_cancel(&seat.parse().unwrap(), None, &request).await.unwrap().into_inner());
+        assert_eq!((later["status"].as_str(), &later["pendingStatus"]), (Some("ACTIVE"), &json!({"status": "CANCELLED", "scheduledAt": "2030-03-20"})));
+        assert_eq!(later["cancelledAt"], "2030-03-10");
+        assert_eq!(license_events(&app, seen).await, [("license.cancelled".to_string(), later.clone())]);
+        // asked again for another date: replaced
+        let r = app.call("POST", &format!("/licenses/{seat}/cancel"), Some(json!({"effectiveDate": "2030-03-25"}))).await;
+        assert_eq!((r.status, &r.body["pendingStatus"]["scheduledAt"]), (200, &json!("2030-03-25")), "{:#}", r.body);
+
+        // the date comes: CANCELLED for whoever reads it, told once by the job or the read
+        at(&app, "2030-03-25T00:00:01Z");
+        let seen = app.store.event_types(app.org).await.unwrap().len();
+        let ended = read(&app, &seat).await;
+        assert_eq!((ended["status"].as_str(), ended.get("pendingStatus")), (Some("CANCELLED"), None), "{ended:#}");
+        app.run_jobs().await;
+        assert_eq!(license_events(&app, seen).await, [("license.ended".to_string(), ended)]);
+        app.call("POST", &format!("/licenses/{seat}/cancel"), Some(json!({}))).await.assert_error(409, "license_cancelled");
+
+        // now: both events at once
+        let seen = app.store.event_types(app.org).await.unwrap().len();
+        let r = app.call("POST", &format!("/licenses/{queue}/cancel"), Some(json!({"reason": "No more queues"}))).await;
+        assert_eq!((r.status, r.body["status"].as_str()), (200, Some("CANCELLED")), "{:#}", r.body);
+        let told: Vec<String> = license_events(&app, seen).await.into_iter().map(|(t, _)| t).collect();
+        assert_eq!(told, ["license.cancelled", "license.ended"]);
+
+        // a PENDING license (its subscription not activated) ends only now
+        let s = new_subscription(&app, "mobile-10gb", "ESIM", "+46701239801", false).await;
+        let pending = license(&app, "pbx-user", Some(&s)).await;
+        app.call("POST", &format!("/licenses/{pending}/cancel"), Some(json!({"effectiveDate": "2030-04-01"}))).await.assert_error(409, "license_pending");
+        let (_, other) = app.other_org().await;
+        app.call_as(Some(&other), "POST", &format!("/licenses/{pending}/cancel"), Some(json!({})), &[]).await.assert_error(404, "license_not_found");
+        let email = "manager@acme.example";
+        let r = app.call("POST", "/users", Some(json!({"name": "M", "email": email, "customerId": "rid_acme", "role": "MANAGER"}))).await;
+        assert_eq!(r.status, 201, "{:#}", r.body);
+        let bearer = format!("Bearer {}", app.login(email, Some(&app.key)).await);
+        app.call_as(Some(&app.key), "POST", &format!("/licenses/{pending}/cancel"), Some(json!({})), &[("Authorization", bearer.as_str())])
+            .await
+            .assert_error(403, "insufficient_role");
+        let r = app.call("POST", &format!("/licenses/{pending}/cancel"), Some(json!({}))).await;
+        assert_eq!((r.status, r.body["status"].as_str()), (200, Some("CANCELLED")));
+        app
+    })
+    .await;
+}

@@ -1199,6 +1199,76 @@ pub mod types {
         ///Length of the binding period.
         pub duration: Duration,
     }
+    ///Cancelling a license: now, or at a later date.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    pub struct CancelLicenseRequest {
+        ///The day it ends (at 00:00 UTC). Absent, today or earlier: now. A later date schedules the cancellation: the license keeps its state with pendingStatus {CANCELLED, scheduledAt} until then. A PENDING license is only cancelled now (409 license_pending for a later date).
+        #[serde(
+            rename = "effectiveDate",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub effective_date: ::std::option::Option<::chrono::naive::NaiveDate>,
+        ///Why, in the caller's words.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub reason: ::std::option::Option<CancelLicenseRequestReason>,
+    }
+    ///Why, in the caller's words.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CancelLicenseRequestReason(::std::string::String);
+    impl ::std::ops::Deref for CancelLicenseRequestReason {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CancelLicenseRequestReason> for ::std::string::String {
+        fn from(value: CancelLicenseRequestReason) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CancelLicenseRequestReason {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 500usize {
+                return Err("longer than 500 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CancelLicenseRequestReason {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for CancelLicenseRequestReason {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CancelLicenseRequestReason {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     ///Which add-ons of the subscription to cancel, and when.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct CancelSubscriptionAddonsRequest {
@@ -5045,6 +5115,121 @@ pub mod types {
             value: ::std::string::String,
         ) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
+        }
+    }
+    ///`LicenseCancelLicenseId`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct LicenseCancelLicenseId(::std::string::String);
+    impl ::std::ops::Deref for LicenseCancelLicenseId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<LicenseCancelLicenseId> for ::std::string::String {
+        fn from(value: LicenseCancelLicenseId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for LicenseCancelLicenseId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 64usize {
+                return Err("longer than 64 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for LicenseCancelLicenseId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for LicenseCancelLicenseId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for LicenseCancelLicenseId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`LicenseCancelXIdempotencyKey`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct LicenseCancelXIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for LicenseCancelXIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<LicenseCancelXIdempotencyKey> for ::std::string::String {
+        fn from(value: LicenseCancelXIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for LicenseCancelXIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 256usize {
+                return Err("longer than 256 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for LicenseCancelXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for LicenseCancelXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for LicenseCancelXIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
         }
     }
     ///Picture of the product.
@@ -17464,6 +17649,83 @@ Arguments:
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
             404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Cancel a license
+
+Ends the license for good: now (-> CANCELLED, recording `license.cancelled` and `license.ended`), or at effectiveDate (the state stays, pendingStatus {CANCELLED, scheduledAt}; `license.cancelled` now, `license.ended` on the date, when a job or a read after it ends it). A cancellation already scheduled is replaced; a CANCELLED license is 409 license_cancelled. A license assigned to a subscription also ends with it. Needs the ADMIN role for the customer (or the API key alone). Records the events (x-events): `license.cancelled`, `license.ended`.
+
+Sends a `POST` request to `/licenses/{licenseId}/cancel`
+
+Arguments:
+- `license_id`: The license's id.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `body`
+*/
+    pub async fn license_cancel<'a>(
+        &'a self,
+        license_id: &'a types::LicenseCancelLicenseId,
+        x_idempotency_key: Option<&'a types::LicenseCancelXIdempotencyKey>,
+        body: &'a types::CancelLicenseRequest,
+    ) -> Result<ResponseValue<types::License>, Error<types::Error>> {
+        let url = format!(
+            "{}/licenses/{}/cancel", self.baseurl, encode_path(& license_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = x_idempotency_key {
+            header_map.append("X-Idempotency-Key", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "license_cancel",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            409u16 => {
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
             429u16 => {

@@ -1,15 +1,15 @@
-//! The license lifecycle: its transition table, and how a license follows
-//! the subscription it is assigned to: ACTIVE when it is ACTIVATED, PAUSED
+//! The license lifecycle: its transition table; how a license follows the
+//! subscription it is assigned to (ACTIVE when it is ACTIVATED, PAUSED
 //! while it is PAUSED or SUSPENDED, BLOCKED while it is BLOCKED, CANCELLED
-//! when it ends; each move with its events, in the transaction of the
-//! subscription's move.
+//! when it ends), each move with its events in the transaction of the
+//! subscription's move; and its cancellation, now or at a later date.
 
 use crate::domain::Caller;
 use crate::domain::catalog::Offerings;
 use crate::domain::states::{Operation, Table};
 use crate::error::{InternalCode, Result};
 use crate::events::{self, Event};
-use crate::store::{LicenseRow, Store, SubscriptionRow, Tx};
+use crate::store::{JobKind, LicenseRow, Store, SubscriptionRow, Tx};
 use crate::wire::latest::{LicenseStatus as Status, SubscriptionStatus};
 use chrono::{DateTime, Utc};
 
@@ -24,6 +24,12 @@ pub enum LicenseOp {
     SubscriptionBlocked,
     /// its subscription is CANCELLED
     SubscriptionEnds,
+    /// POST /licenses/{id}/cancel, effective now
+    CancelNow,
+    /// POST /licenses/{id}/cancel, effective at a later date (`pendingStatus`)
+    CancelLater,
+    /// the date of a scheduled cancellation arrives
+    CancellationDate,
 }
 
 impl Operation for LicenseOp {
@@ -33,6 +39,9 @@ impl Operation for LicenseOp {
             LicenseOp::SubscriptionPaused => "its subscription is PAUSED or SUSPENDED",
             LicenseOp::SubscriptionBlocked => "its subscription is BLOCKED",
             LicenseOp::SubscriptionEnds => "its subscription is CANCELLED",
+            LicenseOp::CancelNow => "cancel (now)",
+            LicenseOp::CancelLater => "cancel (at a later date)",
+            LicenseOp::CancellationDate => "the cancellation date arrives",
         }
     }
 
@@ -41,12 +50,14 @@ impl Operation for LicenseOp {
             LicenseOp::SubscriptionActive => "activated",
             LicenseOp::SubscriptionPaused => "paused",
             LicenseOp::SubscriptionBlocked => "blocked",
-            LicenseOp::SubscriptionEnds => "ended",
+            LicenseOp::SubscriptionEnds | LicenseOp::CancellationDate => "ended",
+            LicenseOp::CancelNow => "cancelled",
+            LicenseOp::CancelLater => "cancelled at a later date",
         }
     }
 
     fn requested(self) -> bool {
-        false
+        matches!(self, LicenseOp::CancelNow | LicenseOp::CancelLater)
     }
 }
 
@@ -61,6 +72,11 @@ pub const LICENSE: Table<Status, LicenseOp> = Table {
         (LicenseOp::SubscriptionPaused, &[Status::Active], Status::Paused),
         (LicenseOp::SubscriptionBlocked, &[Status::Active, Status::Paused], Status::Blocked),
         (LicenseOp::SubscriptionEnds, LIVE, Status::Cancelled),
+        (LicenseOp::CancelNow, LIVE, Status::Cancelled),
+        (LicenseOp::CancelLater, &[Status::Active], Status::Active),
+        (LicenseOp::CancelLater, &[Status::Paused], Status::Paused),
+        (LicenseOp::CancelLater, &[Status::Blocked], Status::Blocked),
+        (LicenseOp::CancellationDate, &[Status::Active, Status::Paused, Status::Blocked], Status::Cancelled),
     ],
     refused: |s| match s {
         Status::Pending => InternalCode::LicensePending,
@@ -71,25 +87,82 @@ pub const LICENSE: Table<Status, LicenseOp> = Table {
     },
 };
 
-/// `l` after `op` at `at`, and the events it records (each carrying the
-/// license after it); None where the table has no such move.
-fn moved(l: &LicenseRow, op: LicenseOp, at: DateTime<Utc>) -> Option<(LicenseRow, &'static [fn(crate::wire::latest::License) -> Event])> {
+/// The events a move records, each carrying the license after it.
+type Events = &'static [fn(crate::wire::latest::License) -> Event];
+
+/// `l` after `op` at `at` (for CancelLater: the date it ends), and the
+/// events it records; None where the table has no such move.
+pub(super) fn moved(l: &LicenseRow, op: LicenseOp, at: DateTime<Utc>) -> Option<(LicenseRow, Events)> {
     let mut after = l.clone();
     after.status = LICENSE.target(op, l.status)?;
     after.updated_at = at.max(l.updated_at);
     after.paused_at = (after.status == Status::Paused).then(|| l.paused_at.unwrap_or(at));
-    let events: &'static [fn(crate::wire::latest::License) -> Event] = match (l.status, after.status) {
-        (Status::Pending, Status::Active) => {
+    let events: Events = match (op, l.status, after.status) {
+        (LicenseOp::CancelLater, ..) => {
+            after.updated_at = l.updated_at;
+            after.pending = Some((Status::Cancelled, at));
+            &[Event::LicenseCancelled]
+        }
+        (_, Status::Pending, Status::Active) => {
             after.activated_at = Some(at);
             &[Event::LicenseActivated]
         }
-        (_, Status::Cancelled) => {
-            (after.cancelled_at, after.ended_at, after.pending) = (Some(l.cancelled_at.unwrap_or(at)), Some(at), None);
+        // a scheduled cancellation was told when it was asked for
+        (LicenseOp::CancellationDate, ..) => {
+            (after.ended_at, after.pending) = (Some(at), None);
+            &[Event::LicenseEnded]
+        }
+        (_, _, Status::Cancelled) => {
+            // ending with its subscription keeps the day a cancellation was asked for
+            let asked = if op == LicenseOp::SubscriptionEnds { l.cancelled_at.unwrap_or(at) } else { at };
+            (after.cancelled_at, after.ended_at, after.pending) = (Some(asked), Some(at), None);
             &[Event::LicenseCancelled, Event::LicenseEnded]
         }
         _ => &[Event::LicenseUpdated],
     };
     Some((after, events))
+}
+
+/// Writes `after` over `before` in `tx` with its `events` dated `at` and
+/// the job of a scheduled cancellation; false when another writer moved
+/// it first.
+pub(super) async fn write(caller: &Caller, tx: &mut Tx, offerings: &mut Offerings, before: &LicenseRow, after: &LicenseRow, events: Events, at: DateTime<Utc>) -> Result<bool> {
+    if !Store::update_license(tx, caller.org, after, before).await? {
+        return Ok(false);
+    }
+    if let Some((_, due)) = after.pending.filter(|p| before.pending != Some(*p)) {
+        Store::schedule_job(tx, JobKind::LicenseScheduled, &after.id.to_string(), Some(caller.org), due, caller.now).await?;
+    }
+    let shown = super::to_wire(after, offerings.get(caller, after.offering_id).await?)?;
+    for event in events {
+        events::record(tx, caller.org, at, &event(shown.clone())).await?;
+    }
+    Ok(true)
+}
+
+/// `l` with a cancellation due by the caller's now done, dated then
+/// (`license.ended`). Safe to run again (the license.scheduled job, and
+/// reads).
+pub async fn apply_if_due(caller: &Caller, l: LicenseRow) -> Result<LicenseRow> {
+    let Some((_, due)) = l.pending.filter(|(_, at)| *at <= caller.now) else { return Ok(l) };
+    let Some((after, told)) = moved(&l, LicenseOp::CancellationDate, due) else { return Ok(l) };
+    let mut tx = caller.store.begin().await?;
+    if !write(caller, &mut tx, &mut Offerings::default(), &l, &after, told, due).await? {
+        drop(tx);
+        // moved meanwhile: what it is now
+        let now = caller.store.license(caller.org, l.id).await?;
+        return now.ok_or_else(|| crate::error::Error::Internal(format!("license {} vanished", l.id)));
+    }
+    tx.commit().await?;
+    Ok(after)
+}
+
+/// The license.scheduled job: license `id` of `org` with what is due by
+/// `now` done.
+pub async fn run(store: &Store, org: uuid::Uuid, id: uuid::Uuid, now: DateTime<Utc>) -> Result<()> {
+    let Some(l) = store.license(org, id).await? else { return Ok(()) };
+    let caller = Caller { store: store.clone(), org, api_key_id: uuid::Uuid::nil(), user: None, now };
+    apply_if_due(&caller, l).await.map(drop)
 }
 
 /// In the transaction of a move of the subscription from `before` to
@@ -107,12 +180,8 @@ pub async fn follow(caller: &Caller, tx: &mut Tx, before: SubscriptionStatus, af
     let mut offerings = Offerings::default();
     for l in caller.store.subscription_licenses(tx, caller.org, after.id).await? {
         let Some((moved, told)) = moved(&l, op, at) else { continue };
-        if !Store::update_license(tx, caller.org, &moved, &l).await? {
+        if !write(caller, tx, &mut offerings, &l, &moved, told, at).await? {
             return Err(crate::error::Error::concurrent_conflict());
-        }
-        let shown = super::to_wire(&moved, offerings.get(caller, moved.offering_id).await?)?;
-        for event in told {
-            events::record(tx, caller.org, at, &event(shown.clone())).await?;
         }
     }
     Ok(())

@@ -2,6 +2,7 @@
 //! submission creates, and the reads of them; their lifecycle in
 //! `lifecycle`.
 
+pub mod cancel;
 pub mod lifecycle;
 
 use super::catalog::{self, Offerings};
@@ -40,11 +41,13 @@ pub fn to_wire(row: &LicenseRow, offering: wire::ProductOffering) -> Result<wire
     })
 }
 
-/// The license `key`, if the caller sees its customer; else 404.
+/// The license `key`, if the caller sees its customer; else 404. A
+/// cancellation due by now is done first: a read shows it done.
 pub async fn find(caller: &Caller, key: &str) -> Result<LicenseRow> {
     let not_found = || Error::not_found(InternalCode::LicenseNotFound, "license");
     let id = Uuid::parse_str(key).map_err(|_| not_found())?;
-    caller.store.license(caller.org, id).await?.filter(|l| caller.sees_customer(l.customer_id)).ok_or_else(not_found)
+    let row = caller.store.license(caller.org, id).await?.filter(|l| caller.sees_customer(l.customer_id)).ok_or_else(not_found)?;
+    lifecycle::apply_if_due(caller, row).await
 }
 
 pub async fn view(caller: &Caller, key: &str) -> Result<wire::License> {
@@ -61,7 +64,13 @@ pub async fn list(caller: &Caller, q: LicenseListQuery) -> Result<wire::LicenseL
         visible_to: caller.viewer(),
     };
     let page = caller.store.licenses(caller.org, &filter, after, limit_or_default(q.limit)).await?;
-    let items = Offerings::attach(caller, &page.items, |l| l.offering_id, to_wire).await?;
+    // (a cancellation due by now shows done; the page's rows are those
+    // the filter found before it)
+    let mut rows = Vec::with_capacity(page.items.len());
+    for row in page.items {
+        rows.push(lifecycle::apply_if_due(caller, row).await?);
+    }
+    let items = Offerings::attach(caller, &rows, |l| l.offering_id, to_wire).await?;
     Ok(wire::LicenseList { items, pagination: wire::Pagination { next_cursor: page.next.map(Cursor::encode) } })
 }
 

@@ -1,0 +1,33 @@
+//! Cancelling a license (POST /licenses/{id}/cancel): now, or at a later
+//! date (`pendingStatus` until then), with its events in the transaction.
+
+use super::lifecycle::{LICENSE, LicenseOp, moved, write};
+use super::{find, to_wire};
+use crate::domain::Caller;
+use crate::domain::access::Role;
+use crate::domain::catalog::Offerings;
+use crate::domain::subscriptions::terms::midnight;
+use crate::error::{Error, Result};
+use crate::wire::latest as wire;
+
+pub async fn cancel(caller: &Caller, key: &str, req: wire::CancelLicenseRequest) -> Result<wire::License> {
+    let before = find(caller, key).await?;
+    caller.require_role(before.customer_id, Role::Admin)?;
+    let now = caller.now;
+    // a date after today schedules; today, a past date or none: now
+    let later = req.effective_date.filter(|d| *d > now.date_naive()).map(midnight);
+    let (op, at) = match later {
+        Some(date) => (LicenseOp::CancelLater, date),
+        None => (LicenseOp::CancelNow, now),
+    };
+    LICENSE.next(op, before.status)?;
+    let (mut after, told) = moved(&before, op, at).expect("the table moves it");
+    (after.cancelled_at, after.updated_at) = (Some(now), now);
+    let mut offerings = Offerings::default();
+    let mut tx = caller.store.begin().await?;
+    if !write(caller, &mut tx, &mut offerings, &before, &after, told, now).await? {
+        return Err(Error::concurrent_conflict());
+    }
+    tx.commit().await?;
+    to_wire(&after, offerings.get(caller, after.offering_id).await?)
+}
