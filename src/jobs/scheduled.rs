@@ -1,10 +1,10 @@
-//! What a subscription or an add-on has due falls due (a delayed
+//! What a subscription, an add-on or a license has due falls due (a delayed
 //! activation completes, a cancellation takes effect, a scheduled offering
-//! change, a renewal; an add-on's validity runs out) and tells so, even
+//! change, a renewal; an add-on's cancellation at period end, offering
+//! change or expiry; a license's scheduled cancellation) and tells so, even
 //! when nobody reads it. Scheduled for the next due time with every write
-//! that changes it (a license's scheduled cancellation too); when it runs
-//! the work may have been done by a read, or withdrawn, and then nothing
-//! happens.
+//! that changes it; when it runs the work may have been done by a read,
+//! or withdrawn, and then nothing happens.
 
 use super::{Outcome, Worker};
 use crate::domain::{addons, licenses, subscriptions};

@@ -24,7 +24,8 @@ pub struct AddonRow {
     pub updated_at: DateTime<Utc>,
     /// when it became ACTIVE
     pub activated_at: Option<DateTime<Utc>>,
-    /// until when an ACTIVE add-on is valid (its product's validityDays)
+    /// until when an ACTIVE add-on is valid: its activation plus its
+    /// offering's validityDays (never before an offering change)
     pub expires_at: Option<DateTime<Utc>>,
     /// when its cancellation was asked for
     pub cancelled_at: Option<DateTime<Utc>>,
@@ -83,9 +84,15 @@ fn addon_row(r: &AnyRow) -> Result<AddonRow> {
 
 impl Store {
     /// Every add-on of a subscription, oldest first; read in `tx` when
-    /// given (to see what it wrote).
+    /// given (to see what it wrote), and then held until it commits (on
+    /// PostgreSQL `FOR UPDATE`; SQLite has one writer), so the moves it
+    /// writes meet no concurrent one.
     pub async fn subscription_addons(&self, tx: Option<&mut Tx>, org: Uuid, subscription: Uuid) -> Result<Vec<AddonRow>> {
-        let sql = format!("SELECT {COLUMNS} FROM subscription_addons WHERE org_id = $1 AND subscription_id = $2 ORDER BY seq");
+        let lock = match (&tx, self.backend) {
+            (Some(_), super::Backend::Postgres) => " FOR UPDATE",
+            _ => "",
+        };
+        let sql = format!("SELECT {COLUMNS} FROM subscription_addons WHERE org_id = $1 AND subscription_id = $2 ORDER BY seq{lock}");
         let q = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(org.to_string()).bind(subscription.to_string());
         let rows = match tx {
             Some(tx) => q.fetch_all(tx.conn().await?).await?,

@@ -28,8 +28,8 @@ pub enum JobKind {
     /// completes, a cancellation takes effect, a scheduled offering change,
     /// a renewal (subject: subscription id)
     SubscriptionScheduled,
-    /// something of an add-on falls due: its validity runs out, a
-    /// scheduled cancellation (subject: add-on id)
+    /// something of an add-on falls due: a cancellation at the end of its
+    /// period, a scheduled offering change, its expiry (subject: add-on id)
     AddonScheduled,
     /// a license's scheduled cancellation takes effect (subject: license id)
     LicenseScheduled,

@@ -35,7 +35,11 @@ pub async fn add(caller: &Caller, key: &str, req: wire::CreateSubscriptionAddons
         reference_id: None,
         metadata: None,
     };
-    let rename = |field: &str| field.replacen("lineItems[", "addons[", 1);
+    // (a line's `subscriptionId` is this request's path)
+    let rename = |field: &str| match field.split_once("].subscriptionId") {
+        Some(_) => "subscriptionId".to_string(),
+        None => field.replacen("lineItems[", "addons[", 1),
+    };
     let (order, _) = orders::create_submitted(caller, order, expiry).await.map_err(|e| own_fields(e, rename))?;
     let created: Vec<uuid::Uuid> = order.line_items.iter().filter_map(|l| l.created_subscription_addon_id).collect();
     // read in the request's transaction: an idempotent request's work is

@@ -169,6 +169,8 @@ async fn move_all(store: &Store, tx: &mut Tx, org: Uuid, subscription: Uuid, op:
         if by.is_some_and(|by| activation(&offering) != by) {
             continue;
         }
+        // (a late record of usage from before the add-on was bought does not date it)
+        let at = if op == AddonOp::FirstUse { at.max(a.created_at) } else { at };
         let after = moved(&a, &offering, op, at).expect("the table moves it");
         if !write(tx, org, &a, &after, now).await? {
             return Err(Error::concurrent_conflict());
@@ -213,10 +215,11 @@ pub fn created(parent: &SubscriptionRow, offering: &OfferingRow, mut a: AddonRow
     a
 }
 
-/// Add-on `id` of `org` with what was due by the caller's now done: a
-/// cancellation at the end of its period (first, at the same time), or
-/// its validity ending, dated then, with `subscription.updated` on the
-/// parent. Safe to run again (the add-on.scheduled job, and reads).
+/// The add-on `a` with what was due by the caller's now done, in time
+/// order: a cancellation at the end of its period (first, at the same
+/// time), a scheduled offering change, its validity ending; each dated
+/// then, with `subscription.updated` on the parent. Safe to run again
+/// (the add-on.scheduled job, and reads).
 pub async fn apply_if_due(caller: &Caller, mut a: AddonRow) -> Result<AddonRow> {
     while let Some(due) = a.due_at().filter(|d| *d <= caller.now) {
         let after = match (a.pending, &a.pending_offering) {
@@ -237,8 +240,13 @@ pub async fn apply_if_due(caller: &Caller, mut a: AddonRow) -> Result<AddonRow> 
         let mut tx = caller.store.begin().await?;
         if !write(&mut tx, caller.org, &a, &after, caller.now).await? {
             drop(tx);
-            // moved meanwhile: what it is now
-            return caller.store.addon(caller.org, a.id).await?.ok_or_else(|| Error::Internal(format!("add-on {} vanished", a.id)));
+            // another request or instance moved it first: go on from what it left
+            let now = caller.store.addon(caller.org, a.id).await?.ok_or_else(|| Error::Internal(format!("add-on {} vanished", a.id)))?;
+            if (now.status, now.updated_at, now.due_at()) == (a.status, a.updated_at, a.due_at()) {
+                return Err(Error::Internal(format!("add-on {}: what is due cannot be written", a.id)));
+            }
+            a = now;
+            continue;
         }
         tell(caller, &mut tx, &parent, due).await?;
         tx.commit().await?;
@@ -255,8 +263,10 @@ pub(super) async fn tell(caller: &Caller, tx: &mut Tx, parent: &SubscriptionRow,
 }
 
 /// The add-on.scheduled job: add-on `id` of `org` with what is due by
-/// `now` done.
+/// `now` done, after what its subscription had due (which may end it).
 pub async fn run(store: &Store, org: Uuid, id: Uuid, now: DateTime<Utc>) -> Result<()> {
+    let Some(a) = store.addon(org, id).await? else { return Ok(()) };
+    crate::domain::subscriptions::scheduled::run(store, org, a.subscription_id, now).await?;
     let Some(a) = store.addon(org, id).await? else { return Ok(()) };
     let caller = Caller { store: store.clone(), org, api_key_id: Uuid::nil(), user: None, now };
     apply_if_due(&caller, a).await.map(drop)

@@ -64,6 +64,8 @@ impl Included {
 pub struct Package {
     pub addon: Uuid,
     pub offering: OfferingRow,
+    /// from its activation until its expiry
+    pub valid_from: Option<DateTime<Utc>>,
     pub valid_until: Option<DateTime<Utc>>,
     pub kind: PackageKind,
     /// what it has given so far
@@ -78,7 +80,7 @@ pub enum PackageKind {
 
 impl Package {
     pub fn valid_at(&self, at: DateTime<Utc>) -> bool {
-        self.valid_until.is_none_or(|u| at < u)
+        self.valid_from.is_none_or(|f| f <= at) && self.valid_until.is_none_or(|u| at < u)
     }
 }
 
@@ -103,11 +105,8 @@ pub async fn packages(store: &Store, tx: Option<&mut Tx>, org: Uuid, s: &Subscri
         } else {
             continue;
         };
-        let valid_until = match (a.activated_at, features.validity_days) {
-            (Some(at), Some(days)) => Some(at + chrono::Duration::days(days.into())),
-            _ => None,
-        };
-        out.push(Package { addon: a.id, offering, valid_until, kind, used: used.get(&a.id).copied().unwrap_or_default() });
+        let used = used.get(&a.id).copied().unwrap_or_default();
+        out.push(Package { addon: a.id, offering, valid_from: a.activated_at, valid_until: a.expires_at, kind, used });
     }
     Ok(out)
 }
