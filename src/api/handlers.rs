@@ -6,23 +6,16 @@ use super::extract::{HeaderParams, JsonBody, QueryParams};
 use super::routes::SwitchboardApi;
 use crate::wire::latest::{params, types};
 use crate::wire::auk;
-use super::request::{Access, handle, handle_idempotent, handle_login, handle_open, read};
+use super::request::{Access, handle, handle_idempotent, handle_login, read};
 use super::error::ApiError;
 use super::reply::Reply;
-use super::revision::Revision;
-use crate::error::InternalCode;
 use crate::domain::subscriptions::lifecycle::Move;
 use super::moves::subscription_move;
 use super::webhooks;
 use crate::domain::{addons, catalog, customers, licenses, orders, subscribers, subscriptions, usage, users};
-use dropshot::{ErrorStatusCode, HttpResponseAccepted, HttpResponseCreated, HttpResponseDeleted, HttpResponseOk, Path, RequestContext};
+use dropshot::{HttpResponseAccepted, HttpResponseCreated, HttpResponseDeleted, HttpResponseOk, Path, RequestContext};
 
 pub enum Handlers {}
-
-/// A revision's published document (embedded at build time).
-fn document(revision: &Revision) -> types::OpenApiDocument {
-    types::OpenApiDocument(serde_json::from_str(revision.document()).expect("embedded documents are JSON objects"))
-}
 
 type Result<T> = std::result::Result<Reply<T>, ApiError>;
 
@@ -278,12 +271,7 @@ impl SwitchboardApi for Handlers {
         headers: HeaderParams<params::SubscriptionAddonCreateHeaders>,
         body: JsonBody<types::CreateSubscriptionAddonsRequest>,
     ) -> Result<HttpResponseCreated<types::SubscriptionAddonList>> {
-        let expiry = chrono::Duration::seconds(rqctx.context().settings.order_expiry_seconds.into());
-        let subscription = path.into_inner().subscription_id;
-        handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move {
-            Ok(HttpResponseCreated(addons::add::add(&c, &subscription, body, expiry).await?))
-        })
-        .await
+        super::addons::create(&rqctx, path, headers, body).await
     }
 
     async fn subscription_addon_cancel(
@@ -292,9 +280,7 @@ impl SwitchboardApi for Handlers {
         headers: HeaderParams<params::SubscriptionAddonCancelHeaders>,
         body: JsonBody<types::CancelSubscriptionAddonsRequest>,
     ) -> Result<HttpResponseOk<types::SubscriptionAddonList>> {
-        let subscription = path.into_inner().subscription_id;
-        handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move { Ok(HttpResponseOk(addons::cancel::cancel(&c, &subscription, body).await?)) })
-            .await
+        super::addons::cancel(&rqctx, path, headers, body).await
     }
 
     async fn subscription_addon_product_offering_options(
@@ -303,11 +289,7 @@ impl SwitchboardApi for Handlers {
         query: QueryParams<params::SubscriptionAddonProductOfferingOptionsQuery>,
         headers: HeaderParams<params::SubscriptionAddonProductOfferingOptionsHeaders>,
     ) -> Result<HttpResponseOk<types::ProductOfferingOptionList>> {
-        read(&rqctx, headers, |c| async move {
-            let (subscription, current) = (path.into_inner().subscription_id, query.into_inner()?.current_product_offering_id);
-            Ok(addons::offerings::options(&c, &subscription, &current).await?)
-        })
-        .await
+        super::addons::offering_options(&rqctx, path, query, headers).await
     }
 
     async fn subscription_addon_product_offering_change(
@@ -316,11 +298,7 @@ impl SwitchboardApi for Handlers {
         headers: HeaderParams<params::SubscriptionAddonProductOfferingChangeHeaders>,
         body: JsonBody<types::AddonOfferingChangeRequest>,
     ) -> Result<HttpResponseOk<types::SubscriptionAddon>> {
-        handle(&rqctx, Access::Write, headers, |c| async move {
-            let (key, body) = (path.into_inner().subscription_id, body.into_inner()?);
-            Ok(HttpResponseOk(addons::offerings::change(&c, &key, body).await?))
-        })
-        .await
+        super::addons::offering_change(&rqctx, path, headers, body).await
     }
 
     async fn subscription_addon_options(
@@ -433,18 +411,14 @@ impl SwitchboardApi for Handlers {
         rqctx: RequestContext<Context>,
         headers: HeaderParams<params::HealthViewHeaders>,
     ) -> Result<HttpResponseOk<types::Health>> {
-        handle_open(&rqctx, headers, |store| async move {
-            store.ping().await?;
-            Ok(HttpResponseOk(types::Health { status: types::HealthStatus::Ok }))
-        })
-        .await
+        super::operations::health(&rqctx, headers).await
     }
 
     async fn openapi_view(
         rqctx: RequestContext<Context>,
         headers: HeaderParams<params::OpenapiViewHeaders>,
     ) -> Result<HttpResponseOk<types::OpenApiDocument>> {
-        handle_open(&rqctx, headers, |_| async move { Ok(HttpResponseOk(document(Revision::current()))) }).await
+        super::operations::openapi(&rqctx, headers).await
     }
 
     async fn openapi_revision_view(
@@ -452,14 +426,7 @@ impl SwitchboardApi for Handlers {
         path: Path<params::OpenapiRevisionViewPath>,
         headers: HeaderParams<params::OpenapiRevisionViewHeaders>,
     ) -> Result<HttpResponseOk<types::OpenApiDocument>> {
-        handle_open(&rqctx, headers, |_| async move {
-            let name = path.into_inner().document;
-            let revision = name.strip_suffix(".json").and_then(Revision::by_name).ok_or_else(|| {
-                ApiError::new(ErrorStatusCode::NOT_FOUND, InternalCode::NotFound, "No revision has this document.")
-            })?;
-            Ok(HttpResponseOk(document(revision)))
-        })
-        .await
+        super::operations::openapi_revision(&rqctx, path, headers).await
     }
 
     async fn user_list(

@@ -5,8 +5,10 @@
 pub mod context;
 pub mod error;
 pub mod extract;
+mod addons;
 mod handlers;
 mod moves;
+mod operations;
 mod webhooks;
 pub mod idempotency;
 pub mod reply;
