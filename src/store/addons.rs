@@ -3,7 +3,7 @@
 //! (migrations/*/0005, 0013, 0014).
 
 use super::subscriptions::uuid_col;
-use super::{PendingOffering, Store, Tx, parse_ts, state_col, ts};
+use super::{PendingOffering, Store, Tx, opt_ts, parse_ts, state_col, ts};
 use crate::error::Result;
 use crate::wire::latest::SubscriptionAddonStatus;
 use chrono::{DateTime, Utc};
@@ -47,10 +47,6 @@ impl AddonRow {
 
 const COLUMNS: &str = "id, subscription_id, order_id, offering_id, status, reference_id, created_at, updated_at, activated_at, \
      expires_at, cancelled_at, ended_at, pending_status, pending_at, pending_offering_id, pending_offering_schedule, pending_offering_at";
-
-fn opt_ts(r: &AnyRow, col: &str) -> Result<Option<DateTime<Utc>>> {
-    r.try_get::<Option<String>, _>(col)?.as_deref().map(parse_ts).transpose()
-}
 
 fn addon_row(r: &AnyRow) -> Result<AddonRow> {
     let pending = match (r.try_get::<Option<String>, _>("pending_status")?, opt_ts(r, "pending_at")?) {

@@ -2,7 +2,7 @@
 //! a subscription's) and the reads of them (migrations/*/0005, 0016).
 
 use super::subscriptions::{ts_col, uuid_col};
-use super::{Cursor, ListQuery, Page, Store, Tx, parse_ts, parse_uuid, state_col, ts};
+use super::{Cursor, ListQuery, Page, Store, Tx, opt_ts, parse_uuid, state_col, ts};
 use crate::error::Result;
 use crate::wire::latest::LicenseStatus;
 use chrono::{DateTime, Utc};
@@ -54,10 +54,6 @@ const LICENSE_COLUMNS: &str = "l.seq, l.id, l.customer_id, c.name AS customer_na
      l.status, l.subscription_id, s.msisdn AS subscription_msisdn, s.display_name AS subscription_display_name, l.created_at, l.updated_at, \
      l.activated_at, l.paused_at, l.cancelled_at, l.ended_at, l.pending_status, l.pending_at, l.details, l.metadata";
 const LICENSES: &str = "licenses l JOIN customers c ON c.id = l.customer_id LEFT JOIN subscriptions s ON s.id = l.subscription_id";
-
-fn opt_ts(r: &AnyRow, col: &str) -> Result<Option<DateTime<Utc>>> {
-    r.try_get::<Option<String>, _>(col)?.as_deref().map(parse_ts).transpose()
-}
 
 fn opt_json(r: &AnyRow, col: &str) -> Result<Option<serde_json::Value>> {
     let text: Option<String> = r.try_get(col)?;

@@ -235,6 +235,11 @@ pub(in crate::store) fn parse_ts(s: &str) -> Result<DateTime<Utc>> {
         .map_err(|e| Error::Internal(format!("stored timestamp {s:?}: {e}")))
 }
 
+/// A timestamp column that may be NULL.
+pub(in crate::store) fn opt_ts(r: &AnyRow, col: &str) -> Result<Option<DateTime<Utc>>> {
+    r.try_get::<Option<String>, _>(col)?.as_deref().map(parse_ts).transpose()
+}
+
 pub(in crate::store) fn parse_uuid(s: &str) -> Result<uuid::Uuid> {
     uuid::Uuid::parse_str(s).map_err(|e| Error::Internal(format!("stored id {s:?}: {e}")))
 }

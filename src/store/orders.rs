@@ -1,6 +1,6 @@
 //! Orders: their rows, state moves guarded by status, and lists.
 
-use super::{Cursor, ListQuery, Page, Store, Tx, json_col, parse_ts, parse_uuid, state_col, ts};
+use super::{Cursor, ListQuery, Page, Store, Tx, json_col, opt_ts, parse_ts, parse_uuid, state_col, ts};
 use crate::wire::latest::OrderStatus;
 use crate::error::Result;
 use chrono::{DateTime, Utc};
@@ -41,10 +41,6 @@ pub struct OrderFilter {
 
 const COLUMNS: &str = "o.seq, o.id, o.org_id, o.customer_id, c.name AS customer_name, o.status, o.currency, o.reference_id, \
      o.approval_required, o.line_items, o.metadata, o.expires_at, o.approved_at, o.submitted_at, o.cancelled_at, o.created_at, o.updated_at";
-
-fn opt_ts(r: &AnyRow, col: &str) -> Result<Option<DateTime<Utc>>> {
-    r.try_get::<Option<String>, _>(col)?.as_deref().map(parse_ts).transpose()
-}
 
 fn from_row(r: &AnyRow) -> Result<(i64, OrderRow)> {
     Ok((

@@ -1,6 +1,6 @@
 //! Subscriptions: what order submission creates, and the reads of them.
 
-use super::{Cursor, IdOrRef, ListQuery, Page, Store, Tx, parse_ts, parse_uuid, state_col, ts};
+use super::{Cursor, IdOrRef, ListQuery, Page, Store, Tx, opt_ts, parse_ts, parse_uuid, state_col, ts};
 use crate::wire::latest::{SimCardType, SubscriptionStatus};
 use crate::error::Result;
 use chrono::{DateTime, NaiveDate, Utc};
@@ -121,10 +121,6 @@ fn opt_date(r: &AnyRow, col: &str) -> Result<Option<NaiveDate>> {
     r.try_get::<Option<String>, _>(col)?
         .map(|d| d.parse().map_err(|_| crate::error::Error::Internal(format!("{col} {d:?}"))))
         .transpose()
-}
-
-fn opt_ts(r: &AnyRow, col: &str) -> Result<Option<DateTime<Utc>>> {
-    r.try_get::<Option<String>, _>(col)?.map(|t| parse_ts(&t)).transpose()
 }
 
 fn life(r: &AnyRow) -> Result<Life> {

@@ -2,7 +2,7 @@
 //! add-ons, now or at the end of each one's period, all or none, with one
 //! `subscription.updated` in the transaction that cancels them.
 
-use super::lifecycle::{ADDON, AddonOp, apply_if_due, moved, offering_of, tell, write};
+use super::lifecycle::{ADDON, AddonOp, addons_of, moved, offering_of, tell, write};
 use super::shown;
 use crate::domain::Caller;
 use crate::domain::access::Role;
@@ -21,10 +21,7 @@ fn period_end(a: &AddonRow, s: &SubscriptionRow) -> Option<DateTime<Utc>> {
 pub async fn cancel(caller: &Caller, key: &str, req: wire::CancelSubscriptionAddonsRequest) -> Result<wire::SubscriptionAddonList> {
     let s = find(caller, key).await?;
     caller.require_role(s.customer_id, Role::Admin)?;
-    let mut all = vec![];
-    for a in caller.store.subscription_addons(None, caller.org, s.id).await? {
-        all.push(apply_if_due(caller, a).await?);
-    }
+    let all = addons_of(caller, &s).await?;
     let now = caller.now;
     let mut moves = vec![];
     for (i, id) in req.subscription_addon_ids.iter().enumerate() {

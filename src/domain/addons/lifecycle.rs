@@ -206,6 +206,34 @@ pub async fn first_use(store: &Store, tx: &mut Tx, org: Uuid, subscription: &Sub
     Ok(move_all(store, tx, org, subscription.id, AddonOp::FirstUse, Some(ActivationType::FirstUse), at, now).await? > 0)
 }
 
+/// What a submitted SUBSCRIPTION_ADDON line creates: an add-on of
+/// `parent` on `offering`, PENDING, or ACTIVE at once when it is INSTANT
+/// and `parent` is ACTIVATED (with the job of its expiry). Its id.
+pub async fn create(tx: &mut Tx, org: Uuid, parent: &SubscriptionRow, order_id: Uuid, offering: &OfferingRow, now: DateTime<Utc>) -> Result<Uuid> {
+    let pending = AddonRow {
+        id: crate::domain::new_id(),
+        subscription_id: parent.id,
+        order_id,
+        offering_id: offering.id,
+        status: Status::Pending,
+        reference_id: None,
+        created_at: now,
+        updated_at: now,
+        activated_at: None,
+        expires_at: None,
+        cancelled_at: None,
+        ended_at: None,
+        pending: None,
+        pending_offering: None,
+    };
+    let row = created(parent, offering, pending, now);
+    Store::insert_subscription_addon(tx, org, &row).await?;
+    if let Some(due) = row.due_at() {
+        Store::schedule_job(tx, JobKind::AddonScheduled, &row.id.to_string(), Some(org), due, now).await?;
+    }
+    Ok(row.id)
+}
+
 /// The state a new add-on of `offering` starts in on `parent`: ACTIVE
 /// from `now` for an INSTANT add-on of an ACTIVATED subscription.
 pub fn created(parent: &SubscriptionRow, offering: &OfferingRow, mut a: AddonRow, now: DateTime<Utc>) -> AddonRow {
@@ -255,9 +283,19 @@ pub async fn apply_if_due(caller: &Caller, mut a: AddonRow) -> Result<AddonRow> 
     Ok(a)
 }
 
+/// The add-ons of `s`, oldest first, each with what was due by the
+/// caller's now done.
+pub async fn addons_of(caller: &Caller, s: &SubscriptionRow) -> Result<Vec<AddonRow>> {
+    let mut out = vec![];
+    for a in caller.store.subscription_addons(None, caller.org, s.id).await? {
+        out.push(apply_if_due(caller, a).await?);
+    }
+    Ok(out)
+}
+
 /// Records, in `tx`, that add-ons of `parent` changed at `at`:
 /// `subscription.updated` carrying the subscription as read.
-pub(super) async fn tell(caller: &Caller, tx: &mut Tx, parent: &SubscriptionRow, at: DateTime<Utc>) -> Result<()> {
+pub(crate) async fn tell(caller: &Caller, tx: &mut Tx, parent: &SubscriptionRow, at: DateTime<Utc>) -> Result<()> {
     let shown = crate::domain::subscriptions::shown(caller, &mut Default::default(), parent).await?;
     crate::events::record(tx, caller.org, at, &crate::events::Event::SubscriptionUpdated(shown)).await
 }

@@ -63,9 +63,6 @@ pub async fn shown(caller: &Caller, rows: &[AddonRow]) -> Result<Vec<wire::Subsc
 /// due by now done (a read after its validity ran out shows it EXPIRED).
 pub async fn list(caller: &Caller, key: &str) -> Result<wire::SubscriptionAddonList> {
     let subscription = crate::domain::subscriptions::find(caller, key).await?;
-    let mut rows = vec![];
-    for row in caller.store.subscription_addons(None, caller.org, subscription.id).await? {
-        rows.push(lifecycle::apply_if_due(caller, row).await?);
-    }
+    let rows = lifecycle::addons_of(caller, &subscription).await?;
     Ok(wire::SubscriptionAddonList { items: shown(caller, &rows).await? })
 }

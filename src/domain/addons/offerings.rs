@@ -11,7 +11,7 @@
 //! FIRST_OF_NEXT_MONTH when it has no renewals. A change may be asked for
 //! on a later schedule than its earliest, never an earlier one.
 
-use super::lifecycle::{ADDON, AddonOp, apply_if_due, change_to, tell, write};
+use super::lifecycle::{ADDON, AddonOp, addons_of, change_to, tell, write};
 use super::{options, shown};
 use crate::domain::Caller;
 use crate::domain::access::Role;
@@ -53,15 +53,6 @@ async fn candidates(caller: &Caller, s: &SubscriptionRow, a: &AddonRow, current:
 
 async fn offering(caller: &Caller, id: uuid::Uuid) -> Result<OfferingRow> {
     caller.store.offering(caller.org, id).await?.ok_or_else(|| Error::Internal(format!("offering {id} vanished")))
-}
-
-/// The add-ons of `s`, each with what was due done.
-async fn addons_of(caller: &Caller, s: &SubscriptionRow) -> Result<Vec<AddonRow>> {
-    let mut out = vec![];
-    for a in caller.store.subscription_addons(None, caller.org, s.id).await? {
-        out.push(apply_if_due(caller, a).await?);
-    }
-    Ok(out)
 }
 
 fn addon_not_found(property: &'static str) -> Error {

@@ -99,7 +99,6 @@ pub(super) fn moved(l: &LicenseRow, op: LicenseOp, at: DateTime<Utc>) -> Option<
     after.paused_at = (after.status == Status::Paused).then(|| l.paused_at.unwrap_or(at));
     let events: Events = match (op, l.status, after.status) {
         (LicenseOp::CancelLater, ..) => {
-            after.updated_at = l.updated_at;
             after.pending = Some((Status::Cancelled, at));
             &[Event::LicenseCancelled]
         }

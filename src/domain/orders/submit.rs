@@ -140,7 +140,7 @@ pub(super) async fn write(tx: &mut Tx, caller: &Caller, before: &OrderRow, check
                 created_events.push(Event::SubscriptionCreated(s));
             }
             (T::SubscriptionAddon, _, Some((parent, ..)), _) => {
-                l.created_subscription_addon_id = Some(subscriptions::create_addon(tx, org, &parent, before.id, &read.offering, now).await?);
+                l.created_subscription_addon_id = Some(crate::domain::addons::lifecycle::create(tx, org, &parent, before.id, &read.offering, now).await?);
             }
             (T::License | T::ExternalProduct, _, assigned, _) => {
                 let assigned = assigned.map(|(s, ..)| s);

@@ -13,11 +13,11 @@ pub mod terms;
 
 use super::catalog::{self, Offerings};
 use super::{Caller, customers};
-use crate::wire::latest::{ProductCategory, SimCardType, SubscriptionAddonStatus, SubscriptionStatus};
+use crate::wire::latest::{ProductCategory, SimCardType, SubscriptionStatus};
 use crate::wire::latest::params::SubscriptionListQuery;
 use crate::wire::latest as wire;
 use crate::error::{Error, InternalCode, Result};
-use crate::store::{AddonRow, Cursor, IdOrRef, Life, OfferingRow, Store, SubscriptionFilter, SubscriptionRow, Terms, Tx, limit_or_default};
+use crate::store::{Cursor, IdOrRef, Life, OfferingRow, Store, SubscriptionFilter, SubscriptionRow, Terms, Tx, limit_or_default};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
@@ -188,34 +188,6 @@ pub async fn create_pending(
     };
     Store::insert_subscription(tx, org, &row).await?;
     to_wire(&row, offering_wire, None)
-}
-
-/// What a submitted SUBSCRIPTION_ADDON line creates: an add-on of
-/// `parent` on `offering`, PENDING, or ACTIVE at once when it is INSTANT
-/// and `parent` is ACTIVATED (with the job of its expiry). Its id.
-pub async fn create_addon(tx: &mut Tx, org: Uuid, parent: &SubscriptionRow, order_id: Uuid, offering: &OfferingRow, now: DateTime<Utc>) -> Result<Uuid> {
-    let pending = AddonRow {
-        id: crate::domain::new_id(),
-        subscription_id: parent.id,
-        order_id,
-        offering_id: offering.id,
-        status: SubscriptionAddonStatus::Pending,
-        reference_id: None,
-        created_at: now,
-        updated_at: now,
-        activated_at: None,
-        expires_at: None,
-        cancelled_at: None,
-        ended_at: None,
-        pending: None,
-        pending_offering: None,
-    };
-    let row = crate::domain::addons::lifecycle::created(parent, offering, pending, now);
-    Store::insert_subscription_addon(tx, org, &row).await?;
-    if let Some(due) = row.due_at() {
-        Store::schedule_job(tx, crate::store::JobKind::AddonScheduled, &row.id.to_string(), Some(org), due, now).await?;
-    }
-    Ok(row.id)
 }
 
 /// What a submitted SIM_CARD line does: the subscription gets a SIM of

@@ -9,6 +9,7 @@
 
 use super::{Included, PackageKind, Package, packages, period_day, period_of, to_wire};
 use crate::domain::Caller;
+use crate::domain::addons::lifecycle as addons;
 use crate::domain::catalog::Offerings;
 use crate::domain::subscriptions::{scheduled, shown};
 use crate::error::{Error, InternalCode, Result};
@@ -54,10 +55,10 @@ pub async fn record(store: &Store, org: Uuid, id: Uuid, record: &UsageRecord, no
     let caller = Caller { store: store.clone(), org, api_key_id: Uuid::nil(), user: None, now };
     let row = store.subscription(org, &IdOrRef::Id(id)).await?.ok_or_else(|| Error::not_found(InternalCode::SubscriptionNotFound, "subscription"))?;
     let row = scheduled::apply_if_due(&caller, row).await?;
-    let (Some(_), day) = (row.life.activated_at, period_day(&row)) else {
+    if row.life.activated_at.is_none() {
         return Err(Error::invalid("subscriptionId", "not_activated", "a subscription has usage only once it has been activated"));
-    };
-    let (start, _) = period_of(day, record.occurred_at.date_naive());
+    }
+    let (start, _) = period_of(period_day(&row), record.occurred_at.date_naive());
     let offering = store.offering(org, row.offering_id).await?.ok_or_else(|| Error::Internal(format!("offering {} vanished", row.offering_id)))?;
     let included = Included::of(&offering);
 
@@ -65,9 +66,8 @@ pub async fn record(store: &Store, org: Uuid, id: Uuid, record: &UsageRecord, no
     if !Store::insert_usage_record(&mut tx, org, row.id, record, start, now).await? {
         return Ok(false);
     }
-    if crate::domain::addons::lifecycle::first_use(store, &mut tx, org, &row, record.occurred_at, now).await? {
-        let subscription = shown(&caller, &mut Offerings::default(), &row).await?;
-        events::record(&mut tx, org, record.occurred_at, &Event::SubscriptionUpdated(subscription)).await?;
+    if addons::first_use(store, &mut tx, org, &row, record.occurred_at, now).await? {
+        addons::tell(&caller, &mut tx, &row, record.occurred_at).await?;
     }
     let mut add = Amounts::default();
     *of_mut(&mut add, record.kind) = record.quantity;
