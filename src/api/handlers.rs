@@ -11,6 +11,7 @@ use super::error::ApiError;
 use super::reply::Reply;
 use crate::domain::subscriptions::lifecycle::Move;
 use super::moves::subscription_move;
+use super::orders::Step;
 use super::webhooks;
 use crate::domain::{addons, catalog, customers, licenses, orders, subscribers, subscriptions, usage, users};
 use dropshot::{HttpResponseAccepted, HttpResponseCreated, HttpResponseDeleted, HttpResponseOk, Path, RequestContext};
@@ -99,11 +100,7 @@ impl SwitchboardApi for Handlers {
         headers: HeaderParams<params::OrderCreateHeaders>,
         body: JsonBody<types::CreateOrderRequest>,
     ) -> Result<HttpResponseCreated<types::Order>> {
-        let expiry = chrono::Duration::seconds(rqctx.context().settings.order_expiry_seconds.into());
-        handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move {
-            Ok(HttpResponseCreated(orders::create(&c, body, expiry).await?))
-        })
-        .await
+        super::orders::create(&rqctx, headers, body).await
     }
 
     async fn order_view(
@@ -132,10 +129,7 @@ impl SwitchboardApi for Handlers {
         path: Path<params::OrderApprovePath>,
         headers: HeaderParams<params::OrderApproveHeaders>,
     ) -> Result<HttpResponseOk<types::Order>> {
-        handle_idempotent(&rqctx, Access::Write, headers, JsonBody::<()>::none(), |c, ()| async move {
-            Ok(HttpResponseOk(orders::approve(&c, &path.into_inner().order_id).await?))
-        })
-        .await
+        super::orders::step(&rqctx, path.into_inner().order_id, headers, Step::Approve).await
     }
 
     async fn order_cancel(
@@ -143,10 +137,7 @@ impl SwitchboardApi for Handlers {
         path: Path<params::OrderCancelPath>,
         headers: HeaderParams<params::OrderCancelHeaders>,
     ) -> Result<HttpResponseOk<types::Order>> {
-        handle_idempotent(&rqctx, Access::Write, headers, JsonBody::<()>::none(), |c, ()| async move {
-            Ok(HttpResponseOk(orders::cancel(&c, &path.into_inner().order_id).await?))
-        })
-        .await
+        super::orders::step(&rqctx, path.into_inner().order_id, headers, Step::Cancel).await
     }
 
     async fn order_submit(
@@ -154,10 +145,7 @@ impl SwitchboardApi for Handlers {
         path: Path<params::OrderSubmitPath>,
         headers: HeaderParams<params::OrderSubmitHeaders>,
     ) -> Result<HttpResponseOk<types::Order>> {
-        handle_idempotent(&rqctx, Access::Write, headers, JsonBody::<()>::none(), |c, ()| async move {
-            Ok(HttpResponseOk(orders::submit(&c, &path.into_inner().order_id).await?))
-        })
-        .await
+        super::orders::step(&rqctx, path.into_inner().order_id, headers, Step::Submit).await
     }
 
     /// auk only: bullfinch returns the pricing from every order operation.
@@ -388,15 +376,38 @@ impl SwitchboardApi for Handlers {
         read(&rqctx, headers, |c| async move { Ok(licenses::list(&c, query.into_inner()?).await?) }).await
     }
 
+    async fn license_create(
+        rqctx: RequestContext<Context>,
+        headers: HeaderParams<params::LicenseCreateHeaders>,
+        body: JsonBody<types::CreateLicenseRequest>,
+    ) -> Result<HttpResponseCreated<types::License>> {
+        super::licenses::create(&rqctx, headers, body).await
+    }
+
     async fn license_cancel(
         rqctx: RequestContext<Context>,
         path: Path<params::LicenseCancelPath>,
         headers: HeaderParams<params::LicenseCancelHeaders>,
         body: JsonBody<types::CancelLicenseRequest>,
     ) -> Result<HttpResponseOk<types::License>> {
-        let license = path.into_inner().license_id;
-        handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move { Ok(HttpResponseOk(licenses::cancel::cancel(&c, &license, body).await?)) })
-            .await
+        super::licenses::cancel(&rqctx, path, headers, body).await
+    }
+
+    async fn license_product_offering_options(
+        rqctx: RequestContext<Context>,
+        path: Path<params::LicenseProductOfferingOptionsPath>,
+        headers: HeaderParams<params::LicenseProductOfferingOptionsHeaders>,
+    ) -> Result<HttpResponseOk<types::ProductOfferingOptionList>> {
+        read(&rqctx, headers, |c| async move { Ok(licenses::offerings::options(&c, &path.into_inner().license_id).await?) }).await
+    }
+
+    async fn license_product_offering_change(
+        rqctx: RequestContext<Context>,
+        path: Path<params::LicenseProductOfferingChangePath>,
+        headers: HeaderParams<params::LicenseProductOfferingChangeHeaders>,
+        body: JsonBody<types::ProductOfferingChangeRequest>,
+    ) -> Result<HttpResponseOk<types::License>> {
+        super::licenses::offering_change(&rqctx, path, headers, body).await
     }
 
     async fn license_view(

@@ -42,7 +42,7 @@ pub fn subscriptions() -> Worker {
 
 /// license.scheduled (subject: a license's id)
 pub fn licenses() -> Worker {
-    worker(JobKind::LicenseScheduled, |store, org, id, now| Box::pin(async move { licenses::lifecycle::run(&store, org, id, now).await }))
+    worker(JobKind::LicenseScheduled, |store, org, id, now| Box::pin(async move { licenses::scheduled::run(&store, org, id, now).await }))
 }
 
 /// addon.scheduled (subject: an add-on's id)

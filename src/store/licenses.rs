@@ -1,11 +1,11 @@
 //! Licenses: what order submission creates, their moves (optimistic, like
-//! a subscription's) and the reads of them (migrations/*/0005, 0016).
+//! a subscription's) and the reads of them (migrations/*/0005, 0016, 0017).
 
-use super::subscriptions::{ts_col, uuid_col};
+use super::subscriptions::{PendingOffering, opt_date, ts_col, uuid_col};
 use super::{Cursor, ListQuery, Page, Store, Tx, opt_ts, parse_uuid, state_col, ts};
 use crate::error::Result;
 use crate::wire::latest::LicenseStatus;
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 use sqlx::any::AnyRow;
 use sqlx::{AssertSqlSafe, Row};
 use uuid::Uuid;
@@ -39,6 +39,27 @@ pub struct LicenseRow {
     pub details: Option<serde_json::Value>,
     /// the client's metadata (a JSON object)
     pub metadata: Option<serde_json::Value>,
+    /// what it is billed at: the currency it was bought in (None: bought
+    /// before licenses kept it), the months per cycle of its price (None:
+    /// one-time), the day of the month its cycles begin, the day the
+    /// current one ends
+    pub currency: Option<String>,
+    pub cycle_months: Option<u32>,
+    pub billing_day: Option<u32>,
+    pub renews_on: Option<NaiveDate>,
+    /// an offering change scheduled for later
+    pub pending_offering: Option<PendingOffering>,
+    /// how many times it was written (the optimistic version)
+    pub version: i64,
+}
+
+impl LicenseRow {
+    /// When it next has something due: a scheduled cancellation, an
+    /// offering change, a renewal (00:00 UTC of its day).
+    pub fn due_at(&self) -> Option<DateTime<Utc>> {
+        let renewal = self.renews_on.map(|d| d.and_time(chrono::NaiveTime::MIN).and_utc());
+        [self.pending.map(|(_, at)| at), self.pending_offering.as_ref().map(|p| p.at), renewal].into_iter().flatten().min()
+    }
 }
 
 #[derive(Debug, Default)]
@@ -52,7 +73,8 @@ pub struct LicenseFilter {
 
 const LICENSE_COLUMNS: &str = "l.seq, l.id, l.customer_id, c.name AS customer_name, l.order_id, l.offering_id, l.license_type, \
      l.status, l.subscription_id, s.msisdn AS subscription_msisdn, s.display_name AS subscription_display_name, l.created_at, l.updated_at, \
-     l.activated_at, l.paused_at, l.cancelled_at, l.ended_at, l.pending_status, l.pending_at, l.details, l.metadata";
+     l.activated_at, l.paused_at, l.cancelled_at, l.ended_at, l.pending_status, l.pending_at, l.details, l.metadata, \
+     l.currency, l.cycle_months, l.billing_day, l.renews_on, l.pending_offering_id, l.pending_offering_schedule, l.pending_offering_at, l.version";
 const LICENSES: &str = "licenses l JOIN customers c ON c.id = l.customer_id LEFT JOIN subscriptions s ON s.id = l.subscription_id";
 
 fn opt_json(r: &AnyRow, col: &str) -> Result<Option<serde_json::Value>> {
@@ -69,6 +91,11 @@ fn license_row(r: &AnyRow) -> Result<(i64, LicenseRow)> {
         (Some(_), Some(at)) => Some((state_col(r, "pending_status")?, at)),
         _ => None,
     };
+    let pending_offering = match (r.try_get::<Option<String>, _>("pending_offering_id")?, opt_ts(r, "pending_offering_at")?) {
+        (Some(id), Some(at)) => Some(PendingOffering { offering_id: parse_uuid(&id)?, schedule: r.try_get("pending_offering_schedule")?, at }),
+        _ => None,
+    };
+    let small = |col: &str| -> Result<Option<u32>> { Ok(r.try_get::<Option<i64>, _>(col)?.map(|n| n as u32)) };
     Ok((
         r.try_get("seq")?,
         LicenseRow {
@@ -89,6 +116,12 @@ fn license_row(r: &AnyRow) -> Result<(i64, LicenseRow)> {
             pending,
             details: opt_json(r, "details")?,
             metadata: opt_json(r, "metadata")?,
+            currency: r.try_get("currency")?,
+            cycle_months: small("cycle_months")?,
+            billing_day: small("billing_day")?,
+            renews_on: opt_date(r, "renews_on")?,
+            pending_offering,
+            version: r.try_get("version")?,
         },
     ))
 }
@@ -127,8 +160,8 @@ impl Store {
         tx.execute(
             sqlx::query(
                 "INSERT INTO licenses (id, org_id, customer_id, order_id, offering_id, license_type, status, subscription_id, created_at, updated_at,
-                   activated_at, details, metadata)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+                   activated_at, details, metadata, currency, cycle_months, billing_day, renews_on)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)",
             )
             .bind(l.id.to_string())
             .bind(org.to_string())
@@ -142,20 +175,25 @@ impl Store {
             .bind(ts(l.updated_at))
             .bind(l.activated_at.map(ts))
             .bind(l.details.as_ref().map(|d| d.to_string()))
-            .bind(l.metadata.as_ref().map(|m| m.to_string())),
+            .bind(l.metadata.as_ref().map(|m| m.to_string()))
+            .bind(l.currency.clone())
+            .bind(l.cycle_months.map(i64::from))
+            .bind(l.billing_day.map(i64::from))
+            .bind(l.renews_on.map(|d| d.to_string())),
         )
         .await?;
         Ok(())
     }
 
     /// Writes `l`'s state over the stored license if it is still as
-    /// `before` was read (same status, same `updatedAt`): false when
-    /// another request or job moved it first.
+    /// `before` was read (same version): false when another request or job
+    /// moved it first.
     pub async fn update_license(tx: &mut Tx, org: Uuid, l: &LicenseRow, before: &LicenseRow) -> Result<bool> {
         let done = sqlx::query(
             "UPDATE licenses SET status = $1, offering_id = $2, activated_at = $3, paused_at = $4, cancelled_at = $5, ended_at = $6,
-               pending_status = $7, pending_at = $8, updated_at = $9
-             WHERE id = $10 AND org_id = $11 AND status = $12 AND updated_at = $13",
+               pending_status = $7, pending_at = $8, updated_at = $9, cycle_months = $10, billing_day = $11, renews_on = $12,
+               pending_offering_id = $13, pending_offering_schedule = $14, pending_offering_at = $15, version = version + 1
+             WHERE id = $16 AND org_id = $17 AND version = $18",
         )
         .bind(l.status.to_string())
         .bind(l.offering_id.to_string())
@@ -166,10 +204,15 @@ impl Store {
         .bind(l.pending.map(|(s, _)| s.to_string()))
         .bind(l.pending.map(|(_, at)| ts(at)))
         .bind(ts(l.updated_at))
+        .bind(l.cycle_months.map(i64::from))
+        .bind(l.billing_day.map(i64::from))
+        .bind(l.renews_on.map(|d| d.to_string()))
+        .bind(l.pending_offering.as_ref().map(|p| p.offering_id.to_string()))
+        .bind(l.pending_offering.as_ref().map(|p| p.schedule.clone()))
+        .bind(l.pending_offering.as_ref().map(|p| ts(p.at)))
         .bind(l.id.to_string())
         .bind(org.to_string())
-        .bind(before.status.to_string())
-        .bind(ts(before.updated_at))
+        .bind(before.version)
         .execute(tx.conn().await?)
         .await?;
         Ok(done.rows_affected() == 1)

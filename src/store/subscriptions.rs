@@ -117,7 +117,7 @@ pub(super) const SUBSCRIPTION_COLUMNS: &str = "s.seq, s.id, s.customer_id, c.nam
      s.subscriber_id, s.terms, s.billing_day, s.renews_on, s.paid_through, s.pending_offering_id, s.pending_offering_schedule, \
      s.pending_offering_at";
 
-fn opt_date(r: &AnyRow, col: &str) -> Result<Option<NaiveDate>> {
+pub(super) fn opt_date(r: &AnyRow, col: &str) -> Result<Option<NaiveDate>> {
     r.try_get::<Option<String>, _>(col)?
         .map(|d| d.parse().map_err(|_| crate::error::Error::Internal(format!("{col} {d:?}"))))
         .transpose()

@@ -16,7 +16,7 @@ async fn offerings_list_filter_and_page() {
         app.demo_catalog(app.org).await;
         let client = app.bullfinch();
         let all = client.product_offering_list(None, None, None, None, None, None).await.unwrap().into_inner();
-        assert_eq!(all.items.len(), 14, "every demo offering, archived one included");
+        assert_eq!(all.items.len(), 15, "every demo offering, archived one included");
         assert!(all.pagination.next_cursor.is_none());
         // every product type and every category is in the demo catalog
         let types: std::collections::BTreeSet<String> = all.items.iter().map(|o| o.product.type_.to_string()).collect();
@@ -163,7 +163,7 @@ async fn a_customer_orders_from_its_catalog_or_the_default() {
         let mine = client.customer_product_catalog_view(&"rid_acme".parse().unwrap()).await.unwrap().into_inner();
         assert_eq!(mine.name.as_str(), "Business");
         assert_eq!(mine.customer_id.to_string(), business_id);
-        assert_eq!(mine.items.len(), 13);
+        assert_eq!(mine.items.len(), 14);
         assert!(mine.items.iter().any(|o| o.product.type_ == bullfinch::types::ProductType::License));
 
         // the default catalog, in its own order, without the archived offering
@@ -206,7 +206,7 @@ async fn importing_the_same_file_again_changes_nothing() {
         let text = switchboard::demo::CATALOG.split("\nassignments:").next().unwrap();
         let first = app.import_catalog(app.org, text).await;
         assert_eq!((first.updated, first.unchanged), (0, 0));
-        assert_eq!(first.created, 9 + 14 + 14 + 2 + 2 + 1, "groups, products, offerings, catalogs, tax countries, settings");
+        assert_eq!(first.created, 9 + 14 + 15 + 2 + 2 + 1, "groups, products, offerings, catalogs, tax countries, settings");
         let second = app.import_catalog(app.org, text).await;
         assert_eq!((second.created, second.updated, second.unchanged), (0, 0, first.created));
 

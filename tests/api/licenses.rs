@@ -155,3 +155,121 @@ async fn a_license_is_cancelled_now_or_at_a_later_date() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_license_is_bought_directly_with_its_details() {
+    each_backend(|app| async move {
+        setup(&app).await;
+        // (auk retires on 2026-12-01 by the clock)
+        at(&app, "2026-11-26T09:00:00Z");
+        let s = new_subscription(&app, "mobile-10gb", "ESIM", "+46701239901", false).await;
+        let start = app.store.event_types(app.org).await.unwrap().len();
+        let details = json!({"extension": "2041", "seat": {"floor": 3, "desk": "A7"}});
+        let body: bullfinch::types::CreateLicenseRequest = serde_json::from_value(json!({
+            "customerId": "rid_acme", "productOfferingId": offering(&app, "pbx-user"), "subscriptionId": s,
+            "details": details, "metadata": {"crm": "A-17"}
+        }))
+        .unwrap();
+        let seat = json_of(&app.bullfinch().license_create(None, &body).await.unwrap().into_inner());
+        // assigned to a subscription not yet activated: PENDING until it is
+        assert_eq!((seat["status"].as_str(), &seat["activatedAt"], seat.get("renewsOn")), (Some("PENDING"), &Value::Null, None), "{seat:#}");
+        assert_eq!((&seat["details"], &seat["metadata"], &seat["assignedTo"]["subscriptionId"]), (&details, &json!({"crm": "A-17"}), &json!(s)));
+        let id = seat["licenseId"].as_str().unwrap().to_string();
+        assert_eq!(read(&app, &id).await, seat);
+        let told: Vec<String> = app.store.event_types(app.org).await.unwrap().into_iter().skip(start).map(|(t, _)| t).collect();
+        assert_eq!(told, ["order.created", "order.statusChanged", "order.submitted", "order.lineItemStatusChanged", "license.created"]);
+        assert_eq!(license_events(&app, start).await, [("license.created".to_string(), seat.clone())]);
+        // the order shows what was bought, with the license's details
+        let order = app.call("GET", &format!("/orders/{}", seat["orderId"].as_str().unwrap()), None).await.body;
+        assert_eq!((order["status"].as_str(), &order["lineItems"][0]["createdLicenseId"]), (Some("SUBMITTED"), &json!(id)));
+        assert_eq!(order["lineItems"][0]["license"], json!({"details": details, "metadata": {"crm": "A-17"}}));
+        // the subscription's activation activates it, and its cycles begin
+        let r = app.call("POST", &format!("/subscriptions/{s}/activate"), Some(json!({}))).await;
+        assert_eq!(r.status, 200, "{:#}", r.body);
+        let active = read(&app, &id).await;
+        assert_eq!((active["status"].as_str(), active["renewsOn"].as_str()), (Some("ACTIVE"), Some("2026-12-26")), "{active:#}");
+
+        // on auk, an EXTERNAL_PRODUCT assigned to nothing: ACTIVE at once
+        let auk = app.auk_with(&app.new_key(app.org, Some(AUK), false).await);
+        let body: auk::types::CreateLicenseRequest =
+            serde_json::from_value(json!({"customerId": "rid_acme", "productOfferingId": offering(&app, "device-management")})).unwrap();
+        let mdm = json_of(&auk.license_create(None, &body).await.unwrap().into_inner());
+        assert_eq!((mdm["status"].as_str(), mdm["type"].as_str()), (Some("ACTIVE"), Some("EXTERNAL_PRODUCT")), "{mdm:#}");
+        assert_eq!((mdm["activatedAt"].as_str(), mdm["renewsOn"].as_str()), (Some("2026-11-26"), Some("2026-12-26")));
+
+        // refusals name this body's fields, and change nothing
+        let before = app.store.event_types(app.org).await.unwrap().len();
+        let post = |body: Value| {
+            let app = &app;
+            async move { app.call("POST", "/licenses", Some(body)).await }
+        };
+        let mdm_offering = offering(&app, "device-management");
+        let r = post(json!({"customerId": "rid_acme", "productOfferingId": mdm_offering, "subscriptionId": s})).await;
+        assert_eq!(r.assert_error(409, "order_validation_failed").details(), [("subscriptionId".to_string(), "not_allowed".to_string())]);
+        let r = post(json!({"customerId": "rid_acme", "productOfferingId": offering(&app, "mobile-10gb")})).await;
+        assert_eq!(r.assert_error(409, "order_validation_failed").details(), [("productOfferingId".to_string(), "line_item_type_mismatch".to_string())]);
+        post(json!({"customerId": "rid_acme", "productOfferingId": uuid::Uuid::new_v4()})).await.assert_error(404, "product_offering_not_found");
+        let r = post(json!({"customerId": "rid_acme", "productOfferingId": offering(&app, "pbx-user"), "subscriptionId": "rid_nobody"})).await;
+        r.assert_error(404, "subscription_not_found");
+        post(json!({"customerId": "rid_nobody", "productOfferingId": mdm_offering})).await.assert_error(404, "customer_not_found");
+        let many: serde_json::Map<String, Value> = (0..51).map(|i| (format!("k{i}"), json!(i))).collect();
+        let r = post(json!({"customerId": "rid_acme", "productOfferingId": mdm_offering, "details": many})).await;
+        assert_eq!(r.assert_error(400, "validation_failed").details(), [("details".to_string(), "too_many_properties".to_string())]);
+        post(json!({"customerId": "rid_acme", "productOfferingId": mdm_offering, "currency": "EUR"})).await.assert_error(409, "order_validation_failed");
+        assert_eq!(app.store.event_types(app.org).await.unwrap().len(), before, "a refusal records nothing");
+
+        // idempotent: the same key buys once and answers the same
+        let key = [("X-Idempotency-Key", "buy-seat-1")];
+        let body = json!({"customerId": "rid_acme", "productOfferingId": offering(&app, "pbx-queue")});
+        let first = app.call_as(Some(&app.key), "POST", "/licenses", Some(body.clone()), &key).await;
+        let again = app.call_as(Some(&app.key), "POST", "/licenses", Some(body), &key).await;
+        assert_eq!((first.status, again.status, &first.body), (201, 201, &again.body));
+        app
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn roles_decide_who_buys_changes_and_cancels_licenses() {
+    each_backend(|app| async move {
+        setup(&app).await;
+        let seat = license(&app, "pbx-user", None).await;
+        let mut users = vec![];
+        for role in ["MEMBER", "MANAGER", "ADMIN"] {
+            let email = format!("{}@acme.example", role.to_lowercase());
+            let r = app.call("POST", "/users", Some(json!({"name": role, "email": email, "customerId": "rid_acme", "role": role}))).await;
+            assert_eq!(r.status, 201, "{:#}", r.body);
+            users.push(format!("Bearer {}", app.login(&email, Some(&app.key)).await));
+        }
+        let as_user = |user: &str, method: &'static str, path: String, body: Option<Value>| {
+            let (app, bearer) = (&app, user.to_string());
+            async move { app.call_as(Some(&app.key), method, &path, body, &[("Authorization", bearer.as_str())]).await }
+        };
+        let buy = json!({"customerId": "rid_acme", "productOfferingId": offering(&app, "pbx-queue")});
+        let pro = json!({"productOfferingId": offering(&app, "pbx-user-pro")});
+        let (member, manager, admin) = (&users[0], &users[1], &users[2]);
+        // MEMBER reads, and nothing more
+        assert_eq!(as_user(member, "GET", format!("/licenses/{seat}"), None).await.status, 200);
+        assert_eq!(as_user(member, "GET", format!("/licenses/{seat}/product-offering-options"), None).await.status, 200);
+        as_user(member, "POST", "/licenses".into(), Some(buy.clone())).await.assert_error(403, "insufficient_role");
+        as_user(member, "PUT", format!("/licenses/{seat}/product-offering-change"), Some(pro.clone())).await.assert_error(403, "insufficient_role");
+        // MANAGER buys and changes, does not cancel
+        assert_eq!(as_user(manager, "POST", "/licenses".into(), Some(buy)).await.status, 201);
+        let r = as_user(manager, "PUT", format!("/licenses/{seat}/product-offering-change"), Some(pro.clone())).await;
+        assert_eq!((r.status, r.body["productOffering"]["name"].as_str()), (200, Some("PBX user pro")), "{:#}", r.body);
+        as_user(manager, "POST", format!("/licenses/{seat}/cancel"), Some(json!({}))).await.assert_error(403, "insufficient_role");
+        // ADMIN cancels
+        let r = as_user(admin, "POST", format!("/licenses/{seat}/cancel"), Some(json!({}))).await;
+        assert_eq!((r.status, r.body["status"].as_str()), (200, Some("CANCELLED")));
+        // another organisation's key finds none of it
+        let (_, other) = app.other_org().await;
+        for (method, path, body) in [
+            ("GET", format!("/licenses/{seat}/product-offering-options"), None),
+            ("PUT", format!("/licenses/{seat}/product-offering-change"), Some(pro)),
+        ] {
+            app.call_as(Some(&other), method, &path, body, &[]).await.assert_error(404, "license_not_found");
+        }
+        app
+    })
+    .await;
+}

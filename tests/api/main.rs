@@ -10,6 +10,7 @@ mod delivery;
 mod events;
 mod idempotency;
 mod jobs;
+mod license_terms;
 mod licenses;
 mod lifecycle;
 mod listen;

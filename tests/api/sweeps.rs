@@ -344,6 +344,19 @@ async fn events_every_operation_records_only_what_its_document_lists() {
             if op.id == "license_cancel" {
                 body = Some(json!({}));
             }
+            // a license is bought from a license offering; its offering
+            // change, on a license of its own, names another tier
+            let offering = |key: &str| switchboard::domain::catalog::entity_id(app.org, "offering", key).to_string();
+            if op.id == "license_create" {
+                body = Some(json!({"customerId": ours.ids["customerId"].0, "productOfferingId": offering("pbx-user")}));
+            }
+            let mut own_license = None;
+            if op.id == "license_product_offering_change" {
+                let bought = app.call("POST", "/licenses", Some(json!({"customerId": ours.ids["customerId"].0, "productOfferingId": offering("pbx-user")}))).await;
+                assert_eq!(bought.status, 201, "{:#}", bought.body);
+                own_license = Some(bought.body["licenseId"].as_str().unwrap().to_string());
+                body = Some(json!({"productOfferingId": offering("pbx-user-pro")}));
+            }
             // an offering change names an offering other than the fixture's own
             if op.id == "subscription_product_offering_change" {
                 let unlimited = switchboard::domain::catalog::entity_id(app.org, "offering", "mobile-unlimited").to_string();
@@ -351,6 +364,9 @@ async fn events_every_operation_records_only_what_its_document_lists() {
             }
             // each order operation on an order of its own, still a DRAFT
             let mut path = existing_path(&op, &ours);
+            if let Some(id) = &own_license {
+                path = op.fill(|_| id.clone());
+            }
             // the add-on operations on add-ons of their own (bodies naming
             // add-on offerings, not the fixture's plan)
             let addon = addon_case(&app, &ours, &op, &mut orders).await;

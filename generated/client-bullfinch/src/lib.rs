@@ -1836,6 +1836,331 @@ pub mod types {
                 })
         }
     }
+    ///A license bought directly: what a one-line order would buy, submitted at once.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct CreateLicenseRequest {
+        ///ISO 4217 code it is billed in; defaults to the customer's billing currency and is required when the customer has none.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub currency: ::std::option::Option<CreateLicenseRequestCurrency>,
+        ///The customer buying: an id or `rid_` reference.
+        #[serde(rename = "customerId")]
+        pub customer_id: CreateLicenseRequestCustomerId,
+        ///The license's free properties.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub details: ::std::option::Option<LicenseDetails>,
+        ///The client's own data, stored with the license.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub metadata: ::std::option::Option<Metadata>,
+        ///The client's own id for the order recorded with it; unique per organisation.
+        #[serde(
+            rename = "orderReferenceId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub order_reference_id: ::std::option::Option<
+            CreateLicenseRequestOrderReferenceId,
+        >,
+        ///The offering bought: a LICENSE or EXTERNAL_PRODUCT product's, AVAILABLE and in the customer's catalog.
+        #[serde(rename = "productOfferingId")]
+        pub product_offering_id: CreateLicenseRequestProductOfferingId,
+        ///For a LICENSE offering: the subscription (of the same customer, not CANCELLED) the license is assigned to; an id or `rid_` reference. The license then follows it: PENDING until it is ACTIVATED, paused, blocked and cancelled with it.
+        #[serde(
+            rename = "subscriptionId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub subscription_id: ::std::option::Option<CreateLicenseRequestSubscriptionId>,
+    }
+    ///ISO 4217 code it is billed in; defaults to the customer's billing currency and is required when the customer has none.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CreateLicenseRequestCurrency(::std::string::String);
+    impl ::std::ops::Deref for CreateLicenseRequestCurrency {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CreateLicenseRequestCurrency> for ::std::string::String {
+        fn from(value: CreateLicenseRequestCurrency) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CreateLicenseRequestCurrency {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[A-Z]{3}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[A-Z]{3}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CreateLicenseRequestCurrency {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for CreateLicenseRequestCurrency {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CreateLicenseRequestCurrency {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The customer buying: an id or `rid_` reference.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CreateLicenseRequestCustomerId(::std::string::String);
+    impl ::std::ops::Deref for CreateLicenseRequestCustomerId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CreateLicenseRequestCustomerId> for ::std::string::String {
+        fn from(value: CreateLicenseRequestCustomerId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CreateLicenseRequestCustomerId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 260usize {
+                return Err("longer than 260 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CreateLicenseRequestCustomerId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for CreateLicenseRequestCustomerId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CreateLicenseRequestCustomerId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The client's own id for the order recorded with it; unique per organisation.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CreateLicenseRequestOrderReferenceId(::std::string::String);
+    impl ::std::ops::Deref for CreateLicenseRequestOrderReferenceId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CreateLicenseRequestOrderReferenceId>
+    for ::std::string::String {
+        fn from(value: CreateLicenseRequestOrderReferenceId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CreateLicenseRequestOrderReferenceId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CreateLicenseRequestOrderReferenceId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for CreateLicenseRequestOrderReferenceId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CreateLicenseRequestOrderReferenceId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The offering bought: a LICENSE or EXTERNAL_PRODUCT product's, AVAILABLE and in the customer's catalog.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CreateLicenseRequestProductOfferingId(::std::string::String);
+    impl ::std::ops::Deref for CreateLicenseRequestProductOfferingId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CreateLicenseRequestProductOfferingId>
+    for ::std::string::String {
+        fn from(value: CreateLicenseRequestProductOfferingId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CreateLicenseRequestProductOfferingId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 64usize {
+                return Err("longer than 64 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CreateLicenseRequestProductOfferingId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for CreateLicenseRequestProductOfferingId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CreateLicenseRequestProductOfferingId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///For a LICENSE offering: the subscription (of the same customer, not CANCELLED) the license is assigned to; an id or `rid_` reference. The license then follows it: PENDING until it is ACTIVATED, paused, blocked and cancelled with it.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CreateLicenseRequestSubscriptionId(::std::string::String);
+    impl ::std::ops::Deref for CreateLicenseRequestSubscriptionId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CreateLicenseRequestSubscriptionId>
+    for ::std::string::String {
+        fn from(value: CreateLicenseRequestSubscriptionId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CreateLicenseRequestSubscriptionId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 260usize {
+                return Err("longer than 260 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CreateLicenseRequestSubscriptionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for CreateLicenseRequestSubscriptionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CreateLicenseRequestSubscriptionId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     ///A new order.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct CreateOrderRequest {
@@ -4972,6 +5297,14 @@ pub mod types {
             skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub paused_at: ::std::option::Option<::chrono::naive::NaiveDate>,
+        ///Present only while an offering change is scheduled (PUT /licenses/{licenseId}/product-offering-change on a later date); until then productOffering is the current offering.
+        #[serde(
+            rename = "pendingProductOffering",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub pending_product_offering: ::std::option::Option<
+            LicensePendingProductOffering,
+        >,
         ///Present only while a status change is scheduled (a cancellation at a later date).
         #[serde(
             rename = "pendingStatus",
@@ -4981,6 +5314,12 @@ pub mod types {
         ///The offering it was bought as.
         #[serde(rename = "productOffering")]
         pub product_offering: ProductOfferingSummary,
+        ///The day its current billing cycle ends and it renews (`license.renewed`): cycles of its offering's billing cycle counted from activatedAt. Absent for a one-time price, while PENDING and once CANCELLED.
+        #[serde(
+            rename = "renewsOn",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub renews_on: ::std::option::Option<::chrono::naive::NaiveDate>,
         ///Where the license is in its life.
         pub status: LicenseStatus,
         ///Kind of license, e.g. PBX_USER_LEVEL, PBX_SOFTPHONE, PBX_ROUTE_IVR, PBX_ROUTE_GROUP, PBX_ROUTE_QUEUE, PBX_ROUTE_VOICEMAIL, EXTERNAL_PRODUCT (from the offering's product).
@@ -5230,6 +5569,93 @@ pub mod types {
                 .map_err(|e: self::error::ConversionError| {
                     <D::Error as ::serde::de::Error>::custom(e.to_string())
                 })
+        }
+    }
+    ///`LicenseCreateXIdempotencyKey`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct LicenseCreateXIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for LicenseCreateXIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<LicenseCreateXIdempotencyKey> for ::std::string::String {
+        fn from(value: LicenseCreateXIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for LicenseCreateXIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 256usize {
+                return Err("longer than 256 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for LicenseCreateXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for LicenseCreateXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for LicenseCreateXIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Free properties of a license (a PBX extension, a seat name, ...): any JSON values, at most 50 keys, stored and returned unchanged.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[serde(transparent)]
+    pub struct LicenseDetails(
+        pub ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+    );
+    impl ::std::ops::Deref for LicenseDetails {
+        type Target = ::serde_json::Map<::std::string::String, ::serde_json::Value>;
+        fn deref(
+            &self,
+        ) -> &::serde_json::Map<::std::string::String, ::serde_json::Value> {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<LicenseDetails>
+    for ::serde_json::Map<::std::string::String, ::serde_json::Value> {
+        fn from(value: LicenseDetails) -> Self {
+            value.0
+        }
+    }
+    impl ::std::convert::From<
+        ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+    > for LicenseDetails {
+        fn from(
+            value: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+        ) -> Self {
+            Self(value)
         }
     }
     ///Picture of the product.
@@ -5531,6 +5957,18 @@ pub mod types {
                 })
         }
     }
+    ///An offering change of a license scheduled for later.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct LicensePendingProductOffering {
+        ///The schedule it was asked for with.
+        #[serde(rename = "changeSchedule")]
+        pub change_schedule: ChangeSchedule,
+        ///The offering the license changes to.
+        pub product: ProductOfferingSummary,
+        ///The day it takes effect (at 00:00 UTC).
+        #[serde(rename = "scheduledAt")]
+        pub scheduled_at: ::chrono::naive::NaiveDate,
+    }
     ///A status change of a license scheduled for later.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct LicensePendingStatus {
@@ -5539,6 +5977,124 @@ pub mod types {
         pub scheduled_at: ::chrono::naive::NaiveDate,
         ///The status it moves to: CANCELLED for a cancellation at a later date.
         pub status: LicenseStatus,
+    }
+    ///`LicenseProductOfferingChangeLicenseId`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct LicenseProductOfferingChangeLicenseId(::std::string::String);
+    impl ::std::ops::Deref for LicenseProductOfferingChangeLicenseId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<LicenseProductOfferingChangeLicenseId>
+    for ::std::string::String {
+        fn from(value: LicenseProductOfferingChangeLicenseId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for LicenseProductOfferingChangeLicenseId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 64usize {
+                return Err("longer than 64 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for LicenseProductOfferingChangeLicenseId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for LicenseProductOfferingChangeLicenseId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for LicenseProductOfferingChangeLicenseId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`LicenseProductOfferingOptionsLicenseId`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct LicenseProductOfferingOptionsLicenseId(::std::string::String);
+    impl ::std::ops::Deref for LicenseProductOfferingOptionsLicenseId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<LicenseProductOfferingOptionsLicenseId>
+    for ::std::string::String {
+        fn from(value: LicenseProductOfferingOptionsLicenseId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for LicenseProductOfferingOptionsLicenseId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 64usize {
+                return Err("longer than 64 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for LicenseProductOfferingOptionsLicenseId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for LicenseProductOfferingOptionsLicenseId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for LicenseProductOfferingOptionsLicenseId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
     }
     ///PENDING: waiting for its subscription's activation. ACTIVE: in use. PAUSED: paused with its subscription (PAUSED or SUSPENDED). CANCELLED: ended. BLOCKED: blocked with its subscription.
     #[derive(
@@ -5807,6 +6363,16 @@ pub mod types {
                     <D::Error as ::serde::de::Error>::custom(e.to_string())
                 })
         }
+    }
+    ///What a LICENSE or EXTERNAL_PRODUCT line gives the license it creates.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    pub struct NewLicense {
+        ///The license's free properties.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub details: ::std::option::Option<LicenseDetails>,
+        ///The client's own data, stored with the license.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub metadata: ::std::option::Option<Metadata>,
     }
     ///The subscription a SUBSCRIPTION line item creates.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -6600,6 +7166,9 @@ pub mod types {
             skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub created_subscription_id: ::std::option::Option<::uuid::Uuid>,
+        ///For LICENSE and EXTERNAL_PRODUCT: the license's details and metadata (both optional).
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub license: ::std::option::Option<NewLicense>,
         ///Identifier of the line item.
         #[serde(rename = "lineItemId")]
         pub line_item_id: ::uuid::Uuid,
@@ -6672,12 +7241,15 @@ pub mod types {
         #[serde(rename = "totalMinor")]
         pub total_minor: i64,
     }
-    ///One thing to buy. Which fields apply depends on type: SUBSCRIPTION needs subscription; SUBSCRIPTION_ADDON and SIM_CARD need subscriptionId (SIM_CARD also simType); LICENSE may name subscriptionId to assign the license; EXTERNAL_PRODUCT needs neither.
+    ///One thing to buy. Which fields apply depends on type: SUBSCRIPTION needs subscription; SUBSCRIPTION_ADDON and SIM_CARD need subscriptionId (SIM_CARD also simType); LICENSE may name subscriptionId to assign the license; LICENSE and EXTERNAL_PRODUCT may give the license's details and metadata in license.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct OrderLineItemRequest {
         ///Choose the offering's binding period (and its discount). Needs a price with bindingContract.
         #[serde(rename = "bindingContract", default)]
         pub binding_contract: bool,
+        ///For LICENSE and EXTERNAL_PRODUCT: the license's details and metadata (both optional).
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub license: ::std::option::Option<NewLicense>,
         ///Client data, returned unchanged.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub metadata: ::std::option::Option<Metadata>,
@@ -8410,7 +8982,7 @@ pub mod types {
         )]
         pub usp_list: ::std::vec::Vec<ProductOfferingUspListItem>,
     }
-    ///The offering a subscription changes to, and when.
+    ///The offering a subscription or license changes to, and when.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct ProductOfferingChangeRequest {
         ///When it takes effect: the option's schedule when left out; a later one may be chosen (one whose date is on or after the option's), an earlier one is 409 change_schedule_not_allowed.
@@ -8419,11 +8991,11 @@ pub mod types {
             skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub change_schedule: ::std::option::Option<ChangeSchedule>,
-        ///One of the subscription's product-offering-options; its current offering withdraws a scheduled change.
+        ///One of the subscription's (license's) product-offering-options; its current offering withdraws a scheduled change.
         #[serde(rename = "productOfferingId")]
         pub product_offering_id: ProductOfferingChangeRequestProductOfferingId,
     }
-    ///One of the subscription's product-offering-options; its current offering withdraws a scheduled change.
+    ///One of the subscription's (license's) product-offering-options; its current offering withdraws a scheduled change.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct ProductOfferingChangeRequestProductOfferingId(::std::string::String);
@@ -9217,10 +9789,10 @@ pub mod types {
                 })
         }
     }
-    ///An offering a subscription may change to now, and the earliest schedule it may change on.
+    ///An offering a subscription or license may change to now, and the earliest schedule it may change on.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct ProductOfferingOption {
-        ///The earliest schedule: INSTANT for an upgrade (or any change before the first activation), NEXT_RENEWAL_DAY for a downgrade, NEXT_PAYMENT_DAY for a downgrade while cycles paid upfront remain.
+        ///The earliest schedule. For a subscription: INSTANT for an upgrade (or any change before the first activation), NEXT_RENEWAL_DAY for a downgrade, NEXT_PAYMENT_DAY for a downgrade while cycles paid upfront remain. For a license: INSTANT while PENDING or for an upgrade, else NEXT_RENEWAL_DAY (FIRST_OF_NEXT_MONTH for a one-time price).
         #[serde(rename = "changeSchedule")]
         pub change_schedule: ChangeSchedule,
         ///The date the change takes effect on that schedule (UTC).
@@ -9230,7 +9802,7 @@ pub mod types {
         #[serde(rename = "productOffering")]
         pub product_offering: ProductOffering,
     }
-    ///The offerings a subscription may change to now.
+    ///The offerings a subscription or license may change to now.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct ProductOfferingOptionList {
         ///By name.
@@ -17443,6 +18015,82 @@ Arguments:
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
+    /**Create a license
+
+Buys a license directly: the same as creating an order with one LICENSE (or EXTERNAL_PRODUCT, by the offering's product) line and submitting it at once, in one step. The line is checked as an order's is (the offering AVAILABLE, of a LICENSE or EXTERNAL_PRODUCT product and in the customer's catalog; subscriptionId only for a LICENSE, naming a subscription of the customer that is not CANCELLED; the price offered in the currency; the customer has billing details): a failing field is 409 order_validation_failed with one detail per field (property as in this body, e.g. productOfferingId); an offering or subscription that does not exist is 404. The order is recorded SUBMITTED (`orderId`): GET /orders/{orderId} shows its price. A license assigned to no subscription, or to an ACTIVATED one, is ACTIVE at once (`license.activated`); one assigned to a subscription not yet activated is PENDING until it is. Needs the MANAGER role for the customer (a MEMBER orders through /orders) or the API key alone. Records the events (x-events): `order.created`, `order.statusChanged`, `order.submitted`, `order.lineItemStatusChanged`, `license.created`, `license.activated`.
+
+Sends a `POST` request to `/licenses`
+
+Arguments:
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `body`
+*/
+    pub async fn license_create<'a>(
+        &'a self,
+        x_idempotency_key: Option<&'a types::LicenseCreateXIdempotencyKey>,
+        body: &'a types::CreateLicenseRequest,
+    ) -> Result<ResponseValue<types::License>, Error<types::Error>> {
+        let url = format!("{}/licenses", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = x_idempotency_key {
+            header_map.append("X-Idempotency-Key", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "license_create",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            201u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            409u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            413u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
     /**Fetch a license
 
 One license.
@@ -17575,6 +18223,149 @@ Arguments:
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
             409u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Change a license's offering
+
+Changes the license to one of its product-offering-options, now (INSTANT) or on a later date, when a job applies it (a read after the date shows it applied). Until then productOffering is the current offering and the change shows in pendingProductOffering {scheduledAt, product, changeSchedule} (SERVICE rule 7); a new change replaces a scheduled one; naming the current offering withdraws it. Applied, the license is on the new offering; its billing cycles keep their day and follow the new offering's cycle from the next renewal. An offering that is not an option is 409 offering_change_not_allowed; a schedule earlier than the option's, or one the license has no day for, is 409 change_schedule_not_allowed; a CANCELLED license is 409 license_cancelled. Asking again for what is already so changes nothing and records nothing. Needs the MANAGER role for the customer (or the API key alone). Records the events (x-events): `license.updated`.
+
+Sends a `PUT` request to `/licenses/{licenseId}/product-offering-change`
+
+Arguments:
+- `license_id`: The license's id.
+- `body`
+*/
+    pub async fn license_product_offering_change<'a>(
+        &'a self,
+        license_id: &'a types::LicenseProductOfferingChangeLicenseId,
+        body: &'a types::ProductOfferingChangeRequest,
+    ) -> Result<ResponseValue<types::License>, Error<types::Error>> {
+        let url = format!(
+            "{}/licenses/{}/product-offering-change", self.baseurl, encode_path(&
+            license_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .put(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "license_product_offering_change",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            409u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            413u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**List a license's offering options
+
+The offerings this license may change to now: of the same product type, license type and product category, AVAILABLE, in its customer's catalog, priced in its currency, other than its own; each with the earliest schedule it may change on. A PENDING license changes INSTANT; an ACTIVE, PAUSED or BLOCKED one INSTANT to a pricier offering (a higher monthly price, before discounts), else on NEXT_RENEWAL_DAY (renewsOn), or FIRST_OF_NEXT_MONTH when it has no renewals. A CANCELLED license has none. Needs the MEMBER role for the customer (or the API key alone).
+
+Sends a `GET` request to `/licenses/{licenseId}/product-offering-options`
+
+Arguments:
+- `license_id`: The license's id.
+*/
+    pub async fn license_product_offering_options<'a>(
+        &'a self,
+        license_id: &'a types::LicenseProductOfferingOptionsLicenseId,
+    ) -> Result<ResponseValue<types::ProductOfferingOptionList>, Error<types::Error>> {
+        let url = format!(
+            "{}/licenses/{}/product-offering-options", self.baseurl, encode_path(&
+            license_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "license_product_offering_options",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
             429u16 => {

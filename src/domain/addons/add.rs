@@ -24,6 +24,7 @@ pub async fn add(caller: &Caller, key: &str, req: wire::CreateSubscriptionAddons
         subscription: None,
         subscription_id: Some(s.id.to_string()),
         sim_type: None,
+        license: None,
         binding_contract: false,
         upfront_payment: false,
         metadata: None,

@@ -2,7 +2,7 @@
 //! date (`pendingStatus` until then), with its events in the transaction.
 
 use super::lifecycle::{LICENSE, LicenseOp, moved, write};
-use super::{find, to_wire};
+use super::{find, shown};
 use crate::domain::Caller;
 use crate::domain::access::Role;
 use crate::domain::catalog::Offerings;
@@ -29,5 +29,5 @@ pub async fn cancel(caller: &Caller, key: &str, req: wire::CancelLicenseRequest)
         return Err(Error::concurrent_conflict());
     }
     tx.commit().await?;
-    to_wire(&after, offerings.get(caller, after.offering_id).await?)
+    shown(caller, &mut offerings, &after).await
 }

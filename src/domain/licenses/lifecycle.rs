@@ -2,7 +2,9 @@
 //! subscription it is assigned to (ACTIVE when it is ACTIVATED, PAUSED
 //! while it is PAUSED or SUSPENDED, BLOCKED while it is BLOCKED, CANCELLED
 //! when it ends), each move with its events in the transaction of the
-//! subscription's move; and its cancellation, now or at a later date.
+//! subscription's move; its cancellation, now or at a later date; its
+//! billing cycles (renewals) and offering changes. What falls due on a
+//! date is done in `scheduled`.
 
 use crate::domain::Caller;
 use crate::domain::catalog::Offerings;
@@ -10,8 +12,9 @@ use crate::domain::states::{Operation, Table};
 use crate::error::{InternalCode, Result};
 use crate::events::{self, Event};
 use crate::store::{JobKind, LicenseRow, Store, SubscriptionRow, Tx};
+use crate::domain::subscriptions::terms::cycle_end;
 use crate::wire::latest::{LicenseStatus as Status, SubscriptionStatus};
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Datelike, Utc};
 
 /// What moves a license.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -30,6 +33,12 @@ pub enum LicenseOp {
     CancelLater,
     /// the date of a scheduled cancellation arrives
     CancellationDate,
+    /// PUT /licenses/{id}/product-offering-change (now, or scheduled)
+    ChangeOffering,
+    /// the date of a scheduled offering change arrives
+    OfferingChangeDate,
+    /// its billing cycle ends (`renewsOn`)
+    RenewalDay,
 }
 
 impl Operation for LicenseOp {
@@ -42,6 +51,9 @@ impl Operation for LicenseOp {
             LicenseOp::CancelNow => "cancel (now)",
             LicenseOp::CancelLater => "cancel (at a later date)",
             LicenseOp::CancellationDate => "the cancellation date arrives",
+            LicenseOp::ChangeOffering => "change offering",
+            LicenseOp::OfferingChangeDate => "the offering change date arrives",
+            LicenseOp::RenewalDay => "its renewal day arrives",
         }
     }
 
@@ -53,11 +65,13 @@ impl Operation for LicenseOp {
             LicenseOp::SubscriptionEnds | LicenseOp::CancellationDate => "ended",
             LicenseOp::CancelNow => "cancelled",
             LicenseOp::CancelLater => "cancelled at a later date",
+            LicenseOp::ChangeOffering | LicenseOp::OfferingChangeDate => "changed to another offering",
+            LicenseOp::RenewalDay => "renewed",
         }
     }
 
     fn requested(self) -> bool {
-        matches!(self, LicenseOp::CancelNow | LicenseOp::CancelLater)
+        matches!(self, LicenseOp::CancelNow | LicenseOp::CancelLater | LicenseOp::ChangeOffering)
     }
 }
 
@@ -77,6 +91,17 @@ pub const LICENSE: Table<Status, LicenseOp> = Table {
         (LicenseOp::CancelLater, &[Status::Paused], Status::Paused),
         (LicenseOp::CancelLater, &[Status::Blocked], Status::Blocked),
         (LicenseOp::CancellationDate, &[Status::Active, Status::Paused, Status::Blocked], Status::Cancelled),
+        (LicenseOp::ChangeOffering, &[Status::Pending], Status::Pending),
+        (LicenseOp::ChangeOffering, &[Status::Active], Status::Active),
+        (LicenseOp::ChangeOffering, &[Status::Paused], Status::Paused),
+        (LicenseOp::ChangeOffering, &[Status::Blocked], Status::Blocked),
+        (LicenseOp::OfferingChangeDate, &[Status::Active], Status::Active),
+        (LicenseOp::OfferingChangeDate, &[Status::Paused], Status::Paused),
+        (LicenseOp::OfferingChangeDate, &[Status::Blocked], Status::Blocked),
+        // a PAUSED or BLOCKED license is not billed: its cycle passes unrenewed
+        (LicenseOp::RenewalDay, &[Status::Active], Status::Active),
+        (LicenseOp::RenewalDay, &[Status::Paused], Status::Paused),
+        (LicenseOp::RenewalDay, &[Status::Blocked], Status::Blocked),
     ],
     refused: |s| match s {
         Status::Pending => InternalCode::LicensePending,
@@ -90,11 +115,21 @@ pub const LICENSE: Table<Status, LicenseOp> = Table {
 /// The events a move records, each carrying the license after it.
 type Events = &'static [fn(crate::wire::latest::License) -> Event];
 
+/// What its activation at `at` begins: billing cycles on its day (none
+/// for a one-time price), the first ending a cycle on.
+pub(super) fn begin_cycles(l: &mut LicenseRow, at: DateTime<Utc>) {
+    l.activated_at = Some(at);
+    l.billing_day = Some(at.day());
+    l.renews_on = l.cycle_months.map(|months| cycle_end(at.date_naive(), months, at.day()));
+}
+
 /// `l` after `op` at `at` (for CancelLater: the date it ends), and the
-/// events it records; None where the table has no such move.
+/// events it records; None where the table has no such move. An offering
+/// change's new offering is put on by `scheduled` and `offerings`.
 pub(super) fn moved(l: &LicenseRow, op: LicenseOp, at: DateTime<Utc>) -> Option<(LicenseRow, Events)> {
     let mut after = l.clone();
     after.status = LICENSE.target(op, l.status)?;
+    after.version = l.version + 1;
     after.updated_at = at.max(l.updated_at);
     after.paused_at = (after.status == Status::Paused).then(|| l.paused_at.unwrap_or(at));
     let events: Events = match (op, l.status, after.status) {
@@ -103,18 +138,25 @@ pub(super) fn moved(l: &LicenseRow, op: LicenseOp, at: DateTime<Utc>) -> Option<
             &[Event::LicenseCancelled]
         }
         (_, Status::Pending, Status::Active) => {
-            after.activated_at = Some(at);
+            begin_cycles(&mut after, at);
             &[Event::LicenseActivated]
+        }
+        (LicenseOp::RenewalDay, ..) => {
+            let renews = l.renews_on.expect("a renewal is due");
+            after.renews_on = l.cycle_months.map(|m| cycle_end(renews, m, l.billing_day.unwrap_or(renews.day())));
+            if l.status == Status::Active { &[Event::LicenseRenewed] } else { &[] }
         }
         // a scheduled cancellation was told when it was asked for
         (LicenseOp::CancellationDate, ..) => {
             (after.ended_at, after.pending) = (Some(at), None);
+            (after.renews_on, after.pending_offering) = (None, None);
             &[Event::LicenseEnded]
         }
         (_, _, Status::Cancelled) => {
             // ending with its subscription keeps the day a cancellation was asked for
             let asked = if op == LicenseOp::SubscriptionEnds { l.cancelled_at.unwrap_or(at) } else { at };
             (after.cancelled_at, after.ended_at, after.pending) = (Some(asked), Some(at), None);
+            (after.renews_on, after.pending_offering) = (None, None);
             &[Event::LicenseCancelled, Event::LicenseEnded]
         }
         _ => &[Event::LicenseUpdated],
@@ -123,45 +165,20 @@ pub(super) fn moved(l: &LicenseRow, op: LicenseOp, at: DateTime<Utc>) -> Option<
 }
 
 /// Writes `after` over `before` in `tx` with its `events` dated `at` and
-/// the job of a scheduled cancellation; false when another writer moved
-/// it first.
+/// the job of what it has due next; false when another writer moved it
+/// first.
 pub(super) async fn write(caller: &Caller, tx: &mut Tx, offerings: &mut Offerings, before: &LicenseRow, after: &LicenseRow, events: Events, at: DateTime<Utc>) -> Result<bool> {
     if !Store::update_license(tx, caller.org, after, before).await? {
         return Ok(false);
     }
-    if let Some((_, due)) = after.pending.filter(|p| before.pending != Some(*p)) {
+    if let Some(due) = after.due_at().filter(|d| before.due_at() != Some(*d)) {
         Store::schedule_job(tx, JobKind::LicenseScheduled, &after.id.to_string(), Some(caller.org), due, caller.now).await?;
     }
-    let shown = super::to_wire(after, offerings.get(caller, after.offering_id).await?)?;
+    let shown = super::shown(caller, offerings, after).await?;
     for event in events {
         events::record(tx, caller.org, at, &event(shown.clone())).await?;
     }
     Ok(true)
-}
-
-/// `l` with a cancellation due by the caller's now done, dated then
-/// (`license.ended`). Safe to run again (the license.scheduled job, and
-/// reads).
-pub async fn apply_if_due(caller: &Caller, l: LicenseRow) -> Result<LicenseRow> {
-    let Some((_, due)) = l.pending.filter(|(_, at)| *at <= caller.now) else { return Ok(l) };
-    let Some((after, told)) = moved(&l, LicenseOp::CancellationDate, due) else { return Ok(l) };
-    let mut tx = caller.store.begin().await?;
-    if !write(caller, &mut tx, &mut Offerings::default(), &l, &after, told, due).await? {
-        drop(tx);
-        // moved meanwhile: what it is now
-        let now = caller.store.license(caller.org, l.id).await?;
-        return now.ok_or_else(|| crate::error::Error::Internal(format!("license {} vanished", l.id)));
-    }
-    tx.commit().await?;
-    Ok(after)
-}
-
-/// The license.scheduled job: license `id` of `org` with what is due by
-/// `now` done.
-pub async fn run(store: &Store, org: uuid::Uuid, id: uuid::Uuid, now: DateTime<Utc>) -> Result<()> {
-    let Some(l) = store.license(org, id).await? else { return Ok(()) };
-    let caller = Caller { store: store.clone(), org, api_key_id: uuid::Uuid::nil(), user: None, now };
-    apply_if_due(&caller, l).await.map(drop)
 }
 
 /// In the transaction of a move of the subscription from `before` to

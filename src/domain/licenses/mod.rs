@@ -1,9 +1,13 @@
 //! Licenses (business telephony features, external products): what order
-//! submission creates, and the reads of them; their lifecycle in
-//! `lifecycle`.
+//! submission creates, and the reads of them; buying one directly in
+//! `create`, their lifecycle in `lifecycle`, what falls due in
+//! `scheduled`, offering changes in `offerings`.
 
 pub mod cancel;
+pub mod create;
 pub mod lifecycle;
+pub mod offerings;
+pub mod scheduled;
 
 use super::catalog::{self, Offerings};
 use super::{Caller, customers, subscriptions};
@@ -15,7 +19,9 @@ use crate::store::{Cursor, LicenseFilter, LicenseRow, OfferingRow, Store, Subscr
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-pub fn to_wire(row: &LicenseRow, offering: wire::ProductOffering) -> Result<wire::License> {
+/// `row` on the wire, on `offering`, changing to `pending` (the offering
+/// of its scheduled change).
+pub fn to_wire(row: &LicenseRow, offering: wire::ProductOffering, pending: Option<wire::ProductOffering>) -> Result<wire::License> {
     Ok(wire::License {
         license_id: row.id,
         status: row.status,
@@ -33,6 +39,15 @@ pub fn to_wire(row: &LicenseRow, offering: wire::ProductOffering) -> Result<wire
         cancelled_at: row.cancelled_at.map(|t| t.date_naive()),
         paused_at: row.paused_at.map(|t| t.date_naive()),
         pending_status: row.pending.map(|(status, at)| wire::LicensePendingStatus { status, scheduled_at: at.date_naive() }),
+        pending_product_offering: match (&row.pending_offering, pending) {
+            (Some(p), Some(o)) => Some(wire::LicensePendingProductOffering {
+                scheduled_at: p.at.date_naive(),
+                product: catalog::summary(o),
+                change_schedule: p.schedule.parse().map_err(|_| Error::Internal(format!("license {}: schedule {:?}", row.id, p.schedule)))?,
+            }),
+            _ => None,
+        },
+        renews_on: row.renews_on,
         details: row.details.as_ref().and_then(|d| d.as_object().cloned()).unwrap_or_default(),
         metadata: row.metadata.as_ref().and_then(|m| serde_json::from_value(m.clone()).ok()),
         order_id: Some(row.order_id),
@@ -41,18 +56,26 @@ pub fn to_wire(row: &LicenseRow, offering: wire::ProductOffering) -> Result<wire
     })
 }
 
-/// The license `key`, if the caller sees its customer; else 404. A
-/// cancellation due by now is done first: a read shows it done.
+/// `row` on the wire, its offerings read through `offerings`.
+pub async fn shown(caller: &Caller, offerings: &mut Offerings, row: &LicenseRow) -> Result<wire::License> {
+    let pending = match &row.pending_offering {
+        Some(p) => Some(offerings.get(caller, p.offering_id).await?),
+        None => None,
+    };
+    to_wire(row, offerings.get(caller, row.offering_id).await?, pending)
+}
+
+/// The license `key`, if the caller sees its customer; else 404. What is
+/// due by now is done first: a read shows it done.
 pub async fn find(caller: &Caller, key: &str) -> Result<LicenseRow> {
     let not_found = || Error::not_found(InternalCode::LicenseNotFound, "license");
     let id = Uuid::parse_str(key).map_err(|_| not_found())?;
     let row = caller.store.license(caller.org, id).await?.filter(|l| caller.sees_customer(l.customer_id)).ok_or_else(not_found)?;
-    lifecycle::apply_if_due(caller, row).await
+    scheduled::apply_if_due(caller, row).await
 }
 
 pub async fn view(caller: &Caller, key: &str) -> Result<wire::License> {
-    let row = find(caller, key).await?;
-    to_wire(&row, Offerings::default().get(caller, row.offering_id).await?)
+    shown(caller, &mut Offerings::default(), &find(caller, key).await?).await
 }
 
 pub async fn list(caller: &Caller, q: LicenseListQuery) -> Result<wire::LicenseList> {
@@ -64,35 +87,36 @@ pub async fn list(caller: &Caller, q: LicenseListQuery) -> Result<wire::LicenseL
         visible_to: caller.viewer(),
     };
     let page = caller.store.licenses(caller.org, &filter, after, limit_or_default(q.limit)).await?;
-    // (a cancellation due by now shows done; the page's rows are those
-    // the filter found before it)
-    let mut rows = Vec::with_capacity(page.items.len());
+    // (what is due by now shows done; the page's rows are those the filter
+    // found before it)
+    let (mut items, mut offerings) = (Vec::with_capacity(page.items.len()), Offerings::default());
     for row in page.items {
-        rows.push(lifecycle::apply_if_due(caller, row).await?);
+        items.push(shown(caller, &mut offerings, &scheduled::apply_if_due(caller, row).await?).await?);
     }
-    let items = Offerings::attach(caller, &rows, |l| l.offering_id, to_wire).await?;
     Ok(wire::LicenseList { items, pagination: wire::Pagination { next_cursor: page.next.map(Cursor::encode) } })
 }
 
 /// What a submitted LICENSE or EXTERNAL_PRODUCT line creates: a license
-/// of `customer` (id, name), assigned to `assigned` when the line names a
-/// subscription: ACTIVE at once when it is assigned to none (provisioned
-/// at once) or to an ACTIVATED subscription, else PENDING until its
-/// subscription is activated. Its events: `license.created`, and
-/// `license.activated` when it is ACTIVE.
+/// of `customer` (id, name) billed in `currency`, with the line's `given`
+/// details and metadata, assigned to `assigned` when the line names a
+/// subscription: ACTIVE at once (its billing cycles begin) when it is
+/// assigned to none (provisioned at once) or to an ACTIVATED subscription,
+/// else PENDING until its subscription is activated. Its events:
+/// `license.created`, and `license.activated` when it is ACTIVE.
 #[allow(clippy::too_many_arguments)]
 pub async fn create(
     tx: &mut Tx,
     org: Uuid,
     customer: (Uuid, &str),
-    order_id: Uuid,
+    (order_id, currency): (Uuid, &str),
     offering: &OfferingRow,
+    given: Option<&wire::NewLicense>,
     offering_wire: wire::ProductOffering,
     assigned: Option<&SubscriptionRow>,
     now: DateTime<Utc>,
 ) -> Result<Vec<Event>> {
     let active = assigned.is_none_or(|s| s.status == wire::SubscriptionStatus::Activated);
-    let row = LicenseRow {
+    let mut row = LicenseRow {
         id: crate::domain::new_id(),
         customer_id: customer.0,
         customer_name: customer.1.to_string(),
@@ -105,15 +129,24 @@ pub async fn create(
         assigned_to: assigned.map(|s| (s.id, s.msisdn.clone(), s.display_name.clone())),
         created_at: now,
         updated_at: now,
-        activated_at: active.then_some(now),
+        activated_at: None,
         paused_at: None,
         cancelled_at: None,
         ended_at: None,
         pending: None,
-        details: None,
-        metadata: None,
+        details: given.and_then(|g| g.details.as_ref()).map(|d| serde_json::Value::Object(d.0.clone())),
+        metadata: given.and_then(|g| g.metadata.as_ref()).map(|m| serde_json::json!(m.0)),
+        currency: Some(currency.to_string()),
+        cycle_months: subscriptions::terms::cycle_months(&subscriptions::offerings::price_of(offering)?),
+        billing_day: None,
+        renews_on: None,
+        pending_offering: None,
+        version: 0,
     };
+    if active {
+        lifecycle::begin_cycles(&mut row, now);
+    }
     Store::insert_license(tx, org, &row).await?;
-    let license = to_wire(&row, offering_wire)?;
+    let license = to_wire(&row, offering_wire, None)?;
     Ok(if active { vec![Event::LicenseCreated(license.clone()), Event::LicenseActivated(license)] } else { vec![Event::LicenseCreated(license)] })
 }

@@ -35,6 +35,8 @@ pub struct Line {
     pub subscription_id: Option<Uuid>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sim_type: Option<wire::SimCardType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub license: Option<wire::NewLicense>,
     pub binding_contract: bool,
     pub upfront_payment: bool,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -62,6 +64,7 @@ impl Line {
             subscription: self.subscription.clone(),
             subscription_id: self.subscription_id.map(|s| s.to_string()),
             sim_type: self.sim_type,
+            license: self.license.clone(),
             binding_contract: self.binding_contract,
             upfront_payment: self.upfront_payment,
             metadata: self.metadata.clone(),
@@ -184,6 +187,9 @@ async fn check_line(caller: &Caller, ctx: &Context, currency: &str, i: usize, re
         (T::SimCard, Some(_)) | (_, None) => {}
         (_, Some(_)) => bad.push(Detail::new(at("simType"), "not_allowed", "is only for SIM_CARD lines")),
     }
+    if req.license.is_some() && !matches!(req.type_, T::License | T::ExternalProduct) {
+        bad.push(Detail::new(at("license"), "not_allowed", "is only for LICENSE and EXTERNAL_PRODUCT lines"));
+    }
     // the add-on options rule, the one GET .../addon-options lists by
     if req.type_ == T::SubscriptionAddon {
         if let Some(s) = &subscription {
@@ -208,6 +214,7 @@ async fn check_line(caller: &Caller, ctx: &Context, currency: &str, i: usize, re
         subscription: req.subscription.clone(),
         subscription_id: subscription.map(|s| s.id),
         sim_type: req.sim_type,
+        license: req.license.clone(),
         binding_contract: req.binding_contract,
         upfront_payment: req.upfront_payment,
         created_subscription_id: None,

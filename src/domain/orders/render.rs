@@ -111,6 +111,7 @@ fn line_item(line: &Line, pricing: wire::OrderLineItemPricing) -> wire::OrderLin
         subscription: line.subscription.clone(),
         subscription_id: line.subscription_id,
         sim_type: line.sim_type,
+        license: line.license.clone(),
         binding_contract: line.binding_contract,
         upfront_payment: line.upfront_payment,
         created_subscription_id: line.created_subscription_id,

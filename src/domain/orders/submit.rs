@@ -144,7 +144,8 @@ pub(super) async fn write(tx: &mut Tx, caller: &Caller, before: &OrderRow, check
             }
             (T::License | T::ExternalProduct, _, assigned, _) => {
                 let assigned = assigned.map(|(s, ..)| s);
-                let events = licenses::create(tx, org, customer, before.id, &read.offering, offering, assigned.as_ref(), now).await?;
+                let bought = (before.id, before.currency.as_str());
+                let events = licenses::create(tx, org, customer, bought, &read.offering, l.license.as_ref(), offering, assigned.as_ref(), now).await?;
                 l.created_license_id = events.iter().find_map(|e| match e {
                     Event::LicenseCreated(license) => Some(license.license_id),
                     _ => None,

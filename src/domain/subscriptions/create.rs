@@ -37,6 +37,7 @@ pub async fn create(caller: &Caller, req: wire::CreateSubscriptionRequest, expir
             subscription: Some(req.subscription),
             subscription_id: None,
             sim_type: None,
+            license: None,
             binding_contract: req.binding_contract,
             upfront_payment: req.upfront_payment,
             metadata: req.metadata,
