@@ -35,6 +35,8 @@ pub struct AddonRow {
     pub pending: Option<(SubscriptionAddonStatus, DateTime<Utc>)>,
     /// an offering change scheduled for later
     pub pending_offering: Option<PendingOffering>,
+    /// the license it carries, when its product names a licenseType
+    pub license_id: Option<Uuid>,
 }
 
 impl AddonRow {
@@ -46,7 +48,7 @@ impl AddonRow {
 }
 
 const COLUMNS: &str = "id, subscription_id, order_id, offering_id, status, reference_id, created_at, updated_at, activated_at, \
-     expires_at, cancelled_at, ended_at, pending_status, pending_at, pending_offering_id, pending_offering_schedule, pending_offering_at";
+     expires_at, cancelled_at, ended_at, pending_status, pending_at, pending_offering_id, pending_offering_schedule, pending_offering_at, license_id";
 
 fn addon_row(r: &AnyRow) -> Result<AddonRow> {
     let pending = match (r.try_get::<Option<String>, _>("pending_status")?, opt_ts(r, "pending_at")?) {
@@ -75,6 +77,7 @@ fn addon_row(r: &AnyRow) -> Result<AddonRow> {
             }),
             _ => None,
         },
+        license_id: r.try_get::<Option<String>, _>("license_id")?.map(|id| super::parse_uuid(&id)).transpose()?,
     })
 }
 
@@ -108,8 +111,8 @@ impl Store {
         tx.execute(
             sqlx::query(
                 "INSERT INTO subscription_addons (id, org_id, subscription_id, order_id, offering_id, status, reference_id, created_at, updated_at,
-                   activated_at, expires_at)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
+                   activated_at, expires_at, license_id)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
             )
             .bind(a.id.to_string())
             .bind(org.to_string())
@@ -121,7 +124,8 @@ impl Store {
             .bind(ts(a.created_at))
             .bind(ts(a.updated_at))
             .bind(a.activated_at.map(ts))
-            .bind(a.expires_at.map(ts)),
+            .bind(a.expires_at.map(ts))
+            .bind(a.license_id.map(|l| l.to_string())),
         )
         .await?;
         Ok(())

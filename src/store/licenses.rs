@@ -149,6 +149,13 @@ impl Store {
         Ok(Page::from_rows(rows.iter().map(license_row).collect::<Result<_>>()?, limit))
     }
 
+    /// The license `id` of `org`, read in `tx` (to see what it wrote).
+    pub async fn license_in(&self, tx: &mut Tx, org: Uuid, id: Uuid) -> Result<Option<LicenseRow>> {
+        let sql = format!("SELECT {LICENSE_COLUMNS} FROM {LICENSES} WHERE l.org_id = $1 AND l.id = $2");
+        let row = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).bind(id.to_string()).fetch_optional(tx.conn().await?).await?;
+        Ok(row.as_ref().map(license_row).transpose()?.map(|(_, l)| l))
+    }
+
     /// The licenses assigned to `subscription`, oldest first, read in `tx`.
     pub async fn subscription_licenses(&self, tx: &mut Tx, org: Uuid, subscription: Uuid) -> Result<Vec<LicenseRow>> {
         let sql = format!("SELECT {LICENSE_COLUMNS} FROM {LICENSES} WHERE l.org_id = $1 AND l.subscription_id = $2 ORDER BY l.seq");

@@ -57,10 +57,15 @@ async fn a_license_renews_on_its_day_while_active() {
         at(&app, "2030-02-28T00:00:01Z");
         let from = seen(&app).await;
         app.run_jobs().await;
+        // (told by the job, before any read could renew it)
+        let told = license_events(&app, from).await;
         let renewed = read(&app, &id).await;
         assert_eq!(renewed["renewsOn"], "2030-03-31", "{renewed:#}");
-        assert_eq!(license_events(&app, from).await, [("license.renewed".to_string(), renewed.clone())]);
-        // a PAUSED license's cycle passes unrenewed, told nothing
+        assert_eq!(told, [("license.renewed".to_string(), renewed.clone())]);
+        // a PAUSED license's cycle passes unrenewed, told nothing; the job
+        // moved it on to its next day
+        let stored = app.store.license(app.org, assigned_id.parse().unwrap()).await.unwrap().unwrap();
+        assert_eq!(stored.renews_on.map(|d| d.to_string()).as_deref(), Some("2030-03-31"));
         let paused = read(&app, &assigned_id).await;
         assert_eq!((paused["status"].as_str(), paused["renewsOn"].as_str()), (Some("PAUSED"), Some("2030-03-31")));
         app.run_jobs().await;
@@ -144,6 +149,8 @@ async fn a_license_changes_offering_now_or_on_its_renewal_day() {
         at(&app, "2030-04-10T00:00:01Z");
         let from = seen(&app).await;
         app.run_jobs().await;
+        let stored = app.store.license(app.org, id.parse().unwrap()).await.unwrap().unwrap();
+        assert_eq!((stored.offering_id.to_string(), stored.pending_offering.is_none()), (user.clone(), true), "the job applied it");
         let after = read(&app, &id).await;
         assert_eq!((after["productOffering"]["name"].as_str(), after.get("pendingProductOffering")), (Some("PBX user"), None), "{after:#}");
         assert_eq!(after["renewsOn"], "2030-05-10");
@@ -155,8 +162,12 @@ async fn a_license_changes_offering_now_or_on_its_renewal_day() {
         let waiting = buy(&app, "pbx-user-pro", Some(&s)).await["licenseId"].as_str().unwrap().to_string();
         let options = json_of(&app.bullfinch().license_product_offering_options(&waiting.parse().unwrap()).await.unwrap().into_inner());
         assert_eq!(options["items"][0]["changeSchedule"], "INSTANT");
-        let r = change(&app, &waiting, json!({"productOfferingId": user})).await;
-        assert_eq!((r.status, r.body["productOffering"]["name"].as_str(), r.body["status"].as_str()), (200, Some("PBX user"), Some("PENDING")));
+        let r = change(&app, &waiting, json!({"productOfferingId": user, "changeSchedule": "FIRST_OF_NEXT_MONTH"})).await;
+        assert_eq!((r.status, &r.body["pendingProductOffering"]["scheduledAt"]), (200, &json!("2030-05-01")), "{:#}", r.body);
+        at(&app, "2030-05-01T00:00:01Z");
+        app.run_jobs().await;
+        let r = read(&app, &waiting).await;
+        assert_eq!((r["productOffering"]["name"].as_str(), r["status"].as_str(), r.get("pendingProductOffering")), (Some("PBX user"), Some("PENDING"), None));
         app.call("POST", &format!("/licenses/{id}/cancel"), Some(json!({}))).await;
         assert!(app.bullfinch().license_product_offering_options(&id.parse().unwrap()).await.unwrap().into_inner().items.is_empty());
         change(&app, &id, json!({"productOfferingId": pro})).await.assert_error(409, "license_cancelled");

@@ -273,3 +273,62 @@ async fn roles_decide_who_buys_changes_and_cancels_licenses() {
     })
     .await;
 }
+
+/// A softphone add-on that carries a PBX seat, in a catalog of its own.
+const SOFTPHONE: &str = "
+products:
+  - {key: softphone, internalName: PBX_SOFTPHONE_ADDON, type: SUBSCRIPTION_ADDON, category: PRODUCT_CATEGORY_EXTERNAL_PRODUCT_ADDON,
+     licenseType: PBX_SOFTPHONE}
+offerings:
+  - {key: softphone, name: Softphone, product: softphone, group: mobile-addons,
+     price: {netPriceMinor: 4900, currency: SEK, priceType: RECURRING, billingCycle: {period: MONTHLY, interval: 1}}}
+catalogs:
+  - {key: telephony, name: Telephony, offerings: [mobile-10gb, softphone]}
+assignments:
+  - {customer: rid_acme, catalog: telephony}
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_addon_carries_its_license_and_ends_it() {
+    each_backend(|app| async move {
+        setup(&app).await;
+        app.import_catalog(app.org, SOFTPHONE).await;
+        let s = new_subscription(&app, "mobile-10gb", "ESIM", "+46701239931", false).await;
+        let r = app.call("POST", &format!("/subscriptions/{s}/activate"), Some(json!({}))).await;
+        assert_eq!(r.status, 200, "{:#}", r.body);
+
+        // bought, it carries an ACTIVE license of its product's type, assigned to its subscription
+        let from = app.store.event_types(app.org).await.unwrap().len();
+        let r = app.call("POST", &format!("/subscriptions/{s}/addons"), Some(json!({"addons": [{"productOfferingId": offering(&app, "softphone")}]}))).await;
+        assert_eq!(r.status, 201, "{:#}", r.body);
+        let addon = r.body["items"][0].clone();
+        let carried = &addon["license"];
+        assert_eq!((carried["status"].as_str(), carried["type"].as_str(), carried["productOffering"]["name"].as_str()), (Some("ACTIVE"), Some("PBX_SOFTPHONE"), Some("Softphone")));
+        let id = carried["licenseId"].as_str().unwrap().to_string();
+        let seat = read(&app, &id).await;
+        assert_eq!((&seat["assignedTo"]["subscriptionId"], &seat["orderId"]), (&json!(s), &addon["orderId"]));
+        assert_eq!(license_events(&app, from).await, [("license.created".to_string(), seat.clone()), ("license.activated".to_string(), seat)]);
+        let listed = app.call("GET", &format!("/subscriptions/{s}/addons"), None).await;
+        assert_eq!(&listed.body["items"][0]["license"], carried);
+        // an add-on line takes no license of its own making
+        let r = app.call("POST", "/orders", Some(json!({"customerId": "rid_acme", "lineItems": [
+            {"type": "SUBSCRIPTION_ADDON", "productOfferingId": offering(&app, "softphone"), "subscriptionId": s, "license": {"details": {}}}
+        ]}))).await;
+        assert_eq!(r.assert_error(409, "order_validation_failed").details(), [("lineItems[0].license".to_string(), "not_allowed".to_string())]);
+
+        // cancelled now, it ends its license in the same request
+        let from = app.store.event_types(app.org).await.unwrap().len();
+        let addon_id = addon["subscriptionAddonId"].as_str().unwrap();
+        let r = app.call("POST", &format!("/subscriptions/{s}/addons/cancel"), Some(json!({"subscriptionAddonIds": [addon_id]}))).await;
+        assert_eq!((r.status, r.body["items"][0]["license"]["status"].as_str()), (200, Some("CANCELLED")), "{:#}", r.body);
+        let ended = read(&app, &id).await;
+        assert_eq!(ended["status"], "CANCELLED");
+        assert_eq!(license_events(&app, from).await, [("license.cancelled".to_string(), ended.clone()), ("license.ended".to_string(), ended)]);
+        // its subscription's cancellation later moves it no more
+        let from = app.store.event_types(app.org).await.unwrap().len();
+        app.call("POST", &format!("/subscriptions/{s}/cancel"), Some(json!({}))).await;
+        assert!(license_events(&app, from).await.is_empty());
+        app
+    })
+    .await;
+}

@@ -51,7 +51,7 @@ pub async fn cancel(caller: &Caller, key: &str, req: wire::CancelSubscriptionAdd
     }
     let mut tx = caller.store.begin().await?;
     for (before, after) in &moves {
-        if !write(&mut tx, caller.org, before, after, now).await? {
+        if !write(&caller.store, &mut tx, caller.org, before, after, now).await? {
             return Err(Error::concurrent_conflict());
         }
     }

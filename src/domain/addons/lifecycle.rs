@@ -9,6 +9,7 @@
 use crate::domain::Caller;
 use crate::domain::states::{Operation, Table};
 use crate::error::{Error, InternalCode, Result};
+use crate::events::Event;
 use crate::store::{AddonRow, JobKind, OfferingRow, Store, SubscriptionRow, Tx};
 use crate::wire::latest::{ActivationType, SubscriptionAddonStatus as Status, SubscriptionStatus};
 use chrono::{DateTime, Duration, Utc};
@@ -141,9 +142,12 @@ pub(super) fn moved(a: &AddonRow, offering: &OfferingRow, op: AddonOp, at: DateT
 
 /// Writes `after` over `before` in `tx`, with the job of what it has due
 /// next; false when another writer moved it first.
-pub(super) async fn write(tx: &mut Tx, org: Uuid, before: &AddonRow, after: &AddonRow, now: DateTime<Utc>) -> Result<bool> {
+pub(super) async fn write(store: &Store, tx: &mut Tx, org: Uuid, before: &AddonRow, after: &AddonRow, now: DateTime<Utc>) -> Result<bool> {
     if !Store::update_addon(tx, org, after, before).await? {
         return Ok(false);
+    }
+    if super::license::ends(before, after) {
+        super::license::end_with(store, tx, org, after, now).await?;
     }
     if let Some(due) = after.due_at().filter(|d| before.due_at() != Some(*d)) {
         Store::schedule_job(tx, JobKind::AddonScheduled, &after.id.to_string(), Some(org), due, now).await?;
@@ -172,7 +176,7 @@ async fn move_all(store: &Store, tx: &mut Tx, org: Uuid, subscription: Uuid, op:
         // (a late record of usage from before the add-on was bought does not date it)
         let at = if op == AddonOp::FirstUse { at.max(a.created_at) } else { at };
         let after = moved(&a, &offering, op, at).expect("the table moves it");
-        if !write(tx, org, &a, &after, now).await? {
+        if !write(store, tx, org, &a, &after, now).await? {
             return Err(Error::concurrent_conflict());
         }
         moved_count += 1;
@@ -206,10 +210,14 @@ pub async fn first_use(store: &Store, tx: &mut Tx, org: Uuid, subscription: &Sub
     Ok(move_all(store, tx, org, subscription.id, AddonOp::FirstUse, Some(ActivationType::FirstUse), at, now).await? > 0)
 }
 
-/// What a submitted SUBSCRIPTION_ADDON line creates: an add-on of
-/// `parent` on `offering`, PENDING, or ACTIVE at once when it is INSTANT
-/// and `parent` is ACTIVATED (with the job of its expiry). Its id.
-pub async fn create(tx: &mut Tx, org: Uuid, parent: &SubscriptionRow, order_id: Uuid, offering: &OfferingRow, now: DateTime<Utc>) -> Result<Uuid> {
+/// What a submitted SUBSCRIPTION_ADDON line of order `bought` (id,
+/// currency) creates: an add-on of `parent` on `offering`, PENDING, or
+/// ACTIVE at once when it is INSTANT and `parent` is ACTIVATED (with the
+/// job of its expiry), and the license it carries when its product names
+/// a licenseType. Its id, and the events of the license.
+pub async fn create(tx: &mut Tx, org: Uuid, parent: &SubscriptionRow, bought: (Uuid, &str), offering: &OfferingRow, now: DateTime<Utc>) -> Result<(Uuid, Vec<Event>)> {
+    let (order_id, _) = bought;
+    let (license_id, events) = super::license::carried(tx, org, parent, bought, offering, now).await?;
     let pending = AddonRow {
         id: crate::domain::new_id(),
         subscription_id: parent.id,
@@ -225,13 +233,14 @@ pub async fn create(tx: &mut Tx, org: Uuid, parent: &SubscriptionRow, order_id: 
         ended_at: None,
         pending: None,
         pending_offering: None,
+        license_id,
     };
     let row = created(parent, offering, pending, now);
     Store::insert_subscription_addon(tx, org, &row).await?;
     if let Some(due) = row.due_at() {
         Store::schedule_job(tx, JobKind::AddonScheduled, &row.id.to_string(), Some(org), due, now).await?;
     }
-    Ok(row.id)
+    Ok((row.id, events))
 }
 
 /// The state a new add-on of `offering` starts in on `parent`: ACTIVE
@@ -266,7 +275,7 @@ pub async fn apply_if_due(caller: &Caller, mut a: AddonRow) -> Result<AddonRow> 
         let parent = caller.store.subscription(caller.org, &crate::store::IdOrRef::Id(a.subscription_id)).await?;
         let parent = parent.ok_or_else(|| Error::Internal(format!("subscription {} vanished", a.subscription_id)))?;
         let mut tx = caller.store.begin().await?;
-        if !write(&mut tx, caller.org, &a, &after, caller.now).await? {
+        if !write(&caller.store, &mut tx, caller.org, &a, &after, caller.now).await? {
             drop(tx);
             // another request or instance moved it first: go on from what it left
             let now = caller.store.addon(caller.org, a.id).await?.ok_or_else(|| Error::Internal(format!("add-on {} vanished", a.id)))?;

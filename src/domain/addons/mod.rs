@@ -4,6 +4,7 @@
 
 pub mod add;
 pub mod cancel;
+pub mod license;
 pub mod lifecycle;
 pub mod offerings;
 pub mod options;
@@ -11,13 +12,25 @@ pub mod options;
 use crate::domain::Caller;
 use crate::domain::catalog::{self, Offerings};
 use crate::error::{Error, Result};
-use crate::store::AddonRow;
+use crate::store::{AddonRow, LicenseRow};
 use crate::wire::latest as wire;
 
 /// The wire form of `row`, on `offering`, with the offering of its
-/// scheduled change (`pending`).
-pub fn to_wire(row: &AddonRow, offering: wire::ProductOffering, pending: Option<wire::ProductOffering>) -> Result<wire::SubscriptionAddon> {
+/// scheduled change (`pending`) and the license it carries.
+pub fn to_wire(
+    row: &AddonRow,
+    offering: wire::ProductOffering,
+    pending: Option<wire::ProductOffering>,
+    license: Option<&LicenseRow>,
+) -> Result<wire::SubscriptionAddon> {
+    let license = license.map(|l| wire::SubscriptionAddonLicense {
+        license_id: l.id,
+        status: l.status,
+        type_: l.license_type.clone(),
+        product_offering: catalog::summary(offering.clone()),
+    });
     Ok(wire::SubscriptionAddon {
+        license,
         subscription_addon_id: row.id,
         subscription_id: row.subscription_id,
         reference_id: row.reference_id.clone(),
@@ -47,6 +60,7 @@ pub fn to_wire(row: &AddonRow, offering: wire::ProductOffering, pending: Option<
 /// The wire forms of `rows`, each offering read once.
 pub async fn shown(caller: &Caller, rows: &[AddonRow]) -> Result<Vec<wire::SubscriptionAddon>> {
     let mut offerings = Offerings::default();
+    let licenses = license::of(caller, rows).await?;
     let mut out = Vec::with_capacity(rows.len());
     for row in rows {
         let offering = offerings.get(caller, row.offering_id).await?;
@@ -54,7 +68,7 @@ pub async fn shown(caller: &Caller, rows: &[AddonRow]) -> Result<Vec<wire::Subsc
             Some(p) => Some(offerings.get(caller, p.offering_id).await?),
             None => None,
         };
-        out.push(to_wire(row, offering, pending)?);
+        out.push(to_wire(row, offering, pending, row.license_id.and_then(|id| licenses.get(&id)))?);
     }
     Ok(out)
 }

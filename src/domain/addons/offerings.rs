@@ -16,7 +16,7 @@ use super::{options, shown};
 use crate::domain::Caller;
 use crate::domain::access::Role;
 use crate::domain::catalog;
-use crate::domain::subscriptions::offerings::{date_of, is_upgrade, price_of};
+use crate::domain::subscriptions::offerings::{asked_date, date_of, is_upgrade, named, price_of};
 use crate::domain::subscriptions::{find, terms::midnight};
 use crate::error::{Error, InternalCode, Result};
 use crate::store::{AddonRow, OfferingRow, PendingOffering, SubscriptionRow};
@@ -77,10 +77,7 @@ pub async fn change(caller: &Caller, key: &str, req: wire::AddonOfferingChangeRe
     let all = addons_of(caller, &s).await?;
     let before = all.into_iter().find(|a| a.id == req.subscription_addon_id).ok_or_else(|| addon_not_found("subscriptionAddonId"))?;
     ADDON.next(AddonOp::ChangeOffering, before.status)?;
-    let new = catalog::find(caller, &req.product_offering_id).await.map_err(|e| match e {
-        Error::NotFound { code, message, .. } => Error::NotFound { code, message, property: "productOfferingId" },
-        e => e,
-    })?;
+    let new = named(caller, &req.product_offering_id).await?;
     let current = offering(caller, before.offering_id).await?;
     let mut after = before.clone();
     after.updated_at = caller.now;
@@ -98,15 +95,8 @@ pub async fn change(caller: &Caller, key: &str, req: wire::AddonOfferingChangeRe
                 "productOfferingId",
             ));
         };
-        let schedule = req.change_schedule.unwrap_or(first);
         let today = caller.now.date_naive();
-        let Some(date) = date_of(&s, schedule, today).filter(|d| *d >= not_before) else {
-            return Err(conflict(
-                InternalCode::ChangeScheduleNotAllowed,
-                format!("This change takes effect {first} ({not_before}) at the earliest; {schedule} is earlier or not a day this subscription has."),
-                "changeSchedule",
-            ));
-        };
+        let (schedule, date) = asked_date(req.change_schedule, first, not_before, "subscription", |x| date_of(&s, x, today))?;
         if date <= today {
             change_to(&mut after, &new, caller.now);
             // a PENDING one now INSTANT, of an ACTIVATED subscription, is ACTIVE at once
@@ -123,7 +113,7 @@ pub async fn change(caller: &Caller, key: &str, req: wire::AddonOfferingChangeRe
         }
     }
     let mut tx = caller.store.begin().await?;
-    if !write(&mut tx, caller.org, &before, &after, caller.now).await? {
+    if !write(&caller.store, &mut tx, caller.org, &before, &after, caller.now).await? {
         return Err(Error::concurrent_conflict());
     }
     tell(caller, &mut tx, &s, caller.now).await?;

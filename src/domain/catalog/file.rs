@@ -211,11 +211,12 @@ impl CatalogFile {
             }
             match (p.product_type, &p.license_type) {
                 (ProductType::License, None) => err(format!("products[{i}].licenseType"), "is required for a LICENSE product"),
-                (ProductType::License, Some(t)) if !valid_license_type(t) => {
+                // (an add-on may carry a license: a softphone with a PBX seat)
+                (ProductType::License | ProductType::SubscriptionAddon, Some(t)) if !valid_license_type(t) => {
                     err(format!("products[{i}].licenseType"), "must be 1 to 64 of A-Z, 0-9 and '_'")
                 }
-                (ProductType::License, Some(_)) => {}
-                (_, Some(_)) => err(format!("products[{i}].licenseType"), "is only for LICENSE products"),
+                (ProductType::License | ProductType::SubscriptionAddon, Some(_)) => {}
+                (_, Some(_)) => err(format!("products[{i}].licenseType"), "is only for LICENSE and SUBSCRIPTION_ADDON products"),
                 (_, None) => {}
             }
             if let Some(f) = &p.features {

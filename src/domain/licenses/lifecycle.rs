@@ -39,6 +39,8 @@ pub enum LicenseOp {
     OfferingChangeDate,
     /// its billing cycle ends (`renewsOn`)
     RenewalDay,
+    /// the add-on that carries it ends (CANCELLED or EXPIRED)
+    AddonEnds,
 }
 
 impl Operation for LicenseOp {
@@ -54,6 +56,7 @@ impl Operation for LicenseOp {
             LicenseOp::ChangeOffering => "change offering",
             LicenseOp::OfferingChangeDate => "the offering change date arrives",
             LicenseOp::RenewalDay => "its renewal day arrives",
+            LicenseOp::AddonEnds => "the add-on carrying it ends",
         }
     }
 
@@ -62,7 +65,7 @@ impl Operation for LicenseOp {
             LicenseOp::SubscriptionActive => "activated",
             LicenseOp::SubscriptionPaused => "paused",
             LicenseOp::SubscriptionBlocked => "blocked",
-            LicenseOp::SubscriptionEnds | LicenseOp::CancellationDate => "ended",
+            LicenseOp::SubscriptionEnds | LicenseOp::CancellationDate | LicenseOp::AddonEnds => "ended",
             LicenseOp::CancelNow => "cancelled",
             LicenseOp::CancelLater => "cancelled at a later date",
             LicenseOp::ChangeOffering | LicenseOp::OfferingChangeDate => "changed to another offering",
@@ -87,6 +90,7 @@ pub const LICENSE: Table<Status, LicenseOp> = Table {
         (LicenseOp::SubscriptionBlocked, &[Status::Active, Status::Paused], Status::Blocked),
         (LicenseOp::SubscriptionEnds, LIVE, Status::Cancelled),
         (LicenseOp::CancelNow, LIVE, Status::Cancelled),
+        (LicenseOp::AddonEnds, LIVE, Status::Cancelled),
         (LicenseOp::CancelLater, &[Status::Active], Status::Active),
         (LicenseOp::CancelLater, &[Status::Paused], Status::Paused),
         (LicenseOp::CancelLater, &[Status::Blocked], Status::Blocked),
@@ -95,6 +99,7 @@ pub const LICENSE: Table<Status, LicenseOp> = Table {
         (LicenseOp::ChangeOffering, &[Status::Active], Status::Active),
         (LicenseOp::ChangeOffering, &[Status::Paused], Status::Paused),
         (LicenseOp::ChangeOffering, &[Status::Blocked], Status::Blocked),
+        (LicenseOp::OfferingChangeDate, &[Status::Pending], Status::Pending),
         (LicenseOp::OfferingChangeDate, &[Status::Active], Status::Active),
         (LicenseOp::OfferingChangeDate, &[Status::Paused], Status::Paused),
         (LicenseOp::OfferingChangeDate, &[Status::Blocked], Status::Blocked),
@@ -179,6 +184,18 @@ pub(super) async fn write(caller: &Caller, tx: &mut Tx, offerings: &mut Offering
         events::record(tx, caller.org, at, &event(shown.clone())).await?;
     }
     Ok(true)
+}
+
+/// In the transaction of the move that ended the add-on carrying license
+/// `id`, at `at`: the license ends too (`license.cancelled`,
+/// `license.ended`), unless it has already.
+pub async fn end_with_addon(caller: &Caller, tx: &mut Tx, id: uuid::Uuid, at: DateTime<Utc>) -> Result<()> {
+    let Some(l) = caller.store.license_in(tx, caller.org, id).await? else { return Ok(()) };
+    let Some((after, told)) = moved(&l, LicenseOp::AddonEnds, at) else { return Ok(()) };
+    if !write(caller, tx, &mut Offerings::default(), &l, &after, told, at).await? {
+        return Err(crate::error::Error::concurrent_conflict());
+    }
+    Ok(())
 }
 
 /// In the transaction of a move of the subscription from `before` to

@@ -15,7 +15,7 @@ use crate::wire::latest::params::LicenseListQuery;
 use crate::wire::latest as wire;
 use crate::error::{Error, InternalCode, Result};
 use crate::events::Event;
-use crate::store::{Cursor, LicenseFilter, LicenseRow, OfferingRow, Store, SubscriptionRow, Tx, limit_or_default};
+use crate::store::{Cursor, JobKind, LicenseFilter, LicenseRow, OfferingRow, Store, SubscriptionRow, Tx, limit_or_default};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
@@ -147,6 +147,9 @@ pub async fn create(
         lifecycle::begin_cycles(&mut row, now);
     }
     Store::insert_license(tx, org, &row).await?;
+    if let Some(due) = row.due_at() {
+        Store::schedule_job(tx, JobKind::LicenseScheduled, &row.id.to_string(), Some(org), due, now).await?;
+    }
     let license = to_wire(&row, offering_wire, None)?;
     Ok(if active { vec![Event::LicenseCreated(license.clone()), Event::LicenseActivated(license)] } else { vec![Event::LicenseCreated(license)] })
 }

@@ -16,7 +16,7 @@ use super::{find, shown};
 use crate::domain::Caller;
 use crate::domain::access::Role;
 use crate::domain::catalog::{self, Offerings};
-use crate::domain::subscriptions::offerings::{is_upgrade, price_of};
+use crate::domain::subscriptions::offerings::{asked_date, is_upgrade, named, price_of};
 use crate::domain::subscriptions::terms::{cycle_end, cycle_months, midnight};
 use crate::error::{Error, InternalCode, Result};
 use crate::store::{LicenseRow, OfferingRow, PendingOffering};
@@ -107,7 +107,7 @@ pub(super) fn change_to(l: &mut LicenseRow, offering: &OfferingRow, today: Naive
     match (l.cycle_months, l.renews_on, l.activated_at) {
         (None, ..) => l.renews_on = None,
         (Some(months), None, Some(_)) if l.status != Status::Cancelled => {
-            l.renews_on = Some(cycle_end(today, months, l.billing_day.unwrap_or(today.day())));
+            l.renews_on = Some(cycle_end(today, months, *l.billing_day.get_or_insert(today.day())));
         }
         _ => {}
     }
@@ -118,10 +118,7 @@ pub async fn change(caller: &Caller, key: &str, req: wire::ProductOfferingChange
     let before = find(caller, key).await?;
     caller.require_role(before.customer_id, Role::Manager)?;
     LICENSE.next(LicenseOp::ChangeOffering, before.status)?;
-    let new = catalog::find(caller, &req.product_offering_id).await.map_err(|e| match e {
-        Error::NotFound { code, message, .. } => Error::NotFound { code, message, property: "productOfferingId" },
-        e => e,
-    })?;
+    let new = named(caller, &req.product_offering_id).await?;
     let mut offerings = Offerings::default();
     let now = caller.now;
     let (mut after, told) = moved(&before, LicenseOp::ChangeOffering, now).expect("the table moves it");
@@ -142,14 +139,7 @@ pub async fn change(caller: &Caller, key: &str, req: wire::ProductOfferingChange
             ));
         };
         let today = now.date_naive();
-        let schedule = req.change_schedule.unwrap_or(first);
-        let Some(date) = date_of(&before, schedule, today).filter(|d| *d >= not_before) else {
-            return Err(conflict(
-                InternalCode::ChangeScheduleNotAllowed,
-                format!("This change takes effect {first} ({not_before}) at the earliest; {schedule} is earlier or not a day this license has."),
-                "changeSchedule",
-            ));
-        };
+        let (schedule, date) = asked_date(req.change_schedule, first, not_before, "license", |x| date_of(&before, x, today))?;
         if date <= today {
             change_to(&mut after, &new, today)?;
             after.pending_offering = None;

@@ -140,7 +140,10 @@ pub(super) async fn write(tx: &mut Tx, caller: &Caller, before: &OrderRow, check
                 created_events.push(Event::SubscriptionCreated(s));
             }
             (T::SubscriptionAddon, _, Some((parent, ..)), _) => {
-                l.created_subscription_addon_id = Some(crate::domain::addons::lifecycle::create(tx, org, &parent, before.id, &read.offering, now).await?);
+                let bought = (before.id, before.currency.as_str());
+                let (id, events) = crate::domain::addons::lifecycle::create(tx, org, &parent, bought, &read.offering, now).await?;
+                l.created_subscription_addon_id = Some(id);
+                created_events.extend(events);
             }
             (T::License | T::ExternalProduct, _, assigned, _) => {
                 let assigned = assigned.map(|(s, ..)| s);

@@ -43,6 +43,38 @@ pub(crate) fn date_of(row: &SubscriptionRow, schedule: Schedule, today: NaiveDat
     }
 }
 
+/// The offering a change names (`productOfferingId`): 404 naming that
+/// field when there is none.
+pub(crate) async fn named(caller: &Caller, key: &str) -> Result<OfferingRow> {
+    catalog::find(caller, key).await.map_err(|e| match e {
+        Error::NotFound { code, message, .. } => Error::NotFound { code, message, property: "productOfferingId" },
+        e => e,
+    })
+}
+
+/// The schedule and date a change asked for on `asked` (the option's
+/// `first` when none) takes effect: on or after `not_before`, the date of
+/// `first`; `date_of` gives the day a schedule falls on for the `what`
+/// changing (None: it has no such day). Else 409
+/// change_schedule_not_allowed.
+pub(crate) fn asked_date(
+    asked: Option<Schedule>,
+    first: Schedule,
+    not_before: NaiveDate,
+    what: &str,
+    date_of: impl Fn(Schedule) -> Option<NaiveDate>,
+) -> Result<(Schedule, NaiveDate)> {
+    let schedule = asked.unwrap_or(first);
+    match date_of(schedule).filter(|d| *d >= not_before) {
+        Some(date) => Ok((schedule, date)),
+        None => Err(conflict(
+            InternalCode::ChangeScheduleNotAllowed,
+            format!("This change takes effect {first} ({not_before}) at the earliest; {schedule} is earlier or not a day this {what} has."),
+            "changeSchedule",
+        )),
+    }
+}
+
 /// Whether `new` costs more per month than `current` in `currency`.
 pub(crate) fn is_upgrade(current: &Price, new: &Price, currency: &str) -> bool {
     let per_month = |p: &Price| (p.net_in(currency).unwrap_or(0) as i128, cycle_months(p).unwrap_or(1) as i128);
@@ -130,10 +162,7 @@ pub async fn change(caller: &Caller, key: &str, req: wire::ProductOfferingChange
     let before = find(caller, key).await?;
     caller.require_role(before.customer_id, Role::Manager)?;
     let status = SUBSCRIPTION.next(Op::ChangeOffering, before.status)?;
-    let offering = catalog::find(caller, &req.product_offering_id).await.map_err(|e| match e {
-        Error::NotFound { code, message, .. } => Error::NotFound { code, message, property: "productOfferingId" },
-        e => e,
-    })?;
+    let offering = named(caller, &req.product_offering_id).await?;
     let mut after = before.clone();
     (after.status, after.updated_at) = (status, caller.now);
     if offering.id == before.offering_id {
@@ -153,15 +182,8 @@ pub async fn change(caller: &Caller, key: &str, req: wire::ProductOfferingChange
     };
     let today = caller.now.date_naive();
     let first = earliest(&before, &price, today)?;
-    let schedule = req.change_schedule.unwrap_or(first);
     let not_before = date_of(&before, first, today).unwrap_or(today);
-    let Some(date) = date_of(&before, schedule, today).filter(|d| *d >= not_before) else {
-        return Err(conflict(
-            InternalCode::ChangeScheduleNotAllowed,
-            format!("This change takes effect {first} ({not_before}) at the earliest; {schedule} is earlier or not a day this subscription has."),
-            "changeSchedule",
-        ));
-    };
+    let (schedule, date) = asked_date(req.change_schedule, first, not_before, "subscription", |s| date_of(&before, s, today))?;
     if date <= today {
         change_to(&mut after, &offering, today)?;
         after.life.pending_offering = None;
