@@ -11401,6 +11401,9 @@ pub mod types {
         ///The offering's group.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub group: ::std::option::Option<ProductOfferingGroup>,
+        ///The license it carries, when its product names a license type (a softphone add-on and its PBX seat); absent otherwise.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub license: ::std::option::Option<SubscriptionAddonLicense>,
         ///The order whose submission created it.
         #[serde(
             rename = "orderId",
@@ -11673,6 +11676,76 @@ pub mod types {
         }
     }
     impl<'de> ::serde::Deserialize<'de> for SubscriptionAddonCreateXIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The license an add-on carries (its product names a license type): created with the add-on, assigned to its subscription, ended with the add-on. GET /licenses/{licenseId} reads it whole.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct SubscriptionAddonLicense {
+        ///The license's id.
+        #[serde(rename = "licenseId")]
+        pub license_id: ::uuid::Uuid,
+        ///The offering it was bought as: the add-on's.
+        #[serde(rename = "productOffering")]
+        pub product_offering: ProductOfferingSummary,
+        ///Where the license is in its life.
+        pub status: LicenseStatus,
+        ///Kind of license (from the add-on's product), e.g. PBX_SOFTPHONE.
+        #[serde(rename = "type")]
+        pub type_: SubscriptionAddonLicenseType,
+    }
+    ///Kind of license (from the add-on's product), e.g. PBX_SOFTPHONE.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionAddonLicenseType(::std::string::String);
+    impl ::std::ops::Deref for SubscriptionAddonLicenseType {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionAddonLicenseType> for ::std::string::String {
+        fn from(value: SubscriptionAddonLicenseType) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionAddonLicenseType {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 40usize {
+                return Err("longer than 40 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriptionAddonLicenseType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for SubscriptionAddonLicenseType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscriptionAddonLicenseType {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
             D: ::serde::Deserializer<'de>,
@@ -19794,7 +19867,7 @@ Arguments:
     }
     /**Give a subscription add-ons
 
-Buys add-ons for the subscription directly: the same as an order with one SUBSCRIPTION_ADDON line per add-on, submitted at once, in one step. Each is checked as an order's line is (one of the subscription's addon-options, priced in the order's currency): a failing field is 409 order_validation_failed with one detail per field (`addons[i].productOfferingId`). The order is recorded SUBMITTED (each add-on's `orderId`), so pricing and history stay in one place. Each add-on is PENDING, or ACTIVE at once when it is INSTANT and the subscription ACTIVATED. Needs the MANAGER role for the customer (or the API key alone). Records the events (x-events): `order.created`, `order.statusChanged`, `order.submitted`, `order.lineItemStatusChanged`.
+Buys add-ons for the subscription directly: the same as an order with one SUBSCRIPTION_ADDON line per add-on, submitted at once, in one step. Each is checked as an order's line is (one of the subscription's addon-options, priced in the order's currency): a failing field is 409 order_validation_failed with one detail per field (`addons[i].productOfferingId`). The order is recorded SUBMITTED (each add-on's `orderId`), so pricing and history stay in one place. Each add-on is PENDING, or ACTIVE at once when it is INSTANT and the subscription ACTIVATED. Needs the MANAGER role for the customer (or the API key alone). An add-on whose product names a license type carries a license, created with it (`license.created`, `license.activated` when its subscription is ACTIVATED) and ended with it. Records the events (x-events): `order.created`, `order.statusChanged`, `order.submitted`, `order.lineItemStatusChanged`, `license.created`, `license.activated`.
 
 Sends a `POST` request to `/subscriptions/{subscriptionId}/addons`
 
@@ -19872,7 +19945,7 @@ Arguments:
     }
     /**Cancel add-ons of a subscription
 
-Cancels the named add-ons of the subscription: now (-> CANCELLED), or, with atPeriodEnd, at the end of each one's period (pendingStatus CANCELLED until then). All or none: one add-on the table refuses (409 naming its state: addon_cancelled, addon_expired, addon_pending for a PENDING one at period end) refuses the request. An add-on already cancelled at period end is cancelled now when asked again without atPeriodEnd. Answers the named add-ons, in the order named. Needs the ADMIN role for the customer (or the API key alone). Records the events (x-events): `subscription.updated` (now, and when a scheduled cancellation takes effect).
+Cancels the named add-ons of the subscription: now (-> CANCELLED), or, with atPeriodEnd, at the end of each one's period (pendingStatus CANCELLED until then). All or none: one add-on the table refuses (409 naming its state: addon_cancelled, addon_expired, addon_pending for a PENDING one at period end) refuses the request. An add-on already cancelled at period end is cancelled now when asked again without atPeriodEnd. Answers the named add-ons, in the order named. Needs the ADMIN role for the customer (or the API key alone). An add-on carrying a license ends it with itself. Records the events (x-events): `subscription.updated` (now, and when a scheduled cancellation takes effect), `license.cancelled`, `license.ended` (of the licenses the add-ons carry).
 
 Sends a `POST` request to `/subscriptions/{subscriptionId}/addons/cancel`
 
