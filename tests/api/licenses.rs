@@ -324,10 +324,21 @@ async fn an_addon_carries_its_license_and_ends_it() {
         let ended = read(&app, &id).await;
         assert_eq!(ended["status"], "CANCELLED");
         assert_eq!(license_events(&app, from).await, [("license.cancelled".to_string(), ended.clone()), ("license.ended".to_string(), ended)]);
-        // its subscription's cancellation later moves it no more
+        // the order line names the license it created
+        let order = app.call("GET", &format!("/orders/{}", addon["orderId"].as_str().unwrap()), None).await.body;
+        assert_eq!(order["lineItems"][0]["createdLicenseId"], json!(id));
+
+        // the subscription's cancellation ends a live one's license once, and moves the ended one no more
+        let r = app.call("POST", &format!("/subscriptions/{s}/addons"), Some(json!({"addons": [{"productOfferingId": offering(&app, "softphone")}]}))).await;
+        assert_eq!(r.status, 201, "{:#}", r.body);
+        let second = r.body["items"][0]["license"]["licenseId"].as_str().unwrap().to_string();
         let from = app.store.event_types(app.org).await.unwrap().len();
-        app.call("POST", &format!("/subscriptions/{s}/cancel"), Some(json!({}))).await;
-        assert!(license_events(&app, from).await.is_empty());
+        let r = app.call("POST", &format!("/subscriptions/{s}/cancel"), Some(json!({}))).await;
+        assert_eq!(r.status, 200, "{:#}", r.body);
+        let gone = read(&app, &second).await;
+        assert_eq!(gone["status"], "CANCELLED");
+        assert_eq!(license_events(&app, from).await, [("license.cancelled".to_string(), gone.clone()), ("license.ended".to_string(), gone)]);
+        assert_eq!(read(&app, &id).await["status"], "CANCELLED");
         app
     })
     .await;

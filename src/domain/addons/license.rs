@@ -23,11 +23,7 @@ pub async fn carried(tx: &mut Tx, org: Uuid, parent: &SubscriptionRow, bought: (
     }
     let customer = (parent.customer_id, parent.customer_name.as_str());
     let events = licenses::create(tx, org, customer, bought, offering, None, catalog::to_wire(offering)?, Some(parent), now).await?;
-    let id = events.iter().find_map(|e| match e {
-        Event::LicenseCreated(l) => Some(l.license_id),
-        _ => None,
-    });
-    Ok((id, events))
+    Ok((licenses::created_by(&events), events))
 }
 
 /// Whether the add-on's move from `before` to `after` ends it (CANCELLED

@@ -21,13 +21,13 @@ pub fn to_wire(
     row: &AddonRow,
     offering: wire::ProductOffering,
     pending: Option<wire::ProductOffering>,
-    license: Option<&LicenseRow>,
+    license: Option<(&LicenseRow, wire::ProductOffering)>,
 ) -> Result<wire::SubscriptionAddon> {
-    let license = license.map(|l| wire::SubscriptionAddonLicense {
+    let license = license.map(|(l, its)| wire::SubscriptionAddonLicense {
         license_id: l.id,
         status: l.status,
         type_: l.license_type.clone(),
-        product_offering: catalog::summary(offering.clone()),
+        product_offering: catalog::summary(its),
     });
     Ok(wire::SubscriptionAddon {
         license,
@@ -68,7 +68,11 @@ pub async fn shown(caller: &Caller, rows: &[AddonRow]) -> Result<Vec<wire::Subsc
             Some(p) => Some(offerings.get(caller, p.offering_id).await?),
             None => None,
         };
-        out.push(to_wire(row, offering, pending, row.license_id.and_then(|id| licenses.get(&id)))?);
+        let license = match row.license_id.and_then(|id| licenses.get(&id)) {
+            Some(l) => Some((l, offerings.get(caller, l.offering_id).await?)),
+            None => None,
+        };
+        out.push(to_wire(row, offering, pending, license)?);
     }
     Ok(out)
 }

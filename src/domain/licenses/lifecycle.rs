@@ -158,8 +158,8 @@ pub(super) fn moved(l: &LicenseRow, op: LicenseOp, at: DateTime<Utc>) -> Option<
             &[Event::LicenseEnded]
         }
         (_, _, Status::Cancelled) => {
-            // ending with its subscription keeps the day a cancellation was asked for
-            let asked = if op == LicenseOp::SubscriptionEnds { l.cancelled_at.unwrap_or(at) } else { at };
+            // ending with its subscription or add-on keeps the day a cancellation was asked for
+            let asked = if matches!(op, LicenseOp::SubscriptionEnds | LicenseOp::AddonEnds) { l.cancelled_at.unwrap_or(at) } else { at };
             (after.cancelled_at, after.ended_at, after.pending) = (Some(asked), Some(at), None);
             (after.renews_on, after.pending_offering) = (None, None);
             &[Event::LicenseCancelled, Event::LicenseEnded]

@@ -96,6 +96,14 @@ pub async fn list(caller: &Caller, q: LicenseListQuery) -> Result<wire::LicenseL
     Ok(wire::LicenseList { items, pagination: wire::Pagination { next_cursor: page.next.map(Cursor::encode) } })
 }
 
+/// The license whose creation `events` tell (license.created), if any.
+pub fn created_by(events: &[Event]) -> Option<Uuid> {
+    events.iter().find_map(|e| match e {
+        Event::LicenseCreated(license) => Some(license.license_id),
+        _ => None,
+    })
+}
+
 /// What a submitted LICENSE or EXTERNAL_PRODUCT line creates: a license
 /// of `customer` (id, name) billed in `currency`, with the line's `given`
 /// details and metadata, assigned to `assigned` when the line names a
