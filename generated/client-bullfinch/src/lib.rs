@@ -7148,7 +7148,7 @@ pub mod types {
         ///Whether the binding period was chosen.
         #[serde(rename = "bindingContract")]
         pub binding_contract: bool,
-        ///After submission: the license the line created.
+        ///After submission: the license the line created (a LICENSE or EXTERNAL_PRODUCT line's, or the one a SUBSCRIPTION_ADDON line's add-on carries when its product names a license type).
         #[serde(
             rename = "createdLicenseId",
             skip_serializing_if = "::std::option::Option::is_none"
