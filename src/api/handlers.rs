@@ -6,7 +6,7 @@ use super::extract::{HeaderParams, JsonBody, QueryParams};
 use super::routes::SwitchboardApi;
 use crate::wire::latest::{params, types};
 use crate::wire::auk;
-use super::request::{Access, handle, handle_idempotent, handle_login, read};
+use super::request::{Access, handle, handle_idempotent, read};
 use super::error::ApiError;
 use super::reply::Reply;
 use crate::domain::subscriptions::lifecycle::Move;
@@ -485,15 +485,7 @@ impl SwitchboardApi for Handlers {
         headers: HeaderParams<params::AuthEmailStartHeaders>,
         body: JsonBody<types::EmailLoginStartRequest>,
     ) -> Result<HttpResponseAccepted<types::EmailLoginChallenge>> {
-        let wake = rqctx.context().mail_wake.clone();
-        handle_login(&rqctx, headers, body, |b| &b.email, |login, scope, body| async move {
-            let (challenge, queued) = login.start(scope, &body.email).await?;
-            if queued {
-                wake.notify_one();
-            }
-            Ok(HttpResponseAccepted(challenge))
-        })
-        .await
+        super::login::start(&rqctx, headers, body).await
     }
 
     async fn auth_email_verify(
@@ -501,10 +493,7 @@ impl SwitchboardApi for Handlers {
         headers: HeaderParams<params::AuthEmailVerifyHeaders>,
         body: JsonBody<types::EmailLoginVerifyRequest>,
     ) -> Result<HttpResponseOk<types::AccessToken>> {
-        handle_login(&rqctx, headers, body, |b| &b.email, |login, scope, body| async move {
-            Ok(HttpResponseOk(login.verify(scope, &body).await?))
-        })
-        .await
+        super::login::verify(&rqctx, headers, body).await
     }
 
     async fn webhook_endpoint_list(

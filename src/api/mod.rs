@@ -8,6 +8,7 @@ pub mod extract;
 mod addons;
 mod handlers;
 mod licenses;
+mod login;
 mod moves;
 mod operations;
 mod orders;

@@ -1,0 +1,36 @@
+//! The handlers of email login: starting it (which wakes the mail sender
+//! when a code was queued) and verifying the code for a bearer token.
+
+use super::context::Context;
+use super::error::ApiError;
+use super::extract::{HeaderParams, JsonBody};
+use super::reply::Reply;
+use super::request::handle_login;
+use crate::wire::latest::{params, types};
+use dropshot::{HttpResponseAccepted, HttpResponseOk, RequestContext};
+
+type Result<T> = std::result::Result<Reply<T>, ApiError>;
+
+pub async fn start(
+    rqctx: &RequestContext<Context>,
+    headers: HeaderParams<params::AuthEmailStartHeaders>,
+    body: JsonBody<types::EmailLoginStartRequest>,
+) -> Result<HttpResponseAccepted<types::EmailLoginChallenge>> {
+    let wake = rqctx.context().mail_wake.clone();
+    handle_login(rqctx, headers, body, |b| &b.email, |login, scope, body| async move {
+        let (challenge, queued) = login.start(scope, &body.email).await?;
+        if queued {
+            wake.notify_one();
+        }
+        Ok(HttpResponseAccepted(challenge))
+    })
+    .await
+}
+
+pub async fn verify(
+    rqctx: &RequestContext<Context>,
+    headers: HeaderParams<params::AuthEmailVerifyHeaders>,
+    body: JsonBody<types::EmailLoginVerifyRequest>,
+) -> Result<HttpResponseOk<types::AccessToken>> {
+    handle_login(rqctx, headers, body, |b| &b.email, |login, scope, body| async move { Ok(HttpResponseOk(login.verify(scope, &body).await?)) }).await
+}
