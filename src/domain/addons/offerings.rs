@@ -16,7 +16,7 @@ use super::{options, shown};
 use crate::domain::Caller;
 use crate::domain::access::Role;
 use crate::domain::catalog;
-use crate::domain::subscriptions::offerings::{asked_date, date_of, is_upgrade, named, price_of};
+use crate::domain::subscriptions::offerings::{asked_date, date_of, earliest_for, is_upgrade, named, price_of};
 use crate::domain::subscriptions::{find, terms::midnight};
 use crate::error::{Error, InternalCode, Result};
 use crate::store::{AddonRow, OfferingRow, PendingOffering, SubscriptionRow};
@@ -38,12 +38,7 @@ async fn candidates(caller: &Caller, s: &SubscriptionRow, a: &AddonRow, current:
             continue;
         }
         let upgrade = is_upgrade(&current_price, &price_of(&o)?, &s.terms.currency);
-        let schedule = match (a.status, s.life.renews_on) {
-            (Status::Pending, _) => Schedule::Instant,
-            _ if upgrade => Schedule::Instant,
-            (_, Some(_)) => Schedule::NextRenewalDay,
-            (_, None) => Schedule::FirstOfNextMonth,
-        };
+        let schedule = earliest_for(a.status == Status::Pending, upgrade, s.life.renews_on.is_some());
         let date = date_of(s, schedule, today).ok_or_else(|| Error::Internal(format!("subscription {}: no date for {schedule}", s.id)))?;
         out.push((o, schedule, date));
     }

@@ -16,12 +16,12 @@ use super::{find, shown};
 use crate::domain::Caller;
 use crate::domain::access::Role;
 use crate::domain::catalog::{self, Offerings};
-use crate::domain::subscriptions::offerings::{asked_date, is_upgrade, named, price_of};
+use crate::domain::subscriptions::offerings::{asked_date, day_of, earliest_for, is_upgrade, named, price_of};
 use crate::domain::subscriptions::terms::{cycle_end, cycle_months, midnight};
 use crate::error::{Error, InternalCode, Result};
 use crate::store::{LicenseRow, OfferingRow, PendingOffering};
 use crate::wire::latest::{self as wire, ChangeSchedule as Schedule, LicenseStatus as Status, ProductOfferingStatus};
-use chrono::{Datelike, Months, NaiveDate};
+use chrono::{Datelike, NaiveDate};
 
 fn conflict(code: InternalCode, message: impl Into<String>, property: &'static str) -> Error {
     Error::Conflict { code, message: message.into(), property }
@@ -41,14 +41,10 @@ fn currency_of(l: &LicenseRow, current: &OfferingRow) -> Result<String> {
 }
 
 /// The date a change on `schedule` takes effect for `l`, today being
-/// `today`; None when the license has no such day.
+/// `today` (a license pays cycle by cycle: its next payment is its
+/// renewal); None when it has no such day.
 fn date_of(l: &LicenseRow, schedule: Schedule, today: NaiveDate) -> Option<NaiveDate> {
-    match schedule {
-        Schedule::Instant => Some(today),
-        Schedule::FirstOfNextMonth => Some(today.with_day(1)? + Months::new(1)),
-        // a license pays cycle by cycle: its next payment is its renewal
-        Schedule::NextRenewalDay | Schedule::NextPaymentDay => l.renews_on,
-    }
+    day_of(schedule, today, l.renews_on, l.renews_on)
 }
 
 /// The offerings `l` (on `current`) may change to, each with the earliest
@@ -72,12 +68,8 @@ async fn candidates(caller: &Caller, l: &LicenseRow, current: &OfferingRow) -> R
         if price.net_in(&currency).is_none() {
             continue;
         }
-        let schedule = match (l.status, l.renews_on) {
-            (Status::Pending, _) => Schedule::Instant,
-            _ if is_upgrade(&current_price, &price, &currency) => Schedule::Instant,
-            (_, Some(_)) => Schedule::NextRenewalDay,
-            (_, None) => Schedule::FirstOfNextMonth,
-        };
+        let upgrade = is_upgrade(&current_price, &price, &currency);
+        let schedule = earliest_for(l.status == Status::Pending, upgrade, l.renews_on.is_some());
         let date = date_of(l, schedule, today).ok_or_else(|| Error::Internal(format!("license {}: no date for {schedule}", l.id)))?;
         out.push((o, schedule, date));
     }

@@ -35,11 +35,29 @@ pub(crate) fn price_of(offering: &OfferingRow) -> Result<Price> {
 /// The date a change on `schedule` takes effect for `row`, today being
 /// `today`; None when the subscription has no such day (no billing cycles).
 pub(crate) fn date_of(row: &SubscriptionRow, schedule: Schedule, today: NaiveDate) -> Option<NaiveDate> {
+    day_of(schedule, today, row.life.renews_on, next_payment(row))
+}
+
+/// The date `schedule` falls on, today being `today`, for something that
+/// renews on `renews_on` and is next paid for on `pays_on` (None: it has
+/// no such day).
+pub(crate) fn day_of(schedule: Schedule, today: NaiveDate, renews_on: Option<NaiveDate>, pays_on: Option<NaiveDate>) -> Option<NaiveDate> {
     match schedule {
         Schedule::Instant => Some(today),
         Schedule::FirstOfNextMonth => Some(today.with_day(1)? + Months::new(1)),
-        Schedule::NextRenewalDay => row.life.renews_on,
-        Schedule::NextPaymentDay => next_payment(row),
+        Schedule::NextRenewalDay => renews_on,
+        Schedule::NextPaymentDay => pays_on,
+    }
+}
+
+/// The earliest schedule of a change of an add-on or a license: INSTANT
+/// while it is `pending` (nothing billed yet) or for an `upgrade`, else
+/// its next renewal day, or the first of next month when it `renews` not.
+pub(crate) fn earliest_for(pending: bool, upgrade: bool, renews: bool) -> Schedule {
+    match (pending || upgrade, renews) {
+        (true, _) => Schedule::Instant,
+        (false, true) => Schedule::NextRenewalDay,
+        (false, false) => Schedule::FirstOfNextMonth,
     }
 }
 
