@@ -59,6 +59,10 @@ impl Group {
         use sqlx::Connection;
         let mut conn = AnyConnection::connect(url).await?;
         super::sqlite_pragmas(&mut conn, sync).await?;
+        // the writer never copies the log into the database itself: that
+        // copy syncs the disk twice, and every writer queued behind a
+        // COMMIT would wait for it; `checkpoints` does it beside the writer
+        sqlx::query("PRAGMA wal_autocheckpoint = 0").execute(&mut conn).await?;
         tokio::spawn(checkpoints(pool.clone()));
         let writer = Writer { conn, batch: None, opened: 0, rollback_pending: false };
         Ok(Group { writer: Arc::new(tokio::sync::Mutex::new(writer)), waiting: AtomicUsize::new(0) })
@@ -110,21 +114,37 @@ pub(super) async fn finish(mut guard: OwnedMutexGuard<Writer>) {
 /// How often the write-ahead log is copied into the database file.
 const CHECKPOINT_EVERY: Duration = Duration::from_millis(100);
 
-/// Copies the write-ahead log into the database file, beside the writer
-/// (PASSIVE: it neither waits for nor blocks the writer or readers), until
-/// the store closes.
+/// Frames in the log past which a checkpoint also waits for readers and
+/// the writer, so the log starts over (about 80 MiB of 4 KiB pages).
+const LOG_FRAMES_BOUND: i64 = 20_000;
+
+/// Copies the write-ahead log into the database file, beside the writer,
+/// until the store closes. A PASSIVE checkpoint neither waits for nor
+/// blocks the writer or readers; once one has copied the whole log, the
+/// writer's next commit starts the log over from its beginning. Should the
+/// log still pass `LOG_FRAMES_BOUND` (a reader holding an old snapshot
+/// keeps frames in it), a RESTART checkpoint waits (up to the busy
+/// timeout) for that reader and the open batch, so the log stays bounded.
 async fn checkpoints(pool: AnyPool) {
     let mut tick = tokio::time::interval(CHECKPOINT_EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    let mut restart = false;
     loop {
         tick.tick().await;
         if pool.is_closed() {
             return;
         }
-        if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)").execute(&pool).await
-            && !pool.is_closed()
-        {
-            tracing::warn!(error = %e, "a checkpoint of the write-ahead log failed; the next one tries again");
+        let sql = if restart { "PRAGMA wal_checkpoint(RESTART)" } else { "PRAGMA wal_checkpoint(PASSIVE)" };
+        // a row (busy, frames in the log, frames copied)
+        match sqlx::query(sql).fetch_one(&pool).await {
+            Ok(row) => {
+                let frames: i64 = sqlx::Row::try_get(&row, 1).unwrap_or(0);
+                restart = frames > LOG_FRAMES_BOUND;
+            }
+            Err(e) if !pool.is_closed() => {
+                tracing::warn!(error = %e, "a checkpoint of the write-ahead log failed; the next one tries again");
+            }
+            Err(_) => return,
         }
     }
 }
