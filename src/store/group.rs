@@ -7,15 +7,18 @@
 //! around them, as one multi-statement text. Every trip to that thread is a
 //! pair of context switches, and while a writer holds the connection no
 //! other writer can use it, so trips, not statements, bound the writes per
-//! second.
+//! second. So a transaction that only wrote does not take a turn of its
+//! own: its statements join a queue, and one task sends everything queued
+//! in one trip (`Group::submit`), so a batch costs about two trips (its
+//! writers' statements and its COMMIT) however many writers it holds.
 
 use crate::error::{Error, Result};
 use sqlx::any::AnyArguments;
 use sqlx::{Any, AnyConnection, AnyPool, AssertSqlSafe, Execute};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
-use tokio::sync::{OwnedMutexGuard, watch};
+use tokio::sync::{OwnedMutexGuard, oneshot, watch};
 
 /// The savepoint each writer of a batch works in.
 const SAVEPOINT: &str = "SAVEPOINT writer";
@@ -27,7 +30,29 @@ pub(super) struct Group {
     /// writers queued for the connection: while any are, the one holding
     /// it leaves the batch open for them
     waiting: AtomicUsize,
+    /// write-only transactions' statements, for the next trip
+    queue: std::sync::Mutex<Vec<Queued>>,
+    /// a task is sending what is queued (`Group::serve`)
+    serving: AtomicBool,
 }
+
+/// A write-only transaction's statements (not yet released), and where to
+/// tell it which batch they joined, or why they failed.
+struct Queued {
+    pending: Pending,
+    told: oneshot::Sender<Result<Joined>>,
+}
+
+/// The batch a writer's work was released into: its number, and how it
+/// will end.
+pub(super) struct Joined {
+    pub(super) number: u64,
+    pub(super) outcome: watch::Receiver<Option<Outcome>>,
+}
+
+/// A batch commits once this many writers have joined it, even while more
+/// are waiting, so each writer's wait stays short under steady load.
+const MAX_BATCH: usize = 64;
 
 pub(super) struct Writer {
     conn: AnyConnection,
@@ -65,7 +90,12 @@ impl Group {
         sqlx::query("PRAGMA wal_autocheckpoint = 0").execute(&mut conn).await?;
         tokio::spawn(checkpoints(pool.clone()));
         let writer = Writer { conn, batch: None, opened: 0, rollback_pending: false };
-        Ok(Group { writer: Arc::new(tokio::sync::Mutex::new(writer)), waiting: AtomicUsize::new(0) })
+        Ok(Group {
+            writer: Arc::new(tokio::sync::Mutex::new(writer)),
+            waiting: AtomicUsize::new(0),
+            queue: std::sync::Mutex::default(),
+            serving: AtomicBool::new(false),
+        })
     }
 
     /// The connection, once what a dropped writer left is rolled back.
@@ -95,6 +125,43 @@ impl Group {
         let guard = self.lock().await;
         if guard.batch.as_ref().is_some_and(|b| b.number == number || self.nobody_waiting()) {
             finish(guard).await;
+        }
+    }
+
+    /// Sends a write-only transaction's statements, in one trip with every
+    /// other queued meanwhile, and answers the batch they joined.
+    pub(super) async fn submit(self: &Arc<Self>, pending: Pending) -> Result<Joined> {
+        let (told, answer) = oneshot::channel();
+        self.queue.lock().expect("write queue").push(Queued { pending, told });
+        if !self.serving.swap(true, Ordering::SeqCst) {
+            // a task of its own: a cancelled caller must not cut a trip or
+            // a COMMIT in half
+            tokio::spawn(self.clone().serve());
+        }
+        answer.await.map_err(|_| Error::Database("a write was dropped before it was sent".into()))?
+    }
+
+    /// Sends what is queued, a trip at a time, until nothing is. The batch
+    /// is left open for the next trip while more are queued (up to
+    /// `MAX_BATCH` writers), and committed once nothing is queued and no
+    /// writer waits for the connection.
+    async fn serve(self: Arc<Self>) {
+        loop {
+            if self.queue.lock().expect("write queue").is_empty() {
+                self.serving.store(false, Ordering::SeqCst);
+                // one queued after the look and before the store saw
+                // `serving` still set and left its statements to this task
+                if self.queue.lock().expect("write queue").is_empty() || self.serving.swap(true, Ordering::SeqCst) {
+                    return;
+                }
+            }
+            let mut guard = self.lock().await;
+            let queued = std::mem::take(&mut *self.queue.lock().expect("write queue"));
+            guard.send_queued(queued).await;
+            let more = !self.queue.lock().expect("write queue").is_empty();
+            if guard.full() || (!more && self.nobody_waiting()) {
+                guard.finish().await;
+            }
         }
     }
 
@@ -177,6 +244,50 @@ impl Writer {
         self.send(Pending { sql: sql + &pending.sql, ..pending }).await
     }
 
+    /// Sends queued writers' statements in one savepoint, in one trip, and
+    /// tells each the batch they joined. If the trip fails, nothing of it
+    /// stands, and each writer's statements are sent again alone, so only
+    /// the one at fault fails.
+    async fn send_queued(&mut self, queued: Vec<Queued>) {
+        if queued.is_empty() {
+            return;
+        }
+        let mut all = Pending::default();
+        for q in &queued {
+            all.append(&q.pending);
+        }
+        all.release();
+        match self.enter(all).await {
+            Ok(()) => {
+                for q in queued {
+                    let _ = q.told.send(Ok(self.joined()));
+                }
+            }
+            Err(e) if queued.len() == 1 => {
+                let _ = queued.into_iter().next().expect("one").told.send(Err(e));
+            }
+            Err(_) => {
+                for Queued { mut pending, told } in queued {
+                    pending.release();
+                    let sent = self.enter(pending).await.map(|()| self.joined());
+                    let _ = told.send(sent);
+                }
+            }
+        }
+    }
+
+    /// The open batch holds `MAX_BATCH` writers.
+    pub(super) fn full(&self) -> bool {
+        self.batch.as_ref().is_some_and(|b| b.members >= MAX_BATCH)
+    }
+
+    /// Counts a writer whose work was just released into the open batch.
+    pub(super) fn joined(&mut self) -> Joined {
+        let batch = self.batch.as_mut().expect("a batch is open while a writer is in it");
+        batch.members += 1;
+        Joined { number: batch.number, outcome: batch.outcome.subscribe() }
+    }
+
     /// Sends statements inside this writer's savepoint; on failure rolls
     /// the savepoint back (the statements before the failed one too).
     pub(super) async fn send(&mut self, pending: Pending) -> Result<()> {
@@ -215,7 +326,7 @@ impl Writer {
     }
 
     /// Commits the open batch and tells every writer in it how it went.
-    async fn finish(&mut self) {
+    pub(super) async fn finish(&mut self) {
         let Some(batch) = self.batch.take() else { return };
         let committed = self.exec("COMMIT").await;
         if committed.is_err() {
@@ -250,6 +361,12 @@ impl Pending {
             self.args.values.0.extend(args.values.0);
         }
         Ok(())
+    }
+
+    /// Appends another transaction's statements (their arguments copied).
+    fn append(&mut self, other: &Pending) {
+        renumber(&other.sql, self.args.values.0.len(), &mut self.sql);
+        self.args.values.0.extend(other.args.values.0.iter().cloned());
     }
 
     /// Ends the statements with the writer's RELEASE.

@@ -13,7 +13,7 @@
 //! commit together or not at all.
 
 use super::Store;
-use super::group::{Group, Pending, Writer, finish};
+use super::group::{Group, Joined, Pending, Writer, finish};
 use crate::error::{Error, Result};
 use sqlx::{Any, AnyConnection, Execute};
 use std::sync::{Arc, Mutex};
@@ -48,10 +48,6 @@ struct Turn {
     /// a statement failed and the savepoint was rolled back
     broken: bool,
 }
-
-/// A batch commits once this many writers have joined it, even while more
-/// are waiting, so each writer's wait stays short under steady load.
-const MAX_BATCH: usize = 64;
 
 /// A writer waiting for its batch's COMMIT commits the batch itself after
 /// this long: the writer expected to lead it went away, and nothing is
@@ -114,34 +110,45 @@ impl Turn {
     }
 
     /// Releases the savepoint into the batch (in the same trip as the
-    /// pending statements), and returns once the batch has committed.
+    /// pending statements; for a transaction that only wrote, in a trip
+    /// shared with every other such one queued meanwhile), and returns
+    /// once the batch has committed.
     async fn commit(mut self) -> Result<()> {
-        if self.guard.is_none() && self.pending.is_empty() && !self.broken {
-            // wrote nothing
-            return Ok(());
+        if self.guard.is_none() && !self.broken {
+            if self.pending.is_empty() {
+                // wrote nothing
+                return Ok(());
+            }
+            // only wrote: its statements go in a trip shared with others'
+            let joined = self.group.submit(std::mem::take(&mut self.pending)).await?;
+            return committed(&self.group, joined).await;
         }
         self.pending.release();
         self.flush().await?;
         let mut guard = self.guard.take().expect("the connection is held");
         let group = self.group.clone();
-        let batch = guard.batch.as_mut().expect("a batch is open while a writer is in it");
-        batch.members += 1;
-        let (full, number, mut told) = (batch.members >= MAX_BATCH, batch.number, batch.outcome.subscribe());
+        let joined = guard.joined();
         // no one queued behind: commit now; otherwise the last of those
         // queued (or a full batch) commits for all
-        if full || group.nobody_waiting() {
+        if guard.full() || group.nobody_waiting() {
             finish(guard).await;
         } else {
             drop(guard);
         }
-        loop {
-            let waited = tokio::time::timeout(LEAD_TIMEOUT, told.wait_for(Option::is_some)).await.map(|r| r.map(|o| o.clone()));
-            match waited {
-                Ok(Ok(outcome)) => return outcome.expect("waited for an outcome").map_err(Error::Database),
-                Ok(Err(_)) => return Err(Error::Database("a write batch ended without an outcome".into())),
-                // the writer expected to commit went away: commit it here
-                Err(_) => group.finish_batch(number).await,
-            }
+        committed(&group, joined).await
+    }
+}
+
+/// Returns once the batch `joined` names has committed (or failed).
+async fn committed(group: &Group, joined: Joined) -> Result<()> {
+    let Joined { number, outcome: mut told } = joined;
+    loop {
+        let waited = tokio::time::timeout(LEAD_TIMEOUT, told.wait_for(Option::is_some)).await.map(|r| r.map(|o| o.clone()));
+        match waited {
+            Ok(Ok(outcome)) => return outcome.expect("waited for an outcome").map_err(Error::Database),
+            Ok(Err(_)) => return Err(Error::Database("a write batch ended without an outcome".into())),
+            // the writer expected to commit went away: commit it here
+            Err(_) => group.finish_batch(number).await,
         }
     }
 }
