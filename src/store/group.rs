@@ -244,14 +244,34 @@ impl Writer {
         self.send(Pending { sql: sql + &pending.sql, ..pending }).await
     }
 
-    /// Sends queued writers' statements in one savepoint, in one trip, and
-    /// tells each the batch they joined. If the trip fails, nothing of it
+    /// Sends queued writers' statements and tells each the batch they
+    /// joined. Writers of one kind (the same statements) go together, a
+    /// power of two of them a trip: SQLite prepares a text once and sqlx
+    /// keeps it prepared, so the texts sent must be few (a text prepared
+    /// anew each trip costs more than the trips it saves).
+    async fn send_queued(&mut self, queued: Vec<Queued>) {
+        let mut kinds: Vec<Vec<Queued>> = vec![];
+        for q in queued {
+            match kinds.iter_mut().find(|k| k[0].pending.sql == q.pending.sql) {
+                Some(kind) => kind.push(q),
+                None => kinds.push(vec![q]),
+            }
+        }
+        for mut kind in kinds {
+            while !kind.is_empty() {
+                let size = 1 << kind.len().min(MAX_BATCH).ilog2();
+                let rest = kind.split_off(size);
+                self.send_together(kind).await;
+                kind = rest;
+            }
+        }
+    }
+
+    /// Sends writers' statements in one savepoint, in one trip, and tells
+    /// each the batch they joined. If the trip fails, nothing of it
     /// stands, and each writer's statements are sent again alone, so only
     /// the one at fault fails.
-    async fn send_queued(&mut self, queued: Vec<Queued>) {
-        if queued.is_empty() {
-            return;
-        }
+    async fn send_together(&mut self, queued: Vec<Queued>) {
         let mut all = Pending::default();
         for q in &queued {
             all.append(&q.pending);
