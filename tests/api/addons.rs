@@ -140,6 +140,34 @@ async fn an_add_on_lives_with_its_subscription_until_its_validity_runs_out() {
     .await;
 }
 
+/// An add-on's own due work before its subscription's move happens
+/// first: a pass whose validity ran out before the subscription ended
+/// (no job or read came between) stays EXPIRED, dated at its expiry.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_add_on_expired_before_its_subscription_ended_stays_expired() {
+    each_backend(|app| async move {
+        setup(&app).await;
+        at(&app, "2030-01-10T10:00:01Z");
+        let s = new_subscription(&app, "mobile-10gb", "ESIM", "+46701239202", false).await;
+        let ids = add(&app, &s, &["extra-data-5gb", "abroad-usa"]).await;
+        let (extra, abroad) = (&ids[0], &ids[1]);
+        let r = app.call("POST", &format!("/subscriptions/{s}/activate"), Some(json!({}))).await;
+        assert_eq!(r.status, 200, "{:#}", r.body);
+        // the week pass runs out on the 17th; nothing runs or reads it
+        // until the subscription is cancelled on the 20th
+        at(&app, "2030-01-20T09:00:00Z");
+        let r = app.call("POST", &format!("/subscriptions/{s}/cancel"), Some(json!({}))).await;
+        assert_eq!(r.status, 200, "{:#}", r.body);
+        let stored = app.store.addon(app.org, abroad.parse().unwrap()).await.unwrap().unwrap();
+        assert_eq!(stored.ended_at.map(|t| t.format("%Y-%m-%dT%H:%M:%S").to_string()).as_deref(), Some("2030-01-17T10:00:01"), "ended at its expiry");
+        let now = addons(&app, &s).await;
+        assert_eq!((now[abroad]["status"].as_str(), second(&now[abroad]["endedAt"])), (Some("EXPIRED"), "2030-01-17T10:00:01"));
+        assert_eq!((now[extra]["status"].as_str(), second(&now[extra]["endedAt"])), (Some("CANCELLED"), "2030-01-20T09:00:00"));
+        app
+    })
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_first_use_add_on_becomes_active_with_the_first_usage_and_counts_it() {
     each_backend(|app| async move {

@@ -165,7 +165,16 @@ pub(super) async fn offering_of(store: &Store, org: Uuid, a: &AddonRow) -> Resul
 #[allow(clippy::too_many_arguments)]
 async fn move_all(store: &Store, tx: &mut Tx, org: Uuid, subscription: Uuid, op: AddonOp, by: Option<ActivationType>, at: DateTime<Utc>, now: DateTime<Utc>) -> Result<usize> {
     let mut moved_count = 0;
-    for a in store.subscription_addons(Some(tx), org, subscription).await? {
+    for mut a in store.subscription_addons(Some(tx), org, subscription).await? {
+        // what it had due before this instant happens first: one whose
+        // validity ran out before its subscription ended stays EXPIRED
+        while let Some(due) = a.due_at().filter(|d| *d <= at) {
+            let Some(after) = due_move(store, org, &a, due).await? else { break };
+            if !write(store, tx, org, &a, &after, now).await? {
+                return Err(Error::concurrent_conflict());
+            }
+            a = after;
+        }
         if ADDON.target(op, a.status).is_none() {
             continue;
         }
@@ -259,19 +268,7 @@ pub fn created(parent: &SubscriptionRow, offering: &OfferingRow, mut a: AddonRow
 /// (the add-on.scheduled job, and reads).
 pub async fn apply_if_due(caller: &Caller, mut a: AddonRow) -> Result<AddonRow> {
     while let Some(due) = a.due_at().filter(|d| *d <= caller.now) {
-        let after = match (a.pending, &a.pending_offering) {
-            (Some((_, at)), _) if at == due => moved(&a, &offering_of(&caller.store, caller.org, &a).await?, AddonOp::CancellationDate, due),
-            (_, Some(change)) if change.at == due => {
-                let offering = caller.store.offering(caller.org, change.offering_id).await?;
-                let offering = offering.ok_or_else(|| Error::Internal(format!("offering {} vanished", change.offering_id)))?;
-                let mut after = a.clone();
-                change_to(&mut after, &offering, due);
-                after.updated_at = due.max(a.updated_at);
-                Some(after)
-            }
-            _ => moved(&a, &offering_of(&caller.store, caller.org, &a).await?, AddonOp::ValidityEnds, due),
-        };
-        let Some(after) = after else { return Ok(a) };
+        let Some(after) = due_move(&caller.store, caller.org, &a, due).await? else { return Ok(a) };
         let parent = caller.store.subscription(caller.org, &crate::store::IdOrRef::Id(a.subscription_id)).await?;
         let parent = parent.ok_or_else(|| Error::Internal(format!("subscription {} vanished", a.subscription_id)))?;
         let mut tx = caller.store.begin().await?;
@@ -290,6 +287,24 @@ pub async fn apply_if_due(caller: &Caller, mut a: AddonRow) -> Result<AddonRow> 
         a = after;
     }
     Ok(a)
+}
+
+/// `a` after what falls due at `due` (its `due_at`): a cancellation at
+/// the end of its period (first, at the same time), a scheduled offering
+/// change, or its validity ending.
+async fn due_move(store: &Store, org: Uuid, a: &AddonRow, due: DateTime<Utc>) -> Result<Option<AddonRow>> {
+    Ok(match (a.pending, &a.pending_offering) {
+        (Some((_, at)), _) if at == due => moved(a, &offering_of(store, org, a).await?, AddonOp::CancellationDate, due),
+        (_, Some(change)) if change.at == due => {
+            let offering = store.offering(org, change.offering_id).await?;
+            let offering = offering.ok_or_else(|| Error::Internal(format!("offering {} vanished", change.offering_id)))?;
+            let mut after = a.clone();
+            change_to(&mut after, &offering, due);
+            after.updated_at = due.max(a.updated_at);
+            Some(after)
+        }
+        _ => moved(a, &offering_of(store, org, a).await?, AddonOp::ValidityEnds, due),
+    })
 }
 
 /// The add-ons of `s`, oldest first, each with what was due by the
