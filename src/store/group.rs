@@ -101,14 +101,14 @@ impl Group {
     /// The connection, once what a dropped writer left is rolled back.
     pub(super) async fn lock(&self) -> OwnedMutexGuard<Writer> {
         // counted while queued; uncounted even if this is cancelled
-        struct Queued<'a>(&'a AtomicUsize);
-        impl Drop for Queued<'_> {
+        struct Counted<'a>(&'a AtomicUsize);
+        impl Drop for Counted<'_> {
             fn drop(&mut self) {
                 self.0.fetch_sub(1, Ordering::SeqCst);
             }
         }
         self.waiting.fetch_add(1, Ordering::SeqCst);
-        let _queued = Queued(&self.waiting);
+        let _counted = Counted(&self.waiting);
         let mut guard = self.writer.clone().lock_owned().await;
         guard.settle().await;
         guard
