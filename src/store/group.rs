@@ -84,10 +84,8 @@ impl Group {
         use sqlx::Connection;
         let mut conn = AnyConnection::connect(url).await?;
         super::sqlite_pragmas(&mut conn, sync).await?;
-        // the writer never copies the log into the database itself: that
-        // copy syncs the disk twice, and every writer queued behind a
-        // COMMIT would wait for it; `checkpoints` does it beside the writer
-        sqlx::query("PRAGMA wal_autocheckpoint = 0").execute(&mut conn).await?;
+        let frames = format!("PRAGMA wal_autocheckpoint = {WRITER_CHECKPOINT_FRAMES}");
+        sqlx::query(AssertSqlSafe(frames)).execute(&mut conn).await?;
         tokio::spawn(checkpoints(pool.clone()));
         let writer = Writer { conn, batch: None, opened: 0, rollback_pending: false };
         Ok(Group {
@@ -181,37 +179,31 @@ pub(super) async fn finish(mut guard: OwnedMutexGuard<Writer>) {
 /// How often the write-ahead log is copied into the database file.
 const CHECKPOINT_EVERY: Duration = Duration::from_millis(100);
 
-/// Frames in the log past which a checkpoint also waits for readers and
-/// the writer, so the log starts over (about 80 MiB of 4 KiB pages).
-const LOG_FRAMES_BOUND: i64 = 20_000;
+/// Frames in the log (about 40 MiB of 4 KiB pages) past which the writer
+/// copies the log into the database itself, at its next commit (SQLite's
+/// `wal_autocheckpoint`, 1,000 by default). Only the writer can start the
+/// log over, and only at a write after a checkpoint that copied all of it;
+/// under steady writes the checkpoints beside it rarely finish in the
+/// moment between two batches, so this keeps the log bounded, while its
+/// two disk syncs stall the writers queued behind that commit ten times
+/// more rarely than at the default.
+const WRITER_CHECKPOINT_FRAMES: u32 = 10_000;
 
-/// Copies the write-ahead log into the database file, beside the writer,
-/// until the store closes. A PASSIVE checkpoint neither waits for nor
-/// blocks the writer or readers; once one has copied the whole log, the
-/// writer's next commit starts the log over from its beginning. Should the
-/// log still pass `LOG_FRAMES_BOUND` (a reader holding an old snapshot
-/// keeps frames in it), a RESTART checkpoint waits (up to the busy
-/// timeout) for that reader and the open batch, so the log stays bounded.
+/// Copies the write-ahead log into the database file, beside the writer
+/// (PASSIVE: it neither waits for nor blocks the writer or readers), until
+/// the store closes, so the writer's own checkpoints find little to copy.
 async fn checkpoints(pool: AnyPool) {
     let mut tick = tokio::time::interval(CHECKPOINT_EVERY);
     tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    let mut restart = false;
     loop {
         tick.tick().await;
         if pool.is_closed() {
             return;
         }
-        let sql = if restart { "PRAGMA wal_checkpoint(RESTART)" } else { "PRAGMA wal_checkpoint(PASSIVE)" };
-        // a row (busy, frames in the log, frames copied)
-        match sqlx::query(sql).fetch_one(&pool).await {
-            Ok(row) => {
-                let frames: i64 = sqlx::Row::try_get(&row, 1).unwrap_or(0);
-                restart = frames > LOG_FRAMES_BOUND;
-            }
-            Err(e) if !pool.is_closed() => {
-                tracing::warn!(error = %e, "a checkpoint of the write-ahead log failed; the next one tries again");
-            }
-            Err(_) => return,
+        if let Err(e) = sqlx::query("PRAGMA wal_checkpoint(PASSIVE)").execute(&pool).await
+            && !pool.is_closed()
+        {
+            tracing::warn!(error = %e, "a checkpoint of the write-ahead log failed; the next one tries again");
         }
     }
 }
@@ -330,10 +322,16 @@ impl Writer {
     /// SQLite has dropped the whole batch transaction (or never began it),
     /// and the batch fails for all.
     pub(super) async fn settle(&mut self) {
-        if !std::mem::take(&mut self.rollback_pending) {
+        if !self.rollback_pending {
             return;
         }
-        if let Err(e) = self.exec("ROLLBACK TO SAVEPOINT writer; RELEASE SAVEPOINT writer").await {
+        // the flag stays set until the rollback has run: cut off halfway
+        // (its caller cancelled), the next holder runs it again, or finding
+        // it already done fails the batch for all; a savepoint left half
+        // rolled back never swallows later writers' work told committed
+        let rolled_back = self.exec("ROLLBACK TO SAVEPOINT writer; RELEASE SAVEPOINT writer").await;
+        self.rollback_pending = false;
+        if let Err(e) = rolled_back {
             self.fail(format!("a write batch was lost: {e}")).await;
         }
     }
