@@ -89,8 +89,9 @@ impl Group {
         // Each writer's savepoint keeps the pages it changes that the batch
         // had already changed in a statement journal, which SQLite spills
         // to a temporary file past 64 KiB: in a batch of dozens of writers,
-        // most of the writer thread's time went to writing and unlinking
-        // those files (a pwrite per page, more than to the log itself).
+        // about a fifth of the writer thread's time went to writing,
+        // opening and unlinking those files (a pwrite per page, more
+        // pwrites than to the log itself).
         // In memory the journal is a copy, freed at each RELEASE.
         sqlx::query("PRAGMA temp_store = MEMORY").execute(&mut conn).await?;
         tokio::spawn(checkpoints(pool.clone()));
