@@ -10,6 +10,13 @@ pub struct Clock {
 }
 
 impl Clock {
+    /// A clock that reads `start` now and runs on from there at the
+    /// machine's pace: a test pins its date with it, so its verdict does not
+    /// change with the day it runs (a revision's retirement, a month's end).
+    pub fn starting_at(start: DateTime<Utc>) -> Clock {
+        Clock { offset_ms: AtomicI64::new((start - Utc::now()).num_milliseconds()) }
+    }
+
     /// Now, to the microsecond: what the store keeps, so an answer or an
     /// event dated now equals every later read of the same row.
     pub fn now(&self) -> DateTime<Utc> {

@@ -36,21 +36,48 @@ async fn header_beats_pin_and_pins_are_kept() {
     .await;
 }
 
+/// auk is supported until 2026-12-01 (SERVICE.md): through that day a pin,
+/// the header and the webhook revision keep it; from the next day all three
+/// fall forward to the oldest revision still supported, and auk's document
+/// is still served for clients that read it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_retired_revision_resolves_to_the_oldest_supported() {
     each_backend(|app| async move {
         let auk_key = app.new_key(app.org, Some(AUK), false).await;
-        let now = app.clock.now();
-        let retired = chrono::NaiveDate::from_ymd_opt(2026, 12, 2).unwrap().and_hms_opt(0, 0, 0).unwrap().and_utc();
-        if now < retired {
-            app.clock.advance(retired - now);
-        }
+        let webhook_revision = |app: &TestApp| {
+            let (store, org, today) = (app.store.clone(), app.org, app.clock.now().date_naive());
+            async move { switchboard::domain::webhooks::revision::of(&store, org, today).await.unwrap().name }
+        };
+        at(&app, "2026-12-01T23:59:00Z");
         let r = app.call_as(Some(&auk_key), "GET", "/customers", None, &[]).await;
-        assert_eq!(r.revision.as_deref(), Some(BULLFINCH));
-        let r = app.call_as(Some(&auk_key), "GET", "/customers", None, &[("api-revision", AUK)]).await;
-        assert_eq!(r.revision.as_deref(), Some(BULLFINCH));
+        assert_eq!(r.revision.as_deref(), Some(AUK), "the last day of support still answers in auk");
         let r = app.call_as(None, "GET", "/health", None, &[]).await;
-        assert_eq!(r.revision.as_deref(), Some(BULLFINCH));
+        assert_eq!(r.revision.as_deref(), Some(AUK));
+        assert_eq!(webhook_revision(&app).await, AUK);
+
+        at(&app, "2026-12-02T00:00:00Z");
+        let r = app.call_as(Some(&auk_key), "GET", "/customers", None, &[]).await;
+        assert_eq!(r.revision.as_deref(), Some(BULLFINCH), "the pin falls forward");
+        let r = app.call_as(Some(&auk_key), "GET", "/customers", None, &[("api-revision", AUK)]).await;
+        assert_eq!(r.revision.as_deref(), Some(BULLFINCH), "so does the header");
+        let r = app.call_as(None, "GET", "/health", None, &[]).await;
+        assert_eq!(r.revision.as_deref(), Some(BULLFINCH), "no key: the oldest supported is bullfinch");
+        // bullfinch's shapes: calculate-price is gone
+        app.call_as(Some(&auk_key), "POST", &format!("/orders/{}/calculate-price", uuid::Uuid::new_v4()), None, &[])
+            .await
+            .assert_error(404, "endpoint_removed");
+        assert_eq!(webhook_revision(&app).await, BULLFINCH, "the webhook revision falls forward too");
+        let set = switchboard::domain::webhooks::revision::set(&app.store, app.org, AUK, app.clock.now().date_naive()).await;
+        assert!(set.is_err(), "a retired revision cannot be chosen for webhooks");
+        // the key's pin itself never moved
+        let keys = switchboard::admin::key_list(&app.store, app.org).await.unwrap();
+        let id = app.key_id(&auk_key).await.to_string();
+        let listed = keys.as_array().unwrap().iter().find(|k| k["apiKeyId"] == id.as_str()).unwrap();
+        assert_eq!(listed["revision"], AUK);
+        // auk's document is still published
+        let name = format!("{AUK}.json").parse().unwrap();
+        let doc = app.bullfinch_open().openapi_revision_view(&name).await.unwrap().into_inner();
+        assert_eq!(serde_json::to_value(&doc).unwrap()["info"]["version"], AUK);
         app
     })
     .await;
