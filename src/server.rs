@@ -59,6 +59,7 @@ pub async fn start(store: Store, clock: Arc<Clock>, listen: SocketAddr, settings
         tokens,
         mail_wake,
         network: network.clone(),
+        in_flight: Default::default(),
         settings,
     };
     // dropshot's own logger costs time per request even when filtered out;

@@ -21,6 +21,8 @@ pub struct Context {
     pub settings: crate::config::Settings,
     /// the mobile network subscriptions' moves go to
     pub network: Arc<dyn crate::network::Network>,
+    /// idempotency keys whose requests are executing here
+    pub in_flight: super::idempotency::InFlight,
 }
 
 /// How a request's revision was decided.

@@ -20,7 +20,10 @@ use dropshot::{Body, ErrorStatusCode, HttpCodedResponse, RequestContext, ServerC
 use http::{HeaderName, HeaderValue, Response};
 use http_body_util::BodyExt;
 use sha2::{Digest, Sha256};
+use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::future::Future;
+use std::sync::Mutex;
 
 /// The request header.
 pub const HEADER: &str = "x-idempotency-key";
@@ -64,6 +67,51 @@ fn locked() -> ApiError {
     conflict(InternalCode::IdempotencyKeyLocked, "A request with this X-Idempotency-Key is still in progress; retry it in a moment.")
 }
 
+fn mismatch() -> ApiError {
+    conflict(
+        InternalCode::IdempotencyKeyMismatch,
+        "This X-Idempotency-Key was used for a different request; use a new key for a new request.",
+    )
+}
+
+/// The keys (with their requests' fingerprints) whose requests are
+/// executing in this instance. A retry racing its own original here waits
+/// for nothing and runs nothing: it answers as a retry would, instead of
+/// running its work beside the original's and meeting the original's
+/// unique values (a `referenceId`, an email) before the original's answer
+/// is stored, which would tell a client whose request succeeded that it
+/// conflicted. Instances sharing a database meet at the key's row instead
+/// (see `run`).
+#[derive(Debug, Default)]
+pub struct InFlight(Mutex<HashMap<(uuid::Uuid, String), String>>);
+
+/// A key held in `InFlight` until its request has answered.
+struct Claim<'a> {
+    in_flight: &'a InFlight,
+    id: (uuid::Uuid, String),
+}
+
+impl InFlight {
+    /// Holds `key` for this request, or says why another holds it.
+    fn claim(&self, org: uuid::Uuid, key: &str, fingerprint: &str) -> Result<Claim<'_>, ApiError> {
+        let id = (org, key.to_string());
+        match self.0.lock().unwrap_or_else(|e| e.into_inner()).entry(id.clone()) {
+            Entry::Occupied(held) if held.get() == fingerprint => Err(locked()),
+            Entry::Occupied(_) => Err(mismatch()),
+            Entry::Vacant(free) => {
+                free.insert(fingerprint.to_string());
+                Ok(Claim { in_flight: self, id })
+            }
+        }
+    }
+}
+
+impl Drop for Claim<'_> {
+    fn drop(&mut self) {
+        self.in_flight.0.lock().unwrap_or_else(|e| e.into_inner()).remove(&self.id);
+    }
+}
+
 /// The key of one idempotent request, and the scope its work writes in.
 pub struct Keyed<'a> {
     /// the store outside the scope, for the answer
@@ -73,6 +121,8 @@ pub struct Keyed<'a> {
     pub fingerprint: String,
     /// where `work` (run over `store.scoped(scope)`) parks its transaction
     pub scope: Arc<Scope>,
+    /// this instance's keys in flight
+    pub in_flight: &'a InFlight,
 }
 
 /// Runs `work` under the key, or answers from what the key already holds.
@@ -90,6 +140,10 @@ pub struct Keyed<'a> {
 /// commit is still on its way. So work must not act outside the database
 /// before it commits; what it sets off goes through the outbox and jobs.
 ///
+/// Within one instance the race never starts: a request whose key is in
+/// flight here answers `idempotency_key_locked` (or the answer, once
+/// stored) without running its work (`InFlight`).
+///
 /// On SQLite the work's written statements go with that commit, so a
 /// unique-index race the work lost (say, to a concurrent request with
 /// another key and the same referenceId) is found there, after its answer
@@ -106,8 +160,15 @@ where
     T: HttpCodedResponse,
     Fut: Future<Output = Result<T, ApiError>>,
 {
-    let Keyed { store, org, key, fingerprint, scope } = keyed;
+    let Keyed { store, org, key, fingerprint, scope, in_flight } = keyed;
     let times = KeyTimes { now, expired_before: now - chrono::Duration::hours(LIFETIME_HOURS) };
+    // held until this request has answered, so that a retry arriving after
+    // it lets go finds the answer stored
+    let _claim = match in_flight.claim(org, key, &fingerprint) {
+        Ok(claim) => claim,
+        // the holder may have committed and not yet let go
+        Err(busy) => return answered(store, org, key, &fingerprint, &times).await?.unwrap_or(Err(busy)),
+    };
     if let Some(answer) = answered(store, org, key, &fingerprint, &times).await? {
         return answer;
     }
@@ -149,14 +210,7 @@ async fn answered(
     times: &KeyTimes,
 ) -> Result<Option<Result<Response<Body>, ApiError>>, ApiError> {
     Ok(store.idempotency_answer(org, key, times.expired_before).await?.map(|(held, answer)| {
-        if held == fingerprint {
-            Ok(replay(answer))
-        } else {
-            Err(conflict(
-                InternalCode::IdempotencyKeyMismatch,
-                "This X-Idempotency-Key was used for a different request; use a new key for a new request.",
-            ))
-        }
+        if held == fingerprint { Ok(replay(answer)) } else { Err(mismatch()) }
     }))
 }
 

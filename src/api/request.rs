@@ -239,6 +239,7 @@ where
             key: &key,
             fingerprint,
             scope: scope.clone(),
+            in_flight: &rqctx.context().in_flight,
         };
         let now = caller.now;
         let work = work(Caller { store: store.scoped(scope), ..caller }, input);

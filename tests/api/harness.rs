@@ -16,6 +16,12 @@ pub use switchboard_client_bullfinch as bullfinch;
 pub const AUK: &str = "2026-08-21.auk";
 pub const BULLFINCH: &str = "2026-09-01.bullfinch";
 
+/// Where every test server's clock starts: a day on which both revisions
+/// are supported (auk until 2026-12-01), so the suite's verdict is the same
+/// on any date the machine has. Retirement is tested by moving the clock
+/// past it (`revisions.rs`).
+pub const TEST_START: &str = "2026-11-02T09:00:00Z";
+
 pub struct TestApp {
     pub base: String,
     pub store: Store,
@@ -100,7 +106,7 @@ impl TestApp {
             }
         };
         let store = Store::connect(&url).await.expect("store");
-        let clock = Arc::new(Clock::default());
+        let clock = Arc::new(Clock::starting_at(TEST_START.parse().unwrap()));
         let org = store.create_organisation("Test Org", clock.now()).await.unwrap();
         let running = server::start(store.clone(), clock.clone(), "127.0.0.1:0".parse().unwrap(), settings.clone()).await.unwrap();
         let base = format!("http://{}/api/v2", running.local_addr());
@@ -280,6 +286,23 @@ impl TestApp {
         let text = resp.text().await.unwrap();
         let body = serde_json::from_str(&text).unwrap_or(Value::String(text));
         Raw { status, revision, body }
+    }
+
+    /// Holds back every write to customers until the returned connection
+    /// rolls back (or drops): SQLite's write lock, or PostgreSQL's lock of
+    /// the table. What the server writes meanwhile waits (at most SQLite's
+    /// busy timeout, 5 s); what it only reads goes on.
+    pub async fn hold_customer_writes(&self) -> sqlx::AnyConnection {
+        sqlx::any::install_default_drivers();
+        let mut conn = <sqlx::AnyConnection as sqlx::Connection>::connect(&self.url).await.expect("database");
+        let hold: &[&str] = match self.backend {
+            Backend::Sqlite => &["BEGIN IMMEDIATE"],
+            Backend::Postgres => &["BEGIN", "LOCK TABLE customers IN EXCLUSIVE MODE"],
+        };
+        for sql in hold {
+            sqlx::query(sqlx::AssertSqlSafe(*sql)).execute(&mut conn).await.unwrap();
+        }
+        conn
     }
 
     pub async fn finish(mut self) {

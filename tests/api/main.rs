@@ -17,6 +17,7 @@ mod listen;
 mod login;
 mod orders;
 mod pagination;
+mod races;
 mod permissions;
 mod receiver;
 mod renewals;
