@@ -15,7 +15,7 @@ pub mod defaults {
     /// a week
     pub const ORDER_EXPIRY_SECONDS: u32 = 7 * 24 * 3600;
     pub const MAIL_FROM: &str = "Switchboard <no-reply@switchboard.invalid>";
-    pub const WEBHOOK_TIMEOUT_SECONDS: u64 = 15;
+    pub const WEBHOOK_TIMEOUT_SECONDS: &str = "15";
     pub const NETWORK_ACTIVATION_DELAY_SECONDS: u64 = 0;
 }
 
@@ -60,9 +60,9 @@ pub struct Settings {
     pub webhooks: WebhookUrls,
     /// Seconds a webhook receiver has to answer a delivery; no answer by
     /// then is a failed attempt, tried again later.
-    #[arg(long = "webhooks-timeout-seconds", env = "SWITCHBOARD_WEBHOOKS_TIMEOUT_SECONDS", default_value_t = defaults::WEBHOOK_TIMEOUT_SECONDS,
-          value_parser = clap::value_parser!(u64).range(1..=300))]
-    pub webhook_timeout_seconds: u64,
+    #[arg(long = "webhooks-timeout-seconds", env = "SWITCHBOARD_WEBHOOKS_TIMEOUT_SECONDS", default_value = defaults::WEBHOOK_TIMEOUT_SECONDS,
+          value_parser = webhook_timeout)]
+    pub webhook_timeout: std::time::Duration,
     /// Seconds the sandbox mobile network takes to complete an activation;
     /// meanwhile the subscription shows `pendingStatus` ACTIVATED. 0: at once.
     #[arg(long = "network-activation-delay-seconds", env = "SWITCHBOARD_NETWORK_ACTIVATION_DELAY_SECONDS",
@@ -73,7 +73,7 @@ pub struct Settings {
 /// Which webhook URLs may be registered. By default only https URLs whose
 /// host resolves to public addresses: a webhook is the server making a
 /// request its caller chose, and must not reach into the network it runs in.
-#[derive(Debug, Clone, Copy, Default, Args)]
+#[derive(Debug, Clone, Default, Args)]
 pub struct WebhookUrls {
     /// Accept webhook URLs whose host resolves to a loopback, private or
     /// link-local address (local development and tests).
@@ -82,6 +82,10 @@ pub struct WebhookUrls {
     /// Accept http:// webhook URLs, not only https://.
     #[arg(long = "webhooks-allow-http", env = "SWITCHBOARD_WEBHOOKS_ALLOW_HTTP")]
     pub allow_http: bool,
+    /// How receivers' names resolve and where connections to them go: the
+    /// system's, unless a test sets its own (no flag).
+    #[arg(skip)]
+    pub internet: crate::domain::webhooks::internet::Internet,
 }
 
 impl Default for Settings {
@@ -98,8 +102,17 @@ impl Default for Settings {
             smtp_url: None,
             mail_from: defaults::MAIL_FROM.into(),
             webhooks: WebhookUrls::default(),
-            webhook_timeout_seconds: defaults::WEBHOOK_TIMEOUT_SECONDS,
+            webhook_timeout: webhook_timeout(defaults::WEBHOOK_TIMEOUT_SECONDS).expect("the default is in range"),
             network_activation_delay_seconds: defaults::NETWORK_ACTIVATION_DELAY_SECONDS,
         }
+    }
+}
+
+/// `--webhooks-timeout-seconds`: whole seconds, 1 to 300. (Tests set a
+/// `Settings` of milliseconds directly.)
+fn webhook_timeout(text: &str) -> Result<std::time::Duration, String> {
+    match text.parse::<u64>() {
+        Ok(seconds @ 1..=300) => Ok(std::time::Duration::from_secs(seconds)),
+        _ => Err(format!("{text:?} is not a whole number of seconds from 1 to 300")),
     }
 }

@@ -29,7 +29,7 @@ pub async fn webhook_endpoint_list(
     query: QueryParams<params::WebhookEndpointListQuery>,
     headers: HeaderParams<params::WebhookEndpointListHeaders>,
 ) -> Result<HttpResponseOk<types::WebhookEndpointList>> {
-    let urls = rqctx.context().settings.webhooks;
+    let urls = rqctx.context().settings.webhooks.clone();
     handle(rqctx, Access::Read, headers, |c| async move {
         let q = query.into_inner()?;
         Ok(HttpResponseOk(webhook_endpoints::list(&endpoint_owner(urls, &c)?, q.cursor.as_deref(), q.limit).await?))
@@ -42,7 +42,7 @@ pub async fn webhook_endpoint_create(
     headers: HeaderParams<params::WebhookEndpointCreateHeaders>,
     body: JsonBody<types::CreateWebhookEndpointRequest>,
 ) -> Result<HttpResponseCreated<types::WebhookEndpoint>> {
-    let urls = rqctx.context().settings.webhooks;
+    let urls = rqctx.context().settings.webhooks.clone();
     handle_idempotent(rqctx, Access::Write, headers, body, |c, body| async move {
         Ok(HttpResponseCreated(webhook_endpoints::create(&endpoint_owner(urls, &c)?, body).await?))
     })
@@ -54,7 +54,7 @@ pub async fn webhook_endpoint_view(
     path: Path<params::WebhookEndpointViewPath>,
     headers: HeaderParams<params::WebhookEndpointViewHeaders>,
 ) -> Result<HttpResponseOk<types::WebhookEndpoint>> {
-    let urls = rqctx.context().settings.webhooks;
+    let urls = rqctx.context().settings.webhooks.clone();
     handle(rqctx, Access::Read, headers, |c| async move {
         let id = path.into_inner().webhook_endpoint_id;
         Ok(HttpResponseOk(webhook_endpoints::view(&endpoint_owner(urls, &c)?, &id).await?))
@@ -68,7 +68,7 @@ pub async fn webhook_endpoint_update(
     headers: HeaderParams<params::WebhookEndpointUpdateHeaders>,
     body: JsonBody<types::UpdateWebhookEndpointRequest>,
 ) -> Result<HttpResponseOk<types::WebhookEndpoint>> {
-    let urls = rqctx.context().settings.webhooks;
+    let urls = rqctx.context().settings.webhooks.clone();
     handle(rqctx, Access::Write, headers, |c| async move {
         let (id, body) = (path.into_inner().webhook_endpoint_id, body.into_inner()?);
         Ok(HttpResponseOk(webhook_endpoints::update(&endpoint_owner(urls, &c)?, &id, body).await?))
@@ -81,7 +81,7 @@ pub async fn webhook_endpoint_delete(
     path: Path<params::WebhookEndpointDeletePath>,
     headers: HeaderParams<params::WebhookEndpointDeleteHeaders>,
 ) -> Result<HttpResponseDeleted> {
-    let urls = rqctx.context().settings.webhooks;
+    let urls = rqctx.context().settings.webhooks.clone();
     handle(rqctx, Access::Write, headers, |c| async move {
         webhook_endpoints::delete(&endpoint_owner(urls, &c)?, &path.into_inner().webhook_endpoint_id).await?;
         Ok(HttpResponseDeleted())
@@ -94,7 +94,7 @@ pub async fn webhook_endpoint_rotate_secret(
     path: Path<params::WebhookEndpointRotateSecretPath>,
     headers: HeaderParams<params::WebhookEndpointRotateSecretHeaders>,
 ) -> Result<HttpResponseOk<types::WebhookEndpoint>> {
-    let urls = rqctx.context().settings.webhooks;
+    let urls = rqctx.context().settings.webhooks.clone();
     handle_idempotent(rqctx, Access::Write, headers, JsonBody::<()>::none(), |c, ()| async move {
         let id = path.into_inner().webhook_endpoint_id;
         Ok(HttpResponseOk(webhook_endpoints::rotate_secret(&endpoint_owner(urls, &c)?, &id).await?))
@@ -132,7 +132,7 @@ pub async fn webhook_delivery_list(
     query: QueryParams<params::WebhookDeliveryListQuery>,
     headers: HeaderParams<params::WebhookDeliveryListHeaders>,
 ) -> Result<HttpResponseOk<types::WebhookDeliveryList>> {
-    let urls = rqctx.context().settings.webhooks;
+    let urls = rqctx.context().settings.webhooks.clone();
     handle(rqctx, Access::Read, headers, |c| async move {
         let id = path.into_inner().webhook_endpoint_id;
         Ok(HttpResponseOk(webhook_deliveries::list(&endpoint_owner(urls, &c)?, &id, query.into_inner()?).await?))
@@ -146,7 +146,7 @@ pub async fn event_redeliver(
     headers: HeaderParams<params::EventRedeliverHeaders>,
     body: JsonBody<types::RedeliverEventRequest>,
 ) -> Result<HttpResponseAccepted<types::EventRedelivery>> {
-    let urls = rqctx.context().settings.webhooks;
+    let urls = rqctx.context().settings.webhooks.clone();
     handle_idempotent(rqctx, Access::Write, headers, body, |c, body| async move {
         let id = path.into_inner().event_id;
         Ok(HttpResponseAccepted(webhook_deliveries::redeliver(&endpoint_owner(urls, &c)?, &id, body).await?))
@@ -160,7 +160,7 @@ pub async fn webhook_endpoint_replay(
     headers: HeaderParams<params::WebhookEndpointReplayHeaders>,
     body: JsonBody<types::ReplayWebhookEndpointRequest>,
 ) -> Result<HttpResponseAccepted<types::WebhookReplay>> {
-    let urls = rqctx.context().settings.webhooks;
+    let urls = rqctx.context().settings.webhooks.clone();
     handle_idempotent(rqctx, Access::Write, headers, body, |c, body| async move {
         let id = path.into_inner().webhook_endpoint_id;
         Ok(HttpResponseAccepted(webhook_deliveries::replay(&endpoint_owner(urls, &c)?, &id, body).await?))

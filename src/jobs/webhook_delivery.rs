@@ -39,27 +39,29 @@ pub struct Sender {
 
 impl Sender {
     pub fn new(settings: &Settings) -> anyhow::Result<Sender> {
-        let timeout = std::time::Duration::from_secs(settings.webhook_timeout_seconds);
-        let mut client = reqwest::Client::builder()
+        let timeout = settings.webhook_timeout;
+        let client = reqwest::Client::builder()
             .timeout(timeout)
             // a redirect could lead anywhere: an answer of 3xx is a failure
             .redirect(reqwest::redirect::Policy::none())
             .no_proxy()
             .user_agent(concat!("Switchboard-Webhooks/", env!("CARGO_PKG_VERSION")));
-        if !settings.webhooks.allow_private {
-            client = client.dns_resolver(Arc::new(address::PublicOnly));
-        }
-        Ok(Sender { client: client.build()?, urls: settings.webhooks, timeout })
+        let resolving = address::Resolving { internet: settings.webhooks.internet.clone(), allow_private: settings.webhooks.allow_private };
+        let client = client.dns_resolver(Arc::new(resolving));
+        Ok(Sender { client: client.build()?, urls: settings.webhooks.clone(), timeout })
     }
 
     /// One attempt: the answer's record, its `Retry-After` if it asked for
     /// one, and whether it acknowledged.
     async fn post(&self, url: &str, id: &str, body: String, secrets: &[&str], now: DateTime<Utc>) -> (AttemptRow, Option<Duration>, bool) {
         let mut attempt = AttemptRow { attempted_at: now, status_code: None, latency_ms: 0, response_body: None, error: None };
-        if let Err(e) = address::sendable(url, self.urls) {
-            attempt.error = Some(format!("not sent: {e}"));
-            return (attempt, None, false);
-        }
+        let url = match address::route(url, &self.urls) {
+            Ok(url) => url,
+            Err(e) => {
+                attempt.error = Some(format!("not sent: {e}"));
+                return (attempt, None, false);
+            }
+        };
         let timestamp = now.timestamp();
         let signature = match signature::header(secrets, id, timestamp, body.as_bytes()) {
             Ok(s) => s,
@@ -106,7 +108,7 @@ impl Sender {
 
     fn describe(&self, e: &reqwest::Error) -> String {
         if e.is_timeout() {
-            return format!("timeout: no answer within {} s", self.timeout.as_secs());
+            return format!("timeout: no answer within {} s", self.timeout.as_secs_f64());
         }
         let mut text = e.to_string();
         let mut source = std::error::Error::source(e);

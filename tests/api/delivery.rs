@@ -16,7 +16,9 @@ use std::collections::HashMap;
 pub fn local_webhooks(s: &mut switchboard::config::Settings) {
     s.webhooks.allow_private = true;
     s.webhooks.allow_http = true;
-    s.webhook_timeout_seconds = 1;
+    // reached only by a receiver that hangs (`failed_attempts_...` sets
+    // its own, shorter), never by a slow machine
+    s.webhook_timeout = std::time::Duration::from_secs(5);
 }
 
 /// Registers `url` for `events`; its id and secret.
@@ -119,7 +121,11 @@ async fn an_event_reaches_its_endpoint_signed() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn failed_attempts_are_retried_on_the_clock_with_one_webhook_id() {
-    each_backend_with(local_webhooks, |app| async move {
+    fn hang_up_soon(s: &mut switchboard::config::Settings) {
+        local_webhooks(s);
+        s.webhook_timeout = std::time::Duration::from_millis(300);
+    }
+    each_backend_with(hang_up_soon, |app| async move {
         let mut receiver = Receiver::start().await;
         receiver.then(Reply::Status(500));
         receiver.then(Reply::Hang);
@@ -137,7 +143,7 @@ async fn failed_attempts_are_retried_on_the_clock_with_one_webhook_id() {
         later(&app, Duration::milliseconds(1700)).await;
         let second = receiver.next().await;
         assert_eq!((second.header("webhook-id"), second.answered), (id.as_str(), None));
-        // the server gives up waiting after its timeout (1 s here)
+        // the server gives up waiting after its timeout (300 ms here)
         settle(&app).await;
         later(&app, Duration::seconds(260)).await;
         assert!(receiver.taken().is_empty(), "the second delay is 5 min");
@@ -487,6 +493,44 @@ async fn the_delivery_log_redelivery_and_replay() {
         app.call_as(Some(&read_only), "POST", &format!("/events/{event}/redeliver"), Some(json!({})), &[])
             .await
             .assert_error(403, "read_only_api_key");
+        app
+    })
+    .await;
+}
+
+/// On a server that takes public receivers only (the default), a name is
+/// checked as it resolves at registration and again at each attempt: a
+/// public one is delivered to (here the test internet routes its address to
+/// a local receiver); one refused at the connection is a failed attempt
+/// naming why; a name that does not resolve is refused at registration.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn public_receivers_by_name_through_the_test_internet() {
+    fn public_over_http(s: &mut switchboard::config::Settings) {
+        s.webhooks.allow_http = true;
+        s.webhook_timeout = std::time::Duration::from_secs(5);
+    }
+    each_backend_with(public_over_http, |app| async move {
+        let mut receiver = Receiver::start().await;
+        let port = receiver.url.trim_start_matches("http://127.0.0.1:").split('/').next().unwrap().to_string();
+        app.internet.route("93.184.215.14");
+        let (routed, _) = register(&app, &format!("http://hooks.acme.example:{port}/hooks"), json!(["customer.created"])).await;
+        let (unrouted, _) = register(&app, "http://hooks.globex.example/hooks", json!(["customer.created"])).await;
+        let r = app.call("POST", "/webhook-endpoints", Some(json!({"url": "https://hooks.nowhere.example/hooks"}))).await;
+        r.assert_error(400, "validation_failed");
+        assert_eq!(r.details(), [("url".to_string(), "unresolvable_host".to_string())]);
+        let customer = new_customer(&app, &app.key, "Public AB").await;
+        assert_eq!(receiver.next().await.json()["data"]["customerId"], customer.as_str());
+        settle(&app).await;
+        let client = app.bullfinch();
+        let log = |id: &str| {
+            let (client, id) = (client.clone(), id.parse::<uuid::Uuid>().unwrap());
+            async move { client.webhook_delivery_list(&id, None, None, None).await.unwrap().into_inner().items.remove(0) }
+        };
+        assert_eq!(log(&routed).await.attempts[0].status_code, Some(200));
+        let refused = log(&unrouted).await;
+        let error = refused.attempts[0].error.clone().unwrap_or_default();
+        assert!(error.contains("off this machine"), "{error}");
+        assert_eq!(app.internet.refused.lock().unwrap().iter().map(|a| a.ip().to_string()).collect::<Vec<_>>(), ["93.184.215.15"]);
         app
     })
     .await;

@@ -7,7 +7,9 @@ use crate::harness::*;
 use base64::Engine;
 use serde_json::json;
 
-const PUBLIC_URL: &str = "https://93.184.215.14/hooks";
+/// A public receiver's URL: its name resolves only on the test internet
+/// (`TestInternet`), where connections to its address are refused.
+const PUBLIC_URL: &str = "https://hooks.acme.example/hooks";
 
 fn allow_local(s: &mut switchboard::config::Settings) {
     s.webhooks.allow_private = true;

@@ -3,15 +3,16 @@
 //! server runs in is refused unless the operator allows private addresses:
 //! otherwise any integrator could make the server call its neighbours.
 
+use super::internet::Internet;
 use crate::config::WebhookUrls;
 use crate::error::{Error, Result};
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 /// A host that has not resolved by then is refused as unresolvable.
 const RESOLVE_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// `url` if an endpoint may have it, else a 400 naming `property`.
-pub async fn check(property: &str, url: &str, policy: WebhookUrls) -> Result<url::Url> {
+pub async fn check(property: &str, url: &str, policy: &WebhookUrls) -> Result<url::Url> {
     let invalid = |code: &'static str, message: String| Error::invalid(property, code, message);
     let parsed = url::Url::parse(url).map_err(|e| invalid("invalid_url", format!("must be an absolute https URL ({e})")))?;
     match parsed.scheme() {
@@ -30,10 +31,11 @@ pub async fn check(property: &str, url: &str, policy: WebhookUrls) -> Result<url
         url::Host::Ipv6(ip) => vec![IpAddr::V6(ip)],
         url::Host::Domain(name) => {
             let unresolved = || invalid("unresolvable_host", format!("the host {name} does not resolve"));
-            tokio::time::timeout(RESOLVE_TIMEOUT, tokio::net::lookup_host((name, port)))
+            tokio::time::timeout(RESOLVE_TIMEOUT, policy.internet.resolve(name.to_string(), port))
                 .await
                 .map_err(|_| unresolved())?
                 .map_err(|_| unresolved())?
+                .into_iter()
                 .map(|a| a.ip())
                 .collect()
         }
@@ -54,51 +56,64 @@ pub async fn check(property: &str, url: &str, policy: WebhookUrls) -> Result<url
     Ok(parsed)
 }
 
-/// Whether a delivery may go to `url` now, as far as the URL itself tells
-/// (its scheme, an address written in it): the server's policy may have
-/// changed since the endpoint was registered. A host name is checked as it
-/// resolves, by `PublicOnly`.
-pub fn sendable(url: &str, policy: WebhookUrls) -> std::result::Result<(), String> {
-    let parsed = url::Url::parse(url).map_err(|e| format!("invalid URL: {e}"))?;
+/// Where a delivery to `url` goes now, as far as the URL itself tells (its
+/// scheme, an address written in it): the server's policy may have changed
+/// since the endpoint was registered. A host name is checked as it
+/// resolves, by `Resolving`; an address written in the URL is dialed here,
+/// since the client resolves nothing for it. The URL to send to: `url`,
+/// unless the `Internet` dials that address elsewhere (a test's stand-in).
+pub fn route(url: &str, policy: &WebhookUrls) -> std::result::Result<String, String> {
+    let mut parsed = url::Url::parse(url).map_err(|e| format!("invalid URL: {e}"))?;
     if parsed.scheme() == "http" && !policy.allow_http {
         return Err("http URLs are not allowed on this server".into());
     }
     let ip = match parsed.host() {
         Some(url::Host::Ipv4(ip)) => IpAddr::V4(ip),
         Some(url::Host::Ipv6(ip)) => IpAddr::V6(ip),
-        _ => return Ok(()),
+        _ => return Ok(url.to_string()),
     };
     if !policy.allow_private && !is_public(ip) {
         return Err(format!("{ip} is not a public address"));
     }
-    Ok(())
+    let to = SocketAddr::new(ip, parsed.port_or_known_default().unwrap_or(443));
+    let dialed = policy.internet.dial(to).map_err(|e| format!("{to}: {e}"))?;
+    if dialed == to {
+        return Ok(url.to_string());
+    }
+    // (setting an address and port on an http(s) URL cannot fail)
+    let _ = parsed.set_ip_host(dialed.ip());
+    let _ = parsed.set_port(Some(dialed.port()));
+    Ok(parsed.into())
 }
 
-/// The resolver of webhook deliveries when private addresses are not
-/// allowed: a host is resolved at the moment of each connection and
-/// refused if any of its addresses is not public, so a name that resolved
-/// to a public address at registration cannot be pointed inside the
-/// network later (DNS rebinding). The connection goes to the addresses
-/// checked here, not to a second lookup.
-#[derive(Debug, Default)]
-pub struct PublicOnly;
+/// The resolver of webhook deliveries: a host is resolved at the moment of
+/// each connection, by the `Internet`, and unless private addresses are
+/// allowed, refused if any of its addresses is not public, so a name that
+/// resolved to a public address at registration cannot be pointed inside
+/// the network later (DNS rebinding). The connection goes to the addresses
+/// checked here (as the `Internet` dials them), not to a second lookup.
+#[derive(Debug)]
+pub struct Resolving {
+    pub internet: Internet,
+    pub allow_private: bool,
+}
 
-impl reqwest::dns::Resolve for PublicOnly {
+impl reqwest::dns::Resolve for Resolving {
     fn resolve(&self, name: reqwest::dns::Name) -> reqwest::dns::Resolving {
         let host = name.as_str().to_string();
+        let (internet, allow_private) = (self.internet.clone(), self.allow_private);
         Box::pin(async move {
-            let addresses: Vec<std::net::SocketAddr> =
-                tokio::time::timeout(RESOLVE_TIMEOUT, tokio::net::lookup_host((host.as_str(), 0)))
-                    .await
-                    .map_err(|_| format!("{host} did not resolve in time"))??
-                    .collect();
+            let addresses: Vec<SocketAddr> = tokio::time::timeout(RESOLVE_TIMEOUT, internet.resolve(host.clone(), 0))
+                .await
+                .map_err(|_| format!("{host} did not resolve in time"))??;
             if addresses.is_empty() {
                 return Err(format!("{host} does not resolve").into());
             }
-            if let Some(a) = addresses.iter().find(|a| !is_public(a.ip())) {
+            if let Some(a) = addresses.iter().find(|a| !allow_private && !is_public(a.ip())) {
                 return Err(format!("{host} resolves to {}, not a public address", a.ip()).into());
             }
-            Ok(Box::new(addresses.into_iter()) as reqwest::dns::Addrs)
+            let dialed = addresses.into_iter().map(|a| internet.dial(a)).collect::<std::io::Result<Vec<_>>>()?;
+            Ok(Box::new(dialed.into_iter()) as reqwest::dns::Addrs)
         })
     }
 }

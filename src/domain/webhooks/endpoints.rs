@@ -121,7 +121,7 @@ fn event_names(events: Vec<wire::WebhookEventSelector>) -> Vec<String> {
 pub async fn create(o: &Owner<'_>, req: wire::CreateWebhookEndpointRequest) -> Result<wire::WebhookEndpoint> {
     // kept as sent: the parsed form may be longer (percent-encoding,
     // punycode) than the documents allow
-    address::check("url", &req.url, o.urls).await?;
+    address::check("url", &req.url, &o.urls).await?;
     let mut row = WebhookEndpointRow {
         id: crate::domain::new_id(),
         org: o.org,
@@ -172,7 +172,7 @@ pub async fn list(o: &Owner<'_>, cursor: Option<&str>, limit: Option<i64>) -> Re
 pub async fn update(o: &Owner<'_>, id: &str, req: wire::UpdateWebhookEndpointRequest) -> Result<wire::WebhookEndpoint> {
     let mut row = find(o, id).await?;
     if let Some(url) = req.url {
-        address::check("url", &url, o.urls).await?;
+        address::check("url", &url, &o.urls).await?;
         row.url = url;
     }
     if let Some(events) = req.events {

@@ -59,7 +59,7 @@ impl Fixtures {
         let bought = app.call_as(Some(key), "POST", &format!("/orders/{}/submit", bought.body["orderId"].as_str().unwrap()), None, &[]).await;
         assert_eq!(bought.status, 200, "{:#}", bought.body);
         let license_id = bought.body["lineItems"][0]["createdLicenseId"].as_str().unwrap().to_string();
-        let endpoint = app.call_as(Some(key), "POST", "/webhook-endpoints", Some(json!({"url": format!("https://93.184.215.14/{tag}")})), &[]).await;
+        let endpoint = app.call_as(Some(key), "POST", "/webhook-endpoints", Some(json!({"url": format!("https://hooks.acme.example/{tag}")})), &[]).await;
         assert_eq!(endpoint.status, 201, "{:#}", endpoint.body);
         let endpoint_id = endpoint.body["webhookEndpointId"].as_str().unwrap().to_string();
         let events = app.call_as(Some(key), "GET", "/events?limit=1", None, &[]).await;
