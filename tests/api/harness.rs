@@ -24,6 +24,8 @@ pub const TEST_START: &str = "2026-11-02T09:00:00Z";
 
 pub struct TestApp {
     pub base: String,
+    /// where the server's webhook receivers are (see `TestInternet`)
+    pub internet: Arc<TestInternet>,
     pub store: Store,
     pub clock: Arc<Clock>,
     pub org: Uuid,
@@ -70,8 +72,20 @@ where
         let app = TestApp::start(Backend::Postgres, configure).await;
         test(app).await.finish().await;
     } else {
-        eprintln!("PostgreSQL skipped: SWITCHBOARD_TEST_POSTGRES is not set");
+        say_postgres_skipped();
     }
+}
+
+/// Says once per run, in the normal output (past the test harness's
+/// capture, which would show it only for a failing test), that the
+/// PostgreSQL half of every test was skipped.
+fn say_postgres_skipped() {
+    static SAID: std::sync::Once = std::sync::Once::new();
+    SAID.call_once(|| {
+        use std::io::Write;
+        let line = "\nPostgreSQL SKIPPED: SWITCHBOARD_TEST_POSTGRES is not set, so every test of this binary runs on SQLite only\n";
+        let _ = std::io::stderr().write_all(line.as_bytes());
+    });
 }
 
 impl TestApp {
@@ -89,7 +103,11 @@ impl TestApp {
         TestApp::start_with_settings(backend, settings).await
     }
 
-    pub async fn start_with_settings(backend: Backend, settings: Settings) -> TestApp {
+    /// A test server with `settings`, whose webhooks reach the test's own
+    /// `TestInternet` (whatever `settings` said).
+    pub async fn start_with_settings(backend: Backend, mut settings: Settings) -> TestApp {
+        let internet = Arc::new(TestInternet::default());
+        settings.webhooks.internet = switchboard::domain::webhooks::internet::Internet(internet.clone());
         let (url, postgres, sqlite_file) = match backend {
             Backend::Sqlite => {
                 let file = std::env::temp_dir().join(format!("switchboard-test-{}.db", Uuid::new_v4().simple()));
@@ -112,6 +130,7 @@ impl TestApp {
         let base = format!("http://{}/api/v2", running.local_addr());
         let mut app = TestApp {
             base,
+            internet,
             store,
             clock,
             org,
@@ -305,6 +324,33 @@ impl TestApp {
         conn
     }
 
+    /// Everything stored for `org`: every row of every table with an
+    /// `org_id`, as text, in one query. Cheap enough to take after each
+    /// request of a sweep; equal fingerprints mean nothing of `org`'s
+    /// changed.
+    pub async fn org_fingerprint(&self, org: Uuid) -> Vec<(String, String)> {
+        use sqlx::Row;
+        let pool = self.store.pool();
+        let tables = match self.backend {
+            Backend::Sqlite => "SELECT m.name FROM sqlite_master m JOIN pragma_table_info(m.name) c WHERE m.type = 'table' AND c.name = 'org_id' ORDER BY m.name",
+            Backend::Postgres => "SELECT table_name::text FROM information_schema.columns WHERE table_schema = 'public' AND column_name = 'org_id' ORDER BY table_name",
+        };
+        let tables: Vec<String> = sqlx::query(tables).fetch_all(pool).await.unwrap().iter().map(|r| r.get(0)).collect();
+        let mut each = vec![];
+        for table in &tables {
+            each.push(match self.backend {
+                Backend::Sqlite => {
+                    let columns = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT name FROM pragma_table_info('{table}')"))).fetch_all(pool).await.unwrap();
+                    let row: Vec<String> = columns.iter().map(|c| format!("quote(\"{}\")", c.get::<String, _>(0))).collect();
+                    format!("SELECT '{table}', COALESCE(group_concat(r, ';'), '') FROM (SELECT {} AS r FROM {table} WHERE org_id = $1 ORDER BY r)", row.join(" || ',' || "))
+                }
+                Backend::Postgres => format!("SELECT '{table}', COALESCE(string_agg(t::text, ';' ORDER BY t::text), '') FROM {table} t WHERE org_id = $1"),
+            });
+        }
+        let rows = sqlx::query(sqlx::AssertSqlSafe(each.join(" UNION ALL "))).bind(org.to_string()).fetch_all(pool).await.unwrap();
+        rows.iter().map(|r| (r.get(0), r.get(1))).collect()
+    }
+
     pub async fn finish(mut self) {
         self.assert_events_published().await;
         if let Some(r) = self.running.take() {
@@ -328,7 +374,14 @@ impl TestApp {
     /// contract does not describe. Each reads back as its typed `Event` and
     /// renders in every revision.
     async fn assert_events_published(&self) {
-        let Ok(recorded) = self.store.event_types(self.org).await else { return };
+        use sqlx::Row;
+        // every organisation the test made, not only its first
+        let orgs = sqlx::query("SELECT id FROM organisations").fetch_all(self.store.pool()).await.expect("the organisations of the test");
+        let mut recorded = vec![];
+        for org in orgs {
+            let org: Uuid = org.get::<String, _>(0).parse().unwrap();
+            recorded.extend(self.store.event_types(org).await.expect("the events of the test"));
+        }
         for document in switchboard::api::routes::DOCUMENTS {
             let doc: Value = serde_json::from_str(document).unwrap();
             let revision = doc["info"]["version"].as_str().unwrap();
@@ -388,4 +441,45 @@ pub fn json_of<T: serde::Serialize>(t: &T) -> Value {
 /// The status of a typed client error.
 pub fn status_of<E: std::fmt::Debug>(e: &bullfinch::Error<E>) -> u16 {
     e.status().map(|s| s.as_u16()).unwrap_or_else(|| panic!("no status: {e:?}"))
+}
+
+/// The internet as a test's server sees it: a few names that resolve (to
+/// public-looking addresses, or loopback), and connections that go only to
+/// loopback, or from a public address a test routed here to the same port
+/// on 127.0.0.1 (where its receiver listens), or nowhere. Nothing resolves
+/// in DNS, and no connection leaves the machine.
+#[derive(Debug, Default)]
+pub struct TestInternet {
+    routed: std::sync::Mutex<std::collections::HashSet<std::net::IpAddr>>,
+    /// the addresses off the machine a connection was refused to
+    pub refused: std::sync::Mutex<Vec<std::net::SocketAddr>>,
+}
+
+/// Public-looking names of the test internet, and the address each
+/// resolves to (`localhost` resolves as on any machine).
+pub const TEST_NAMES: [(&str, &str); 3] = [("hooks.acme.example", "93.184.215.14"), ("hooks.globex.example", "93.184.215.15"), ("localhost", "127.0.0.1")];
+
+impl TestInternet {
+    /// Connections to `public` go to the same port on 127.0.0.1 instead.
+    pub fn route(&self, public: &str) {
+        self.routed.lock().unwrap().insert(public.parse().unwrap());
+    }
+}
+
+impl switchboard::domain::webhooks::internet::Reach for TestInternet {
+    fn resolve(&self, host: String, port: u16) -> futures::future::BoxFuture<'static, std::io::Result<Vec<std::net::SocketAddr>>> {
+        let found = TEST_NAMES.iter().find(|(name, _)| name.eq_ignore_ascii_case(&host)).map(|(_, ip)| std::net::SocketAddr::new(ip.parse().unwrap(), port));
+        Box::pin(async move { found.map(|a| vec![a]).ok_or_else(|| std::io::Error::new(std::io::ErrorKind::NotFound, format!("{host}: no such name on the test internet"))) })
+    }
+
+    fn dial(&self, to: std::net::SocketAddr) -> std::io::Result<std::net::SocketAddr> {
+        if to.ip().is_loopback() {
+            return Ok(to);
+        }
+        if self.routed.lock().unwrap().contains(&to.ip()) {
+            return Ok(std::net::SocketAddr::new(std::net::Ipv4Addr::LOCALHOST.into(), to.port()));
+        }
+        self.refused.lock().unwrap().push(to);
+        Err(std::io::Error::new(std::io::ErrorKind::ConnectionRefused, format!("{to} is off this machine (test internet)")))
+    }
 }
