@@ -82,6 +82,11 @@ pub struct WebhookUrls {
     /// Accept http:// webhook URLs, not only https://.
     #[arg(long = "webhooks-allow-http", env = "SWITCHBOARD_WEBHOOKS_ALLOW_HTTP")]
     pub allow_http: bool,
+    /// Send every delivery through this HTTP proxy (an egress proxy, e.g.
+    /// http://proxy.internal:3128), which then resolves receivers' names
+    /// and decides which addresses they may reach.
+    #[arg(long = "webhooks-proxy", env = "SWITCHBOARD_WEBHOOKS_PROXY")]
+    pub proxy: Option<String>,
     /// How receivers' names resolve and where connections to them go: the
     /// system's, unless a test sets its own (no flag).
     #[arg(skip)]

@@ -44,10 +44,15 @@ impl Sender {
             .timeout(timeout)
             // a redirect could lead anywhere: an answer of 3xx is a failure
             .redirect(reqwest::redirect::Policy::none())
-            .no_proxy()
             .user_agent(concat!("Switchboard-Webhooks/", env!("CARGO_PKG_VERSION")));
         let resolving = address::Resolving { internet: settings.webhooks.internet.clone(), allow_private: settings.webhooks.allow_private };
         let client = client.dns_resolver(Arc::new(resolving));
+        // the environment's proxy settings (HTTP_PROXY, ...) are not
+        // webhooks': only the one set for them is used
+        let client = match &settings.webhooks.proxy {
+            Some(proxy) => client.proxy(reqwest::Proxy::all(proxy).map_err(|e| anyhow::anyhow!("--webhooks-proxy {proxy:?}: {e}"))?),
+            None => client.no_proxy(),
+        };
         Ok(Sender { client: client.build()?, urls: settings.webhooks.clone(), timeout })
     }
 

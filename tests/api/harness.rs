@@ -66,13 +66,20 @@ where
     F: Fn(TestApp) -> Fut,
     Fut: Future<Output = TestApp>,
 {
-    let app = TestApp::start(Backend::Sqlite, configure).await;
-    test(app).await.finish().await;
-    if std::env::var("SWITCHBOARD_TEST_POSTGRES").is_ok_and(|u| !u.is_empty()) {
-        let app = TestApp::start(Backend::Postgres, configure).await;
+    for backend in backends() {
+        let app = TestApp::start(backend, configure).await;
         test(app).await.finish().await;
+    }
+}
+
+/// The databases a test runs on: SQLite, and PostgreSQL when
+/// SWITCHBOARD_TEST_POSTGRES holds a URL (else the run says it skipped it).
+pub fn backends() -> Vec<Backend> {
+    if std::env::var("SWITCHBOARD_TEST_POSTGRES").is_ok_and(|u| !u.is_empty()) {
+        vec![Backend::Sqlite, Backend::Postgres]
     } else {
         say_postgres_skipped();
+        vec![Backend::Sqlite]
     }
 }
 
@@ -90,17 +97,21 @@ fn say_postgres_skipped() {
 
 impl TestApp {
     pub async fn start(backend: Backend, configure: Configure) -> TestApp {
-        // every request of a test comes from 127.0.0.1, and the test clock
-        // stands still (so limits never refill): limits only where a test
-        // sets them
-        let mut settings = Settings {
+        let mut settings = TestApp::settings_of_tests();
+        configure(&mut settings);
+        TestApp::start_with_settings(backend, settings).await
+    }
+
+    /// A test server's settings unless it changes them: every request of a
+    /// test comes from 127.0.0.1, and the test clock stands still (so
+    /// limits never refill): limits only where a test sets them.
+    pub fn settings_of_tests() -> Settings {
+        Settings {
             per_key_per_second: 100_000,
             login_per_address_per_minute: 10_000,
             login_per_email_per_minute: 10_000,
             ..Settings::default()
-        };
-        configure(&mut settings);
-        TestApp::start_with_settings(backend, settings).await
+        }
     }
 
     /// A test server with `settings`, whose webhooks reach the test's own
