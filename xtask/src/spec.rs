@@ -24,6 +24,11 @@ pub fn root() -> PathBuf {
 }
 
 impl Revision {
+    /// The last day the server answers in this revision (`x-supported-until`).
+    pub fn supported_until(&self) -> Option<chrono::NaiveDate> {
+        self.raw["info"]["x-supported-until"].as_str().and_then(|d| d.parse().ok())
+    }
+
     pub fn load(path: &Path) -> Result<Revision> {
         let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
         let raw: Value = serde_json::from_str(&text).with_context(|| format!("{}", path.display()))?;

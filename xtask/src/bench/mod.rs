@@ -15,14 +15,15 @@ mod webhooks;
 
 use crate::benchtool;
 use crate::load::{self, Options as Load};
+use crate::release::Profile;
 use anyhow::{Context, Result, bail};
 use report::{Measured, Row};
 use scenarios::{Run, Scenario};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-const USAGE: &str = "usage: cargo xtask bench [--quick] [--rounds N] [--duration S] [--warmup S] \
-[--connections N] [--customers N] [--only TEXT]... | bench login | bench webhooks [--quick] [--duration S] [--connections N]";
+const USAGE: &str = "usage: cargo xtask bench [--quick | --smoke] [--rounds N] [--duration S] [--warmup S] \
+[--connections N] [--customers N] [--only TEXT]... | bench login | bench webhooks [--quick | --smoke] [--duration S] [--connections N]";
 
 pub fn run(args: &[String]) -> Result<()> {
     match args.first().map(String::as_str) {
@@ -39,6 +40,9 @@ struct Options {
     /// run only the scenarios whose label holds one of these (and the
     /// baseline's, which the ratios need); all when empty
     only: Vec<String>,
+    /// `--smoke`: the debug build, a second per scenario, few customers;
+    /// shows that the bench still works, not how fast anything is
+    profile: Profile,
 }
 
 impl Options {
@@ -47,6 +51,7 @@ impl Options {
             rounds: 3,
             customers: 100_000,
             only: vec![],
+            profile: Profile::Release,
             // 3 rounds of 16 scenarios at 1 + 4 s: about 4 minutes, so the whole
             // command stays under 6 on this 2-core machine
             load: Load { connections: 32, warmup: Duration::from_secs(1), duration: Duration::from_secs(4) },
@@ -56,12 +61,20 @@ impl Options {
             o.rounds = 1;
             o.load.duration = Duration::from_secs(2);
         }
+        if args.iter().any(|a| a == "--smoke") {
+            o.rounds = 1;
+            o.customers = 1_000;
+            o.profile = Profile::Debug;
+            o.load.connections = 8;
+            o.load.warmup = Duration::from_millis(500);
+            o.load.duration = Duration::from_secs(2);
+        }
         let mut it = args.iter();
         while let Some(a) = it.next() {
             let mut value = || it.next().with_context(|| format!("{a} needs a value; {USAGE}"));
             let seconds = |v: &String| -> Result<Duration> { Ok(Duration::try_from_secs_f64(v.parse()?)?) };
             match a.as_str() {
-                "--quick" => {}
+                "--quick" | "--smoke" => {}
                 "--rounds" => o.rounds = value()?.parse()?,
                 "--duration" => o.load.duration = seconds(value()?)?,
                 "--warmup" => o.load.warmup = seconds(value()?)?,
@@ -79,7 +92,8 @@ impl Options {
 
     fn describe(&self) -> String {
         format!(
-            "{} round(s) (median shown), {} connections, {} warm-up + {} measured per scenario, {} customers seeded",
+            "{:?} build, {} round(s) (median shown), {} connections, {} warm-up + {} measured per scenario, {} customers seeded",
+            self.profile,
             self.rounds,
             self.load.connections,
             report::secs(self.load.warmup),
@@ -90,7 +104,7 @@ impl Options {
 }
 
 fn suite(o: &Options) -> Result<()> {
-    let bins = crate::release::ensure()?;
+    let bins = crate::release::ensure(o.profile)?;
     let started = Instant::now();
     let work = bins.target.join("bench-run");
     let _ = std::fs::remove_dir_all(&work);
@@ -131,6 +145,10 @@ fn suite(o: &Options) -> Result<()> {
     let errors: u64 = rows.iter().flat_map(|r| &r.rounds).map(|m| m.figures.errors).sum();
     if errors > 0 {
         bail!("bench: {errors} requests failed under load (see the ERROR lines above)");
+    }
+    let idle: Vec<&str> = rows.iter().filter(|r| r.rounds.iter().all(|m| m.figures.rps == 0.0)).map(|r| r.label.as_str()).collect();
+    if !idle.is_empty() {
+        bail!("bench: no request finished in the measured time of {}", idle.join(", "));
     }
     Ok(())
 }

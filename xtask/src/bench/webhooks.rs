@@ -20,7 +20,9 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
-const USAGE: &str = "usage: cargo xtask bench webhooks [--quick] [--duration S] [--connections N]";
+use crate::release::Profile;
+
+const USAGE: &str = "usage: cargo xtask bench webhooks [--quick | --smoke] [--duration S] [--connections N]";
 
 /// The bench's customers are named so; the demo's own events are not counted.
 const NAME: &str = "Webhook Bench ";
@@ -30,17 +32,22 @@ pub fn run(args: &[String]) -> Result<()> {
     if args.iter().any(|a| a == "--quick") {
         load.duration = Duration::from_secs(5);
     }
+    // the debug build, for a second: shows the command works, measures little
+    let smoke = args.iter().any(|a| a == "--smoke");
+    if smoke {
+        load.duration = Duration::from_secs(1);
+    }
     let mut it = args.iter();
     while let Some(a) = it.next() {
         let mut value = || it.next().with_context(|| format!("{a} needs a value; {USAGE}"));
         match a.as_str() {
-            "--quick" => {}
+            "--quick" | "--smoke" => {}
             "--duration" => load.duration = Duration::try_from_secs_f64(value()?.parse()?)?,
             "--connections" => load.connections = value()?.parse()?,
             other => bail!("bench webhooks: unknown argument {other}; {USAGE}"),
         }
     }
-    let bins = crate::release::ensure()?;
+    let bins = crate::release::ensure(if smoke { Profile::Debug } else { Profile::Release })?;
     let work = bins.target.join("bench-webhooks");
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work)?;
@@ -82,7 +89,7 @@ pub fn run(args: &[String]) -> Result<()> {
     let lag = received.lags.lock().expect("lags");
     let backlog = received.backlog.lock().expect("backlog");
     println!("\nwebhook delivery under write load: cargo xtask bench webhooks {}", args.join(" "));
-    println!("release build, SQLite, {} connections of idempotent POST /customers, {window:.0} s; receiver on 127.0.0.1 answers 200", load.connections);
+    println!("{:?} build, SQLite, {} connections of idempotent POST /customers, {window:.0} s; receiver on 127.0.0.1 answers 200", bins.profile, load.connections);
     println!("  writes (events)     {:>8.0} /s   (p50 {:.1} ms, p99 {:.1} ms; {} errors)", events as f64 / window, ms(figures.p50), ms(figures.p99), figures.errors);
     println!("  delivered           {:>8.0} /s   in the same window", delivered_in_window as f64 / window);
     println!("  delivered / events  {:>8.3}      in the window", delivered_in_window as f64 / events.max(1) as f64);

@@ -15,7 +15,7 @@ mod ledger;
 use crate::api;
 use crate::benchtool::{self, Database};
 use crate::http::{Conn, Request};
-use crate::release::Binaries;
+use crate::release::{Binaries, Profile};
 use crate::rng::Rng;
 use crate::server::{Launch, Switchboard, free_port};
 use anyhow::{Context, Result, bail};
@@ -26,7 +26,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use tokio::runtime::Runtime;
 
-const USAGE: &str = "usage: cargo xtask crash [--kills N] [--seed S]";
+const USAGE: &str = "usage: cargo xtask crash [--kills N] [--seed S] [--debug]";
 
 /// Concurrent writers.
 const WORKERS: usize = 16;
@@ -40,17 +40,21 @@ const OFFERING: &str = "PBX user";
 struct Options {
     kills: u32,
     seed: u64,
+    /// `--debug`: the debug build (CI's one build); the verdict holds the
+    /// same, only the load is lighter
+    profile: Profile,
 }
 
 impl Options {
     fn parse(args: &[String]) -> Result<Options> {
-        let mut o = Options { kills: 20, seed: crate::rng::clock_seed() };
+        let mut o = Options { kills: 20, seed: crate::rng::clock_seed(), profile: Profile::Release };
         let mut it = args.iter();
         while let Some(a) = it.next() {
             let mut value = || it.next().with_context(|| format!("{a} needs a value; {USAGE}"));
             match a.as_str() {
                 "--kills" => o.kills = value()?.parse()?,
                 "--seed" => o.seed = value()?.parse()?,
+                "--debug" => o.profile = Profile::Debug,
                 other => bail!("crash: unknown argument {other}; {USAGE}"),
             }
         }
@@ -60,7 +64,7 @@ impl Options {
 
 pub fn run(args: &[String]) -> Result<()> {
     let o = Options::parse(args)?;
-    let bins = crate::release::ensure()?;
+    let bins = crate::release::ensure(o.profile)?;
     let work = bins.target.join("crash-run");
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work)?;
