@@ -147,7 +147,10 @@ pub async fn moved_subscription(app: &TestApp, ours: &Fixtures, n: usize, operat
 /// one) and a body that succeeds.
 pub async fn addon_case(app: &TestApp, ours: &Fixtures, op: &Operation, n: &mut usize) -> Option<(String, Value)> {
     let offering = |key: &str| switchboard::domain::catalog::entity_id(app.org, "offering", key).to_string();
-    if !matches!(op.id.as_str(), "subscription_addon_create" | "subscription_addon_cancel" | "subscription_addon_product_offering_change") {
+    if !matches!(
+        op.id.as_str(),
+        "subscription_addon_create" | "subscription_addon_cancel" | "subscription_addon_product_offering_change" | "subscription_addon_product_offering_options"
+    ) {
         return None;
     }
     *n += 1;
@@ -161,9 +164,142 @@ pub async fn addon_case(app: &TestApp, ours: &Fixtures, op: &Operation, n: &mut 
     let r = app.call("POST", &format!("/subscriptions/{id}/addons"), Some(data)).await;
     assert_eq!(r.status, 201, "{:#}", r.body);
     let addon = r.body["items"][0]["subscriptionAddonId"].clone();
+    if op.id == "subscription_addon_product_offering_options" {
+        return Some((id, Value::Null));
+    }
     if op.id == "subscription_addon_cancel" {
         return Some((id, json!({"subscriptionAddonIds": [addon]})));
     }
-    app.import_catalog(app.org, crate::addons::MORE_DATA).await;
+    // (the business catalog keeps the license tier other operations use)
+    app.import_catalog(app.org, &crate::addons::MORE_DATA.replace("pbx-user, ", "pbx-user, pbx-user-pro, ")).await;
     Some((id, json!({"subscriptionAddonId": addon, "productOfferingId": offering("extra-data-20gb")})))
+}
+
+/// The operation's path naming objects that exist: fixtures for ids, and
+/// for parameters that are not ids (the document name), a real value.
+pub fn existing_path(op: &Operation, fixtures: &Fixtures) -> String {
+    op.fill(|name| match name {
+        "document" => format!("{}.json", op.revision),
+        _ => fixtures.get(op, name, false),
+    })
+}
+
+/// A request of `op` built to succeed on our organisation: its document's
+/// example body naming our fixtures, on objects that exist, and for an
+/// operation that moves or uses up an object, on one of its own in a
+/// state the move leaves (`n` numbers the objects made so far).
+pub async fn succeeding(app: &TestApp, ours: &Fixtures, op: &Operation, n: &mut usize) -> (String, Option<Value>) {
+    *n += 1;
+    let mut body = op.body.as_ref().map(|b| fresh(&with_fixtures(b, ours), *n));
+    // a login code is verified as mailed for a login started now
+    if op.id == "auth_email_verify" {
+        let email = "person@ours.example".to_string();
+        let started = app.call_as(None, "POST", "/auth/email/start", Some(json!({"email": email})), &[]).await;
+        assert_eq!(started.status, 202, "{:#}", started.body);
+        body = Some(json!({"email": email, "nonce": started.body["nonce"], "code": app.mailed_code(&email).await}));
+    }
+    // a license is cancelled with no reason given
+    if op.id == "license_cancel" {
+        body = Some(json!({}));
+    }
+    // a license is bought from a license offering; its offering
+    // change, on a license of its own, names another tier
+    let offering = |key: &str| switchboard::domain::catalog::entity_id(app.org, "offering", key).to_string();
+    if op.id == "license_create" {
+        body = Some(json!({"customerId": ours.ids["customerId"].0, "productOfferingId": offering("pbx-user")}));
+    }
+    let mut own_license = None;
+    if matches!(op.id.as_str(), "license_product_offering_change" | "license_cancel") {
+        let bought = app.call("POST", "/licenses", Some(json!({"customerId": ours.ids["customerId"].0, "productOfferingId": offering("pbx-user")}))).await;
+        assert_eq!(bought.status, 201, "{:#}", bought.body);
+        own_license = Some(bought.body["licenseId"].as_str().unwrap().to_string());
+        if op.id == "license_product_offering_change" {
+            body = Some(json!({"productOfferingId": offering("pbx-user-pro")}));
+        }
+    }
+    // an endpoint deleted is one of its own
+    if op.id == "webhook_endpoint_delete" {
+        let made = app.call("POST", "/webhook-endpoints", Some(json!({"url": format!("https://hooks.acme.example/delete-{n}")}))).await;
+        assert_eq!(made.status, 201, "{:#}", made.body);
+        let id = made.body["webhookEndpointId"].as_str().unwrap().to_string();
+        return (op.fill(|_| id.clone()), body);
+    }
+    // an offering change names an offering other than the fixture's own
+    if op.id == "subscription_product_offering_change" {
+        let unlimited = switchboard::domain::catalog::entity_id(app.org, "offering", "mobile-unlimited").to_string();
+        body = Some(json!({"productOfferingId": unlimited}));
+    }
+    // each order operation on an order of its own, still a DRAFT
+    let mut path = existing_path(op, ours);
+    if let Some(id) = &own_license {
+        path = op.fill(|_| id.clone());
+    }
+    // the add-on operations on add-ons of their own (bodies naming
+    // add-on offerings, not the fixture's plan)
+    let addon = addon_case(app, ours, op, n).await;
+    if let Some((id, addon)) = &addon {
+        path = op.fill(|_| id.clone());
+        body = Some(addon.clone());
+        // the offerings its add-on may change to
+        if op.id == "subscription_addon_product_offering_options" {
+            return (format!("{path}?currentProductOfferingId={}", offering("extra-data-5gb")), None);
+        }
+    }
+    if op.path_params().any(|p| p == "orderId") {
+        let customer = &ours.ids["customerId"].0;
+        *n += 1;
+        let msisdn = format!("+4670555{:04}", *n);
+        let line = json!({"type": "SUBSCRIPTION", "productOfferingId": ours.ids["productOfferingId"].0, "subscription": {"simType": "ESIM", "msisdn": msisdn}});
+        let order = app.call("POST", "/orders", Some(json!({"customerId": customer, "lineItems": [line]}))).await;
+        assert_eq!(order.status, 201, "{:#}", order.body);
+        path = op.fill(|_| order.body["orderId"].as_str().unwrap().to_string());
+    }
+    // each move of a subscription on one of its own, brought to a
+    // state the move leaves
+    if addon.is_none() && op.method == "POST" && op.path.starts_with("/subscriptions/{subscriptionId}/") && op.path_params().count() == 1 {
+        *n += 1;
+        let id = moved_subscription(app, ours, *n, op.path.rsplit('/').next().unwrap()).await;
+        path = op.fill(|_| id.clone());
+    }
+    (path, body)
+}
+
+/// `body` with the values that must be unique (a referenceId, a number, an
+/// email address) made new for the `n`th request, so that one example
+/// body can succeed many times.
+fn fresh(body: &Value, n: usize) -> Value {
+    match body {
+        Value::Object(fields) => Value::Object(
+            fields
+                .iter()
+                .map(|(k, v)| {
+                    let v = match (k.as_str(), v) {
+                        ("referenceId", Value::String(_)) => json!(format!("sweep-{n}")),
+                        ("msisdn", Value::String(_)) => json!(format!("+4670777{n:04}")),
+                        ("email", Value::String(_)) => json!(format!("sweep{n}@ours.example")),
+                        ("iccid", Value::String(_)) => json!(iccid(n)),
+                        _ => fresh(v, n),
+                    };
+                    (k.clone(), v)
+                })
+                .collect(),
+        ),
+        Value::Array(items) => Value::Array(items.iter().map(|i| fresh(i, n)).collect()),
+        other => other.clone(),
+    }
+}
+
+/// The `n`th ICCID of the sweeps: 8946, 14 digits, and the Luhn check digit.
+fn iccid(n: usize) -> String {
+    let body = format!("8946{:014}", 77_000_000 + n);
+    let sum: u32 = body
+        .chars()
+        .rev()
+        .enumerate()
+        .map(|(i, c)| {
+            let d = c.to_digit(10).unwrap();
+            if i % 2 == 0 { if d * 2 > 9 { d * 2 - 9 } else { d * 2 } } else { d }
+        })
+        .sum();
+    format!("{body}{}", (10 - sum % 10) % 10)
 }
