@@ -386,13 +386,13 @@ impl TestApp {
     /// renders in every revision.
     async fn assert_events_published(&self) {
         use sqlx::Row;
-        // every organisation the test made, not only its first
-        let orgs = sqlx::query("SELECT id FROM organisations").fetch_all(self.store.pool()).await.expect("the organisations of the test");
-        let mut recorded = vec![];
-        for org in orgs {
-            let org: Uuid = org.get::<String, _>(0).parse().unwrap();
-            recorded.extend(self.store.event_types(org).await.expect("the events of the test"));
-        }
+        // every event of every organisation the test made, read over a
+        // connection of its own (a test may have closed the server's pool)
+        sqlx::any::install_default_drivers();
+        let mut conn = <sqlx::AnyConnection as sqlx::Connection>::connect(&self.url).await.expect("the test's database");
+        let rows = sqlx::query("SELECT event_type, data FROM events").fetch_all(&mut conn).await.expect("the test's events");
+        let recorded: Vec<(String, Value)> =
+            rows.iter().map(|r| (r.get::<String, _>(0), serde_json::from_str(&r.get::<String, _>(1)).expect("an event's data is JSON"))).collect();
         for document in switchboard::api::routes::DOCUMENTS {
             let doc: Value = serde_json::from_str(document).unwrap();
             let revision = doc["info"]["version"].as_str().unwrap();
