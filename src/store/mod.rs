@@ -246,6 +246,30 @@ pub(in crate::store) fn parse_uuid(s: &str) -> Result<uuid::Uuid> {
 
 /// A state column, as its enum (only valid names are ever stored, so
 /// anything else is a fault of the stored data).
+/// A stateful resource's table: one whose rows have an `org_id` and a
+/// `status`.
+#[derive(Debug, Clone, Copy)]
+pub enum Stateful {
+    Orders,
+    Subscriptions,
+}
+
+impl Store {
+    /// The status row `id` of `table` stands in as `tx` sees it: on
+    /// SQLite's shared writer that includes what the writers before it in
+    /// its batch changed and have not yet committed, which no read from the
+    /// pool would show. A guarded write that missed asks it which move beat
+    /// it.
+    pub async fn status_in<S: std::str::FromStr>(tx: &mut Tx, table: Stateful, org: uuid::Uuid, id: uuid::Uuid) -> Result<Option<S>> {
+        let sql = match table {
+            Stateful::Orders => "SELECT status FROM orders WHERE org_id = $1 AND id = $2",
+            Stateful::Subscriptions => "SELECT status FROM subscriptions WHERE org_id = $1 AND id = $2",
+        };
+        let row = sqlx::query(sql).bind(org.to_string()).bind(id.to_string()).fetch_optional(tx.conn().await?).await?;
+        row.as_ref().map(|r| state_col(r, "status")).transpose()
+    }
+}
+
 pub(in crate::store) fn state_col<T: std::str::FromStr>(row: &AnyRow, col: &str) -> Result<T> {
     let text: String = row.try_get(col)?;
     text.parse().map_err(|_| Error::Internal(format!("column {col}: unknown state {text:?}")))

@@ -109,3 +109,137 @@ async fn copies_of_a_request_in_flight_answer_locked_at_once() {
     })
     .await;
 }
+
+/// `requests` (method, path, body) sent at once; their answers in order.
+async fn at_once(app: &TestApp, requests: &[(&str, String, Option<Value>)]) -> Vec<Raw> {
+    futures::future::join_all(requests.iter().map(|(method, path, body)| app.call(method, path, body.clone()))).await
+}
+
+/// One answer is the success, the rest are this refusal.
+fn one_wins(answers: &[Raw], status: u16, internal_code: &str) -> usize {
+    let won: Vec<usize> = (0..answers.len()).filter(|i| (200..300).contains(&answers[*i].status)).collect();
+    assert_eq!(won.len(), 1, "exactly one wins: {answers:#?}");
+    for (i, a) in answers.iter().enumerate().filter(|(i, _)| *i != won[0]) {
+        assert_eq!((a.status, a.body["internalCode"].as_str()), (status, Some(internal_code)), "answer {i}: {:#}", a.body);
+    }
+    won[0]
+}
+
+/// A submitted order's new subscription, activated: its id.
+async fn active_subscription(app: &TestApp, customer: &str, msisdn: &str) -> String {
+    let line = json!({"type": "SUBSCRIPTION", "productOfferingId": offering(app, "mobile-10gb"), "subscription": {"simType": "ESIM", "msisdn": msisdn}});
+    let order = app.call("POST", "/orders", Some(json!({"customerId": customer, "lineItems": [line]}))).await;
+    let submitted = app.call("POST", &format!("/orders/{}/submit", order.body["orderId"].as_str().unwrap()), None).await;
+    assert_eq!(submitted.status, 200, "{:#}", submitted.body);
+    let id = submitted.body["lineItems"][0]["createdSubscriptionId"].as_str().unwrap().to_string();
+    assert_eq!(app.call("POST", &format!("/subscriptions/{id}/activate"), Some(json!({}))).await.status, 200);
+    id
+}
+
+fn events_of(recorded: &[(String, Value)], name: &str) -> usize {
+    recorded.iter().filter(|(t, _)| t == name).count()
+}
+
+/// Two moves of one subscription at once: the table is asked once per
+/// move, in turn, so one moves it and the other meets the state it left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_moves_of_one_subscription_at_once() {
+    each_backend(|app| async move {
+        let customer = setup(&app).await;
+        let s = active_subscription(&app, &customer, "+46701235001").await;
+        let pause = ("POST", format!("/subscriptions/{s}/pause"), Some(json!({})));
+        one_wins(&at_once(&app, &[pause.clone(), pause.clone(), pause]).await, 409, "subscription_paused");
+        assert_eq!(events_of(&app.store.event_types(app.org).await.unwrap(), "subscription.paused"), 1);
+
+        // two different moves: whichever goes first, the other meets its state
+        let t = active_subscription(&app, &customer, "+46701235002").await;
+        let answers = at_once(&app, &[("POST", format!("/subscriptions/{t}/suspend"), Some(json!({}))), ("POST", format!("/subscriptions/{t}/block-sim"), Some(json!({})))]).await;
+        let state = app.call("GET", &format!("/subscriptions/{t}"), None).await.body["status"].clone();
+        let won = answers.iter().filter(|a| a.status == 200).count();
+        assert!(won >= 1, "{answers:#?}");
+        // the last one to move it set the state it stands in
+        let last = answers.iter().rfind(|a| a.status == 200).unwrap();
+        assert_eq!(last.body["status"], state, "{answers:#?}");
+        for refused in answers.iter().filter(|a| a.status != 200) {
+            assert_eq!(refused.status, 409, "{:#}", refused.body);
+        }
+        app
+    })
+    .await;
+}
+
+/// One order submitted twice at once makes its subscription once; submitted
+/// and cancelled at once, it ends one way, with what that way makes.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_order_submitted_twice_or_submitted_and_cancelled_at_once() {
+    each_backend(|app| async move {
+        let customer = setup(&app).await;
+        submit_races(&app, &customer).await;
+        app
+    })
+    .await;
+}
+
+async fn submit_races(app: &TestApp, customer: &str) {
+    {
+        let draft = |msisdn: &str| {
+            let line = json!({"type": "SUBSCRIPTION", "productOfferingId": offering(app, "mobile-10gb"), "subscription": {"simType": "ESIM", "msisdn": msisdn}});
+            let body = json!({"customerId": customer, "lineItems": [line]});
+            async move { app.call("POST", "/orders", Some(body)).await.body["orderId"].as_str().unwrap().to_string() }
+        };
+        let order = draft("+46701236001").await;
+        let submit = ("POST", format!("/orders/{order}/submit"), None);
+        one_wins(&at_once(app, &[submit.clone(), submit]).await, 409, "order_state_conflict");
+        let subscriptions = app.call("GET", "/subscriptions", None).await;
+        assert_eq!(subscriptions.body["items"].as_array().unwrap().len(), 1, "one subscription made");
+
+        let order = draft("+46701236002").await;
+        let answers = at_once(app, &[("POST", format!("/orders/{order}/submit"), None), ("POST", format!("/orders/{order}/cancel"), None)]).await;
+        let won = one_wins(&answers, 409, "order_state_conflict");
+        let status = app.call("GET", &format!("/orders/{order}"), None).await.body["status"].clone();
+        let subscriptions = app.call("GET", "/subscriptions", None).await.body["items"].as_array().unwrap().len();
+        match won {
+            0 => assert_eq!((status, subscriptions), (json!("SUBMITTED"), 2)),
+            _ => assert_eq!((status, subscriptions), (json!("CANCELLED"), 1)),
+        }
+    }
+}
+
+/// One login code verified twice at once signs in once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_login_code_verified_twice_at_once() {
+    each_backend(|app| async move {
+        let customer = setup(&app).await;
+        let user = app.call("POST", "/users", Some(json!({"name": "Twice", "email": "twice@acme.example", "customerId": customer, "role": "ADMIN"}))).await;
+        assert_eq!(user.status, 201, "{:#}", user.body);
+        let started = app.call_as(None, "POST", "/auth/email/start", Some(json!({"email": "twice@acme.example"})), &[]).await;
+        let body = json!({"email": "twice@acme.example", "nonce": started.body["nonce"], "code": app.mailed_code("twice@acme.example").await});
+        let verify = || app.call_as(None, "POST", "/auth/email/verify", Some(body.clone()), &[]);
+        let answers = futures::future::join_all([verify(), verify(), verify()]).await;
+        one_wins(&answers, 401, "invalid_login_code");
+        app
+    })
+    .await;
+}
+
+/// The limit of 16 endpoints holds when creates race for the last places.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sixteen_endpoint_limit_raced() {
+    each_backend(|app| async move {
+        for i in 0..14 {
+            let r = app.call("POST", "/webhook-endpoints", Some(json!({"url": format!("https://hooks.acme.example/{i}")}))).await;
+            assert_eq!(r.status, 201, "{:#}", r.body);
+        }
+        let create = |i: usize| ("POST", "/webhook-endpoints".to_string(), Some(json!({"url": format!("https://hooks.acme.example/race-{i}")})));
+        let answers = at_once(&app, &(0..6).map(create).collect::<Vec<_>>()).await;
+        let created = answers.iter().filter(|a| a.status == 201).count();
+        assert_eq!(created, 2, "{answers:#?}");
+        for refused in answers.iter().filter(|a| a.status != 201) {
+            refused.assert_error(409, "webhook_endpoint_limit_reached");
+        }
+        let listed = app.call("GET", "/webhook-endpoints?limit=100", None).await;
+        assert_eq!(listed.body["items"].as_array().unwrap().len(), 16);
+        app
+    })
+    .await;
+}

@@ -8,7 +8,7 @@ use crate::domain::access::Role;
 use crate::domain::{Caller, customers};
 use crate::error::{Error, InternalCode, Result};
 use crate::events::{self, Event};
-use crate::store::{JobKind, OrderRow, Store, Tx};
+use crate::store::{JobKind, OrderRow, Stateful, Store, Tx};
 use crate::wire::latest as wire;
 use uuid::Uuid;
 
@@ -117,8 +117,7 @@ pub async fn update(caller: &Caller, key: &str, req: wire::UpdateOrderRequest) -
     let order = render::order(&row)?;
     let mut tx = caller.store.begin().await?;
     if !Store::update_order(&mut tx, &row, &before).await? {
-        drop(tx);
-        return Err(moved_meanwhile(caller, row.id, OrderOp::Change).await);
+        return Err(moved_meanwhile(&mut tx, caller, row.id, OrderOp::Change).await);
     }
     events::record(&mut tx, caller.org, caller.now, &Event::OrderUpdated(order.clone())).await?;
     tx.commit().await?;
@@ -127,9 +126,13 @@ pub async fn update(caller: &Caller, key: &str, req: wire::UpdateOrderRequest) -
 
 /// The refusal of a move that another request beat to the row: the table's
 /// answer for the state that request left.
-pub(super) async fn moved_meanwhile(caller: &Caller, id: Uuid, op: OrderOp) -> Error {
-    match super::find_row(caller, id).await {
-        Ok(now) => ORDER.next(op, now.status).err().unwrap_or_else(Error::concurrent_conflict),
+/// Read in the transaction whose guarded write missed, so that it sees the
+/// move that beat it even before that move has committed (on SQLite the
+/// two may share a batch).
+pub(super) async fn moved_meanwhile(tx: &mut Tx, caller: &Caller, id: Uuid, op: OrderOp) -> Error {
+    match Store::status_in(tx, Stateful::Orders, caller.org, id).await {
+        Ok(Some(now)) => ORDER.next(op, now).err().unwrap_or_else(Error::concurrent_conflict),
+        Ok(None) => Error::concurrent_conflict(),
         Err(e) => e,
     }
 }
@@ -139,8 +142,7 @@ pub(super) async fn moved_meanwhile(caller: &Caller, id: Uuid, op: OrderOp) -> E
 async fn commit_transition(caller: &Caller, before: &OrderRow, after: &OrderRow, event: Option<fn(wire::Order) -> Event>, op: OrderOp) -> Result<wire::Order> {
     let mut tx = caller.store.begin().await?;
     if !Store::update_order(&mut tx, after, before).await? {
-        drop(tx);
-        return Err(moved_meanwhile(caller, before.id, op).await);
+        return Err(moved_meanwhile(&mut tx, caller, before.id, op).await);
     }
     let order = record_transition(&mut tx, before, after, caller.now, event).await?;
     tx.commit().await?;

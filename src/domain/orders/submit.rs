@@ -84,8 +84,7 @@ pub async fn submit(caller: &Caller, key: &str) -> Result<wire::Order> {
     let checked = check(caller, &before).await?;
     let mut tx = caller.store.begin().await?;
     let Some((order, _)) = write(&mut tx, caller, &before, checked).await? else {
-        drop(tx);
-        return Err(moved_meanwhile(caller, before.id, OrderOp::Submit).await);
+        return Err(moved_meanwhile(&mut tx, caller, before.id, OrderOp::Submit).await);
     };
     tx.commit().await?;
     Ok(order)
@@ -128,6 +127,14 @@ pub(super) async fn check(caller: &Caller, before: &OrderRow) -> Result<Checked>
 pub(super) async fn write(tx: &mut Tx, caller: &Caller, before: &OrderRow, checked: Checked) -> Result<Option<(wire::Order, Vec<Event>)>> {
     let Checked { mut doc, reads } = checked;
     let now = caller.now;
+    // the order is claimed before anything is made for it: a request that
+    // moved it meanwhile (another submit, a cancel) wins, and this one
+    // meets the state it left instead of the numbers its lines would share
+    let mut claimed = before.clone();
+    claimed.updated_at = now;
+    if !Store::update_order(tx, &claimed, before).await? {
+        return Ok(None);
+    }
     let (org, customer) = (caller.org, (before.customer_id, before.customer_name.as_str()));
     let mut created_events: Vec<Event> = vec![];
     for (l, read) in doc.lines.iter_mut().zip(reads) {
@@ -166,8 +173,8 @@ pub(super) async fn write(tx: &mut Tx, caller: &Caller, before: &OrderRow, check
     after.submitted_at = Some(now);
     after.updated_at = now;
     after.doc = doc.to_stored();
-    if !Store::update_order(tx, &after, before).await? {
-        return Ok(None);
+    if !Store::update_order(tx, &after, &claimed).await? {
+        return Err(Error::Internal(format!("order {} moved while claimed", before.id)));
     }
     let order = record_transition(tx, before, &after, now, Some(Event::OrderSubmitted)).await?;
     for event in &created_events {

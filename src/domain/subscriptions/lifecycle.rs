@@ -13,7 +13,7 @@ use crate::domain::values::iccid;
 use crate::error::{Error, InternalCode, Result};
 use crate::events::{self, Event};
 use crate::network::{Activation, Network, Refused, Sim};
-use crate::store::{IdOrRef, JobKind, Store, SubscriptionRow};
+use crate::store::{JobKind, Stateful, Store, SubscriptionRow, Tx};
 use crate::wire::latest::{self as wire, SimCardType, SubscriptionStatus as Status};
 use chrono::{DateTime, Months, NaiveTime, Utc};
 
@@ -83,10 +83,11 @@ pub(super) fn activation_events(before: &SubscriptionRow) -> Events {
 }
 
 /// The refusal of a move that another request beat to the row: the table's
-/// answer for the state that request left.
-async fn moved_meanwhile(caller: &Caller, id: uuid::Uuid, op: Op) -> Error {
-    match caller.store.subscription(caller.org, &IdOrRef::Id(id)).await {
-        Ok(Some(now)) => SUBSCRIPTION.next(op, now.status).err().unwrap_or_else(Error::concurrent_conflict),
+/// answer for the state that request left, read in the transaction whose
+/// write missed (on SQLite the two may share a batch not yet committed).
+async fn moved_meanwhile(tx: &mut Tx, caller: &Caller, id: uuid::Uuid, op: Op) -> Error {
+    match Store::status_in(tx, Stateful::Subscriptions, caller.org, id).await {
+        Ok(Some(now)) => SUBSCRIPTION.next(op, now).err().unwrap_or_else(Error::concurrent_conflict),
         Ok(None) => Error::not_found(InternalCode::SubscriptionNotFound, "subscription"),
         Err(e) => e,
     }
@@ -117,8 +118,7 @@ pub async fn commit(
     let (org, id) = (caller.org, after.id);
     let mut tx = caller.store.begin().await?;
     if !Store::update_subscription(&mut tx, org, after, before).await? {
-        drop(tx);
-        return Err(moved_meanwhile(caller, id, op).await);
+        return Err(moved_meanwhile(&mut tx, caller, id, op).await);
     }
     match also {
         Also::Nothing => {}
