@@ -36,8 +36,8 @@ pub struct TestApp {
     /// the database URL, for a second instance over the same database
     pub url: String,
     pub backend: Backend,
-    postgres: Option<(String, String)>,
-    sqlite_file: Option<std::path::PathBuf>,
+    /// removed when the test ends, also when it fails
+    database: Option<crate::databases::TestDatabase>,
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -119,21 +119,8 @@ impl TestApp {
     pub async fn start_with_settings(backend: Backend, mut settings: Settings) -> TestApp {
         let internet = Arc::new(TestInternet::default());
         settings.webhooks.internet = switchboard::domain::webhooks::internet::Internet(internet.clone());
-        let (url, postgres, sqlite_file) = match backend {
-            Backend::Sqlite => {
-                let file = std::env::temp_dir().join(format!("switchboard-test-{}.db", Uuid::new_v4().simple()));
-                (format!("sqlite://{}", file.display()), None, Some(file))
-            }
-            Backend::Postgres => {
-                let admin = std::env::var("SWITCHBOARD_TEST_POSTGRES").unwrap();
-                let db = format!("sb_test_{}", Uuid::new_v4().simple());
-                sqlx::any::install_default_drivers();
-                let mut conn = <sqlx::AnyConnection as sqlx::Connection>::connect(&admin).await.expect("PostgreSQL reachable");
-                sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {db}"))).execute(&mut conn).await.unwrap();
-                let base = admin.rsplit_once('/').map(|(b, _)| b.to_string()).unwrap();
-                (format!("{base}/{db}"), Some((admin, db)), None)
-            }
-        };
+        let database = crate::databases::TestDatabase::new(backend).await;
+        let url = database.url.clone();
         let store = Store::connect(&url).await.expect("store");
         let clock = Arc::new(Clock::starting_at(TEST_START.parse().unwrap()));
         let org = store.create_organisation("Test Org", clock.now()).await.unwrap();
@@ -150,8 +137,7 @@ impl TestApp {
             settings,
             url,
             backend,
-            postgres,
-            sqlite_file,
+            database: Some(database),
         };
         app.key = app.new_key(app.org, Some(BULLFINCH), false).await;
         app
@@ -367,14 +353,8 @@ impl TestApp {
         if let Some(r) = self.running.take() {
             r.close().await.unwrap();
         }
-        if let Some((admin, db)) = self.postgres.take() {
-            let mut conn = <sqlx::AnyConnection as sqlx::Connection>::connect(&admin).await.unwrap();
-            sqlx::query(sqlx::AssertSqlSafe(format!("DROP DATABASE IF EXISTS {db} WITH (FORCE)"))).execute(&mut conn).await.unwrap();
-        }
-        if let Some(f) = self.sqlite_file.take() {
-            for suffix in ["", "-wal", "-shm"] {
-                let _ = std::fs::remove_file(format!("{}{suffix}", f.display()));
-            }
+        if let Some(database) = self.database.take() {
+            database.remove().await;
         }
     }
 }
@@ -393,8 +373,10 @@ impl TestApp {
         let rows = sqlx::query("SELECT event_type, data FROM events").fetch_all(&mut conn).await.expect("the test's events");
         let recorded: Vec<(String, Value)> =
             rows.iter().map(|r| (r.get::<String, _>(0), serde_json::from_str(&r.get::<String, _>(1)).expect("an event's data is JSON"))).collect();
-        for document in switchboard::api::routes::DOCUMENTS {
-            let doc: Value = serde_json::from_str(document).unwrap();
+        // (parsed once per run: they are large)
+        static DOCUMENTS: std::sync::OnceLock<Vec<Value>> = std::sync::OnceLock::new();
+        let documents = DOCUMENTS.get_or_init(|| switchboard::api::routes::DOCUMENTS.iter().map(|d| serde_json::from_str(d).unwrap()).collect());
+        for doc in documents {
             let revision = doc["info"]["version"].as_str().unwrap();
             for (t, data) in &recorded {
                 assert!(doc["x-webhooks"].get(t).is_some(), "event {t} is recorded but not published in {revision}");
