@@ -45,13 +45,16 @@ impl Sender {
             // a redirect could lead anywhere: an answer of 3xx is a failure
             .redirect(reqwest::redirect::Policy::none())
             .user_agent(concat!("Switchboard-Webhooks/", env!("CARGO_PKG_VERSION")));
-        let resolving = address::Resolving { internet: settings.webhooks.internet.clone(), allow_private: settings.webhooks.allow_private };
-        let client = client.dns_resolver(Arc::new(resolving));
-        // the environment's proxy settings (HTTP_PROXY, ...) are not
-        // webhooks': only the one set for them is used
+        // through a proxy the proxy resolves receivers' names and decides
+        // where they may go (the client resolves only the proxy's own
+        // name, which may well be private); else the server does. The
+        // environment's proxy settings (HTTP_PROXY, ...) are not webhooks'.
         let client = match &settings.webhooks.proxy {
-            Some(proxy) => client.proxy(reqwest::Proxy::all(proxy).map_err(|e| anyhow::anyhow!("--webhooks-proxy {proxy:?}: {e}"))?),
-            None => client.no_proxy(),
+            Some(proxy) => client.proxy(reqwest::Proxy::all(proxy).map_err(|e| anyhow::anyhow!("--webhooks-proxy: {e}"))?),
+            None => {
+                let resolving = address::Resolving { internet: settings.webhooks.internet.clone(), allow_private: settings.webhooks.allow_private };
+                client.no_proxy().dns_resolver(Arc::new(resolving))
+            }
         };
         Ok(Sender { client: client.build()?, urls: settings.webhooks.clone(), timeout })
     }

@@ -244,8 +244,6 @@ pub(in crate::store) fn parse_uuid(s: &str) -> Result<uuid::Uuid> {
     uuid::Uuid::parse_str(s).map_err(|e| Error::Internal(format!("stored id {s:?}: {e}")))
 }
 
-/// A state column, as its enum (only valid names are ever stored, so
-/// anything else is a fault of the stored data).
 /// A stateful resource's table: one whose rows have an `org_id` and a
 /// `status`.
 #[derive(Debug, Clone, Copy)]
@@ -270,6 +268,8 @@ impl Store {
     }
 }
 
+/// A state column, as its enum (only valid names are ever stored, so
+/// anything else is a fault of the stored data).
 pub(in crate::store) fn state_col<T: std::str::FromStr>(row: &AnyRow, col: &str) -> Result<T> {
     let text: String = row.try_get(col)?;
     text.parse().map_err(|_| Error::Internal(format!("column {col}: unknown state {text:?}")))

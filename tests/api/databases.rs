@@ -32,7 +32,7 @@ impl TestDatabase {
             Backend::Postgres => {
                 let admin = std::env::var("SWITCHBOARD_TEST_POSTGRES").expect("SWITCHBOARD_TEST_POSTGRES");
                 let template = postgres_template(&admin).await;
-                let name = format!("sb_test_{}_{}", std::process::id(), Uuid::new_v4().simple());
+                let name = format!("sb_test_{}_{}", owner(), Uuid::new_v4().simple());
                 execute(&admin, &format!("CREATE DATABASE {name} TEMPLATE {template}")).await;
                 TestDatabase { url: database_url(&admin, &name), place: Some(Place::Postgres { admin, name }) }
             }
@@ -100,14 +100,15 @@ async fn sqlite_template() -> &'static [u8] {
 }
 
 /// The name of a migrated PostgreSQL database of this run. Made once per
-/// test process; one left by a process that is gone (and any test
-/// database it left) is dropped first.
+/// test process and left behind when it ends; those left by processes of
+/// this machine that are gone (and any test database they left) are
+/// dropped first.
 async fn postgres_template(admin: &str) -> &'static str {
     static TEMPLATE: OnceCell<String> = OnceCell::const_new();
     TEMPLATE
         .get_or_init(|| async {
             drop_left_behind(admin).await;
-            let name = format!("sb_template_{}_{}", std::process::id(), &Uuid::new_v4().simple().to_string()[..8]);
+            let name = format!("sb_template_{}_{}", owner(), &Uuid::new_v4().simple().to_string()[..8]);
             execute(admin, &format!("CREATE DATABASE {name}")).await;
             let store = Store::connect(&database_url(admin, &name)).await.expect("the template database");
             store.close().await;
@@ -116,8 +117,22 @@ async fn postgres_template(admin: &str) -> &'static str {
         .await
 }
 
-/// Drops the templates and test databases of test processes no longer
-/// running (named `sb_template_PID_...`, `sb_test_PID_...`).
+/// Who makes a database: this machine (since it booted) and this process,
+/// `BOOT_PID`, so that a run drops only what its own machine's finished
+/// processes left, not the databases of a run on another machine sharing
+/// the server.
+fn owner() -> String {
+    format!("{}_{}", boot(), std::process::id())
+}
+
+fn boot() -> String {
+    let id = std::fs::read_to_string("/proc/sys/kernel/random/boot_id").unwrap_or_default();
+    let id: String = id.chars().filter(char::is_ascii_hexdigit).take(8).collect();
+    if id.is_empty() { "noboot".into() } else { id }
+}
+
+/// Drops the templates and test databases of this machine's test processes
+/// no longer running (named `sb_template_BOOT_PID_...`, `sb_test_BOOT_PID_...`).
 async fn drop_left_behind(admin: &str) {
     use sqlx::Row;
     let mut conn = connect(admin).await;
@@ -128,9 +143,12 @@ async fn drop_left_behind(admin: &str) {
         .iter()
         .map(|r| r.get(0))
         .collect();
+    let boot = boot();
     for name in names {
-        let pid = name.trim_start_matches("sb_template_").trim_start_matches("sb_test_").split('_').next().and_then(|p| p.parse::<u32>().ok());
-        if pid.is_some_and(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists()) {
+        let mut parts = name.trim_start_matches("sb_template_").trim_start_matches("sb_test_").split('_');
+        let (made_on, pid) = (parts.next(), parts.next().and_then(|p| p.parse::<u32>().ok()));
+        let gone = pid.is_some_and(|pid| !std::path::Path::new(&format!("/proc/{pid}")).exists());
+        if made_on == Some(boot.as_str()) && gone {
             drop_postgres(admin, &name).await;
         }
     }

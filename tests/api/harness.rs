@@ -103,8 +103,8 @@ impl TestApp {
     }
 
     /// A test server's settings unless it changes them: every request of a
-    /// test comes from 127.0.0.1, and the test clock stands still (so
-    /// limits never refill): limits only where a test sets them.
+    /// test comes from 127.0.0.1 and many come within a second of the
+    /// clock: limits only where a test sets them.
     pub fn settings_of_tests() -> Settings {
         Settings {
             per_key_per_second: 100_000,
@@ -321,30 +321,17 @@ impl TestApp {
         conn
     }
 
-    /// Everything stored for `org`: every row of every table with an
-    /// `org_id`, as text, in one query. Cheap enough to take after each
-    /// request of a sweep; equal fingerprints mean nothing of `org`'s
-    /// changed.
+    /// What is stored for `org`: every row of every table with an `org_id`,
+    /// as text, in one query (built once per backend), leaving out what the
+    /// server's background work changes on its own (`UNSETTLED`). Cheap
+    /// enough to take after each request of a sweep; equal fingerprints
+    /// mean nothing of `org`'s changed.
     pub async fn org_fingerprint(&self, org: Uuid) -> Vec<(String, String)> {
         use sqlx::Row;
-        let pool = self.store.pool();
-        let tables = match self.backend {
-            Backend::Sqlite => "SELECT m.name FROM sqlite_master m JOIN pragma_table_info(m.name) c WHERE m.type = 'table' AND c.name = 'org_id' ORDER BY m.name",
-            Backend::Postgres => "SELECT table_name::text FROM information_schema.columns WHERE table_schema = 'public' AND column_name = 'org_id' ORDER BY table_name",
-        };
-        let tables: Vec<String> = sqlx::query(tables).fetch_all(pool).await.unwrap().iter().map(|r| r.get(0)).collect();
-        let mut each = vec![];
-        for table in &tables {
-            each.push(match self.backend {
-                Backend::Sqlite => {
-                    let columns = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT name FROM pragma_table_info('{table}')"))).fetch_all(pool).await.unwrap();
-                    let row: Vec<String> = columns.iter().map(|c| format!("quote(\"{}\")", c.get::<String, _>(0))).collect();
-                    format!("SELECT '{table}', COALESCE(group_concat(r, ';'), '') FROM (SELECT {} AS r FROM {table} WHERE org_id = $1 ORDER BY r)", row.join(" || ',' || "))
-                }
-                Backend::Postgres => format!("SELECT '{table}', COALESCE(string_agg(t::text, ';' ORDER BY t::text), '') FROM {table} t WHERE org_id = $1"),
-            });
-        }
-        let rows = sqlx::query(sqlx::AssertSqlSafe(each.join(" UNION ALL "))).bind(org.to_string()).fetch_all(pool).await.unwrap();
+        static SQL: [tokio::sync::OnceCell<String>; 2] = [tokio::sync::OnceCell::const_new(), tokio::sync::OnceCell::const_new()];
+        let cell = &SQL[matches!(self.backend, Backend::Postgres) as usize];
+        let sql = cell.get_or_init(|| fingerprint_sql(self.store.pool(), self.backend)).await;
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql.as_str())).bind(org.to_string()).fetch_all(self.store.pool()).await.unwrap();
         rows.iter().map(|r| (r.get(0), r.get(1))).collect()
     }
 
@@ -475,4 +462,46 @@ impl switchboard::domain::webhooks::internet::Reach for TestInternet {
         self.refused.lock().unwrap().push(to);
         Err(std::io::Error::new(std::io::ErrorKind::ConnectionRefused, format!("{to} is off this machine (test internet)")))
     }
+}
+
+/// Tables and columns the server's background work writes by itself: a
+/// webhook's dispatch and delivery attempts, and due jobs. The tenancy
+/// sweep's fingerprint leaves them out, so that another organisation's
+/// deliveries going on beside it are no change of its data.
+const UNSETTLED: [(&str, &str); 4] = [("jobs", "*"), ("webhook_deliveries", "*"), ("events", "dispatched_at"), ("webhook_endpoints", "failing_since")];
+
+/// The fingerprint query of `TestApp::org_fingerprint`, over the schema as
+/// it is: each table with an `org_id`, its rows as text, one result row per
+/// table.
+async fn fingerprint_sql(pool: &sqlx::AnyPool, backend: Backend) -> String {
+    use sqlx::Row;
+    let columns = match backend {
+        Backend::Sqlite => "SELECT m.name, c.name FROM sqlite_master m JOIN pragma_table_info(m.name) c WHERE m.type = 'table' ORDER BY m.name, c.cid",
+        Backend::Postgres => {
+            "SELECT table_name::text, column_name::text FROM information_schema.columns WHERE table_schema = 'public' ORDER BY table_name, ordinal_position"
+        }
+    };
+    let mut tables: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for row in sqlx::query(columns).fetch_all(pool).await.unwrap() {
+        tables.entry(row.get(0)).or_default().push(row.get(1));
+    }
+    let settled = |table: &str, column: &str| !UNSETTLED.iter().any(|(t, c)| *t == table && (*c == "*" || *c == column));
+    let each: Vec<String> = tables
+        .iter()
+        .filter(|(_, columns)| columns.iter().any(|c| c == "org_id"))
+        .filter(|(table, _)| settled(table, ""))
+        .map(|(table, columns)| {
+            let row: Vec<String> = columns
+                .iter()
+                .filter(|c| settled(table, c))
+                .map(|c| match backend {
+                    Backend::Sqlite => format!("quote(\"{c}\")"),
+                    Backend::Postgres => format!("quote_nullable(\"{c}\"::text)"),
+                })
+                .collect();
+            format!("SELECT '{table}', COALESCE((SELECT string_agg(r, ';' ORDER BY r) FROM (SELECT {} AS r FROM {table} WHERE org_id = $1) o), '')", row.join(" || ',' || "))
+        })
+        .collect();
+    assert!(!each.is_empty(), "no table has an org_id");
+    each.join(" UNION ALL ")
 }

@@ -1,8 +1,12 @@
-//! Requests that race each other: a retry racing its own original under
+//! Requests that race each other. A retry racing its own original under
 //! one `X-Idempotency-Key`, on every idempotent operation whose work has a
 //! unique field (a referenceId, an email, a number), is answered as a retry
 //! is (the first answer replayed, or `idempotency_key_locked`), never with
-//! the `conflict` its original's unique value would give a stranger.
+//! the `conflict` its original's unique value would give a stranger. Two
+//! moves of one subscription, two submissions (or a submission and a
+//! cancellation) of one order, one login code verified twice, and creates
+//! racing for the last webhook endpoints: one wins, and each other gets
+//! the refusal of the state it met.
 
 use crate::harness::*;
 use crate::orders::{offering, setup};

@@ -310,6 +310,11 @@ async fn tenancy_another_organisations_ids_are_missing_and_unchanged() {
         }
         assert!(swept > 0, "no operation takes an id");
         assert_eq!(snapshot(&app, &ops, &their_key, &theirs).await, before, "their data as they read it changed");
+        // and the fingerprint does see a change: one of their own
+        let renamed = json!({"name": "Theirs renamed"});
+        let r = app.call_as(Some(&their_key), "PUT", &format!("/customers/{}", theirs.ids["customerId"].0), Some(renamed), &[]).await;
+        assert_eq!(r.status, 200, "{:#}", r.body);
+        assert_ne!(app.org_fingerprint(their_org).await, stored, "a change the fingerprint does not show");
         app
     })
     .await;

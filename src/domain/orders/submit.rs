@@ -81,7 +81,16 @@ pub async fn submit(caller: &Caller, key: &str) -> Result<wire::Order> {
             property: "status",
         });
     }
-    let checked = check(caller, &before).await?;
+    let checked = match check(caller, &before).await {
+        Ok(checked) => checked,
+        // a submission that beat this one to the order has taken its
+        // lines' numbers: the answer is the state it left
+        Err(refused) => {
+            let now = super::find(caller, key).await?;
+            let moved = now.status != before.status || now.updated_at != before.updated_at;
+            return Err(if moved { ORDER.next(OrderOp::Submit, now.status).err().unwrap_or(refused) } else { refused });
+        }
+    };
     let mut tx = caller.store.begin().await?;
     let Some((order, _)) = write(&mut tx, caller, &before, checked).await? else {
         return Err(moved_meanwhile(&mut tx, caller, before.id, OrderOp::Submit).await);
