@@ -194,7 +194,9 @@ fn admin_webhook_commands_manage_endpoints_and_the_revision() {
     let org = admin(&url, &["org", "create", "--name", "Acme Telecom"]);
     let org_id = org["organisationId"].as_str().unwrap().to_string();
     let o = org_id.as_str();
-    let created = admin(&url, &["webhook", "create", "--org", o, "--url", "https://93.184.215.14/hooks", "--events", "order.submitted,customer.created"]);
+    // (the admin commands deliver nothing; a loopback receiver, allowed as
+    // an operator may, keeps even the address check on this machine)
+    let created = admin(&url, &["webhook", "create", "--org", o, "--url", "https://127.0.0.1:9/hooks", "--events", "order.submitted,customer.created", "--webhooks-allow-private"]);
     let secret = created["secret"].as_str().unwrap().to_string();
     assert!(secret.starts_with("whsec_"), "{created}");
     assert_eq!(created["events"], serde_json::json!(["order.submitted", "customer.created"]));
@@ -208,7 +210,7 @@ fn admin_webhook_commands_manage_endpoints_and_the_revision() {
     assert!(refused.contains("loopback, private"), "{refused}");
     let local = admin(&url, &["webhook", "create", "--org", o, "--url", "http://127.0.0.1:3000/hooks", "--webhooks-allow-private", "--webhooks-allow-http"]);
     assert_eq!(local["events"], serde_json::json!(["*"]));
-    let unknown = admin_fails(&url, &["webhook", "create", "--org", o, "--url", "https://93.184.215.14/x", "--events", "order.shipped"]);
+    let unknown = admin_fails(&url, &["webhook", "create", "--org", o, "--url", "https://127.0.0.1:9/x", "--events", "order.shipped", "--webhooks-allow-private"]);
     assert!(unknown.contains("unknown event type \"order.shipped\""), "{unknown}");
 
     let list = admin(&url, &["webhook", "list", "--org", o]);

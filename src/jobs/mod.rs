@@ -73,7 +73,7 @@ impl Task {
         }
     }
 
-    async fn serve(self, store: Store, clock: Arc<Clock>, wake: Arc<Notify>) {
+    async fn serve(self, store: Store, clock: Arc<Clock>, wake: Arc<Notify>, rounds: Arc<tokio::sync::watch::Sender<u64>>) {
         let (name, poll) = match &self {
             Task::Each(w) => (w.kind.as_str(), POLL),
             Task::Drain(d) => (d.name, d.poll),
@@ -82,6 +82,7 @@ impl Task {
             if let Err(e) = self.run_due(&store, &clock).await {
                 tracing::warn!(job = name, error = %e, "jobs unreadable");
             }
+            rounds.send_modify(|n| *n += 1);
             tokio::select! {
                 _ = wake.notified() => {}
                 _ = tokio::time::sleep(poll) => {}
@@ -120,9 +121,17 @@ pub struct Jobs {
     tasks: Vec<JoinHandle<()>>,
     store: Store,
     clock: Arc<Clock>,
+    /// how many rounds the workers have finished, all together
+    rounds: Arc<tokio::sync::watch::Sender<u64>>,
 }
 
 impl Jobs {
+    /// Changes each time a worker has finished a round: a test waiting for
+    /// the background work to settle looks again then, instead of polling.
+    pub fn rounds(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.rounds.subscribe()
+    }
+
     /// Runs every item of every kind that is due now, once, here (the
     /// workers do the same on each round): tests move the clock and call
     /// this instead of waiting. The number run.
@@ -171,6 +180,7 @@ pub async fn start(
     if let Some(url) = &settings.smtp_url {
         tasks.push((each(mail::worker(mail::Sender::new(url, &settings.mail_from)?)), mail_wake));
     }
-    let handles = tasks.iter().map(|(t, wake)| tokio::spawn(t.clone().serve(store.clone(), clock.clone(), wake.clone()))).collect();
-    Ok(Jobs { tasks_run: tasks.into_iter().map(|(t, _)| t).collect(), tasks: handles, store: store.clone(), clock: clock.clone() })
+    let rounds = Arc::new(tokio::sync::watch::channel(0).0);
+    let handles = tasks.iter().map(|(t, wake)| tokio::spawn(t.clone().serve(store.clone(), clock.clone(), wake.clone(), rounds.clone()))).collect();
+    Ok(Jobs { tasks_run: tasks.into_iter().map(|(t, _)| t).collect(), tasks: handles, store: store.clone(), clock: clock.clone(), rounds })
 }

@@ -17,7 +17,7 @@ async fn unauthenticated_requests_are_401() {
         // authentication comes before input checks, and a refused write changes nothing
         app.call_as(None, "POST", "/customers", Some(json!({"name": 5})), &[]).await.assert_error(401, "unauthorized");
         let e = app.bullfinch_with("sbk_wrong").user_view(&"rid_x".parse().unwrap()).await.unwrap_err();
-        assert_eq!(status_of(&e), 401);
+        assert_refused(&e, 401, "invalid_api_key");
         // header parameters are checked after authentication
         let long = "k".repeat(257);
         let r = app.call_as(Some(&app.key), "POST", "/customers", Some(json!({"customerType": "CONSUMER", "name": "X", "contact": {}})), &[("x-idempotency-key", &long)]).await;
@@ -94,7 +94,7 @@ async fn each_key_is_rate_limited_with_retry_after() {
         let retry: u64 = resp.headers()["retry-after"].to_str().unwrap().parse().unwrap();
         assert!((1..=30).contains(&retry), "Retry-After {retry}");
         let e = app.bullfinch().user_list(None, None, None, None).await.unwrap_err();
-        assert_eq!(status_of(&e), 429);
+        assert_refused(&e, 429, "too_many_requests");
         // another key has its own allowance
         let other = app.new_key(app.org, None, false).await;
         assert_eq!(app.call_as(Some(&other), "GET", "/users", None, &[]).await.status, 200);

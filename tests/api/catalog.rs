@@ -153,7 +153,7 @@ async fn a_customer_orders_from_its_catalog_or_the_default() {
 
         // before any catalog exists, a customer has none
         let none = client.customer_product_catalog_view(&consumer_id.parse().unwrap()).await.unwrap_err();
-        assert_eq!(status_of(&none), 404);
+        assert_refused(&none, 404, "product_catalog_not_found");
         app.call("GET", &format!("/customers/{consumer_id}/product-catalog"), None).await.assert_error(404, "product_catalog_not_found");
 
         // the demo catalog, and rid_acme assigned the business catalog
@@ -194,7 +194,7 @@ async fn a_customer_orders_from_its_catalog_or_the_default() {
         let as_anna = app.bullfinch_as(&app.key, &token);
         assert_eq!(as_anna.customer_product_catalog_view(&business_id.parse().unwrap()).await.unwrap().into_inner().name.as_str(), "Business");
         let hidden = as_anna.customer_product_catalog_view(&consumer_id.parse().unwrap()).await.unwrap_err();
-        assert_eq!(status_of(&hidden), 404);
+        assert_refused(&hidden, 404, "customer_not_found");
         app
     })
     .await;

@@ -166,15 +166,20 @@ impl TestApp {
         self.running = Some(running);
     }
 
-    /// Runs the jobs due now (by the test clock) on this app's server; the
-    /// number run.
     /// The running server's sandbox network (its usage feed).
     pub fn network(&self) -> &switchboard::network::Sandbox {
         &self.running.as_ref().expect("running").network
     }
 
+    /// Runs the jobs due now (by the test clock) on this app's server; the
+    /// number run.
     pub async fn run_jobs(&self) -> usize {
         self.running.as_ref().expect("running").jobs.run_due().await.unwrap()
+    }
+
+    /// Changes each time one of the server's workers finishes a round.
+    pub fn job_rounds(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.running.as_ref().expect("running").jobs.rounds()
     }
 
     /// A new key for `org`.
@@ -233,12 +238,24 @@ impl TestApp {
 
     /// A client acting as the user of `token`, with `key`.
     pub fn bullfinch_as(&self, key: &str, token: &str) -> bullfinch::Client {
-        bullfinch::Client::builder(&self.base).api_key(key).bearer_token(token).build()
+        self.bullfinch_builder().api_key(key).bearer_token(token).build()
     }
 
     /// A client without credentials (for the open operations).
     pub fn bullfinch_open(&self) -> bullfinch::Client {
-        bullfinch::Client::builder(&self.base).build()
+        self.bullfinch_builder().build()
+    }
+
+    /// A bullfinch client of this server, as yet without credentials; its
+    /// calls count towards the suite's coverage (`coverage.rs`), as those
+    /// of every client the harness builds.
+    pub fn bullfinch_builder(&self) -> bullfinch::ClientBuilder {
+        bullfinch_client(&self.base)
+    }
+
+    /// An auk client of this server, as yet without credentials.
+    pub fn auk_builder(&self) -> auk::ClientBuilder {
+        auk::Client::builder(&self.base).observer(crate::coverage::record)
     }
 
     /// The code of the newest login mail to `email` in the outbox.
@@ -253,7 +270,7 @@ impl TestApp {
     /// scope, when given): the access token.
     pub async fn login(&self, email: &str, key: Option<&str>) -> String {
         let client = match key {
-            Some(key) => bullfinch::Client::new(&self.base, key),
+            Some(key) => self.bullfinch_with(key),
             None => self.bullfinch_open(),
         };
         let start = client
@@ -275,11 +292,11 @@ impl TestApp {
     }
 
     pub fn bullfinch_with(&self, key: &str) -> bullfinch::Client {
-        bullfinch::Client::new(&self.base, key)
+        self.bullfinch_builder().api_key(key).build()
     }
 
     pub fn auk_with(&self, key: &str) -> auk::Client {
-        auk::Client::new(&self.base, key)
+        self.auk_builder().api_key(key).build()
     }
 
     /// A raw request with this app's key (for inputs the typed clients refuse to build).
@@ -337,6 +354,7 @@ impl TestApp {
 
     pub async fn finish(mut self) {
         self.assert_events_published().await;
+        self.internet.assert_nothing_escaped();
         if let Some(r) = self.running.take() {
             r.close().await.unwrap();
         }
@@ -418,31 +436,63 @@ pub fn json_of<T: serde::Serialize>(t: &T) -> Value {
     serde_json::to_value(t).unwrap()
 }
 
+/// A bullfinch client of the server at `base` whose calls count towards
+/// the suite's coverage (`coverage.rs`).
+pub fn bullfinch_client(base: &str) -> bullfinch::ClientBuilder {
+    bullfinch::Client::builder(base).observer(crate::coverage::record)
+}
+
+/// A typed client error is the Error object of `status` with `internal_code`.
+pub fn assert_refused(e: &bullfinch::Error<bullfinch::types::Error>, status: u16, internal_code: &str) {
+    assert_eq!(status_of(e), status, "{e:?}");
+    match e {
+        bullfinch::Error::ErrorResponse(body) => assert_eq!(body.internal_code.as_deref(), Some(internal_code), "{e:?}"),
+        other => panic!("not an Error object: {other:?}"),
+    }
+}
+
 /// The status of a typed client error.
 pub fn status_of<E: std::fmt::Debug>(e: &bullfinch::Error<E>) -> u16 {
     e.status().map(|s| s.as_u16()).unwrap_or_else(|| panic!("no status: {e:?}"))
 }
 
-/// The internet as a test's server sees it: a few names that resolve (to
-/// public-looking addresses, or loopback), and connections that go only to
-/// loopback, or from a public address a test routed here to the same port
-/// on 127.0.0.1 (where its receiver listens), or nowhere. Nothing resolves
-/// in DNS, and no connection leaves the machine.
+/// The internet as a test's server sees it, all of it on this machine. A
+/// few public-looking names resolve, to loopback addresses this internet
+/// declares public (`TEST_PUBLIC`), so that they pass the server's
+/// public-address check; `localhost` resolves as on any machine. A
+/// connection to a test-public address goes to the same port on 127.0.0.1
+/// (where a receiver listens) if the test routed it, else is refused and
+/// recorded; one to any other loopback address goes there; any other is
+/// refused and recorded as escaped, which fails the test (`finish`).
+/// Nothing resolves in DNS, and no connection leaves the machine.
 #[derive(Debug, Default)]
 pub struct TestInternet {
     routed: std::sync::Mutex<std::collections::HashSet<std::net::IpAddr>>,
-    /// the addresses off the machine a connection was refused to
+    /// the test-public addresses a connection was refused to
     pub refused: std::sync::Mutex<Vec<std::net::SocketAddr>>,
+    /// the addresses off this machine the server tried to connect to
+    escaped: std::sync::Mutex<Vec<std::net::SocketAddr>>,
 }
+
+/// The loopback addresses the test internet counts as public.
+pub const TEST_PUBLIC: [&str; 2] = ["127.0.0.2", "127.0.0.3"];
 
 /// Public-looking names of the test internet, and the address each
 /// resolves to (`localhost` resolves as on any machine).
-pub const TEST_NAMES: [(&str, &str); 3] = [("hooks.acme.example", "93.184.215.14"), ("hooks.globex.example", "93.184.215.15"), ("localhost", "127.0.0.1")];
+pub const TEST_NAMES: [(&str, &str); 3] = [("hooks.acme.example", TEST_PUBLIC[0]), ("hooks.globex.example", TEST_PUBLIC[1]), ("localhost", "127.0.0.1")];
 
 impl TestInternet {
-    /// Connections to `public` go to the same port on 127.0.0.1 instead.
+    /// Connections to the test-public address `public` go to the same port
+    /// on 127.0.0.1 instead.
     pub fn route(&self, public: &str) {
+        assert!(TEST_PUBLIC.contains(&public), "{public} is not an address of the test internet");
         self.routed.lock().unwrap().insert(public.parse().unwrap());
+    }
+
+    /// Panics if the server tried to connect beyond loopback.
+    pub fn assert_nothing_escaped(&self) {
+        let escaped = self.escaped.lock().unwrap();
+        assert!(escaped.is_empty(), "the server tried to connect off this machine: {escaped:?}");
     }
 }
 
@@ -453,14 +503,23 @@ impl switchboard::domain::webhooks::internet::Reach for TestInternet {
     }
 
     fn dial(&self, to: std::net::SocketAddr) -> std::io::Result<std::net::SocketAddr> {
+        let refuse = |why: &str| Err(std::io::Error::new(std::io::ErrorKind::ConnectionRefused, format!("{to} {why} (test internet)")));
+        if self.is_public(to.ip()) && to.ip().is_loopback() {
+            if self.routed.lock().unwrap().contains(&to.ip()) {
+                return Ok(std::net::SocketAddr::new(std::net::Ipv4Addr::LOCALHOST.into(), to.port()));
+            }
+            self.refused.lock().unwrap().push(to);
+            return refuse("has no receiver");
+        }
         if to.ip().is_loopback() {
             return Ok(to);
         }
-        if self.routed.lock().unwrap().contains(&to.ip()) {
-            return Ok(std::net::SocketAddr::new(std::net::Ipv4Addr::LOCALHOST.into(), to.port()));
-        }
-        self.refused.lock().unwrap().push(to);
-        Err(std::io::Error::new(std::io::ErrorKind::ConnectionRefused, format!("{to} is off this machine (test internet)")))
+        self.escaped.lock().unwrap().push(to);
+        refuse("is off this machine")
+    }
+
+    fn is_public(&self, ip: std::net::IpAddr) -> bool {
+        TEST_PUBLIC.iter().any(|p| p.parse::<std::net::IpAddr>().unwrap() == ip) || switchboard::domain::webhooks::address::is_public(ip)
     }
 }
 

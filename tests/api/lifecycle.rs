@@ -277,7 +277,7 @@ async fn the_generated_client_makes_every_move() {
         let kept = c.subscription_withdraw_cancellation(&id.parse().unwrap(), None, &none).await.unwrap().into_inner();
         assert!(kept.pending_status.is_none());
         let refused = c.subscription_withdraw_cancellation(&id.parse().unwrap(), None, &none).await.unwrap_err();
-        assert_eq!(status_of(&refused), 409);
+        assert_refused(&refused, 409, "no_cancellation_scheduled");
         app
     })
     .await;

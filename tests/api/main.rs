@@ -1,5 +1,6 @@
 //! Integration tests: a real server driven through the generated clients.
 
+mod coverage;
 mod databases;
 mod harness;
 

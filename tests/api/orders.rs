@@ -292,7 +292,7 @@ async fn refusals_name_each_failing_line_item() {
 
         // wrong states
         let e = client.order_approve(&first_id.parse().unwrap(), None).await.unwrap_err();
-        assert_eq!(status_of(&e), 409);
+        assert_refused(&e, 409, "order_state_conflict");
         app.call("POST", &format!("/orders/{first_id}/cancel"), None).await.assert_error(409, "order_state_conflict");
         app.call("PUT", &format!("/orders/{first_id}"), Some(json!({"referenceId": "late"}))).await.assert_error(409, "order_state_conflict");
         let cancelled = client.order_cancel(&order.order_id.to_string().parse().unwrap(), None).await.unwrap().into_inner();
@@ -383,9 +383,9 @@ async fn a_members_order_needs_approval() {
         let order = member.order_create(None, &create_request(json!({"customerId": customer, "lineItems": [line]}))).await.unwrap().into_inner();
         let id: bullfinch::types::OrderSubmitOrderId = order.order_id.to_string().parse().unwrap();
         let e = member.order_submit(&id, None).await.unwrap_err();
-        assert_eq!(status_of(&e), 409);
+        assert_refused(&e, 409, "order_not_approved");
         let e = member.order_approve(&order.order_id.to_string().parse().unwrap(), None).await.unwrap_err();
-        assert_eq!(status_of(&e), 403, "a MEMBER cannot approve");
+        assert_refused(&e, 403, "insufficient_role"); // a MEMBER cannot approve
         manager.order_approve(&order.order_id.to_string().parse().unwrap(), None).await.unwrap();
         let done = member.order_submit(&id, None).await.unwrap().into_inner();
         assert_eq!(json_of(&done)["status"], "SUBMITTED");

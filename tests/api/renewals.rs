@@ -83,7 +83,7 @@ async fn a_subscription_bought_directly_is_a_submitted_one_line_order() {
             .call("POST", "/subscriptions", Some(json!({"customerId": "rid_acme", "productOfferingId": uuid::Uuid::new_v4().to_string(),
                                                         "subscription": {"simType": "ESIM", "msisdn": "+46701234569"}})))
             .await;
-        assert_eq!(r.status, 404, "{:#}", r.body);
+        r.assert_error(404, "product_offering_not_found");
         let (_, other) = app.other_org().await;
         let theirs = app.call_as(Some(&other), "POST", "/subscriptions", Some(json!({"customerId": "rid_acme", "productOfferingId": offering(&app, "mobile-10gb"),
                                                                                   "subscription": {"simType": "ESIM", "msisdn": "+46701234569"}})), &[]).await;
@@ -206,7 +206,7 @@ async fn offering_changes_on_every_schedule() {
         change(&app, id, json!({"productOfferingId": three, "changeSchedule": "FIRST_OF_NEXT_MONTH"})).await.assert_error(409, "change_schedule_not_allowed");
         change(&app, id, json!({"productOfferingId": offering(&app, "data-sim-20gb")})).await.assert_error(409, "offering_change_not_allowed");
         let r = change(&app, id, json!({"productOfferingId": uuid::Uuid::new_v4().to_string()})).await;
-        assert_eq!(r.status, 404, "{:#}", r.body);
+        r.assert_error(404, "product_offering_not_found");
         let from = events(&app).await.len();
         let s = change(&app, id, json!({"productOfferingId": three})).await.body;
         assert_eq!((&s["productOffering"]["name"], &s["pendingProductOffering"]["productOffering"]["name"]), (&json!("Mobile 10 GB"), &json!("Mobile 3 GB")));

@@ -109,17 +109,17 @@ async fn each_client_sends_its_own_revision() {
         // the request names one: each client names its own
         let answered = |r: &bullfinch::ResponseValue<bullfinch::types::Health>| r.headers()["api-revision"].to_str().unwrap().to_string();
         assert_eq!(answered(&app.bullfinch_open().health_view().await.unwrap()), BULLFINCH);
-        let auk = auk::Client::builder(&app.base).build().health_view().await.unwrap();
+        let auk = app.auk_builder().build().health_view().await.unwrap();
         assert_eq!(auk.headers()["api-revision"], AUK);
         // even against the key's pin
         let auk_key = app.new_key(app.org, Some(AUK), false).await;
         let seen = app.bullfinch_with(&auk_key).customer_list(None, None, None, None).await.unwrap();
         assert_eq!(seen.headers()["api-revision"], BULLFINCH);
         // another revision when asked for one, also one the server does not know
-        let older = bullfinch::Client::builder(&app.base).revision(AUK).build();
+        let older = app.bullfinch_builder().revision(AUK).build();
         assert_eq!(answered(&older.health_view().await.unwrap()), AUK);
-        let unknown = bullfinch::Client::builder(&app.base).revision("latest").build().health_view().await.unwrap_err();
-        assert_eq!(status_of(&unknown), 400);
+        let unknown = app.bullfinch_builder().revision("latest").build().health_view().await.unwrap_err();
+        assert_refused(&unknown, 400, "unknown_api_revision");
         match unknown {
             bullfinch::Error::ErrorResponse(body) => assert_eq!(body.internal_code.as_deref(), Some("unknown_api_revision")),
             other => panic!("{other:?}"),

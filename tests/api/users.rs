@@ -119,7 +119,7 @@ async fn list_filters_by_text_and_customers() {
         assert_eq!(names(by_name), ["Hank"]);
         let unknown = vec!["rid_nobody".parse().unwrap()];
         let e = client.user_list(None, Some(&unknown), None, None).await.unwrap_err();
-        assert_eq!(status_of(&e), 404);
+        assert_refused(&e, 404, "customer_not_found");
         app
     })
     .await;

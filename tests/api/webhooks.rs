@@ -100,8 +100,8 @@ async fn urls_inside_the_network_and_plain_http_are_refused_by_default() {
             ("https://169.254.169.254/latest/meta-data", "private_address"),
             ("https://[::1]:8443/hooks", "private_address"),
             ("https://localhost/hooks", "private_address"),
-            ("http://93.184.215.14/hooks", "insecure_url"),
-            ("ftp://93.184.215.14/hooks", "invalid_format"),
+            ("http://hooks.acme.example/hooks", "insecure_url"),
+            ("ftp://hooks.acme.example/hooks", "invalid_format"),
             ("https://", "invalid_format"),
         ] {
             let r = app.call("POST", "/webhook-endpoints", Some(json!({"url": url}))).await;

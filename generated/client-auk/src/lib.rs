@@ -15,13 +15,20 @@ pub struct Credentials {
     pub api_key: Option<String>,
     /// A user's access token (`auth_email_verify`), sent as `Authorization: Bearer`.
     pub bearer_token: Option<String>,
+    /// Told of every call's end (see [`ClientBuilder::observer`]).
+    pub observer: Option<Observer>,
 }
+/// Called when a call has its answer, with the operation's id and
+/// the answer's status (`None` when no answer came): for a
+/// program's metrics and logs.
+pub type Observer = ::std::sync::Arc<dyn Fn(&'static str, Option<u16>) + Send + Sync>;
 impl Default for Credentials {
     fn default() -> Self {
         Credentials {
             revision: API_REVISION.to_string(),
             api_key: None,
             bearer_token: None,
+            observer: None,
         }
     }
 }
@@ -31,6 +38,7 @@ impl ::std::fmt::Debug for Credentials {
             .field("revision", &self.revision)
             .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
             .field("bearer_token", &self.bearer_token.as_ref().map(|_| "<redacted>"))
+            .field("observer", &self.observer.as_ref().map(|_| "<fn>"))
             .finish()
     }
 }
@@ -108,6 +116,15 @@ impl ClientBuilder {
     /// have that revision's shape, which this client's types may not read.
     pub fn revision(mut self, revision: impl Into<String>) -> Self {
         self.credentials.revision = revision.into();
+        self
+    }
+    /// Calls `observer` when each call has its answer, with the
+    /// operation's id and the status (`None` when none came).
+    pub fn observer(
+        mut self,
+        observer: impl Fn(&'static str, Option<u16>) + Send + Sync + 'static,
+    ) -> Self {
+        self.credentials.observer = Some(::std::sync::Arc::new(observer));
         self
     }
     /// Sends through `client` instead of a new one with 15-second timeouts.
@@ -17403,7 +17420,21 @@ impl ClientInfo<crate::Credentials> for Client {
         &self.inner
     }
 }
-impl ClientHooks<crate::Credentials> for &Client {}
+impl ClientHooks<crate::Credentials> for &Client {
+    async fn post<E>(
+        &self,
+        result: &reqwest::Result<reqwest::Response>,
+        info: &OperationInfo,
+    ) -> std::result::Result<(), Error<E>> {
+        if let Some(observer) = &self.inner.observer {
+            observer(
+                info.operation_id,
+                result.as_ref().ok().map(|r| r.status().as_u16()),
+            );
+        }
+        Ok(())
+    }
+}
 #[allow(clippy::all)]
 impl Client {
     /**Start an email login

@@ -45,7 +45,7 @@ pub async fn check(property: &str, url: &str, policy: &WebhookUrls) -> Result<ur
     if addresses.is_empty() {
         return Err(invalid("unresolvable_host", format!("the host {host} does not resolve")));
     }
-    if let Some(ip) = addresses.iter().find(|ip| !is_public(**ip)) {
+    if let Some(ip) = addresses.iter().find(|ip| !policy.internet.is_public(**ip)) {
         let what = match host {
             url::Host::Domain(name) => format!("the host {name} resolves to {ip}"),
             _ => format!("{ip} is"),
@@ -74,7 +74,7 @@ pub fn route(url: &str, policy: &WebhookUrls) -> std::result::Result<String, Str
         Some(url::Host::Ipv6(ip)) => IpAddr::V6(ip),
         _ => return Ok(url.to_string()),
     };
-    if !policy.allow_private && !is_public(ip) {
+    if !policy.allow_private && !policy.internet.is_public(ip) {
         return Err(format!("{ip} is not a public address"));
     }
     let to = SocketAddr::new(ip, parsed.port_or_known_default().unwrap_or(443));
@@ -111,7 +111,7 @@ impl reqwest::dns::Resolve for Resolving {
             if addresses.is_empty() {
                 return Err(format!("{host} does not resolve").into());
             }
-            if let Some(a) = addresses.iter().find(|a| !allow_private && !is_public(a.ip())) {
+            if let Some(a) = addresses.iter().find(|a| !allow_private && !internet.is_public(a.ip())) {
                 return Err(format!("{host} resolves to {}, not a public address", a.ip()).into());
             }
             let dialed = addresses.into_iter().map(|a| internet.dial(a)).collect::<std::io::Result<Vec<_>>>()?;

@@ -5,7 +5,7 @@
 //! resolves only in their table and no connection leaves the machine.
 
 use futures::future::BoxFuture;
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
 /// Resolving and dialing, as webhook deliveries and URL checks see them.
@@ -16,6 +16,14 @@ pub trait Reach: Send + Sync + std::fmt::Debug {
     /// Where a connection to `to` (resolved, or written in a URL, and
     /// allowed by the server's policy) is made; an error refuses it.
     fn dial(&self, to: SocketAddr) -> std::io::Result<SocketAddr>;
+
+    /// Whether `ip` counts as an address of the public internet, the only
+    /// kind a receiver may have unless the operator allows private ones.
+    /// A test's internet declares a few loopback addresses public, so that
+    /// its public-looking names never point off the machine.
+    fn is_public(&self, ip: IpAddr) -> bool {
+        super::address::is_public(ip)
+    }
 }
 
 /// The `Reach` webhooks use: the system's unless a test set its own.

@@ -138,6 +138,30 @@ fn without_progenitor_new(file: &mut syn::File) -> Result<()> {
     bail!("progenitor output without Client::new")
 }
 
+/// Progenitor's hooks (an empty `impl ClientHooks for &Client`), replaced
+/// by one whose `post` tells the credentials' observer of each answer.
+fn with_observing_hooks(file: &mut syn::File) -> Result<()> {
+    let observing: syn::Item = syn::parse2(quote! {
+        impl ClientHooks<crate::Credentials> for &Client {
+            async fn post<E>(&self, result: &reqwest::Result<reqwest::Response>, info: &OperationInfo) -> std::result::Result<(), Error<E>> {
+                if let Some(observer) = &self.inner.observer {
+                    observer(info.operation_id, result.as_ref().ok().map(|r| r.status().as_u16()));
+                }
+                Ok(())
+            }
+        }
+    })?;
+    for item in file.items.iter_mut() {
+        let syn::Item::Impl(imp) = item else { continue };
+        let is_hooks = imp.trait_.as_ref().is_some_and(|(_, path, _)| path.segments.last().is_some_and(|s| s.ident == "ClientHooks"));
+        if is_hooks && imp.items.is_empty() {
+            *item = observing;
+            return Ok(());
+        }
+    }
+    bail!("progenitor output without an empty impl ClientHooks")
+}
+
 /// The hand-written part of every client crate: progenitor's inner type
 /// (`Credentials`), its pre hook (`set_headers`) and the constructors.
 fn client_support(rev: &Revision) -> TokenStream {
@@ -158,11 +182,18 @@ fn client_support(rev: &Revision) -> TokenStream {
             pub api_key: Option<String>,
             /// A user's access token (`auth_email_verify`), sent as `Authorization: Bearer`.
             pub bearer_token: Option<String>,
+            /// Told of every call's end (see [`ClientBuilder::observer`]).
+            pub observer: Option<Observer>,
         }
+
+        /// Called when a call has its answer, with the operation's id and
+        /// the answer's status (`None` when no answer came): for a
+        /// program's metrics and logs.
+        pub type Observer = ::std::sync::Arc<dyn Fn(&'static str, Option<u16>) + Send + Sync>;
 
         impl Default for Credentials {
             fn default() -> Self {
-                Credentials { revision: API_REVISION.to_string(), api_key: None, bearer_token: None }
+                Credentials { revision: API_REVISION.to_string(), api_key: None, bearer_token: None, observer: None }
             }
         }
 
@@ -173,6 +204,7 @@ fn client_support(rev: &Revision) -> TokenStream {
                     .field("revision", &self.revision)
                     .field("api_key", &self.api_key.as_ref().map(|_| "<redacted>"))
                     .field("bearer_token", &self.bearer_token.as_ref().map(|_| "<redacted>"))
+                    .field("observer", &self.observer.as_ref().map(|_| "<fn>"))
                     .finish()
             }
         }
@@ -245,6 +277,13 @@ fn client_support(rev: &Revision) -> TokenStream {
                 self
             }
 
+            /// Calls `observer` when each call has its answer, with the
+            /// operation's id and the status (`None` when none came).
+            pub fn observer(mut self, observer: impl Fn(&'static str, Option<u16>) + Send + Sync + 'static) -> Self {
+                self.credentials.observer = Some(::std::sync::Arc::new(observer));
+                self
+            }
+
             /// Sends through `client` instead of a new one with 15-second timeouts.
             pub fn reqwest_client(mut self, client: reqwest::Client) -> Self {
                 self.client = Some(client);
@@ -279,6 +318,7 @@ pub fn client_crate(rev: &Revision) -> Result<Vec<(String, String)>> {
     let mut ast: syn::File = syn::parse2(tokens)?;
     tolerate_unknown_enum_values(&mut ast).with_context(|| format!("client for {}", rev.name))?;
     without_progenitor_new(&mut ast)?;
+    with_observing_hooks(&mut ast)?;
     let support: syn::File = syn::parse2(client_support(rev))?;
     ast.items.splice(0..0, support.items);
     let lib = format!(
