@@ -41,7 +41,7 @@ pub async fn settle(app: &TestApp) {
     let mut rounds = app.job_rounds();
     let settled = async {
         loop {
-            rounds.borrow_and_update();
+            rounds.mark_unchanged();
             let now = app.clock.now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
             let busy: i64 = sqlx::query_scalar(
                 "SELECT (SELECT COUNT(*) FROM events WHERE dispatched_at IS NULL)

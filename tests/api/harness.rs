@@ -32,7 +32,8 @@ pub struct TestApp {
     /// a full-access key pinned to the current revision
     pub key: String,
     running: Option<Running>,
-    settings: Settings,
+    /// what its server was started with (its test internet included)
+    pub settings: Settings,
     /// the database URL, for a second instance over the same database
     pub url: String,
     pub backend: Backend,
@@ -117,6 +118,7 @@ impl TestApp {
     /// A test server with `settings`, whose webhooks reach the test's own
     /// `TestInternet` (whatever `settings` said).
     pub async fn start_with_settings(backend: Backend, mut settings: Settings) -> TestApp {
+        crate::coverage::arm();
         let internet = Arc::new(TestInternet::default());
         settings.webhooks.internet = switchboard::domain::webhooks::internet::Internet(internet.clone());
         let database = crate::databases::TestDatabase::new(backend).await;
@@ -255,7 +257,7 @@ impl TestApp {
 
     /// An auk client of this server, as yet without credentials.
     pub fn auk_builder(&self) -> auk::ClientBuilder {
-        auk::Client::builder(&self.base).observer(crate::coverage::record)
+        auk::Client::builder(&self.base).observer(|c| crate::coverage::record(c.operation_id, c.status))
     }
 
     /// The code of the newest login mail to `email` in the outbox.
@@ -354,10 +356,11 @@ impl TestApp {
 
     pub async fn finish(mut self) {
         self.assert_events_published().await;
-        self.internet.assert_nothing_escaped();
         if let Some(r) = self.running.take() {
             r.close().await.unwrap();
         }
+        // (after close: a delivery in flight until then is judged too)
+        self.internet.assert_nothing_escaped();
         if let Some(database) = self.database.take() {
             database.remove().await;
         }
@@ -439,7 +442,7 @@ pub fn json_of<T: serde::Serialize>(t: &T) -> Value {
 /// A bullfinch client of the server at `base` whose calls count towards
 /// the suite's coverage (`coverage.rs`).
 pub fn bullfinch_client(base: &str) -> bullfinch::ClientBuilder {
-    bullfinch::Client::builder(base).observer(crate::coverage::record)
+    bullfinch::Client::builder(base).observer(|c| crate::coverage::record(c.operation_id, c.status))
 }
 
 /// A typed client error is the Error object of `status` with `internal_code`.

@@ -296,13 +296,13 @@ async fn the_generated_secret_is_shared_by_instances_and_a_configured_one_is_use
         second.close().await.unwrap();
         // an instance configured with its own secret does not
         let store = switchboard::store::Store::connect(&app.url).await.unwrap();
-        let settings = switchboard::config::Settings { token_secret: Some("x".repeat(32)), ..Default::default() };
+        let settings = switchboard::config::Settings { token_secret: Some("x".repeat(32)), ..app.settings.clone() };
         let third = switchboard::server::start(store, app.clock.clone(), "127.0.0.1:0".parse().unwrap(), settings).await.unwrap();
         let base = format!("http://{}/api/v2", third.local_addr());
         let resp = TestApp::http_as(Some(&app.key), Some(&token)).get(format!("{base}/customers")).send().await.unwrap();
         assert_eq!(resp.status().as_u16(), 401);
         third.close().await.unwrap();
-        let short = switchboard::config::Settings { token_secret: Some("short".into()), ..Default::default() };
+        let short = switchboard::config::Settings { token_secret: Some("short".into()), ..app.settings.clone() };
         let store = switchboard::store::Store::connect(&app.url).await.unwrap();
         assert!(switchboard::server::start(store, app.clock.clone(), "127.0.0.1:0".parse().unwrap(), short).await.is_err());
         app
@@ -375,7 +375,7 @@ async fn with_smtp_configured_the_code_is_mailed() {
     let mut rounds = app.job_rounds();
     let sent = async {
         loop {
-            rounds.borrow_and_update();
+            rounds.mark_unchanged();
             let mails = switchboard::admin::mail_list(&app.store, Some("mia@example.com")).await.unwrap();
             if mails[0]["status"] == "sent" {
                 return;
@@ -383,6 +383,8 @@ async fn with_smtp_configured_the_code_is_mailed() {
             rounds.changed().await.unwrap();
         }
     };
-    tokio::time::timeout(std::time::Duration::from_secs(20), sent).await.expect("the outbox records the send");
+    if tokio::time::timeout(std::time::Duration::from_secs(20), sent).await.is_err() {
+        panic!("the outbox did not record the send: {}", switchboard::admin::mail_list(&app.store, Some("mia@example.com")).await.unwrap());
+    }
     app.finish().await;
 }

@@ -120,10 +120,6 @@ async fn each_client_sends_its_own_revision() {
         assert_eq!(answered(&older.health_view().await.unwrap()), AUK);
         let unknown = app.bullfinch_builder().revision("latest").build().health_view().await.unwrap_err();
         assert_refused(&unknown, 400, "unknown_api_revision");
-        match unknown {
-            bullfinch::Error::ErrorResponse(body) => assert_eq!(body.internal_code.as_deref(), Some("unknown_api_revision")),
-            other => panic!("{other:?}"),
-        }
         app
     })
     .await;

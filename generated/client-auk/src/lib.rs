@@ -6,8 +6,10 @@
 pub mod webhooks;
 /// The revision this client speaks, sent as `Api-Revision` on every request.
 pub const API_REVISION: &str = "2026-08-21.auk";
-/// What a [`Client`] sends on every request (progenitor's inner type).
+/// What a [`Client`] sends on every request (progenitor's inner type);
+/// build one with [`Client::builder`].
 #[derive(Clone)]
+#[non_exhaustive]
 pub struct Credentials {
     /// Sent as `Api-Revision`: [`API_REVISION`] unless the builder chose another.
     pub revision: String,
@@ -18,10 +20,22 @@ pub struct Credentials {
     /// Told of every call's end (see [`ClientBuilder::observer`]).
     pub observer: Option<Observer>,
 }
-/// Called when a call has its answer, with the operation's id and
-/// the answer's status (`None` when no answer came): for a
-/// program's metrics and logs.
-pub type Observer = ::std::sync::Arc<dyn Fn(&'static str, Option<u16>) + Send + Sync>;
+/// Told of each call once it has the head of its answer, or failed to
+/// get one (see [`ClientBuilder::observer`]).
+pub type Observer = ::std::sync::Arc<dyn Fn(&Call) + Send + Sync>;
+/// One call, as an [`Observer`] is told of it.
+#[derive(Clone, Debug)]
+#[non_exhaustive]
+pub struct Call {
+    /// The operation's id, e.g. `customer_create`.
+    pub operation_id: &'static str,
+    /// The answer's status; `None` when none came (the connection
+    /// failed or timed out).
+    pub status: Option<u16>,
+    /// From sending the request to the head of the answer (its body
+    /// not yet read).
+    pub elapsed: ::std::time::Duration,
+}
 impl Default for Credentials {
     fn default() -> Self {
         Credentials {
@@ -118,12 +132,13 @@ impl ClientBuilder {
         self.credentials.revision = revision.into();
         self
     }
-    /// Calls `observer` when each call has its answer, with the
-    /// operation's id and the status (`None` when none came).
-    pub fn observer(
-        mut self,
-        observer: impl Fn(&'static str, Option<u16>) + Send + Sync + 'static,
-    ) -> Self {
+    /// Tells `observer` of each call that was sent (its operation, the
+    /// answer's status, the time it took), for a program's metrics
+    /// and logs; a call refused before sending (a header value that
+    /// cannot be sent) is not told. It runs on the calling task as
+    /// the answer's head arrives: it must not block, and a panic in
+    /// it is the caller's.
+    pub fn observer(mut self, observer: impl Fn(&Call) + Send + Sync + 'static) -> Self {
         self.credentials.observer = Some(::std::sync::Arc::new(observer));
         self
     }
@@ -17421,18 +17436,24 @@ impl ClientInfo<crate::Credentials> for Client {
     }
 }
 impl ClientHooks<crate::Credentials> for &Client {
-    async fn post<E>(
+    async fn exec(
         &self,
-        result: &reqwest::Result<reqwest::Response>,
+        request: reqwest::Request,
         info: &OperationInfo,
-    ) -> std::result::Result<(), Error<E>> {
+    ) -> reqwest::Result<reqwest::Response> {
+        let started = ::std::time::Instant::now();
+        let result = self.client().execute(request).await;
         if let Some(observer) = &self.inner.observer {
+            let status = result.as_ref().ok().map(|r| r.status().as_u16());
             observer(
-                info.operation_id,
-                result.as_ref().ok().map(|r| r.status().as_u16()),
+                &crate::Call {
+                    operation_id: info.operation_id,
+                    status,
+                    elapsed: started.elapsed(),
+                },
             );
         }
-        Ok(())
+        result
     }
 }
 #[allow(clippy::all)]
