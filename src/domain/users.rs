@@ -104,8 +104,16 @@ pub async fn view(caller: &Caller, key: &str) -> Result<wire::User> {
 
 /// A user may change their own profile; anyone else needs ADMIN at every
 /// customer the user acts for, since the change (their sign-in address
-/// above all) reaches all of them.
-fn may_change(caller: &Caller, user: Uuid, links: &[Link]) -> Result<()> {
+/// above all) reaches all of them. A support user sees the whole
+/// organisation: only the organisation's key changes one, or a customer's
+/// ADMIN could take its sign-in address and with it everything.
+async fn may_change(caller: &Caller, user: Uuid, links: &[Link]) -> Result<()> {
+    if caller.user.is_some() && caller.store.user_grants(caller.org, user).await?.is_some_and(|g| g.support) {
+        return Err(Error::Forbidden {
+            code: InternalCode::InsufficientRole,
+            message: "A support user is changed with the organisation's API key alone.".into(),
+        });
+    }
     match &caller.user {
         None => Ok(()),
         Some(u) if u.user_id == user && !u.support => Ok(()),
@@ -117,7 +125,7 @@ fn may_change(caller: &Caller, user: Uuid, links: &[Link]) -> Result<()> {
 
 pub async fn update(caller: &Caller, key: &str, req: wire::UpdateUserRequest) -> Result<wire::User> {
     let (mut row, links) = find(caller, key).await?;
-    may_change(caller, row.id, &links)?;
+    may_change(caller, row.id, &links).await?;
     let mut checks = Checks::default();
     checks.msisdn("msisdn", req.msisdn.as_deref());
     checks.finish()?;

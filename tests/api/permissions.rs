@@ -145,6 +145,17 @@ async fn support_users_read_everything_and_change_nothing() {
         for (method, path, body) in writes {
             app.as_user(&w.support, method, &path, Some(body)).await.assert_error(403, "support_user_read_only");
         }
+        // no one but the organisation's key changes a support user: the ADMIN
+        // of a customer the support user is linked to may not take over its
+        // sign-in address (and with it the whole organisation's data)
+        let support = format!("/users/{}", w.ids["support"]);
+        let takeover = json!({"email": "attacker@example.com"});
+        let r = app.as_user(&w.admin_b, "PUT", &support, Some(takeover.clone())).await;
+        r.assert_error(403, "insufficient_role");
+        assert!(r.body["message"].as_str().unwrap().contains("support user"), "{:#}", r.body);
+        assert_eq!(app.call("GET", &support, None).await.body["email"], "support@example.com", "the refused change changed nothing");
+        let renamed = app.call("PUT", &support, Some(json!({"name": "Support desk"}))).await;
+        assert_eq!((renamed.status, &renamed.body["name"]), (200, &json!("Support desk")), "{:#}", renamed.body);
         // the flag can be taken away again; the user then sees only their customer
         switchboard::admin::user_support(&app.store, w.ids["support"].parse().unwrap(), false).await.unwrap();
         assert_eq!(names(&app.as_user(&w.support, "GET", "/customers", None).await.body), ["B AB"]);
