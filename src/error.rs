@@ -235,6 +235,17 @@ impl Error {
         }
     }
 
+    /// 409: another request changed `what` between this one's read and its
+    /// write, and the move asked for is still allowed from where that one
+    /// left it: reading it again and retrying decides.
+    pub fn changed_meanwhile(what: &str) -> Self {
+        Error::Conflict {
+            code: InternalCode::Conflict,
+            message: format!("another request changed this {what} meanwhile; read it again and retry"),
+            property: "",
+        }
+    }
+
     /// The primary key of an idempotency key was violated: another request
     /// with the key recorded its answer first (see `api::idempotency`).
     pub fn idempotency_key_taken() -> Self {

@@ -30,6 +30,11 @@ pub struct Claims {
     pub exp: i64,
     /// token id
     pub jti: Uuid,
+    /// when it was issued, in milliseconds (`iat` has whole seconds): a
+    /// user's sessions may start over within a second (`sessions_from`);
+    /// 0 in a token issued before the claim existed
+    #[serde(default)]
+    pub iat_ms: i64,
 }
 
 /// Why a bearer token was refused.
@@ -88,7 +93,7 @@ impl Tokens {
     /// A token for `user` of `org`, valid from `now` for the lifetime.
     pub fn issue(&self, user: Uuid, org: Uuid, now: DateTime<Utc>) -> String {
         let iat = now.timestamp();
-        let claims = Claims { sub: user, org, iat, exp: iat + self.lifetime_seconds, jti: Uuid::new_v4() };
+        let claims = Claims { sub: user, org, iat, exp: iat + self.lifetime_seconds, jti: Uuid::new_v4(), iat_ms: now.timestamp_millis() };
         jsonwebtoken::encode(&Header::new(Algorithm::HS256), &claims, &self.encoding).expect("HS256 signing cannot fail")
     }
 

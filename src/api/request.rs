@@ -85,6 +85,10 @@ async fn bearer_user(ctx: &Context, value: &str, org: uuid::Uuid) -> Result<User
         return Err(invalid());
     }
     let grants = ctx.store.user_grants(org, claims.sub).await.map_err(ApiError::from)?.ok_or_else(invalid)?;
+    // the user's sessions started over since (their sign-in address changed)
+    if grants.sessions_from.is_some_and(|from| claims.iat_ms < from.timestamp_millis()) {
+        return Err(unauthorized(InternalCode::InvalidBearerToken, "The bearer token was issued before the user's sign-in changed; sign in again."));
+    }
     Ok(UserAccess::new(claims.sub, grants))
 }
 

@@ -133,6 +133,7 @@ pub async fn update(caller: &Caller, key: &str, req: wire::UpdateUserRequest) ->
     if let Some(n) = req.name {
         row.name = n;
     }
+    let email_changed = req.email.as_deref().is_some_and(|e| e.trim() != row.email);
     if let Some(e) = req.email {
         row.email = e.trim().to_string();
     }
@@ -145,6 +146,12 @@ pub async fn update(caller: &Caller, key: &str, req: wire::UpdateUserRequest) ->
     row.updated_at = caller.now;
     let mut tx = caller.store.begin().await?;
     Store::update_user(&mut tx, &row).await?;
+    // whoever signed in with the old address is signed out
+    // (tokens are the server's: its clock, which `now` is until
+    // organisations have clocks of their own)
+    if email_changed {
+        Store::end_user_sessions(&mut tx, caller.org, row.id, caller.now).await?;
+    }
     tx.commit().await?;
     Ok(to_wire(row, visible(caller, links)))
 }

@@ -70,6 +70,9 @@ enum UserKey {
 pub struct UserGrants {
     pub support: bool,
     pub roles: Vec<(Uuid, CustomerRole)>,
+    /// tokens issued before this are no longer accepted (see
+    /// `end_user_sessions`)
+    pub sessions_from: Option<DateTime<Utc>>,
 }
 
 impl Store {
@@ -92,6 +95,14 @@ impl Store {
             .bind(ts(u.updated_at)),
         )
         .await?;
+        Ok(())
+    }
+
+    /// Ends every session of `user`: tokens issued before `now` (the
+    /// server's clock) are no longer accepted.
+    pub async fn end_user_sessions(tx: &mut Tx, org: Uuid, user: Uuid, now: DateTime<Utc>) -> Result<()> {
+        tx.execute(sqlx::query("UPDATE users SET sessions_from = $1 WHERE id = $2 AND org_id = $3").bind(ts(now)).bind(user.to_string()).bind(org.to_string()))
+            .await?;
         Ok(())
     }
 
@@ -175,7 +186,7 @@ impl Store {
     /// customer; None when no such user is in `org`.
     pub async fn user_grants(&self, org: Uuid, user: Uuid) -> Result<Option<UserGrants>> {
         let rows = sqlx::query(
-            "SELECT u.support, cu.customer_id, cu.role FROM users u
+            "SELECT u.support, u.sessions_from, cu.customer_id, cu.role FROM users u
              LEFT JOIN customer_users cu ON cu.user_id = u.id
              WHERE u.id = $1 AND u.org_id = $2",
         )
@@ -184,7 +195,8 @@ impl Store {
         .fetch_all(&self.pool)
         .await?;
         let Some(first) = rows.first() else { return Ok(None) };
-        let mut grants = UserGrants { support: first.try_get::<i64, _>("support")? != 0, roles: vec![] };
+        let sessions_from = first.try_get::<Option<String>, _>("sessions_from")?.as_deref().map(parse_ts).transpose()?;
+        let mut grants = UserGrants { support: first.try_get::<i64, _>("support")? != 0, roles: vec![], sessions_from };
         for r in &rows {
             if let Some(c) = r.try_get::<Option<String>, _>("customer_id")? {
                 grants.roles.push((parse_uuid(&c)?, state_col(r, "role")?));

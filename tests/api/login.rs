@@ -211,6 +211,39 @@ async fn bad_tokens_are_401() {
     .await;
 }
 
+/// A change of a user's sign-in address signs out whoever signed in with
+/// the old one: their tokens issued before are refused; other changes keep
+/// the sessions.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_changed_email_ends_the_users_sessions() {
+    each_backend(|app| async move {
+        let id = user_with_email(&app, &app.key, "old@example.com").await;
+        let token = app.login("old@example.com", Some(&app.key)).await;
+        let me = format!("/users/{id}");
+        let as_user = |token: String| {
+            let (app, me) = (&app, me.clone());
+            async move { app.call_as(Some(&app.key), "GET", &me, None, &[("authorization", &format!("Bearer {token}"))]).await }
+        };
+        assert_eq!(as_user(token.clone()).await.status, 200);
+        let renamed = app.call("PUT", &me, Some(json!({"name": "Renamed"}))).await;
+        assert_eq!(renamed.status, 200, "{:#}", renamed.body);
+        assert_eq!(as_user(token.clone()).await.status, 200, "a change of name keeps the sessions");
+        let same = app.call("PUT", &me, Some(json!({"email": "old@example.com"}))).await;
+        assert_eq!(same.status, 200, "{:#}", same.body);
+        assert_eq!(as_user(token.clone()).await.status, 200, "the same address is no change");
+
+        let moved = app.call("PUT", &me, Some(json!({"email": "new@example.com"}))).await;
+        assert_eq!(moved.status, 200, "{:#}", moved.body);
+        let r = as_user(token).await;
+        r.assert_error(401, "invalid_bearer_token");
+        assert!(r.body["message"].as_str().unwrap().contains("sign in again"), "{:#}", r.body);
+        let fresh = app.login("new@example.com", Some(&app.key)).await;
+        assert_eq!(as_user(fresh).await.status, 200, "a token issued after the change is accepted");
+        app
+    })
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_key_scopes_a_login_to_its_organisation() {
     each_backend(|app| async move {

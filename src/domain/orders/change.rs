@@ -131,7 +131,7 @@ pub async fn update(caller: &Caller, key: &str, req: wire::UpdateOrderRequest) -
 /// two may share a batch).
 pub(super) async fn moved_meanwhile(tx: &mut Tx, caller: &Caller, id: Uuid, op: OrderOp) -> Error {
     match Store::status_in(tx, Stateful::Orders, caller.org, id).await {
-        Ok(Some(now)) => ORDER.next(op, now).err().unwrap_or_else(Error::concurrent_conflict),
+        Ok(Some(now)) => ORDER.next(op, now).err().unwrap_or_else(|| Error::changed_meanwhile("order")),
         Ok(None) => Error::concurrent_conflict(),
         Err(e) => e,
     }

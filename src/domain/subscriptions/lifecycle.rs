@@ -84,10 +84,12 @@ pub(super) fn activation_events(before: &SubscriptionRow) -> Events {
 
 /// The refusal of a move that another request beat to the row: the table's
 /// answer for the state that request left, read in the transaction whose
-/// write missed (on SQLite the two may share a batch not yet committed).
+/// write missed (on SQLite the two may share a batch not yet committed);
+/// when the table allows the move from there too, a 409 `conflict` that
+/// says to read it again and retry.
 async fn moved_meanwhile(tx: &mut Tx, caller: &Caller, id: uuid::Uuid, op: Op) -> Error {
     match Store::status_in(tx, Stateful::Subscriptions, caller.org, id).await {
-        Ok(Some(now)) => SUBSCRIPTION.next(op, now).err().unwrap_or_else(Error::concurrent_conflict),
+        Ok(Some(now)) => SUBSCRIPTION.next(op, now).err().unwrap_or_else(|| Error::changed_meanwhile("subscription")),
         Ok(None) => Error::not_found(InternalCode::SubscriptionNotFound, "subscription"),
         Err(e) => e,
     }
