@@ -21203,7 +21203,7 @@ Arguments:
     }
     /**Update a user
 
-Changes name, email, msisdn or metadata; fields left out keep their value. A user changes their own profile; anyone else needs ADMIN at every customer the user acts for. A support user is changed with the organisation's API key alone: with a bearer token it answers 403 insufficient_role.
+Changes name, email, msisdn or metadata; fields left out keep their value. A user changes their own profile; anyone else needs ADMIN at every customer the user acts for. A support user is changed with the organisation's API key alone: with a bearer token it answers 403 insufficient_role. A new email ends the user's sessions: access tokens issued before are refused (401 invalid_bearer_token).
 
 Sends a `PUT` request to `/users/{userId}`
 
