@@ -177,7 +177,15 @@ pub async fn update(caller: &Caller, key: &str, req: wire::UpdateCustomerRequest
     }
     checks.finish()?;
     check_payment_profile(req.billing.as_ref())?;
-    if let Some(r) = &req.reference_id {
+    if let Some(r) = req.reference_id.as_ref().filter(|r| row.reference_id.as_ref() != Some(*r)) {
+        // `rid_` look-ups (and the integrator's own records) go by it: a
+        // user could point another system's references at this customer
+        if caller.user.is_some() {
+            return Err(Error::Forbidden {
+                code: InternalCode::InsufficientRole,
+                message: "A customer's referenceId is set with the organisation's API key alone.".into(),
+            });
+        }
         check_reference_free(store, caller.org, r, Some(row.id)).await?;
         row.reference_id = Some(r.clone());
     }

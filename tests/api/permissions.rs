@@ -107,6 +107,14 @@ async fn roles_decide_what_a_user_may_change() {
         assert_eq!(app.as_user(&w.admin_a, "PUT", &a, Some(json!({"name": "A AB"}))).await.status, 200);
         // a refused change changed nothing
         assert_eq!(app.call("GET", &a, None).await.body["name"], "A AB");
+        // the referenceId (what `rid_` finds it by) is the key's alone to set
+        app.as_user(&w.admin_a, "PUT", &a, Some(json!({"referenceId": "crm-a"})))
+            .await
+            .assert_error(403, "insufficient_role");
+        assert!(app.call("GET", &a, None).await.body.get("referenceId").is_none(), "the refused change changed nothing");
+        assert_eq!(app.call("PUT", &a, Some(json!({"referenceId": "crm-a"}))).await.status, 200);
+        let same = app.as_user(&w.manager_a, "PUT", &a, Some(json!({"referenceId": "crm-a", "name": "A AB"}))).await;
+        assert_eq!(same.status, 200, "naming the one it has is no change: {:#}", same.body);
         // only the organisation's key creates customers
         let c = json!({"customerType": "CONSUMER", "name": "New", "contact": {}});
         app.as_user(&w.admin_a, "POST", "/customers", Some(c)).await.assert_error(403, "insufficient_role");

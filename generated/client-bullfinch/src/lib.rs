@@ -17653,7 +17653,7 @@ Arguments:
     }
     /**Update a customer
 
-Changes a customer; fields left out keep their value. Records the events (x-events): `customer.updated`.
+Changes a customer; fields left out keep their value. A new `referenceId` is set with the organisation's API key alone: with a bearer token it answers 403 insufficient_role. Records the events (x-events): `customer.updated`.
 
 Sends a `PUT` request to `/customers/{customerId}`
 

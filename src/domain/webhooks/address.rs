@@ -46,14 +46,13 @@ pub async fn check(property: &str, url: &str, policy: &WebhookUrls) -> Result<ur
         return Err(invalid("unresolvable_host", format!("the host {host} does not resolve")));
     }
     if let Some(ip) = addresses.iter().find(|ip| !policy.internet.is_public(**ip)) {
+        // (what a name resolves to inside the server's network is not the
+        // tenant's to learn: the message names only what the URL says)
         let what = match host {
-            url::Host::Domain(name) => format!("the host {name} resolves to {ip}"),
-            _ => format!("{ip} is"),
+            url::Host::Domain(name) => format!("the host {name} does not resolve to public addresses only"),
+            _ => format!("{ip} is a loopback, private, link-local or reserved address"),
         };
-        return Err(invalid(
-            "private_address",
-            format!("{what} a loopback, private, link-local or reserved address; webhooks go to public addresses only"),
-        ));
+        return Err(invalid("private_address", format!("{what}; webhooks go to public addresses only")));
     }
     Ok(parsed)
 }
@@ -111,8 +110,9 @@ impl reqwest::dns::Resolve for Resolving {
             if addresses.is_empty() {
                 return Err(format!("{host} does not resolve").into());
             }
-            if let Some(a) = addresses.iter().find(|a| !allow_private && !internet.is_public(a.ip())) {
-                return Err(format!("{host} resolves to {}, not a public address", a.ip()).into());
+            if !allow_private && addresses.iter().any(|a| !internet.is_public(a.ip())) {
+                // (the attempt's error is the tenant's to read: no address)
+                return Err(format!("{host} does not resolve to public addresses only").into());
             }
             let dialed = addresses.into_iter().map(|a| internet.dial(a)).collect::<std::io::Result<Vec<_>>>()?;
             Ok(Box::new(dialed.into_iter()) as reqwest::dns::Addrs)
@@ -163,7 +163,15 @@ fn is_public_v6(ip: Ipv6Addr) -> bool {
         // NAT64 (64:ff9b::/96) and IPv4-compatible (::/96) forms hide an
         // IPv4 address that may be private
         || (first == 0x0064 && ip.segments()[1] == 0xff9b)
-        || ip.segments()[..6].iter().all(|s| *s == 0))
+        || ip.segments()[..6].iter().all(|s| *s == 0)
+        // IPv4-translated, ::ffff:0:0:0/96 (SIIT)
+        || (ip.segments()[..4].iter().all(|s| *s == 0) && ip.segments()[4] == 0xffff && ip.segments()[5] == 0)
+        // 6to4 (2002::/16) and Teredo (2001::/32) tunnel to an IPv4
+        // address written inside, which may be private
+        || first == 0x2002
+        || (first == 0x2001 && ip.segments()[1] == 0)
+        // site-local, fec0::/10 (deprecated, still routed inside some networks)
+        || (first & 0xffc0) == 0xfec0)
 }
 
 #[cfg(test)]
@@ -175,7 +183,8 @@ mod tests {
         for ip in [
             "127.0.0.1", "10.1.2.3", "172.16.0.1", "192.168.1.1", "169.254.169.254", "0.0.0.0", "100.64.0.1",
             "224.0.0.1", "255.255.255.255", "192.0.2.1", "::1", "::", "fc00::1", "fe80::1", "::ffff:127.0.0.1",
-            "::ffff:10.0.0.1", "64:ff9b::a00:1", "2001:db8::1",
+            "::ffff:10.0.0.1", "64:ff9b::a00:1", "2001:db8::1", "2002:a00:1::1", "2001:0:4136:e378::1", "fec0::1",
+            "feff::1", "::ffff:0:a00:1",
         ] {
             assert!(!is_public(ip.parse().unwrap()), "{ip} is not public");
         }
