@@ -1,7 +1,7 @@
 //! The discarded stand-ins of the mail outbox (written, with this job, so
 //! that a login for an unknown address costs what one for a user does) are
 //! deleted a day after they were written, whether or not SMTP is
-//! configured.
+//! configured; a sent message's (blanked) record a day after it was sent.
 
 use super::{Outcome, Worker};
 use crate::store::JobKind;

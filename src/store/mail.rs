@@ -67,7 +67,8 @@ fn from_row(r: &AnyRow) -> Result<Mail> {
     })
 }
 
-/// How long a discarded stand-in is kept before the cleanup deletes it.
+/// How long a discarded stand-in, or a sent message's record, is kept
+/// before the cleanup deletes it.
 const DISCARDED_KEPT_HOURS: i64 = 24;
 
 /// Inserts a message.
@@ -103,10 +104,11 @@ impl Store {
         Store::schedule_job(tx, JobKind::MailCleanup, &id, None, due, now).await
     }
 
-    /// Deletes the discarded stand-in `id` (the mail.cleanup job).
+    /// Deletes the discarded stand-in or sent message `id` (the
+    /// mail.cleanup job); a message still queued stays.
     pub async fn forget_discarded_mail(&self, id: &str) -> Result<()> {
         let mut tx = self.begin().await?;
-        tx.execute(sqlx::query("DELETE FROM mail_outbox WHERE id = $1 AND status = 'discarded'").bind(id)).await?;
+        tx.execute(sqlx::query("DELETE FROM mail_outbox WHERE id = $1 AND status IN ('discarded', 'sent')").bind(id)).await?;
         tx.commit().await
     }
 
@@ -130,19 +132,24 @@ impl Store {
         row.as_ref().map(from_row).transpose()
     }
 
-    /// Records a try: `Ok` marks the message sent; `Err(reason)` keeps it
+    /// Records a try: `Ok` marks the message sent, blanks its subject and
+    /// body (a login code is no one's to read once it is on its way) and
+    /// has the cleanup delete the record a day later; `Err(reason)` keeps it
     /// queued with the reason (its job says when it is tried again).
     pub async fn mail_sent(&self, id: &str, outcome: std::result::Result<(), String>, now: DateTime<Utc>) -> Result<()> {
         let mut tx = self.begin().await?;
-        let q = match &outcome {
-            Ok(()) => sqlx::query("UPDATE mail_outbox SET status = 'sent', sent_at = $1, attempts = attempts + 1 WHERE id = $2")
-                .bind(ts(now))
-                .bind(id),
-            Err(reason) => sqlx::query("UPDATE mail_outbox SET last_error = $1, attempts = attempts + 1 WHERE id = $2")
-                .bind(reason.as_str())
-                .bind(id),
-        };
-        tx.execute(q).await?;
+        match &outcome {
+            Ok(()) => {
+                let sent = "UPDATE mail_outbox SET status = 'sent', sent_at = $1, attempts = attempts + 1, subject = '', body = '' WHERE id = $2";
+                tx.execute(sqlx::query(sent).bind(ts(now)).bind(id)).await?;
+                let due = now + chrono::Duration::hours(DISCARDED_KEPT_HOURS);
+                Store::schedule_job(&mut tx, JobKind::MailCleanup, id, None, due, now).await?;
+            }
+            Err(reason) => {
+                let failed = "UPDATE mail_outbox SET last_error = $1, attempts = attempts + 1 WHERE id = $2";
+                tx.execute(sqlx::query(failed).bind(reason.as_str()).bind(id)).await?;
+            }
+        }
         tx.commit().await?;
         Ok(())
     }
