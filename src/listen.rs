@@ -18,6 +18,8 @@ use chrono::{DateTime, Duration, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -84,19 +86,45 @@ impl State {
         if bytes == *last {
             return Ok(());
         }
-        // written whole, then renamed over the old one: never half a file
+        // written whole, then renamed over the old one: never half a file;
+        // readable by its owner alone (it holds the signing secret and
+        // events' data)
         let tmp = path.with_extension("tmp");
-        std::fs::write(&tmp, &bytes)?;
+        let _ = std::fs::remove_file(&tmp);
+        let mut file = std::fs::OpenOptions::new().write(true).create_new(true).mode(0o600).open(&tmp).with_context(|| format!("writing {}", tmp.display()))?;
+        file.write_all(&bytes)?;
+        file.sync_all()?;
+        drop(file);
         std::fs::rename(&tmp, path).with_context(|| format!("writing {}", path.display()))?;
         *last = bytes;
         Ok(())
     }
 }
 
+/// The API's URL must be https, unless it is on this machine: the key goes
+/// with every request.
+fn check_api_url(api_url: &str) -> anyhow::Result<()> {
+    let url = url::Url::parse(api_url).with_context(|| format!("--api-url {api_url}"))?;
+    let local = match url.host() {
+        Some(url::Host::Ipv4(ip)) => ip.is_loopback(),
+        Some(url::Host::Ipv6(ip)) => ip.is_loopback(),
+        Some(url::Host::Domain(name)) => name.eq_ignore_ascii_case("localhost"),
+        None => false,
+    };
+    match url.scheme() {
+        "https" => Ok(()),
+        "http" if local => Ok(()),
+        _ => bail!("--api-url must be https (http only to this machine): the API key goes with every request"),
+    }
+}
+
 /// Forwards events until `stop` resolves; `say` gets each line to show.
 pub async fn run(opts: Options, clock: Arc<Clock>, mut say: impl FnMut(String), stop: impl std::future::Future<Output = ()>) -> anyhow::Result<()> {
+    check_api_url(&opts.api_url)?;
+    let first_start = !opts.state.exists();
     let mut state = State::load(&opts.state)?;
-    let http = reqwest::Client::builder().timeout(std::time::Duration::from_secs(15)).build()?;
+    // a redirect would carry the key (or an event) wherever it points
+    let http = reqwest::Client::builder().timeout(std::time::Duration::from_secs(15)).redirect(reqwest::redirect::Policy::none()).build()?;
     if state.newest.is_none() {
         // a first start forwards what happens from now on: what the log
         // already holds is only marked seen
@@ -105,12 +133,12 @@ pub async fn run(opts: Options, clock: Arc<Clock>, mut say: impl FnMut(String), 
     }
     let mut saved = vec![];
     state.save(&opts.state, &mut saved)?;
-    say(format!(
-        "Forwarding events to {}. Your webhook signing secret is {} (kept in {}).",
-        opts.forward_to,
-        state.secret,
-        opts.state.display()
-    ));
+    // the secret is shown once, when it is made; later it is in the file
+    say(if first_start {
+        format!("Forwarding events to {}. Your webhook signing secret is {} (kept in {}).", opts.forward_to, state.secret, opts.state.display())
+    } else {
+        format!("Forwarding events to {} (the webhook signing secret is kept in {}).", opts.forward_to, opts.state.display())
+    });
     tokio::pin!(stop);
     loop {
         let fresh = read_log(&http, &opts, &mut state).await?;

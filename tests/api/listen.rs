@@ -60,6 +60,9 @@ async fn listen_forwards_new_events_signed_retries_and_resumes() {
         let mut listening = Listening::start(&app, &opts);
         let banner = listening.line().await;
         let secret = banner.split_whitespace().find(|w| w.starts_with("whsec_")).expect("the secret is printed").to_string();
+        // the state file (the secret, events' data) is its owner's alone
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&state).unwrap().permissions().mode() & 0o777, 0o600);
 
         // new events only, as the server would deliver them, of the types asked for
         let customer = new_customer(&app, &app.key, "Listened AB").await;
@@ -91,7 +94,8 @@ async fn listen_forwards_new_events_signed_retries_and_resumes() {
         // stopped, then started again: what happened meanwhile, once, same secret
         new_customer(&app, &app.key, "While stopped AB").await;
         let mut listening = Listening::start(&app, &opts);
-        assert!(listening.line().await.contains(&secret));
+        let banner = listening.line().await;
+        assert!(!banner.contains(&secret) && banner.contains("kept in"), "the secret is shown once: {banner}");
         assert_eq!(receiver.next().await.json()["data"]["name"], "While stopped AB");
         listening.line().await;
         new_customer(&app, &app.key, "After AB").await;
@@ -103,6 +107,11 @@ async fn listen_forwards_new_events_signed_retries_and_resumes() {
         let wrong = Options { api_key: "sk_nope".into(), state: state.with_extension("other"), ..opts.clone() };
         let refused = run(wrong, app.clock.clone(), |_| {}, std::future::pending()).await.unwrap_err();
         assert!(refused.to_string().contains("401"), "{refused}");
+        // the key goes only over https, or to this machine
+        let plain = Options { api_url: "http://switchboard.example.invalid/api/v2".into(), state: state.with_extension("plain"), ..opts.clone() };
+        let refused = run(plain, app.clock.clone(), |_| {}, std::future::pending()).await.unwrap_err();
+        assert!(refused.to_string().contains("must be https"), "{refused}");
+        assert!(!state.with_extension("plain").exists(), "refused before anything was written");
         listening.stop().await;
         let _ = std::fs::remove_file(&state);
         app
