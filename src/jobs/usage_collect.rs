@@ -1,5 +1,6 @@
 //! Usage arrives: reads the network's usage feed and records each record
-//! for the subscription whose current SIM and number it names. The feed
+//! for the subscription whose current SIM and number it names, in the
+//! organisation that holds the SIM. The feed
 //! position is kept in memory: after a restart (or on another instance)
 //! the feed is read again from its start, and a record already recorded
 //! changes nothing (its id is kept with it). A record naming no
@@ -31,13 +32,13 @@ pub fn drain(network: Arc<dyn Network>) -> Drain {
                         return Ok(done);
                     }
                     for (at, u) in batch {
-                        match store.subscriptions_on_sim(&u.iccid, &u.msisdn).await?[..] {
-                            [(org, id)] => match record::record(&store, org, id, &u.record, clock.now()).await {
+                        match store.subscription_on_sim(&u.iccid, &u.msisdn).await? {
+                            Some((org, id)) => match record::record(&store, org, id, &u.record, clock.now()).await {
                                 Ok(fresh) => done += usize::from(fresh),
                                 Err(e @ Error::Invalid(_)) => tracing::warn!(iccid = %u.iccid, record = %u.record.record_id, error = %e, "usage skipped"),
                                 Err(e) => return Err(e),
                             },
-                            ref found => tracing::warn!(iccid = %u.iccid, msisdn = %u.msisdn, matches = found.len(), "usage names no one subscription; skipped"),
+                            None => tracing::warn!(iccid = %u.iccid, msisdn = %u.msisdn, "usage names no subscription on its SIM; skipped"),
                         }
                         position.store(at, Ordering::SeqCst);
                     }

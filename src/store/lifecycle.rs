@@ -2,7 +2,7 @@
 //! order's), the subscriptions with something due, and the SIMs
 //! each has had.
 
-use super::{Store, SubscriptionRow, Tx, ts};
+use super::{Held, Store, SubscriptionRow, Tx, ts};
 use crate::error::Result;
 use crate::wire::latest::SimCardType;
 use chrono::{DateTime, Utc};
@@ -69,18 +69,8 @@ impl Store {
         rows.iter().map(|r| super::parse_uuid(&r.try_get::<String, _>("id")?)).collect()
     }
 
-    /// Whether a subscription of `org` has (or had) the SIM `iccid`.
-    pub async fn iccid_taken(&self, org: Uuid, iccid: &str) -> Result<bool> {
-        let row = sqlx::query("SELECT iccid FROM sims WHERE org_id = $1 AND iccid = $2")
-            .bind(org.to_string())
-            .bind(iccid)
-            .fetch_optional(&self.pool)
-            .await?;
-        Ok(row.is_some())
-    }
-
-    /// `subscription` is now on SIM `iccid`; every SIM it had before is
-    /// blocked for good.
+    /// `subscription` is now on SIM `iccid`, which it holds for good; every
+    /// SIM it had before is blocked for good.
     pub async fn put_on_sim(
         tx: &mut Tx,
         org: Uuid,
@@ -91,6 +81,7 @@ impl Store {
         now: DateTime<Utc>,
     ) -> Result<()> {
         Store::block_sims(tx, subscription, now).await?;
+        Store::hold(tx, Held::Iccid, iccid, org, subscription, now).await?;
         tx.execute(
             sqlx::query(
                 "INSERT INTO sims (org_id, iccid, subscription_id, sim_type, status, activation_code, created_at)

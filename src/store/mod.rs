@@ -8,6 +8,7 @@ mod customers;
 mod deliveries;
 mod events;
 mod group;
+mod holds;
 mod idempotency;
 mod jobs;
 mod keys;
@@ -28,6 +29,7 @@ pub use catalog::{CatalogDoc, Change, Columns, GroupDoc, Kind, OfferingDoc, Offe
 pub use customers::{CustomerFilter, CustomerRow, IdOrRef, Link};
 pub use deliveries::{After, AttemptRow, DeliveryRow, DeliveryWork, Recorded, Which, delivery_subject, parse_delivery_subject};
 pub use events::{EventFilter, EventRow};
+pub use holds::Held;
 pub use idempotency::{EXPIRY_SUBJECT, KeyTimes, StoredAnswer};
 pub use jobs::{Job, JobKind};
 pub use keys::{ApiKeyRecord, NewApiKey};

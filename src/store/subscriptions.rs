@@ -213,16 +213,6 @@ impl Store {
 
 
 
-    /// Whether a subscription of `org` that is not cancelled has `msisdn`.
-    pub async fn msisdn_in_use(&self, org: Uuid, msisdn: &str) -> Result<bool> {
-        let row = sqlx::query("SELECT id FROM subscriptions WHERE org_id = $1 AND msisdn = $2 AND status <> 'CANCELLED'")
-            .bind(org.to_string())
-            .bind(msisdn)
-            .fetch_optional(&self.pool)
-            .await?;
-        Ok(row.is_some())
-    }
-
     pub async fn subscription_reference_taken(&self, org: Uuid, reference_id: &str) -> Result<bool> {
         let row = sqlx::query("SELECT id FROM subscriptions WHERE org_id = $1 AND reference_id = $2")
             .bind(org.to_string())

@@ -97,18 +97,6 @@ fn period_usage(r: &AnyRow) -> Result<PeriodUsage> {
 const PERIOD_COLUMNS: &str = "data_kb, voice_seconds, sms, ild_seconds, ild_charged_minor, notices, updated_at";
 
 impl Store {
-    /// The subscriptions (organisation, id) whose current SIM is `iccid`
-    /// with number `msisdn`: one, unless two organisations' test data
-    /// share both.
-    pub async fn subscriptions_on_sim(&self, iccid: &str, msisdn: &str) -> Result<Vec<(Uuid, Uuid)>> {
-        let rows = sqlx::query("SELECT org_id, id FROM subscriptions WHERE iccid = $1 AND msisdn = $2")
-            .bind(iccid)
-            .bind(msisdn)
-            .fetch_all(&self.pool)
-            .await?;
-        rows.iter().map(|r| Ok((parse_uuid(&r.try_get::<String, _>("org_id")?)?, parse_uuid(&r.try_get::<String, _>("id")?)?))).collect()
-    }
-
     /// Keeps `record` of `subscription`, counted in the period beginning
     /// `period`; false when it was kept already (nothing changes then).
     pub async fn insert_usage_record(tx: &mut Tx, org: Uuid, subscription: Uuid, record: &UsageRecord, period: NaiveDate, now: DateTime<Utc>) -> Result<bool> {

@@ -461,7 +461,10 @@ async fn listed_and_orderable(app: &TestApp, offerings: &[Generated]) -> (Vec<bo
     let r = call("POST", "/customers".into(), Some(customer)).await;
     assert_eq!(r.status, 201, "{:#}", r.body);
     let plan = switchboard::domain::catalog::entity_id(org, "offering", "plan");
-    let body = json!({"customerId": r.body["customerId"], "productOfferingId": plan, "subscription": {"simType": "ESIM", "msisdn": "+46701239100"}});
+    // a number of its own each time: a live number is held installation-wide
+    static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(9100);
+    let msisdn = format!("+4670123{:04}", NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+    let body = json!({"customerId": r.body["customerId"], "productOfferingId": plan, "subscription": {"simType": "ESIM", "msisdn": msisdn}});
     let r = call("POST", "/subscriptions".into(), Some(body)).await;
     assert_eq!(r.status, 201, "{:#}", r.body);
     let (subscription, customer) = (r.body["subscriptionId"].clone(), r.body["customer"]["customerId"].clone());

@@ -27,6 +27,7 @@ mod revisions;
 mod store;
 mod subscribers;
 mod subscriptions;
+mod tenancy;
 mod sweeps;
 mod usage;
 mod users;

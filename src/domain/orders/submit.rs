@@ -11,7 +11,7 @@ use crate::domain::access::Role;
 use crate::domain::{Caller, catalog, customers, licenses, subscriptions};
 use crate::error::{Detail, Error, InternalCode, Result};
 use crate::events::{self, Event};
-use crate::store::{IdOrRef, OfferingRow, OrderRow, Store, SubscriptionRow, Tx};
+use crate::store::{Held, IdOrRef, OfferingRow, OrderRow, Store, SubscriptionRow, Tx};
 use crate::wire::latest::{self as wire, ProductType as T};
 use std::collections::HashSet;
 
@@ -52,14 +52,16 @@ fn not_submittable(details: Vec<Detail>) -> Error {
     }
 }
 
-/// Numbers and references the new subscriptions take must be free.
+/// Numbers and references the new subscriptions take must be free: a
+/// number in the whole installation (the network is one), a reference
+/// within the organisation. Who holds a number is not said.
 async fn check_new_subscriptions(caller: &Caller, doc: &OrderDoc, bad: &mut Vec<Detail>) -> Result<()> {
     let mut numbers = HashSet::new();
     let mut references = HashSet::new();
     for (i, l) in doc.lines.iter().enumerate() {
         let Some(s) = &l.subscription else { continue };
-        if !numbers.insert(s.msisdn.to_string()) || caller.store.msisdn_in_use(caller.org, &s.msisdn).await? {
-            bad.push(Detail::new(format!("lineItems[{i}].subscription.msisdn"), "msisdn_in_use", "another subscription has this number"));
+        if !numbers.insert(s.msisdn.to_string()) || caller.store.held(Held::Msisdn, &s.msisdn).await? {
+            bad.push(Detail::new(format!("lineItems[{i}].subscription.msisdn"), "msisdn_in_use", "the number is in use"));
         }
         if let Some(r) = &s.reference_id {
             if !references.insert(r.to_string()) || caller.store.subscription_reference_taken(caller.org, r).await? {

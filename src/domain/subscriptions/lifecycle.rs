@@ -13,7 +13,7 @@ use crate::domain::values::iccid;
 use crate::error::{Error, InternalCode, Result};
 use crate::events::{self, Event};
 use crate::network::{Activation, Network, Refused, Sim};
-use crate::store::{JobKind, Stateful, Store, SubscriptionRow, Tx};
+use crate::store::{Held, JobKind, Stateful, Store, SubscriptionRow, Tx};
 use crate::wire::latest::{self as wire, SimCardType, SubscriptionStatus as Status};
 use chrono::{DateTime, Months, NaiveTime, Utc};
 
@@ -50,10 +50,11 @@ fn check_iccid(value: Option<&String>) -> Result<()> {
     }
 }
 
-/// The SIM `value` names, if no subscription of the organisation has had it.
+/// The SIM `value` names, if no subscription has had it (in the whole
+/// installation: the network is one; whose it was is not said).
 async fn free_sim(caller: &Caller, value: &str) -> Result<Sim> {
-    if caller.store.iccid_taken(caller.org, value).await? {
-        return Err(conflict(InternalCode::IccidTaken, "A subscription of the organisation has (or had) this ICCID.", "iccid"));
+    if caller.store.held(Held::Iccid, value).await? {
+        return Err(conflict(InternalCode::IccidTaken, "This ICCID is in use or was used before.", "iccid"));
     }
     Ok(Sim { iccid: value.to_string(), activation_code: None })
 }
@@ -129,6 +130,7 @@ pub async fn commit(
     }
     if after.status == Status::Cancelled {
         Store::block_sims(&mut tx, id, at).await?;
+        Store::release_number(&mut tx, id).await?;
     }
     if let Some(due) = after.life.due_at().filter(|d| before.life.due_at() != Some(*d)) {
         Store::schedule_job(&mut tx, JobKind::SubscriptionScheduled, &id.to_string(), Some(org), due, caller.now).await?;
@@ -182,6 +184,10 @@ impl Moves<'_> {
         }
         let mut after = before.clone();
         after.status = SUBSCRIPTION.next(op, before.status)?;
+        // the network is addressed by the number: only its holder moves it
+        if !self.caller.store.holds_number(self.caller.org, before.id, &before.msisdn).await? {
+            return Err(conflict(InternalCode::NumberNotHeld, "Another subscription holds this number at the network: this one cannot be moved.", "msisdn"));
+        }
         after.life.status_reason = reason;
         after.updated_at = self.caller.now;
         Ok((before, after))

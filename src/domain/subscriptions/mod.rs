@@ -17,7 +17,7 @@ use crate::wire::latest::{ProductCategory, SimCardType, SubscriptionStatus};
 use crate::wire::latest::params::SubscriptionListQuery;
 use crate::wire::latest as wire;
 use crate::error::{Error, InternalCode, Result};
-use crate::store::{Cursor, IdOrRef, Life, OfferingRow, Store, SubscriptionFilter, SubscriptionRow, Terms, Tx, limit_or_default};
+use crate::store::{Cursor, Held, IdOrRef, Life, OfferingRow, Store, SubscriptionFilter, SubscriptionRow, Terms, Tx, limit_or_default};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
@@ -187,6 +187,7 @@ pub async fn create_pending(
         life: Life { binding_months, ..Life::default() },
     };
     Store::insert_subscription(tx, org, &row).await?;
+    Store::hold(tx, Held::Msisdn, &row.msisdn, org, row.id, now).await?;
     to_wire(&row, offering_wire, None)
 }
 

@@ -45,7 +45,7 @@ impl Fixtures {
         // a submitted order: a subscription and a license assigned to it
         let lines = json!([
             {"type": "SUBSCRIPTION", "productOfferingId": offering,
-             "subscription": {"simType": "ESIM", "msisdn": "+46701234568", "referenceId": format!("{tag}-subscription")}},
+             "subscription": {"simType": "ESIM", "msisdn": number_of(tag), "referenceId": format!("{tag}-subscription")}},
         ]);
         let bought = app.call_as(Some(key), "POST", "/orders", Some(json!({"customerId": customer_id, "lineItems": lines})), &[]).await;
         let bought = app.call_as(Some(key), "POST", &format!("/orders/{}/submit", bought.body["orderId"].as_str().unwrap()), None, &[]).await;
@@ -118,6 +118,12 @@ pub fn with_fixtures(body: &Value, fixtures: &Fixtures) -> Value {
         Value::Array(items) => Value::Array(items.iter().map(|i| with_fixtures(i, fixtures)).collect()),
         other => other.clone(),
     }
+}
+
+/// The number of the subscription of the fixtures tagged `tag`: each
+/// organisation's its own, as a live number is held installation-wide.
+fn number_of(tag: &str) -> String {
+    format!("+467012{:05}", tag.bytes().map(u32::from).sum::<u32>())
 }
 
 /// A new subscription of our customer (the `n`th, numbered for its
