@@ -9,6 +9,8 @@ pub mod defaults {
     pub const PER_KEY_PER_SECOND: u32 = 100;
     pub const LOGIN_PER_ADDRESS_PER_MINUTE: u32 = 30;
     pub const LOGIN_PER_EMAIL_PER_MINUTE: u32 = 6;
+    pub const AUTH_FAILURES_PER_MINUTE: u32 = 30;
+    pub const LOGIN_FAILURES_PER_DAY: u32 = 10;
     pub const MAX_BODY_BYTES: usize = 1024 * 1024;
     pub const LOGIN_CODE_SECONDS: u32 = 600;
     pub const ACCESS_TOKEN_SECONDS: u32 = 3600;
@@ -30,6 +32,24 @@ pub struct Settings {
     /// Login requests (start and verify together) per minute for one email address.
     #[arg(long = "login-rate-limit-email", env = "SWITCHBOARD_LOGIN_RATE_LIMIT_EMAIL", default_value_t = defaults::LOGIN_PER_EMAIL_PER_MINUTE)]
     pub login_per_email_per_minute: u32,
+    /// Wrong login codes one email address may send in 24 hours, counted in
+    /// the database (so across every instance); past it, login for the
+    /// address answers 429 until the 24 hours from its first wrong code end.
+    #[arg(long = "login-failures-per-day", env = "SWITCHBOARD_LOGIN_FAILURES_PER_DAY", default_value_t = defaults::LOGIN_FAILURES_PER_DAY,
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
+    pub login_failures_per_day: u32,
+    /// Unknown or revoked API keys one client address may send per minute
+    /// (also its burst); past it, its requests answer 429 before any key is
+    /// looked at.
+    #[arg(long = "auth-failures-per-minute", env = "SWITCHBOARD_AUTH_FAILURES_PER_MINUTE", default_value_t = defaults::AUTH_FAILURES_PER_MINUTE)]
+    pub auth_failures_per_minute: u32,
+    /// Proxies in front of the server (addresses or CIDR blocks, e.g.
+    /// 10.0.0.0/8,::1): a request from one of them counts as coming from the
+    /// address its X-Forwarded-For names last that is not itself a listed
+    /// proxy. Without it, the connection's peer is the client and
+    /// X-Forwarded-For is ignored (a client could write anything there).
+    #[arg(long = "trusted-proxies", env = "SWITCHBOARD_TRUSTED_PROXIES", value_delimiter = ',', value_parser = proxy)]
+    pub trusted_proxies: Vec<ipnet::IpNet>,
     /// Largest request body accepted, in bytes; larger ones answer 413.
     #[arg(long, env = "SWITCHBOARD_MAX_BODY_BYTES", default_value_t = defaults::MAX_BODY_BYTES)]
     pub max_body_bytes: usize,
@@ -99,6 +119,9 @@ impl Default for Settings {
             per_key_per_second: defaults::PER_KEY_PER_SECOND,
             login_per_address_per_minute: defaults::LOGIN_PER_ADDRESS_PER_MINUTE,
             login_per_email_per_minute: defaults::LOGIN_PER_EMAIL_PER_MINUTE,
+            login_failures_per_day: defaults::LOGIN_FAILURES_PER_DAY,
+            auth_failures_per_minute: defaults::AUTH_FAILURES_PER_MINUTE,
+            trusted_proxies: vec![],
             max_body_bytes: defaults::MAX_BODY_BYTES,
             login_code_seconds: defaults::LOGIN_CODE_SECONDS,
             access_token_seconds: defaults::ACCESS_TOKEN_SECONDS,
@@ -111,6 +134,14 @@ impl Default for Settings {
             network_activation_delay_seconds: defaults::NETWORK_ACTIVATION_DELAY_SECONDS,
         }
     }
+}
+
+/// A `--trusted-proxies` entry: a CIDR block, or one address (its own block).
+fn proxy(text: &str) -> Result<ipnet::IpNet, String> {
+    let text = text.trim();
+    text.parse::<ipnet::IpNet>()
+        .or_else(|_| text.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+        .map_err(|_| format!("{text:?} is neither an IP address nor a CIDR block"))
 }
 
 /// `--webhooks-timeout-seconds`: whole seconds, 1 to 300. (Tests set a

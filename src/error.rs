@@ -194,6 +194,10 @@ pub enum Error {
     /// failing field of the same request).
     #[error("{message}")]
     Missing { code: InternalCode, message: String, details: Vec<Detail> },
+    /// 429: too many tries of something (wrong login codes for one
+    /// address); `retry_after` in whole seconds.
+    #[error("{message}")]
+    TooMany { message: String, retry_after: u64 },
     /// The database failed (a unique violation is a `Conflict` instead: the
     /// store says so).
     #[error("database: {0}")]

@@ -7,8 +7,9 @@ use base64::Engine;
 use chrono::{DateTime, Duration, Utc};
 use rand::RngCore;
 use sha2::{Digest, Sha256};
-use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use lru::LruCache;
+use std::num::NonZeroUsize;
+use std::sync::{Arc, Mutex};
 
 /// Every key starts with this, so a leaked one is recognisable in logs.
 pub const KEY_PREFIX: &str = "sbk_";
@@ -34,7 +35,9 @@ pub fn display_prefix(key: &str) -> String {
 /// How long a verified key (or a known-bad one) is trusted without asking
 /// the database again; a revoke takes effect within this time.
 pub const CACHE_TTL_SECONDS: i64 = 5;
-/// At most this many keys are cached; past it the cache starts over.
+/// At most this many keys are cached, the least recently used leaving
+/// first; unknown keys have a cache of their own, so inventing keys never
+/// pushes out the ones in use.
 const CACHE_CAPACITY: usize = 10_000;
 
 struct Entry {
@@ -46,7 +49,8 @@ struct Entry {
 pub struct KeyCache {
     store: Store,
     clock: Arc<Clock>,
-    entries: RwLock<HashMap<String, Entry>>,
+    known: Mutex<LruCache<String, Entry>>,
+    unknown: Mutex<LruCache<String, Entry>>,
 }
 
 impl std::fmt::Debug for KeyCache {
@@ -57,21 +61,23 @@ impl std::fmt::Debug for KeyCache {
 
 impl KeyCache {
     pub fn new(store: Store, clock: Arc<Clock>) -> Self {
-        KeyCache { store, clock, entries: RwLock::new(HashMap::new()) }
+        let capacity = NonZeroUsize::new(CACHE_CAPACITY).expect("nonzero");
+        KeyCache { store, clock, known: Mutex::new(LruCache::new(capacity)), unknown: Mutex::new(LruCache::new(capacity)) }
     }
 
     fn cached(&self, hash: &str) -> Option<Option<ApiKeyRecord>> {
-        let entries = self.entries.read().expect("key cache");
-        let e = entries.get(hash)?;
-        (self.clock.now() - e.fetched < Duration::seconds(CACHE_TTL_SECONDS)).then(|| e.key.clone())
+        let fresh = |e: &Entry| self.clock.now() - e.fetched < Duration::seconds(CACHE_TTL_SECONDS);
+        for cache in [&self.known, &self.unknown] {
+            if let Some(e) = cache.lock().expect("key cache").get(hash).filter(|e| fresh(e)) {
+                return Some(e.key.clone());
+            }
+        }
+        None
     }
 
     fn remember(&self, hash: String, key: Option<ApiKeyRecord>) {
-        let mut entries = self.entries.write().expect("key cache");
-        if entries.len() >= CACHE_CAPACITY {
-            entries.clear();
-        }
-        entries.insert(hash, Entry { key, fetched: self.clock.now() });
+        let cache = if key.is_some() { &self.known } else { &self.unknown };
+        cache.lock().expect("key cache").put(hash, Entry { key, fetched: self.clock.now() });
     }
 
     /// The active (unrevoked) key with this secret, if any.

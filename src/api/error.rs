@@ -179,6 +179,11 @@ impl From<Error> for ApiError {
             Error::Missing { code, message, details } => {
                 ApiError::new(ErrorStatusCode::NOT_FOUND, code, message).with_details(details)
             }
+            Error::TooMany { message, retry_after } => {
+                let mut e = ApiError::new(ErrorStatusCode::TOO_MANY_REQUESTS, InternalCode::TooManyRequests, message);
+                e.retry_after = Some(retry_after);
+                e
+            }
             Error::Database(e) => ApiError::internal(format_args!("database: {e}")),
             Error::Internal(m) => ApiError::internal(m),
         }

@@ -6,6 +6,7 @@ pub mod context;
 pub mod error;
 pub mod extract;
 mod addons;
+mod client;
 mod handlers;
 mod licenses;
 mod login;

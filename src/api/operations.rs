@@ -5,17 +5,22 @@ use super::context::Context;
 use super::error::ApiError;
 use super::extract::HeaderParams;
 use super::reply::Reply;
-use super::request::handle_open;
+use super::request::{handle_open, handle_open_sent};
 use super::revision::Revision;
 use crate::error::InternalCode;
 use crate::wire::latest::{params, types};
-use dropshot::{ErrorStatusCode, HttpResponseOk, Path, RequestContext};
+use dropshot::{Body, ErrorStatusCode, HttpResponseOk, Path, RequestContext};
+use http::Response;
 
 type Result<T> = std::result::Result<Reply<T>, ApiError>;
 
-/// A revision's published document (embedded at build time).
-fn document(revision: &Revision) -> types::OpenApiDocument {
-    types::OpenApiDocument(serde_json::from_str(revision.document()).expect("embedded documents are JSON objects"))
+/// A revision's published document, as embedded at build time.
+fn document(revision: &Revision) -> std::result::Result<Response<Body>, ApiError> {
+    Response::builder()
+        .status(http::StatusCode::OK)
+        .header(http::header::CONTENT_TYPE, "application/json")
+        .body(Body::from(revision.document()))
+        .map_err(|e| ApiError::internal(format!("the document's response: {e}")))
 }
 
 pub async fn health(rqctx: &RequestContext<Context>, headers: HeaderParams<params::HealthViewHeaders>) -> Result<HttpResponseOk<types::Health>> {
@@ -27,7 +32,7 @@ pub async fn health(rqctx: &RequestContext<Context>, headers: HeaderParams<param
 }
 
 pub async fn openapi(rqctx: &RequestContext<Context>, headers: HeaderParams<params::OpenapiViewHeaders>) -> Result<HttpResponseOk<types::OpenApiDocument>> {
-    handle_open(rqctx, headers, |_| async move { Ok(HttpResponseOk(document(Revision::current()))) }).await
+    handle_open_sent(rqctx, headers, || document(Revision::current())).await
 }
 
 pub async fn openapi_revision(
@@ -35,12 +40,12 @@ pub async fn openapi_revision(
     path: Path<params::OpenapiRevisionViewPath>,
     headers: HeaderParams<params::OpenapiRevisionViewHeaders>,
 ) -> Result<HttpResponseOk<types::OpenApiDocument>> {
-    handle_open(rqctx, headers, |_| async move {
+    handle_open_sent(rqctx, headers, || {
         let name = path.into_inner().document;
         let revision = name.strip_suffix(".json").and_then(Revision::by_name).ok_or_else(|| {
             ApiError::new(ErrorStatusCode::NOT_FOUND, InternalCode::NotFound, "No revision has this document.")
         })?;
-        Ok(HttpResponseOk(document(revision)))
+        document(revision)
     })
     .await
 }

@@ -55,9 +55,14 @@ impl<T: HttpCodedResponse> HttpResponse for Reply<T> {
             ReplyInner::Fresh(t) => t.into()?,
             ReplyInner::Raw(r) => r,
         };
-        if !resp.headers().contains_key(API_REVISION) {
-            resp.headers_mut().insert(API_REVISION, HeaderValue::from_static(self.revision));
+        let headers = resp.headers_mut();
+        if !headers.contains_key(API_REVISION) {
+            headers.insert(API_REVISION, HeaderValue::from_static(self.revision));
         }
+        // answers carry tenants' data, tokens and signing secrets: no cache
+        // keeps them, and no browser reads them as anything but JSON
+        headers.insert(http::header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        headers.insert(http::header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
         Ok(resp)
     }
     fn response_metadata() -> ApiEndpointResponse {

@@ -92,6 +92,12 @@ async fn bearer_user(ctx: &Context, value: &str, org: uuid::Uuid) -> Result<User
     Ok(UserAccess::new(claims.sub, grants))
 }
 
+/// The client address a request counts against (see `client`).
+fn client_of(rqctx: &RequestContext<Context>) -> std::net::IpAddr {
+    let ctx = rqctx.context();
+    super::client::address(rqctx.request.remote_addr().ip(), rqctx.request.headers(), &ctx.settings.trusted_proxies)
+}
+
 async fn authenticate(rqctx: &RequestContext<Context>, access: Access) -> Result<Caller, ApiError> {
     let ctx = rqctx.context();
     let headers = rqctx.request.headers();
@@ -105,7 +111,17 @@ async fn authenticate(rqctx: &RequestContext<Context>, access: Access) -> Result
             unauthorized(InternalCode::Unauthorized, "An X-Api-Key header is required.")
         });
     };
-    let record = api_key(ctx, secret).await?;
+    let client = client_of(rqctx);
+    if let Err(seconds) = ctx.limits.may_authenticate(client) {
+        return Err(too_many(seconds, "with unknown API keys from this address"));
+    }
+    let record = match api_key(ctx, secret).await {
+        Err(e) if e.status == ErrorStatusCode::UNAUTHORIZED => {
+            ctx.limits.failed_authentication(client);
+            return Err(e);
+        }
+        other => other?,
+    };
     // limit before the token's user is loaded, so a flood costs no queries
     if let Err(seconds) = ctx.limits.check_key(record.api_key_id) {
         return Err(too_many(seconds, "with this API key"));
@@ -150,12 +166,12 @@ where
 {
     answer(rqctx, |_| async move {
         let ctx = rqctx.context();
-        if let Err(seconds) = ctx.limits.check_address(rqctx.request.remote_addr().ip()) {
+        if let Err(seconds) = ctx.limits.check_login_address(client_of(rqctx)) {
             return Err(too_many(seconds, "from this address"));
         }
         headers.into_inner()?;
         let input = body.into_inner()?;
-        if let Err(seconds) = ctx.limits.check_email(email(&input)) {
+        if let Err(seconds) = ctx.limits.check_login_email(email(&input)) {
             return Err(too_many(seconds, "for this email address"));
         }
         let scope = match rqctx.request.headers().get("x-api-key").and_then(|v| v.to_str().ok()) {
@@ -169,6 +185,7 @@ where
             store: ctx.store.clone(),
             tokens: ctx.tokens.clone(),
             code_seconds: i64::from(ctx.settings.login_code_seconds),
+            max_failures: ctx.settings.login_failures_per_day,
             now: ctx.clock.now(),
         };
         work(login, scope, input).await.map(Answered::Body)
@@ -282,6 +299,21 @@ where
     answer(rqctx, |_| async {
         headers.into_inner()?;
         body(rqctx.context().store.clone()).await.map(Answered::Body)
+    })
+    .await
+}
+
+/// Runs an open operation whose answer is built already: a published
+/// document, served as the bytes embedded at build time (re-serialising
+/// half a megabyte per request would be an easy load to put on the server).
+pub async fn handle_open_sent<T, H, F>(rqctx: &RequestContext<Context>, headers: HeaderParams<H>, body: F) -> Result<Reply<T>, ApiError>
+where
+    T: HttpCodedResponse,
+    F: FnOnce() -> Result<Response<Body>, ApiError>,
+{
+    answer(rqctx, |_| async {
+        headers.into_inner()?;
+        body().map(Answered::Sent)
     })
     .await
 }

@@ -31,6 +31,8 @@ pub struct Login {
     pub store: Store,
     pub tokens: std::sync::Arc<Tokens>,
     pub code_seconds: i64,
+    /// wrong codes an address may send in a day (`--login-failures-per-day`)
+    pub max_failures: u32,
     pub now: DateTime<Utc>,
 }
 
@@ -53,8 +55,25 @@ fn unauthorized(code: InternalCode, message: &str) -> Error {
 }
 
 impl Login {
+    /// 429 while the address has had too many wrong codes: the lockout
+    /// every instance sees, as the count is in the database. It holds for
+    /// addresses with and without an account alike.
+    async fn refuse_if_locked(&self, key: &str) -> Result<()> {
+        match self.store.login_locked_until(key, self.max_failures, self.now).await? {
+            Some(until) => Err(Error::TooMany {
+                message: format!(
+                    "Too many wrong login codes for this email address; login for it opens again at {}.",
+                    until.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+                ),
+                retry_after: u64::try_from((until - self.now).num_seconds()).unwrap_or(0).max(1),
+            }),
+            None => Ok(()),
+        }
+    }
+
     pub async fn start(&self, scope: Scope, email: &str) -> Result<(wire::EmailLoginChallenge, bool)> {
         let key = email_key(email);
+        self.refuse_if_locked(&key).await?;
         let org = match scope {
             Scope::Anywhere => None,
             Scope::Organisation(o) => Some(o),
@@ -126,8 +145,14 @@ impl Login {
         if let Scope::Nowhere = scope {
             return Err(unauthorized(InternalCode::InvalidApiKey, "The API key is unknown or revoked."));
         }
+        let key = email_key(&req.email);
+        self.refuse_if_locked(&key).await?;
         let hash = self.tokens.code_hash(&req.nonce, &req.code);
-        let redeemed = self.store.redeem_challenge(&req.nonce, &email_key(&req.email), &hash, self.now).await?.ok_or_else(refused)?;
+        let Some(redeemed) = self.store.redeem_challenge(&req.nonce, &key, &hash, self.max_failures, self.now).await? else {
+            // the wrong code that reaches the limit says so at once
+            self.refuse_if_locked(&key).await?;
+            return Err(refused());
+        };
         // a code started for one organisation is not redeemed with another's key
         if let Scope::Organisation(org) = scope {
             if org != redeemed.org || redeemed.scope_org.is_some_and(|s| s != org) {

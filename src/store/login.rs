@@ -1,7 +1,7 @@
 //! Email login state: server secrets, login challenges (one per started
 //! login, its code only as a keyed hash), and the user lookups login needs.
 
-use super::{Store, Tx, parse_uuid, ts};
+use super::{Store, Tx, parse_ts, parse_uuid, ts};
 use crate::error::Result;
 use chrono::{DateTime, Utc};
 use sqlx::Row;
@@ -9,6 +9,14 @@ use uuid::Uuid;
 
 /// Verifications a challenge allows; the sixth is refused even with the right code.
 pub const MAX_ATTEMPTS: i64 = 5;
+
+/// Wrong codes for an address count for this long from the first.
+pub const FAILURE_WINDOW_HOURS: i64 = 24;
+
+/// The start of the failure window that is still open at `now`.
+fn window_open_since(now: DateTime<Utc>) -> String {
+    ts(now - chrono::Duration::hours(FAILURE_WINDOW_HOURS))
+}
 
 pub struct NewChallenge<'a> {
     pub nonce: &'a str,
@@ -61,11 +69,33 @@ impl Store {
             .collect()
     }
 
-    /// Records a started login (and forgets challenges long expired).
+    /// Until when login for the address is refused: `max` wrong codes or
+    /// more within the window still open; None when it is not.
+    pub async fn login_locked_until(&self, email_key: &str, max: u32, now: DateTime<Utc>) -> Result<Option<DateTime<Utc>>> {
+        let row = sqlx::query("SELECT since FROM login_failures WHERE email_key = $1 AND failures >= $2 AND since > $3")
+            .bind(email_key)
+            .bind(i64::from(max))
+            .bind(window_open_since(now))
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|r| Ok(parse_ts(&r.try_get::<String, _>("since")?)? + chrono::Duration::hours(FAILURE_WINDOW_HOURS))).transpose()
+    }
+
+    /// Records a started login: the only live one of its address (every
+    /// earlier one expires now, so guesses cannot be spread over several
+    /// codes); forgets challenges long expired and wrong codes whose window
+    /// has closed.
     pub async fn insert_challenge(tx: &mut Tx, c: &NewChallenge<'_>, forget_before: DateTime<Utc>) -> Result<()> {
         tx.execute(
             sqlx::query("DELETE FROM login_challenges WHERE expires_at < $1")
                 .bind(ts(forget_before)),
+        )
+        .await?;
+        tx.execute(sqlx::query("DELETE FROM login_failures WHERE since <= $1").bind(window_open_since(c.created_at))).await?;
+        tx.execute(
+            sqlx::query("UPDATE login_challenges SET expires_at = $2 WHERE email_key = $1 AND expires_at > $2")
+                .bind(c.email_key)
+                .bind(ts(c.created_at)),
         )
         .await?;
         tx.execute(
@@ -88,14 +118,17 @@ impl Store {
 
     /// One verification of a challenge, as one atomic step: when `code_hash`
     /// matches a live challenge (unused, unexpired, under the attempt limit,
-    /// for this address, with a user) it is used up and its user returned;
-    /// otherwise the attempt is counted against the nonce.
-    pub async fn redeem_challenge(&self, nonce: &str, email_key: &str, code_hash: &str, now: DateTime<Utc>) -> Result<Option<Redeemed>> {
+    /// for this address, with a user) and the address is not locked (`max`
+    /// wrong codes in the window), it is used up, the address's wrong codes
+    /// are forgotten and its user returned; otherwise the attempt is counted
+    /// against the nonce and a wrong code against the address.
+    pub async fn redeem_challenge(&self, nonce: &str, email_key: &str, code_hash: &str, max: u32, now: DateTime<Utc>) -> Result<Option<Redeemed>> {
         let mut tx = self.begin().await?;
         let row = sqlx::query(
             "UPDATE login_challenges SET used_at = $4, attempts = attempts + 1
              WHERE nonce = $1 AND email_key = $2 AND code_hash = $3 AND used_at IS NULL
                AND attempts < $5 AND expires_at > $4 AND user_id IS NOT NULL
+               AND NOT EXISTS (SELECT 1 FROM login_failures f WHERE f.email_key = $2 AND f.failures >= $6 AND f.since > $7)
              RETURNING user_id, user_org_id, scope_org_id",
         )
         .bind(nonce)
@@ -103,19 +136,37 @@ impl Store {
         .bind(code_hash)
         .bind(ts(now))
         .bind(MAX_ATTEMPTS)
+        .bind(i64::from(max))
+        .bind(window_open_since(now))
         .fetch_optional(tx.conn().await?)
         .await?;
         let redeemed = match row {
-            Some(r) => Some(Redeemed {
-                user_id: parse_uuid(&r.try_get::<String, _>("user_id")?)?,
-                org: parse_uuid(&r.try_get::<String, _>("user_org_id")?)?,
-                scope_org: r.try_get::<Option<String>, _>("scope_org_id")?.map(|o| parse_uuid(&o)).transpose()?,
-            }),
+            Some(r) => {
+                tx.execute(sqlx::query("DELETE FROM login_failures WHERE email_key = $1").bind(email_key.to_string())).await?;
+                Some(Redeemed {
+                    user_id: parse_uuid(&r.try_get::<String, _>("user_id")?)?,
+                    org: parse_uuid(&r.try_get::<String, _>("user_org_id")?)?,
+                    scope_org: r.try_get::<Option<String>, _>("scope_org_id")?.map(|o| parse_uuid(&o)).transpose()?,
+                })
+            }
             None => {
                 tx.execute(
                     sqlx::query("UPDATE login_challenges SET attempts = attempts + 1 WHERE nonce = $1 AND used_at IS NULL AND attempts < $2")
-                        .bind(nonce)
+                        .bind(nonce.to_string())
                         .bind(MAX_ATTEMPTS),
+                )
+                .await?;
+                // a window that closed starts over at this wrong code
+                tx.execute(
+                    sqlx::query(
+                        "INSERT INTO login_failures (email_key, failures, since) VALUES ($1, 1, $2)
+                         ON CONFLICT (email_key) DO UPDATE SET
+                           failures = CASE WHEN login_failures.since > $3 THEN login_failures.failures + 1 ELSE 1 END,
+                           since = CASE WHEN login_failures.since > $3 THEN login_failures.since ELSE $2 END",
+                    )
+                    .bind(email_key.to_string())
+                    .bind(ts(now))
+                    .bind(window_open_since(now)),
                 )
                 .await?;
                 None

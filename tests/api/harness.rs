@@ -111,6 +111,7 @@ impl TestApp {
             per_key_per_second: 100_000,
             login_per_address_per_minute: 10_000,
             login_per_email_per_minute: 10_000,
+            auth_failures_per_minute: 10_000,
             ..Settings::default()
         }
     }

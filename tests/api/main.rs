@@ -10,6 +10,7 @@ mod catalog;
 mod customers;
 mod delivery;
 mod events;
+mod guessing;
 mod idempotency;
 mod jobs;
 mod license_terms;

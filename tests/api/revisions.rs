@@ -148,3 +148,26 @@ async fn clients_read_enum_values_they_do_not_know() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_answer_is_kept_by_no_cache_and_read_only_as_json() {
+    each_backend(|app| async move {
+        let http = TestApp::http(Some(&app.key));
+        let open = TestApp::http(None);
+        let answers = [
+            open.get(format!("{}/openapi.json", app.base)).send().await.unwrap(),
+            http.get(format!("{}/customers", app.base)).send().await.unwrap(),
+            open.get(format!("{}/customers", app.base)).send().await.unwrap(),
+            http.post(format!("{}/webhook-endpoints", app.base)).json(&serde_json::json!({"url": "https://hooks.acme.example/x"})).send().await.unwrap(),
+            open.post(format!("{}/auth/email/start", app.base)).json(&serde_json::json!({"email": "x@example.com"})).send().await.unwrap(),
+        ];
+        for a in answers {
+            assert_eq!((a.headers()["cache-control"].to_str().unwrap(), a.headers()["x-content-type-options"].to_str().unwrap()), ("no-store", "nosniff"), "{}", a.url());
+        }
+        // the published document is served as the bytes on disk
+        let served = open.get(format!("{}/openapi.json", app.base)).send().await.unwrap().text().await.unwrap();
+        assert_eq!(served, std::fs::read_to_string(format!("{}/spec/{BULLFINCH}.json", env!("CARGO_MANIFEST_DIR"))).unwrap());
+        app
+    })
+    .await;
+}

@@ -16577,7 +16577,7 @@ pub mod types {
         pub previous_secret_expires_at: ::std::option::Option<
             ::chrono::DateTime<::chrono::offset::Utc>,
         >,
-        ///The signing secret: `whsec_` and the base64 of 32 random bytes. Present only in the answers of create and rotate-secret; it is never shown again.
+        ///The signing secret: `whsec_` and the base64 of 32 random bytes. Present only in the answers of create and rotate-secret; it is never shown again, not even by a replay of either (the same X-Idempotency-Key answers without it: it is not stored with the answer).
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub secret: ::std::option::Option<WebhookEndpointSecret>,
         ///Whether events are sent to it.
@@ -16947,7 +16947,7 @@ pub mod types {
                 })
         }
     }
-    ///The signing secret: `whsec_` and the base64 of 32 random bytes. Present only in the answers of create and rotate-secret; it is never shown again.
+    ///The signing secret: `whsec_` and the base64 of 32 random bytes. Present only in the answers of create and rotate-secret; it is never shown again, not even by a replay of either (the same X-Idempotency-Key answers without it: it is not stored with the answer).
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct WebhookEndpointSecret(::std::string::String);
@@ -17460,7 +17460,7 @@ impl ClientHooks<crate::Credentials> for &Client {
 impl Client {
     /**Start an email login
 
-Mails a 6-digit login code to the address and answers with the nonce of this attempt. The answer is the same 202 whether or not the address belongs to a user, so it reveals nothing. The code works once, until expiresAt, and dies after 5 wrong attempts. Needs no credentials. Rate limited per client address and per email address.
+Mails a 6-digit login code to the address and answers with the nonce of this attempt. The answer is the same 202 whether or not the address belongs to a user, so it reveals nothing. The code works once, until expiresAt, and dies after 5 wrong attempts; a new start ends the code before it (one live code per address). After 10 wrong codes for an address within 24 hours (`--login-failures-per-day`, counted on every instance alike, whether or not the address has an account) login for it answers 429 until those 24 hours end. Needs no credentials. Rate limited per client address (IPv6 by its /64; behind a proxy named in `--trusted-proxies`, the address X-Forwarded-For names) and per email address.
 
 Sends a `POST` request to `/auth/email/start`
 
@@ -17524,7 +17524,7 @@ Arguments:
     }
     /**Finish an email login
 
-Exchanges the code from the mail for an access token. A wrong, expired, used or unknown code, or an address without a user, answers 401 (invalid_login_code) alike. Needs no credentials. Rate limited per client address and per email address.
+Exchanges the code from the mail for an access token. A wrong, expired, used, replaced or unknown code, or an address without a user, answers 401 (invalid_login_code) alike; each counts as a wrong code for the address, and the tenth within 24 hours (`--login-failures-per-day`) and everything after it until those 24 hours end answers 429. Needs no credentials. Rate limited per client address (IPv6 by its /64; behind a proxy named in `--trusted-proxies`, the address X-Forwarded-For names) and per email address.
 
 Sends a `POST` request to `/auth/email/verify`
 
