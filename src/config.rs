@@ -102,10 +102,15 @@ pub struct WebhookUrls {
     /// Accept http:// webhook URLs, not only https://.
     #[arg(long = "webhooks-allow-http", env = "SWITCHBOARD_WEBHOOKS_ALLOW_HTTP")]
     pub allow_http: bool,
+    /// Ports webhook URLs may name besides https's 443 (and http's 80, when
+    /// http is allowed), e.g. 8443. Any port goes with
+    /// --webhooks-allow-private.
+    #[arg(long = "webhooks-allow-ports", env = "SWITCHBOARD_WEBHOOKS_ALLOW_PORTS", value_delimiter = ',')]
+    pub allow_ports: Vec<u16>,
     /// Send every delivery through this HTTP proxy (an egress proxy, e.g.
     /// http://proxy.internal:3128), which then resolves receivers' names
     /// and decides which addresses they may reach.
-    #[arg(long = "webhooks-proxy", env = "SWITCHBOARD_WEBHOOKS_PROXY")]
+    #[arg(long = "webhooks-proxy", env = "SWITCHBOARD_WEBHOOKS_PROXY", hide_env_values = true)]
     pub proxy: Option<String>,
     /// How receivers' names resolve and where connections to them go: the
     /// system's, unless a test sets its own (no flag).
@@ -133,6 +138,21 @@ impl Default for Settings {
             webhook_timeout: webhook_timeout(defaults::WEBHOOK_TIMEOUT_SECONDS).expect("the default is in range"),
             network_activation_delay_seconds: defaults::NETWORK_ACTIVATION_DELAY_SECONDS,
         }
+    }
+}
+
+/// `url` fit for an error or a log line: its password (if any) replaced
+/// by `***`. Something that is not a URL is not shown at all, as it might
+/// be a secret pasted into the wrong place.
+pub fn without_password(url: &str) -> String {
+    match url::Url::parse(url) {
+        Ok(mut parsed) => {
+            if parsed.password().is_some() {
+                let _ = parsed.set_password(Some("***"));
+            }
+            parsed.to_string()
+        }
+        Err(_) => "(not a URL)".to_string(),
     }
 }
 

@@ -107,6 +107,7 @@ events! {
     SubscriptionPortInUpdated(wire::Subscription) = "subscription.portIn.updated",
     SubscriptionPortInCompleted(wire::Subscription) = "subscription.portIn.completed",
     SubscriptionPortInFailed(wire::Subscription) = "subscription.portIn.failed",
+    SubscriptionEsimActivationCodeViewed(wire::EsimActivationCodeViewed) = "subscription.esim_activation_code_viewed",
 }
 
 /// Writes `event` to the organisation's outbox, inside the transaction of
@@ -120,11 +121,11 @@ mod tests {
     use super::Event;
 
     #[test]
-    fn there_is_a_variant_for_each_of_the_32_types() {
+    fn there_is_a_variant_for_each_of_the_33_types() {
         let mut types = Event::TYPES.to_vec();
         types.sort();
         types.dedup();
-        assert_eq!(types.len(), 32);
+        assert_eq!(types.len(), 33);
     }
 
     /// The documents publish exactly the variants (and the integration

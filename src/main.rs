@@ -13,7 +13,7 @@ const DEFAULT_DATABASE: &str = "sqlite://switchboard.db";
 #[command(name = "switchboard", version, about = "Telecom Subscription Management API server")]
 struct Cli {
     /// sqlite://FILE or postgres://USER@HOST/DB
-    #[arg(long, global = true, env = "DATABASE_URL", default_value = DEFAULT_DATABASE)]
+    #[arg(long, global = true, env = "DATABASE_URL", default_value = DEFAULT_DATABASE, hide_env_values = true)]
     database_url: String,
     /// SQLite only: when a commit reaches the disk. `normal` (WAL): it
     /// survives a crash of the process; `full`: a loss of power too, at

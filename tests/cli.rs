@@ -245,3 +245,27 @@ fn admin_webhook_commands_manage_endpoints_and_the_revision() {
         let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
     }
 }
+
+/// No password of a database, SMTP or proxy URL shows in an error or in
+/// `--help` (whose defaults would show what the environment set).
+#[test]
+fn urls_never_show_their_passwords() {
+    let run = |args: &[&str], env: &[(&str, &str)]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_switchboard")).args(args).envs(env.iter().copied()).output().unwrap();
+        (out.status.success(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
+    };
+    let (ok, said) = run(&["--database-url", "mysql://u:hunter2@127.0.0.1/db", "admin", "org", "create", "--name", "X"], &[]);
+    assert!(!ok && said.contains("mysql://u:***@127.0.0.1/db") && !said.contains("hunter2"), "{said}");
+    let (url, file) = db();
+    let (ok, said) = run(&["--database-url", &url, "serve", "--listen", "127.0.0.1:0", "--smtp-url", "smtpx://u:hunter2@127.0.0.1"], &[]);
+    assert!(!ok && said.contains("SMTP URL") && !said.contains("hunter2"), "{said}");
+    let secrets = [
+        ("DATABASE_URL", "postgres://u:hunter2@127.0.0.1/db"),
+        ("SWITCHBOARD_SMTP_URL", "smtps://u:hunter2@127.0.0.1"),
+        ("SWITCHBOARD_WEBHOOKS_PROXY", "http://u:hunter2@127.0.0.1:3128"),
+        ("SWITCHBOARD_TOKEN_SECRET", "hunter2hunter2hunter2hunter2hunter2"),
+    ];
+    let (ok, said) = run(&["serve", "--help"], &secrets);
+    assert!(ok && !said.contains("hunter2"), "{said}");
+    let _ = std::fs::remove_file(file);
+}

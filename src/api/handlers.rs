@@ -173,6 +173,14 @@ impl SwitchboardApi for Handlers {
         read(&rqctx, headers, |c| async move { Ok(subscriptions::view(&c, &path.into_inner().subscription_id).await?) }).await
     }
 
+    async fn subscription_esim_activation_code_view(
+        rqctx: RequestContext<Context>,
+        path: Path<params::SubscriptionEsimActivationCodeViewPath>,
+        headers: HeaderParams<params::SubscriptionEsimActivationCodeViewHeaders>,
+    ) -> Result<HttpResponseOk<types::EsimActivationCode>> {
+        read(&rqctx, headers, |c| async move { Ok(subscriptions::esim::view(&c, &path.into_inner().subscription_id).await?) }).await
+    }
+
     async fn subscription_activate(
         rqctx: RequestContext<Context>,
         path: Path<params::SubscriptionActivatePath>,

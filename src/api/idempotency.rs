@@ -225,23 +225,26 @@ async fn store_form(response: Response<Body>) -> Result<(StoredAnswer, Response<
             .filter_map(|name| parts.headers.get(*name).and_then(|v| v.to_str().ok()).map(|v| (name.to_string(), v.to_string())))
             .collect(),
         // every answer of this API is JSON text
-        body: without_secret(String::from_utf8(bytes.to_vec()).map_err(|_| ApiError::internal("a response body is not UTF-8"))?),
+        body: without_secrets(String::from_utf8(bytes.to_vec()).map_err(|_| ApiError::internal("a response body is not UTF-8"))?),
     };
     Ok((answer, Response::from_parts(parts, Body::from(bytes))))
 }
 
-/// The stored copy of an answer keeps no signing secret (a webhook
-/// endpoint's create and rotate-secret answers): it is shown once, and a
-/// replay answers without it rather than keep it readable for a day.
-fn without_secret(body: String) -> String {
-    if !body.contains("\"secret\"") {
+/// Fields a stored answer never keeps: a webhook endpoint's signing
+/// `secret` (create, rotate-secret) and an eSIM's activation code
+/// (activate, change-sim). Each is shown once; a replay answers without it
+/// rather than keep it readable for a day.
+const NEVER_STORED: [&str; 2] = ["secret", "esimActivationCode"];
+
+fn without_secrets(body: String) -> String {
+    if !NEVER_STORED.iter().any(|field| body.contains(&format!("\"{field}\""))) {
         return body;
     }
     match serde_json::from_str::<serde_json::Value>(&body) {
-        Ok(serde_json::Value::Object(mut fields)) => match fields.remove("secret") {
-            Some(_) => serde_json::Value::Object(fields).to_string(),
-            None => body,
-        },
+        Ok(serde_json::Value::Object(mut fields)) => {
+            let removed = NEVER_STORED.iter().filter(|f| fields.remove(**f).is_some()).count();
+            if removed == 0 { body } else { serde_json::Value::Object(fields).to_string() }
+        }
         _ => body,
     }
 }

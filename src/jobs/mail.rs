@@ -28,7 +28,7 @@ impl Sender {
     /// `?tls=required`), smtps://user:pass@host (TLS).
     pub fn new(url: &str, from: &str) -> anyhow::Result<Sender> {
         let transport = AsyncSmtpTransport::<Tokio1Executor>::from_url(url)
-            .map_err(|e| anyhow::anyhow!("SMTP URL {url:?}: {e}"))?
+            .map_err(|e| anyhow::anyhow!("SMTP URL {}: {e}", crate::config::without_password(url)))?
             .timeout(Some(SEND_TIMEOUT))
             .build();
         let from = from.parse().map_err(|e| anyhow::anyhow!("mail sender {from:?}: {e}"))?;

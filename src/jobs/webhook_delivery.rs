@@ -50,7 +50,10 @@ impl Sender {
         // name, which may well be private); else the server does. The
         // environment's proxy settings (HTTP_PROXY, ...) are not webhooks'.
         let client = match &settings.webhooks.proxy {
-            Some(proxy) => client.proxy(reqwest::Proxy::all(proxy).map_err(|e| anyhow::anyhow!("--webhooks-proxy: {e}"))?),
+            Some(proxy) => client.proxy(
+                reqwest::Proxy::all(proxy)
+                    .map_err(|e| anyhow::anyhow!("--webhooks-proxy {}: {}", crate::config::without_password(proxy), e.without_url()))?,
+            ),
             None => {
                 let resolving = address::Resolving { internet: settings.webhooks.internet.clone(), allow_private: settings.webhooks.allow_private };
                 client.no_proxy().dns_resolver(Arc::new(resolving))

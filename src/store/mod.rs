@@ -97,7 +97,7 @@ impl Store {
         } else if url.starts_with("sqlite:") {
             Backend::Sqlite
         } else {
-            anyhow::bail!("unsupported database URL {url:?}: use sqlite://FILE or postgres://...");
+            anyhow::bail!("unsupported database URL {}: use sqlite://FILE or postgres://...", crate::config::without_password(url));
         };
         let url = match backend {
             Backend::Sqlite if !url.contains('?') => format!("{url}?mode=rwc"),

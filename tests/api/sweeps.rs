@@ -372,7 +372,14 @@ async fn idempotency_every_marked_operation_replays_a_retry() {
             assert!((200..300).contains(&first.status), "{label}: a request built to succeed answered {} {:#}", first.status, first.body);
             assert!(!first.replayed, "{label}: the first answer claims to be a replay");
             assert!(again.replayed, "{label}: a retry with the same key was not replayed ({} {:#})", again.status, again.body);
-            assert_eq!((again.status, &again.body), (first.status, &first.body), "{label}: the replay differs");
+            // a secret is shown once: the stored answer keeps no `secret`
+            // (a webhook endpoint's) or `esimActivationCode`
+            let mut shown_once = first.body.clone();
+            if let Some(fields) = shown_once.as_object_mut() {
+                fields.remove("secret");
+                fields.remove("esimActivationCode");
+            }
+            assert_eq!((again.status, &again.body), (first.status, &shown_once), "{label}: the replay differs");
         }
         app
     })

@@ -98,7 +98,9 @@ async fn urls_inside_the_network_and_plain_http_are_refused_by_default() {
             ("https://127.0.0.1/hooks", "private_address"),
             ("https://10.1.2.3/hooks", "private_address"),
             ("https://169.254.169.254/latest/meta-data", "private_address"),
-            ("https://[::1]:8443/hooks", "private_address"),
+            ("https://[::1]/hooks", "private_address"),
+            ("https://hooks.acme.example:8443/hooks", "port_not_allowed"),
+            ("https://hooks.acme.example:22/hooks", "port_not_allowed"),
             ("https://localhost/hooks", "private_address"),
             ("http://hooks.acme.example/hooks", "insecure_url"),
             ("ftp://hooks.acme.example/hooks", "invalid_format"),
@@ -275,6 +277,22 @@ async fn each_sdk_verifies_what_the_server_signs() {
         reference.insert("webhook-signature", "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=".parse().unwrap());
         let verdict = verify_at("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", &reference, br#"{"test": 2432232314}"#, five_minutes, 1614265330);
         assert!(matches!(verdict, Err(VerifyError::InvalidBody(_))), "{verdict:?}");
+        app
+    })
+    .await;
+}
+
+fn port_8443(s: &mut switchboard::config::Settings) {
+    s.webhooks.allow_ports = vec![8443];
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_port_other_than_443_only_when_the_operator_lists_it() {
+    each_backend_with(port_8443, |app| async move {
+        let r = app.call("POST", "/webhook-endpoints", Some(json!({"url": "https://hooks.acme.example:8443/hooks"}))).await;
+        assert_eq!(r.status, 201, "{:#}", r.body);
+        let r = app.call("POST", "/webhook-endpoints", Some(json!({"url": "https://hooks.acme.example:8080/hooks"}))).await;
+        assert_eq!(r.details(), [("url".to_string(), "port_not_allowed".to_string())]);
         app
     })
     .await;

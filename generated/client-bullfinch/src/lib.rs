@@ -3037,7 +3037,7 @@ pub mod types {
         ///The event types this endpoint receives; `*` for all of them. Default: ["*"].
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub events: ::std::option::Option<::std::vec::Vec<WebhookEventSelector>>,
-        ///Where events are POSTed: an https URL (http only when the server allows it). A host that resolves to a loopback, private, link-local or otherwise non-public address is refused with 400, unless the server allows private addresses.
+        ///Where events are POSTed: an https URL (http only when the server allows it). A host that resolves to a loopback, private, link-local or otherwise non-public address is refused with 400 (private_address), unless the server allows private addresses; so is a port other than the scheme's own (443) unless the server's operator lists it (port_not_allowed).
         pub url: CreateWebhookEndpointRequestUrl,
     }
     ///A note for the integrator's own use.
@@ -3096,7 +3096,7 @@ pub mod types {
                 })
         }
     }
-    ///Where events are POSTed: an https URL (http only when the server allows it). A host that resolves to a loopback, private, link-local or otherwise non-public address is refused with 400, unless the server allows private addresses.
+    ///Where events are POSTed: an https URL (http only when the server allows it). A host that resolves to a loopback, private, link-local or otherwise non-public address is refused with 400 (private_address), unless the server allows private addresses; so is a port other than the scheme's own (443) unless the server's operator lists it (port_not_allowed).
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct CreateWebhookEndpointRequestUrl(::std::string::String);
@@ -4783,6 +4783,204 @@ pub mod types {
         ///A value that would probably be accepted, when one is known.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub suggestion: ::std::option::Option<::serde_json::Value>,
+    }
+    ///A subscription's current eSIM profile: its ICCID and activation code.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct EsimActivationCode {
+        ///The activation code (LPA string) a device scans to download the profile.
+        #[serde(rename = "esimActivationCode")]
+        pub esim_activation_code: EsimActivationCodeEsimActivationCode,
+        ///The eSIM profile's ICCID.
+        pub iccid: EsimActivationCodeIccid,
+        ///The subscription's id.
+        #[serde(rename = "subscriptionId")]
+        pub subscription_id: ::uuid::Uuid,
+    }
+    ///The activation code (LPA string) a device scans to download the profile.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct EsimActivationCodeEsimActivationCode(::std::string::String);
+    impl ::std::ops::Deref for EsimActivationCodeEsimActivationCode {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<EsimActivationCodeEsimActivationCode>
+    for ::std::string::String {
+        fn from(value: EsimActivationCodeEsimActivationCode) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for EsimActivationCodeEsimActivationCode {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for EsimActivationCodeEsimActivationCode {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for EsimActivationCodeEsimActivationCode {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for EsimActivationCodeEsimActivationCode {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The eSIM profile's ICCID.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct EsimActivationCodeIccid(::std::string::String);
+    impl ::std::ops::Deref for EsimActivationCodeIccid {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<EsimActivationCodeIccid> for ::std::string::String {
+        fn from(value: EsimActivationCodeIccid) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for EsimActivationCodeIccid {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 20usize {
+                return Err("longer than 20 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for EsimActivationCodeIccid {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for EsimActivationCodeIccid {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for EsimActivationCodeIccid {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Who fetched a subscription's eSIM activation code (never the code).
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct EsimActivationCodeViewed {
+        ///The API key the request came with.
+        #[serde(rename = "apiKeyId")]
+        pub api_key_id: ::uuid::Uuid,
+        ///Its customer's id.
+        #[serde(rename = "customerId")]
+        pub customer_id: ::uuid::Uuid,
+        ///The eSIM profile's ICCID.
+        pub iccid: EsimActivationCodeViewedIccid,
+        ///The subscription's id.
+        #[serde(rename = "subscriptionId")]
+        pub subscription_id: ::uuid::Uuid,
+        ///The user of the request's bearer token; absent for the API key alone.
+        #[serde(
+            rename = "userId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub user_id: ::std::option::Option<::uuid::Uuid>,
+    }
+    ///The eSIM profile's ICCID.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct EsimActivationCodeViewedIccid(::std::string::String);
+    impl ::std::ops::Deref for EsimActivationCodeViewedIccid {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<EsimActivationCodeViewedIccid> for ::std::string::String {
+        fn from(value: EsimActivationCodeViewedIccid) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for EsimActivationCodeViewedIccid {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 20usize {
+                return Err("longer than 20 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for EsimActivationCodeViewedIccid {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for EsimActivationCodeViewedIccid {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for EsimActivationCodeViewedIccid {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
     }
     ///What every webhook delivery carries; `data` is the payload of the event's type (see x-webhooks), in the shape of `apiRevision`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -11176,7 +11374,7 @@ pub mod types {
             skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub ended_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
-        ///For an eSIM: the activation code (LPA string) a device scans to download its profile.
+        ///For an eSIM: the activation code (LPA string) a device scans to download its profile. A secret: present only in the answer of the move that issued the profile (activate, change-sim), to the API key alone or an ADMIN of the customer, and never replayed by an idempotent retry; fetch it again with GET /subscriptions/{subscriptionId}/esim-activation-code. Never in events.
         #[serde(
             rename = "esimActivationCode",
             skip_serializing_if = "::std::option::Option::is_none"
@@ -12761,7 +12959,7 @@ pub mod types {
                 })
         }
     }
-    ///For an eSIM: the activation code (LPA string) a device scans to download its profile.
+    ///For an eSIM: the activation code (LPA string) a device scans to download its profile. A secret: present only in the answer of the move that issued the profile (activate, change-sim), to the API key alone or an ADMIN of the customer, and never replayed by an idempotent retry; fetch it again with GET /subscriptions/{subscriptionId}/esim-activation-code. Never in events.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct SubscriptionEsimActivationCode(::std::string::String);
@@ -12805,6 +13003,67 @@ pub mod types {
         }
     }
     impl<'de> ::serde::Deserialize<'de> for SubscriptionEsimActivationCode {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`SubscriptionEsimActivationCodeViewSubscriptionId`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionEsimActivationCodeViewSubscriptionId(::std::string::String);
+    impl ::std::ops::Deref for SubscriptionEsimActivationCodeViewSubscriptionId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionEsimActivationCodeViewSubscriptionId>
+    for ::std::string::String {
+        fn from(value: SubscriptionEsimActivationCodeViewSubscriptionId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionEsimActivationCodeViewSubscriptionId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 260usize {
+                return Err("longer than 260 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str>
+    for SubscriptionEsimActivationCodeViewSubscriptionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for SubscriptionEsimActivationCodeViewSubscriptionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de>
+    for SubscriptionEsimActivationCodeViewSubscriptionId {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
             D: ::serde::Deserializer<'de>,
@@ -15053,7 +15312,7 @@ pub mod types {
         ///DISABLED stops deliveries to it; ENABLED resumes them, also for an endpoint disabled as FAILING.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub status: ::std::option::Option<WebhookEndpointStatus>,
-        ///Where events are POSTed: an https URL (http only when the server allows it). A host that resolves to a loopback, private, link-local or otherwise non-public address is refused with 400, unless the server allows private addresses.
+        ///Where events are POSTed: an https URL (http only when the server allows it). A host that resolves to a loopback, private, link-local or otherwise non-public address is refused with 400 (private_address), unless the server allows private addresses; so is a port other than the scheme's own (443) unless the server's operator lists it (port_not_allowed).
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub url: ::std::option::Option<UpdateWebhookEndpointRequestUrl>,
     }
@@ -15113,7 +15372,7 @@ pub mod types {
                 })
         }
     }
-    ///Where events are POSTed: an https URL (http only when the server allows it). A host that resolves to a loopback, private, link-local or otherwise non-public address is refused with 400, unless the server allows private addresses.
+    ///Where events are POSTed: an https URL (http only when the server allows it). A host that resolves to a loopback, private, link-local or otherwise non-public address is refused with 400 (private_address), unless the server allows private addresses; so is a port other than the scheme's own (443) unless the server's operator lists it (port_not_allowed).
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct UpdateWebhookEndpointRequestUrl(::std::string::String);
@@ -16434,7 +16693,7 @@ pub mod types {
         ///When it last changed.
         #[serde(rename = "updatedAt")]
         pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
-        ///Where events are POSTed: an https URL (http only when the server allows it). A host that resolves to a loopback, private, link-local or otherwise non-public address is refused with 400, unless the server allows private addresses.
+        ///Where events are POSTed: an https URL (http only when the server allows it). A host that resolves to a loopback, private, link-local or otherwise non-public address is refused with 400 (private_address), unless the server allows private addresses; so is a port other than the scheme's own (443) unless the server's operator lists it (port_not_allowed).
         pub url: WebhookEndpointUrl,
         ///The endpoint's id.
         #[serde(rename = "webhookEndpointId")]
@@ -16916,7 +17175,7 @@ pub mod types {
             value.parse()
         }
     }
-    ///Where events are POSTed: an https URL (http only when the server allows it). A host that resolves to a loopback, private, link-local or otherwise non-public address is refused with 400, unless the server allows private addresses.
+    ///Where events are POSTed: an https URL (http only when the server allows it). A host that resolves to a loopback, private, link-local or otherwise non-public address is refused with 400 (private_address), unless the server allows private addresses; so is a port other than the scheme's own (443) unless the server's operator lists it (port_not_allowed).
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct WebhookEndpointUrl(::std::string::String);
@@ -20423,6 +20682,76 @@ Arguments:
             .build()?;
         let info = OperationInfo {
             operation_id: "subscription_change_sim",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            409u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Fetch a subscription's eSIM activation code
+
+The activation code (LPA string) of the subscription's current eSIM profile: what lets a device take the line, so it is a secret. It is shown in the answer of the move that issues a profile (activate, change-sim) to the API key alone or an ADMIN of the customer, and otherwise only here, never in a Subscription read or an event. Every fetch is recorded as `subscription.esim_activation_code_viewed` (who fetched it, not the code), so the event log is its audit trail. Needs the ADMIN role for the customer (a support user may not) or the API key alone (403 insufficient_role). A subscription without an eSIM profile (a PSIM, or an eSIM not activated yet) is 409 no_esim_profile. Records the events (x-events): `subscription.esim_activation_code_viewed`.
+
+Sends a `GET` request to `/subscriptions/{subscriptionId}/esim-activation-code`
+
+Arguments:
+- `subscription_id`: The subscription's id, or `rid_` followed by its referenceId.
+*/
+    pub async fn subscription_esim_activation_code_view<'a>(
+        &'a self,
+        subscription_id: &'a types::SubscriptionEsimActivationCodeViewSubscriptionId,
+    ) -> Result<ResponseValue<types::EsimActivationCode>, Error<types::Error>> {
+        let url = format!(
+            "{}/subscriptions/{}/esim-activation-code", self.baseurl, encode_path(&
+            subscription_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "subscription_esim_activation_code_view",
         };
         match (crate::set_headers)(&self.inner, &mut request).await {
             Ok(_) => {}

@@ -230,7 +230,17 @@ impl Moves<'_> {
                 &[Event::SubscriptionUpdated]
             }
         };
-        self.write(&before, &after, new.then_some(&sim), Op::Activate, events).await
+        let answer = self.write(&before, &after, new.then_some(&sim), Op::Activate, events).await?;
+        Ok(self.with_new_profile(answer, new.then_some(&sim)))
+    }
+
+    /// The answer of a move that issued `sim`: with its eSIM activation
+    /// code, shown this once, to the API key alone or an ADMIN.
+    fn with_new_profile(&self, mut answer: wire::Subscription, sim: Option<&Sim>) -> wire::Subscription {
+        if super::esim::may_see(self.caller, answer.customer.customer_id) {
+            answer.esim_activation_code = sim.and_then(|s| s.activation_code.clone());
+        }
+        answer
     }
 
     pub async fn pause(&self, key: &str, req: wire::SubscriptionStatusChangeRequest) -> Result<wire::Subscription> {
@@ -324,6 +334,7 @@ impl Moves<'_> {
         after.sim_type = req.sim_type;
         after.life.iccid = Some(sim.iccid.clone());
         after.life.esim_activation_code = sim.activation_code.clone();
-        self.write(&before, &after, Some(&sim), Op::ChangeSim, &[Event::SubscriptionUpdated]).await
+        let answer = self.write(&before, &after, Some(&sim), Op::ChangeSim, &[Event::SubscriptionUpdated]).await?;
+        Ok(self.with_new_profile(answer, Some(&sim)))
     }
 }

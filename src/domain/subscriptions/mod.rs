@@ -5,6 +5,7 @@
 //! buying one directly (`create`) and changing its offering (`offerings`).
 
 pub mod create;
+pub mod esim;
 pub mod lifecycle;
 pub mod offerings;
 pub mod scheduled;
@@ -64,7 +65,8 @@ pub fn to_wire(row: &SubscriptionRow, offering: wire::ProductOffering, pending: 
         created_at: row.created_at,
         updated_at: row.updated_at,
         iccid: row.life.iccid.clone(),
-        esim_activation_code: row.life.esim_activation_code.clone(),
+        // a secret: only the move that issues it and the audited fetch show it (`esim`)
+        esim_activation_code: None,
         status_reason: row.life.status_reason.clone(),
         pending_status: row.life.pending.map(|(s, _)| s),
         pending_status_at: row.life.pending.map(|(_, at)| at),

@@ -22,6 +22,9 @@ pub async fn check(property: &str, url: &str, policy: &WebhookUrls) -> Result<ur
         "http" => return Err(invalid("insecure_url", "must be an https URL (this server does not accept http)".into())),
         other => return Err(invalid("invalid_url", format!("must be an https URL, not {other}:"))),
     }
+    if !port_allowed(&parsed, policy) {
+        return Err(invalid("port_not_allowed", format!("must use the port of its scheme ({}); this server accepts no other", parsed.scheme())));
+    }
     let host = parsed.host().ok_or_else(|| invalid("invalid_url", "must name a host".into()))?;
     // a name is the egress proxy's to resolve and judge, when there is one
     let proxied_name = policy.proxy.is_some() && matches!(host, url::Host::Domain(_));
@@ -58,6 +61,18 @@ pub async fn check(property: &str, url: &str, policy: &WebhookUrls) -> Result<ur
     Ok(parsed)
 }
 
+/// Whether `url`'s port may be called: its scheme's own (443, or 80 for
+/// http), one the operator listed, or any when private addresses are
+/// allowed (local development). A public address's other ports are often
+/// an admin console or a database, which a webhook has no business with.
+fn port_allowed(url: &url::Url, policy: &WebhookUrls) -> bool {
+    // (the url crate leaves out a port that is its scheme's own)
+    match url.port() {
+        None => true,
+        Some(port) => policy.allow_private || policy.allow_ports.contains(&port),
+    }
+}
+
 /// Where a delivery to `url` goes now, as far as the URL itself tells (its
 /// scheme, an address written in it): the server's policy may have changed
 /// since the endpoint was registered. A host name is checked as it
@@ -68,6 +83,9 @@ pub fn route(url: &str, policy: &WebhookUrls) -> std::result::Result<String, Str
     let mut parsed = url::Url::parse(url).map_err(|e| format!("invalid URL: {e}"))?;
     if parsed.scheme() == "http" && !policy.allow_http {
         return Err("http URLs are not allowed on this server".into());
+    }
+    if !port_allowed(&parsed, policy) {
+        return Err("the URL's port is not allowed on this server".into());
     }
     let ip = match parsed.host() {
         Some(url::Host::Ipv4(ip)) => IpAddr::V4(ip),

@@ -260,6 +260,12 @@ pub async fn succeeding(app: &TestApp, ours: &Fixtures, op: &Operation, n: &mut 
         assert_eq!(order.status, 201, "{:#}", order.body);
         path = op.fill(|_| order.body["orderId"].as_str().unwrap().to_string());
     }
+    // an eSIM's activation code: one of its own that has a profile
+    if op.path.ends_with("/esim-activation-code") {
+        *n += 1;
+        let id = moved_subscription(app, ours, *n, "pause").await;
+        path = op.fill(|_| id.clone());
+    }
     // each move of a subscription on one of its own, brought to a
     // state the move leaves
     if addon.is_none() && op.method == "POST" && op.path.starts_with("/subscriptions/{subscriptionId}/") && op.path_params().count() == 1 {
