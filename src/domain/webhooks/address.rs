@@ -22,14 +22,17 @@ pub async fn check(property: &str, url: &str, policy: &WebhookUrls) -> Result<ur
         "http" => return Err(invalid("insecure_url", "must be an https URL (this server does not accept http)".into())),
         other => return Err(invalid("invalid_url", format!("must be an https URL, not {other}:"))),
     }
-    if !port_allowed(&parsed, policy) {
-        return Err(invalid("port_not_allowed", format!("must use the port of its scheme ({}); this server accepts no other", parsed.scheme())));
-    }
     let host = parsed.host().ok_or_else(|| invalid("invalid_url", "must name a host".into()))?;
-    // a name is the egress proxy's to resolve and judge, when there is one
-    let proxied_name = policy.proxy.is_some() && matches!(host, url::Host::Domain(_));
-    if policy.allow_private || proxied_name {
+    if policy.allow_private {
         return Ok(parsed);
+    }
+    let with_port_checked = || match port_allowed(&parsed, policy) {
+        true => Ok(parsed.clone()),
+        false => Err(invalid("port_not_allowed", format!("must use the port of its scheme ({}); this server accepts no other", parsed.scheme()))),
+    };
+    // a name is the egress proxy's to resolve and judge, when there is one
+    if policy.proxy.is_some() && matches!(host, url::Host::Domain(_)) {
+        return with_port_checked();
     }
     let port = parsed.port_or_known_default().unwrap_or(443);
     let addresses: Vec<IpAddr> = match host {
@@ -58,7 +61,7 @@ pub async fn check(property: &str, url: &str, policy: &WebhookUrls) -> Result<ur
         };
         return Err(invalid("private_address", format!("{what}; webhooks go to public addresses only")));
     }
-    Ok(parsed)
+    with_port_checked()
 }
 
 /// Whether `url`'s port may be called: its scheme's own (443, or 80 for
