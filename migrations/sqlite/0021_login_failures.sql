@@ -3,7 +3,7 @@
 -- --login-failures-per-day of them within 24 hours of the first, its
 -- login is refused until those 24 hours end (a right code clears it).
 CREATE TABLE login_failures (
-    email_key TEXT PRIMARY KEY,
+    email_key TEXT NOT NULL PRIMARY KEY,
     failures INTEGER NOT NULL,
     since TEXT NOT NULL
 );
