@@ -159,6 +159,9 @@ impl Login {
                 return Err(refused());
             }
         }
+        // a sign-in with a user's pending address confirms it (and ends the
+        // sessions begun with the old one: this token is issued after)
+        self.store.confirm_pending_email(redeemed.org, redeemed.user_id, &key, self.now).await?;
         Ok(wire::AccessToken {
             access_token: self.tokens.issue(redeemed.user_id, redeemed.org, self.now),
             token_type: wire::AccessTokenTokenType::Bearer,

@@ -6,7 +6,7 @@ use super::Caller;
 use crate::wire::latest::params::UserListQuery;
 use crate::wire::latest as wire;
 use crate::error::{Error, InternalCode, Result};
-use crate::store::{Cursor, IdOrRef, Store, UserFilter, UserRow, limit_or_default};
+use crate::store::{Cursor, IdOrRef, Store, UserFilter, UserRow, email_key, limit_or_default};
 use uuid::Uuid;
 
 /// One customer a user acts for: (customer, its name, the role).
@@ -17,6 +17,7 @@ pub fn to_wire(u: UserRow, customers: Vec<Link>) -> wire::User {
         user_id: u.id,
         name: u.name,
         email: Some(u.email),
+        pending_email: u.pending_email,
         msisdn: u.msisdn,
         identity: u.identity,
         reference_id: u.reference_id,
@@ -63,6 +64,7 @@ pub async fn create(caller: &Caller, req: wire::CreateUserRequest) -> Result<wir
         org: caller.org,
         name: req.name,
         email: req.email.trim().to_string(),
+        pending_email: None,
         msisdn: req.msisdn,
         identity: req.identity,
         reference_id: req.reference_id,
@@ -133,9 +135,16 @@ pub async fn update(caller: &Caller, key: &str, req: wire::UpdateUserRequest) ->
     if let Some(n) = req.name {
         row.name = n;
     }
-    let email_changed = req.email.as_deref().is_some_and(|e| e.trim() != row.email);
-    if let Some(e) = req.email {
-        row.email = e.trim().to_string();
+    // a new address waits for a sign-in with it; the same one (in any
+    // case) is set at once and withdraws a change waiting
+    let mut new_address = None;
+    if let Some(e) = req.email.as_deref().map(str::trim) {
+        if email_key(e) == email_key(&row.email) {
+            (row.email, row.pending_email) = (e.to_string(), None);
+        } else {
+            row.pending_email = Some(e.to_string());
+            new_address = Some(e.to_string());
+        }
     }
     if let Some(m) = req.msisdn {
         row.msisdn = Some(m);
@@ -146,14 +155,39 @@ pub async fn update(caller: &Caller, key: &str, req: wire::UpdateUserRequest) ->
     row.updated_at = caller.now;
     let mut tx = caller.store.begin().await?;
     Store::update_user(&mut tx, &row).await?;
-    // whoever signed in with the old address is signed out
-    // (tokens are the server's: its clock, which `now` is until
-    // organisations have clocks of their own)
-    if email_changed {
-        Store::end_user_sessions(&mut tx, caller.org, row.id, caller.now).await?;
+    if let Some(new) = &new_address {
+        let (subject, body) = confirmation(new);
+        Store::queue_mail(&mut tx, new, &subject, &body, caller.now).await?;
+        let (subject, body) = notice(new);
+        Store::queue_mail(&mut tx, &row.email, &subject, &body, caller.now).await?;
     }
     tx.commit().await?;
     Ok(to_wire(row, visible(caller, links)))
+}
+
+/// The mail to a new sign-in address: signing in with it confirms it.
+fn confirmation(new: &str) -> (String, String) {
+    (
+        "Confirm your new sign-in address".to_string(),
+        format!(
+            "Someone asked to make {new} the sign-in address of a Switchboard account.\n\n\
+             To confirm it, sign in with this address: the change takes effect then, and every \
+             session begun with the old address ends.\nIf this was not you, ignore this mail: \
+             nothing changes until this address signs in.\n"
+        ),
+    )
+}
+
+/// The mail to the old address: what is about to change.
+fn notice(new: &str) -> (String, String) {
+    (
+        "Your sign-in address is being changed".to_string(),
+        format!(
+            "The sign-in address of your Switchboard account is to become {new}. It changes when \
+             that address confirms it by signing in; until then this address still signs in.\n\
+             If you did not ask for this, tell your administrator.\n"
+        ),
+    )
 }
 
 pub async fn list(caller: &Caller, q: UserListQuery) -> Result<wire::UserList> {

@@ -124,6 +124,24 @@ pub enum Which<'a> {
     Missed { since: DateTime<Utc>, until: DateTime<Utc>, types: &'a [String] },
 }
 
+/// The events of [since, until) of `types` (`*`: all) that the endpoint
+/// (bound second, as $2) has not acknowledged, as a filter on `events`
+/// whose placeholders follow those `binds` holds.
+fn missed(sql: &mut String, binds: &mut Vec<String>, since: DateTime<Utc>, until: DateTime<Utc>, types: &[String]) {
+    let next = binds.len() + 1;
+    sql.push_str(&format!(
+        " AND occurred_at >= ${} AND occurred_at < ${} AND NOT EXISTS
+         (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = $2 AND d.event_id = events.id AND d.status = 'SUCCEEDED')",
+        next,
+        next + 1
+    ));
+    binds.extend([ts(since), ts(until)]);
+    if !types.iter().any(|t| t == "*") {
+        sql.push_str(&format!(" AND event_type IN ({})", placeholders(next + 2, types.len())));
+        binds.extend(types.iter().cloned());
+    }
+}
+
 /// Rows of one multi-row INSERT; well under either database's limit of
 /// bound values.
 const INSERT_CHUNK: usize = 100;
@@ -406,6 +424,22 @@ impl Store {
         .await
     }
 
+    /// Where a replay of [since, until) to `endpoint` must stop to queue at
+    /// most `max` events: the time of the first event past them, if the
+    /// window holds more.
+    pub async fn replay_cut(&self, org: Uuid, endpoint: Uuid, since: DateTime<Utc>, until: DateTime<Utc>, types: &[String], max: i64) -> Result<Option<DateTime<Utc>>> {
+        let mut sql = String::from("SELECT occurred_at FROM events WHERE org_id = $1");
+        let mut binds = vec![org.to_string(), endpoint.to_string()];
+        missed(&mut sql, &mut binds, since, until, types);
+        sql.push_str(&format!(" ORDER BY occurred_at LIMIT 1 OFFSET {max}"));
+        let mut q = sqlx::query(AssertSqlSafe(sql));
+        for b in binds {
+            q = q.bind(b);
+        }
+        let row = q.fetch_optional(&self.pool).await?;
+        row.map(|r| parse_ts(&r.try_get::<String, _>("occurred_at")?)).transpose()
+    }
+
     /// Queues `which` events of `org` to `endpoint`, due now, as a new
     /// round (whatever their deliveries' state); the number queued.
     pub async fn queue_deliveries(tx: &mut Tx, org: Uuid, endpoint: Uuid, which: Which<'_>, now: DateTime<Utc>) -> Result<u64> {
@@ -419,17 +453,7 @@ impl Store {
                 sql.push_str(" AND id = $4");
                 binds.push(id.to_string());
             }
-            Which::Missed { since, until, types } => {
-                sql.push_str(
-                    " AND occurred_at >= $4 AND occurred_at < $5 AND NOT EXISTS
-                     (SELECT 1 FROM webhook_deliveries d WHERE d.endpoint_id = $2 AND d.event_id = events.id AND d.status = 'SUCCEEDED')",
-                );
-                binds.extend([ts(since), ts(until)]);
-                if !types.iter().any(|t| t == "*") {
-                    sql.push_str(&format!(" AND event_type IN ({})", placeholders(6, types.len())));
-                    binds.extend(types.iter().cloned());
-                }
-            }
+            Which::Missed { since, until, types } => missed(&mut sql, &mut binds, since, until, types),
         }
         sql.push_str(
             " ON CONFLICT (endpoint_id, event_id) DO UPDATE SET status = 'PENDING', round_started_at = excluded.round_started_at,

@@ -54,11 +54,12 @@ impl Store {
         Ok(row.try_get("value")?)
     }
 
-    /// Users who sign in with this address: `(user, organisation)`, in
-    /// `org` only when given. At most two are returned (two means "ambiguous").
+    /// Users who sign in with this address, or wait to confirm it as
+    /// theirs: `(user, organisation)`, in `org` only when given. At most
+    /// two are returned (two means "ambiguous").
     pub async fn login_users(&self, email_key: &str, org: Option<Uuid>) -> Result<Vec<(Uuid, Uuid)>> {
         let rows = sqlx::query(
-            "SELECT id, org_id FROM users WHERE email_key = $1 AND ($2 IS NULL OR org_id = $2) ORDER BY seq LIMIT 2",
+            "SELECT id, org_id FROM users WHERE (email_key = $1 OR pending_email_key = $1) AND ($2 IS NULL OR org_id = $2) ORDER BY seq LIMIT 2",
         )
         .bind(email_key)
         .bind(org.map(|o| o.to_string()))

@@ -16,6 +16,8 @@ pub struct UserRow {
     pub org: Uuid,
     pub name: String,
     pub email: String,
+    /// a new address, waiting for a sign-in with it to confirm it
+    pub pending_email: Option<String>,
     pub msisdn: Option<String>,
     pub identity: Option<String>,
     pub reference_id: Option<String>,
@@ -33,7 +35,7 @@ pub struct UserFilter {
     pub visible_to: Option<Uuid>,
 }
 
-const COLUMNS: &str = "seq, id, org_id, name, email, msisdn, identity, reference_id, metadata, created_at, updated_at";
+const COLUMNS: &str = "seq, id, org_id, name, email, pending_email, msisdn, identity, reference_id, metadata, created_at, updated_at";
 
 fn from_row(r: &AnyRow) -> Result<(i64, UserRow)> {
     Ok((
@@ -43,6 +45,7 @@ fn from_row(r: &AnyRow) -> Result<(i64, UserRow)> {
             org: parse_uuid(&r.try_get::<String, _>("org_id")?)?,
             name: r.try_get("name")?,
             email: r.try_get("email")?,
+            pending_email: r.try_get("pending_email")?,
             msisdn: r.try_get("msisdn")?,
             identity: r.try_get("identity")?,
             reference_id: r.try_get("reference_id")?,
@@ -71,7 +74,7 @@ pub struct UserGrants {
     pub support: bool,
     pub roles: Vec<(Uuid, CustomerRole)>,
     /// tokens issued before this are no longer accepted (see
-    /// `end_user_sessions`)
+    /// `confirm_pending_email`)
     pub sessions_from: Option<DateTime<Utc>>,
 }
 
@@ -98,18 +101,31 @@ impl Store {
         Ok(())
     }
 
-    /// Ends every session of `user`: tokens issued before `now` (the
-    /// server's clock) are no longer accepted.
-    pub async fn end_user_sessions(tx: &mut Tx, org: Uuid, user: Uuid, now: DateTime<Utc>) -> Result<()> {
-        tx.execute(sqlx::query("UPDATE users SET sessions_from = $1 WHERE id = $2 AND org_id = $3").bind(ts(now)).bind(user.to_string()).bind(org.to_string()))
-            .await?;
-        Ok(())
+    /// A sign-in with `user`'s pending address (its key `email_key`)
+    /// confirms it: it becomes the user's address, and every session
+    /// begun before `now` ends. False when it was not pending (any more).
+    pub async fn confirm_pending_email(&self, org: Uuid, user: Uuid, email_key: &str, now: DateTime<Utc>) -> Result<bool> {
+        let mut tx = self.begin().await?;
+        let done = sqlx::query(
+            "UPDATE users SET email = pending_email, email_key = pending_email_key, pending_email = NULL, pending_email_key = NULL,
+               sessions_from = $1, updated_at = $1
+             WHERE id = $2 AND org_id = $3 AND pending_email_key = $4",
+        )
+        .bind(ts(now))
+        .bind(user.to_string())
+        .bind(org.to_string())
+        .bind(email_key)
+        .execute(tx.conn().await?)
+        .await?;
+        tx.commit().await?;
+        Ok(done.rows_affected() == 1)
     }
 
     pub async fn update_user(tx: &mut Tx, u: &UserRow) -> Result<()> {
         tx.execute(
             sqlx::query(
-                "UPDATE users SET name = $1, email = $2, email_key = $3, msisdn = $4, metadata = $5, updated_at = $6
+                "UPDATE users SET name = $1, email = $2, email_key = $3, msisdn = $4, metadata = $5, updated_at = $6,
+                   pending_email = $9, pending_email_key = $10
                  WHERE id = $7 AND org_id = $8",
             )
             .bind(&u.name)
@@ -119,7 +135,9 @@ impl Store {
             .bind(u.metadata.as_ref().map(|m| serde_json::to_string(m).expect("JSON")))
             .bind(ts(u.updated_at))
             .bind(u.id.to_string())
-            .bind(u.org.to_string()),
+            .bind(u.org.to_string())
+            .bind(&u.pending_email)
+            .bind(u.pending_email.as_deref().map(email_key)),
         )
         .await?;
         Ok(())
@@ -147,7 +165,8 @@ impl Store {
 
     async fn user_taken(&self, org: Uuid, key: UserKey, except: Option<Uuid>) -> Result<bool> {
         let (sql, value) = match key {
-            UserKey::Email(v) => ("SELECT id FROM users WHERE org_id = $1 AND email_key = $2 AND id <> $3", v),
+            // an address another user waits to confirm is theirs too
+            UserKey::Email(v) => ("SELECT id FROM users WHERE org_id = $1 AND (email_key = $2 OR pending_email_key = $2) AND id <> $3", v),
             UserKey::Reference(v) => ("SELECT id FROM users WHERE org_id = $1 AND reference_id = $2 AND id <> $3", v),
         };
         let row = sqlx::query(sql)

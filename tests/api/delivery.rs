@@ -470,6 +470,18 @@ async fn the_delivery_log_redelivery_and_replay() {
         let again = client.webhook_endpoint_replay(&d, None, &window).await.unwrap().into_inner();
         assert_eq!(again.queued, 0);
 
+        // a window is at most 31 days; one replay queues at most 10,000
+        // events and cuts its window before the first past them (the store
+        // answers where, here for a limit of 1)
+        let long = json!({"since": (app.clock.now() - Duration::days(32)).to_rfc3339()});
+        let r = app.call("POST", &format!("/webhook-endpoints/{d}/replay"), Some(long)).await;
+        assert_eq!(r.details(), [("since".to_string(), "replay_window_too_long".to_string())]);
+        let all = ["*".to_string()];
+        let (from, to) = (start, app.clock.now() + Duration::seconds(1));
+        let cut = app.store.replay_cut(app.org, uuid::Uuid::new_v4(), from, to, &all, 1).await.unwrap();
+        assert!(cut.is_some_and(|c| c > from && c < to), "{cut:?}");
+        assert_eq!(app.store.replay_cut(app.org, uuid::Uuid::new_v4(), from, to, &all, 10_000).await.unwrap(), None);
+
         // the key alone; another organisation sees none of it
         app.call(
             "POST",

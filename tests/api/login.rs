@@ -215,7 +215,7 @@ async fn bad_tokens_are_401() {
 /// the old one: their tokens issued before are refused; other changes keep
 /// the sessions.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_changed_email_ends_the_users_sessions() {
+async fn a_new_email_takes_effect_when_it_signs_in_and_ends_the_sessions() {
     each_backend(|app| async move {
         let id = user_with_email(&app, &app.key, "old@example.com").await;
         let token = app.login("old@example.com", Some(&app.key)).await;
@@ -232,13 +232,37 @@ async fn a_changed_email_ends_the_users_sessions() {
         assert_eq!(same.status, 200, "{:#}", same.body);
         assert_eq!(as_user(token.clone()).await.status, 200, "the same address is no change");
 
+        // a new address waits until someone signs in with it
         let moved = app.call("PUT", &me, Some(json!({"email": "new@example.com"}))).await;
         assert_eq!(moved.status, 200, "{:#}", moved.body);
-        let r = as_user(token).await;
-        r.assert_error(401, "invalid_bearer_token");
-        assert!(r.body["message"].as_str().unwrap().contains("sign in again"), "{:#}", r.body);
+        assert_eq!((&moved.body["email"], &moved.body["pendingEmail"]), (&json!("old@example.com"), &json!("new@example.com")));
+        let mails = switchboard::admin::mail_list(&app.store, None).await.unwrap();
+        let subjects: Vec<(&str, &str)> = mails.as_array().unwrap().iter().rev().take(2).map(|m| (m["to"].as_str().unwrap(), m["subject"].as_str().unwrap())).collect();
+        assert_eq!(subjects, [("old@example.com", "Your sign-in address is being changed"), ("new@example.com", "Confirm your new sign-in address")]);
+        assert_eq!(as_user(token.clone()).await.status, 200, "nothing changed yet");
+        let other = user_with_email(&app, &app.key, "other@example.com").await;
+        let taken = app.call("PUT", &format!("/users/{other}"), Some(json!({"email": "NEW@example.com"}))).await;
+        taken.assert_error(409, "email_taken");
+        let old = app.login("old@example.com", Some(&app.key)).await;
+
+        // the sign-in with it confirms it and ends the sessions begun before
         let fresh = app.login("new@example.com", Some(&app.key)).await;
-        assert_eq!(as_user(fresh).await.status, 200, "a token issued after the change is accepted");
+        for before in [token, old] {
+            let r = as_user(before).await;
+            r.assert_error(401, "invalid_bearer_token");
+            assert!(r.body["message"].as_str().unwrap().contains("sign in again"), "{:#}", r.body);
+        }
+        let now = as_user(fresh).await;
+        assert_eq!(now.status, 200, "a token issued with the change is accepted");
+        assert_eq!((&now.body["email"], now.body.get("pendingEmail")), (&json!("new@example.com"), None));
+
+        // a change withdrawn by setting the address again never takes effect
+        app.call("PUT", &me, Some(json!({"email": "third@example.com"}))).await;
+        let kept = app.call("PUT", &me, Some(json!({"email": "New@example.com"}))).await;
+        assert_eq!((&kept.body["email"], kept.body.get("pendingEmail")), (&json!("New@example.com"), None));
+        let start = app.call_as(None, "POST", "/auth/email/start", Some(json!({"email": "third@example.com"})), &[]).await;
+        assert_eq!(start.status, 202, "answered alike");
+        assert!(switchboard::admin::mail_list(&app.store, Some("third@example.com")).await.unwrap().as_array().unwrap().iter().all(|m| !m["subject"].as_str().unwrap_or("").starts_with("Your login code")), "no code for a withdrawn address");
         app
     })
     .await;

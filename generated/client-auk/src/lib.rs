@@ -15955,6 +15955,12 @@ pub mod types {
         pub msisdn: ::std::option::Option<UserMsisdn>,
         ///Full name.
         pub name: ::std::string::String,
+        ///A new sign-in address set by a change of `email`, waiting to be confirmed: it takes effect when someone signs in with it (a login started and verified for it), which proves the address is theirs and ends the user's sessions begun with the old one. Until then `email` still signs in. Absent when no change waits.
+        #[serde(
+            rename = "pendingEmail",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub pending_email: ::std::option::Option<UserPendingEmail>,
         ///The client's own identifier, unique per organisation. Usable in paths and filters as `rid_` followed by this value.
         #[serde(
             rename = "referenceId",
@@ -16368,6 +16374,60 @@ pub mod types {
         }
     }
     impl<'de> ::serde::Deserialize<'de> for UserMsisdn {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///A new sign-in address set by a change of `email`, waiting to be confirmed: it takes effect when someone signs in with it (a login started and verified for it), which proves the address is theirs and ends the user's sessions begun with the old one. Until then `email` still signs in. Absent when no change waits.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct UserPendingEmail(::std::string::String);
+    impl ::std::ops::Deref for UserPendingEmail {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<UserPendingEmail> for ::std::string::String {
+        fn from(value: UserPendingEmail) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for UserPendingEmail {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 254usize {
+                return Err("longer than 254 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for UserPendingEmail {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for UserPendingEmail {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for UserPendingEmail {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
             D: ::serde::Deserializer<'de>,
@@ -17602,7 +17662,7 @@ pub mod types {
         pub queued: u64,
         ///The window's start (included).
         pub since: ::chrono::DateTime<::chrono::offset::Utc>,
-        ///The window's end (excluded).
+        ///The window's end (excluded): the one asked for, or earlier when the window held more than 10,000 events to queue (replay again from here for the rest).
         pub until: ::chrono::DateTime<::chrono::offset::Utc>,
         ///The endpoint.
         #[serde(rename = "webhookEndpointId")]
@@ -21750,7 +21810,7 @@ Arguments:
     }
     /**Update a user
 
-Changes name, email, msisdn or metadata; fields left out keep their value. A user changes their own profile; anyone else needs ADMIN at every customer the user acts for. A support user is changed with the organisation's API key alone: with a bearer token it answers 403 insufficient_role. A new email ends the user's sessions: access tokens issued before are refused (401 invalid_bearer_token).
+Changes name, email, msisdn or metadata; fields left out keep their value. A user changes their own profile; anyone else needs ADMIN at every customer the user acts for. A support user is changed with the organisation's API key alone: with a bearer token it answers 403 insufficient_role. A new email does not take effect at once: it is shown as pendingEmail, a mail asks the new address to confirm it by signing in and another tells the old one; the sign-in with the new address makes it the user's email and ends the sessions begun before (their access tokens answer 401 invalid_bearer_token). The same address again (in any case) withdraws a change waiting. An address another user signs in with, or waits to confirm, is 409 email_taken.
 
 Sends a `PUT` request to `/users/{userId}`
 
@@ -22246,7 +22306,7 @@ Arguments:
     }
     /**Resend what an endpoint missed
 
-Queues to the endpoint every event of the window [since, until) of the types it selects that it has not acknowledged (never sent, failed, or still pending), each as a new round of the retry schedule due now. A disabled endpoint answers 409 webhook_endpoint_disabled: enable it first. The organisation's API key alone: with a bearer token it answers 403 insufficient_role.
+Queues to the endpoint every event of the window [since, until) of the types it selects that it has not acknowledged (never sent, failed, or still pending), each as a new round of the retry schedule due now. A window spans at most 31 days (400 replay_window_too_long on since: replay a longer stretch in parts), and one replay queues at most 10,000 events: past them it cuts the window before the first event it did not queue, and answers that cut as `until` (replay again from there). A disabled endpoint answers 409 webhook_endpoint_disabled: enable it first. The organisation's API key alone: with a bearer token it answers 403 insufficient_role.
 
 Sends a `POST` request to `/webhook-endpoints/{webhookEndpointId}/replay`
 
