@@ -36,7 +36,7 @@ pub struct Settings {
     /// the database (so across every instance); past it, login for the
     /// address answers 429 until the 24 hours from its first wrong code end.
     #[arg(long = "login-failures-per-day", env = "SWITCHBOARD_LOGIN_FAILURES_PER_DAY", default_value_t = defaults::LOGIN_FAILURES_PER_DAY,
-          value_parser = clap::value_parser!(u32).range(1..=1000))]
+          value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub login_failures_per_day: u32,
     /// Unknown or revoked API keys one client address may send per minute
     /// (also its burst); past it, its requests answer 429 before any key is

@@ -17511,7 +17511,7 @@ pub mod types {
         pub queued: u64,
         ///The window's start (included).
         pub since: ::chrono::DateTime<::chrono::offset::Utc>,
-        ///The window's end (excluded): the one asked for, or earlier when the window held more than 10,000 events to queue (replay again from here for the rest).
+        ///The window's end (excluded): the one asked for, or earlier when the window spanned more than 31 days or held more than 10,000 events to queue (replay again from here for the rest).
         pub until: ::chrono::DateTime<::chrono::offset::Utc>,
         ///The endpoint.
         #[serde(rename = "webhookEndpointId")]
@@ -22088,7 +22088,7 @@ Arguments:
     }
     /**Resend what an endpoint missed
 
-Queues to the endpoint every event of the window [since, until) of the types it selects that it has not acknowledged (never sent, failed, or still pending), each as a new round of the retry schedule due now. A window spans at most 31 days (400 replay_window_too_long on since: replay a longer stretch in parts), and one replay queues at most 10,000 events: past them it cuts the window before the first event it did not queue, and answers that cut as `until` (replay again from there). A disabled endpoint answers 409 webhook_endpoint_disabled: enable it first. The organisation's API key alone: with a bearer token it answers 403 insufficient_role.
+Queues to the endpoint every event of the window [since, until) of the types it selects that it has not acknowledged (never sent, failed, or still pending), each as a new round of the retry schedule due now. One replay takes at most 31 days of the window and at most 10,000 events: past either it cuts the window (31 days after since, or before the first event it did not queue) and answers that cut as `until` (replay again from there). A disabled endpoint answers 409 webhook_endpoint_disabled: enable it first. The organisation's API key alone: with a bearer token it answers 403 insufficient_role.
 
 Sends a `POST` request to `/webhook-endpoints/{webhookEndpointId}/replay`
 

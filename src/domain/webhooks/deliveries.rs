@@ -101,15 +101,16 @@ pub async fn redeliver(o: &Owner<'_>, id: &str, req: wire::RedeliverEventRequest
     Ok(wire::EventRedelivery { event_id: event.id, items })
 }
 
-/// The longest window one replay takes: a longer stretch is replayed in
-/// parts.
+/// The longest window one replay takes: a longer one is cut after it,
+/// and the rest replayed from there.
 const REPLAY_MAX_DAYS: i64 = 31;
 /// The most events one replay queues: past them it stops, and says where.
 pub const REPLAY_MAX_EVENTS: i64 = 10_000;
 
 /// Queues to an endpoint the events of [since, until) of the types it
-/// selects that it has not acknowledged: at most `REPLAY_MAX_EVENTS`, the
-/// window cut before the first event past them (the answer's `until`).
+/// selects that it has not acknowledged: at most `REPLAY_MAX_DAYS` of them
+/// and at most `REPLAY_MAX_EVENTS`, the window cut where either ends (the
+/// answer's `until`).
 pub async fn replay(o: &Owner<'_>, endpoint: &str, req: wire::ReplayWebhookEndpointRequest) -> Result<wire::WebhookReplay> {
     let endpoint = find(o, endpoint).await?;
     // an empty window (until not after since) queues nothing, as a list
@@ -121,13 +122,9 @@ pub async fn replay(o: &Owner<'_>, endpoint: &str, req: wire::ReplayWebhookEndpo
     if until <= req.since {
         return Ok(wire::WebhookReplay { webhook_endpoint_id: endpoint.id, since: req.since, until, queued: 0 });
     }
-    if until - req.since > chrono::Duration::days(REPLAY_MAX_DAYS) {
-        return Err(Error::invalid(
-            "since",
-            "replay_window_too_long",
-            format!("the window may span at most {REPLAY_MAX_DAYS} days; replay a longer stretch in parts"),
-        ));
-    }
+    // a longer window is cut as a full one is: the answer's `until` says
+    // where to go on from
+    let until = until.min(req.since + chrono::Duration::days(REPLAY_MAX_DAYS));
     let until = o.store.replay_cut(o.org, endpoint.id, req.since, until, &endpoint.events, REPLAY_MAX_EVENTS).await?.unwrap_or(until);
     let mut tx = o.store.begin().await?;
     let which = Which::Missed { since: req.since, until, types: &endpoint.events };
