@@ -146,7 +146,8 @@ impl Login {
             return Err(unauthorized(InternalCode::InvalidApiKey, "The API key is unknown or revoked."));
         }
         let key = email_key(&req.email);
-        self.refuse_if_locked(&key).await?;
+        // (a locked address redeems nothing, right code or not: the
+        // redemption checks the lock as it writes, and the refusal says so)
         let hash = self.tokens.code_hash(&req.nonce, &req.code);
         let Some(redeemed) = self.store.redeem_challenge(&req.nonce, &key, &hash, self.max_failures, self.now).await? else {
             // the wrong code that reaches the limit says so at once
@@ -159,9 +160,6 @@ impl Login {
                 return Err(refused());
             }
         }
-        // a sign-in with a user's pending address confirms it (and ends the
-        // sessions begun with the old one: this token is issued after)
-        self.store.confirm_pending_email(redeemed.org, redeemed.user_id, &key, self.now).await?;
         Ok(wire::AccessToken {
             access_token: self.tokens.issue(redeemed.user_id, redeemed.org, self.now),
             token_type: wire::AccessTokenTokenType::Bearer,

@@ -121,7 +121,8 @@ impl Store {
     /// matches a live challenge (unused, unexpired, under the attempt limit,
     /// for this address, with a user) and the address is not locked (`max`
     /// wrong codes in the window), it is used up, the address's wrong codes
-    /// are forgotten and its user returned; otherwise the attempt is counted
+    /// are forgotten, the pending address it names confirmed, and its user
+    /// returned; otherwise the attempt is counted
     /// against the nonce and a wrong code against the address.
     pub async fn redeem_challenge(&self, nonce: &str, email_key: &str, code_hash: &str, max: u32, now: DateTime<Utc>) -> Result<Option<Redeemed>> {
         let mut tx = self.begin().await?;
@@ -143,12 +144,28 @@ impl Store {
         .await?;
         let redeemed = match row {
             Some(r) => {
-                tx.execute(sqlx::query("DELETE FROM login_failures WHERE email_key = $1").bind(email_key.to_string())).await?;
-                Some(Redeemed {
+                let redeemed = Redeemed {
                     user_id: parse_uuid(&r.try_get::<String, _>("user_id")?)?,
                     org: parse_uuid(&r.try_get::<String, _>("user_org_id")?)?,
                     scope_org: r.try_get::<Option<String>, _>("scope_org_id")?.map(|o| parse_uuid(&o)).transpose()?,
-                })
+                };
+                tx.execute(sqlx::query("DELETE FROM login_failures WHERE email_key = $1").bind(email_key.to_string())).await?;
+                // a sign-in with the user's pending address confirms it: it
+                // becomes their address, and every session begun before ends
+                // (the token this redemption earns is issued after `now`)
+                tx.execute(
+                    sqlx::query(
+                        "UPDATE users SET email = pending_email, email_key = pending_email_key, pending_email = NULL,
+                           pending_email_key = NULL, sessions_from = $1, updated_at = $1
+                         WHERE id = $2 AND org_id = $3 AND pending_email_key = $4",
+                    )
+                    .bind(ts(now))
+                    .bind(redeemed.user_id.to_string())
+                    .bind(redeemed.org.to_string())
+                    .bind(email_key.to_string()),
+                )
+                .await?;
+                Some(redeemed)
             }
             None => {
                 tx.execute(

@@ -74,7 +74,7 @@ pub struct UserGrants {
     pub support: bool,
     pub roles: Vec<(Uuid, CustomerRole)>,
     /// tokens issued before this are no longer accepted (see
-    /// `confirm_pending_email`)
+    /// `redeem_challenge`)
     pub sessions_from: Option<DateTime<Utc>>,
 }
 
@@ -99,26 +99,6 @@ impl Store {
         )
         .await?;
         Ok(())
-    }
-
-    /// A sign-in with `user`'s pending address (its key `email_key`)
-    /// confirms it: it becomes the user's address, and every session
-    /// begun before `now` ends. False when it was not pending (any more).
-    pub async fn confirm_pending_email(&self, org: Uuid, user: Uuid, email_key: &str, now: DateTime<Utc>) -> Result<bool> {
-        let mut tx = self.begin().await?;
-        let done = sqlx::query(
-            "UPDATE users SET email = pending_email, email_key = pending_email_key, pending_email = NULL, pending_email_key = NULL,
-               sessions_from = $1, updated_at = $1
-             WHERE id = $2 AND org_id = $3 AND pending_email_key = $4",
-        )
-        .bind(ts(now))
-        .bind(user.to_string())
-        .bind(org.to_string())
-        .bind(email_key)
-        .execute(tx.conn().await?)
-        .await?;
-        tx.commit().await?;
-        Ok(done.rows_affected() == 1)
     }
 
     pub async fn update_user(tx: &mut Tx, u: &UserRow) -> Result<()> {
