@@ -8,7 +8,6 @@ use chrono::{DateTime, Duration, Utc};
 use rand::RngCore;
 use sha2::{Digest, Sha256};
 use lru::LruCache;
-use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex};
 
 /// Every key starts with this, so a leaked one is recognisable in logs.
@@ -61,8 +60,7 @@ impl std::fmt::Debug for KeyCache {
 
 impl KeyCache {
     pub fn new(store: Store, clock: Arc<Clock>) -> Self {
-        let capacity = NonZeroUsize::new(CACHE_CAPACITY).expect("nonzero");
-        KeyCache { store, clock, known: Mutex::new(LruCache::new(capacity)), unknown: Mutex::new(LruCache::new(capacity)) }
+        KeyCache { store, clock, known: Mutex::new(LruCache::unbounded()), unknown: Mutex::new(LruCache::unbounded()) }
     }
 
     fn cached(&self, hash: &str) -> Option<Option<ApiKeyRecord>> {
@@ -77,7 +75,7 @@ impl KeyCache {
 
     fn remember(&self, hash: String, key: Option<ApiKeyRecord>) {
         let cache = if key.is_some() { &self.known } else { &self.unknown };
-        cache.lock().expect("key cache").put(hash, Entry { key, fetched: self.clock.now() });
+        crate::limits::put_bounded(&mut cache.lock().expect("key cache"), CACHE_CAPACITY, hash, Entry { key, fetched: self.clock.now() });
     }
 
     /// The active (unrevoked) key with this secret, if any.

@@ -15,11 +15,20 @@ use crate::config::Settings;
 use lru::LruCache;
 use std::hash::Hash;
 use std::net::{IpAddr, Ipv6Addr};
-use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex};
 
 /// Keys each limit remembers, most recently seen first.
 const TRACKED_KEYS: usize = 100_000;
+
+/// Puts `key` in `cache`, first pushing out the least recently used
+/// entry when `cache` holds `capacity` others. (`LruCache::new` would
+/// allocate room for all of them at start; this grows as keys come.)
+pub(crate) fn put_bounded<K: Hash + Eq, V>(cache: &mut LruCache<K, V>, capacity: usize, key: K, value: V) {
+    if cache.len() >= capacity && !cache.contains(&key) {
+        cache.pop_lru();
+    }
+    cache.put(key, value);
+}
 
 /// `n` events a `period` (in nanoseconds) per key, with a burst of `n`.
 struct Limit<K: Hash + Eq> {
@@ -35,8 +44,7 @@ impl<K: Hash + Eq> Limit<K> {
     fn new(n: u32, period_seconds: i128) -> Self {
         let n = i128::from(n.max(1));
         let interval = period_seconds * 1_000_000_000 / n;
-        let capacity = NonZeroUsize::new(TRACKED_KEYS).expect("nonzero");
-        Limit { interval, tolerance: interval * (n - 1), arrivals: Mutex::new(LruCache::new(capacity)) }
+        Limit { interval, tolerance: interval * (n - 1), arrivals: Mutex::new(LruCache::unbounded()) }
     }
 
     /// Ok when `key` may act at `now` (and, if `take`, counts the act), or
@@ -48,7 +56,7 @@ impl<K: Hash + Eq> Limit<K> {
             return Err(arrival - self.tolerance - now);
         }
         if take {
-            arrivals.put(key, arrival + self.interval);
+            put_bounded(&mut arrivals, TRACKED_KEYS, key, arrival + self.interval);
         }
         Ok(())
     }
@@ -152,5 +160,19 @@ mod tests {
         assert!(limit.check("k", 20 * s, true).is_ok());
         assert!(limit.check("k", 20 * s, true).is_err());
         assert!(limit.check("k", 100 * s, true).is_ok());
+    }
+
+    #[test]
+    fn a_full_cache_pushes_out_the_least_recently_used() {
+        let mut cache = LruCache::unbounded();
+        for k in 0..3 {
+            put_bounded(&mut cache, 3, k, ());
+        }
+        cache.get(&0);
+        put_bounded(&mut cache, 3, 3, ());
+        put_bounded(&mut cache, 3, 3, ());
+        let mut kept: Vec<i32> = cache.iter().map(|(k, _)| *k).collect();
+        kept.sort();
+        assert_eq!(kept, [0, 2, 3]);
     }
 }
