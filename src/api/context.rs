@@ -67,8 +67,9 @@ impl ApiContext for Context {
     }
 }
 
-/// dropshot's hook. It never fails: an unknown revision routes as the
-/// oldest supported one and the handler answers 400 in the service's format.
+/// dropshot's hook. An unknown revision routes as the oldest supported one
+/// and the handler answers 400 in the service's format; a request the
+/// revision has no route for is answered here (see `paths`).
 #[derive(Debug)]
 pub struct RevisionPolicy {
     pub keys: Arc<KeyCache>,
@@ -81,6 +82,8 @@ impl dropshot::DynamicVersionPolicy for RevisionPolicy {
         request: &http::Request<Body>,
         _log: &slog::Logger,
     ) -> Result<semver::Version, HttpError> {
-        Ok(resolve(request.headers(), &self.keys, &self.clock).revision().version.clone())
+        let revision = resolve(request.headers(), &self.keys, &self.clock).revision();
+        super::paths::check(revision, request.method(), request.uri().path()).map_err(super::paths::refusal)?;
+        Ok(revision.version.clone())
     }
 }

@@ -12,6 +12,7 @@ mod licenses;
 mod login;
 mod moves;
 mod operations;
+mod paths;
 mod orders;
 mod webhooks;
 pub mod idempotency;

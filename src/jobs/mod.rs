@@ -175,7 +175,7 @@ pub async fn start(
         (Task::Drain(Arc::new(usage_collect::drain(network))), Arc::new(Notify::new())),
         // the dispatcher before the sender: one `run_due` dispatches and sends
         (Task::Drain(Arc::new(webhook_dispatch::drain(send_wake.clone()))), store.events_recorded()),
-        (Task::Drain(Arc::new(webhook_delivery::drain(webhook_delivery::Sender::new(settings)?))), send_wake),
+        (Task::Drain(Arc::new(webhook_delivery::drain(webhook_delivery::Sender::new(settings)?, send_wake.clone()))), send_wake),
     ];
     if let Some(url) = &settings.smtp_url {
         tasks.push((each(mail::worker(mail::Sender::new(url, &settings.mail_from)?)), mail_wake));

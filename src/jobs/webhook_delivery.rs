@@ -2,9 +2,11 @@
 //! the event's envelope in the organisation's webhook revision, signed as
 //! Standard Webhooks does, and records it. Deliveries are claimed on the
 //! jobs table (so with several instances each attempt is made by one),
-//! sent up to `IN_FLIGHT` at once so that a slow receiver does not hold the
-//! others up, and recorded in batches (one transaction for the attempts
-//! that finished together). Any 2xx acknowledges; any other answer, a
+//! sent up to `IN_FLIGHT` at once and up to `PER_ORGANISATION` to one
+//! organisation, so that a slow receiver holds up neither the others of
+//! its organisation nor other organisations', and recorded in batches
+//! (one transaction for the attempts that finished together). New
+//! deliveries are claimed while attempts are in flight. Any 2xx acknowledges; any other answer, a
 //! timeout or a failed connection is tried again on the schedule of
 //! `domain::webhooks::schedule`, or when the receiver's `Retry-After`
 //! asks. An endpoint whose every attempt failed for 5 days is disabled.
@@ -18,15 +20,15 @@ use crate::domain::webhooks::{address, log, revision, schedule, signature};
 use crate::error::Result;
 use crate::store::{After, AttemptRow, DeliveryWork, Job, JobKind, Recorded, Store, parse_delivery_subject};
 use chrono::{DateTime, Duration, Utc};
-use futures::StreamExt;
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
+use tokio::sync::Notify;
 
-/// Deliveries claimed at once; they wait in this instance for a free
-/// slot, inside the lease.
-const CLAIM: i64 = 64;
-/// Attempts in flight at once.
+/// Attempts in flight at once, and so the most deliveries one claim takes.
 const IN_FLIGHT: usize = 64;
+/// Attempts in flight at once to one organisation's endpoints: receivers
+/// that hang take no more than this of the sender from the others.
+const PER_ORGANISATION: usize = 16;
 /// What an attempt keeps of the receiver's answer.
 const EXCERPT_BYTES: usize = 1024;
 
@@ -134,7 +136,7 @@ impl Sender {
 
 /// A claimed delivery, ready to send or already settled.
 enum Item {
-    Send { job: Job, work: Box<DeliveryWork>, body: String },
+    Send(Send),
     Settled(Recorded),
 }
 
@@ -147,68 +149,136 @@ struct Made {
     ok: bool,
 }
 
-pub fn drain(sender: Sender) -> Drain {
+/// The sender as a background task; `wake` is rung when deliveries are
+/// queued.
+pub fn drain(sender: Sender, wake: Arc<Notify>) -> Drain {
     let sender = Arc::new(sender);
     Drain {
         name: "webhook.delivery",
-        poll: std::time::Duration::from_secs(5),
-        run: Arc::new(move |store, clock| Box::pin(run(sender.clone(), store, clock))),
+        poll: POLL,
+        run: Arc::new(move |store, clock| Box::pin(run(sender.clone(), store, clock, wake.clone()))),
     }
 }
 
-/// Sends every delivery due now; the number of jobs run.
-async fn run(sender: Arc<Sender>, store: Store, clock: Arc<Clock>) -> Result<usize> {
-    // a delivery may wait for a slot behind slow ones, then take the
-    // timeout itself
-    let lease = Duration::from_std(sender.timeout * 2).expect("a timeout in range") + Duration::seconds(60);
-    // a claim runs as its own task: this stream is not polled while a
-    // chunk is recorded, and a claim suspended inside its transaction
-    // would hold the write lock that the recording waits for
-    let claimed = futures::stream::unfold((store.clone(), clock.clone()), move |(store, clock)| async move {
-        let claiming = tokio::spawn({
-            let (store, clock) = (store.clone(), clock.clone());
-            async move { claim(&store, &clock, lease).await }
-        });
-        match claiming.await {
-            Ok(Ok(items)) if items.is_empty() => None,
-            Ok(Ok(items)) => Some((futures::stream::iter(items), (store, clock))),
-            Ok(Err(e)) => {
-                tracing::warn!(error = %e, "webhook deliveries unreadable");
-                None
+/// How often the sender looks for due work without being woken.
+const POLL: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Sends every delivery due now, and those that fall due while attempts
+/// are still in flight; the number of jobs run. It returns when nothing
+/// is in flight and nothing is due.
+async fn run(sender: Arc<Sender>, store: Store, clock: Arc<Clock>, wake: Arc<Notify>) -> Result<usize> {
+    // a delivery may wait here behind its organisation's others (at most
+    // a claim's worth, `IN_FLIGHT / PER_ORGANISATION` rounds of attempts),
+    // then take the timeout itself
+    let rounds = u32::try_from(IN_FLIGHT / PER_ORGANISATION + 1).expect("a small number");
+    let lease = Duration::from_std(sender.timeout * rounds).expect("a timeout in range") + Duration::seconds(60);
+    let mut flight = Flight::default();
+    let mut run = 0;
+    let mut look = true;
+    loop {
+        if look && flight.flying.len() < IN_FLIGHT {
+            let room = IN_FLIGHT - flight.flying.len();
+            let items = claim(&store, &clock, lease, room, &flight.busy()).await?;
+            look = !items.is_empty();
+            let mut settled = vec![];
+            for item in items {
+                match item {
+                    Item::Settled(r) => settled.push(Err(r)),
+                    Item::Send(send) => flight.take_off(send, &sender, &clock),
+                }
             }
-            Err(e) => {
-                tracing::error!(error = %e, "claiming webhook deliveries panicked");
-                None
+            if !settled.is_empty() {
+                run += settled.len();
+                record(&store, clock.now(), settled).await?;
+            }
+            continue;
+        }
+        if flight.flying.is_empty() {
+            return Ok(run);
+        }
+        tokio::select! {
+            landed = flight.flying.join_next() => {
+                // with those that landed at the same time: one transaction
+                let mut chunk = vec![];
+                let mut landed = landed;
+                while let Some(joined) = landed {
+                    match joined {
+                        Ok(made) => chunk.push(made),
+                        Err(e) => tracing::error!(error = %e, "a webhook attempt panicked"),
+                    }
+                    landed = flight.flying.try_join_next();
+                }
+                for made in &chunk {
+                    flight.landed(made.work.org, &sender, &clock);
+                }
+                run += chunk.len();
+                record(&store, clock.now(), chunk.into_iter().map(Ok).collect()).await?;
+                look = true;
+            }
+            // work queued meanwhile, or falling due
+            _ = wake.notified() => look = true,
+            _ = tokio::time::sleep(POLL) => look = true,
+        }
+    }
+}
+
+/// A delivery ready to send.
+struct Send {
+    job: Job,
+    work: Box<DeliveryWork>,
+    body: String,
+}
+
+/// The attempts of one run in flight, and the claimed deliveries waiting
+/// for a place of their organisation.
+#[derive(Default)]
+struct Flight {
+    flying: tokio::task::JoinSet<Made>,
+    per_organisation: HashMap<uuid::Uuid, usize>,
+    waiting: HashMap<uuid::Uuid, VecDeque<Send>>,
+}
+
+impl Flight {
+    /// The organisations with all their places taken: a claim leaves their
+    /// deliveries for later.
+    fn busy(&self) -> Vec<uuid::Uuid> {
+        self.per_organisation.iter().filter(|(_, n)| **n >= PER_ORGANISATION).map(|(org, _)| *org).collect()
+    }
+
+    /// Sends `send` now, or when its organisation has a free place.
+    fn take_off(&mut self, send: Send, sender: &Arc<Sender>, clock: &Arc<Clock>) {
+        let org = send.work.org;
+        let n = self.per_organisation.entry(org).or_default();
+        if *n >= PER_ORGANISATION {
+            self.waiting.entry(org).or_default().push_back(send);
+            return;
+        }
+        *n += 1;
+        let (sender, clock) = (sender.clone(), clock.clone());
+        self.flying.spawn(async move {
+            let Send { job, work, body } = send;
+            let secrets = secrets(&work, clock.now());
+            let (attempt, retry_after, ok) = sender.post(&work.endpoint.url, &work.event.id.to_string(), body, &secrets, clock.now()).await;
+            Made { job, work, attempt, retry_after, ok }
+        });
+    }
+
+    /// An attempt of `org` has ended: its next delivery waiting goes.
+    fn landed(&mut self, org: uuid::Uuid, sender: &Arc<Sender>, clock: &Arc<Clock>) {
+        if let Some(n) = self.per_organisation.get_mut(&org) {
+            *n -= 1;
+            if *n == 0 {
+                self.per_organisation.remove(&org);
             }
         }
-    })
-    .flatten();
-    let attempts = claimed
-        .map(|item| {
-            let (sender, clock) = (sender.clone(), clock.clone());
-            tokio::spawn(async move {
-                match item {
-                    Item::Settled(r) => Err(r),
-                    Item::Send { job, work, body } => {
-                        let secrets = secrets(&work, clock.now());
-                        let (attempt, retry_after, ok) =
-                            sender.post(&work.endpoint.url, &work.event.id.to_string(), body, &secrets, clock.now()).await;
-                        Ok(Made { job, work, attempt, retry_after, ok })
-                    }
-                }
-            })
-        })
-        .buffer_unordered(IN_FLIGHT)
-        .ready_chunks(IN_FLIGHT);
-    futures::pin_mut!(attempts);
-    let mut run = 0;
-    while let Some(chunk) = attempts.next().await {
-        let chunk: Vec<std::result::Result<Made, Recorded>> =
-            chunk.into_iter().filter_map(|joined| joined.inspect_err(|e| tracing::error!(error = %e, "a webhook attempt panicked")).ok()).collect();
-        run += chunk.len();
-        record(&store, clock.now(), chunk).await?;
+        let next = self.waiting.get_mut(&org).and_then(VecDeque::pop_front);
+        if self.waiting.get(&org).is_some_and(VecDeque::is_empty) {
+            self.waiting.remove(&org);
+        }
+        if let Some(send) = next {
+            self.take_off(send, sender, clock);
+        }
     }
-    Ok(run)
 }
 
 /// The secrets that sign an attempt now: the endpoint's, and the one before
@@ -223,11 +293,12 @@ fn secrets(work: &DeliveryWork, now: DateTime<Utc>) -> Vec<&str> {
     secrets
 }
 
-/// Claims up to `CLAIM` due deliveries and prepares each: its body, or
-/// what it comes to without an attempt.
-async fn claim(store: &Store, clock: &Arc<Clock>, lease: Duration) -> Result<Vec<Item>> {
+/// Claims up to `limit` due deliveries, none of the organisations `busy`,
+/// and prepares each: its body, or what it comes to without an attempt.
+async fn claim(store: &Store, clock: &Arc<Clock>, lease: Duration, limit: usize, busy: &[uuid::Uuid]) -> Result<Vec<Item>> {
     let now = clock.now();
-    let jobs = store.claim_jobs(JobKind::WebhookDelivery, now, now + lease, CLAIM).await?;
+    let limit = i64::try_from(limit).expect("a small number");
+    let jobs = store.claim_jobs_except(JobKind::WebhookDelivery, now, now + lease, limit, busy).await?;
     let keys: Vec<(uuid::Uuid, uuid::Uuid)> = jobs.iter().filter_map(|j| parse_delivery_subject(&j.subject).ok()).collect();
     let mut work: HashMap<(uuid::Uuid, uuid::Uuid), DeliveryWork> =
         store.delivery_work(&keys).await?.into_iter().map(|w| ((w.endpoint.id, w.event.id), w)).collect();
@@ -247,7 +318,7 @@ async fn claim(store: &Store, clock: &Arc<Clock>, lease: Duration) -> Result<Vec
                 let body = log::envelope(w.event.clone(), revision)
                     .and_then(|e| serde_json::to_string(&e).map_err(|e| crate::error::Error::Internal(e.to_string())));
                 match body {
-                    Ok(body) => Item::Send { job, work: Box::new(w), body },
+                    Ok(body) => Item::Send(Send { job, work: Box::new(w), body }),
                     Err(e) => {
                         // the event cannot be shown: kept, for the operator
                         // to see in the job's last error

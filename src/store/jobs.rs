@@ -115,29 +115,48 @@ impl Store {
     /// holds, oldest due first, until `lease_until`. Two instances never
     /// hold one item at once.
     pub async fn claim_jobs(&self, kind: JobKind, now: DateTime<Utc>, lease_until: DateTime<Utc>, limit: i64) -> Result<Vec<Job>> {
+        self.claim_jobs_except(kind, now, lease_until, limit, &[]).await
+    }
+
+    /// `claim_jobs`, leaving the items of the organisations `busy` where
+    /// they are (the webhook sender's: those with all their places taken).
+    pub async fn claim_jobs_except(
+        &self,
+        kind: JobKind,
+        now: DateTime<Utc>,
+        lease_until: DateTime<Utc>,
+        limit: i64,
+        busy: &[uuid::Uuid],
+    ) -> Result<Vec<Job>> {
         let lock = match self.backend {
             Backend::Postgres => " FOR UPDATE SKIP LOCKED",
             Backend::Sqlite => "",
         };
+        let except = match busy.len() {
+            0 => String::new(),
+            n => format!(" AND (org_id IS NULL OR org_id NOT IN ({}))", super::placeholders(4, n)),
+        };
+        let due = |sql: String| {
+            let mut q = sqlx::query(AssertSqlSafe(sql)).bind(kind.as_str()).bind(ts(now)).bind(limit);
+            for org in busy {
+                q = q.bind(org.to_string());
+            }
+            q
+        };
         // a look before the write transaction: an idle worker (the common
         // case) then costs a read, not SQLite's one write lock
-        let due = sqlx::query("SELECT 1 FROM jobs WHERE kind = $1 AND due_at <= $2 AND (lease_until IS NULL OR lease_until < $2) LIMIT 1")
-            .bind(kind.as_str())
-            .bind(ts(now))
+        let any = due(format!("SELECT 1 FROM jobs WHERE kind = $1 AND due_at <= $2 AND (lease_until IS NULL OR lease_until < $2){except} LIMIT $3"))
             .fetch_optional(&self.pool)
             .await?;
-        if due.is_none() {
+        if any.is_none() {
             return Ok(vec![]);
         }
         let mut tx = self.begin().await?;
-        let rows = sqlx::query(AssertSqlSafe(format!(
+        let rows = due(format!(
             "SELECT subject, org_id, due_at, attempts FROM jobs
-             WHERE kind = $1 AND due_at <= $2 AND (lease_until IS NULL OR lease_until < $2)
+             WHERE kind = $1 AND due_at <= $2 AND (lease_until IS NULL OR lease_until < $2){except}
              ORDER BY due_at LIMIT $3{lock}"
-        )))
-        .bind(kind.as_str())
-        .bind(ts(now))
-        .bind(limit)
+        ))
         .fetch_all(tx.conn().await?)
         .await?;
         let jobs: Vec<Job> = rows.iter().map(|r| job_row(kind, r, lease_until)).collect::<Result<_>>()?;

@@ -160,10 +160,18 @@ async fn every_answer_is_kept_by_no_cache_and_read_only_as_json() {
             open.get(format!("{}/customers", app.base)).send().await.unwrap(),
             http.post(format!("{}/webhook-endpoints", app.base)).json(&serde_json::json!({"url": "https://hooks.acme.example/x"})).send().await.unwrap(),
             open.post(format!("{}/auth/email/start", app.base)).json(&serde_json::json!({"email": "x@example.com"})).send().await.unwrap(),
+            // no operation: answered before routing, not by dropshot's router
+            http.get(format!("{}/customerz", app.base)).send().await.unwrap(),
+            open.get(app.base.replace("/api/v2", "/health")).send().await.unwrap(),
+            http.delete(format!("{}/customers", app.base)).send().await.unwrap(),
+            http.get(format!("{}/customers/x/y/z", app.base)).send().await.unwrap(),
         ];
         for a in answers {
             assert_eq!((a.headers()["cache-control"].to_str().unwrap(), a.headers()["x-content-type-options"].to_str().unwrap()), ("no-store", "nosniff"), "{}", a.url());
         }
+        // a path served with other methods says which
+        let deleted = http.delete(format!("{}/customers", app.base)).send().await.unwrap();
+        assert_eq!((deleted.status().as_u16(), deleted.headers()["allow"].to_str().unwrap()), (405, "GET, POST"));
         // the published document is served as the bytes on disk
         let served = open.get(format!("{}/openapi.json", app.base)).send().await.unwrap().text().await.unwrap();
         assert_eq!(served, std::fs::read_to_string(format!("{}/spec/{BULLFINCH}.json", env!("CARGO_MANIFEST_DIR"))).unwrap());

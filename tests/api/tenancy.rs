@@ -2,9 +2,12 @@
 //! SIM are held by one organisation in the whole installation (refused to
 //! another without saying whose), moves at the network go only to the
 //! subscription that holds its number, and usage is counted for the
-//! organisation that holds the SIM.
+//! organisation that holds the SIM. One organisation's webhook receivers
+//! that hang do not hold up another's deliveries.
 
+use crate::delivery::{local_webhooks, new_customer, register};
 use crate::harness::*;
+use crate::receiver::{Receiver, Reply};
 use crate::usage::{active, report, usage};
 use serde_json::{Value, json};
 use switchboard::store::UsageKind;
@@ -98,6 +101,40 @@ async fn a_subscription_that_does_not_hold_its_number_is_not_moved_at_the_networ
         }
         let r = app.call("GET", &format!("/subscriptions/{id}"), None).await;
         assert_eq!((r.body["status"].as_str(), &r.body["iccid"]), (Some("ACTIVATED"), &s["iccid"]));
+        app
+    })
+    .await;
+}
+
+/// A receiver that never answers takes at most 16 of the sender's 64
+/// places: another organisation's event goes at once, not after the
+/// attempts that hang have timed out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hanging_receiver_does_not_hold_up_another_organisations_deliveries() {
+    fn hang_long(s: &mut switchboard::config::Settings) {
+        local_webhooks(s);
+        // longer than `Receiver::next` waits: a delivery held up behind
+        // the hanging attempts fails the test
+        s.webhook_timeout = std::time::Duration::from_secs(60);
+    }
+    each_backend_with(hang_long, |app| async move {
+        let mut hanging = Receiver::start().await;
+        hanging.always(Reply::Hang);
+        register(&app, &hanging.url, json!(["customer.created"])).await;
+        for i in 0..70 {
+            new_customer(&app, &app.key, &format!("Customer {i} AB")).await;
+        }
+        for _ in 0..16 {
+            hanging.next().await;
+        }
+
+        let (_, other) = app.other_org().await;
+        let mut theirs = Receiver::start().await;
+        let r = app.call_as(Some(&other), "POST", "/webhook-endpoints", Some(json!({"url": theirs.url})), &[]).await;
+        assert_eq!(r.status, 201, "{:#}", r.body);
+        let their = new_customer(&app, &other, "Theirs AB").await;
+        assert_eq!(theirs.next().await.json()["data"]["customerId"], their.as_str());
+        assert!(hanging.taken().is_empty(), "no more than 16 attempts in flight to one organisation");
         app
     })
     .await;
