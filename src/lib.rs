@@ -20,7 +20,15 @@ pub mod store;
 pub mod tokens;
 pub mod wire;
 
-/// The README's Rust examples, compiled as doc tests.
+/// The README's and the documents' Rust examples, compiled as doc tests.
 #[cfg(doctest)]
 #[doc = include_str!("../README.md")]
 pub struct ReadmeDoctests;
+
+#[cfg(doctest)]
+#[doc = include_str!("../docs/webhooks.md")]
+pub struct WebhooksDoctests;
+
+#[cfg(doctest)]
+#[doc = include_str!("../docs/clients.md")]
+pub struct ClientsDoctests;
