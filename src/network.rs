@@ -65,7 +65,7 @@ pub trait Network: Send + Sync + std::fmt::Debug {
 
 /// The test values the sandbox refuses: activating, or swapping to, one of
 /// these numbers or ICCIDs answers 409 `network_refused`. (The documents
-/// and README.md list the same values.)
+/// and docs/subscriptions.md list the same values.)
 pub const REFUSED: &[&str] = &["+46700000666", "89460000000000006668"];
 
 /// The built-in network.

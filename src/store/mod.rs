@@ -183,7 +183,7 @@ impl Store {
     }
 }
 
-/// When SQLite syncs to disk (README, Durability).
+/// When SQLite syncs to disk (docs/durability.md).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
 pub enum Synchronous {
     /// in WAL mode, at checkpoints: a commit survives a crash of the

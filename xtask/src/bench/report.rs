@@ -1,7 +1,7 @@
 //! The printed result of `cargo xtask bench`: when, on what machine and by
 //! which command it was measured, then one Markdown table row per scenario
 //! (medians over the rounds), Switchboard's figures also as ratios to the
-//! baseline measured in the same run, ready to paste into README.
+//! baseline measured in the same run, ready to paste into docs/performance.md.
 
 use super::scenarios::Kind;
 use crate::load::Figures;
