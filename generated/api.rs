@@ -2648,3 +2648,1232 @@ pub trait SwitchboardApi {
         Self::subscription_view(rqctx, path, headers).await
     }
 }
+impl SwitchboardApi for crate::api::handlers::Handlers {
+    type Context = crate::api::context::Context;
+    async fn auth_email_start(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::AuthEmailStartHeaders,
+        >,
+        body: crate::api::extract::JsonBody<
+            crate::wire::bullfinch::types::EmailLoginStartRequest,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseAccepted<
+                crate::wire::bullfinch::types::EmailLoginChallenge,
+            >,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::auth::auth_email_start(rqctx, headers, body).await
+    }
+    async fn auth_email_verify(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::AuthEmailVerifyHeaders,
+        >,
+        body: crate::api::extract::JsonBody<
+            crate::wire::bullfinch::types::EmailLoginVerifyRequest,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::AccessToken>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::auth::auth_email_verify(rqctx, headers, body).await
+    }
+    async fn customer_list(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        query: crate::api::extract::QueryParams<
+            crate::wire::bullfinch::params::CustomerListQuery,
+        >,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::CustomerListHeaders,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::CustomerList>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::customers::customer_list(rqctx, query, headers).await
+    }
+    async fn customer_create(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::CustomerCreateHeaders,
+        >,
+        body: crate::api::extract::JsonBody<
+            crate::wire::bullfinch::types::CreateCustomerRequest,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseCreated<crate::wire::bullfinch::types::Customer>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::customers::customer_create(rqctx, headers, body).await
+    }
+    async fn customer_view(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        path: dropshot::Path<crate::wire::bullfinch::params::CustomerViewPath>,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::CustomerViewHeaders,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::Customer>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::customers::customer_view(rqctx, path, headers).await
+    }
+    async fn customer_update(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        path: dropshot::Path<crate::wire::bullfinch::params::CustomerUpdatePath>,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::CustomerUpdateHeaders,
+        >,
+        body: crate::api::extract::JsonBody<
+            crate::wire::bullfinch::types::UpdateCustomerRequest,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::Customer>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::customers::customer_update(rqctx, path, headers, body)
+            .await
+    }
+    async fn customer_product_catalog_view(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        path: dropshot::Path<
+            crate::wire::bullfinch::params::CustomerProductCatalogViewPath,
+        >,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::CustomerProductCatalogViewHeaders,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::ProductCatalog>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::product_catalogs::customer_product_catalog_view(
+                rqctx,
+                path,
+                headers,
+            )
+            .await
+    }
+    async fn event_list(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        query: crate::api::extract::QueryParams<
+            crate::wire::bullfinch::params::EventListQuery,
+        >,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::EventListHeaders,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::EventList>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::webhooks::event_list(rqctx, query, headers).await
+    }
+    async fn event_view(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        path: dropshot::Path<crate::wire::bullfinch::params::EventViewPath>,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::EventViewHeaders,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::EventEnvelope>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::webhooks::event_view(rqctx, path, headers).await
+    }
+    async fn event_redeliver(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        path: dropshot::Path<crate::wire::bullfinch::params::EventRedeliverPath>,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::EventRedeliverHeaders,
+        >,
+        body: crate::api::extract::JsonBody<
+            crate::wire::bullfinch::types::RedeliverEventRequest,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseAccepted<
+                crate::wire::bullfinch::types::EventRedelivery,
+            >,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::webhooks::event_redeliver(rqctx, path, headers, body).await
+    }
+    async fn health_view(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::HealthViewHeaders,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::Health>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::operations::health_view(rqctx, headers).await
+    }
+    async fn license_list(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        query: crate::api::extract::QueryParams<
+            crate::wire::bullfinch::params::LicenseListQuery,
+        >,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::LicenseListHeaders,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::LicenseList>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::licenses::license_list(rqctx, query, headers).await
+    }
+    async fn license_create(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::LicenseCreateHeaders,
+        >,
+        body: crate::api::extract::JsonBody<
+            crate::wire::bullfinch::types::CreateLicenseRequest,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseCreated<crate::wire::bullfinch::types::License>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::licenses::license_create(rqctx, headers, body).await
+    }
+    async fn license_view(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        path: dropshot::Path<crate::wire::bullfinch::params::LicenseViewPath>,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::LicenseViewHeaders,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::License>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::licenses::license_view(rqctx, path, headers).await
+    }
+    async fn license_cancel(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        path: dropshot::Path<crate::wire::bullfinch::params::LicenseCancelPath>,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::LicenseCancelHeaders,
+        >,
+        body: crate::api::extract::JsonBody<
+            crate::wire::bullfinch::types::CancelLicenseRequest,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::License>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::licenses::license_cancel(rqctx, path, headers, body).await
+    }
+    async fn license_product_offering_change(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        path: dropshot::Path<
+            crate::wire::bullfinch::params::LicenseProductOfferingChangePath,
+        >,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::LicenseProductOfferingChangeHeaders,
+        >,
+        body: crate::api::extract::JsonBody<
+            crate::wire::bullfinch::types::ProductOfferingChangeRequest,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::License>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::licenses::license_product_offering_change(
+                rqctx,
+                path,
+                headers,
+                body,
+            )
+            .await
+    }
+    async fn license_product_offering_options(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        path: dropshot::Path<
+            crate::wire::bullfinch::params::LicenseProductOfferingOptionsPath,
+        >,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::LicenseProductOfferingOptionsHeaders,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<
+                crate::wire::bullfinch::types::ProductOfferingOptionList,
+            >,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::licenses::license_product_offering_options(
+                rqctx,
+                path,
+                headers,
+            )
+            .await
+    }
+    async fn openapi_view(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::OpenapiViewHeaders,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::OpenApiDocument>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::operations::openapi_view(rqctx, headers).await
+    }
+    async fn openapi_revision_view(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        path: dropshot::Path<crate::wire::bullfinch::params::OpenapiRevisionViewPath>,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::OpenapiRevisionViewHeaders,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::OpenApiDocument>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::operations::openapi_revision_view(rqctx, path, headers)
+            .await
+    }
+    async fn order_list(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        query: crate::api::extract::QueryParams<
+            crate::wire::bullfinch::params::OrderListQuery,
+        >,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::OrderListHeaders,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::OrderList>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::orders::order_list(rqctx, query, headers).await
+    }
+    async fn order_create(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::OrderCreateHeaders,
+        >,
+        body: crate::api::extract::JsonBody<
+            crate::wire::bullfinch::types::CreateOrderRequest,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseCreated<crate::wire::bullfinch::types::Order>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::orders::order_create(rqctx, headers, body).await
+    }
+    async fn order_view(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        path: dropshot::Path<crate::wire::bullfinch::params::OrderViewPath>,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::OrderViewHeaders,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::Order>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::orders::order_view(rqctx, path, headers).await
+    }
+    async fn order_update(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        path: dropshot::Path<crate::wire::bullfinch::params::OrderUpdatePath>,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::OrderUpdateHeaders,
+        >,
+        body: crate::api::extract::JsonBody<
+            crate::wire::bullfinch::types::UpdateOrderRequest,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::Order>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::orders::order_update(rqctx, path, headers, body).await
+    }
+    async fn order_approve(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        path: dropshot::Path<crate::wire::bullfinch::params::OrderApprovePath>,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::OrderApproveHeaders,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::Order>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::orders::order_approve(rqctx, path, headers).await
+    }
+    async fn order_calculate_price_auk(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        path: dropshot::Path<crate::wire::auk::params::OrderCalculatePricePath>,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::auk::params::OrderCalculatePriceHeaders,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::auk::types::OrderPricingSummary>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::orders::order_calculate_price_auk(rqctx, path, headers)
+            .await
+    }
+    async fn order_cancel(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        path: dropshot::Path<crate::wire::bullfinch::params::OrderCancelPath>,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::OrderCancelHeaders,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::Order>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::orders::order_cancel(rqctx, path, headers).await
+    }
+    async fn order_submit(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        path: dropshot::Path<crate::wire::bullfinch::params::OrderSubmitPath>,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::OrderSubmitHeaders,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::Order>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::orders::order_submit(rqctx, path, headers).await
+    }
+    async fn product_offering_list(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        query: crate::api::extract::QueryParams<
+            crate::wire::bullfinch::params::ProductOfferingListQuery,
+        >,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::ProductOfferingListHeaders,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::ProductOfferingList>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::product_catalogs::product_offering_list(
+                rqctx,
+                query,
+                headers,
+            )
+            .await
+    }
+    async fn product_offering_view(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        path: dropshot::Path<crate::wire::bullfinch::params::ProductOfferingViewPath>,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::ProductOfferingViewHeaders,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::ProductOffering>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::product_catalogs::product_offering_view(
+                rqctx,
+                path,
+                headers,
+            )
+            .await
+    }
+    async fn subscriber_view(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        path: dropshot::Path<crate::wire::bullfinch::params::SubscriberViewPath>,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::SubscriberViewHeaders,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::Subscriber>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::subscribers::subscriber_view(rqctx, path, headers).await
+    }
+    async fn subscriber_set(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        path: dropshot::Path<crate::wire::bullfinch::params::SubscriberSetPath>,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::SubscriberSetHeaders,
+        >,
+        body: crate::api::extract::JsonBody<
+            crate::wire::bullfinch::types::SetSubscriberRequest,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::Subscriber>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::subscribers::subscriber_set(rqctx, path, headers, body)
+            .await
+    }
+    async fn subscription_list(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        query: crate::api::extract::QueryParams<
+            crate::wire::bullfinch::params::SubscriptionListQuery,
+        >,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::SubscriptionListHeaders,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::SubscriptionList>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::subscriptions::subscription_list(rqctx, query, headers)
+            .await
+    }
+    async fn subscription_create(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::SubscriptionCreateHeaders,
+        >,
+        body: crate::api::extract::JsonBody<
+            crate::wire::bullfinch::types::CreateSubscriptionRequest,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseCreated<crate::wire::bullfinch::types::Subscription>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::subscriptions::subscription_create(rqctx, headers, body)
+            .await
+    }
+    async fn subscription_usage_list(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        query: crate::api::extract::QueryParams<
+            crate::wire::bullfinch::params::SubscriptionUsageListQuery,
+        >,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::SubscriptionUsageListHeaders,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<
+                crate::wire::bullfinch::types::SubscriptionUsageList,
+            >,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::subscriptions::subscription_usage_list(
+                rqctx,
+                query,
+                headers,
+            )
+            .await
+    }
+    async fn subscription_view(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        path: dropshot::Path<crate::wire::bullfinch::params::SubscriptionViewPath>,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::SubscriptionViewHeaders,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::Subscription>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::subscriptions::subscription_view(rqctx, path, headers)
+            .await
+    }
+    async fn subscription_activate(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        path: dropshot::Path<crate::wire::bullfinch::params::SubscriptionActivatePath>,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::SubscriptionActivateHeaders,
+        >,
+        body: crate::api::extract::JsonBody<
+            crate::wire::bullfinch::types::ActivateSubscriptionRequest,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::Subscription>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::subscriptions::subscription_activate(
+                rqctx,
+                path,
+                headers,
+                body,
+            )
+            .await
+    }
+    async fn subscription_addon_options(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        path: dropshot::Path<
+            crate::wire::bullfinch::params::SubscriptionAddonOptionsPath,
+        >,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::SubscriptionAddonOptionsHeaders,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<
+                crate::wire::bullfinch::types::SubscriptionAddonOptionList,
+            >,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::subscription_add_ons::subscription_addon_options(
+                rqctx,
+                path,
+                headers,
+            )
+            .await
+    }
+    async fn subscription_addon_list(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        path: dropshot::Path<crate::wire::bullfinch::params::SubscriptionAddonListPath>,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::SubscriptionAddonListHeaders,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<
+                crate::wire::bullfinch::types::SubscriptionAddonList,
+            >,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::subscription_add_ons::subscription_addon_list(
+                rqctx,
+                path,
+                headers,
+            )
+            .await
+    }
+    async fn subscription_addon_create(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        path: dropshot::Path<
+            crate::wire::bullfinch::params::SubscriptionAddonCreatePath,
+        >,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::SubscriptionAddonCreateHeaders,
+        >,
+        body: crate::api::extract::JsonBody<
+            crate::wire::bullfinch::types::CreateSubscriptionAddonsRequest,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseCreated<
+                crate::wire::bullfinch::types::SubscriptionAddonList,
+            >,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::subscription_add_ons::subscription_addon_create(
+                rqctx,
+                path,
+                headers,
+                body,
+            )
+            .await
+    }
+    async fn subscription_addon_cancel(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        path: dropshot::Path<
+            crate::wire::bullfinch::params::SubscriptionAddonCancelPath,
+        >,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::SubscriptionAddonCancelHeaders,
+        >,
+        body: crate::api::extract::JsonBody<
+            crate::wire::bullfinch::types::CancelSubscriptionAddonsRequest,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<
+                crate::wire::bullfinch::types::SubscriptionAddonList,
+            >,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::subscription_add_ons::subscription_addon_cancel(
+                rqctx,
+                path,
+                headers,
+                body,
+            )
+            .await
+    }
+    async fn subscription_addon_product_offering_change(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        path: dropshot::Path<
+            crate::wire::bullfinch::params::SubscriptionAddonProductOfferingChangePath,
+        >,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::SubscriptionAddonProductOfferingChangeHeaders,
+        >,
+        body: crate::api::extract::JsonBody<
+            crate::wire::bullfinch::types::AddonOfferingChangeRequest,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::SubscriptionAddon>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::subscription_add_ons::subscription_addon_product_offering_change(
+                rqctx,
+                path,
+                headers,
+                body,
+            )
+            .await
+    }
+    async fn subscription_addon_product_offering_options(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        path: dropshot::Path<
+            crate::wire::bullfinch::params::SubscriptionAddonProductOfferingOptionsPath,
+        >,
+        query: crate::api::extract::QueryParams<
+            crate::wire::bullfinch::params::SubscriptionAddonProductOfferingOptionsQuery,
+        >,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::SubscriptionAddonProductOfferingOptionsHeaders,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<
+                crate::wire::bullfinch::types::ProductOfferingOptionList,
+            >,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::subscription_add_ons::subscription_addon_product_offering_options(
+                rqctx,
+                path,
+                query,
+                headers,
+            )
+            .await
+    }
+    async fn subscription_block_sim(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        path: dropshot::Path<crate::wire::bullfinch::params::SubscriptionBlockSimPath>,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::SubscriptionBlockSimHeaders,
+        >,
+        body: crate::api::extract::JsonBody<
+            crate::wire::bullfinch::types::SubscriptionStatusChangeRequest,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::Subscription>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::subscriptions::subscription_block_sim(
+                rqctx,
+                path,
+                headers,
+                body,
+            )
+            .await
+    }
+    async fn subscription_cancel(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        path: dropshot::Path<crate::wire::bullfinch::params::SubscriptionCancelPath>,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::SubscriptionCancelHeaders,
+        >,
+        body: crate::api::extract::JsonBody<
+            crate::wire::bullfinch::types::CancelSubscriptionRequest,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::Subscription>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::subscriptions::subscription_cancel(
+                rqctx,
+                path,
+                headers,
+                body,
+            )
+            .await
+    }
+    async fn subscription_change_sim(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        path: dropshot::Path<crate::wire::bullfinch::params::SubscriptionChangeSimPath>,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::SubscriptionChangeSimHeaders,
+        >,
+        body: crate::api::extract::JsonBody<
+            crate::wire::bullfinch::types::ChangeSimRequest,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::Subscription>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::subscriptions::subscription_change_sim(
+                rqctx,
+                path,
+                headers,
+                body,
+            )
+            .await
+    }
+    async fn subscription_esim_activation_code_view(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        path: dropshot::Path<
+            crate::wire::bullfinch::params::SubscriptionEsimActivationCodeViewPath,
+        >,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::SubscriptionEsimActivationCodeViewHeaders,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::EsimActivationCode>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::subscriptions::subscription_esim_activation_code_view(
+                rqctx,
+                path,
+                headers,
+            )
+            .await
+    }
+    async fn subscription_pause(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        path: dropshot::Path<crate::wire::bullfinch::params::SubscriptionPausePath>,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::SubscriptionPauseHeaders,
+        >,
+        body: crate::api::extract::JsonBody<
+            crate::wire::bullfinch::types::SubscriptionStatusChangeRequest,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::Subscription>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::subscriptions::subscription_pause(
+                rqctx,
+                path,
+                headers,
+                body,
+            )
+            .await
+    }
+    async fn subscription_product_offering_change(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        path: dropshot::Path<
+            crate::wire::bullfinch::params::SubscriptionProductOfferingChangePath,
+        >,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::SubscriptionProductOfferingChangeHeaders,
+        >,
+        body: crate::api::extract::JsonBody<
+            crate::wire::bullfinch::types::ProductOfferingChangeRequest,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::Subscription>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::subscriptions::subscription_product_offering_change(
+                rqctx,
+                path,
+                headers,
+                body,
+            )
+            .await
+    }
+    async fn subscription_product_offering_options(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        path: dropshot::Path<
+            crate::wire::bullfinch::params::SubscriptionProductOfferingOptionsPath,
+        >,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::SubscriptionProductOfferingOptionsHeaders,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<
+                crate::wire::bullfinch::types::ProductOfferingOptionList,
+            >,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::subscriptions::subscription_product_offering_options(
+                rqctx,
+                path,
+                headers,
+            )
+            .await
+    }
+    async fn subscription_restore(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        path: dropshot::Path<crate::wire::bullfinch::params::SubscriptionRestorePath>,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::SubscriptionRestoreHeaders,
+        >,
+        body: crate::api::extract::JsonBody<
+            crate::wire::bullfinch::types::SubscriptionStatusChangeRequest,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::Subscription>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::subscriptions::subscription_restore(
+                rqctx,
+                path,
+                headers,
+                body,
+            )
+            .await
+    }
+    async fn subscription_suspend(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        path: dropshot::Path<crate::wire::bullfinch::params::SubscriptionSuspendPath>,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::SubscriptionSuspendHeaders,
+        >,
+        body: crate::api::extract::JsonBody<
+            crate::wire::bullfinch::types::SubscriptionStatusChangeRequest,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::Subscription>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::subscriptions::subscription_suspend(
+                rqctx,
+                path,
+                headers,
+                body,
+            )
+            .await
+    }
+    async fn subscription_usage_view(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        path: dropshot::Path<crate::wire::bullfinch::params::SubscriptionUsageViewPath>,
+        query: crate::api::extract::QueryParams<
+            crate::wire::bullfinch::params::SubscriptionUsageViewQuery,
+        >,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::SubscriptionUsageViewHeaders,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::SubscriptionUsage>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::subscriptions::subscription_usage_view(
+                rqctx,
+                path,
+                query,
+                headers,
+            )
+            .await
+    }
+    async fn subscription_withdraw_cancellation(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        path: dropshot::Path<
+            crate::wire::bullfinch::params::SubscriptionWithdrawCancellationPath,
+        >,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::SubscriptionWithdrawCancellationHeaders,
+        >,
+        body: crate::api::extract::JsonBody<
+            crate::wire::bullfinch::types::SubscriptionStatusChangeRequest,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::Subscription>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::subscriptions::subscription_withdraw_cancellation(
+                rqctx,
+                path,
+                headers,
+                body,
+            )
+            .await
+    }
+    async fn user_list(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        query: crate::api::extract::QueryParams<
+            crate::wire::bullfinch::params::UserListQuery,
+        >,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::UserListHeaders,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::UserList>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::users::user_list(rqctx, query, headers).await
+    }
+    async fn user_create(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::UserCreateHeaders,
+        >,
+        body: crate::api::extract::JsonBody<
+            crate::wire::bullfinch::types::CreateUserRequest,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseCreated<crate::wire::bullfinch::types::User>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::users::user_create(rqctx, headers, body).await
+    }
+    async fn user_view(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        path: dropshot::Path<crate::wire::bullfinch::params::UserViewPath>,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::UserViewHeaders,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::User>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::users::user_view(rqctx, path, headers).await
+    }
+    async fn user_update(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        path: dropshot::Path<crate::wire::bullfinch::params::UserUpdatePath>,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::UserUpdateHeaders,
+        >,
+        body: crate::api::extract::JsonBody<
+            crate::wire::bullfinch::types::UpdateUserRequest,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::User>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::users::user_update(rqctx, path, headers, body).await
+    }
+    async fn webhook_endpoint_list(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        query: crate::api::extract::QueryParams<
+            crate::wire::bullfinch::params::WebhookEndpointListQuery,
+        >,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::WebhookEndpointListHeaders,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::WebhookEndpointList>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::webhooks::webhook_endpoint_list(rqctx, query, headers)
+            .await
+    }
+    async fn webhook_endpoint_create(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::WebhookEndpointCreateHeaders,
+        >,
+        body: crate::api::extract::JsonBody<
+            crate::wire::bullfinch::types::CreateWebhookEndpointRequest,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseCreated<crate::wire::bullfinch::types::WebhookEndpoint>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::webhooks::webhook_endpoint_create(rqctx, headers, body)
+            .await
+    }
+    async fn webhook_endpoint_delete(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        path: dropshot::Path<crate::wire::bullfinch::params::WebhookEndpointDeletePath>,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::WebhookEndpointDeleteHeaders,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<dropshot::HttpResponseDeleted>,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::webhooks::webhook_endpoint_delete(rqctx, path, headers)
+            .await
+    }
+    async fn webhook_endpoint_view(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        path: dropshot::Path<crate::wire::bullfinch::params::WebhookEndpointViewPath>,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::WebhookEndpointViewHeaders,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::WebhookEndpoint>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::webhooks::webhook_endpoint_view(rqctx, path, headers).await
+    }
+    async fn webhook_endpoint_update(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        path: dropshot::Path<crate::wire::bullfinch::params::WebhookEndpointUpdatePath>,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::WebhookEndpointUpdateHeaders,
+        >,
+        body: crate::api::extract::JsonBody<
+            crate::wire::bullfinch::types::UpdateWebhookEndpointRequest,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::WebhookEndpoint>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::webhooks::webhook_endpoint_update(
+                rqctx,
+                path,
+                headers,
+                body,
+            )
+            .await
+    }
+    async fn webhook_delivery_list(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        path: dropshot::Path<crate::wire::bullfinch::params::WebhookDeliveryListPath>,
+        query: crate::api::extract::QueryParams<
+            crate::wire::bullfinch::params::WebhookDeliveryListQuery,
+        >,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::WebhookDeliveryListHeaders,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::WebhookDeliveryList>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::webhooks::webhook_delivery_list(
+                rqctx,
+                path,
+                query,
+                headers,
+            )
+            .await
+    }
+    async fn webhook_endpoint_replay(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        path: dropshot::Path<crate::wire::bullfinch::params::WebhookEndpointReplayPath>,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::WebhookEndpointReplayHeaders,
+        >,
+        body: crate::api::extract::JsonBody<
+            crate::wire::bullfinch::types::ReplayWebhookEndpointRequest,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseAccepted<crate::wire::bullfinch::types::WebhookReplay>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::webhooks::webhook_endpoint_replay(
+                rqctx,
+                path,
+                headers,
+                body,
+            )
+            .await
+    }
+    async fn webhook_endpoint_rotate_secret(
+        rqctx: dropshot::RequestContext<crate::api::context::Context>,
+        path: dropshot::Path<
+            crate::wire::bullfinch::params::WebhookEndpointRotateSecretPath,
+        >,
+        headers: crate::api::extract::HeaderParams<
+            crate::wire::bullfinch::params::WebhookEndpointRotateSecretHeaders,
+        >,
+    ) -> ::std::result::Result<
+        crate::api::reply::Reply<
+            dropshot::HttpResponseOk<crate::wire::bullfinch::types::WebhookEndpoint>,
+        >,
+        crate::api::error::ApiError,
+    > {
+        crate::api::handlers::webhooks::webhook_endpoint_rotate_secret(
+                rqctx,
+                path,
+                headers,
+            )
+            .await
+    }
+}

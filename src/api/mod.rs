@@ -5,16 +5,9 @@
 pub mod context;
 pub mod error;
 pub mod extract;
-mod addons;
 mod client;
-mod handlers;
-mod licenses;
-mod login;
-mod moves;
-mod operations;
+pub mod handlers;
 mod paths;
-mod orders;
-mod webhooks;
 pub mod idempotency;
 pub mod reply;
 pub mod request;

@@ -218,6 +218,9 @@ fn server_files(revs: &[Revision]) -> Result<(String, String)> {
     let mut params_by_rev: Vec<Vec<TokenStream>> = vec![vec![]; n];
     let mut param_types: BTreeMap<String, TokenStream> = BTreeMap::new();
     let mut methods: Vec<TokenStream> = vec![];
+    // the trait's implementation: each method without a default calls its
+    // area's handler (`src/api/handlers/<tag>.rs`)
+    let mut delegations: Vec<TokenStream> = vec![];
     for op_id in &op_ids {
         // ranges of consecutive revisions in which the operation has one shape
         let mut ranges: Vec<(usize, usize)> = vec![];
@@ -346,7 +349,18 @@ fn server_files(revs: &[Revision]) -> Result<(String, String)> {
                     let call = quote!(Self::#newer_fn(rqctx, #(#call_args),*).await.map(|r| r.map_body(Into::into)));
                     if is_routed { quote!({ async move { #call } }) } else { quote!({ #call }) }
                 }
-                _ => quote!(;),
+                _ => {
+                    // the implementation: the handler of the same name in
+                    // the module of the operation's tag
+                    let area = format_ident!("{}", tags.first().ok_or_else(|| anyhow!("{op_id}: no tag"))?.to_snake_case());
+                    let names = kinds.iter().map(|k| format_ident!("{}", if k == "header" { "headers" } else { k.as_str() }));
+                    delegations.push(quote! {
+                        async fn #fname(rqctx: dropshot::RequestContext<#a::context::Context>, #(#args),*) -> #result {
+                            #a::handlers::#area::#fname(rqctx, #(#names),*).await
+                        }
+                    });
+                    quote!(;)
+                }
             };
             methods.push(quote!(#sig #body));
             newer = Some((fname.clone(), kinds));
@@ -445,6 +459,11 @@ fn server_files(revs: &[Revision]) -> Result<(String, String)> {
         pub trait SwitchboardApi {
             type Context: #a::revision::ApiContext;
             #(#methods)*
+        }
+
+        impl SwitchboardApi for #a::handlers::Handlers {
+            type Context = #a::context::Context;
+            #(#delegations)*
         }
     };
     Ok((render(revs, wire)?, render(revs, api)?))

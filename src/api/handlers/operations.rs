@@ -1,18 +1,38 @@
-//! The handlers of serving the API (the Operations tag), open to anyone:
-//! the health check and the published documents of each revision.
+//! The handlers of the Operations operations, serving the API, open to
+//! anyone: the health check and the published documents of each revision.
 
-use super::context::Context;
-use super::error::ApiError;
-use super::extract::HeaderParams;
-use super::reply::Reply;
-use super::request::{handle_open, handle_open_sent};
-use super::revision::Revision;
+use crate::api::context::Context;
+use crate::api::error::ApiError;
+use crate::api::extract::HeaderParams;
+use crate::api::request::{handle_open, handle_open_sent};
+use crate::api::revision::Revision;
 use crate::error::InternalCode;
 use crate::wire::latest::{params, types};
-use dropshot::{Body, ErrorStatusCode, HttpResponseOk, Path, RequestContext};
+use dropshot::{HttpResponseOk, Path, RequestContext, Body, ErrorStatusCode};
 use http::Response;
+use super::Result;
 
-type Result<T> = std::result::Result<Reply<T>, ApiError>;
+pub async fn health_view(
+    rqctx: RequestContext<Context>,
+    headers: HeaderParams<params::HealthViewHeaders>,
+) -> Result<HttpResponseOk<types::Health>> {
+    health(&rqctx, headers).await
+}
+
+pub async fn openapi_view(
+    rqctx: RequestContext<Context>,
+    headers: HeaderParams<params::OpenapiViewHeaders>,
+) -> Result<HttpResponseOk<types::OpenApiDocument>> {
+    openapi(&rqctx, headers).await
+}
+
+pub async fn openapi_revision_view(
+    rqctx: RequestContext<Context>,
+    path: Path<params::OpenapiRevisionViewPath>,
+    headers: HeaderParams<params::OpenapiRevisionViewHeaders>,
+) -> Result<HttpResponseOk<types::OpenApiDocument>> {
+    openapi_revision(&rqctx, path, headers).await
+}
 
 /// A revision's published document, as embedded at build time.
 fn document(revision: &Revision) -> std::result::Result<Response<Body>, ApiError> {

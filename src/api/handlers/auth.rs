@@ -1,15 +1,29 @@
-//! The handlers of email login: starting it (which wakes the mail sender
-//! when a code was queued) and verifying the code for a bearer token.
+//! The handlers of the Auth operations, email login: starting it (which
+//! wakes the mail sender when a code was queued) and verifying the code
+//! for a bearer token.
 
-use super::context::Context;
-use super::error::ApiError;
-use super::extract::{HeaderParams, JsonBody};
-use super::reply::Reply;
-use super::request::handle_login;
+use crate::api::context::Context;
+use crate::api::extract::{HeaderParams, JsonBody};
+use crate::api::request::handle_login;
 use crate::wire::latest::{params, types};
 use dropshot::{HttpResponseAccepted, HttpResponseOk, RequestContext};
+use super::Result;
 
-type Result<T> = std::result::Result<Reply<T>, ApiError>;
+pub async fn auth_email_start(
+    rqctx: RequestContext<Context>,
+    headers: HeaderParams<params::AuthEmailStartHeaders>,
+    body: JsonBody<types::EmailLoginStartRequest>,
+) -> Result<HttpResponseAccepted<types::EmailLoginChallenge>> {
+    start(&rqctx, headers, body).await
+}
+
+pub async fn auth_email_verify(
+    rqctx: RequestContext<Context>,
+    headers: HeaderParams<params::AuthEmailVerifyHeaders>,
+    body: JsonBody<types::EmailLoginVerifyRequest>,
+) -> Result<HttpResponseOk<types::AccessToken>> {
+    verify(&rqctx, headers, body).await
+}
 
 pub async fn start(
     rqctx: &RequestContext<Context>,

@@ -2,20 +2,18 @@
 //! all act for the organisation (its key alone, never a user's bearer
 //! token, for endpoints: webhooks see every customer's events).
 
-use super::context::Context;
-use super::error::ApiError;
-use super::extract::{HeaderParams, JsonBody, QueryParams};
-use super::reply::Reply;
-use super::request::{Access, handle, handle_idempotent};
+use crate::api::context::Context;
+use crate::api::extract::{HeaderParams, JsonBody, QueryParams};
+use crate::api::request::{Access, handle, handle_idempotent};
 use crate::config::WebhookUrls;
 use crate::domain::Caller;
 use crate::domain::webhooks::deliveries as webhook_deliveries;
-use crate::domain::webhooks::endpoints::{self as webhook_endpoints, Owner};
+use crate::domain::webhooks::endpoints as webhook_endpoints;
+use crate::domain::webhooks::endpoints::Owner;
 use crate::domain::webhooks::log as event_log;
 use crate::wire::latest::{params, types};
 use dropshot::{HttpResponseAccepted, HttpResponseCreated, HttpResponseDeleted, HttpResponseOk, Path, RequestContext};
-
-type Result<T> = std::result::Result<Reply<T>, ApiError>;
+use super::Result;
 
 /// The organisation whose webhook endpoints the caller manages: its key
 /// alone, never a user's bearer token (webhooks see every customer's events).
@@ -25,12 +23,12 @@ fn endpoint_owner<'a>(urls: WebhookUrls, c: &'a Caller) -> crate::error::Result<
 }
 
 pub async fn webhook_endpoint_list(
-    rqctx: &RequestContext<Context>,
+    rqctx: RequestContext<Context>,
     query: QueryParams<params::WebhookEndpointListQuery>,
     headers: HeaderParams<params::WebhookEndpointListHeaders>,
 ) -> Result<HttpResponseOk<types::WebhookEndpointList>> {
     let urls = rqctx.context().settings.webhooks.clone();
-    handle(rqctx, Access::Read, headers, |c| async move {
+    handle(&rqctx, Access::Read, headers, |c| async move {
         let q = query.into_inner()?;
         Ok(HttpResponseOk(webhook_endpoints::list(&endpoint_owner(urls, &c)?, q.cursor.as_deref(), q.limit).await?))
     })
@@ -38,24 +36,24 @@ pub async fn webhook_endpoint_list(
 }
 
 pub async fn webhook_endpoint_create(
-    rqctx: &RequestContext<Context>,
+    rqctx: RequestContext<Context>,
     headers: HeaderParams<params::WebhookEndpointCreateHeaders>,
     body: JsonBody<types::CreateWebhookEndpointRequest>,
 ) -> Result<HttpResponseCreated<types::WebhookEndpoint>> {
     let urls = rqctx.context().settings.webhooks.clone();
-    handle_idempotent(rqctx, Access::Write, headers, body, |c, body| async move {
+    handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move {
         Ok(HttpResponseCreated(webhook_endpoints::create(&endpoint_owner(urls, &c)?, body).await?))
     })
     .await
 }
 
 pub async fn webhook_endpoint_view(
-    rqctx: &RequestContext<Context>,
+    rqctx: RequestContext<Context>,
     path: Path<params::WebhookEndpointViewPath>,
     headers: HeaderParams<params::WebhookEndpointViewHeaders>,
 ) -> Result<HttpResponseOk<types::WebhookEndpoint>> {
     let urls = rqctx.context().settings.webhooks.clone();
-    handle(rqctx, Access::Read, headers, |c| async move {
+    handle(&rqctx, Access::Read, headers, |c| async move {
         let id = path.into_inner().webhook_endpoint_id;
         Ok(HttpResponseOk(webhook_endpoints::view(&endpoint_owner(urls, &c)?, &id).await?))
     })
@@ -63,13 +61,13 @@ pub async fn webhook_endpoint_view(
 }
 
 pub async fn webhook_endpoint_update(
-    rqctx: &RequestContext<Context>,
+    rqctx: RequestContext<Context>,
     path: Path<params::WebhookEndpointUpdatePath>,
     headers: HeaderParams<params::WebhookEndpointUpdateHeaders>,
     body: JsonBody<types::UpdateWebhookEndpointRequest>,
 ) -> Result<HttpResponseOk<types::WebhookEndpoint>> {
     let urls = rqctx.context().settings.webhooks.clone();
-    handle(rqctx, Access::Write, headers, |c| async move {
+    handle(&rqctx, Access::Write, headers, |c| async move {
         let (id, body) = (path.into_inner().webhook_endpoint_id, body.into_inner()?);
         Ok(HttpResponseOk(webhook_endpoints::update(&endpoint_owner(urls, &c)?, &id, body).await?))
     })
@@ -77,12 +75,12 @@ pub async fn webhook_endpoint_update(
 }
 
 pub async fn webhook_endpoint_delete(
-    rqctx: &RequestContext<Context>,
+    rqctx: RequestContext<Context>,
     path: Path<params::WebhookEndpointDeletePath>,
     headers: HeaderParams<params::WebhookEndpointDeleteHeaders>,
 ) -> Result<HttpResponseDeleted> {
     let urls = rqctx.context().settings.webhooks.clone();
-    handle(rqctx, Access::Write, headers, |c| async move {
+    handle(&rqctx, Access::Write, headers, |c| async move {
         webhook_endpoints::delete(&endpoint_owner(urls, &c)?, &path.into_inner().webhook_endpoint_id).await?;
         Ok(HttpResponseDeleted())
     })
@@ -90,12 +88,12 @@ pub async fn webhook_endpoint_delete(
 }
 
 pub async fn webhook_endpoint_rotate_secret(
-    rqctx: &RequestContext<Context>,
+    rqctx: RequestContext<Context>,
     path: Path<params::WebhookEndpointRotateSecretPath>,
     headers: HeaderParams<params::WebhookEndpointRotateSecretHeaders>,
 ) -> Result<HttpResponseOk<types::WebhookEndpoint>> {
     let urls = rqctx.context().settings.webhooks.clone();
-    handle_idempotent(rqctx, Access::Write, headers, JsonBody::<()>::none(), |c, ()| async move {
+    handle_idempotent(&rqctx, Access::Write, headers, JsonBody::<()>::none(), |c, ()| async move {
         let id = path.into_inner().webhook_endpoint_id;
         Ok(HttpResponseOk(webhook_endpoints::rotate_secret(&endpoint_owner(urls, &c)?, &id).await?))
     })
@@ -103,11 +101,11 @@ pub async fn webhook_endpoint_rotate_secret(
 }
 
 pub async fn event_list(
-    rqctx: &RequestContext<Context>,
+    rqctx: RequestContext<Context>,
     query: QueryParams<params::EventListQuery>,
     headers: HeaderParams<params::EventListHeaders>,
 ) -> Result<HttpResponseOk<types::EventList>> {
-    handle(rqctx, Access::Read, headers, |c| async move {
+    handle(&rqctx, Access::Read, headers, |c| async move {
         c.require_organisation("read the event log")?;
         Ok(HttpResponseOk(event_log::list(&c.store, c.org, c.now, query.into_inner()?).await?))
     })
@@ -115,11 +113,11 @@ pub async fn event_list(
 }
 
 pub async fn event_view(
-    rqctx: &RequestContext<Context>,
+    rqctx: RequestContext<Context>,
     path: Path<params::EventViewPath>,
     headers: HeaderParams<params::EventViewHeaders>,
 ) -> Result<HttpResponseOk<types::EventEnvelope>> {
-    handle(rqctx, Access::Read, headers, |c| async move {
+    handle(&rqctx, Access::Read, headers, |c| async move {
         c.require_organisation("read the event log")?;
         Ok(HttpResponseOk(event_log::view(&c.store, c.org, c.now, &path.into_inner().event_id).await?))
     })
@@ -127,13 +125,13 @@ pub async fn event_view(
 }
 
 pub async fn webhook_delivery_list(
-    rqctx: &RequestContext<Context>,
+    rqctx: RequestContext<Context>,
     path: Path<params::WebhookDeliveryListPath>,
     query: QueryParams<params::WebhookDeliveryListQuery>,
     headers: HeaderParams<params::WebhookDeliveryListHeaders>,
 ) -> Result<HttpResponseOk<types::WebhookDeliveryList>> {
     let urls = rqctx.context().settings.webhooks.clone();
-    handle(rqctx, Access::Read, headers, |c| async move {
+    handle(&rqctx, Access::Read, headers, |c| async move {
         let id = path.into_inner().webhook_endpoint_id;
         Ok(HttpResponseOk(webhook_deliveries::list(&endpoint_owner(urls, &c)?, &id, query.into_inner()?).await?))
     })
@@ -141,13 +139,13 @@ pub async fn webhook_delivery_list(
 }
 
 pub async fn event_redeliver(
-    rqctx: &RequestContext<Context>,
+    rqctx: RequestContext<Context>,
     path: Path<params::EventRedeliverPath>,
     headers: HeaderParams<params::EventRedeliverHeaders>,
     body: JsonBody<types::RedeliverEventRequest>,
 ) -> Result<HttpResponseAccepted<types::EventRedelivery>> {
     let urls = rqctx.context().settings.webhooks.clone();
-    handle_idempotent(rqctx, Access::Write, headers, body, |c, body| async move {
+    handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move {
         let id = path.into_inner().event_id;
         Ok(HttpResponseAccepted(webhook_deliveries::redeliver(&endpoint_owner(urls, &c)?, &id, body).await?))
     })
@@ -155,13 +153,13 @@ pub async fn event_redeliver(
 }
 
 pub async fn webhook_endpoint_replay(
-    rqctx: &RequestContext<Context>,
+    rqctx: RequestContext<Context>,
     path: Path<params::WebhookEndpointReplayPath>,
     headers: HeaderParams<params::WebhookEndpointReplayHeaders>,
     body: JsonBody<types::ReplayWebhookEndpointRequest>,
 ) -> Result<HttpResponseAccepted<types::WebhookReplay>> {
     let urls = rqctx.context().settings.webhooks.clone();
-    handle_idempotent(rqctx, Access::Write, headers, body, |c, body| async move {
+    handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move {
         let id = path.into_inner().webhook_endpoint_id;
         Ok(HttpResponseAccepted(webhook_deliveries::replay(&endpoint_owner(urls, &c)?, &id, body).await?))
     })

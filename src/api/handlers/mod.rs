@@ -1,0 +1,24 @@
+//! The implementation of the generated route trait, newest revision
+//! only, one module per tag of the documents: the generated `impl` calls
+//! the function of the operation's name in its tag's module (extract, call
+//! the domain core, answer).
+
+use super::error::ApiError;
+use super::reply::Reply;
+
+pub mod auth;
+pub mod customers;
+pub mod licenses;
+pub mod operations;
+pub mod orders;
+pub mod product_catalogs;
+pub mod subscribers;
+pub mod subscription_add_ons;
+pub mod subscriptions;
+pub mod users;
+pub mod webhooks;
+
+/// The type the generated route trait is implemented for.
+pub enum Handlers {}
+
+pub type Result<T> = std::result::Result<Reply<T>, ApiError>;
