@@ -8,24 +8,6 @@
     unused_mut,
     irrefutable_let_patterns
 )]
-/// Known revisions, oldest first.
-pub static REVISIONS: [crate::api::revision::Revision; 2usize] = [
-    crate::api::revision::Revision {
-        name: "2026-08-21.auk",
-        version: ::semver::Version::new(2026u64, 8u64, 21u64),
-        supported_until: Some("2026-12-01"),
-    },
-    crate::api::revision::Revision {
-        name: "2026-09-01.bullfinch",
-        version: ::semver::Version::new(2026u64, 9u64, 1u64),
-        supported_until: None,
-    },
-];
-/// The revision documents, oldest first, as published.
-pub static DOCUMENTS: [&str; 2usize] = [
-    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/spec/2026-08-21.auk.json")),
-    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/spec/2026-09-01.bullfinch.json")),
-];
 /// Body of every error response (components.schemas.Error).
 pub type ErrorBody = crate::wire::latest::types::Error;
 #[dropshot::api_description{module = "switchboard_api_mod"}]
@@ -920,7 +902,7 @@ pub trait SwitchboardApi {
         crate::api::reply::Reply<dropshot::HttpResponseOk<()>>,
         crate::api::error::ApiError,
     > {
-        crate::api::error::endpoint_removed(&rqctx).await
+        crate::api::reply::endpoint_removed(&rqctx).await
     }
     ///Cancel an order
     ///

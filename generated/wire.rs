@@ -8,6 +8,24 @@
     unused_mut,
     irrefutable_let_patterns
 )]
+/// Known revisions, oldest first.
+pub static REVISIONS: [crate::wire::revision::Revision; 2usize] = [
+    crate::wire::revision::Revision {
+        name: "2026-08-21.auk",
+        version: ::semver::Version::new(2026u64, 8u64, 21u64),
+        supported_until: Some("2026-12-01"),
+    },
+    crate::wire::revision::Revision {
+        name: "2026-09-01.bullfinch",
+        version: ::semver::Version::new(2026u64, 9u64, 1u64),
+        supported_until: None,
+    },
+];
+/// The revision documents, oldest first, as published.
+pub static DOCUMENTS: [&str; 2usize] = [
+    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/spec/2026-08-21.auk.json")),
+    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/spec/2026-09-01.bullfinch.json")),
+];
 ///Revision 2026-08-21.auk.
 pub mod auk {
     pub mod types {

@@ -132,7 +132,7 @@ mod tests {
     /// tests hold every recorded event among the published ones).
     #[test]
     fn the_documents_publish_every_variant() {
-        for document in crate::api::routes::DOCUMENTS {
+        for document in crate::wire::DOCUMENTS {
             let doc: serde_json::Value = serde_json::from_str(document).unwrap();
             let mut published: Vec<&str> = doc["x-webhooks"].as_object().expect("x-webhooks").keys().map(String::as_str).collect();
             let mut types = Event::TYPES.to_vec();

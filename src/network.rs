@@ -104,7 +104,7 @@ impl Network for Sandbox {
 
     async fn issue_esim(&self, msisdn: &str) -> Result<Sim, Refused> {
         self.check(&[msisdn])?;
-        let iccid = crate::domain::values::iccid::generate();
+        let iccid = new_iccid();
         let activation_code = format!("LPA:1$smdp.sandbox.switchboard.invalid${}", uuid::Uuid::new_v4().simple().to_string().to_uppercase());
         Ok(Sim { iccid: iccid.to_string(), activation_code: Some(activation_code) })
     }
@@ -129,4 +129,17 @@ impl Network for Sandbox {
         let feed = self.feed.lock().expect("feed lock");
         Ok(feed.iter().enumerate().map(|(i, u)| (i as u64 + 1, u.clone())).skip(after as usize).take(limit).collect())
     }
+}
+
+/// A new ICCID, as a network issues one for an eSIM profile: 89, the
+/// country code 46, 15 random digits and the check digit.
+pub fn new_iccid() -> String {
+    use rand::Rng;
+    let mut rng = rand::rng();
+    let mut body = String::from("8946");
+    for _ in 0..14 {
+        body.push(char::from(b'0' + rng.random_range(0..10u8)));
+    }
+    body.push(luhn::checksum(body.as_bytes()) as char);
+    body
 }

@@ -1,12 +1,11 @@
 //! A failed request as the service's Error object: `ApiError`, and the one
 //! mapping of the domain's `Error` to HTTP statuses and codes.
 
-use super::reply::Reply;
-use super::revision::{API_REVISION, ApiContext};
+use super::revision::API_REVISION;
 use super::routes::ErrorBody;
 use crate::error::{Detail, Error, InternalCode};
 use crate::wire::latest::types::ErrorDetail;
-use dropshot::{Body, ErrorStatusCode, HttpError, HttpResponseError, HttpResponseOk, RequestContext};
+use dropshot::{Body, ErrorStatusCode, HttpError, HttpResponseError};
 use http::Response;
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -132,14 +131,6 @@ impl HttpResponseError for ApiError {
     fn status_code(&self) -> ErrorStatusCode {
         self.status
     }
-}
-
-/// Body of the stubs that stand for an operation removed in a revision.
-pub async fn endpoint_removed<C: ApiContext>(
-    rqctx: &RequestContext<C>,
-) -> Result<Reply<HttpResponseOk<()>>, ApiError> {
-    let revision = rqctx.context().revision_of(rqctx.request.headers());
-    Ok(Reply::raw(revision.name, ApiError::endpoint_removed().into_response(revision.name, &rqctx.request_id)))
 }
 
 /// One field of a request, as the Error object names it.

@@ -29,8 +29,7 @@ use std::sync::Mutex;
 pub const HEADER: &str = "x-idempotency-key";
 /// The response header a replay carries.
 pub const REPLAYED: &str = "idempotent-replayed";
-/// How long a key is remembered.
-pub const LIFETIME_HOURS: i64 = 24;
+pub use crate::store::IDEMPOTENCY_LIFETIME_HOURS as LIFETIME_HOURS;
 
 /// Headers of the first answer that are kept for replays; per-request
 /// transport headers (date, request id, length) are not part of the answer.

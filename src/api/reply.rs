@@ -98,3 +98,11 @@ macro_rules! map_body {
 map_body!(HttpResponseOk);
 map_body!(HttpResponseCreated);
 map_body!(HttpResponseAccepted);
+
+/// Body of the stubs that stand for an operation removed in a revision.
+pub async fn endpoint_removed<C: super::revision::ApiContext>(
+    rqctx: &dropshot::RequestContext<C>,
+) -> Result<Reply<dropshot::HttpResponseOk<()>>, super::error::ApiError> {
+    let revision = rqctx.context().revision_of(rqctx.request.headers());
+    Ok(Reply::raw(revision.name, super::error::ApiError::endpoint_removed().into_response(revision.name, &rqctx.request_id)))
+}

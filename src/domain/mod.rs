@@ -20,13 +20,7 @@ use crate::store::Store;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-/// The id of a new resource: a UUID of version 7, time-ordered, so each
-/// new row goes at the end of its id index instead of dirtying a random
-/// page of it (on SQLite, where every commit writes its dirty pages to the
-/// log, that made an idempotent create about a third faster).
-pub fn new_id() -> Uuid {
-    Uuid::now_v7()
-}
+pub use crate::store::new_id;
 
 /// Who is acting, for which organisation, at what time. Every store query
 /// made for a request is scoped by `org`.

@@ -95,25 +95,12 @@ pub mod iccid {
         (19..=20).contains(&iccid.len()) && iccid.starts_with("89") && iccid.bytes().all(|b| b.is_ascii_digit()) && luhn::valid(iccid)
     }
 
-    /// A new ICCID, as a network issues one for an eSIM profile: 89, the
-    /// country code 46, 15 random digits and the check digit.
-    pub fn generate() -> String {
-        use rand::Rng;
-        let mut rng = rand::rng();
-        let mut body = String::from("8946");
-        for _ in 0..14 {
-            body.push(char::from(b'0' + rng.random_range(0..10u8)));
-        }
-        body.push(luhn::checksum(body.as_bytes()) as char);
-        body
-    }
-
     #[cfg(test)]
     mod tests {
         #[test]
         fn generated_iccids_are_valid_and_a_wrong_digit_is_not() {
             for _ in 0..100 {
-                let i = super::generate();
+                let i = crate::network::new_iccid();
                 assert!(super::valid(&i), "{i}");
                 let last = i.as_bytes()[18];
                 let wrong = format!("{}{}", &i[..18], char::from(b'0' + (last - b'0' + 1) % 10));

@@ -3,7 +3,7 @@
 //! own key, so a key is forgotten on time even between runs).
 
 use super::{Outcome, Worker};
-use crate::api::idempotency::LIFETIME_HOURS;
+use crate::store::IDEMPOTENCY_LIFETIME_HOURS as LIFETIME_HOURS;
 use crate::store::JobKind;
 use std::sync::Arc;
 

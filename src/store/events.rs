@@ -55,7 +55,7 @@ impl Store {
     ) -> Result<()> {
         tx.execute(
             sqlx::query("INSERT INTO events (id, org_id, event_type, occurred_at, data) VALUES ($1, $2, $3, $4, $5)")
-                .bind(crate::domain::new_id().to_string())
+                .bind(super::new_id().to_string())
                 .bind(org.to_string())
                 .bind(event_type)
                 .bind(ts(occurred_at))

@@ -10,6 +10,10 @@ use sqlx::{AnyPool, Row};
 use std::collections::HashMap;
 use std::sync::Arc;
 
+/// How long a key is remembered (by the server's clock), and so how long a
+/// key's row stays before the expiry job deletes it.
+pub const LIFETIME_HOURS: i64 = 24;
+
 /// An answer as first sent: replayed byte for byte.
 #[derive(Debug, Clone, PartialEq)]
 pub struct StoredAnswer {

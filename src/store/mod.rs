@@ -30,7 +30,7 @@ pub use customers::{CustomerFilter, CustomerRow, IdOrRef, Link};
 pub use deliveries::{After, AttemptRow, DeliveryRow, DeliveryWork, Recorded, Which, delivery_subject, parse_delivery_subject};
 pub use events::{EventFilter, EventRow};
 pub use holds::Held;
-pub use idempotency::{EXPIRY_SUBJECT, KeyTimes, StoredAnswer};
+pub use idempotency::{EXPIRY_SUBJECT, KeyTimes, LIFETIME_HOURS as IDEMPOTENCY_LIFETIME_HOURS, StoredAnswer};
 pub use jobs::{Job, JobKind};
 pub use keys::{ApiKeyRecord, NewApiKey};
 pub use login::{MAX_ATTEMPTS, NewChallenge, Redeemed};
@@ -309,4 +309,12 @@ impl From<sqlx::Error> for Error {
             _ => Error::Database(e.to_string()),
         }
     }
+}
+
+/// The id of a new resource: a UUID of version 7, time-ordered, so each
+/// new row goes at the end of its id index instead of dirtying a random
+/// page of it (on SQLite, where every commit writes its dirty pages to the
+/// log, that made an idempotent create about a third faster).
+pub fn new_id() -> uuid::Uuid {
+    uuid::Uuid::now_v7()
 }

@@ -7,6 +7,7 @@
 #[path = "../../generated/wire.rs"]
 mod generated;
 mod changes;
+pub mod revision;
 
 pub use generated::*;
 

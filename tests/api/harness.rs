@@ -384,7 +384,7 @@ impl TestApp {
             rows.iter().map(|r| (r.get::<String, _>(0), serde_json::from_str(&r.get::<String, _>(1)).expect("an event's data is JSON"))).collect();
         // (parsed once per run: they are large)
         static DOCUMENTS: std::sync::OnceLock<Vec<Value>> = std::sync::OnceLock::new();
-        let documents = DOCUMENTS.get_or_init(|| switchboard::api::routes::DOCUMENTS.iter().map(|d| serde_json::from_str(d).unwrap()).collect());
+        let documents = DOCUMENTS.get_or_init(|| switchboard::wire::DOCUMENTS.iter().map(|d| serde_json::from_str(d).unwrap()).collect());
         for doc in documents {
             let revision = doc["info"]["version"].as_str().unwrap();
             for (t, data) in &recorded {

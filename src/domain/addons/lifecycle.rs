@@ -339,7 +339,7 @@ mod tests {
     /// The Subscription Add-ons tag of every document publishes this table.
     #[test]
     fn the_documents_publish_the_table() {
-        for document in crate::api::routes::DOCUMENTS {
+        for document in crate::wire::DOCUMENTS {
             let tag = crate::domain::states::tag_description(document, "Subscription Add-ons");
             assert!(tag.contains(&super::ADDON.markdown()), "the Subscription Add-ons tag lacks the table:\n{}", super::ADDON.markdown());
         }

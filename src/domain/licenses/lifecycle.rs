@@ -225,7 +225,7 @@ mod tests {
     /// The Licenses tag of every document publishes this table.
     #[test]
     fn the_documents_publish_the_table() {
-        for document in crate::api::routes::DOCUMENTS {
+        for document in crate::wire::DOCUMENTS {
             let tag = crate::domain::states::tag_description(document, "Licenses");
             assert!(tag.contains(&super::LICENSE.markdown()), "the Licenses tag lacks the table:\n{}", super::LICENSE.markdown());
         }

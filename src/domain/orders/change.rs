@@ -3,12 +3,12 @@
 use super::events::record_transition;
 use super::lines::{OrderDoc, billing_currency, check_lines, context, refusal, tax_rates};
 use super::render;
-use super::states::{LINE_ITEM, LineOp, ORDER, OrderOp};
+use super::states::{LINE_ITEM, LineOp, ORDER, OrderOp, moved_meanwhile};
 use crate::domain::access::Role;
 use crate::domain::{Caller, customers};
 use crate::error::{Error, InternalCode, Result};
 use crate::events::{self, Event};
-use crate::store::{JobKind, OrderRow, Stateful, Store, Tx};
+use crate::store::{JobKind, OrderRow, Store, Tx};
 use crate::wire::latest as wire;
 use uuid::Uuid;
 
@@ -122,19 +122,6 @@ pub async fn update(caller: &Caller, key: &str, req: wire::UpdateOrderRequest) -
     events::record(&mut tx, caller.org, caller.now, &Event::OrderUpdated(order.clone())).await?;
     tx.commit().await?;
     Ok(order)
-}
-
-/// The refusal of a move that another request beat to the row: the table's
-/// answer for the state that request left.
-/// Read in the transaction whose guarded write missed, so that it sees the
-/// move that beat it even before that move has committed (on SQLite the
-/// two may share a batch).
-pub(super) async fn moved_meanwhile(tx: &mut Tx, caller: &Caller, id: Uuid, op: OrderOp) -> Error {
-    match Store::status_in(tx, Stateful::Orders, caller.org, id).await {
-        Ok(Some(now)) => ORDER.next(op, now).err().unwrap_or_else(|| Error::changed_meanwhile("order")),
-        Ok(None) => Error::concurrent_conflict(),
-        Err(e) => e,
-    }
 }
 
 /// Writes a state move: the row if it is still in `before`'s status, and

@@ -1,7 +1,10 @@
-//! The order's and its line items' transition tables.
+//! The order's and its line items' transition tables, and the refusal of
+//! a move another request beat to the row.
 
+use crate::domain::Caller;
 use crate::domain::states::{Operation, Table};
-use crate::error::InternalCode;
+use crate::error::{Error, InternalCode};
+use crate::store::{Stateful, Store, Tx};
 use crate::wire::latest::{OrderLineItemStatus as LineStatus, OrderStatus as Status};
 
 /// What moves an order.
@@ -100,7 +103,7 @@ pub fn is_open(s: Status) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use crate::api::routes::DOCUMENTS;
+    use crate::wire::DOCUMENTS;
     use crate::domain::states::tag_description;
 
     /// Every revision's document shows the tables the server applies.
@@ -112,5 +115,18 @@ mod tests {
                 assert!(description.contains(&table), "the Orders tag must show:\n{table}\nit says:\n{description}");
             }
         }
+    }
+}
+
+/// The refusal of a move that another request beat to the row: the table's
+/// answer for the state that request left.
+/// Read in the transaction whose guarded write missed, so that it sees the
+/// move that beat it even before that move has committed (on SQLite the
+/// two may share a batch).
+pub(super) async fn moved_meanwhile(tx: &mut Tx, caller: &Caller, id: uuid::Uuid, op: OrderOp) -> Error {
+    match Store::status_in(tx, Stateful::Orders, caller.org, id).await {
+        Ok(Some(now)) => ORDER.next(op, now).err().unwrap_or_else(|| Error::changed_meanwhile("order")),
+        Ok(None) => Error::concurrent_conflict(),
+        Err(e) => e,
     }
 }

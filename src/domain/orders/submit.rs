@@ -3,10 +3,9 @@
 //! what the lines create (subscriptions, add-ons, licenses, SIM changes)
 //! with every event.
 
-use super::change::moved_meanwhile;
 use super::events::record_transition;
 use super::lines::{Line, OrderDoc, check_lines, context};
-use super::states::{LINE_ITEM, LineOp, ORDER, OrderOp};
+use super::states::{LINE_ITEM, LineOp, ORDER, OrderOp, moved_meanwhile};
 use crate::domain::access::Role;
 use crate::domain::{Caller, catalog, customers, licenses, subscriptions};
 use crate::error::{Detail, Error, InternalCode, Result};

@@ -147,7 +147,7 @@ mod tests {
     /// The Subscriptions tag of every document publishes this table.
     #[test]
     fn the_documents_publish_the_table() {
-        for document in crate::api::routes::DOCUMENTS {
+        for document in crate::wire::DOCUMENTS {
             let tag = crate::domain::states::tag_description(document, "Subscriptions");
             assert!(tag.contains(&super::SUBSCRIPTION.markdown()), "the Subscriptions tag lacks the table:\n{}", super::SUBSCRIPTION.markdown());
         }

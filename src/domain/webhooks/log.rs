@@ -3,7 +3,7 @@
 //! webhook revision, whatever revision the reader asks in).
 
 use super::revision;
-use crate::api::revision::Revision;
+use crate::wire::revision::Revision;
 use crate::error::{Error, InternalCode, Result};
 use crate::events::Event;
 use crate::store::{Cursor, EventFilter, EventRow, Store, limit_or_default};

@@ -4,7 +4,7 @@
 //! the oldest supported one, as a request's does. Never set is stored as
 //! no value, which resolves the same way.
 
-use crate::api::revision::Revision;
+use crate::wire::revision::Revision;
 use crate::error::{Error, Result};
 use crate::store::Store;
 use chrono::NaiveDate;

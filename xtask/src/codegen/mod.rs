@@ -375,7 +375,7 @@ fn server_files(revs: &[Revision]) -> Result<(String, String)> {
                     #[endpoint { method = #method_tok, path = #path, operation_id = #op_id, versions = #l .., unpublished = true }]
                     async fn #fname(rqctx: dropshot::RequestContext<Self::Context> #path_arg)
                         -> ::std::result::Result<#a::reply::Reply<dropshot::HttpResponseOk<()>>, #a::error::ApiError> {
-                        #a::error::endpoint_removed(&rqctx).await
+                        #a::reply::endpoint_removed(&rqctx).await
                     }
                 });
             }
@@ -423,15 +423,6 @@ fn server_files(revs: &[Revision]) -> Result<(String, String)> {
         })
         .collect();
     let rendered = convert::rendered(&names, &sides[last].0);
-    let wire = quote! {
-        #![allow(clippy::all, unused_imports, unused_variables, dead_code, unused_mut, irrefutable_let_patterns)]
-        #(#rev_mods)*
-
-        #[doc = #latest_doc]
-        pub use self::#latest as latest;
-
-        #rendered
-    };
     let rev_consts = revs.iter().map(|r| {
         let (y, m, d) = r.semver;
         let name = &r.name;
@@ -439,19 +430,30 @@ fn server_files(revs: &[Revision]) -> Result<(String, String)> {
             Some(d) => quote!(Some(#d)),
             None => quote!(None),
         };
-        quote!(#a::revision::Revision { name: #name, version: ::semver::Version::new(#y, #m, #d), supported_until: #until })
+        quote!(#g::revision::Revision { name: #name, version: ::semver::Version::new(#y, #m, #d), supported_until: #until })
     });
     let documents = revs.iter().map(|r| {
         let file = format!("/{}", r.file);
         quote!(include_str!(concat!(env!("CARGO_MANIFEST_DIR"), #file)))
     });
-    let api = quote! {
+    let wire = quote! {
         #![allow(clippy::all, unused_imports, unused_variables, dead_code, unused_mut, irrefutable_let_patterns)]
 
         /// Known revisions, oldest first.
-        pub static REVISIONS: [#a::revision::Revision; #n] = [#(#rev_consts),*];
+        pub static REVISIONS: [#g::revision::Revision; #n] = [#(#rev_consts),*];
         /// The revision documents, oldest first, as published.
         pub static DOCUMENTS: [&str; #n] = [#(#documents),*];
+
+        #(#rev_mods)*
+
+        #[doc = #latest_doc]
+        pub use self::#latest as latest;
+
+        #rendered
+    };
+    let api = quote! {
+        #![allow(clippy::all, unused_imports, unused_variables, dead_code, unused_mut, irrefutable_let_patterns)]
+
         /// Body of every error response (components.schemas.Error).
         pub type ErrorBody = #g::latest::types::Error;
 
