@@ -50,7 +50,7 @@ macro_rules! events {
             /// The payload as the newest revision shows it (as stored).
             pub fn data(&self) -> serde_json::Value {
                 match self {
-                    $(Event::$variant(p) => serde_json::to_value(p).expect("wire values serialize"),)*
+                    $(Event::$variant(p) => crate::wire::to_json(p),)*
                 }
             }
 

@@ -8,7 +8,7 @@ use super::Caller;
 use crate::wire::latest as wire;
 use crate::error::{Error, InternalCode, Result};
 use crate::events::{self, Event};
-use crate::store::{CustomerFilter, CustomerRow, Cursor, IdOrRef, Link, Store, limit_or_default};
+use crate::store::{CustomerFilter, CustomerRow, Cursor, IdOrRef, Link, Referenced, Store, limit_or_default};
 use rand::Rng;
 use uuid::Uuid;
 
@@ -51,12 +51,6 @@ fn human_readable_id() -> String {
     format!("CU-{tail}")
 }
 
-async fn check_reference_free(store: &Store, org: Uuid, reference_id: &str, except: Option<Uuid>) -> Result<()> {
-    match store.customer_reference_taken(org, reference_id, except).await? {
-        true => Err(Error::reference_taken("customer")),
-        false => Ok(()),
-    }
-}
 
 
 /// The billing's default payment profile must be one of the customer's.
@@ -89,7 +83,7 @@ pub async fn create(caller: &Caller, req: wire::CreateCustomerRequest) -> Result
     check_payment_profile(req.billing.as_ref())?;
     let store = &caller.store;
     if let Some(r) = &req.reference_id {
-        check_reference_free(store, caller.org, r, None).await?;
+        super::check_reference_free(store, caller.org, Referenced::Customer, r, None).await?;
     }
     let now = caller.now;
     let mut row = CustomerRow {
@@ -186,7 +180,7 @@ pub async fn update(caller: &Caller, key: &str, req: wire::UpdateCustomerRequest
                 message: "A customer's referenceId is set with the organisation's API key alone.".into(),
             });
         }
-        check_reference_free(store, caller.org, r, Some(row.id)).await?;
+        super::check_reference_free(store, caller.org, Referenced::Customer, r, Some(row.id)).await?;
         row.reference_id = Some(r.clone());
     }
     if let Some(person) = &req.contact_person_user_id {

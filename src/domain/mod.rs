@@ -51,3 +51,12 @@ where
     }
     Ok(Some(ids))
 }
+
+/// A `referenceId` is free: no other `kind` of the organisation than
+/// `except` has it (409 `reference_id_taken` otherwise).
+pub async fn check_reference_free(store: &Store, org: Uuid, kind: crate::store::Referenced, reference: &str, except: Option<Uuid>) -> crate::error::Result<()> {
+    match store.reference_taken(kind, org, reference, except).await? {
+        true => Err(crate::error::Error::reference_taken(kind.noun())),
+        false => Ok(()),
+    }
+}

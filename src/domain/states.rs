@@ -87,3 +87,10 @@ pub fn tag_description(document: &str, tag: &str) -> String {
     let found = tags.iter().find(|t| t["name"] == tag).unwrap_or_else(|| panic!("no tag {tag}"));
     found["description"].as_str().unwrap_or_default().to_string()
 }
+
+/// The result of a move its table was asked about first (or that the
+/// caller's own match made sure of): an internal error, never a panic,
+/// should the two ever disagree.
+pub fn agreed<T>(moved: Option<T>, what: &str) -> Result<T> {
+    moved.ok_or_else(|| Error::Internal(format!("{what}: the transition table refused a move it was asked about")))
+}

@@ -89,7 +89,7 @@ pub async fn set(caller: &Caller, key: &str, req: wire::SetSubscriberRequest) ->
     }
     let mut after = before.clone();
     (after.status, after.updated_at) = (status, caller.now);
-    let doc = serde_json::to_value(&req).expect("a subscriber is plain data");
+    let doc = crate::wire::to_json(&req);
     commit(caller, &before, &after, Also::Subscriber(&doc), Op::SetSubscriber, &[Event::SubscriptionSubscriberSet], caller.now).await?;
     Ok(to_wire(&after, req, caller.now))
 }

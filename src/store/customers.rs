@@ -157,17 +157,6 @@ impl Store {
         }
     }
 
-    /// Whether another customer of `org` than `except` has this referenceId.
-    pub async fn customer_reference_taken(&self, org: Uuid, reference_id: &str, except: Option<Uuid>) -> Result<bool> {
-        let row = sqlx::query("SELECT id FROM customers WHERE org_id = $1 AND reference_id = $2 AND id <> $3")
-            .bind(org.to_string())
-            .bind(reference_id)
-            .bind(except.map(|u| u.to_string()).unwrap_or_default())
-            .fetch_optional(&self.pool)
-            .await?;
-        Ok(row.is_some())
-    }
-
     /// Whether a customer of `org` has this human-readable id (concurrent
     /// checks share one query).
     pub async fn human_readable_id_taken(&self, org: Uuid, id: &str) -> Result<bool> {

@@ -318,3 +318,40 @@ impl From<sqlx::Error> for Error {
 pub fn new_id() -> uuid::Uuid {
     uuid::Uuid::now_v7()
 }
+
+/// What a `referenceId` names: unique among an organisation's of its kind.
+#[derive(Debug, Clone, Copy)]
+pub enum Referenced {
+    Customer,
+    Order,
+}
+
+impl Referenced {
+    fn table(self) -> &'static str {
+        match self {
+            Referenced::Customer => "customers",
+            Referenced::Order => "orders",
+        }
+    }
+
+    /// The word an answer names it by.
+    pub fn noun(self) -> &'static str {
+        match self {
+            Referenced::Customer => "customer",
+            Referenced::Order => "order",
+        }
+    }
+}
+
+impl Store {
+    /// Whether another `kind` of `org` than `except` has this reference id.
+    pub async fn reference_taken(&self, kind: Referenced, org: uuid::Uuid, reference_id: &str, except: Option<uuid::Uuid>) -> Result<bool> {
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT id FROM {} WHERE org_id = $1 AND reference_id = $2 AND id <> $3", kind.table())))
+            .bind(org.to_string())
+            .bind(reference_id)
+            .bind(except.map(|u| u.to_string()).unwrap_or_default())
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.is_some())
+    }
+}

@@ -156,16 +156,6 @@ impl Store {
         Ok(Page::from_rows(rows.iter().map(from_row).collect::<Result<_>>()?, limit))
     }
 
-    pub async fn order_reference_taken(&self, org: Uuid, reference_id: &str, except: Option<Uuid>) -> Result<bool> {
-        let row = sqlx::query("SELECT id FROM orders WHERE org_id = $1 AND reference_id = $2 AND id <> $3")
-            .bind(org.to_string())
-            .bind(reference_id)
-            .bind(except.map(|u| u.to_string()).unwrap_or_default())
-            .fetch_optional(&self.pool)
-            .await?;
-        Ok(row.is_some())
-    }
-
     /// Counts of (subscriptions, add-ons, licenses) an order created.
     pub async fn order_results(&self, order: Uuid) -> Result<(i64, i64, i64)> {
         let mut counts = [0i64; 3];

@@ -25,3 +25,10 @@ pub trait ParamSchema {
 pub trait Rendered: Sized {
     fn render(self, revision: &str) -> serde_json::Result<serde_json::Value>;
 }
+
+/// A value of plain data (the wire's models, and the documents the store
+/// keeps of them) as JSON: they have no map with keys other than strings
+/// and no `Serialize` of their own that can fail, so this cannot fail.
+pub fn to_json<T: serde::Serialize + ?Sized>(value: &T) -> serde_json::Value {
+    serde_json::to_value(value).expect("plain data serializes")
+}

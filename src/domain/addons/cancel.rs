@@ -2,6 +2,7 @@
 //! add-ons, now or at the end of each one's period, all or none, with one
 //! `subscription.updated` in the transaction that cancels them.
 
+use crate::domain::states::agreed;
 use super::lifecycle::{ADDON, AddonOp, addons_of, moved, offering_of, tell, write};
 use super::shown;
 use crate::domain::Caller;
@@ -44,7 +45,7 @@ pub async fn cancel(caller: &Caller, key: &str, req: wire::CancelSubscriptionAdd
             // now (or at period end, when it has no end)
             None => {
                 ADDON.next(AddonOp::CancelNow, before.status)?;
-                moved(before, &offering, AddonOp::CancelNow, now).expect("the table moves it")
+                agreed(moved(before, &offering, AddonOp::CancelNow, now), "an add-on's cancellation")?
             }
         };
         moves.push((before.clone(), after));

@@ -7,7 +7,7 @@
 //! of what it has due next.
 
 use crate::domain::Caller;
-use crate::domain::states::{Operation, Table};
+use crate::domain::states::{agreed, Operation, Table};
 use crate::error::{Error, InternalCode, Result};
 use crate::events::Event;
 use crate::store::{AddonRow, JobKind, OfferingRow, Store, SubscriptionRow, Tx};
@@ -184,7 +184,7 @@ async fn move_all(store: &Store, tx: &mut Tx, org: Uuid, subscription: Uuid, op:
         }
         // (a late record of usage from before the add-on was bought does not date it)
         let at = if op == AddonOp::FirstUse { at.max(a.created_at) } else { at };
-        let after = moved(&a, &offering, op, at).expect("the table moves it");
+        let after = agreed(moved(&a, &offering, op, at), "an add-on's move with its subscription")?;
         if !write(store, tx, org, &a, &after, now).await? {
             return Err(Error::concurrent_conflict());
         }
@@ -244,7 +244,7 @@ pub async fn create(tx: &mut Tx, org: Uuid, parent: &SubscriptionRow, bought: (U
         pending_offering: None,
         license_id,
     };
-    let row = created(parent, offering, pending, now);
+    let row = created(parent, offering, pending, now)?;
     Store::insert_subscription_addon(tx, org, &row).await?;
     if let Some(due) = row.due_at() {
         Store::schedule_job(tx, JobKind::AddonScheduled, &row.id.to_string(), Some(org), due, now).await?;
@@ -254,11 +254,11 @@ pub async fn create(tx: &mut Tx, org: Uuid, parent: &SubscriptionRow, bought: (U
 
 /// The state a new add-on of `offering` starts in on `parent`: ACTIVE
 /// from `now` for an INSTANT add-on of an ACTIVATED subscription.
-pub fn created(parent: &SubscriptionRow, offering: &OfferingRow, mut a: AddonRow, now: DateTime<Utc>) -> AddonRow {
+pub fn created(parent: &SubscriptionRow, offering: &OfferingRow, mut a: AddonRow, now: DateTime<Utc>) -> Result<AddonRow> {
     if parent.status == SubscriptionStatus::Activated && activation(offering) == ActivationType::Instant {
-        a = moved(&a, offering, AddonOp::SubscriptionActive, now).expect("a new add-on is PENDING");
+        a = agreed(moved(&a, offering, AddonOp::SubscriptionActive, now), "a new add-on's activation")?;
     }
-    a
+    Ok(a)
 }
 
 /// The add-on `a` with what was due by the caller's now done, in time

@@ -96,7 +96,7 @@ pub async fn change(caller: &Caller, key: &str, req: wire::AddonOfferingChangeRe
             change_to(&mut after, &new, caller.now);
             // a PENDING one now INSTANT, of an ACTIVATED subscription, is ACTIVE at once
             if after.status == Status::Pending {
-                after = super::lifecycle::created(&s, &new, after, caller.now);
+                after = super::lifecycle::created(&s, &new, after, caller.now)?;
             }
         } else {
             let pending = PendingOffering { offering_id: new.id, schedule: schedule.to_string(), at: midnight(date) };

@@ -38,7 +38,7 @@ pub enum ImportError {
 }
 
 fn doc<T: Serialize>(v: &T) -> Value {
-    serde_json::to_value(v).expect("catalog entities serialize")
+    crate::wire::to_json(v)
 }
 
 /// Without its `key` (the row has it) and for catalogs without the

@@ -1,6 +1,7 @@
 //! Cancelling a license (POST /licenses/{id}/cancel): now, or at a later
 //! date (`pendingStatus` until then), with its events in the transaction.
 
+use crate::domain::states::agreed;
 use super::lifecycle::{LICENSE, LicenseOp, moved, write};
 use super::{find, shown};
 use crate::domain::Caller;
@@ -21,7 +22,7 @@ pub async fn cancel(caller: &Caller, key: &str, req: wire::CancelLicenseRequest)
         None => (LicenseOp::CancelNow, now),
     };
     LICENSE.next(op, before.status)?;
-    let (mut after, told) = moved(&before, op, at).expect("the table moves it");
+    let (mut after, told) = agreed(moved(&before, op, at), "a license's cancellation")?;
     (after.cancelled_at, after.updated_at) = (Some(now), now);
     let mut offerings = Offerings::default();
     let mut tx = caller.store.begin().await?;

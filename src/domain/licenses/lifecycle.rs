@@ -147,7 +147,8 @@ pub(super) fn moved(l: &LicenseRow, op: LicenseOp, at: DateTime<Utc>) -> Option<
             &[Event::LicenseActivated]
         }
         (LicenseOp::RenewalDay, ..) => {
-            let renews = l.renews_on.expect("a renewal is due");
+            // (due only with a renewal date: without one, no move)
+            let renews = l.renews_on?;
             after.renews_on = l.cycle_months.map(|m| cycle_end(renews, m, l.billing_day.unwrap_or(renews.day())));
             if l.status == Status::Active { &[Event::LicenseRenewed] } else { &[] }
         }

@@ -48,8 +48,16 @@ pub fn to_wire(row: &LicenseRow, offering: wire::ProductOffering, pending: Optio
             _ => None,
         },
         renews_on: row.renews_on,
-        details: row.details.as_ref().and_then(|d| d.as_object().cloned()).unwrap_or_default(),
-        metadata: row.metadata.as_ref().and_then(|m| serde_json::from_value(m.clone()).ok()),
+        // a stored document that no longer reads is the server's fault, said
+        // as one: never shown as empty
+        details: match &row.details {
+            None => Default::default(),
+            Some(d) => d.as_object().cloned().ok_or_else(|| Error::Internal(format!("license {}: stored details are not an object", row.id)))?,
+        },
+        metadata: match &row.metadata {
+            None => None,
+            Some(m) => Some(serde_json::from_value(m.clone()).map_err(|e| Error::Internal(format!("license {}: stored metadata: {e}", row.id)))?),
+        },
         order_id: Some(row.order_id),
         created_at: row.created_at,
         updated_at: row.updated_at,

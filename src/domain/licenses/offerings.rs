@@ -11,6 +11,7 @@
 //! or FIRST_OF_NEXT_MONTH when it has no renewals. A change may be asked
 //! for on a later schedule than its earliest, never an earlier one.
 
+use crate::domain::states::agreed;
 use super::lifecycle::{LICENSE, LicenseOp, moved, write};
 use super::{find, shown};
 use crate::domain::Caller;
@@ -113,7 +114,7 @@ pub async fn change(caller: &Caller, key: &str, req: wire::ProductOfferingChange
     let new = named(caller, &req.product_offering_id).await?;
     let mut offerings = Offerings::default();
     let now = caller.now;
-    let (mut after, told) = moved(&before, LicenseOp::ChangeOffering, now).expect("the table moves it");
+    let (mut after, told) = agreed(moved(&before, LicenseOp::ChangeOffering, now), "a license's offering change")?;
     after.updated_at = now;
     if new.id == before.offering_id {
         // its own offering: what is scheduled is withdrawn

@@ -3,6 +3,7 @@
 //! time has passed, and by the license.scheduled job for those nobody
 //! reads; either way in time order, each dated at its own time.
 
+use crate::domain::states::agreed;
 use super::lifecycle::{LicenseOp as Op, moved, write};
 use super::offerings::change_to;
 use crate::domain::Caller;
@@ -31,7 +32,7 @@ pub async fn apply_if_due(caller: &Caller, mut l: LicenseRow) -> Result<LicenseR
         let (after, told) = match moved(&l, op, at) {
             Some((mut after, told)) => {
                 if op == Op::OfferingChangeDate {
-                    let pending = after.pending_offering.take().expect("an offering change is due");
+                    let pending = agreed(after.pending_offering.take(), "a license's due offering change")?;
                     let offering = caller.store.offering(caller.org, pending.offering_id).await?;
                     let offering = offering.ok_or_else(|| Error::Internal(format!("offering {} vanished", pending.offering_id)))?;
                     change_to(&mut after, &offering, at.date_naive())?;

@@ -5,10 +5,10 @@ use super::lines::{OrderDoc, billing_currency, check_lines, context, refusal, ta
 use super::render;
 use super::states::{LINE_ITEM, LineOp, ORDER, OrderOp, moved_meanwhile};
 use crate::domain::access::Role;
-use crate::domain::{Caller, customers};
+use crate::domain::{Caller, check_reference_free, customers};
 use crate::error::{Error, InternalCode, Result};
 use crate::events::{self, Event};
-use crate::store::{JobKind, OrderRow, Store, Tx};
+use crate::store::{JobKind, OrderRow, Referenced, Store, Tx};
 use crate::wire::latest as wire;
 use uuid::Uuid;
 
@@ -61,7 +61,7 @@ async fn prepare(caller: &Caller, req: wire::CreateOrderRequest, expiry: chrono:
     let ctx = context(caller, customer).await?;
     let lines = check_lines(caller, &ctx, &currency, &req.line_items).await?.map_err(refusal)?;
     if let Some(r) = &req.reference_id {
-        check_reference_free(caller, r, None).await?;
+        check_reference_free(&caller.store, caller.org, Referenced::Order, r, None).await?;
     }
     let now = caller.now;
     Ok(OrderRow {
@@ -106,7 +106,7 @@ pub async fn update(caller: &Caller, key: &str, req: wire::UpdateOrderRequest) -
         row.doc = OrderDoc { lines, tax_rates: taxes }.to_stored();
     }
     if let Some(r) = req.reference_id {
-        check_reference_free(caller, &r, Some(row.id)).await?;
+        check_reference_free(&caller.store, caller.org, Referenced::Order, &r, Some(row.id)).await?;
         row.reference_id = Some(r);
     }
     if let Some(m) = req.metadata {
@@ -168,9 +168,3 @@ pub async fn cancel(caller: &Caller, key: &str) -> Result<wire::Order> {
 }
 
 
-async fn check_reference_free(caller: &Caller, reference: &str, except: Option<Uuid>) -> Result<()> {
-    match caller.store.order_reference_taken(caller.org, reference, except).await? {
-        true => Err(Error::reference_taken("order")),
-        false => Ok(()),
-    }
-}

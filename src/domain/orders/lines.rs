@@ -90,7 +90,7 @@ impl OrderDoc {
 
     /// As the store keeps it.
     pub fn to_stored(&self) -> serde_json::Value {
-        serde_json::to_value(self).expect("an order document is plain data")
+        crate::wire::to_json(self)
     }
 }
 

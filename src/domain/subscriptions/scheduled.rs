@@ -4,6 +4,7 @@
 //! subscription.scheduled job for those nobody reads; either way in time
 //! order, each dated at its own time.
 
+use crate::domain::states::agreed;
 use super::lifecycle::{Also, Events, activation_events, begin_service, commit, end_service};
 use super::offerings::change_to;
 use super::states::{SUBSCRIPTION, SubscriptionOp as Op};
@@ -50,14 +51,14 @@ async fn after(caller: &Caller, row: &SubscriptionRow, op: Op, at: DateTime<Utc>
             &[Event::SubscriptionEnded]
         }
         Op::OfferingChangeDate => {
-            let pending = after.life.pending_offering.take().expect("an offering change is due");
+            let pending = agreed(after.life.pending_offering.take(), "a subscription's due offering change")?;
             let offering = caller.store.offering(caller.org, pending.offering_id).await?;
             let offering = offering.ok_or_else(|| Error::Internal(format!("offering {} vanished", pending.offering_id)))?;
             change_to(&mut after, &offering, at.date_naive())?;
             &[Event::SubscriptionUpdated]
         }
         Op::RenewalDay => {
-            let renews = row.life.renews_on.expect("a renewal is due");
+            let renews = agreed(row.life.renews_on, "a subscription's due renewal")?;
             after.life.renews_on = next_cycle(row, renews)?;
             // a PAUSED or BLOCKED subscription is not billed: its cycle passes unrenewed
             if matches!(row.status, Status::Activated | Status::Suspended) { &[Event::SubscriptionRenewed] } else { &[] }

@@ -26,7 +26,7 @@ pub fn bought(currency: &str, price: &Price, binding_contract: bool, upfront_pay
     };
     Terms {
         currency: currency.to_string(),
-        price: serde_json::to_value(price).expect("a price is plain data"),
+        price: crate::wire::to_json(price),
         binding_contract: binding_contract && price.binding_contract.is_some(),
         upfront_cycles,
     }
