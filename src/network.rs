@@ -61,6 +61,9 @@ pub trait Network: Send + Sync + std::fmt::Debug {
     /// with its position. A record may come again (after a restart, or to
     /// another instance): recording is idempotent by its id.
     async fn usage(&self, after: u64, limit: usize) -> Result<Vec<(u64, SimUsage)>, Refused>;
+    /// The name its usage feed's position is kept under: one feed, one
+    /// name, whichever instance reads it.
+    fn usage_feed(&self) -> String;
 }
 
 /// The test values the sandbox refuses: activating, or swapping to, one of
@@ -69,17 +72,27 @@ pub trait Network: Send + Sync + std::fmt::Debug {
 pub const REFUSED: &[&str] = &["+46700000666", "89460000000000006668"];
 
 /// The built-in network.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Sandbox {
     /// how long an activation takes; zero: at once
     pub activation_delay: Duration,
     /// usage reported, oldest first (position = index + 1)
     feed: std::sync::Arc<std::sync::Mutex<Vec<SimUsage>>>,
+    /// its feed's name: the feed lives in this process, so each sandbox's
+    /// is its own (a restart starts a new one, read from its start)
+    feed_name: std::sync::Arc<str>,
+}
+
+impl Default for Sandbox {
+    fn default() -> Sandbox {
+        Sandbox::new(Duration::zero())
+    }
 }
 
 impl Sandbox {
     pub fn new(activation_delay: Duration) -> Sandbox {
-        Sandbox { activation_delay, feed: Default::default() }
+        let feed_name = format!("sandbox.usage.{}", uuid::Uuid::now_v7()).into();
+        Sandbox { activation_delay, feed: Default::default(), feed_name }
     }
 
     /// Puts `usage` on the usage feed.
@@ -128,6 +141,10 @@ impl Network for Sandbox {
     async fn usage(&self, after: u64, limit: usize) -> Result<Vec<(u64, SimUsage)>, Refused> {
         let feed = self.feed.lock().expect("feed lock");
         Ok(feed.iter().enumerate().map(|(i, u)| (i as u64 + 1, u.clone())).skip(after as usize).take(limit).collect())
+    }
+
+    fn usage_feed(&self) -> String {
+        self.feed_name.to_string()
     }
 }
 

@@ -1,9 +1,10 @@
 //! Usage arrives: reads the network's usage feed and records each record
 //! for the subscription whose current SIM and number it names, in the
-//! organisation that holds the SIM. The feed
-//! position is kept in memory: after a restart (or on another instance)
-//! the feed is read again from its start, and a record already recorded
-//! changes nothing (its id is kept with it). A record naming no
+//! organisation that holds the SIM. How far the feed has been read is kept
+//! in the database after each batch (`feed_positions`), so the next start
+//! and every other instance go on from there; a record read twice (two
+//! instances at once, or a crash before the position was kept) changes
+//! nothing the second time (its id is kept with it). A record naming no
 //! subscription, or one never activated, is skipped with a warning.
 
 use super::Drain;
@@ -11,26 +12,26 @@ use crate::domain::usage::record;
 use crate::error::Error;
 use crate::network::Network;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 
 /// Records read from the feed at once.
 const BATCH: usize = 500;
 
 pub fn drain(network: Arc<dyn Network>) -> Drain {
-    let position = Arc::new(AtomicU64::new(0));
     Drain {
         name: "usage_collect",
         poll: std::time::Duration::from_secs(30),
         run: Arc::new(move |store, clock| {
-            let (network, position) = (network.clone(), position.clone());
+            let network = network.clone();
             Box::pin(async move {
+                let feed = network.usage_feed();
                 let mut done = 0;
                 loop {
-                    let after = position.load(Ordering::SeqCst);
+                    let after = store.feed_position(&feed).await?;
                     let batch = network.usage(after, BATCH).await.map_err(|e| Error::Internal(format!("the network's usage feed: {}", e.0)))?;
                     if batch.is_empty() {
                         return Ok(done);
                     }
+                    let mut read = after;
                     for (at, u) in batch {
                         match store.subscription_on_sim(&u.iccid, &u.msisdn).await? {
                             Some((org, id)) => match record::record(&store, org, id, &u.record, clock.now()).await {
@@ -40,8 +41,9 @@ pub fn drain(network: Arc<dyn Network>) -> Drain {
                             },
                             None => tracing::warn!(iccid = %u.iccid, msisdn = %u.msisdn, "usage names no subscription on its SIM; skipped"),
                         }
-                        position.store(at, Ordering::SeqCst);
+                        read = read.max(at);
                     }
+                    store.set_feed_position(&feed, read, clock.now()).await?;
                 }
             })
         }),

@@ -97,6 +97,36 @@ fn period_usage(r: &AnyRow) -> Result<PeriodUsage> {
 const PERIOD_COLUMNS: &str = "data_kb, voice_seconds, sms, ild_seconds, ild_charged_minor, notices, updated_at";
 
 impl Store {
+    /// How far the server has read the network's feed `feed` (0: nothing
+    /// yet).
+    pub async fn feed_position(&self, feed: &str) -> Result<u64> {
+        let row = sqlx::query("SELECT position FROM feed_positions WHERE feed = $1").bind(feed).fetch_optional(&self.pool).await?;
+        let position: i64 = match row {
+            Some(r) => r.try_get("position")?,
+            None => 0,
+        };
+        Ok(u64::try_from(position).unwrap_or(0))
+    }
+
+    /// The feed `feed` has been read up to `position`: kept unless another
+    /// instance has read further.
+    pub async fn set_feed_position(&self, feed: &str, position: u64, now: DateTime<Utc>) -> Result<()> {
+        let position = i64::try_from(position).unwrap_or(i64::MAX);
+        let mut tx = self.begin().await?;
+        tx.execute(
+            sqlx::query(
+                "INSERT INTO feed_positions (feed, position, updated_at) VALUES ($1, $2, $3)
+                 ON CONFLICT (feed) DO UPDATE SET position = excluded.position, updated_at = excluded.updated_at
+                 WHERE feed_positions.position < excluded.position",
+            )
+            .bind(feed)
+            .bind(position)
+            .bind(ts(now)),
+        )
+        .await?;
+        tx.commit().await
+    }
+
     /// Keeps `record` of `subscription`, counted in the period beginning
     /// `period`; false when it was kept already (nothing changes then).
     pub async fn insert_usage_record(tx: &mut Tx, org: Uuid, subscription: Uuid, record: &UsageRecord, period: NaiveDate, now: DateTime<Utc>) -> Result<bool> {

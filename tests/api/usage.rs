@@ -4,7 +4,8 @@
 //! add-ons (calling credit for calls abroad: `balanceMinor`, and `balance`
 //! on auk only); 80% and 100% of an included allowance each record
 //! `subscription.quotaNotification` once per period; the list filters by
-//! customer and pages; the operator command records usage too.
+//! customer and pages; the operator command records usage too. How far
+//! the feed has been read is kept in the database, for every instance.
 
 use crate::harness::*;
 use crate::orders::{offering, setup};
@@ -214,6 +215,32 @@ async fn the_list_pages_subscriptions_with_periods_by_customer() {
         assert_eq!(r.body["items"].as_array().unwrap().len(), 2);
         app.call("GET", "/subscriptions/usage?customerId=rid_nobody", None).await.assert_error(404, "customer_not_found");
         app.call("GET", "/subscriptions/usage?date=tomorrow", None).await.assert_error(400, "validation_failed");
+        app
+    })
+    .await;
+}
+
+/// The collector goes on from the position kept in the database, not from
+/// one process's memory: a record another instance has read (the position
+/// moved past it) is not read again here.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_feed_is_read_on_from_the_position_kept_in_the_database() {
+    each_backend(|app| async move {
+        setup(&app).await;
+        let s = active(&app, "mobile-10gb", "+46701230003").await;
+        report(&app, &s, "first", UsageKind::Data, 100, (0, None)).await;
+        let position = || async {
+            sqlx::query_scalar::<_, i64>("SELECT position FROM feed_positions").fetch_one(app.store.pool()).await.unwrap()
+        };
+        assert_eq!(position().await, 1);
+
+        // another instance reads the next record and keeps its position
+        sqlx::query("UPDATE feed_positions SET position = 2").execute(app.store.pool()).await.unwrap();
+        report(&app, &s, "read elsewhere", UsageKind::Data, 100, (0, None)).await;
+        report(&app, &s, "third", UsageKind::Data, 100, (0, None)).await;
+        let records: Vec<String> = sqlx::query_scalar("SELECT record_id FROM usage_records ORDER BY record_id").fetch_all(app.store.pool()).await.unwrap();
+        assert_eq!(records, ["first", "third"]);
+        assert_eq!(position().await, 3);
         app
     })
     .await;
