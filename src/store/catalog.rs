@@ -348,8 +348,18 @@ impl Store {
     }
 
     pub async fn offering(&self, org: Uuid, id: Uuid) -> Result<Option<OfferingRow>> {
+        self.offering_in(None, org, id).await
+    }
+
+    /// The offering `id` of `org`, read in `tx` when given (a move that
+    /// reads inside its transaction reads all through it).
+    pub async fn offering_in(&self, tx: Option<&mut super::Tx>, org: Uuid, id: Uuid) -> Result<Option<OfferingRow>> {
         let sql = format!("{OFFERING_SELECT} WHERE o.org_id = $1 AND o.id = $2");
-        let row = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).bind(id.to_string()).fetch_optional(&self.pool).await?;
+        let q = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).bind(id.to_string());
+        let row = match tx {
+            Some(tx) => q.fetch_optional(tx.conn().await?).await?,
+            None => q.fetch_optional(&self.pool).await?,
+        };
         Ok(row.as_ref().map(offering_from_row).transpose()?.map(|(_, o)| o))
     }
 

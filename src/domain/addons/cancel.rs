@@ -32,7 +32,7 @@ pub async fn cancel(caller: &Caller, key: &str, req: wire::CancelSubscriptionAdd
         let Some(before) = all.iter().find(|a| a.id == *id) else {
             return Err(Error::missing_reference(InternalCode::SubscriptionAddonNotFound, "subscriptionAddonIds", format!("{id} is not an add-on of this subscription")));
         };
-        let offering = offering_of(&caller.store, caller.org, before).await?;
+        let offering = offering_of(&caller.store, None, caller.org, before).await?;
         if req.at_period_end {
             ADDON.next(AddonOp::CancelAtPeriodEnd, before.status)?;
         }

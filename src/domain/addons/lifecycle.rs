@@ -155,8 +155,8 @@ pub(super) async fn write(store: &Store, tx: &mut Tx, org: Uuid, before: &AddonR
     Ok(true)
 }
 
-pub(super) async fn offering_of(store: &Store, org: Uuid, a: &AddonRow) -> Result<OfferingRow> {
-    store.offering(org, a.offering_id).await?.ok_or_else(|| Error::Internal(format!("offering {} vanished", a.offering_id)))
+pub(super) async fn offering_of(store: &Store, tx: Option<&mut Tx>, org: Uuid, a: &AddonRow) -> Result<OfferingRow> {
+    store.offering_in(tx, org, a.offering_id).await?.ok_or_else(|| Error::Internal(format!("offering {} vanished", a.offering_id)))
 }
 
 /// Moves by `op` at `at` every add-on of `subscription` the table moves
@@ -178,7 +178,7 @@ async fn move_all(store: &Store, tx: &mut Tx, org: Uuid, subscription: Uuid, op:
         if ADDON.target(op, a.status).is_none() {
             continue;
         }
-        let offering = offering_of(store, org, &a).await?;
+        let offering = offering_of(store, Some(&mut *tx), org, &a).await?;
         if by.is_some_and(|by| activation(&offering) != by) {
             continue;
         }
@@ -294,7 +294,7 @@ pub async fn apply_if_due(caller: &Caller, mut a: AddonRow) -> Result<AddonRow> 
 /// change, or its validity ending.
 async fn due_move(store: &Store, org: Uuid, a: &AddonRow, due: DateTime<Utc>) -> Result<Option<AddonRow>> {
     Ok(match (a.pending, &a.pending_offering) {
-        (Some((_, at)), _) if at == due => moved(a, &offering_of(store, org, a).await?, AddonOp::CancellationDate, due),
+        (Some((_, at)), _) if at == due => moved(a, &offering_of(store, None, org, a).await?, AddonOp::CancellationDate, due),
         (_, Some(change)) if change.at == due => {
             let offering = store.offering(org, change.offering_id).await?;
             let offering = offering.ok_or_else(|| Error::Internal(format!("offering {} vanished", change.offering_id)))?;
@@ -303,7 +303,7 @@ async fn due_move(store: &Store, org: Uuid, a: &AddonRow, due: DateTime<Utc>) ->
             after.updated_at = due.max(a.updated_at);
             Some(after)
         }
-        _ => moved(a, &offering_of(store, org, a).await?, AddonOp::ValidityEnds, due),
+        _ => moved(a, &offering_of(store, None, org, a).await?, AddonOp::ValidityEnds, due),
     })
 }
 
@@ -320,7 +320,7 @@ pub async fn addons_of(caller: &Caller, s: &SubscriptionRow) -> Result<Vec<Addon
 /// Records, in `tx`, that add-ons of `parent` changed at `at`:
 /// `subscription.updated` carrying the subscription as read.
 pub(crate) async fn tell(caller: &Caller, tx: &mut Tx, parent: &SubscriptionRow, at: DateTime<Utc>) -> Result<()> {
-    let shown = crate::domain::subscriptions::shown(caller, &mut Default::default(), parent).await?;
+    let shown = crate::domain::subscriptions::shown_in(caller, Some(&mut *tx), &mut Default::default(), parent).await?;
     crate::events::record(tx, caller.org, at, &crate::events::Event::SubscriptionUpdated(shown)).await
 }
 

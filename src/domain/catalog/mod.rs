@@ -70,11 +70,16 @@ pub struct Offerings(std::collections::HashMap<Uuid, wire::ProductOffering>);
 
 impl Offerings {
     pub async fn get(&mut self, caller: &Caller, id: Uuid) -> Result<wire::ProductOffering> {
+        self.get_in(caller, None, id).await
+    }
+
+    /// `get`, read in `tx` when given (by a move inside its transaction).
+    pub async fn get_in(&mut self, caller: &Caller, tx: Option<&mut crate::store::Tx>, id: Uuid) -> Result<wire::ProductOffering> {
         if let Some(o) = self.0.get(&id) {
             return Ok(o.clone());
         }
         // offerings are never deleted: a stored reference always resolves
-        let row = caller.store.offering(caller.org, id).await?.ok_or_else(|| Error::Internal(format!("offering {id} vanished")))?;
+        let row = caller.store.offering_in(tx, caller.org, id).await?.ok_or_else(|| Error::Internal(format!("offering {id} vanished")))?;
         let o = to_wire(&row)?;
         self.0.insert(id, o.clone());
         Ok(o)

@@ -180,7 +180,7 @@ pub(super) async fn write(caller: &Caller, tx: &mut Tx, offerings: &mut Offering
     if let Some(due) = after.due_at().filter(|d| before.due_at() != Some(*d)) {
         Store::schedule_job(tx, JobKind::LicenseScheduled, &after.id.to_string(), Some(caller.org), due, caller.now).await?;
     }
-    let shown = super::shown(caller, offerings, after).await?;
+    let shown = super::shown_in(caller, Some(&mut *tx), offerings, after).await?;
     for event in events {
         events::record(tx, caller.org, at, &event(shown.clone())).await?;
     }

@@ -66,11 +66,16 @@ pub fn to_wire(row: &LicenseRow, offering: wire::ProductOffering, pending: Optio
 
 /// `row` on the wire, its offerings read through `offerings`.
 pub async fn shown(caller: &Caller, offerings: &mut Offerings, row: &LicenseRow) -> Result<wire::License> {
+    shown_in(caller, None, offerings, row).await
+}
+
+/// `shown`, read in `tx` when given (by a move inside its transaction).
+pub async fn shown_in(caller: &Caller, mut tx: Option<&mut crate::store::Tx>, offerings: &mut Offerings, row: &LicenseRow) -> Result<wire::License> {
     let pending = match &row.pending_offering {
-        Some(p) => Some(offerings.get(caller, p.offering_id).await?),
+        Some(p) => Some(offerings.get_in(caller, tx.as_deref_mut(), p.offering_id).await?),
         None => None,
     };
-    to_wire(row, offerings.get(caller, row.offering_id).await?, pending)
+    to_wire(row, offerings.get_in(caller, tx, row.offering_id).await?, pending)
 }
 
 /// The license `key`, if the caller sees its customer; else 404. What is

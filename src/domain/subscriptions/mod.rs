@@ -98,9 +98,14 @@ pub fn to_wire(row: &SubscriptionRow, offering: wire::ProductOffering, pending: 
 
 /// `row` as the API shows it, with the offerings it names.
 pub async fn shown(caller: &Caller, offerings: &mut Offerings, row: &SubscriptionRow) -> Result<wire::Subscription> {
-    let offering = offerings.get(caller, row.offering_id).await?;
+    shown_in(caller, None, offerings, row).await
+}
+
+/// `shown`, read in `tx` when given (by a move inside its transaction).
+pub async fn shown_in(caller: &Caller, mut tx: Option<&mut crate::store::Tx>, offerings: &mut Offerings, row: &SubscriptionRow) -> Result<wire::Subscription> {
+    let offering = offerings.get_in(caller, tx.as_deref_mut(), row.offering_id).await?;
     let pending = match &row.life.pending_offering {
-        Some(p) => Some(offerings.get(caller, p.offering_id).await?),
+        Some(p) => Some(offerings.get_in(caller, tx, p.offering_id).await?),
         None => None,
     };
     to_wire(row, offering, pending)
