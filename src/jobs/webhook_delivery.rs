@@ -18,7 +18,7 @@ use crate::clock::Clock;
 use crate::config::{Settings, WebhookUrls};
 use crate::domain::webhooks::{address, log, revision, schedule, signature};
 use crate::error::Result;
-use crate::store::{After, AttemptRow, DeliveryWork, Job, JobKind, Recorded, Store, parse_delivery_subject};
+use crate::store::{After, AttemptRow, DeliveryStatus, DeliveryWork, Job, JobKind, Recorded, Store, parse_delivery_subject};
 use chrono::{DateTime, Duration, Utc};
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -309,9 +309,9 @@ async fn claim(store: &Store, clock: &Arc<Clock>, lease: Duration, limit: usize,
     for job in jobs {
         let found = parse_delivery_subject(&job.subject).ok().and_then(|key| work.remove(&key));
         let item = match found {
-            Some(w) if w.status != "PENDING" => Item::Settled(Recorded::Nothing { job }),
+            Some(w) if w.status != DeliveryStatus::Pending => Item::Settled(Recorded::Nothing { job }),
             None => Item::Settled(Recorded::Nothing { job }),
-            Some(w) if w.endpoint.status != "ENABLED" => Item::Settled(Recorded::Hold { job, endpoint: w.endpoint.id, event: w.event.id }),
+            Some(w) if !w.endpoint.enabled() => Item::Settled(Recorded::Hold { job, endpoint: w.endpoint.id, event: w.event.id }),
             Some(w) => {
                 let revision = match revisions.get(&w.org) {
                     Some(r) => *r,

@@ -12,14 +12,43 @@ use sqlx::{AssertSqlSafe, Row};
 use std::collections::HashMap;
 use uuid::Uuid;
 
+/// Where a delivery stands, and its spelling in `webhook_deliveries.status`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeliveryStatus {
+    /// due again (or held while its endpoint is disabled)
+    Pending,
+    Succeeded,
+    /// gave up: every attempt of its round failed
+    Failed,
+}
+
+impl DeliveryStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DeliveryStatus::Pending => "PENDING",
+            DeliveryStatus::Succeeded => "SUCCEEDED",
+            DeliveryStatus::Failed => "FAILED",
+        }
+    }
+
+    /// The status spelled `s`.
+    pub fn parse(s: &str) -> Option<DeliveryStatus> {
+        [DeliveryStatus::Pending, DeliveryStatus::Succeeded, DeliveryStatus::Failed].into_iter().find(|d| d.as_str() == s)
+    }
+
+    fn read(r: &AnyRow) -> Result<DeliveryStatus> {
+        let stored: String = r.try_get("status")?;
+        DeliveryStatus::parse(&stored).ok_or_else(|| crate::error::Error::Internal(format!("webhook delivery: unknown status {stored:?}")))
+    }
+}
+
 /// A delivery as the API lists it.
 #[derive(Debug, Clone)]
 pub struct DeliveryRow {
     pub endpoint: Uuid,
     pub event: Uuid,
     pub event_type: String,
-    /// PENDING, SUCCEEDED or FAILED
-    pub status: String,
+    pub status: DeliveryStatus,
     pub attempts: i64,
     /// None while PENDING: held, its endpoint disabled
     pub next_attempt_at: Option<DateTime<Utc>>,
@@ -47,7 +76,7 @@ pub struct DeliveryWork {
     pub endpoint: WebhookEndpointRow,
     pub event: EventRow,
     pub org: Uuid,
-    pub status: String,
+    pub status: DeliveryStatus,
     pub round_started_at: DateTime<Utc>,
     /// attempts of this round so far
     pub round_attempts: i64,
@@ -101,7 +130,7 @@ fn delivery_from_row(r: &AnyRow) -> Result<(i64, DeliveryRow)> {
             endpoint: parse_uuid(&r.try_get::<String, _>("endpoint_id")?)?,
             event: parse_uuid(&r.try_get::<String, _>("event_id")?)?,
             event_type: r.try_get("event_type")?,
-            status: r.try_get("status")?,
+            status: DeliveryStatus::read(r)?,
             attempts: r.try_get("attempts")?,
             next_attempt_at: ts_opt(r, "next_attempt_at")?,
             created_at: parse_ts(&r.try_get::<String, _>("created_at")?)?,
@@ -267,7 +296,7 @@ impl Store {
                 endpoint: endpoint.clone(),
                 event: super::events::from_row(r)?.1,
                 org: parse_uuid(&r.try_get::<String, _>("org_id")?)?,
-                status: r.try_get("status")?,
+                status: DeliveryStatus::read(r)?,
                 round_started_at: parse_ts(&r.try_get::<String, _>("round_started_at")?)?,
                 round_attempts: r.try_get("round_attempts")?,
                 attempts: r.try_get("attempts")?,
@@ -302,9 +331,9 @@ impl Store {
                     )
                     .await?;
                     let (status, next, delivered) = match after {
-                        After::Succeeded => ("SUCCEEDED", None, Some(ts(attempt.attempted_at))),
-                        After::Retry(at) => ("PENDING", Some(ts(*at)), None),
-                        After::Failed => ("FAILED", None, None),
+                        After::Succeeded => (DeliveryStatus::Succeeded, None, Some(ts(attempt.attempted_at))),
+                        After::Retry(at) => (DeliveryStatus::Pending, Some(ts(*at)), None),
+                        After::Failed => (DeliveryStatus::Failed, None, None),
                     };
                     tx.execute(
                         sqlx::query(
@@ -312,7 +341,7 @@ impl Store {
                                     attempts = attempts + 1, round_attempts = round_attempts + 1, updated_at = $4
                              WHERE endpoint_id = $5 AND event_id = $6",
                         )
-                        .bind(status)
+                        .bind(status.as_str())
                         .bind(next)
                         .bind(delivered)
                         .bind(ts(now))
@@ -474,14 +503,14 @@ impl Store {
         &self,
         org: Uuid,
         endpoint: Uuid,
-        status: Option<&str>,
+        status: Option<DeliveryStatus>,
         after: Option<Cursor>,
         limit: usize,
     ) -> Result<Page<(DeliveryRow, Vec<AttemptRow>)>> {
         let mut q = ListQuery::new(format!("{DELIVERY_SELECT} WHERE d.org_id = $1 AND d.seq > $2"));
         q.eq("d.endpoint_id", endpoint.to_string());
         if let Some(s) = status {
-            q.eq("d.status", s.to_string());
+            q.eq("d.status", s.as_str().to_string());
         }
         let rows = q.fetch(&self.pool, org, after, "d.seq", limit).await?;
         let page = Page::from_rows(rows.iter().map(delivery_from_row).collect::<Result<_>>()?, limit);

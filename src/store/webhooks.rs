@@ -29,6 +29,13 @@ pub struct WebhookEndpointRow {
     pub updated_at: DateTime<Utc>,
 }
 
+impl WebhookEndpointRow {
+    /// Whether deliveries go to it now (status ENABLED).
+    pub fn enabled(&self) -> bool {
+        self.status == "ENABLED"
+    }
+}
+
 const COLUMNS: &str = "seq, id, org_id, url, events, description, status, disabled_reason, secret, previous_secret, \
                        previous_secret_until, failing_since, created_at, updated_at";
 

@@ -4,13 +4,17 @@
 
 use super::endpoints::{Owner, find};
 use crate::error::{Error, InternalCode, Result};
-use crate::store::{AttemptRow, Cursor, DeliveryRow, Store, Which, limit_or_default};
+use crate::store::{AttemptRow, Cursor, DeliveryRow, DeliveryStatus, Store, Which, limit_or_default};
 use crate::wire::latest as wire;
 use crate::wire::latest::params::WebhookDeliveryListQuery;
 use uuid::Uuid;
 
-fn status(s: &str) -> Result<wire::WebhookDeliveryStatus> {
-    s.parse().map_err(|_| Error::Internal(format!("webhook delivery: unknown status {s:?}")))
+fn status(s: DeliveryStatus) -> wire::WebhookDeliveryStatus {
+    match s {
+        DeliveryStatus::Pending => wire::WebhookDeliveryStatus::Pending,
+        DeliveryStatus::Succeeded => wire::WebhookDeliveryStatus::Succeeded,
+        DeliveryStatus::Failed => wire::WebhookDeliveryStatus::Failed,
+    }
 }
 
 fn to_wire(d: DeliveryRow, attempts: Vec<AttemptRow>) -> Result<wire::WebhookDelivery> {
@@ -18,7 +22,7 @@ fn to_wire(d: DeliveryRow, attempts: Vec<AttemptRow>) -> Result<wire::WebhookDel
         webhook_endpoint_id: d.endpoint,
         event_id: d.event,
         event_type: d.event_type,
-        status: status(&d.status)?,
+        status: status(d.status),
         attempt_count: d.attempts,
         next_attempt_at: d.next_attempt_at,
         delivered_at: d.delivered_at,
@@ -40,7 +44,15 @@ fn to_wire(d: DeliveryRow, attempts: Vec<AttemptRow>) -> Result<wire::WebhookDel
 pub async fn list(o: &Owner<'_>, endpoint: &str, q: WebhookDeliveryListQuery) -> Result<wire::WebhookDeliveryList> {
     let endpoint = find(o, endpoint).await?;
     let after = q.cursor.as_deref().map(Cursor::decode).transpose()?;
-    let page = o.store.webhook_deliveries(o.org, endpoint.id, q.status.as_deref(), after, limit_or_default(q.limit)).await?;
+    let wanted = match q.status.as_deref() {
+        None => None,
+        Some(s) => match DeliveryStatus::parse(s) {
+            Some(d) => Some(d),
+            // no delivery is in a status of another name
+            None => return Ok(wire::WebhookDeliveryList { items: vec![], pagination: wire::Pagination { next_cursor: None } }),
+        },
+    };
+    let page = o.store.webhook_deliveries(o.org, endpoint.id, wanted, after, limit_or_default(q.limit)).await?;
     Ok(wire::WebhookDeliveryList {
         items: page.items.into_iter().map(|(d, a)| to_wire(d, a)).collect::<Result<_>>()?,
         pagination: wire::Pagination { next_cursor: page.next.map(Cursor::encode) },
@@ -63,7 +75,7 @@ pub async fn redeliver(o: &Owner<'_>, id: &str, req: wire::RedeliverEventRequest
     let endpoints = match req.webhook_endpoint_id {
         Some(e) => {
             let endpoint = find(o, &e.to_string()).await?;
-            if endpoint.status != "ENABLED" {
+            if !endpoint.enabled() {
                 return Err(disabled());
             }
             vec![endpoint.id]
@@ -81,7 +93,7 @@ pub async fn redeliver(o: &Owner<'_>, id: &str, req: wire::RedeliverEventRequest
                 endpoint: *endpoint,
                 event: event.id,
                 event_type: event.event_type.clone(),
-                status: String::new(),
+                status: DeliveryStatus::Pending,
                 attempts: 0,
                 next_attempt_at: None,
                 created_at: o.now,
@@ -90,7 +102,7 @@ pub async fn redeliver(o: &Owner<'_>, id: &str, req: wire::RedeliverEventRequest
             };
             (d, vec![])
         });
-        let queued = DeliveryRow { status: "PENDING".into(), next_attempt_at: Some(o.now), updated_at: o.now, ..delivery };
+        let queued = DeliveryRow { status: DeliveryStatus::Pending, next_attempt_at: Some(o.now), updated_at: o.now, ..delivery };
         items.push(to_wire(queued, attempts)?);
     }
     let mut tx = o.store.begin().await?;
@@ -116,7 +128,7 @@ pub async fn replay(o: &Owner<'_>, endpoint: &str, req: wire::ReplayWebhookEndpo
     // an empty window (until not after since) queues nothing, as a list
     // filtered by such a window shows nothing
     let until = req.until.unwrap_or(o.now);
-    if endpoint.status != "ENABLED" {
+    if !endpoint.enabled() {
         return Err(disabled());
     }
     if until <= req.since {
