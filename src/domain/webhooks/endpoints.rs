@@ -5,6 +5,7 @@
 
 use super::{address, secret};
 use crate::config::WebhookUrls;
+use crate::domain::states::{Operation, Table};
 use crate::error::{Error, InternalCode, Result};
 use crate::store::{Cursor, Store, WebhookEndpointRow, limit_or_default};
 use crate::wire::latest as wire;
@@ -19,7 +20,7 @@ pub fn previous_secret_lifetime() -> Duration {
     Duration::hours(24)
 }
 
-/// An endpoint's status, and the one table of its moves.
+/// An endpoint's status: enabled, or disabled and why.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Status {
     Enabled,
@@ -34,6 +35,16 @@ pub enum Reason {
     Failing,
 }
 
+impl std::fmt::Display for Status {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Status::Enabled => "ENABLED",
+            Status::Disabled(Reason::Manual) => "DISABLED (MANUAL)",
+            Status::Disabled(Reason::Failing) => "DISABLED (FAILING)",
+        })
+    }
+}
+
 /// What moves an endpoint's status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Move {
@@ -43,18 +54,53 @@ pub enum Move {
     GiveUp,
 }
 
-impl Status {
-    /// The status after `m`. Every move is allowed from every status (the
-    /// Webhooks tag of the documents shows the table): enabling an enabled
-    /// endpoint or disabling a disabled one changes nothing, and a manual
-    /// disable keeps the reason an endpoint already had.
-    pub fn after(self, m: Move) -> Status {
-        match (self, m) {
-            (_, Move::Enable) => Status::Enabled,
-            (Status::Enabled, Move::Disable) => Status::Disabled(Reason::Manual),
-            (Status::Enabled, Move::GiveUp) => Status::Disabled(Reason::Failing),
-            (disabled @ Status::Disabled(_), Move::Disable | Move::GiveUp) => disabled,
+impl Operation for Move {
+    fn name(self) -> &'static str {
+        match self {
+            Move::Enable => "update with status ENABLED",
+            Move::Disable => "update with status DISABLED",
+            Move::GiveUp => "every attempt failing for 5 days",
         }
+    }
+
+    fn done(self) -> &'static str {
+        match self {
+            Move::Enable => "enabled",
+            Move::Disable => "disabled",
+            Move::GiveUp => "given up on",
+        }
+    }
+
+    fn requested(self) -> bool {
+        self != Move::GiveUp
+    }
+}
+
+const ALL: &[Status] = &[Status::Enabled, Status::Disabled(Reason::Manual), Status::Disabled(Reason::Failing)];
+
+/// The one table of an endpoint's moves (the Webhooks tag of the documents
+/// shows it). A request may move every status: enabling an enabled
+/// endpoint or disabling a disabled one changes nothing, and a manual
+/// disable keeps the reason an endpoint already had; only an enabled
+/// endpoint is given up on.
+pub const ENDPOINT: Table<Status, Move> = Table {
+    resource: "webhook endpoint",
+    states: ALL,
+    moves: &[
+        (Move::Enable, ALL, Status::Enabled),
+        (Move::Disable, &[Status::Enabled, Status::Disabled(Reason::Manual)], Status::Disabled(Reason::Manual)),
+        (Move::Disable, &[Status::Disabled(Reason::Failing)], Status::Disabled(Reason::Failing)),
+        (Move::GiveUp, &[Status::Enabled], Status::Disabled(Reason::Failing)),
+    ],
+    // (every status has a move for every request)
+    refused: |_| InternalCode::Conflict,
+};
+
+impl Status {
+    /// The status after `m`, as `ENDPOINT` says (a move it has none for
+    /// changes nothing).
+    pub fn after(self, m: Move) -> Status {
+        ENDPOINT.target(m, self).unwrap_or(self)
     }
 
     fn of(row: &WebhookEndpointRow) -> Result<Status> {
@@ -226,4 +272,15 @@ pub async fn rotate_secret(o: &Owner<'_>, id: &str) -> Result<wire::WebhookEndpo
     let previous = std::mem::replace(&mut row.secret, secret::mint());
     row.previous_secret = Some((previous, o.now + previous_secret_lifetime()));
     save(o, row, None, true).await
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_webhooks_tag_shows_the_table() {
+        for document in crate::wire::DOCUMENTS {
+            let tag = crate::domain::states::tag_description(document, "Webhooks");
+            assert!(tag.contains(&super::ENDPOINT.markdown()), "the Webhooks tag lacks the table:\n{}", super::ENDPOINT.markdown());
+        }
+    }
 }
