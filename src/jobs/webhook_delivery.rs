@@ -199,19 +199,24 @@ async fn run(sender: Arc<Sender>, store: Store, clock: Arc<Clock>, wake: Arc<Not
             return Ok(run);
         }
         tokio::select! {
-            landed = flight.flying.join_next() => {
+            landed = flight.flying.join_next_with_id() => {
                 // with those that landed at the same time: one transaction
                 let mut chunk = vec![];
                 let mut landed = landed;
                 while let Some(joined) = landed {
-                    match joined {
-                        Ok(made) => chunk.push(made),
-                        Err(e) => tracing::error!(error = %e, "a webhook attempt panicked"),
-                    }
-                    landed = flight.flying.try_join_next();
-                }
-                for made in &chunk {
-                    flight.landed(made.work.org, &sender, &clock);
+                    let id = match joined {
+                        Ok((id, made)) => {
+                            chunk.push(made);
+                            id
+                        }
+                        // (its job is tried again when its lease ends)
+                        Err(e) => {
+                            tracing::error!(error = %e, "a webhook attempt panicked");
+                            e.id()
+                        }
+                    };
+                    flight.landed(id, &sender, &clock);
+                    landed = flight.flying.try_join_next_with_id();
                 }
                 run += chunk.len();
                 record(&store, clock.now(), chunk.into_iter().map(Ok).collect()).await?;
@@ -236,6 +241,8 @@ struct Send {
 #[derive(Default)]
 struct Flight {
     flying: tokio::task::JoinSet<Made>,
+    /// the organisation of each attempt in flight
+    of: HashMap<tokio::task::Id, uuid::Uuid>,
     per_organisation: HashMap<uuid::Uuid, usize>,
     waiting: HashMap<uuid::Uuid, VecDeque<Send>>,
 }
@@ -257,16 +264,19 @@ impl Flight {
         }
         *n += 1;
         let (sender, clock) = (sender.clone(), clock.clone());
-        self.flying.spawn(async move {
+        let attempt = self.flying.spawn(async move {
             let Send { job, work, body } = send;
             let secrets = secrets(&work, clock.now());
             let (attempt, retry_after, ok) = sender.post(&work.endpoint.url, &work.event.id.to_string(), body, &secrets, clock.now()).await;
             Made { job, work, attempt, retry_after, ok }
         });
+        self.of.insert(attempt.id(), org);
     }
 
-    /// An attempt of `org` has ended: its next delivery waiting goes.
-    fn landed(&mut self, org: uuid::Uuid, sender: &Arc<Sender>, clock: &Arc<Clock>) {
+    /// The attempt `id` has ended: the next delivery waiting of its
+    /// organisation goes.
+    fn landed(&mut self, id: tokio::task::Id, sender: &Arc<Sender>, clock: &Arc<Clock>) {
+        let Some(org) = self.of.remove(&id) else { return };
         if let Some(n) = self.per_organisation.get_mut(&org) {
             *n -= 1;
             if *n == 0 {
