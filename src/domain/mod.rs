@@ -8,6 +8,7 @@ pub mod licenses;
 pub mod login;
 pub mod orders;
 pub mod pricing;
+pub mod purchases;
 pub mod states;
 pub mod subscribers;
 pub mod subscriptions;

@@ -66,7 +66,7 @@ pub async fn create(
     body: JsonBody<types::CreateLicenseRequest>,
 ) -> Result<HttpResponseCreated<types::License>> {
     let expiry = chrono::Duration::seconds(rqctx.context().settings.order_expiry_seconds.into());
-    handle_idempotent(rqctx, Access::Write, headers, body, |c, body| async move { Ok(HttpResponseCreated(licenses::create::create(&c, body, expiry).await?)) })
+    handle_idempotent(rqctx, Access::Write, headers, body, |c, body| async move { Ok(HttpResponseCreated(crate::domain::purchases::license::create(&c, body, expiry).await?)) })
         .await
 }
 

@@ -71,7 +71,7 @@ pub async fn create(
     let expiry = chrono::Duration::seconds(rqctx.context().settings.order_expiry_seconds.into());
     let subscription = path.into_inner().subscription_id;
     handle_idempotent(rqctx, Access::Write, headers, body, |c, body| async move {
-        Ok(HttpResponseCreated(addons::add::add(&c, &subscription, body, expiry).await?))
+        Ok(HttpResponseCreated(crate::domain::purchases::addons::add(&c, &subscription, body, expiry).await?))
     })
     .await
 }

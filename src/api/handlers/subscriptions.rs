@@ -115,7 +115,7 @@ pub async fn subscription_create(
 ) -> Result<HttpResponseCreated<types::Subscription>> {
     let expiry = chrono::Duration::seconds(rqctx.context().settings.order_expiry_seconds.into());
     handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move {
-        Ok(HttpResponseCreated(subscriptions::create::create(&c, body, expiry).await?))
+        Ok(HttpResponseCreated(crate::domain::purchases::subscription::create(&c, body, expiry).await?))
     })
     .await
 }

@@ -2,7 +2,6 @@
 //! travel packages), which add-ons a subscription may be given, and their
 //! lifecycle.
 
-pub mod add;
 pub mod cancel;
 pub mod license;
 pub mod lifecycle;

@@ -4,7 +4,6 @@
 //! `scheduled`, offering changes in `offerings`.
 
 pub mod cancel;
-pub mod create;
 pub mod lifecycle;
 pub mod offerings;
 pub mod scheduled;

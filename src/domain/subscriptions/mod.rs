@@ -4,7 +4,6 @@
 //! (`scheduled`); what it was bought at and its billing cycles (`terms`),
 //! buying one directly (`create`) and changing its offering (`offerings`).
 
-pub mod create;
 pub mod esim;
 pub mod lifecycle;
 pub mod offerings;

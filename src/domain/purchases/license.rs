@@ -4,7 +4,7 @@
 //! Its refusals name the fields of this request, not the order's line.
 
 use crate::domain::access::Role;
-use crate::domain::subscriptions::create::own_fields;
+use super::own_fields;
 use crate::domain::{Caller, customers, orders};
 use crate::error::{Error, Result};
 use crate::events::Event;

@@ -5,24 +5,11 @@
 
 use crate::domain::access::Role;
 use crate::domain::{Caller, customers, orders};
-use crate::error::{Detail, Error, Result};
+use super::own_fields;
+use crate::error::{Error, Result};
 use crate::events::Event;
 use crate::wire::latest::{self as wire, ProductType};
 
-/// The refusal of an order bought directly, in the fields of the request
-/// that bought it: `rename` turns a line's field (`lineItems[0].subscription.msisdn`)
-/// into the request's (`subscription.msisdn`).
-pub(crate) fn own_fields(e: Error, rename: impl Fn(&str) -> String) -> Error {
-    let rename = |details: Vec<Detail>| details.into_iter().map(|d| Detail { property: rename(&d.property), ..d }).collect();
-    match e {
-        Error::Refused { code, message, details } => Error::Refused { code, message, details: rename(details) },
-        Error::Missing { code, message, details } => Error::Missing { code, message, details: rename(details) },
-        Error::Invalid(details) => Error::Invalid(rename(details)),
-        // the order's referenceId is orderReferenceId here
-        Error::Conflict { code, message, property: "referenceId" } => Error::Conflict { code, message, property: "orderReferenceId" },
-        other => other,
-    }
-}
 
 pub async fn create(caller: &Caller, req: wire::CreateSubscriptionRequest, expiry: chrono::Duration) -> Result<wire::Subscription> {
     let customer = customers::find(caller, &req.customer_id).await?;

@@ -4,9 +4,10 @@
 //! the checks, pricing and history are an order's. Its refusals name the
 //! fields of this request (`addons[i].productOfferingId`).
 
-use super::shown;
+use crate::domain::addons::shown;
 use crate::domain::access::Role;
-use crate::domain::subscriptions::{create::own_fields, find};
+use super::own_fields;
+use crate::domain::subscriptions::find;
 use crate::domain::{Caller, orders};
 use crate::error::{Error, InternalCode, Result};
 use crate::wire::latest::{self as wire, ProductType, SubscriptionStatus};
