@@ -18,6 +18,7 @@ mod login;
 mod mail;
 mod orders;
 mod page;
+mod redeliveries;
 mod subscribers;
 mod subscriptions;
 mod tx;
@@ -27,7 +28,8 @@ mod webhooks;
 
 pub use catalog::{CatalogDoc, Change, Columns, GroupDoc, Kind, OfferingDoc, OfferingFilter, OfferingRow, ProductDoc};
 pub use customers::{CustomerFilter, CustomerRow, IdOrRef, Link};
-pub use deliveries::{After, AttemptRow, DeliveryRow, DeliveryStatus, DeliveryWork, Recorded, Which, delivery_subject, parse_delivery_subject};
+pub use deliveries::{After, AttemptRow, DeliveryRow, DeliveryStatus, DeliveryWork, Recorded, delivery_subject, parse_delivery_subject};
+pub use redeliveries::Which;
 pub use events::{EventFilter, EventRow};
 pub use holds::Held;
 pub use idempotency::{EXPIRY_SUBJECT, KeyTimes, LIFETIME_HOURS as IDEMPOTENCY_LIFETIME_HOURS, StoredAnswer};
