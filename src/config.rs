@@ -115,7 +115,7 @@ pub struct WebhookUrls {
     /// How receivers' names resolve and where connections to them go: the
     /// system's, unless a test sets its own (no flag).
     #[arg(skip)]
-    pub internet: crate::domain::webhooks::internet::Internet,
+    pub internet: crate::internet::Internet,
 }
 
 impl Default for Settings {

@@ -47,5 +47,13 @@ pub fn licenses() -> Worker {
 
 /// addon.scheduled (subject: an add-on's id)
 pub fn addons() -> Worker {
-    worker(JobKind::AddonScheduled, |store, org, id, now| Box::pin(async move { addons::lifecycle::run(&store, org, id, now).await }))
+    worker(JobKind::AddonScheduled, |store, org, id, now| {
+        Box::pin(async move {
+            // what its subscription had due comes first (it may end the add-on)
+            if let Some(a) = store.addon(org, id).await? {
+                subscriptions::scheduled::run(&store, org, a.subscription_id, now).await?;
+            }
+            addons::lifecycle::run(&store, org, id, now).await
+        })
+    })
 }

@@ -121,7 +121,7 @@ impl TestApp {
     pub async fn start_with_settings(backend: Backend, mut settings: Settings) -> TestApp {
         crate::coverage::arm();
         let internet = Arc::new(TestInternet::default());
-        settings.webhooks.internet = switchboard::domain::webhooks::internet::Internet(internet.clone());
+        settings.webhooks.internet = switchboard::internet::Internet(internet.clone());
         let database = crate::databases::TestDatabase::new(backend).await;
         let url = database.url.clone();
         let store = Store::connect(&url).await.expect("store");
@@ -500,7 +500,7 @@ impl TestInternet {
     }
 }
 
-impl switchboard::domain::webhooks::internet::Reach for TestInternet {
+impl switchboard::internet::Reach for TestInternet {
     fn resolve(&self, host: String, port: u16) -> futures::future::BoxFuture<'static, std::io::Result<Vec<std::net::SocketAddr>>> {
         let found = TEST_NAMES.iter().find(|(name, _)| name.eq_ignore_ascii_case(&host)).map(|(_, ip)| std::net::SocketAddr::new(ip.parse().unwrap(), port));
         Box::pin(async move { found.map(|a| vec![a]).ok_or_else(|| std::io::Error::new(std::io::ErrorKind::NotFound, format!("{host}: no such name on the test internet"))) })

@@ -7,7 +7,8 @@ use super::lifecycle::{ADDON, AddonOp, addons_of, moved, offering_of, tell, writ
 use super::shown;
 use crate::domain::Caller;
 use crate::domain::access::Role;
-use crate::domain::subscriptions::{find, terms::midnight};
+use crate::domain::cycles::midnight;
+use crate::domain::subscriptions::find;
 use crate::error::{Error, InternalCode, Result};
 use crate::store::{AddonRow, SubscriptionRow};
 use crate::wire::latest::{self as wire, SubscriptionAddonStatus as Status};

@@ -4,7 +4,9 @@
 //! subscription's moves), and ends it when the add-on ends; the add-on
 //! shows it in `license`.
 
-use crate::domain::{Caller, licenses};
+use crate::domain::Caller;
+use crate::domain::licenses::create::{create, created_by};
+use crate::domain::licenses::lifecycle::end_with_addon;
 use crate::domain::catalog;
 use crate::error::Result;
 use crate::events::Event;
@@ -22,8 +24,8 @@ pub async fn carried(tx: &mut Tx, org: Uuid, parent: &SubscriptionRow, bought: (
         return Ok((None, vec![]));
     }
     let customer = (parent.customer_id, parent.customer_name.as_str());
-    let events = licenses::create(tx, org, customer, bought, offering, None, catalog::to_wire(offering)?, Some(parent), now).await?;
-    Ok((licenses::created_by(&events), events))
+    let events = create(tx, org, customer, bought, offering, None, catalog::to_wire(offering)?, Some(parent), now).await?;
+    Ok((created_by(&events), events))
 }
 
 /// Whether the add-on's move from `before` to `after` ends it (CANCELLED
@@ -38,7 +40,7 @@ pub fn ends(before: &AddonRow, after: &AddonRow) -> bool {
 pub async fn end_with(store: &Store, tx: &mut Tx, org: Uuid, a: &AddonRow, now: DateTime<Utc>) -> Result<()> {
     let Some(id) = a.license_id else { return Ok(()) };
     let caller = Caller { store: store.clone(), org, api_key_id: Uuid::nil(), user: None, now };
-    licenses::lifecycle::end_with_addon(&caller, tx, id, a.ended_at.unwrap_or(now)).await
+    end_with_addon(&caller, tx, id, a.ended_at.unwrap_or(now)).await
 }
 
 /// The licenses `rows` carry, by id, read in a transaction (an idempotent

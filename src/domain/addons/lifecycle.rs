@@ -320,15 +320,15 @@ pub async fn addons_of(caller: &Caller, s: &SubscriptionRow) -> Result<Vec<Addon
 /// Records, in `tx`, that add-ons of `parent` changed at `at`:
 /// `subscription.updated` carrying the subscription as read.
 pub(crate) async fn tell(caller: &Caller, tx: &mut Tx, parent: &SubscriptionRow, at: DateTime<Utc>) -> Result<()> {
-    let shown = crate::domain::subscriptions::shown_in(caller, Some(&mut *tx), &mut Default::default(), parent).await?;
+    let shown = crate::domain::subscriptions::shown::shown_in(caller, Some(&mut *tx), &mut Default::default(), parent).await?;
     crate::events::record(tx, caller.org, at, &crate::events::Event::SubscriptionUpdated(shown)).await
 }
 
 /// The add-on.scheduled job: add-on `id` of `org` with what is due by
-/// `now` done, after what its subscription had due (which may end it).
+/// `now` done. (The job first does what its subscription had due, which
+/// may end it: a subscription's moves reach down to its add-ons, never
+/// the other way.)
 pub async fn run(store: &Store, org: Uuid, id: Uuid, now: DateTime<Utc>) -> Result<()> {
-    let Some(a) = store.addon(org, id).await? else { return Ok(()) };
-    crate::domain::subscriptions::scheduled::run(store, org, a.subscription_id, now).await?;
     let Some(a) = store.addon(org, id).await? else { return Ok(()) };
     let caller = Caller { store: store.clone(), org, api_key_id: Uuid::nil(), user: None, now };
     apply_if_due(&caller, a).await.map(drop)

@@ -3,11 +3,12 @@
 
 use crate::domain::states::agreed;
 use super::lifecycle::{LICENSE, LicenseOp, moved, write};
-use super::{find, shown};
+use super::find;
+use super::shown::shown;
 use crate::domain::Caller;
 use crate::domain::access::Role;
 use crate::domain::catalog::Offerings;
-use crate::domain::subscriptions::terms::midnight;
+use crate::domain::cycles::midnight;
 use crate::error::{Error, Result};
 use crate::wire::latest as wire;
 

@@ -11,10 +11,11 @@ use crate::domain::catalog::Offerings;
 use crate::domain::states::{Operation, Table};
 use crate::error::{InternalCode, Result};
 use crate::events::{self, Event};
-use crate::store::{JobKind, LicenseRow, Store, SubscriptionRow, Tx};
-use crate::domain::subscriptions::terms::cycle_end;
+use crate::store::{JobKind, LicenseRow, OfferingRow, Store, SubscriptionRow, Tx};
+use crate::domain::cycles::{cycle_end, cycle_months};
+use crate::domain::offering_change::price_of;
 use crate::wire::latest::{LicenseStatus as Status, SubscriptionStatus};
-use chrono::{DateTime, Datelike, Utc};
+use chrono::{DateTime, Datelike, NaiveDate, Utc};
 
 /// What moves a license.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -128,6 +129,23 @@ pub(super) fn begin_cycles(l: &mut LicenseRow, at: DateTime<Utc>) {
     l.renews_on = l.cycle_months.map(|months| cycle_end(at.date_naive(), months, at.day()));
 }
 
+/// `l` on `offering` from `today`: its cycles keep their day and follow
+/// the new price's cycle from the next renewal; a live license whose new
+/// price has cycles and the old none begins them today; one whose new
+/// price has none stops renewing.
+pub fn change_to(l: &mut LicenseRow, offering: &OfferingRow, today: NaiveDate) -> Result<()> {
+    l.offering_id = offering.id;
+    l.cycle_months = cycle_months(&price_of(offering)?);
+    match (l.cycle_months, l.renews_on, l.activated_at) {
+        (None, ..) => l.renews_on = None,
+        (Some(months), None, Some(_)) if l.status != Status::Cancelled => {
+            l.renews_on = Some(cycle_end(today, months, *l.billing_day.get_or_insert(today.day())));
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
 /// `l` after `op` at `at` (for CancelLater: the date it ends), and the
 /// events it records; None where the table has no such move. An offering
 /// change's new offering is put on by `scheduled` and `offerings`.
@@ -180,7 +198,7 @@ pub(super) async fn write(caller: &Caller, tx: &mut Tx, offerings: &mut Offering
     if let Some(due) = after.due_at().filter(|d| before.due_at() != Some(*d)) {
         Store::schedule_job(tx, JobKind::LicenseScheduled, &after.id.to_string(), Some(caller.org), due, caller.now).await?;
     }
-    let shown = super::shown_in(caller, Some(&mut *tx), offerings, after).await?;
+    let shown = super::shown::shown_in(caller, Some(&mut *tx), offerings, after).await?;
     for event in events {
         events::record(tx, caller.org, at, &event(shown.clone())).await?;
     }

@@ -12,17 +12,18 @@
 //! for on a later schedule than its earliest, never an earlier one.
 
 use crate::domain::states::agreed;
-use super::lifecycle::{LICENSE, LicenseOp, moved, write};
-use super::{find, shown};
+use super::lifecycle::{LICENSE, LicenseOp, change_to, moved, write};
+use super::find;
+use super::shown::shown;
 use crate::domain::Caller;
 use crate::domain::access::Role;
 use crate::domain::catalog::{self, Offerings};
-use crate::domain::subscriptions::offerings::{asked_date, day_of, earliest_for, is_upgrade, named, price_of};
-use crate::domain::subscriptions::terms::{cycle_end, cycle_months, midnight};
+use crate::domain::offering_change::{asked_date, day_of, earliest_for, is_upgrade, named, price_of};
+use crate::domain::cycles::midnight;
 use crate::error::{Error, InternalCode, Result};
 use crate::store::{LicenseRow, OfferingRow, PendingOffering};
 use crate::wire::latest::{self as wire, ChangeSchedule as Schedule, LicenseStatus as Status, ProductOfferingStatus};
-use chrono::{Datelike, NaiveDate};
+use chrono::NaiveDate;
 
 fn conflict(code: InternalCode, message: impl Into<String>, property: &'static str) -> Error {
     Error::Conflict { code, message: message.into(), property }
@@ -88,23 +89,6 @@ pub async fn options(caller: &Caller, key: &str) -> Result<wire::ProductOffering
         items.push(wire::ProductOfferingOption { product_offering: catalog::to_wire(&o)?, change_schedule: schedule, change_schedule_date: date });
     }
     Ok(wire::ProductOfferingOptionList { items })
-}
-
-/// `l` on `offering` from `today`: its cycles keep their day and follow
-/// the new price's cycle from the next renewal; a live license whose new
-/// price has cycles and the old none begins them today; one whose new
-/// price has none stops renewing.
-pub(super) fn change_to(l: &mut LicenseRow, offering: &OfferingRow, today: NaiveDate) -> Result<()> {
-    l.offering_id = offering.id;
-    l.cycle_months = cycle_months(&price_of(offering)?);
-    match (l.cycle_months, l.renews_on, l.activated_at) {
-        (None, ..) => l.renews_on = None,
-        (Some(months), None, Some(_)) if l.status != Status::Cancelled => {
-            l.renews_on = Some(cycle_end(today, months, *l.billing_day.get_or_insert(today.day())));
-        }
-        _ => {}
-    }
-    Ok(())
 }
 
 pub async fn change(caller: &Caller, key: &str, req: wire::ProductOfferingChangeRequest) -> Result<wire::License> {

@@ -4,11 +4,10 @@
 //! reads; either way in time order, each dated at its own time.
 
 use crate::domain::states::agreed;
-use super::lifecycle::{LicenseOp as Op, moved, write};
-use super::offerings::change_to;
+use super::lifecycle::{LicenseOp as Op, change_to, moved, write};
 use crate::domain::Caller;
 use crate::domain::catalog::Offerings;
-use crate::domain::subscriptions::terms::midnight;
+use crate::domain::cycles::midnight;
 use crate::error::{Error, Result};
 use crate::store::{LicenseRow, Store};
 use chrono::{DateTime, Utc};

@@ -160,14 +160,14 @@ pub(super) async fn write(tx: &mut Tx, caller: &Caller, before: &OrderRow, check
                 let bought = (before.id, before.currency.as_str());
                 let (id, events) = crate::domain::addons::lifecycle::create(tx, org, &parent, bought, &read.offering, now).await?;
                 l.created_subscription_addon_id = Some(id);
-                l.created_license_id = licenses::created_by(&events);
+                l.created_license_id = licenses::create::created_by(&events);
                 created_events.extend(events);
             }
             (T::License | T::ExternalProduct, _, assigned, _) => {
                 let assigned = assigned.map(|(s, ..)| s);
                 let bought = (before.id, before.currency.as_str());
-                let events = licenses::create(tx, org, customer, bought, &read.offering, l.license.as_ref(), offering, assigned.as_ref(), now).await?;
-                l.created_license_id = licenses::created_by(&events);
+                let events = licenses::create::create(tx, org, customer, bought, &read.offering, l.license.as_ref(), offering, assigned.as_ref(), now).await?;
+                l.created_license_id = licenses::create::created_by(&events);
                 created_events.extend(events);
             }
             (T::SimCard, _, Some((sub, its_offering, pending)), Some(sim)) => {

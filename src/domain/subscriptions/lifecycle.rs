@@ -5,17 +5,17 @@
 //! the move and its events in one transaction.
 
 use super::states::{SUBSCRIPTION, SubscriptionOp as Op};
-use super::{find, shown, terms};
+use super::find;
+use super::write::{Also, Events, activation_events, begin_service, commit, end_service};
 use crate::domain::Caller;
 use crate::domain::access::Role;
-use crate::domain::catalog::Offerings;
 use crate::domain::values::iccid;
 use crate::error::{Error, InternalCode, Result};
-use crate::events::{self, Event};
+use crate::events::Event;
 use crate::network::{Activation, Network, Refused, Sim};
-use crate::store::{Held, JobKind, Stateful, Store, SubscriptionRow, Tx};
+use crate::store::{Held, SubscriptionRow};
 use crate::wire::latest::{self as wire, SimCardType, SubscriptionStatus as Status};
-use chrono::{DateTime, Months, NaiveTime, Utc};
+use chrono::NaiveTime;
 
 /// A move asked for by a request: who asks, and the network it goes to.
 pub struct Moves<'a> {
@@ -29,9 +29,6 @@ enum Need {
     Role(Role),
     Operator(&'static str),
 }
-
-/// The events a move records, each carrying the subscription after it.
-pub type Events = &'static [fn(wire::Subscription) -> Event];
 
 fn refused(r: Refused) -> Error {
     Error::Conflict { code: InternalCode::NetworkRefused, message: r.0, property: "" }
@@ -57,92 +54,6 @@ async fn free_sim(caller: &Caller, value: &str) -> Result<Sim> {
         return Err(conflict(InternalCode::IccidTaken, "This ICCID is in use or was used before.", "iccid"));
     }
     Ok(Sim { iccid: value.to_string(), activation_code: None })
-}
-
-/// What service beginning at `at` sets the first time: the first
-/// activation's time, the end of a binding contract and the billing cycles
-/// counted from it.
-pub(super) fn begin_service(after: &mut SubscriptionRow, at: DateTime<Utc>) -> Result<()> {
-    if after.life.activated_at.is_none() {
-        after.life.activated_at = Some(at);
-        after.life.binding_ends_on = after.life.binding_months.and_then(|m| at.date_naive().checked_add_months(Months::new(m.try_into().ok()?)));
-        terms::begin_cycles(after, at)?;
-    }
-    Ok(())
-}
-
-/// What the end of service sets: no more renewals, no offering change.
-pub(super) fn end_service(after: &mut SubscriptionRow, at: DateTime<Utc>) {
-    after.life.ended_at = Some(at);
-    after.life.renews_on = None;
-    after.life.pending_offering = None;
-}
-
-/// The activation events: `subscription.first_activated` too the first time.
-pub(super) fn activation_events(before: &SubscriptionRow) -> Events {
-    if before.life.activated_at.is_none() { &[Event::SubscriptionActivated, Event::SubscriptionFirstActivated] } else { &[Event::SubscriptionActivated] }
-}
-
-/// The refusal of a move that another request beat to the row: the table's
-/// answer for the state that request left, read in the transaction whose
-/// write missed (on SQLite the two may share a batch not yet committed);
-/// when the table allows the move from there too, a 409 `conflict` that
-/// says to read it again and retry.
-async fn moved_meanwhile(tx: &mut Tx, caller: &Caller, id: uuid::Uuid, op: Op) -> Error {
-    match Store::status_in(tx, Stateful::Subscriptions, caller.org, id).await {
-        Ok(Some(now)) => SUBSCRIPTION.next(op, now).err().unwrap_or_else(|| Error::changed_meanwhile("subscription")),
-        Ok(None) => Error::not_found(InternalCode::SubscriptionNotFound, "subscription"),
-        Err(e) => e,
-    }
-}
-
-/// What a move writes besides the subscription.
-pub enum Also<'a> {
-    Nothing,
-    /// the SIM it is now on
-    Sim(&'a Sim),
-    /// what its subscriber is set to
-    Subscriber(&'a serde_json::Value),
-}
-
-/// Writes a move: `after` over `before` if nobody moved it meanwhile, what
-/// else it writes (`also`), the job of what falls due next, and `events`
-/// dated `at`, in one transaction. The subscription as the events carry it.
-pub async fn commit(
-    caller: &Caller,
-    before: &SubscriptionRow,
-    after: &SubscriptionRow,
-    also: Also<'_>,
-    op: Op,
-    events: Events,
-    at: DateTime<Utc>,
-) -> Result<wire::Subscription> {
-    let answer = shown(caller, &mut Offerings::default(), after).await?;
-    let (org, id) = (caller.org, after.id);
-    let mut tx = caller.store.begin().await?;
-    if !Store::update_subscription(&mut tx, org, after, before).await? {
-        return Err(moved_meanwhile(&mut tx, caller, id, op).await);
-    }
-    match also {
-        Also::Nothing => {}
-        Also::Sim(sim) => Store::put_on_sim(&mut tx, org, id, &sim.iccid, after.sim_type, sim.activation_code.as_deref(), at).await?,
-        Also::Subscriber(doc) => Store::set_subscriber(&mut tx, org, after.subscriber_id, id, doc, at).await?,
-    }
-    if after.status == Status::Cancelled {
-        Store::block_sims(&mut tx, id, at).await?;
-        Store::release_number(&mut tx, id).await?;
-    }
-    if let Some(due) = after.life.due_at().filter(|d| before.life.due_at() != Some(*d)) {
-        Store::schedule_job(&mut tx, JobKind::SubscriptionScheduled, &id.to_string(), Some(org), due, caller.now).await?;
-    }
-    for event in events {
-        events::record(&mut tx, org, at, &event(answer.clone())).await?;
-    }
-    // its add-ons and licenses follow it, their events after its own
-    crate::domain::addons::lifecycle::follow(&caller.store, &mut tx, org, before.status, after, at, caller.now).await?;
-    crate::domain::licenses::lifecycle::follow(caller, &mut tx, before.status, after, at).await?;
-    tx.commit().await?;
-    Ok(answer)
 }
 
 /// A move asked for, with its request.

@@ -12,9 +12,12 @@
 //! a later schedule than its earliest, never an earlier one.
 
 use super::states::{SUBSCRIPTION, SubscriptionOp as Op};
-use super::terms::{self, cycle_end, cycle_months, midnight, next_payment};
-use super::lifecycle::{Also, commit};
-use super::{find, shown};
+use super::terms::{self, change_to, date_of, next_payment};
+use super::write::{Also, commit};
+use super::find;
+use super::shown::shown;
+use crate::domain::cycles::midnight;
+use crate::domain::offering_change::{asked_date, is_upgrade, named, price_of};
 use crate::domain::Caller;
 use crate::domain::access::Role;
 use crate::domain::catalog::{self, Offerings, price::Price};
@@ -22,82 +25,10 @@ use crate::error::{Error, InternalCode, Result};
 use crate::events::Event;
 use crate::store::{OfferingRow, PendingOffering, SubscriptionRow};
 use crate::wire::latest::{self as wire, ChangeSchedule as Schedule, ProductOfferingStatus, SubscriptionStatus as Status};
-use chrono::{Datelike, Months, NaiveDate};
+use chrono::NaiveDate;
 
 fn conflict(code: InternalCode, message: impl Into<String>, property: &'static str) -> Error {
     Error::Conflict { code, message: message.into(), property }
-}
-
-pub(crate) fn price_of(offering: &OfferingRow) -> Result<Price> {
-    serde_json::from_value(offering.offering.price.clone()).map_err(|e| Error::Internal(format!("offering {}: price: {e}", offering.id)))
-}
-
-/// The date a change on `schedule` takes effect for `row`, today being
-/// `today`; None when the subscription has no such day (no billing cycles).
-pub(crate) fn date_of(row: &SubscriptionRow, schedule: Schedule, today: NaiveDate) -> Option<NaiveDate> {
-    day_of(schedule, today, row.life.renews_on, next_payment(row))
-}
-
-/// The date `schedule` falls on, today being `today`, for something that
-/// renews on `renews_on` and is next paid for on `pays_on` (None: it has
-/// no such day).
-pub(crate) fn day_of(schedule: Schedule, today: NaiveDate, renews_on: Option<NaiveDate>, pays_on: Option<NaiveDate>) -> Option<NaiveDate> {
-    match schedule {
-        Schedule::Instant => Some(today),
-        Schedule::FirstOfNextMonth => Some(today.with_day(1)? + Months::new(1)),
-        Schedule::NextRenewalDay => renews_on,
-        Schedule::NextPaymentDay => pays_on,
-    }
-}
-
-/// The earliest schedule of a change of an add-on or a license: INSTANT
-/// while it is `pending` (nothing billed yet) or for an `upgrade`, else
-/// its next renewal day, or the first of next month when it `renews` not.
-pub(crate) fn earliest_for(pending: bool, upgrade: bool, renews: bool) -> Schedule {
-    match (pending || upgrade, renews) {
-        (true, _) => Schedule::Instant,
-        (false, true) => Schedule::NextRenewalDay,
-        (false, false) => Schedule::FirstOfNextMonth,
-    }
-}
-
-/// The offering a change names (`productOfferingId`): 404 naming that
-/// field when there is none.
-pub(crate) async fn named(caller: &Caller, key: &str) -> Result<OfferingRow> {
-    catalog::find(caller, key).await.map_err(|e| match e {
-        Error::NotFound { code, message, .. } => Error::NotFound { code, message, property: "productOfferingId" },
-        e => e,
-    })
-}
-
-/// The schedule and date a change asked for on `asked` (the option's
-/// `first` when none) takes effect: on or after `not_before`, the date of
-/// `first`; `date_of` gives the day a schedule falls on for the `what`
-/// changing (None: it has no such day). Else 409
-/// change_schedule_not_allowed.
-pub(crate) fn asked_date(
-    asked: Option<Schedule>,
-    first: Schedule,
-    not_before: NaiveDate,
-    what: &str,
-    date_of: impl Fn(Schedule) -> Option<NaiveDate>,
-) -> Result<(Schedule, NaiveDate)> {
-    let schedule = asked.unwrap_or(first);
-    match date_of(schedule).filter(|d| *d >= not_before) {
-        Some(date) => Ok((schedule, date)),
-        None => Err(conflict(
-            InternalCode::ChangeScheduleNotAllowed,
-            format!("This change takes effect {first} ({not_before}) at the earliest; {schedule} is earlier or not a day this {what} has."),
-            "changeSchedule",
-        )),
-    }
-}
-
-/// Whether `new` costs more per month than `current` in `currency`.
-pub(crate) fn is_upgrade(current: &Price, new: &Price, currency: &str) -> bool {
-    let per_month = |p: &Price| (p.net_in(currency).unwrap_or(0) as i128, cycle_months(p).unwrap_or(1) as i128);
-    let ((cur, cur_months), (new, new_months)) = (per_month(current), per_month(new));
-    new * cur_months > cur * new_months
 }
 
 /// The earliest schedule `row` may change to an offering priced `new` on,
@@ -154,26 +85,6 @@ pub async fn options(caller: &Caller, key: &str) -> Result<wire::ProductOffering
         items.push(wire::ProductOfferingOption { product_offering: catalog::to_wire(&o)?, change_schedule: schedule, change_schedule_date: date });
     }
     Ok(wire::ProductOfferingOptionList { items })
-}
-
-/// `row` on `offering` from now: its catalog price becomes the contracted
-/// one; the binding contract's end, the billing day and what was paid
-/// upfront stay. A subscription in service whose new price has billing
-/// cycles and the old none begins them today; one whose new price has none
-/// stops renewing.
-pub fn change_to(row: &mut SubscriptionRow, offering: &OfferingRow, today: NaiveDate) -> Result<()> {
-    let price = price_of(offering)?;
-    row.offering_id = offering.id;
-    row.terms.binding_contract &= price.binding_contract.is_some();
-    row.terms.price = offering.offering.price.clone();
-    match (cycle_months(&price), row.life.renews_on, row.life.activated_at) {
-        (None, ..) => row.life.renews_on = None,
-        (Some(months), None, Some(_)) if row.status != Status::Cancelled => {
-            row.life.renews_on = Some(cycle_end(today, months, row.life.billing_day.unwrap_or(today.day())));
-        }
-        _ => {}
-    }
-    Ok(())
 }
 
 pub async fn change(caller: &Caller, key: &str, req: wire::ProductOfferingChangeRequest) -> Result<wire::Subscription> {

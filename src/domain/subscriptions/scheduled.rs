@@ -5,10 +5,10 @@
 //! order, each dated at its own time.
 
 use crate::domain::states::agreed;
-use super::lifecycle::{Also, Events, activation_events, begin_service, commit, end_service};
-use super::offerings::change_to;
+use super::write::{Also, Events, activation_events, begin_service, commit, end_service};
 use super::states::{SUBSCRIPTION, SubscriptionOp as Op};
-use super::terms::{midnight, next_cycle};
+use super::terms::{change_to, next_cycle};
+use crate::domain::cycles::midnight;
 use crate::domain::Caller;
 use crate::error::{Error, Result};
 use crate::events::Event;

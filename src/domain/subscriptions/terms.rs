@@ -1,17 +1,18 @@
 //! What a subscription was bought at and its billing cycles: the contracted
 //! price, the day of the month its cycles begin, when the current one ends
-//! (`renewsOn`), and until when it was paid upfront (`nextPaymentOn`).
+//! (`renewsOn`), until when it was paid upfront (`nextPaymentOn`), and
+//! what changing to another offering does to them.
 //!
 //! Cycles are counted from the first activation's date, by the price's
-//! billing cycle (N months). A cycle ends on the same day of the month N
-//! months on, or on the month's last day when the month is shorter: a
-//! subscription activated on 31 January renews on 28 (29) February, 31
-//! March, 30 April.
+//! billing cycle (N months; `cycles`).
 
-use crate::domain::catalog::price::{Price, PriceType};
+use crate::domain::catalog::price::Price;
+use crate::domain::cycles::{cycle_end, cycle_months};
+use crate::domain::offering_change::{day_of, price_of};
 use crate::error::{Error, Result};
-use crate::store::{SubscriptionRow, Terms};
-use chrono::{DateTime, Datelike, Months, NaiveDate, NaiveTime, Utc};
+use crate::store::{OfferingRow, SubscriptionRow, Terms};
+use crate::wire::latest::{ChangeSchedule as Schedule, SubscriptionStatus as Status};
+use chrono::{DateTime, Datelike, NaiveDate, Utc};
 
 /// The price a subscription was bought at, as the domain reads it.
 pub fn price(terms: &Terms) -> Result<Price> {
@@ -30,27 +31,6 @@ pub fn bought(currency: &str, price: &Price, binding_contract: bool, upfront_pay
         binding_contract: binding_contract && price.binding_contract.is_some(),
         upfront_cycles,
     }
-}
-
-/// Months per billing cycle of a recurring price; None for a one-time one.
-pub fn cycle_months(price: &Price) -> Option<u32> {
-    match price.price_type {
-        PriceType::OneTime => None,
-        PriceType::Recurring => Some(price.billing_cycle.as_ref().map_or(1, |c| c.interval)),
-    }
-}
-
-/// The day `months` after `from` that falls on `day` of its month (or the
-/// month's last day when it has fewer days).
-pub fn cycle_end(from: NaiveDate, months: u32, day: u32) -> NaiveDate {
-    let first = from.with_day(1).expect("every month has a 1st") + Months::new(months);
-    let last = (first + Months::new(1)).pred_opt().expect("a month has a last day").day();
-    first.with_day(day.min(last)).expect("clamped to the month")
-}
-
-/// 00:00 UTC of `date`: when what is due on a date falls due.
-pub fn midnight(date: NaiveDate) -> DateTime<Utc> {
-    date.and_time(NaiveTime::MIN).and_utc()
 }
 
 /// What the first activation at `at` begins: billing cycles on its day, the
@@ -79,23 +59,28 @@ pub fn next_payment(row: &SubscriptionRow) -> Option<NaiveDate> {
     Some(row.life.paid_through.map_or(renews, |p| p.max(renews)))
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+/// The date a change on `schedule` takes effect for `row`, today being
+/// `today`; None when the subscription has no such day (no billing cycles).
+pub fn date_of(row: &SubscriptionRow, schedule: Schedule, today: NaiveDate) -> Option<NaiveDate> {
+    day_of(schedule, today, row.life.renews_on, next_payment(row))
+}
 
-    fn d(s: &str) -> NaiveDate {
-        s.parse().unwrap()
+/// `row` on `offering` from now: its catalog price becomes the contracted
+/// one; the binding contract's end, the billing day and what was paid
+/// upfront stay. A subscription in service whose new price has billing
+/// cycles and the old none begins them today; one whose new price has none
+/// stops renewing.
+pub fn change_to(row: &mut SubscriptionRow, offering: &OfferingRow, today: NaiveDate) -> Result<()> {
+    let price = price_of(offering)?;
+    row.offering_id = offering.id;
+    row.terms.binding_contract &= price.binding_contract.is_some();
+    row.terms.price = offering.offering.price.clone();
+    match (cycle_months(&price), row.life.renews_on, row.life.activated_at) {
+        (None, ..) => row.life.renews_on = None,
+        (Some(months), None, Some(_)) if row.status != Status::Cancelled => {
+            row.life.renews_on = Some(cycle_end(today, months, row.life.billing_day.unwrap_or(today.day())));
+        }
+        _ => {}
     }
-
-    #[test]
-    fn a_cycle_ends_on_its_day_or_the_months_last() {
-        assert_eq!(cycle_end(d("2026-01-31"), 1, 31), d("2026-02-28"));
-        assert_eq!(cycle_end(d("2026-02-28"), 1, 31), d("2026-03-31"));
-        assert_eq!(cycle_end(d("2026-03-31"), 1, 31), d("2026-04-30"));
-        assert_eq!(cycle_end(d("2028-01-30"), 1, 30), d("2028-02-29"));
-        assert_eq!(cycle_end(d("2028-02-29"), 12, 29), d("2029-02-28"));
-        assert_eq!(cycle_end(d("2029-02-28"), 12, 29), d("2030-02-28"));
-        assert_eq!(cycle_end(d("2026-11-15"), 3, 15), d("2027-02-15"));
-        assert_eq!(cycle_end(d("2026-12-01"), 1, 1), d("2027-01-01"));
-    }
+    Ok(())
 }

@@ -13,7 +13,8 @@ pub mod record;
 
 use super::Caller;
 use super::customers;
-use super::subscriptions::{self, scheduled, terms::cycle_end};
+use super::cycles::cycle_end;
+use super::subscriptions::{self, scheduled};
 use crate::error::{Error, Result};
 use crate::store::{Amounts, Cursor, OfferingRow, PeriodUsage, Store, SubscriptionFilter, SubscriptionRow, Tx, limit_or_default};
 use crate::wire::latest::{self as wire, SubscriptionAddonStatus};

@@ -3,8 +3,8 @@
 //! server runs in is refused unless the operator allows private addresses:
 //! otherwise any integrator could make the server call its neighbours.
 
-use super::internet::Internet;
-pub use super::internet::is_public;
+use crate::internet::Internet;
+pub use crate::internet::is_public;
 use crate::config::WebhookUrls;
 use crate::error::{Error, Result};
 use std::net::{IpAddr, SocketAddr};

@@ -5,7 +5,6 @@
 pub mod address;
 pub mod deliveries;
 pub mod endpoints;
-pub mod internet;
 pub mod log;
 pub mod revision;
 pub mod schedule;

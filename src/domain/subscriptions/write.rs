@@ -1,0 +1,106 @@
+//! Writing a subscription's move: `after` over `before` unless another
+//! writer moved it first, what else the move writes, the job of what falls
+//! due next and its events, in one transaction, with its add-ons and
+//! licenses following it down. Used by the moves a request asks for and
+//! by what falls due on a date.
+
+use super::shown::shown;
+use super::states::{SUBSCRIPTION, SubscriptionOp as Op};
+use super::terms;
+use crate::domain::Caller;
+use crate::domain::catalog::Offerings;
+use crate::error::{Error, InternalCode, Result};
+use crate::events::{self, Event};
+use crate::network::Sim;
+use crate::store::{JobKind, Stateful, Store, SubscriptionRow, Tx};
+use crate::wire::latest::{self as wire, SubscriptionStatus as Status};
+use chrono::{DateTime, Months, Utc};
+
+/// The events a move records, each carrying the subscription after it.
+pub type Events = &'static [fn(wire::Subscription) -> Event];
+
+/// What service beginning at `at` sets the first time: the first
+/// activation's time, the end of a binding contract and the billing cycles
+/// counted from it.
+pub fn begin_service(after: &mut SubscriptionRow, at: DateTime<Utc>) -> Result<()> {
+    if after.life.activated_at.is_none() {
+        after.life.activated_at = Some(at);
+        after.life.binding_ends_on = after.life.binding_months.and_then(|m| at.date_naive().checked_add_months(Months::new(m.try_into().ok()?)));
+        terms::begin_cycles(after, at)?;
+    }
+    Ok(())
+}
+
+/// What the end of service sets: no more renewals, no offering change.
+pub fn end_service(after: &mut SubscriptionRow, at: DateTime<Utc>) {
+    after.life.ended_at = Some(at);
+    after.life.renews_on = None;
+    after.life.pending_offering = None;
+}
+
+/// The activation events: `subscription.first_activated` too the first time.
+pub fn activation_events(before: &SubscriptionRow) -> Events {
+    if before.life.activated_at.is_none() { &[Event::SubscriptionActivated, Event::SubscriptionFirstActivated] } else { &[Event::SubscriptionActivated] }
+}
+
+/// The refusal of a move that another request beat to the row: the table's
+/// answer for the state that request left, read in the transaction whose
+/// write missed (on SQLite the two may share a batch not yet committed);
+/// when the table allows the move from there too, a 409 `conflict` that
+/// says to read it again and retry.
+async fn moved_meanwhile(tx: &mut Tx, caller: &Caller, id: uuid::Uuid, op: Op) -> Error {
+    match Store::status_in(tx, Stateful::Subscriptions, caller.org, id).await {
+        Ok(Some(now)) => SUBSCRIPTION.next(op, now).err().unwrap_or_else(|| Error::changed_meanwhile("subscription")),
+        Ok(None) => Error::not_found(InternalCode::SubscriptionNotFound, "subscription"),
+        Err(e) => e,
+    }
+}
+
+/// What a move writes besides the subscription.
+pub enum Also<'a> {
+    Nothing,
+    /// the SIM it is now on
+    Sim(&'a Sim),
+    /// what its subscriber is set to
+    Subscriber(&'a serde_json::Value),
+}
+
+/// Writes a move: `after` over `before` if nobody moved it meanwhile, what
+/// else it writes (`also`), the job of what falls due next, and `events`
+/// dated `at`, in one transaction. The subscription as the events carry it.
+pub async fn commit(
+    caller: &Caller,
+    before: &SubscriptionRow,
+    after: &SubscriptionRow,
+    also: Also<'_>,
+    op: Op,
+    events: Events,
+    at: DateTime<Utc>,
+) -> Result<wire::Subscription> {
+    let answer = shown(caller, &mut Offerings::default(), after).await?;
+    let (org, id) = (caller.org, after.id);
+    let mut tx = caller.store.begin().await?;
+    if !Store::update_subscription(&mut tx, org, after, before).await? {
+        return Err(moved_meanwhile(&mut tx, caller, id, op).await);
+    }
+    match also {
+        Also::Nothing => {}
+        Also::Sim(sim) => Store::put_on_sim(&mut tx, org, id, &sim.iccid, after.sim_type, sim.activation_code.as_deref(), at).await?,
+        Also::Subscriber(doc) => Store::set_subscriber(&mut tx, org, after.subscriber_id, id, doc, at).await?,
+    }
+    if after.status == Status::Cancelled {
+        Store::block_sims(&mut tx, id, at).await?;
+        Store::release_number(&mut tx, id).await?;
+    }
+    if let Some(due) = after.life.due_at().filter(|d| before.life.due_at() != Some(*d)) {
+        Store::schedule_job(&mut tx, JobKind::SubscriptionScheduled, &id.to_string(), Some(org), due, caller.now).await?;
+    }
+    for event in events {
+        events::record(&mut tx, org, at, &event(answer.clone())).await?;
+    }
+    // its add-ons and licenses follow it, their events after its own
+    crate::domain::addons::lifecycle::follow(&caller.store, &mut tx, org, before.status, after, at, caller.now).await?;
+    crate::domain::licenses::lifecycle::follow(caller, &mut tx, before.status, after, at).await?;
+    tx.commit().await?;
+    Ok(answer)
+}
