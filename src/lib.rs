@@ -11,6 +11,7 @@ pub mod error;
 pub mod events;
 pub mod internet;
 pub mod keys;
+pub mod kinds;
 pub mod limits;
 pub mod listen;
 pub mod money;

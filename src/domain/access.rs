@@ -14,7 +14,7 @@
 use super::Caller;
 use crate::error::{Error, InternalCode, Result};
 use crate::store::UserGrants;
-use crate::wire::latest::CustomerRole;
+use crate::kinds::CustomerRole;
 use std::collections::HashMap;
 use uuid::Uuid;
 

@@ -55,6 +55,13 @@ where
     Ok(Some(ids))
 }
 
+/// A list filter's values of query parameter `param` (checked against the
+/// document's enum before), as the domain's kind `K` of wire enum `W`.
+pub fn filter_of<W: std::str::FromStr, K: From<W>>(param: &'static str, values: &[String]) -> crate::error::Result<Vec<K>> {
+    let read = |v: &String| v.parse::<W>().map(K::from).map_err(|_| crate::error::Error::invalid(param, "invalid_value", format!("{v:?} is not one of the allowed values")));
+    values.iter().map(read).collect()
+}
+
 /// A `referenceId` is free: no other `kind` of the organisation than
 /// `except` has it (409 `reference_id_taken` otherwise).
 pub async fn check_reference_free(store: &Store, org: Uuid, kind: crate::store::Referenced, reference: &str, except: Option<Uuid>) -> crate::error::Result<()> {

@@ -10,7 +10,7 @@ use crate::store::{Cursor, IdOrRef, Store, UserFilter, UserRow, email_key, limit
 use uuid::Uuid;
 
 /// One customer a user acts for: (customer, its name, the role).
-type Link = (Uuid, String, wire::CustomerRole);
+type Link = (Uuid, String, crate::kinds::CustomerRole);
 
 pub fn to_wire(u: UserRow, customers: Vec<Link>) -> wire::User {
     wire::User {
@@ -23,7 +23,7 @@ pub fn to_wire(u: UserRow, customers: Vec<Link>) -> wire::User {
         reference_id: u.reference_id,
         customers: customers
             .into_iter()
-            .map(|(customer_id, name, role)| wire::UserCustomer { customer_id, name, role })
+            .map(|(customer_id, name, role)| wire::UserCustomer { customer_id, name, role: role.into() })
             .collect(),
         created_at: Some(u.created_at),
         updated_at: Some(u.updated_at),
@@ -73,7 +73,7 @@ pub async fn create(caller: &Caller, req: wire::CreateUserRequest) -> Result<wir
         updated_at: now,
     };
     // MEMBER when the request names none: the document's default, applied by the parser
-    let role = req.role;
+    let role = req.role.into();
     let mut tx = store.begin().await?;
     Store::insert_user(&mut tx, &row).await?;
     Store::link_user(&mut tx, caller.org, customer.id, row.id, role, now).await?;

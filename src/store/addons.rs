@@ -5,7 +5,7 @@
 use super::subscriptions::uuid_col;
 use super::{PendingOffering, Store, Tx, opt_ts, parse_ts, state_col, ts};
 use crate::error::Result;
-use crate::wire::latest::SubscriptionAddonStatus;
+use crate::kinds::AddonStatus as SubscriptionAddonStatus;
 use chrono::{DateTime, Utc};
 use sqlx::Row;
 use sqlx::any::AnyRow;
@@ -119,7 +119,7 @@ impl Store {
             .bind(a.subscription_id.to_string())
             .bind(a.order_id.to_string())
             .bind(a.offering_id.to_string())
-            .bind(a.status.to_string())
+            .bind(a.status.stored())
             .bind(&a.reference_id)
             .bind(ts(a.created_at))
             .bind(ts(a.updated_at))
@@ -141,18 +141,18 @@ impl Store {
                pending_offering_schedule = $15, pending_offering_at = $16
              WHERE id = $10 AND org_id = $11 AND status = $12 AND updated_at = $13",
         )
-        .bind(a.status.to_string())
+        .bind(a.status.stored())
         .bind(a.offering_id.to_string())
         .bind(a.activated_at.map(ts))
         .bind(a.expires_at.map(ts))
         .bind(a.cancelled_at.map(ts))
         .bind(a.ended_at.map(ts))
-        .bind(a.pending.map(|(s, _)| s.to_string()))
+        .bind(a.pending.map(|(s, _)| s.stored()))
         .bind(a.pending.map(|(_, at)| ts(at)))
         .bind(ts(a.updated_at))
         .bind(a.id.to_string())
         .bind(org.to_string())
-        .bind(before.status.to_string())
+        .bind(before.status.stored())
         .bind(ts(before.updated_at))
         .bind(a.pending_offering.as_ref().map(|p| p.offering_id.to_string()))
         .bind(a.pending_offering.as_ref().map(|p| p.schedule.clone()))

@@ -3,7 +3,7 @@
 
 use super::{Cursor, ListQuery, Page, Store, Tx, parse_uuid};
 use crate::error::{Error, Result};
-use crate::wire::latest::{ProductCategory, ProductFeatures, ProductOfferingStatus, ProductType};
+use crate::kinds::{ActivationType, OfferingStatus, ProductCategory, ProductType, SimType};
 use serde::Deserialize;
 use serde_json::Value;
 use sqlx::any::AnyRow;
@@ -34,7 +34,7 @@ pub struct OfferingRow {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OfferingDoc {
-    pub status: ProductOfferingStatus,
+    pub status: OfferingStatus,
     pub name: String,
     #[serde(default)]
     pub description: Option<String>,
@@ -61,9 +61,32 @@ pub struct ProductDoc {
     #[serde(default)]
     pub network_provider_id: Option<String>,
     #[serde(default)]
-    pub features: Option<ProductFeatures>,
+    pub features: Option<Features>,
     #[serde(default)]
     pub license_type: Option<String>,
+}
+
+/// A product's stored features: what is included, where, for how long,
+/// how it activates.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Features {
+    #[serde(default)]
+    pub activation_type: Option<ActivationType>,
+    #[serde(default)]
+    pub countries: Vec<String>,
+    #[serde(default)]
+    pub data_mb: Option<f64>,
+    #[serde(default)]
+    pub included_call_seconds: Option<i64>,
+    #[serde(default)]
+    pub included_sms: Option<i64>,
+    #[serde(default)]
+    pub regions: Vec<String>,
+    #[serde(default)]
+    pub sim_card_type: Option<SimType>,
+    #[serde(default)]
+    pub validity_days: Option<i32>,
 }
 
 /// A catalog's stored document: what a customer's catalog shows of it.
@@ -89,9 +112,9 @@ pub struct GroupDoc {
 
 #[derive(Debug, Default)]
 pub struct OfferingFilter {
-    pub status: Option<String>,
-    pub category: Option<String>,
-    pub product_type: Option<String>,
+    pub status: Option<OfferingStatus>,
+    pub category: Option<ProductCategory>,
+    pub product_type: Option<ProductType>,
     pub group_id: Option<Uuid>,
 }
 
@@ -101,7 +124,7 @@ pub struct OfferingFilter {
 pub enum Columns {
     None,
     Product { product_type: ProductType, category: ProductCategory },
-    Offering { status: ProductOfferingStatus, product_id: Uuid, group_id: Option<Uuid> },
+    Offering { status: OfferingStatus, product_id: Uuid, group_id: Option<Uuid> },
 }
 
 impl Columns {
@@ -110,10 +133,10 @@ impl Columns {
         match self {
             Columns::None => vec![],
             Columns::Product { product_type, category } => {
-                vec![("product_type", Some(product_type.to_string())), ("category", Some(category.to_string()))]
+                vec![("product_type", Some(product_type.stored().to_string())), ("category", Some(category.stored().to_string()))]
             }
             Columns::Offering { status, product_id, group_id } => vec![
-                ("status", Some(status.to_string())),
+                ("status", Some(status.stored().to_string())),
                 ("product_id", Some(product_id.to_string())),
                 ("group_id", group_id.map(|g| g.to_string())),
             ],
@@ -334,9 +357,9 @@ impl Store {
     pub async fn offerings(&self, org: Uuid, f: &OfferingFilter, after: Option<Cursor>, limit: usize) -> Result<Page<OfferingRow>> {
         let mut q = ListQuery::new(format!("{OFFERING_SELECT} WHERE o.org_id = $1 AND o.seq > $2"));
         for (col, v) in [
-            ("o.status", &f.status),
-            ("p.category", &f.category),
-            ("p.product_type", &f.product_type),
+            ("o.status", &f.status.map(|s| s.stored().to_string())),
+            ("p.category", &f.category.map(|c| c.stored().to_string())),
+            ("p.product_type", &f.product_type.map(|t| t.stored().to_string())),
             ("o.group_id", &f.group_id.map(|g| g.to_string())),
         ] {
             if let Some(v) = v {
@@ -378,12 +401,12 @@ impl Store {
     }
 
     /// A catalog's offerings in catalog order, only those with `status` if given.
-    pub async fn catalog_offerings(&self, catalog: Uuid, status: Option<ProductOfferingStatus>) -> Result<Vec<OfferingRow>> {
+    pub async fn catalog_offerings(&self, catalog: Uuid, status: Option<OfferingStatus>) -> Result<Vec<OfferingRow>> {
         let sql = format!(
             "{OFFERING_SELECT} JOIN product_catalog_offerings m ON m.offering_id = o.id
              WHERE m.catalog_id = $1 AND ($2 = '' OR o.status = $2) ORDER BY m.position"
         );
-        let rows = sqlx::query(AssertSqlSafe(sql)).bind(catalog.to_string()).bind(status.map(|s| s.to_string()).unwrap_or_default()).fetch_all(&self.pool).await?;
+        let rows = sqlx::query(AssertSqlSafe(sql)).bind(catalog.to_string()).bind(status.map(|s| s.stored()).unwrap_or_default()).fetch_all(&self.pool).await?;
         rows.iter().map(|r| offering_from_row(r).map(|(_, o)| o)).collect()
     }
 

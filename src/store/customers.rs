@@ -3,7 +3,8 @@
 use super::coalesce::Coalesced;
 use super::{Cursor, ListQuery, Page, Store, Tx, json_col, like_pattern, parse_ts, parse_uuid, state_col, ts};
 use crate::error::{Error, Result};
-use crate::wire::latest::{CustomerBilling, CustomerContact, CustomerRole, CustomerType, Shipping};
+use crate::kinds::{BillingMethod, CustomerRole, CustomerType};
+use serde::{Deserialize, Serialize};
 use chrono::{DateTime, Utc};
 use sqlx::{AssertSqlSafe, Row};
 use sqlx::AnyPool;
@@ -13,8 +14,7 @@ use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use uuid::Uuid;
 
-/// A customer as stored (contact, billing and shipping as JSON documents of
-/// their wire shapes).
+/// A customer as stored (contact, billing and shipping as JSON documents).
 #[derive(Debug, Clone)]
 pub struct CustomerRow {
     pub id: Uuid,
@@ -25,8 +25,8 @@ pub struct CustomerRow {
     pub preferred_locale: String,
     pub human_readable_id: String,
     pub reference_id: Option<String>,
-    pub contact: CustomerContact,
-    pub billing: Option<CustomerBilling>,
+    pub contact: Contact,
+    pub billing: Option<Billing>,
     pub shipping: Option<Shipping>,
     pub contact_person_user_id: Option<Uuid>,
     pub metadata: Option<BTreeMap<String, String>>,
@@ -34,10 +34,63 @@ pub struct CustomerRow {
     pub updated_at: DateTime<Utc>,
 }
 
+/// How to reach a customer (the `contact` column).
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct Contact {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub email: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub msisdn: Option<String>,
+}
+
+/// How a customer is billed (the `billing` column).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Billing {
+    pub method: BillingMethod,
+    pub currency: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub email: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub address: Option<Address>,
+    #[serde(default)]
+    pub auto_pay: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_payment_profile_id: Option<String>,
+}
+
+/// Where a customer's goods go (the `shipping` column).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Shipping {
+    pub name: String,
+    pub address: Address,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub msisdn: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+}
+
+/// A postal address, in a billing or a shipping document.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct Address {
+    pub street1: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub street2: Option<String>,
+    pub zip: String,
+    pub city: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub region: Option<String>,
+    pub country: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub attention: Option<String>,
+}
+
 #[derive(Debug, Default)]
 pub struct CustomerFilter {
     pub text: Option<String>,
-    pub customer_type: Option<String>,
+    pub customer_type: Option<CustomerType>,
     /// only customers this user is assigned to (a bearer token's user)
     pub visible_to: Option<Uuid>,
 }
@@ -88,7 +141,7 @@ impl Store {
             )
             .bind(c.id.to_string())
             .bind(c.org.to_string())
-            .bind(c.customer_type.to_string())
+            .bind(c.customer_type.stored())
             .bind(&c.name)
             .bind(&c.identity)
             .bind(&c.preferred_locale)
@@ -171,7 +224,7 @@ impl Store {
             });
         }
         if let Some(t) = &f.customer_type {
-            q.eq("customer_type", t.clone());
+            q.eq("customer_type", t.stored().to_string());
         }
         q.visible_to("id", f.visible_to);
         let rows = q.fetch(&self.pool, org, after, "seq", limit).await?;
@@ -218,7 +271,7 @@ impl Store {
                 .bind(org.to_string())
                 .bind(customer.to_string())
                 .bind(user.to_string())
-                .bind(role.to_string())
+                .bind(role.stored())
                 .bind(ts(now)),
         )
         .await?;

@@ -4,7 +4,7 @@
 use super::subscriptions::{PendingOffering, opt_date, ts_col, uuid_col};
 use super::{Cursor, ListQuery, Page, Store, Tx, opt_ts, parse_uuid, state_col, ts};
 use crate::error::Result;
-use crate::wire::latest::LicenseStatus;
+use crate::kinds::LicenseStatus;
 use chrono::{DateTime, NaiveDate, Utc};
 use sqlx::any::AnyRow;
 use sqlx::{AssertSqlSafe, Row};
@@ -65,7 +65,7 @@ impl LicenseRow {
 #[derive(Debug, Default)]
 pub struct LicenseFilter {
     pub customers: Option<Vec<Uuid>>,
-    pub statuses: Vec<String>,
+    pub statuses: Vec<LicenseStatus>,
     pub subscriptions: Option<Vec<Uuid>>,
     /// only licenses of customers this user is assigned to
     pub visible_to: Option<Uuid>,
@@ -139,7 +139,7 @@ impl Store {
             q.any_of("l.customer_id", c.iter().map(Uuid::to_string));
         }
         if !f.statuses.is_empty() {
-            q.any_of("l.status", f.statuses.iter().cloned());
+            q.any_of("l.status", f.statuses.iter().map(|s| s.stored().to_string()));
         }
         if let Some(s) = &f.subscriptions {
             q.any_of("l.subscription_id", s.iter().map(Uuid::to_string));
@@ -176,7 +176,7 @@ impl Store {
             .bind(l.order_id.to_string())
             .bind(l.offering_id.to_string())
             .bind(&l.license_type)
-            .bind(l.status.to_string())
+            .bind(l.status.stored())
             .bind(l.assigned_to.as_ref().map(|(s, _, _)| s.to_string()))
             .bind(ts(l.created_at))
             .bind(ts(l.updated_at))
@@ -202,13 +202,13 @@ impl Store {
                pending_offering_id = $13, pending_offering_schedule = $14, pending_offering_at = $15, version = version + 1
              WHERE id = $16 AND org_id = $17 AND version = $18",
         )
-        .bind(l.status.to_string())
+        .bind(l.status.stored())
         .bind(l.offering_id.to_string())
         .bind(l.activated_at.map(ts))
         .bind(l.paused_at.map(ts))
         .bind(l.cancelled_at.map(ts))
         .bind(l.ended_at.map(ts))
-        .bind(l.pending.map(|(s, _)| s.to_string()))
+        .bind(l.pending.map(|(s, _)| s.stored()))
         .bind(l.pending.map(|(_, at)| ts(at)))
         .bind(ts(l.updated_at))
         .bind(l.cycle_months.map(i64::from))

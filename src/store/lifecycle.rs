@@ -4,7 +4,7 @@
 
 use super::{Held, Store, SubscriptionRow, Tx, ts};
 use crate::error::Result;
-use crate::wire::latest::SimCardType;
+use crate::kinds::SimType as SimCardType;
 use chrono::{DateTime, Utc};
 use sqlx::Row;
 use uuid::Uuid;
@@ -24,12 +24,12 @@ impl Store {
                pending_offering_id = $25, pending_offering_schedule = $26, pending_offering_at = $27, due_at = $28
              WHERE id = $16 AND org_id = $17 AND status = $18 AND updated_at = $19 AND due_at IS NOT DISTINCT FROM $29",
         )
-        .bind(s.status.to_string())
-        .bind(s.sim_type.to_string())
+        .bind(s.status.stored())
+        .bind(s.sim_type.stored())
         .bind(&l.iccid)
         .bind(&l.esim_activation_code)
         .bind(&l.status_reason)
-        .bind(l.pending.map(|(p, _)| p.to_string()))
+        .bind(l.pending.map(|(p, _)| p.stored()))
         .bind(l.pending.map(|(_, at)| ts(at)))
         .bind(l.activated_at.map(ts))
         .bind(l.paused_at.map(ts))
@@ -41,7 +41,7 @@ impl Store {
         .bind(ts(s.updated_at))
         .bind(s.id.to_string())
         .bind(org.to_string())
-        .bind(before.status.to_string())
+        .bind(before.status.stored())
         .bind(ts(before.updated_at))
         .bind(s.offering_id.to_string())
         .bind(serde_json::to_string(&s.terms).expect("terms are plain data"))
@@ -90,7 +90,7 @@ impl Store {
             .bind(org.to_string())
             .bind(iccid.to_string())
             .bind(subscription.to_string())
-            .bind(sim_type.to_string())
+            .bind(sim_type.stored())
             .bind(activation_code.map(str::to_string))
             .bind(ts(now)),
         )

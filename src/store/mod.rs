@@ -26,8 +26,8 @@ mod usage;
 mod users;
 mod webhooks;
 
-pub use catalog::{CatalogDoc, Change, Columns, GroupDoc, Kind, OfferingDoc, OfferingFilter, OfferingRow, ProductDoc};
-pub use customers::{CustomerFilter, CustomerRow, IdOrRef, Link};
+pub use catalog::{CatalogDoc, Change, Columns, Features, GroupDoc, Kind, OfferingDoc, OfferingFilter, OfferingRow, ProductDoc};
+pub use customers::{Address, Billing, Contact, CustomerFilter, CustomerRow, IdOrRef, Link, Shipping};
 pub use deliveries::{After, AttemptRow, DeliveryRow, DeliveryStatus, DeliveryWork, Recorded, delivery_subject, parse_delivery_subject};
 pub use redeliveries::Which;
 pub use events::{EventFilter, EventRow};

@@ -1,7 +1,7 @@
 //! Orders: their rows, state moves guarded by status, and lists.
 
 use super::{Cursor, ListQuery, Page, Store, Tx, json_col, opt_ts, parse_ts, parse_uuid, state_col, ts};
-use crate::wire::latest::OrderStatus;
+use crate::kinds::OrderStatus;
 use crate::error::Result;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
@@ -34,7 +34,7 @@ pub struct OrderRow {
 #[derive(Debug, Default)]
 pub struct OrderFilter {
     pub customers: Option<Vec<Uuid>>,
-    pub statuses: Vec<String>,
+    pub statuses: Vec<OrderStatus>,
     /// only orders of customers this user is assigned to
     pub visible_to: Option<Uuid>,
 }
@@ -81,7 +81,7 @@ impl Store {
             .bind(o.id.to_string())
             .bind(o.org.to_string())
             .bind(o.customer_id.to_string())
-            .bind(o.status.to_string())
+            .bind(o.status.stored())
             .bind(&o.currency)
             .bind(&o.reference_id)
             .bind(o.approval_required as i64)
@@ -107,7 +107,7 @@ impl Store {
                approved_at = $6, submitted_at = $7, cancelled_at = $8, updated_at = $9
              WHERE id = $10 AND org_id = $11 AND status = $12 AND updated_at = $13",
         )
-        .bind(o.status.to_string())
+        .bind(o.status.stored())
         .bind(&o.reference_id)
         .bind(o.approval_required as i64)
         .bind(o.doc.to_string())
@@ -118,7 +118,7 @@ impl Store {
         .bind(ts(o.updated_at))
         .bind(o.id.to_string())
         .bind(o.org.to_string())
-        .bind(before.status.to_string())
+        .bind(before.status.stored())
         .bind(ts(before.updated_at))
         .execute(tx.conn().await?)
         .await?;
@@ -138,7 +138,7 @@ impl Store {
         let sql = format!("SELECT id FROM orders WHERE org_id = $1 AND expires_at <= $2 AND status IN ({})", placeholders);
         let mut q = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).bind(ts(now));
         for s in open {
-            q = q.bind(s.to_string());
+            q = q.bind(s.stored());
         }
         q.fetch_all(&self.pool).await?.iter().map(|r| parse_uuid(&r.try_get::<String, _>("id")?)).collect()
     }
@@ -149,7 +149,7 @@ impl Store {
             q.any_of("o.customer_id", c.iter().map(Uuid::to_string));
         }
         if !f.statuses.is_empty() {
-            q.any_of("o.status", f.statuses.iter().cloned());
+            q.any_of("o.status", f.statuses.iter().map(|s| s.stored().to_string()));
         }
         q.visible_to("o.customer_id", f.visible_to);
         let rows = q.fetch(&self.pool, org, after, "o.seq", limit).await?;

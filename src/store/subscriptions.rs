@@ -1,7 +1,7 @@
 //! Subscriptions: what order submission creates, and the reads of them.
 
 use super::{Cursor, IdOrRef, ListQuery, Page, Store, Tx, opt_ts, parse_ts, parse_uuid, state_col, ts};
-use crate::wire::latest::{SimCardType, SubscriptionStatus};
+use crate::kinds::{SimType as SimCardType, SubscriptionStatus};
 use crate::error::Result;
 use chrono::{DateTime, NaiveDate, Utc};
 use sqlx::any::AnyRow;
@@ -91,7 +91,7 @@ impl Life {
 #[derive(Debug, Default)]
 pub struct SubscriptionFilter {
     pub customers: Option<Vec<Uuid>>,
-    pub statuses: Vec<String>,
+    pub statuses: Vec<SubscriptionStatus>,
     pub types: Vec<String>,
     pub msisdn: Option<String>,
     /// only subscriptions of customers this user is assigned to
@@ -195,7 +195,7 @@ impl Store {
             q.any_of("s.customer_id", c.iter().map(Uuid::to_string));
         }
         if !f.statuses.is_empty() {
-            q.any_of("s.status", f.statuses.iter().cloned());
+            q.any_of("s.status", f.statuses.iter().map(|s| s.stored().to_string()));
         }
         if !f.types.is_empty() {
             q.any_of("s.subscription_type", f.types.iter().cloned());
@@ -234,11 +234,11 @@ impl Store {
             .bind(s.customer_id.to_string())
             .bind(s.order_id.to_string())
             .bind(s.offering_id.to_string())
-            .bind(s.status.to_string())
+            .bind(s.status.stored())
             .bind(&s.subscription_type)
             .bind(&s.msisdn)
             .bind(&s.display_name)
-            .bind(s.sim_type.to_string())
+            .bind(s.sim_type.stored())
             .bind(&s.reference_id)
             .bind(ts(s.created_at))
             .bind(ts(s.updated_at))
@@ -255,7 +255,7 @@ impl Store {
     pub async fn set_subscription_sim(tx: &mut Tx, org: Uuid, subscription: Uuid, sim_type: SimCardType, now: DateTime<Utc>) -> Result<()> {
         tx.execute(
             sqlx::query("UPDATE subscriptions SET sim_type = $1, updated_at = $2 WHERE id = $3 AND org_id = $4")
-                .bind(sim_type.to_string())
+                .bind(sim_type.stored())
                 .bind(ts(now))
                 .bind(subscription.to_string())
                 .bind(org.to_string()),

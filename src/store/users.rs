@@ -3,7 +3,7 @@
 use super::customers::{IdOrRef, LinkSide};
 use super::{Cursor, ListQuery, Page, Store, Tx, json_col, like_pattern, parse_ts, parse_uuid, state_col, ts};
 use crate::error::Result;
-use crate::wire::latest::CustomerRole;
+use crate::kinds::CustomerRole;
 use chrono::{DateTime, Utc};
 use sqlx::{AssertSqlSafe, Row};
 use sqlx::any::AnyRow;

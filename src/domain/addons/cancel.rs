@@ -11,7 +11,8 @@ use crate::domain::cycles::midnight;
 use crate::domain::subscriptions::find;
 use crate::error::{Error, InternalCode, Result};
 use crate::store::{AddonRow, SubscriptionRow};
-use crate::wire::latest::{self as wire, SubscriptionAddonStatus as Status};
+use crate::wire::latest as wire;
+use crate::kinds::AddonStatus as Status;
 use chrono::{DateTime, Utc};
 
 /// The end of `a`'s period: its expiry, or else its subscription's next

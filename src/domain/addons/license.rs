@@ -11,7 +11,7 @@ use crate::domain::catalog;
 use crate::error::Result;
 use crate::events::Event;
 use crate::store::{AddonRow, LicenseRow, OfferingRow, Store, SubscriptionRow, Tx};
-use crate::wire::latest::SubscriptionAddonStatus as Status;
+use crate::kinds::AddonStatus as Status;
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 use uuid::Uuid;

@@ -11,7 +11,7 @@ use crate::domain::states::{agreed, Operation, Table};
 use crate::error::{Error, InternalCode, Result};
 use crate::events::Event;
 use crate::store::{AddonRow, JobKind, OfferingRow, Store, SubscriptionRow, Tx};
-use crate::wire::latest::{ActivationType, SubscriptionAddonStatus as Status, SubscriptionStatus};
+use crate::kinds::{ActivationType, AddonStatus as Status, SubscriptionStatus};
 use chrono::{DateTime, Duration, Utc};
 use uuid::Uuid;
 
@@ -169,7 +169,7 @@ async fn move_all(store: &Store, tx: &mut Tx, org: Uuid, subscription: Uuid, op:
         // what it had due before this instant happens first: one whose
         // validity ran out before its subscription ended stays EXPIRED
         while let Some(due) = a.due_at().filter(|d| *d <= at) {
-            let Some(after) = due_move(store, org, &a, due).await? else { break };
+            let Some(after) = due_move(store, Some(&mut *tx), org, &a, due).await? else { break };
             if !write(store, tx, org, &a, &after, now).await? {
                 return Err(Error::concurrent_conflict());
             }
@@ -268,7 +268,7 @@ pub fn created(parent: &SubscriptionRow, offering: &OfferingRow, mut a: AddonRow
 /// (the add-on.scheduled job, and reads).
 pub async fn apply_if_due(caller: &Caller, mut a: AddonRow) -> Result<AddonRow> {
     while let Some(due) = a.due_at().filter(|d| *d <= caller.now) {
-        let Some(after) = due_move(&caller.store, caller.org, &a, due).await? else { return Ok(a) };
+        let Some(after) = due_move(&caller.store, None, caller.org, &a, due).await? else { return Ok(a) };
         let parent = caller.store.subscription(caller.org, &crate::store::IdOrRef::Id(a.subscription_id)).await?;
         let parent = parent.ok_or_else(|| Error::Internal(format!("subscription {} vanished", a.subscription_id)))?;
         let mut tx = caller.store.begin().await?;
@@ -291,19 +291,19 @@ pub async fn apply_if_due(caller: &Caller, mut a: AddonRow) -> Result<AddonRow> 
 
 /// `a` after what falls due at `due` (its `due_at`): a cancellation at
 /// the end of its period (first, at the same time), a scheduled offering
-/// change, or its validity ending.
-async fn due_move(store: &Store, org: Uuid, a: &AddonRow, due: DateTime<Utc>) -> Result<Option<AddonRow>> {
+/// change, or its validity ending; read in `tx` when given.
+async fn due_move(store: &Store, tx: Option<&mut Tx>, org: Uuid, a: &AddonRow, due: DateTime<Utc>) -> Result<Option<AddonRow>> {
     Ok(match (a.pending, &a.pending_offering) {
-        (Some((_, at)), _) if at == due => moved(a, &offering_of(store, None, org, a).await?, AddonOp::CancellationDate, due),
+        (Some((_, at)), _) if at == due => moved(a, &offering_of(store, tx, org, a).await?, AddonOp::CancellationDate, due),
         (_, Some(change)) if change.at == due => {
-            let offering = store.offering(org, change.offering_id).await?;
+            let offering = store.offering_in(tx, org, change.offering_id).await?;
             let offering = offering.ok_or_else(|| Error::Internal(format!("offering {} vanished", change.offering_id)))?;
             let mut after = a.clone();
             change_to(&mut after, &offering, due);
             after.updated_at = due.max(a.updated_at);
             Some(after)
         }
-        _ => moved(a, &offering_of(store, None, org, a).await?, AddonOp::ValidityEnds, due),
+        _ => moved(a, &offering_of(store, tx, org, a).await?, AddonOp::ValidityEnds, due),
     })
 }
 

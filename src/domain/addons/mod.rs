@@ -24,7 +24,7 @@ pub fn to_wire(
 ) -> Result<wire::SubscriptionAddon> {
     let license = license.map(|(l, its)| wire::SubscriptionAddonLicense {
         license_id: l.id,
-        status: l.status,
+        status: l.status.into(),
         type_: l.license_type.clone(),
         product_offering: catalog::summary(its),
     });
@@ -35,12 +35,12 @@ pub fn to_wire(
         reference_id: row.reference_id.clone(),
         group: offering.group.clone(),
         product_offering: catalog::summary(offering),
-        status: row.status,
+        status: row.status.into(),
         activated_at: row.activated_at,
         expires_at: row.expires_at,
         ended_at: row.ended_at,
         cancelled_at: row.cancelled_at,
-        pending_status: row.pending.map(|(s, _)| s),
+        pending_status: row.pending.map(|(s, _)| s.into()),
         pending_status_at: row.pending.map(|(_, at)| at),
         pending_product_offering: match (&row.pending_offering, pending) {
             (Some(p), Some(o)) => Some(wire::PendingProductOffering {

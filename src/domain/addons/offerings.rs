@@ -22,7 +22,8 @@ use crate::domain::cycles::midnight;
 use crate::domain::subscriptions::find;
 use crate::error::{Error, InternalCode, Result};
 use crate::store::{AddonRow, OfferingRow, PendingOffering, SubscriptionRow};
-use crate::wire::latest::{self as wire, ChangeSchedule as Schedule, SubscriptionAddonStatus as Status};
+use crate::wire::latest::{self as wire, ChangeSchedule as Schedule};
+use crate::kinds::AddonStatus as Status;
 use chrono::NaiveDate;
 
 fn conflict(code: InternalCode, message: impl Into<String>, property: &'static str) -> Error {

@@ -8,7 +8,8 @@ use crate::domain::catalog::{self, price::Price};
 use crate::domain::subscriptions::find;
 use crate::error::{Error, Result};
 use crate::store::{OfferingRow, SubscriptionRow};
-use crate::wire::latest::{self as wire, ProductOfferingStatus, ProductType, SubscriptionStatus};
+use crate::wire::latest as wire;
+use crate::kinds::{OfferingStatus, ProductType, SubscriptionStatus};
 
 /// Whether `offering` is an add-on option of `subscription`, whose offering
 /// is `parent`; `in_catalog` tells whether the customer's catalog has it.
@@ -20,7 +21,7 @@ pub fn fits(subscription: &SubscriptionRow, parent: &OfferingRow, in_catalog: bo
     subscription.status != SubscriptionStatus::Cancelled
         && in_catalog
         && offering.product.product_type == ProductType::SubscriptionAddon
-        && offering.offering.status == ProductOfferingStatus::Available
+        && offering.offering.status == OfferingStatus::Available
         && offering.group.as_ref().is_some_and(|g| g.category == parent.product.category)
         && priced
 }
@@ -36,7 +37,7 @@ pub async fn parent(caller: &Caller, subscription: &SubscriptionRow) -> Result<O
 pub async fn of(caller: &Caller, subscription: &SubscriptionRow) -> Result<Vec<OfferingRow>> {
     let Some((catalog, _)) = caller.store.customer_catalog(caller.org, subscription.customer_id).await? else { return Ok(vec![]) };
     let parent = parent(caller, subscription).await?;
-    let offerings = caller.store.catalog_offerings(catalog, Some(ProductOfferingStatus::Available)).await?;
+    let offerings = caller.store.catalog_offerings(catalog, Some(OfferingStatus::Available)).await?;
     Ok(offerings.into_iter().filter(|o| fits(subscription, &parent, true, o)).collect())
 }
 

@@ -4,7 +4,7 @@
 //! the key, so importing a file again finds the same rows.
 
 use super::price::Price;
-use crate::wire::latest::{ActivationType, ProductCategory, ProductOfferingStatus, ProductType, SimCardType};
+use crate::kinds::{ActivationType, OfferingStatus, ProductCategory, ProductType, SimType};
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -75,7 +75,7 @@ pub struct Features {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub activation_type: Option<ActivationType>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sim_card_type: Option<SimCardType>,
+    pub sim_card_type: Option<SimType>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -83,7 +83,7 @@ pub struct Features {
 pub struct Offering {
     pub key: String,
     #[serde(default = "available")]
-    pub status: ProductOfferingStatus,
+    pub status: OfferingStatus,
     pub name: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
@@ -101,8 +101,8 @@ pub struct Offering {
     pub image_url: Option<String>,
 }
 
-fn available() -> ProductOfferingStatus {
-    ProductOfferingStatus::Available
+fn available() -> OfferingStatus {
+    OfferingStatus::Available
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -328,19 +328,19 @@ pub fn category_fits(t: ProductType, c: ProductCategory) -> bool {
     match t {
         ProductType::Subscription => matches!(
             c,
-            C::ProductCategorySubscriptionCell
-                | C::ProductCategorySubscriptionDataSim
-                | C::ProductCategorySubscriptionBroadband
-                | C::ProductCategorySubscriptionM2m
-                | C::ProductCategoryTravelEsim
+            C::SubscriptionCell
+                | C::SubscriptionDataSim
+                | C::SubscriptionBroadband
+                | C::SubscriptionM2m
+                | C::TravelEsim
         ),
         ProductType::SubscriptionAddon => matches!(
             c,
-            C::ProductCategoryExtraData | C::ProductCategoryTravelEsimPackage | C::ProductCategoryAbroad | C::ProductCategoryExternalProductAddon
+            C::ExtraData | C::TravelEsimPackage | C::Abroad | C::ExternalProductAddon
         ),
         ProductType::License => true,
-        ProductType::ExternalProduct => matches!(c, C::ProductCategoryExternalProduct | C::ProductCategoryExternalProductAddon),
-        ProductType::SimCard => matches!(c, C::ProductCategorySimCard),
+        ProductType::ExternalProduct => matches!(c, C::ExternalProduct | C::ExternalProductAddon),
+        ProductType::SimCard => matches!(c, C::SimCard),
     }
 }
 

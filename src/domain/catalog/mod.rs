@@ -9,7 +9,7 @@ use super::Caller;
 use crate::wire::latest::params::ProductOfferingListQuery;
 use crate::wire::latest as wire;
 use crate::error::{Error, InternalCode, Result};
-use crate::store::{Cursor, OfferingFilter, OfferingRow, limit_or_default};
+use crate::store::{Cursor, Features, OfferingFilter, OfferingRow, limit_or_default};
 use uuid::Uuid;
 
 /// The id of a catalog entity: derived from the organisation and the key,
@@ -19,6 +19,20 @@ pub fn entity_id(org: Uuid, kind: &str, key: &str) -> Uuid {
     Uuid::new_v5(&org, format!("{kind}:{key}").as_bytes())
 }
 
+/// A product's stored features as the API shows them.
+fn features(f: &Features) -> wire::ProductFeatures {
+    wire::ProductFeatures {
+        activation_type: f.activation_type.map(Into::into),
+        countries: f.countries.clone(),
+        data_mb: f.data_mb,
+        included_call_seconds: f.included_call_seconds,
+        included_sms: f.included_sms,
+        regions: f.regions.clone(),
+        sim_card_type: f.sim_card_type.map(Into::into),
+        validity_days: f.validity_days,
+    }
+}
+
 /// The wire form of a stored offering: its documents, with the ids put in
 /// where the file named keys.
 pub fn to_wire(row: &OfferingRow) -> Result<wire::ProductOffering> {
@@ -26,7 +40,7 @@ pub fn to_wire(row: &OfferingRow) -> Result<wire::ProductOffering> {
     let price = serde_json::from_value(o.price.clone()).map_err(|e| Error::Internal(format!("stored offering {}: price: {e}", row.id)))?;
     Ok(wire::ProductOffering {
         product_offering_id: row.id,
-        status: o.status,
+        status: o.status.into(),
         name: o.name.clone(),
         description: o.description.clone(),
         rich_content: o.rich_content.clone(),
@@ -34,17 +48,17 @@ pub fn to_wire(row: &OfferingRow) -> Result<wire::ProductOffering> {
         product: wire::Product {
             product_id: row.product_id,
             internal_name: p.internal_name.clone(),
-            type_: p.product_type,
-            category: p.category,
+            type_: p.product_type.into(),
+            category: p.category.into(),
             network_provider_id: p.network_provider_id.clone(),
-            features: p.features.clone(),
+            features: p.features.as_ref().map(features),
         },
         price,
         group: row.group_id.zip(row.group.as_ref()).map(|(id, g)| wire::ProductOfferingGroup {
             product_offering_group_id: id,
             name: g.name.clone(),
             description: g.description.clone(),
-            category: g.category,
+            category: g.category.into(),
             internal_description: g.internal_description.clone(),
         }),
         image_url: o.image_url.clone(),
@@ -121,9 +135,9 @@ pub async fn view(caller: &Caller, id: &str) -> Result<wire::ProductOffering> {
 pub async fn list(caller: &Caller, q: ProductOfferingListQuery) -> Result<wire::ProductOfferingList> {
     let after = q.cursor.as_deref().map(Cursor::decode).transpose()?;
     let filter = OfferingFilter {
-        status: q.status,
-        category: q.category,
-        product_type: q.product_type,
+        status: crate::domain::filter_of::<wire::ProductOfferingStatus, _>("status", q.status.as_slice())?.pop(),
+        category: crate::domain::filter_of::<wire::ProductCategory, _>("category", q.category.as_slice())?.pop(),
+        product_type: crate::domain::filter_of::<wire::ProductType, _>("productType", q.product_type.as_slice())?.pop(),
         // a group id that is no UUID names no group: an empty page
         group_id: match q.group_id.as_deref().map(Uuid::parse_str) {
             Some(Ok(g)) => Some(g),
@@ -146,7 +160,7 @@ pub async fn customer_catalog(caller: &Caller, customer_key: &str) -> Result<wir
         .customer_catalog(caller.org, customer.id)
         .await?
         .ok_or_else(|| Error::not_found(InternalCode::ProductCatalogNotFound, "product catalog"))?;
-    let items = caller.store.catalog_offerings(id, Some(wire::ProductOfferingStatus::Available)).await?;
+    let items = caller.store.catalog_offerings(id, Some(crate::kinds::OfferingStatus::Available)).await?;
     Ok(wire::ProductCatalog {
         product_catalog_id: id,
         name: doc.name,

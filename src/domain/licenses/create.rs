@@ -7,6 +7,7 @@ use crate::domain::cycles::cycle_months;
 use crate::domain::offering_change::price_of;
 use crate::error::Result;
 use crate::events::Event;
+use crate::kinds::{LicenseStatus, SubscriptionStatus};
 use crate::store::{JobKind, LicenseRow, OfferingRow, Store, SubscriptionRow, Tx};
 use crate::wire::latest as wire;
 use chrono::{DateTime, Utc};
@@ -39,7 +40,7 @@ pub async fn create(
     assigned: Option<&SubscriptionRow>,
     now: DateTime<Utc>,
 ) -> Result<Vec<Event>> {
-    let active = assigned.is_none_or(|s| s.status == wire::SubscriptionStatus::Activated);
+    let active = assigned.is_none_or(|s| s.status == SubscriptionStatus::Activated);
     let mut row = LicenseRow {
         id: crate::domain::new_id(),
         customer_id: customer.0,
@@ -49,7 +50,7 @@ pub async fn create(
         // a LICENSE product names its licenses' type (the import requires
         // it); an EXTERNAL_PRODUCT's are of type EXTERNAL_PRODUCT
         license_type: offering.product.license_type.clone().unwrap_or_else(|| "EXTERNAL_PRODUCT".to_string()),
-        status: if active { wire::LicenseStatus::Active } else { wire::LicenseStatus::Pending },
+        status: if active { LicenseStatus::Active } else { LicenseStatus::Pending },
         assigned_to: assigned.map(|s| (s.id, s.msisdn.clone(), s.display_name.clone())),
         created_at: now,
         updated_at: now,

@@ -14,7 +14,7 @@ use crate::events::{self, Event};
 use crate::store::{JobKind, LicenseRow, OfferingRow, Store, SubscriptionRow, Tx};
 use crate::domain::cycles::{cycle_end, cycle_months};
 use crate::domain::offering_change::price_of;
-use crate::wire::latest::{LicenseStatus as Status, SubscriptionStatus};
+use crate::kinds::{LicenseStatus as Status, SubscriptionStatus};
 use chrono::{DateTime, Datelike, NaiveDate, Utc};
 
 /// What moves a license.

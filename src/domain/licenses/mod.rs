@@ -39,7 +39,7 @@ pub async fn list(caller: &Caller, q: LicenseListQuery) -> Result<wire::LicenseL
     let after = q.cursor.as_deref().map(Cursor::decode).transpose()?;
     let filter = LicenseFilter {
         customers: customers::find_all(caller, &q.customer_id).await?,
-        statuses: q.status,
+        statuses: super::filter_of::<wire::LicenseStatus, _>("status", &q.status)?,
         subscriptions: subscriptions::find_all(caller, &q.subscription_id).await?,
         visible_to: caller.viewer(),
     };

@@ -22,7 +22,8 @@ use crate::domain::offering_change::{asked_date, day_of, earliest_for, is_upgrad
 use crate::domain::cycles::midnight;
 use crate::error::{Error, InternalCode, Result};
 use crate::store::{LicenseRow, OfferingRow, PendingOffering};
-use crate::wire::latest::{self as wire, ChangeSchedule as Schedule, LicenseStatus as Status, ProductOfferingStatus};
+use crate::wire::latest::{self as wire, ChangeSchedule as Schedule};
+use crate::kinds::{LicenseStatus as Status, OfferingStatus};
 use chrono::NaiveDate;
 
 fn conflict(code: InternalCode, message: impl Into<String>, property: &'static str) -> Error {
@@ -62,7 +63,7 @@ async fn candidates(caller: &Caller, l: &LicenseRow, current: &OfferingRow) -> R
             && o.product.category == current.product.category
     };
     let mut out = vec![];
-    for o in caller.store.catalog_offerings(catalog, Some(ProductOfferingStatus::Available)).await? {
+    for o in caller.store.catalog_offerings(catalog, Some(OfferingStatus::Available)).await? {
         if o.id == current.id || !same_kind(&o) {
             continue;
         }

@@ -12,7 +12,7 @@ use crate::wire::latest as wire;
 pub fn to_wire(row: &LicenseRow, offering: wire::ProductOffering, pending: Option<wire::ProductOffering>) -> Result<wire::License> {
     Ok(wire::License {
         license_id: row.id,
-        status: row.status,
+        status: row.status.into(),
         type_: row.license_type.clone(),
         customer: wire::CustomerSummary { customer_id: row.customer_id, name: row.customer_name.clone() },
         group: offering.group.clone(),
@@ -26,7 +26,7 @@ pub fn to_wire(row: &LicenseRow, offering: wire::ProductOffering, pending: Optio
         activated_at: row.activated_at.map(|t| t.date_naive()),
         cancelled_at: row.cancelled_at.map(|t| t.date_naive()),
         paused_at: row.paused_at.map(|t| t.date_naive()),
-        pending_status: row.pending.map(|(status, at)| wire::LicensePendingStatus { status, scheduled_at: at.date_naive() }),
+        pending_status: row.pending.map(|(status, at)| wire::LicensePendingStatus { status: status.into(), scheduled_at: at.date_naive() }),
         pending_product_offering: match (&row.pending_offering, pending) {
             (Some(p), Some(o)) => Some(wire::LicensePendingProductOffering {
                 scheduled_at: p.at.date_naive(),

@@ -69,7 +69,7 @@ async fn prepare(caller: &Caller, req: wire::CreateOrderRequest, expiry: chrono:
         org: caller.org,
         customer_id: ctx.customer.id,
         customer_name: ctx.customer.name.clone(),
-        status: wire::OrderStatus::Draft,
+        status: crate::kinds::OrderStatus::Draft,
         currency,
         reference_id: req.reference_id,
         approval_required: needs_approval(caller, ctx.customer.id),

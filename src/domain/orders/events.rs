@@ -19,18 +19,18 @@ pub async fn record_transition(
     event: Option<fn(wire::Order) -> Event>,
 ) -> Result<wire::Order> {
     let order = render::order(after)?;
-    let change = wire::OrderStatusChange { order_id: after.id, previous_status: before.status, status: after.status, order: order.clone() };
+    let change = wire::OrderStatusChange { order_id: after.id, previous_status: before.status.into(), status: after.status.into(), order: order.clone() };
     events::record(tx, after.org, at, &Event::OrderStatusChanged(change)).await?;
     if let Some(e) = event {
         events::record(tx, after.org, at, &e(order.clone())).await?;
     }
     let old = OrderDoc::of(before)?;
     for (o, n) in old.lines.iter().zip(&order.line_items) {
-        if o.status != n.status {
+        if wire::OrderLineItemStatus::from(o.status) != n.status {
             let change = wire::OrderLineItemStatusChange {
                 order_id: after.id,
                 line_item_id: n.line_item_id,
-                previous_status: o.status,
+                previous_status: o.status.into(),
                 status: n.status,
                 line_item: n.clone(),
             };

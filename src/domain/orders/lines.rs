@@ -6,7 +6,8 @@ use crate::domain::pricing::{Choices, TaxRate};
 use crate::domain::{Caller, catalog};
 use crate::error::{Detail, Error, InternalCode, Result};
 use crate::store::{CustomerRow, IdOrRef, OrderRow, Store, SubscriptionRow};
-use crate::wire::latest::{self as wire, OrderLineItemStatus as LineStatus};
+use crate::kinds::{LineStatus, ProductType, SimType};
+use crate::wire::latest as wire;
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 use uuid::Uuid;
@@ -26,15 +27,15 @@ pub struct OfferingRef {
 pub struct Line {
     pub line_item_id: Uuid,
     #[serde(rename = "type")]
-    pub product_type: wire::ProductType,
+    pub product_type: ProductType,
     pub status: LineStatus,
     pub product_offering: OfferingRef,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub subscription: Option<wire::NewSubscription>,
+    pub subscription: Option<crate::domain::subscriptions::NewSubscription>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub subscription_id: Option<Uuid>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sim_type: Option<wire::SimCardType>,
+    pub sim_type: Option<SimType>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub license: Option<wire::NewLicense>,
     pub binding_contract: bool,
@@ -59,11 +60,11 @@ impl Line {
     /// lines as they were asked for).
     pub fn as_request(&self) -> wire::OrderLineItemRequest {
         wire::OrderLineItemRequest {
-            type_: self.product_type,
+            type_: self.product_type.into(),
             product_offering_id: self.product_offering.product_offering_id.to_string(),
-            subscription: self.subscription.clone(),
+            subscription: self.subscription.clone().map(Into::into),
             subscription_id: self.subscription_id.map(|s| s.to_string()),
-            sim_type: self.sim_type,
+            sim_type: self.sim_type.map(Into::into),
             license: self.license.clone(),
             binding_contract: self.binding_contract,
             upfront_payment: self.upfront_payment,
@@ -117,7 +118,7 @@ async fn subscription_of(caller: &Caller, ctx: &Context, key: &str) -> Result<Op
         .store
         .subscription(caller.org, &IdOrRef::parse(key))
         .await?
-        .filter(|s| s.customer_id == ctx.customer.id && s.status != wire::SubscriptionStatus::Cancelled))
+        .filter(|s| s.customer_id == ctx.customer.id && s.status != crate::kinds::SubscriptionStatus::Cancelled))
 }
 
 /// Checks one requested line against the catalog as it is now; the line
@@ -208,12 +209,12 @@ async fn check_line(caller: &Caller, ctx: &Context, currency: &str, i: usize, re
     }
     Ok(Ok(Line {
         line_item_id: crate::domain::new_id(),
-        product_type: req.type_,
+        product_type: req.type_.into(),
         status: LineStatus::Pending,
         product_offering: OfferingRef { product_offering_id: offering.id, name: wire_offering.name.clone() },
-        subscription: req.subscription.clone(),
+        subscription: req.subscription.clone().map(Into::into),
         subscription_id: subscription.map(|s| s.id),
-        sim_type: req.sim_type,
+        sim_type: req.sim_type.map(Into::into),
         license: req.license.clone(),
         binding_contract: req.binding_contract,
         upfront_payment: req.upfront_payment,

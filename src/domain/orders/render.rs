@@ -102,15 +102,15 @@ pub fn priced(doc: &OrderDoc, currency: &str) -> Result<(Vec<wire::OrderLineItem
 fn line_item(line: &Line, pricing: wire::OrderLineItemPricing) -> wire::OrderLineItem {
     wire::OrderLineItem {
         line_item_id: line.line_item_id,
-        type_: line.product_type,
-        status: line.status,
+        type_: line.product_type.into(),
+        status: line.status.into(),
         product_offering: wire::OrderProductOffering {
             product_offering_id: line.product_offering.product_offering_id,
             name: line.product_offering.name.clone(),
         },
-        subscription: line.subscription.clone(),
+        subscription: line.subscription.clone().map(Into::into),
         subscription_id: line.subscription_id,
-        sim_type: line.sim_type,
+        sim_type: line.sim_type.map(Into::into),
         license: line.license.clone(),
         binding_contract: line.binding_contract,
         upfront_payment: line.upfront_payment,
@@ -132,7 +132,7 @@ pub fn order(row: &OrderRow) -> Result<wire::Order> {
     Ok(wire::Order {
         order_id: row.id,
         reference_id: row.reference_id.clone(),
-        status: row.status,
+        status: row.status.into(),
         customer: customer(row),
         currency: row.currency.clone(),
         line_items: doc.lines.iter().zip(line_prices).map(|(l, p)| line_item(l, p)).collect(),
@@ -153,7 +153,7 @@ pub fn list_item(row: &OrderRow) -> Result<wire::OrderListItem> {
     Ok(wire::OrderListItem {
         order_id: row.id,
         reference_id: row.reference_id.clone(),
-        status: row.status,
+        status: row.status.into(),
         customer: customer(row),
         line_item_count: Some(i32::try_from(doc.lines.len()).unwrap_or(i32::MAX)),
         pricing: wire::OrderListItemPricing { currency: row.currency.clone(), total_minor: summary.total_minor },

@@ -5,7 +5,7 @@ use crate::domain::Caller;
 use crate::domain::states::{Operation, Table};
 use crate::error::{Error, InternalCode};
 use crate::store::{Stateful, Store, Tx};
-use crate::wire::latest::{OrderLineItemStatus as LineStatus, OrderStatus as Status};
+use crate::kinds::{LineStatus, OrderStatus as Status};
 
 /// What moves an order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

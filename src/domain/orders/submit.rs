@@ -11,7 +11,8 @@ use crate::domain::{Caller, catalog, customers, licenses, subscriptions};
 use crate::error::{Detail, Error, InternalCode, Result};
 use crate::events::{self, Event};
 use crate::store::{Held, IdOrRef, OfferingRow, OrderRow, Store, SubscriptionRow, Tx};
-use crate::wire::latest::{self as wire, ProductType as T};
+use crate::wire::latest as wire;
+use crate::kinds::ProductType as T;
 use std::collections::HashSet;
 
 /// What one line needs read before the transaction (which only writes):
@@ -75,7 +76,7 @@ pub async fn submit(caller: &Caller, key: &str) -> Result<wire::Order> {
     let before = super::find(caller, key).await?;
     caller.require_role(before.customer_id, Role::Member)?;
     ORDER.next(OrderOp::Submit, before.status)?;
-    if before.status == wire::OrderStatus::Draft && before.approval_required {
+    if before.status == crate::kinds::OrderStatus::Draft && before.approval_required {
         return Err(Error::Conflict {
             code: InternalCode::OrderNotApproved,
             message: "The order was made by a MEMBER and needs approval by a MANAGER or ADMIN first.".into(),

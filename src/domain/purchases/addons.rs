@@ -10,7 +10,8 @@ use super::own_fields;
 use crate::domain::subscriptions::find;
 use crate::domain::{Caller, orders};
 use crate::error::{Error, InternalCode, Result};
-use crate::wire::latest::{self as wire, ProductType, SubscriptionStatus};
+use crate::wire::latest as wire;
+use crate::kinds::SubscriptionStatus;
 
 pub async fn add(caller: &Caller, key: &str, req: wire::CreateSubscriptionAddonsRequest, expiry: chrono::Duration) -> Result<wire::SubscriptionAddonList> {
     let s = find(caller, key).await?;
@@ -20,7 +21,7 @@ pub async fn add(caller: &Caller, key: &str, req: wire::CreateSubscriptionAddons
         return Err(Error::Conflict { code: InternalCode::SubscriptionCancelled, message, property: "status" });
     }
     let line = |a: &wire::NewSubscriptionAddon| wire::OrderLineItemRequest {
-        type_: ProductType::SubscriptionAddon,
+        type_: wire::ProductType::SubscriptionAddon,
         product_offering_id: a.product_offering_id.to_string(),
         subscription: None,
         subscription_id: Some(s.id.to_string()),

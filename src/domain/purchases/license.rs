@@ -8,7 +8,8 @@ use super::own_fields;
 use crate::domain::{Caller, customers, orders};
 use crate::error::{Error, Result};
 use crate::events::Event;
-use crate::wire::latest::{self as wire, ProductType};
+use crate::wire::latest as wire;
+use crate::kinds::ProductType;
 
 pub async fn create(caller: &Caller, req: wire::CreateLicenseRequest, expiry: chrono::Duration) -> Result<wire::License> {
     let customer = customers::find(caller, &req.customer_id).await?;
@@ -20,7 +21,7 @@ pub async fn create(caller: &Caller, req: wire::CreateLicenseRequest, expiry: ch
         Ok(id) => caller.store.offering(caller.org, id).await?.map(|o| o.product.product_type),
         Err(_) => None,
     };
-    let type_ = if product_type == Some(ProductType::ExternalProduct) { ProductType::ExternalProduct } else { ProductType::License };
+    let type_ = if product_type == Some(ProductType::ExternalProduct) { wire::ProductType::ExternalProduct } else { wire::ProductType::License };
     let order = wire::CreateOrderRequest {
         customer_id: customer.id.to_string(),
         currency: req.currency,

@@ -8,7 +8,7 @@ use crate::domain::{Caller, customers, orders};
 use super::own_fields;
 use crate::error::{Error, Result};
 use crate::events::Event;
-use crate::wire::latest::{self as wire, ProductType};
+use crate::wire::latest as wire;
 
 
 pub async fn create(caller: &Caller, req: wire::CreateSubscriptionRequest, expiry: chrono::Duration) -> Result<wire::Subscription> {
@@ -19,7 +19,7 @@ pub async fn create(caller: &Caller, req: wire::CreateSubscriptionRequest, expir
         customer_id: customer.id.to_string(),
         currency: req.currency,
         line_items: vec![wire::OrderLineItemRequest {
-            type_: ProductType::Subscription,
+            type_: wire::ProductType::Subscription,
             product_offering_id: req.product_offering_id,
             subscription: Some(req.subscription),
             subscription_id: None,

@@ -14,7 +14,8 @@ use crate::error::{Error, InternalCode, Result};
 use crate::events::Event;
 use crate::network::{Activation, Network, Refused, Sim};
 use crate::store::{Held, SubscriptionRow};
-use crate::wire::latest::{self as wire, SimCardType, SubscriptionStatus as Status};
+use crate::wire::latest as wire;
+use crate::kinds::{SimType, SubscriptionStatus as Status};
 use chrono::NaiveTime;
 
 /// A move asked for by a request: who asks, and the network it goes to.
@@ -122,7 +123,7 @@ impl Moves<'_> {
             }
             (Some(named), _) => (free_sim(c, &named).await?, true),
             (None, Some(current)) => (Sim { iccid: current.clone(), activation_code: before.life.esim_activation_code.clone() }, false),
-            (None, None) if before.sim_type == SimCardType::Esim => (self.network.issue_esim(&before.msisdn).await.map_err(refused)?, true),
+            (None, None) if before.sim_type == SimType::Esim => (self.network.issue_esim(&before.msisdn).await.map_err(refused)?, true),
             (None, None) => {
                 return Err(conflict(InternalCode::IccidRequired, "A PSIM subscription is activated on a card: name its iccid.", "iccid"));
             }
@@ -229,7 +230,7 @@ impl Moves<'_> {
 
     pub async fn change_sim(&self, key: &str, req: wire::ChangeSimRequest) -> Result<wire::Subscription> {
         check_iccid(req.iccid.as_ref())?;
-        if req.sim_type == SimCardType::Psim && req.iccid.is_none() {
+        if SimType::from(req.sim_type) == SimType::Psim && req.iccid.is_none() {
             return Err(Error::invalid("iccid", "required", "a PSIM is named by its iccid"));
         }
         let (before, mut after) = self.start(key, Op::ChangeSim, req.reason, |_| Need::Role(Role::Admin)).await?;
@@ -242,7 +243,7 @@ impl Moves<'_> {
         if before.status != Status::Pending {
             self.network.swap_sim(&before.msisdn, old.as_ref(), &sim).await.map_err(refused)?;
         }
-        after.sim_type = req.sim_type;
+        after.sim_type = req.sim_type.into();
         after.life.iccid = Some(sim.iccid.clone());
         after.life.esim_activation_code = sim.activation_code.clone();
         let answer = self.write(&before, &after, Some(&sim), Op::ChangeSim, &[Event::SubscriptionUpdated]).await?;

@@ -18,12 +18,13 @@ pub mod write;
 use super::catalog::Offerings;
 use shown::{shown, subscription_type, to_wire};
 use super::{Caller, customers};
-use crate::wire::latest::{SimCardType, SubscriptionStatus};
+use crate::kinds::{SimType, SubscriptionStatus};
 use crate::wire::latest::params::SubscriptionListQuery;
 use crate::wire::latest as wire;
 use crate::error::{Error, InternalCode, Result};
 use crate::store::{Cursor, Held, IdOrRef, Life, OfferingRow, Store, SubscriptionFilter, SubscriptionRow, Terms, Tx, limit_or_default};
 use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
 /// The subscription named by `key` (id or `rid_`), if the caller sees its
@@ -56,7 +57,7 @@ pub async fn list(caller: &Caller, q: SubscriptionListQuery) -> Result<wire::Sub
     let after = q.cursor.as_deref().map(Cursor::decode).transpose()?;
     let filter = SubscriptionFilter {
         customers: customers::find_all(caller, &q.customer_id).await?,
-        statuses: q.status,
+        statuses: super::filter_of::<wire::SubscriptionStatus, _>("status", &q.status)?,
         types: q.type_,
         msisdn: q.msisdn,
         visible_to: caller.viewer(),
@@ -71,6 +72,44 @@ pub async fn list(caller: &Caller, q: SubscriptionListQuery) -> Result<wire::Sub
     Ok(wire::SubscriptionList { items, pagination: wire::Pagination { next_cursor: page.next.map(Cursor::encode) } })
 }
 
+/// The subscription a SUBSCRIPTION line creates, as the order keeps it.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NewSubscription {
+    pub msisdn: String,
+    pub sim_type: SimType,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display_name: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reference_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub number_lease_token: Option<String>,
+}
+
+impl From<wire::NewSubscription> for NewSubscription {
+    fn from(n: wire::NewSubscription) -> Self {
+        NewSubscription {
+            msisdn: n.msisdn.to_string(),
+            sim_type: n.sim_type.into(),
+            display_name: n.display_name.map(|d| d.to_string()),
+            reference_id: n.reference_id.map(|r| r.to_string()),
+            number_lease_token: n.number_lease_token.map(|t| t.to_string()),
+        }
+    }
+}
+
+impl From<NewSubscription> for wire::NewSubscription {
+    fn from(n: NewSubscription) -> Self {
+        wire::NewSubscription {
+            msisdn: n.msisdn.into(),
+            sim_type: n.sim_type.into(),
+            display_name: n.display_name.map(Into::into),
+            reference_id: n.reference_id.map(Into::into),
+            number_lease_token: n.number_lease_token.map(Into::into),
+        }
+    }
+}
+
 /// What a submitted SUBSCRIPTION line creates: a PENDING subscription of
 /// `customer` (id, name) on `offering`. Its wire form, for the event.
 #[allow(clippy::too_many_arguments)]
@@ -81,7 +120,7 @@ pub async fn create_pending(
     order_id: Uuid,
     offering: &OfferingRow,
     offering_wire: wire::ProductOffering,
-    new: &wire::NewSubscription,
+    new: &NewSubscription,
     terms: Terms,
     now: DateTime<Utc>,
 ) -> Result<wire::Subscription> {
@@ -98,10 +137,10 @@ pub async fn create_pending(
         offering_id: offering.id,
         status: SubscriptionStatus::Pending,
         subscription_type: subscription_type(offering.product.category).into(),
-        msisdn: new.msisdn.to_string(),
-        display_name: new.display_name.as_ref().map(|d| d.to_string()),
+        msisdn: new.msisdn.clone(),
+        display_name: new.display_name.clone(),
         sim_type: new.sim_type,
-        reference_id: new.reference_id.as_ref().map(|r| r.to_string()),
+        reference_id: new.reference_id.clone(),
         created_at: now,
         updated_at: now,
         subscriber_id: crate::domain::new_id(),
@@ -120,7 +159,7 @@ pub async fn change_sim(
     tx: &mut Tx,
     org: Uuid,
     mut row: SubscriptionRow,
-    sim: SimCardType,
+    sim: SimType,
     offering: wire::ProductOffering,
     pending: Option<wire::ProductOffering>,
     now: DateTime<Utc>,

@@ -24,7 +24,8 @@ use crate::domain::catalog::{self, Offerings, price::Price};
 use crate::error::{Error, InternalCode, Result};
 use crate::events::Event;
 use crate::store::{OfferingRow, PendingOffering, SubscriptionRow};
-use crate::wire::latest::{self as wire, ChangeSchedule as Schedule, ProductOfferingStatus, SubscriptionStatus as Status};
+use crate::wire::latest::{self as wire, ChangeSchedule as Schedule};
+use crate::kinds::{OfferingStatus, SubscriptionStatus as Status};
 use chrono::NaiveDate;
 
 fn conflict(code: InternalCode, message: impl Into<String>, property: &'static str) -> Error {
@@ -59,7 +60,7 @@ async fn candidates(caller: &Caller, row: &SubscriptionRow) -> Result<Vec<(Offer
     let current = caller.store.offering(caller.org, row.offering_id).await?;
     let current = current.ok_or_else(|| Error::Internal(format!("offering {} vanished", row.offering_id)))?;
     let mut out = vec![];
-    for o in caller.store.catalog_offerings(catalog, Some(ProductOfferingStatus::Available)).await? {
+    for o in caller.store.catalog_offerings(catalog, Some(OfferingStatus::Available)).await? {
         if o.id == row.offering_id || o.product.category != current.product.category {
             continue;
         }

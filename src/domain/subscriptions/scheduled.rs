@@ -13,7 +13,7 @@ use crate::domain::Caller;
 use crate::error::{Error, Result};
 use crate::events::Event;
 use crate::store::{IdOrRef, Store, SubscriptionRow};
-use crate::wire::latest::SubscriptionStatus as Status;
+use crate::kinds::SubscriptionStatus as Status;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 

@@ -6,7 +6,8 @@ use crate::domain::Caller;
 use crate::domain::catalog::{self, Offerings};
 use crate::error::{Error, Result};
 use crate::store::{SubscriptionRow, Tx};
-use crate::wire::latest::{self as wire, ProductCategory};
+use crate::wire::latest as wire;
+use crate::kinds::ProductCategory;
 
 /// The Subscription.type of a subscription product's category.
 /// (Submission checks that a subscription line's product is a SUBSCRIPTION
@@ -14,10 +15,10 @@ use crate::wire::latest::{self as wire, ProductCategory};
 pub fn subscription_type(category: ProductCategory) -> &'static str {
     use ProductCategory as C;
     match category {
-        C::ProductCategorySubscriptionDataSim => "DATA",
-        C::ProductCategorySubscriptionBroadband => "MBB",
-        C::ProductCategorySubscriptionM2m => "M2M",
-        C::ProductCategoryTravelEsim => "TRAVEL_ESIM",
+        C::SubscriptionDataSim => "DATA",
+        C::SubscriptionBroadband => "MBB",
+        C::SubscriptionM2m => "M2M",
+        C::TravelEsim => "TRAVEL_ESIM",
         _ => "CELL",
     }
 }
@@ -40,13 +41,13 @@ pub fn to_wire(row: &SubscriptionRow, offering: wire::ProductOffering, pending: 
     Ok(wire::Subscription {
         subscription_id: row.id,
         reference_id: row.reference_id.clone(),
-        status: row.status,
+        status: row.status.into(),
         type_: row.subscription_type.clone(),
         display: display(&row.msisdn, row.display_name.as_deref()),
         msisdn: row.msisdn.clone(),
         customer: wire::CustomerSummary { customer_id: row.customer_id, name: row.customer_name.clone() },
         product_offering: Some(catalog::summary(offering)),
-        sim_type: row.sim_type,
+        sim_type: row.sim_type.into(),
         order_id: Some(row.order_id),
         created_at: row.created_at,
         updated_at: row.updated_at,
@@ -54,7 +55,7 @@ pub fn to_wire(row: &SubscriptionRow, offering: wire::ProductOffering, pending: 
         // a secret: only the move that issues it and the audited fetch show it (`esim`)
         esim_activation_code: None,
         status_reason: row.life.status_reason.clone(),
-        pending_status: row.life.pending.map(|(s, _)| s),
+        pending_status: row.life.pending.map(|(s, _)| s.into()),
         pending_status_at: row.life.pending.map(|(_, at)| at),
         activated_at: row.life.activated_at,
         paused_at: row.life.paused_at,

@@ -4,7 +4,7 @@
 
 use crate::domain::states::{Operation, Table};
 use crate::error::InternalCode;
-use crate::wire::latest::SubscriptionStatus as Status;
+use crate::kinds::SubscriptionStatus as Status;
 
 /// What moves a subscription.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -11,7 +11,8 @@ use crate::domain::cycles::{cycle_end, cycle_months};
 use crate::domain::offering_change::{day_of, price_of};
 use crate::error::{Error, Result};
 use crate::store::{OfferingRow, SubscriptionRow, Terms};
-use crate::wire::latest::{ChangeSchedule as Schedule, SubscriptionStatus as Status};
+use crate::wire::latest::{ChangeSchedule as Schedule};
+use crate::kinds::SubscriptionStatus as Status;
 use chrono::{DateTime, Datelike, NaiveDate, Utc};
 
 /// The price a subscription was bought at, as the domain reads it.

@@ -17,7 +17,8 @@ use super::cycles::cycle_end;
 use super::subscriptions::{self, scheduled};
 use crate::error::{Error, Result};
 use crate::store::{Amounts, Cursor, OfferingRow, PeriodUsage, Store, SubscriptionFilter, SubscriptionRow, Tx, limit_or_default};
-use crate::wire::latest::{self as wire, SubscriptionAddonStatus};
+use crate::wire::latest as wire;
+use crate::kinds::AddonStatus;
 use crate::wire::latest::params::{SubscriptionUsageListQuery, SubscriptionUsageViewQuery};
 use chrono::{DateTime, Datelike, Months, NaiveDate, Utc};
 use uuid::Uuid;
@@ -93,7 +94,7 @@ pub async fn packages(store: &Store, tx: Option<&mut Tx>, org: Uuid, s: &Subscri
     let addons = store.subscription_addons(tx.as_deref_mut(), org, s.id).await?;
     let used = store.package_usage(tx, org, s.id).await?;
     let mut out = vec![];
-    for a in addons.into_iter().filter(|a| a.status == SubscriptionAddonStatus::Active) {
+    for a in addons.into_iter().filter(|a| a.status == AddonStatus::Active) {
         let offering = store.offering(org, a.offering_id).await?.ok_or_else(|| Error::Internal(format!("offering {} vanished", a.offering_id)))?;
         let included = Included::of(&offering);
         let features = offering.product.features.clone().unwrap_or_default();

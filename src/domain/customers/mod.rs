@@ -2,6 +2,8 @@
 //! records its customer.created / customer.updated event in the same
 //! transaction.
 
+mod documents;
+
 use super::values::Checks;
 use super::access::Role;
 use super::Caller;
@@ -21,20 +23,20 @@ pub const DEFAULT_LOCALE: &str = "en-US";
 pub fn to_wire(c: CustomerRow, users: Vec<Link>) -> wire::Customer {
     let users: Vec<wire::CustomerUser> = users
         .into_iter()
-        .map(|(user_id, name, role)| wire::CustomerUser { user_id, name, role })
+        .map(|(user_id, name, role)| wire::CustomerUser { user_id, name, role: role.into() })
         .collect();
     let contact_person = c.contact_person_user_id.and_then(|id| users.iter().find(|u| u.user_id == id).cloned());
     wire::Customer {
         customer_id: c.id,
-        customer_type: c.customer_type,
+        customer_type: c.customer_type.into(),
         name: c.name,
         identity: c.identity,
         preferred_locale: c.preferred_locale,
         human_readable_id: c.human_readable_id,
         reference_id: c.reference_id,
-        contact: c.contact,
-        billing: c.billing,
-        shipping: c.shipping,
+        contact: c.contact.into(),
+        billing: c.billing.map(Into::into),
+        shipping: c.shipping.map(Into::into),
         users,
         contact_person,
         metadata: c.metadata.map(wire::Metadata),
@@ -89,15 +91,15 @@ pub async fn create(caller: &Caller, req: wire::CreateCustomerRequest) -> Result
     let mut row = CustomerRow {
         id: crate::domain::new_id(),
         org: caller.org,
-        customer_type: req.customer_type,
+        customer_type: req.customer_type.into(),
         name: req.name,
         identity: req.identity,
         preferred_locale: req.preferred_locale,
         human_readable_id: human_readable_id(),
         reference_id: req.reference_id,
-        contact: req.contact,
-        billing: req.billing,
-        shipping: req.shipping,
+        contact: req.contact.into(),
+        billing: req.billing.map(Into::into),
+        shipping: req.shipping.map(Into::into),
         contact_person_user_id: None,
         metadata: req.metadata.map(|m| m.0),
         created_at: now,
@@ -206,13 +208,13 @@ pub async fn update(caller: &Caller, key: &str, req: wire::UpdateCustomerRequest
         row.preferred_locale = l;
     }
     if let Some(c) = req.contact {
-        row.contact = c;
+        row.contact = c.into();
     }
     if let Some(b) = req.billing {
-        row.billing = Some(b);
+        row.billing = Some(b.into());
     }
     if let Some(s) = req.shipping {
-        row.shipping = Some(s);
+        row.shipping = Some(s.into());
     }
     if let Some(m) = req.metadata {
         row.metadata = Some(m.0);
@@ -229,7 +231,7 @@ pub async fn update(caller: &Caller, key: &str, req: wire::UpdateCustomerRequest
 pub async fn list(caller: &Caller, q: crate::wire::latest::params::CustomerListQuery) -> Result<wire::CustomerList> {
     let after = q.cursor.as_deref().map(Cursor::decode).transpose()?;
     let filter =
-        CustomerFilter { text: q.filter.filter(|t| !t.is_empty()), customer_type: q.customer_type, visible_to: caller.viewer() };
+        CustomerFilter { text: q.filter.filter(|t| !t.is_empty()), customer_type: super::filter_of::<wire::CustomerType, _>("customerType", q.customer_type.as_slice())?.pop(), visible_to: caller.viewer() };
     let page = caller.store.customers(caller.org, &filter, after, limit_or_default(q.limit)).await?;
     let ids: Vec<Uuid> = page.items.iter().map(|c| c.id).collect();
     let mut users = caller.store.customer_users(caller.org, &ids).await?;

@@ -1,0 +1,250 @@
+//! The domain's own enumerations: the states of its resources, the roles,
+//! the kinds of SIMs, customers and products. Each names, once, the
+//! spelling the database keeps (a column, a filter, a stored document)
+//! and the value of the newest document it is shown as. Renaming a value
+//! in a document changes only the wire side here; what the database reads
+//! stays put, and a value one side lacks does not compile.
+
+use crate::wire::latest as wire;
+
+/// Declares a kind: its variants, each with its stored spelling, and the
+/// wire enum of the newest document it converts to and from (variant by
+/// variant, exhaustively both ways).
+macro_rules! kind {
+    ($(#[$doc:meta])* $name:ident <=> $wire:ident { $($variant:ident = $stored:literal <=> $wired:ident,)+ }) => {
+        $(#[$doc])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $($variant,)+
+        }
+
+        impl $name {
+            pub const ALL: &'static [$name] = &[$($name::$variant,)+];
+
+            /// Its spelling in the database.
+            pub fn stored(self) -> &'static str {
+                match self {
+                    $($name::$variant => $stored,)+
+                }
+            }
+
+            /// The value a stored spelling names.
+            pub fn from_stored(s: &str) -> Option<Self> {
+                match s {
+                    $($stored => Some($name::$variant),)+
+                    _ => None,
+                }
+            }
+        }
+
+        impl std::str::FromStr for $name {
+            type Err = String;
+
+            /// Reads a stored spelling (the store's columns).
+            fn from_str(s: &str) -> Result<Self, String> {
+                Self::from_stored(s).ok_or_else(|| format!("{s:?} is no stored {}", stringify!($name)))
+            }
+        }
+
+        /// As the API names it (in messages and the published tables).
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                wire::$wire::from(*self).fmt(f)
+            }
+        }
+
+        impl serde::Serialize for $name {
+            fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+                s.serialize_str(self.stored())
+            }
+        }
+
+        impl<'de> serde::Deserialize<'de> for $name {
+            fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
+                Self::from_stored(&s).ok_or_else(|| serde::de::Error::custom(format!("{s:?} is no stored {}", stringify!($name))))
+            }
+        }
+
+        impl From<$name> for wire::$wire {
+            fn from(v: $name) -> Self {
+                match v {
+                    $($name::$variant => wire::$wire::$wired,)+
+                }
+            }
+        }
+
+        impl From<wire::$wire> for $name {
+            fn from(v: wire::$wire) -> Self {
+                match v {
+                    $(wire::$wire::$wired => $name::$variant,)+
+                }
+            }
+        }
+    };
+}
+
+kind! {
+    /// Where an order stands (`orders.status`).
+    OrderStatus <=> OrderStatus {
+        Draft = "DRAFT" <=> Draft,
+        Approved = "APPROVED" <=> Approved,
+        Submitted = "SUBMITTED" <=> Submitted,
+        Cancelled = "CANCELLED" <=> Cancelled,
+        Expired = "EXPIRED" <=> Expired,
+    }
+}
+
+kind! {
+    /// Where an order's line stands (in the order's stored document).
+    LineStatus <=> OrderLineItemStatus {
+        Pending = "PENDING" <=> Pending,
+        Submitted = "SUBMITTED" <=> Submitted,
+        Cancelled = "CANCELLED" <=> Cancelled,
+    }
+}
+
+kind! {
+    /// Where a subscription stands (`subscriptions.status`, and the state
+    /// a scheduled move leads to).
+    SubscriptionStatus <=> SubscriptionStatus {
+        Pending = "PENDING" <=> Pending,
+        Activated = "ACTIVATED" <=> Activated,
+        Blocked = "BLOCKED" <=> Blocked,
+        Cancelled = "CANCELLED" <=> Cancelled,
+        Paused = "PAUSED" <=> Paused,
+        Suspended = "SUSPENDED" <=> Suspended,
+    }
+}
+
+kind! {
+    /// Where an add-on stands (`subscription_addons.status`).
+    AddonStatus <=> SubscriptionAddonStatus {
+        Pending = "PENDING" <=> Pending,
+        Active = "ACTIVE" <=> Active,
+        Cancelled = "CANCELLED" <=> Cancelled,
+        Expired = "EXPIRED" <=> Expired,
+    }
+}
+
+kind! {
+    /// Where a license stands (`licenses.status`).
+    LicenseStatus <=> LicenseStatus {
+        Pending = "PENDING" <=> Pending,
+        Active = "ACTIVE" <=> Active,
+        Paused = "PAUSED" <=> Paused,
+        Cancelled = "CANCELLED" <=> Cancelled,
+        Blocked = "BLOCKED" <=> Blocked,
+    }
+}
+
+kind! {
+    /// A physical SIM card or an eSIM profile.
+    SimType <=> SimCardType {
+        Psim = "PSIM" <=> Psim,
+        Esim = "ESIM" <=> Esim,
+    }
+}
+
+kind! {
+    /// A user's role at a customer (`user_roles.role`).
+    CustomerRole <=> CustomerRole {
+        Member = "MEMBER" <=> Member,
+        Manager = "MANAGER" <=> Manager,
+        Admin = "ADMIN" <=> Admin,
+    }
+}
+
+kind! {
+    /// A private person or a company (`customers.customer_type`).
+    CustomerType <=> CustomerType {
+        Consumer = "CONSUMER" <=> Consumer,
+        Business = "BUSINESS" <=> Business,
+    }
+}
+
+kind! {
+    /// How a customer's invoices reach them (in its stored billing).
+    BillingMethod <=> BillingMethod {
+        EInvoice = "E_INVOICE" <=> EInvoice,
+        EmailInvoice = "EMAIL_INVOICE" <=> EmailInvoice,
+        PaperInvoice = "PAPER_INVOICE" <=> PaperInvoice,
+    }
+}
+
+kind! {
+    /// What a product is (the product document's `type`).
+    ProductType <=> ProductType {
+        Subscription = "SUBSCRIPTION" <=> Subscription,
+        SubscriptionAddon = "SUBSCRIPTION_ADDON" <=> SubscriptionAddon,
+        License = "LICENSE" <=> License,
+        ExternalProduct = "EXTERNAL_PRODUCT" <=> ExternalProduct,
+        SimCard = "SIM_CARD" <=> SimCard,
+    }
+}
+
+kind! {
+    /// What a product or a group is sold as (the documents' `category`).
+    ProductCategory <=> ProductCategory {
+        SubscriptionCell = "PRODUCT_CATEGORY_SUBSCRIPTION_CELL" <=> ProductCategorySubscriptionCell,
+        SubscriptionDataSim = "PRODUCT_CATEGORY_SUBSCRIPTION_DATA_SIM" <=> ProductCategorySubscriptionDataSim,
+        SubscriptionBroadband = "PRODUCT_CATEGORY_SUBSCRIPTION_BROADBAND" <=> ProductCategorySubscriptionBroadband,
+        SubscriptionM2m = "PRODUCT_CATEGORY_SUBSCRIPTION_M2M" <=> ProductCategorySubscriptionM2m,
+        TravelEsim = "PRODUCT_CATEGORY_TRAVEL_ESIM" <=> ProductCategoryTravelEsim,
+        ExtraData = "PRODUCT_CATEGORY_EXTRA_DATA" <=> ProductCategoryExtraData,
+        TravelEsimPackage = "PRODUCT_CATEGORY_TRAVEL_ESIM_PACKAGE" <=> ProductCategoryTravelEsimPackage,
+        Abroad = "PRODUCT_CATEGORY_ABROAD" <=> ProductCategoryAbroad,
+        ExternalProduct = "PRODUCT_CATEGORY_EXTERNAL_PRODUCT" <=> ProductCategoryExternalProduct,
+        ExternalProductAddon = "PRODUCT_CATEGORY_EXTERNAL_PRODUCT_ADDON" <=> ProductCategoryExternalProductAddon,
+        SimCard = "PRODUCT_CATEGORY_SIM_CARD" <=> ProductCategorySimCard,
+    }
+}
+
+kind! {
+    /// Whether an offering is sold (the offering document's `status`).
+    OfferingStatus <=> ProductOfferingStatus {
+        Available = "AVAILABLE" <=> Available,
+        Archived = "ARCHIVED" <=> Archived,
+    }
+}
+
+kind! {
+    /// How an add-on becomes ACTIVE (a product's `features.activationType`).
+    ActivationType <=> ActivationType {
+        Instant = "INSTANT" <=> Instant,
+        FirstUse = "FIRST_USE" <=> FirstUse,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every stored spelling reads back as its own value, and no two
+    /// values of a kind share one.
+    #[test]
+    fn each_value_reads_back_from_its_stored_spelling() {
+        fn check<K: Copy + PartialEq + std::fmt::Debug>(all: &[K], stored: fn(K) -> &'static str, read: fn(&str) -> Option<K>) {
+            for k in all {
+                assert_eq!(read(stored(*k)), Some(*k), "{k:?}");
+            }
+            let mut spellings: Vec<_> = all.iter().map(|k| stored(*k)).collect();
+            spellings.sort();
+            spellings.dedup();
+            assert_eq!(spellings.len(), all.len());
+        }
+        check(OrderStatus::ALL, OrderStatus::stored, OrderStatus::from_stored);
+        check(LineStatus::ALL, LineStatus::stored, LineStatus::from_stored);
+        check(SubscriptionStatus::ALL, SubscriptionStatus::stored, SubscriptionStatus::from_stored);
+        check(AddonStatus::ALL, AddonStatus::stored, AddonStatus::from_stored);
+        check(LicenseStatus::ALL, LicenseStatus::stored, LicenseStatus::from_stored);
+        check(SimType::ALL, SimType::stored, SimType::from_stored);
+        check(CustomerRole::ALL, CustomerRole::stored, CustomerRole::from_stored);
+        check(CustomerType::ALL, CustomerType::stored, CustomerType::from_stored);
+        check(BillingMethod::ALL, BillingMethod::stored, BillingMethod::from_stored);
+        check(ProductType::ALL, ProductType::stored, ProductType::from_stored);
+        check(ProductCategory::ALL, ProductCategory::stored, ProductCategory::from_stored);
+        check(OfferingStatus::ALL, OfferingStatus::stored, OfferingStatus::from_stored);
+        check(ActivationType::ALL, ActivationType::stored, ActivationType::from_stored);
+    }
+}
