@@ -139,6 +139,17 @@ kind! {
 }
 
 kind! {
+    /// Where a webhook delivery stands (`webhook_deliveries.status`):
+    /// PENDING is due again (or held while its endpoint is disabled),
+    /// FAILED gave up after every attempt of its round failed.
+    DeliveryStatus <=> WebhookDeliveryStatus {
+        Pending = "PENDING" <=> Pending,
+        Succeeded = "SUCCEEDED" <=> Succeeded,
+        Failed = "FAILED" <=> Failed,
+    }
+}
+
+kind! {
     /// A physical SIM card or an eSIM profile.
     SimType <=> SimCardType {
         Psim = "PSIM" <=> Psim,
@@ -239,6 +250,7 @@ mod tests {
         check(AddonStatus::ALL, AddonStatus::stored, AddonStatus::from_stored);
         check(LicenseStatus::ALL, LicenseStatus::stored, LicenseStatus::from_stored);
         check(SimType::ALL, SimType::stored, SimType::from_stored);
+        check(DeliveryStatus::ALL, DeliveryStatus::stored, DeliveryStatus::from_stored);
         check(CustomerRole::ALL, CustomerRole::stored, CustomerRole::from_stored);
         check(CustomerType::ALL, CustomerType::stored, CustomerType::from_stored);
         check(BillingMethod::ALL, BillingMethod::stored, BillingMethod::from_stored);

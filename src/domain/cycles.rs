@@ -7,7 +7,7 @@
 //! January renews on 28 (29) February, 31 March, 30 April.
 
 use crate::domain::catalog::price::{Price, PriceType};
-use chrono::{DateTime, Datelike, Months, NaiveDate, NaiveTime, Utc};
+use chrono::{DateTime, Datelike, Days, Months, NaiveDate, NaiveTime, Utc};
 
 /// Months per billing cycle of a recurring price; None for a one-time one.
 pub fn cycle_months(price: &Price) -> Option<u32> {
@@ -20,9 +20,14 @@ pub fn cycle_months(price: &Price) -> Option<u32> {
 /// The day `months` after `from` that falls on `day` of its month (or the
 /// month's last day when it has fewer days).
 pub fn cycle_end(from: NaiveDate, months: u32, day: u32) -> NaiveDate {
-    let first = from.with_day(1).expect("every month has a 1st") + Months::new(months);
-    let last = (first + Months::new(1)).pred_opt().expect("a month has a last day").day();
-    first.with_day(day.min(last)).expect("clamped to the month")
+    let first = first_of_month(from) + Months::new(months);
+    let last = (first + Months::new(1) - Days::new(1)).day();
+    first + Days::new(u64::from(day.clamp(1, last) - 1))
+}
+
+/// The first day of `date`'s month.
+pub fn first_of_month(date: NaiveDate) -> NaiveDate {
+    date - Days::new(u64::from(date.day0()))
 }
 
 /// 00:00 UTC of `date`: when what is due on a date falls due.

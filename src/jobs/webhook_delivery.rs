@@ -16,9 +16,10 @@
 use super::Drain;
 use crate::clock::Clock;
 use crate::config::{Settings, WebhookUrls};
+use crate::domain::webhooks::deliveries::{self, Move};
 use crate::domain::webhooks::{address, log, revision, schedule, signature};
 use crate::error::Result;
-use crate::store::{After, AttemptRow, DeliveryStatus, DeliveryWork, Job, JobKind, Recorded, Store, parse_delivery_subject};
+use crate::store::{After, AttemptRow, DeliveryWork, Job, JobKind, Recorded, Store, parse_delivery_subject};
 use chrono::{DateTime, Duration, Utc};
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -319,7 +320,7 @@ async fn claim(store: &Store, clock: &Arc<Clock>, lease: Duration, limit: usize,
     for job in jobs {
         let found = parse_delivery_subject(&job.subject).ok().and_then(|key| work.remove(&key));
         let item = match found {
-            Some(w) if w.status != DeliveryStatus::Pending => Item::Settled(Recorded::Nothing { job }),
+            Some(w) if !deliveries::attempted(w.status) => Item::Settled(Recorded::Nothing { job }),
             None => Item::Settled(Recorded::Nothing { job }),
             Some(w) if !w.endpoint.enabled() => Item::Settled(Recorded::Hold { job, endpoint: w.endpoint.id, event: w.event.id }),
             Some(w) => {
@@ -365,15 +366,16 @@ async fn record(store: &Store, now: DateTime<Utc>, chunk: Vec<std::result::Resul
         let failed = failing.entry(endpoint).or_insert(true);
         *failed &= !made.ok;
         failing_since.insert(endpoint, made.work.endpoint.failing_since.unwrap_or(made.attempt.attempted_at));
-        let after = if made.ok {
-            After::Succeeded
+        let (moved, retry_at) = if made.ok {
+            (Move::Acknowledged, None)
         } else {
             let failed_in_round = u32::try_from(made.work.round_attempts + 1).unwrap_or(u32::MAX);
             match schedule::next_attempt(made.work.round_started_at, failed_in_round, now, made.retry_after, schedule::jitter()) {
-                Some(at) => After::Retry(at),
-                None => After::Failed,
+                Some(at) => (Move::TriedAgain, Some(at)),
+                None => (Move::GivenUp, None),
             }
         };
+        let after = After { status: deliveries::after_attempt(moved)?, retry_at };
         recorded.push(Recorded::Attempt { job: made.job, endpoint, event: made.work.event.id, attempt: made.attempt, after });
     }
     // the endpoint's move GiveUp (see `endpoints::Status::after`): only

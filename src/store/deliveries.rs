@@ -3,7 +3,8 @@
 //! coming back, each with its `webhook.delivery` job (subject
 //! `endpoint_id/event_id`) and every attempt's record.
 
-use super::{Backend, Cursor, EventRow, ListQuery, Page, Store, WebhookEndpointRow, parse_ts, parse_uuid, placeholders, ts};
+use super::{Backend, Cursor, EventRow, ListQuery, Page, Store, WebhookEndpointRow, parse_ts, parse_uuid, placeholders, state_col, ts};
+use crate::kinds::DeliveryStatus;
 use crate::error::{Error, Result};
 use crate::store::{Job, JobKind};
 use chrono::{DateTime, Utc};
@@ -11,36 +12,6 @@ use sqlx::any::AnyRow;
 use sqlx::{AssertSqlSafe, Row};
 use std::collections::HashMap;
 use uuid::Uuid;
-
-/// Where a delivery stands, and its spelling in `webhook_deliveries.status`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DeliveryStatus {
-    /// due again (or held while its endpoint is disabled)
-    Pending,
-    Succeeded,
-    /// gave up: every attempt of its round failed
-    Failed,
-}
-
-impl DeliveryStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            DeliveryStatus::Pending => "PENDING",
-            DeliveryStatus::Succeeded => "SUCCEEDED",
-            DeliveryStatus::Failed => "FAILED",
-        }
-    }
-
-    /// The status spelled `s`.
-    pub fn parse(s: &str) -> Option<DeliveryStatus> {
-        [DeliveryStatus::Pending, DeliveryStatus::Succeeded, DeliveryStatus::Failed].into_iter().find(|d| d.as_str() == s)
-    }
-
-    fn read(r: &AnyRow) -> Result<DeliveryStatus> {
-        let stored: String = r.try_get("status")?;
-        DeliveryStatus::parse(&stored).ok_or_else(|| crate::error::Error::Internal(format!("webhook delivery: unknown status {stored:?}")))
-    }
-}
 
 /// A delivery as the API lists it.
 #[derive(Debug, Clone)]
@@ -84,15 +55,12 @@ pub struct DeliveryWork {
     pub attempts: i64,
 }
 
-/// How an attempt's delivery stands after it.
+/// How an attempt's delivery stands after it: its status (as the
+/// delivery table moves it), and when it is tried again, if it is.
 #[derive(Debug, Clone)]
-pub enum After {
-    /// acknowledged
-    Succeeded,
-    /// tried again then
-    Retry(DateTime<Utc>),
-    /// the round's schedule is over
-    Failed,
+pub struct After {
+    pub status: DeliveryStatus,
+    pub retry_at: Option<DateTime<Utc>>,
 }
 
 /// What one claimed delivery job came to, for `record_deliveries`.
@@ -130,7 +98,7 @@ fn delivery_from_row(r: &AnyRow) -> Result<(i64, DeliveryRow)> {
             endpoint: parse_uuid(&r.try_get::<String, _>("endpoint_id")?)?,
             event: parse_uuid(&r.try_get::<String, _>("event_id")?)?,
             event_type: r.try_get("event_type")?,
-            status: DeliveryStatus::read(r)?,
+            status: state_col(r, "status")?,
             attempts: r.try_get("attempts")?,
             next_attempt_at: ts_opt(r, "next_attempt_at")?,
             created_at: parse_ts(&r.try_get::<String, _>("created_at")?)?,
@@ -269,7 +237,7 @@ impl Store {
                 endpoint: endpoint.clone(),
                 event: super::events::from_row(r)?.1,
                 org: parse_uuid(&r.try_get::<String, _>("org_id")?)?,
-                status: DeliveryStatus::read(r)?,
+                status: state_col(r, "status")?,
                 round_started_at: parse_ts(&r.try_get::<String, _>("round_started_at")?)?,
                 round_attempts: r.try_get("round_attempts")?,
                 attempts: r.try_get("attempts")?,
@@ -303,18 +271,15 @@ impl Store {
                         .bind(attempt.error.clone()),
                     )
                     .await?;
-                    let (status, next, delivered) = match after {
-                        After::Succeeded => (DeliveryStatus::Succeeded, None, Some(ts(attempt.attempted_at))),
-                        After::Retry(at) => (DeliveryStatus::Pending, Some(ts(*at)), None),
-                        After::Failed => (DeliveryStatus::Failed, None, None),
-                    };
+                    let delivered = (after.status == DeliveryStatus::Succeeded).then(|| ts(attempt.attempted_at));
+                    let (status, next) = (after.status, after.retry_at.map(ts));
                     tx.execute(
                         sqlx::query(
                             "UPDATE webhook_deliveries SET status = $1, next_attempt_at = $2, delivered_at = COALESCE($3, delivered_at),
                                     attempts = attempts + 1, round_attempts = round_attempts + 1, updated_at = $4
                              WHERE endpoint_id = $5 AND event_id = $6",
                         )
-                        .bind(status.as_str())
+                        .bind(status.stored())
                         .bind(next)
                         .bind(delivered)
                         .bind(ts(now))
@@ -322,9 +287,9 @@ impl Store {
                         .bind(event),
                     )
                     .await?;
-                    match after {
-                        After::Retry(at) => Store::retry_job_in(&mut tx, job, &attempt.summary(), *at).await?,
-                        _ => Store::finish_job_in(&mut tx, job).await?,
+                    match after.retry_at {
+                        Some(at) => Store::retry_job_in(&mut tx, job, &attempt.summary(), at).await?,
+                        None => Store::finish_job_in(&mut tx, job).await?,
                     }
                 }
                 Recorded::Hold { job, endpoint, event } => {
@@ -377,7 +342,7 @@ impl Store {
         let mut q = ListQuery::new(format!("{DELIVERY_SELECT} WHERE d.org_id = $1 AND d.seq > $2"));
         q.eq("d.endpoint_id", endpoint.to_string());
         if let Some(s) = status {
-            q.eq("d.status", s.as_str().to_string());
+            q.eq("d.status", s.stored().to_string());
         }
         let rows = q.fetch(&self.pool, org, after, "d.seq", limit).await?;
         let page = Page::from_rows(rows.iter().map(delivery_from_row).collect::<Result<_>>()?, limit);

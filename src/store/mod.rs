@@ -28,7 +28,7 @@ mod webhooks;
 
 pub use catalog::{CatalogDoc, Change, Columns, Features, GroupDoc, Kind, OfferingDoc, OfferingFilter, OfferingRow, ProductDoc};
 pub use customers::{Address, Billing, Contact, CustomerFilter, CustomerRow, IdOrRef, Link, Shipping};
-pub use deliveries::{After, AttemptRow, DeliveryRow, DeliveryStatus, DeliveryWork, Recorded, delivery_subject, parse_delivery_subject};
+pub use deliveries::{After, AttemptRow, DeliveryRow, DeliveryWork, Recorded, delivery_subject, parse_delivery_subject};
 pub use redeliveries::Which;
 pub use events::{EventFilter, EventRow};
 pub use holds::Held;

@@ -13,7 +13,7 @@ pub mod record;
 
 use super::Caller;
 use super::customers;
-use super::cycles::cycle_end;
+use super::cycles::{cycle_end, first_of_month};
 use super::subscriptions::{self, scheduled};
 use crate::error::{Error, Result};
 use crate::store::{Amounts, Cursor, OfferingRow, PeriodUsage, Store, SubscriptionFilter, SubscriptionRow, Tx, limit_or_default};
@@ -27,7 +27,7 @@ use uuid::Uuid;
 /// `day` of the month: (its first day, the next period's first day).
 pub fn period_of(day: u32, date: NaiveDate) -> (NaiveDate, NaiveDate) {
     let this_month = cycle_end(date, 0, day);
-    let start = if this_month <= date { this_month } else { cycle_end(date.with_day(1).expect("a 1st") - Months::new(1), 0, day) };
+    let start = if this_month <= date { this_month } else { cycle_end(first_of_month(date) - Months::new(1), 0, day) };
     (start, cycle_end(start, 1, day))
 }
 

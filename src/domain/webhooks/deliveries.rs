@@ -1,20 +1,80 @@
-//! What the API shows and does with deliveries: an endpoint's deliveries
-//! with their attempts, an event sent again (to one endpoint or all), and
-//! a window of events replayed to an endpoint that missed them.
+//! Deliveries: their transition table (the sender's outcomes and a
+//! delivery sent again), and what the API shows and does with them: an
+//! endpoint's deliveries with their attempts, an event sent again (to one
+//! endpoint or all), and a window of events replayed to an endpoint that
+//! missed them.
 
 use super::endpoints::{Owner, find};
+use crate::domain::states::{Operation, Table, agreed};
 use crate::error::{Error, InternalCode, Result};
-use crate::store::{AttemptRow, Cursor, DeliveryRow, DeliveryStatus, Store, Which, limit_or_default};
+use crate::kinds::DeliveryStatus as Status;
+use crate::store::{AttemptRow, Cursor, DeliveryRow, Store, Which, limit_or_default};
 use crate::wire::latest as wire;
 use crate::wire::latest::params::WebhookDeliveryListQuery;
 use uuid::Uuid;
 
-fn status(s: DeliveryStatus) -> wire::WebhookDeliveryStatus {
-    match s {
-        DeliveryStatus::Pending => wire::WebhookDeliveryStatus::Pending,
-        DeliveryStatus::Succeeded => wire::WebhookDeliveryStatus::Succeeded,
-        DeliveryStatus::Failed => wire::WebhookDeliveryStatus::Failed,
+/// What moves a delivery.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Move {
+    /// the receiver answers 2xx
+    Acknowledged,
+    /// an attempt fails and the round's schedule has another
+    TriedAgain,
+    /// an attempt fails and the round's schedule is over
+    GivenUp,
+    /// POST /events/{id}/redeliver, or a replay that takes it in
+    SentAgain,
+}
+
+impl Operation for Move {
+    fn name(self) -> &'static str {
+        match self {
+            Move::Acknowledged => "an attempt is acknowledged (2xx)",
+            Move::TriedAgain => "an attempt fails, another is scheduled",
+            Move::GivenUp => "an attempt fails, the schedule is over",
+            Move::SentAgain => "redeliver, or a replay that takes it in",
+        }
     }
+
+    fn done(self) -> &'static str {
+        match self {
+            Move::Acknowledged => "acknowledged",
+            Move::TriedAgain => "tried again",
+            Move::GivenUp => "given up",
+            Move::SentAgain => "sent again",
+        }
+    }
+
+    fn requested(self) -> bool {
+        // a redelivery takes a delivery in any status; the others happen
+        false
+    }
+}
+
+/// The one table of a delivery's moves (the Webhooks tag of the documents
+/// shows it). Only a PENDING delivery is attempted; sending one again
+/// starts a new round from any status.
+pub const DELIVERY: Table<Status, Move> = Table {
+    resource: "webhook delivery",
+    states: &[Status::Pending, Status::Succeeded, Status::Failed],
+    moves: &[
+        (Move::Acknowledged, &[Status::Pending], Status::Succeeded),
+        (Move::TriedAgain, &[Status::Pending], Status::Pending),
+        (Move::GivenUp, &[Status::Pending], Status::Failed),
+        (Move::SentAgain, &[Status::Pending, Status::Succeeded, Status::Failed], Status::Pending),
+    ],
+    // (nothing a request asks for is refused)
+    refused: |_| InternalCode::Conflict,
+};
+
+/// Whether a delivery in `status` is attempted (claimed by the sender).
+pub fn attempted(status: Status) -> bool {
+    DELIVERY.target(Move::Acknowledged, status).is_some()
+}
+
+/// The status a PENDING delivery's attempt leaves it in.
+pub fn after_attempt(m: Move) -> Result<Status> {
+    agreed(DELIVERY.target(m, Status::Pending), "a webhook delivery's attempt")
 }
 
 fn to_wire(d: DeliveryRow, attempts: Vec<AttemptRow>) -> Result<wire::WebhookDelivery> {
@@ -22,7 +82,7 @@ fn to_wire(d: DeliveryRow, attempts: Vec<AttemptRow>) -> Result<wire::WebhookDel
         webhook_endpoint_id: d.endpoint,
         event_id: d.event,
         event_type: d.event_type,
-        status: status(d.status),
+        status: d.status.into(),
         attempt_count: d.attempts,
         next_attempt_at: d.next_attempt_at,
         delivered_at: d.delivered_at,
@@ -46,10 +106,10 @@ pub async fn list(o: &Owner<'_>, endpoint: &str, q: WebhookDeliveryListQuery) ->
     let after = q.cursor.as_deref().map(Cursor::decode).transpose()?;
     let wanted = match q.status.as_deref() {
         None => None,
-        Some(s) => match DeliveryStatus::parse(s) {
-            Some(d) => Some(d),
+        Some(s) => match s.parse::<wire::WebhookDeliveryStatus>() {
+            Ok(d) => Some(Status::from(d)),
             // no delivery is in a status of another name
-            None => return Ok(wire::WebhookDeliveryList { items: vec![], pagination: wire::Pagination { next_cursor: None } }),
+            Err(_) => return Ok(wire::WebhookDeliveryList { items: vec![], pagination: wire::Pagination { next_cursor: None } }),
         },
     };
     let page = o.store.webhook_deliveries(o.org, endpoint.id, wanted, after, limit_or_default(q.limit)).await?;
@@ -93,7 +153,7 @@ pub async fn redeliver(o: &Owner<'_>, id: &str, req: wire::RedeliverEventRequest
                 endpoint: *endpoint,
                 event: event.id,
                 event_type: event.event_type.clone(),
-                status: DeliveryStatus::Pending,
+                status: Status::Pending,
                 attempts: 0,
                 next_attempt_at: None,
                 created_at: o.now,
@@ -102,7 +162,8 @@ pub async fn redeliver(o: &Owner<'_>, id: &str, req: wire::RedeliverEventRequest
             };
             (d, vec![])
         });
-        let queued = DeliveryRow { status: DeliveryStatus::Pending, next_attempt_at: Some(o.now), updated_at: o.now, ..delivery };
+        let status = agreed(DELIVERY.target(Move::SentAgain, delivery.status), "a webhook delivery sent again")?;
+        let queued = DeliveryRow { status, next_attempt_at: Some(o.now), updated_at: o.now, ..delivery };
         items.push(to_wire(queued, attempts)?);
     }
     let mut tx = o.store.begin().await?;
@@ -143,4 +204,16 @@ pub async fn replay(o: &Owner<'_>, endpoint: &str, req: wire::ReplayWebhookEndpo
     let queued = Store::queue_deliveries(&mut tx, o.org, endpoint.id, which, o.now).await?;
     tx.commit().await?;
     Ok(wire::WebhookReplay { webhook_endpoint_id: endpoint.id, since: req.since, until, queued: queued.try_into().unwrap_or(i64::MAX) })
+}
+
+#[cfg(test)]
+mod tests {
+    /// The Webhooks tag of every document publishes this table.
+    #[test]
+    fn the_documents_publish_the_table() {
+        for document in crate::wire::DOCUMENTS {
+            let tag = crate::domain::states::tag_description(document, "Webhooks");
+            assert!(tag.contains(&super::DELIVERY.markdown()), "the Webhooks tag lacks the table:\n{}", super::DELIVERY.markdown());
+        }
+    }
 }
