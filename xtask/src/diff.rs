@@ -30,6 +30,16 @@ pub fn changes_report(revs: &[Revision]) -> Result<String> {
     );
     for w in revs.windows(2).rev() {
         out.push_str(&report(&w[0], &w[1]));
+        let steps = crate::source::steps(&w[0].name)?;
+        if !steps.is_empty() {
+            out.push_str(&format!(
+                "\nThe steps back, from `spec/src/changes/{}.yaml` (what {} has that {} lacks):\n\n",
+                w[0].name, w[0].name, w[1].name
+            ));
+            for (i, s) in steps.iter().enumerate() {
+                out.push_str(&format!("{}. {s}\n", i + 1));
+            }
+        }
         out.push('\n');
     }
     Ok(out)

@@ -1,4 +1,6 @@
-//! Developer commands: `cargo xtask codegen [--check]` turns `spec/` into
+//! Developer commands: `cargo xtask spec [--check]` writes the published
+//! revision documents `spec/*.json` from their source in `spec/src/`;
+//! `cargo xtask codegen [--check]` turns `spec/` into
 //! `generated/`; `cargo xtask diff A B` reports breaking changes between two
 //! revision documents; `cargo xtask changes [--check]` keeps `spec/CHANGES.md`;
 //! `cargo xtask contract` checks the running server against `spec/`;
@@ -9,6 +11,7 @@
 //! writes and checks that each was executed exactly once.
 
 mod api;
+mod backwards;
 mod bench;
 mod benchtool;
 mod codegen;
@@ -20,11 +23,12 @@ mod load;
 mod release;
 mod rng;
 mod server;
+mod source;
 mod spec;
 
 use anyhow::{Result, bail};
 
-const USAGE: &str = "usage: cargo xtask codegen [--check] | diff A.json B.json | changes [--check] \
+const USAGE: &str = "usage: cargo xtask spec [--check] | codegen [--check] | diff A.json B.json | changes [--check] \
 | contract [--install-only] [--no-sweeps] [--seed N|random] [--max-examples N] \
 | bench [--quick] [--rounds N] [--duration S] [--warmup S] [--connections N] [--customers N] | bench login | bench webhooks \
 | crash [--kills N] [--seed S]";
@@ -33,6 +37,7 @@ fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let check = args.iter().any(|a| a == "--check");
     match args.first().map(String::as_str) {
+        Some("spec") => sync_files(&source::documents()?, check),
         Some("codegen") => {
             let revisions = spec::load_revisions()?;
             let files = codegen::generate(&revisions)?;
@@ -80,7 +85,7 @@ fn sync_files(files: &[(String, String)], check: bool) -> Result<()> {
         }
     }
     if !stale.is_empty() {
-        bail!("stale against spec/: {}; run `cargo xtask codegen`", stale.join(", "));
+        bail!("stale: {}; run `cargo xtask spec` (spec/src/ -> spec/), then `cargo xtask codegen` (spec/ -> generated/)", stale.join(", "));
     }
     Ok(())
 }
@@ -94,5 +99,12 @@ mod tests {
         let mut files = crate::codegen::generate(&revisions).unwrap();
         files.push(("spec/CHANGES.md".into(), crate::diff::changes_report(&revisions).unwrap()));
         crate::sync_files(&files, true).unwrap();
+    }
+
+    /// The published documents are what `spec/src/` and its change files
+    /// make.
+    #[test]
+    fn the_documents_are_made_from_their_source() {
+        crate::sync_files(&crate::source::documents().unwrap(), true).unwrap();
     }
 }
