@@ -131,6 +131,12 @@ fn normalise_spec(spec: &Value) -> Value {
         if let Some(m) = op.get_mut("requestBody").and_then(|b| b.pointer_mut("/content/application~1json")).and_then(Value::as_object_mut) {
             m.remove("example");
         }
+        // 21. dropshot writes every request body `required: true`. Where the
+        //     document says a body may be left out, codegen reads that same
+        //     flag for the extractor (`JsonBody<T, true>`), so the two agree.
+        if let Some(body) = op.get_mut("requestBody").and_then(Value::as_object_mut) {
+            body.insert("required".into(), Value::Bool(true));
+        }
         // 7. per-operation `security: []` (open operations) is the document's own.
         op.remove("security");
         // 19. `x-events` (the events an operation records) is the

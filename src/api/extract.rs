@@ -47,13 +47,16 @@ checked_input!(
     HeaderParams
 );
 /// A JSON request body: the typed value (or the 400 to answer) and the
-/// SHA-256 of the bytes as sent, which idempotency fingerprints.
-pub struct JsonBody<T> {
+/// SHA-256 of the bytes as sent, which idempotency fingerprints. An
+/// `OPTIONAL` body (the document's `requestBody.required: false`, given to
+/// operations whose every field is optional) may be left out: no body
+/// reads as `{}`.
+pub struct JsonBody<T, const OPTIONAL: bool = false> {
     value: Result<T, ApiError>,
     digest: [u8; 32],
 }
 
-impl<T> JsonBody<T> {
+impl<T, const OPTIONAL: bool> JsonBody<T, OPTIONAL> {
     /// The typed body, or the 400 to answer.
     pub fn into_inner(self) -> Result<T, ApiError> {
         self.value
@@ -63,16 +66,19 @@ impl<T> JsonBody<T> {
         self.digest
     }
 
+    /// Converts the typed value (revision adapters convert up); once read,
+    /// whether the body was optional no longer matters.
+    pub fn map<U, const O: bool>(self, f: impl FnOnce(T) -> U) -> JsonBody<U, O> {
+        JsonBody { value: self.value.map(f), digest: self.digest }
+    }
+}
+
+impl JsonBody<()> {
     /// The body of an operation that takes none, so that bodiless
     /// operations marked (I) fingerprint like the rest.
     pub fn none() -> JsonBody<()> {
         use sha2::Digest;
         JsonBody { value: Ok(()), digest: sha2::Sha256::digest(b"").into() }
-    }
-
-    /// Converts the typed value (revision adapters convert up).
-    pub fn map<U>(self, f: impl FnOnce(T) -> U) -> JsonBody<U> {
-        JsonBody { value: self.value.map(f), digest: self.digest }
     }
 }
 
@@ -192,7 +198,7 @@ where
 }
 
 #[async_trait]
-impl<T> ExclusiveExtractor for JsonBody<T>
+impl<T, const OPTIONAL: bool> ExclusiveExtractor for JsonBody<T, OPTIONAL>
 where
     T: DeserializeOwned + JsonSchema + Send + Sync + 'static,
 {
@@ -229,7 +235,10 @@ where
                         "The request body must be application/json.",
                     ))
                 } else if bytes.iter().all(u8::is_ascii_whitespace) {
-                    Err(invalid(vec![Detail::new("", "required", "a JSON request body is required")]))
+                    match OPTIONAL {
+                        true => typed::<T>(Value::Object(Default::default())),
+                        false => Err(invalid(vec![Detail::new("", "required", "a JSON request body is required")])),
+                    }
                 } else {
                     match serde_json::from_slice::<Value>(bytes) {
                         Ok(v) => typed::<T>(v),
@@ -246,6 +255,8 @@ where
     }
 
     fn metadata(ct: ApiEndpointBodyContentType) -> ExtractorMetadata {
+        // (dropshot documents every body as required whatever this says;
+        // the documents' own `required: false` is what clients read)
         <dropshot::TypedBody<T> as ExclusiveExtractor>::metadata(ct)
     }
 }

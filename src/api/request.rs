@@ -228,11 +228,11 @@ where
 /// Runs an authenticated operation marked (I): the request body is checked
 /// before its `X-Idempotency-Key` is looked up (see `idempotency`), so a
 /// refused request leaves the key unused.
-pub async fn handle_idempotent<T, H, B, F, Fut>(
+pub async fn handle_idempotent<T, H, B, F, Fut, const OPTIONAL: bool>(
     rqctx: &RequestContext<Context>,
     access: Access,
     headers: HeaderParams<H>,
-    body: JsonBody<B>,
+    body: JsonBody<B, OPTIONAL>,
     work: F,
 ) -> Result<Reply<T>, ApiError>
 where

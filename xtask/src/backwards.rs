@@ -23,7 +23,12 @@
 //! examples without touching the change file: `major: F` is the minor
 //! units of `F` in major units (by the ISO 4217 exponent of the nearest
 //! `currency`), `major-map: F` the same for a map of currency -> minor
-//! units, `copy: [a, b]` the value at that path of the object.
+//! units, `copy: [a, b]` the value at that path of the object. A step's
+//! `examples` (schema -> property -> `{value: V}`; also at the top of the
+//! file, for what is not a step) sets a property the schema has in both
+//! revisions to V in every example (a webhook payload's `apiRevision`).
+//! A top-level `set` (JSON pointer -> value) replaces single values that
+//! name the revision itself (the Api-Revision parameter's example).
 
 use crate::source::mapping;
 use anyhow::{Result, anyhow, bail};
@@ -35,6 +40,8 @@ enum Rule {
     Major(String),
     MajorMap(String),
     Copy(Vec<String>),
+    /// the property is there in both revisions; its examples say V
+    Set(Value),
 }
 
 impl Rule {
@@ -49,7 +56,10 @@ impl Rule {
         if let Some(path) = v.get("copy").and_then(Value::as_sequence) {
             return Ok(Rule::Copy(path.iter().filter_map(|p| p.as_str().map(str::to_string)).collect()));
         }
-        bail!("an example rule is one of major, major-map, copy: {v:?}")
+        if let Some(value) = v.get("value") {
+            return Ok(Rule::Set(value.clone()));
+        }
+        bail!("an example rule is one of major, major-map, copy, value: {v:?}")
     }
 
     /// The value `obj` (an example object in `currency`) gives the property.
@@ -71,6 +81,7 @@ impl Rule {
                 }
                 Some(v.clone())
             }
+            Rule::Set(v) => Some(v.clone()),
         }
     }
 }
@@ -117,13 +128,47 @@ pub fn apply(mut doc: Value, change: &Value) -> Result<Value> {
                 }
             }
         }
+        set_examples(step, &mut rules)?;
     }
+    set_examples(change, &mut rules)?;
     if !rules.is_empty() {
         let schemas = top.get("components").and_then(|c| c.get("schemas")).and_then(Value::as_mapping).cloned().unwrap_or_default();
         let walker = Examples { schemas: &schemas, rules: &rules };
         walker.media_types(&mut doc);
     }
+    for (pointer, value) in change.get("set").and_then(Value::as_mapping).into_iter().flatten() {
+        let pointer = pointer.as_str().ok_or_else(|| anyhow!("a `set` key is a JSON pointer"))?;
+        *at(&mut doc, pointer)? = value.clone();
+    }
     Ok(doc)
+}
+
+/// The value `pointer` (RFC 6901) names in `doc`, which must be there.
+fn at<'v>(doc: &'v mut Value, pointer: &str) -> Result<&'v mut Value> {
+    let mut v = doc;
+    for token in pointer.split('/').skip(1) {
+        let key = token.replace("~1", "/").replace("~0", "~");
+        v = match v {
+            Value::Sequence(items) => key.parse::<usize>().ok().and_then(|i| items.get_mut(i)),
+            Value::Mapping(m) => m.get_mut(key.as_str()),
+            _ => None,
+        }
+        .ok_or_else(|| anyhow!("{pointer}: nothing at {key}"))?;
+    }
+    Ok(v)
+}
+
+/// The `examples` of a step or of the whole change: schema -> property
+/// -> rule.
+fn set_examples(from: &Value, rules: &mut HashMap<String, Vec<(String, Rule)>>) -> Result<()> {
+    for (schema, props) in from.get("examples").and_then(Value::as_mapping).into_iter().flatten() {
+        let name = schema.as_str().ok_or_else(|| anyhow!("a schema name is text"))?;
+        for (prop, rule) in props.as_mapping().ok_or_else(|| anyhow!("{name}: examples is a mapping"))? {
+            let prop_name = prop.as_str().ok_or_else(|| anyhow!("{name}: a property name is text"))?;
+            rules.entry(name.to_string()).or_default().push((prop_name.to_string(), Rule::of(rule)?));
+        }
+    }
+    Ok(())
 }
 
 /// Inserts `key: value` into `m` after the entry `after` (at the end when
@@ -210,8 +255,21 @@ impl Examples<'_> {
         }
     }
 
-    fn walk(&self, v: &mut Value, schema: &Value, currency: Option<String>) {
+    /// The shapes an object of `schema` has at once: the schema, and each
+    /// member of an `allOf` of several (a webhook payload: the envelope and
+    /// its type's `data`), each with its component's name.
+    fn shapes<'s>(&'s self, schema: &'s Value) -> Vec<(Option<&'s str>, &'s Value)> {
         let (name, s) = self.resolve(schema);
+        let mut out = vec![(name, s)];
+        for member in s.get("allOf").and_then(Value::as_sequence).into_iter().flatten() {
+            out.extend(self.shapes(member));
+        }
+        out
+    }
+
+    fn walk(&self, v: &mut Value, schema: &Value, currency: Option<String>) {
+        let shapes = self.shapes(schema);
+        let (_, s) = shapes[0];
         for choice in ["oneOf", "anyOf"] {
             if let (Some(branches), Value::Mapping(obj)) = (s.get(choice).and_then(Value::as_sequence), &*v) {
                 // the branch whose properties hold every key and whose
@@ -232,16 +290,21 @@ impl Examples<'_> {
         match v {
             Value::Mapping(obj) => {
                 let currency = obj.get("currency").and_then(Value::as_str).map(str::to_string).or(currency);
-                let props = s.get("properties").and_then(Value::as_mapping);
-                let additional = s.get("additionalProperties").filter(|a| a.is_mapping());
                 for (k, child) in obj.iter_mut() {
-                    match props.and_then(|p| p.get(k)).or(additional) {
-                        Some(child_schema) => self.walk(child, child_schema, currency.clone()),
-                        None => {}
+                    // the last member that declares it refines the ones before
+                    // (an envelope's open `data`, then the event's own)
+                    let declared = shapes.iter().rev().find_map(|(_, s)| s.get("properties").and_then(|p| p.get(k)));
+                    let additional = shapes.iter().find_map(|(_, s)| s.get("additionalProperties").filter(|a| a.is_mapping()));
+                    if let Some(child_schema) = declared.or(additional) {
+                        self.walk(child, child_schema, currency.clone());
                     }
                 }
-                for (prop, rule) in name.and_then(|n| self.rules.get(n)).into_iter().flatten() {
-                    if obj.contains_key(prop.as_str()) {
+                let rules = shapes.iter().filter_map(|(n, _)| n.and_then(|n| self.rules.get(n))).flatten();
+                for (prop, rule) in rules {
+                    let present = obj.contains_key(prop.as_str());
+                    // a set value replaces what the newer revision's example
+                    // says; a derived one is added where it is missing
+                    if present != matches!(rule, Rule::Set(_)) {
                         continue;
                     }
                     if let Some(value) = rule.value(obj, currency.as_deref()) {
@@ -250,7 +313,7 @@ impl Examples<'_> {
                 }
             }
             Value::Sequence(items) => {
-                if let Some(item_schema) = s.get("items") {
+                if let Some(item_schema) = shapes.iter().find_map(|(_, s)| s.get("items")) {
                     for item in items {
                         self.walk(item, item_schema, currency.clone());
                     }

@@ -4875,6 +4875,11 @@ pub mod types {
             if value.chars().count() > 20usize {
                 return Err("longer than 20 characters".into());
             }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^89[0-9]{17,18}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^89[0-9]{17,18}$\"".into());
+            }
             Ok(Self(value.to_string()))
         }
     }
@@ -4949,6 +4954,11 @@ pub mod types {
         ) -> ::std::result::Result<Self, self::error::ConversionError> {
             if value.chars().count() > 20usize {
                 return Err("longer than 20 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^89[0-9]{17,18}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^89[0-9]{17,18}$\"".into());
             }
             Ok(Self(value.to_string()))
         }
@@ -6187,7 +6197,7 @@ pub mod types {
                 })
         }
     }
-    ///An offering change of a license scheduled for later.
+    ///An offering change of a license scheduled for later. Its own shape, not PendingProductOffering's: a license is dated by the day (`scheduledAt` is a date, as its activatedAt and renewsOn are) and names the offering it changes to `product`, as License.productOffering's summary does; a subscription's change falls due at an instant.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct LicensePendingProductOffering {
         ///The schedule it was asked for with.
@@ -6659,8 +6669,8 @@ pub mod types {
         fn from_str(
             value: &str,
         ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            if value.chars().count() > 100usize {
-                return Err("longer than 100 characters".into());
+            if value.chars().count() > 64usize {
+                return Err("longer than 64 characters".into());
             }
             if value.chars().count() < 1usize {
                 return Err("shorter than 1 characters".into());
@@ -7038,7 +7048,7 @@ pub mod types {
         #[serde(rename = "createdAt")]
         pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
         ///ISO 4217 code of the order's amounts.
-        pub currency: ::std::string::String,
+        pub currency: OrderCurrency,
         ///Who buys.
         pub customer: OrderCustomer,
         ///While DRAFT or APPROVED: when the order expires unless submitted.
@@ -7420,6 +7430,62 @@ pub mod types {
                 })
         }
     }
+    ///ISO 4217 code of the order's amounts.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct OrderCurrency(::std::string::String);
+    impl ::std::ops::Deref for OrderCurrency {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<OrderCurrency> for ::std::string::String {
+        fn from(value: OrderCurrency) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for OrderCurrency {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[A-Z]{3}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[A-Z]{3}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for OrderCurrency {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for OrderCurrency {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for OrderCurrency {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     ///The customer of an order.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct OrderCustomer {
@@ -7501,7 +7567,7 @@ pub mod types {
         )]
         pub billing_cycle: ::std::option::Option<BillingCycle>,
         ///ISO 4217 code of every amount.
-        pub currency: ::std::string::String,
+        pub currency: OrderLineItemPricingCurrency,
         ///Initial invoice: The discounts.
         pub discounts: ::std::vec::Vec<OrderPricingDiscount>,
         ///initialInvoiceAmountMinor in major units. Deprecated: read the Minor field.
@@ -7557,6 +7623,63 @@ pub mod types {
         ///Initial invoice: subtotalMinor - totalDiscountsMinor + taxAmountMinor.
         #[serde(rename = "totalMinor")]
         pub total_minor: i64,
+    }
+    ///ISO 4217 code of every amount.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct OrderLineItemPricingCurrency(::std::string::String);
+    impl ::std::ops::Deref for OrderLineItemPricingCurrency {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<OrderLineItemPricingCurrency> for ::std::string::String {
+        fn from(value: OrderLineItemPricingCurrency) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for OrderLineItemPricingCurrency {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[A-Z]{3}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[A-Z]{3}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for OrderLineItemPricingCurrency {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for OrderLineItemPricingCurrency {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for OrderLineItemPricingCurrency {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
     }
     ///One thing to buy. Which fields apply depends on type: SUBSCRIPTION needs subscription; SUBSCRIPTION_ADDON and SIM_CARD need subscriptionId (SIM_CARD also simType); LICENSE may name subscriptionId to assign the license; LICENSE and EXTERNAL_PRODUCT may give the license's details and metadata in license.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -7954,13 +8077,70 @@ pub mod types {
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct OrderListItemPricing {
         ///ISO 4217 code.
-        pub currency: ::std::string::String,
+        pub currency: OrderListItemPricingCurrency,
         ///totalMinor in major units. Deprecated: read the Minor field.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub total: ::std::option::Option<f64>,
         ///Total of the initial invoice, in minor units.
         #[serde(rename = "totalMinor")]
         pub total_minor: i64,
+    }
+    ///ISO 4217 code.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct OrderListItemPricingCurrency(::std::string::String);
+    impl ::std::ops::Deref for OrderListItemPricingCurrency {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<OrderListItemPricingCurrency> for ::std::string::String {
+        fn from(value: OrderListItemPricingCurrency) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for OrderListItemPricingCurrency {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[A-Z]{3}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[A-Z]{3}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for OrderListItemPricingCurrency {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for OrderListItemPricingCurrency {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for OrderListItemPricingCurrency {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
     }
     ///The client's own id.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
@@ -8140,7 +8320,7 @@ pub mod types {
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct OrderPricingSummary {
         ///ISO 4217 code of every amount.
-        pub currency: ::std::string::String,
+        pub currency: OrderPricingSummaryCurrency,
         ///Initial invoice: The discounts.
         pub discounts: ::std::vec::Vec<OrderPricingDiscount>,
         ///What submission invoices: every line's first charge (upfront cycles included).
@@ -8175,6 +8355,62 @@ pub mod types {
         ///Initial invoice: subtotalMinor - totalDiscountsMinor + taxAmountMinor.
         #[serde(rename = "totalMinor")]
         pub total_minor: i64,
+    }
+    ///ISO 4217 code of every amount.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct OrderPricingSummaryCurrency(::std::string::String);
+    impl ::std::ops::Deref for OrderPricingSummaryCurrency {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<OrderPricingSummaryCurrency> for ::std::string::String {
+        fn from(value: OrderPricingSummaryCurrency) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for OrderPricingSummaryCurrency {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[A-Z]{3}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[A-Z]{3}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for OrderPricingSummaryCurrency {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for OrderPricingSummaryCurrency {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for OrderPricingSummaryCurrency {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
     }
     ///The offering a line item buys.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -8565,7 +8801,7 @@ pub mod types {
         )]
         pub next_cursor: ::std::option::Option<::std::string::String>,
     }
-    ///An offering change scheduled for later.
+    ///An offering change of a subscription scheduled for later: it falls due at `scheduledAt`, an instant (a license's change, LicensePendingProductOffering, is dated by the day).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct PendingProductOffering {
         ///The schedule it was asked for with.
@@ -11478,7 +11714,7 @@ pub mod types {
             skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub billing_day: ::std::option::Option<::std::num::NonZeroU32>,
-        ///Whether its binding period was chosen (see bindingEndsOn).
+        ///Whether it was bought with its price's binding period: a choice, so a boolean here; Price.bindingContract is the object that says what the binding period on offer is (its duration and discount). The period runs until bindingEndsOn.
         #[serde(rename = "bindingContract")]
         pub binding_contract: bool,
         ///With a binding contract: the first day free of it (the activation date plus its months). Cancelling with an effectiveDate before it needs force.
@@ -14440,7 +14676,7 @@ pub mod types {
         #[serde(rename = "internationalVoice")]
         pub international_voice: UsageInternationalVoice,
         ///Its number (E.164).
-        pub msisdn: ::std::string::String,
+        pub msisdn: SubscriptionUsageMsisdn,
         ///The active add-ons with allowances, oldest first.
         pub packages: ::std::vec::Vec<UsagePackage>,
         ///The next period's first day (this period ends at its 00:00 UTC).
@@ -14573,6 +14809,65 @@ pub mod types {
         }
     }
     impl<'de> ::serde::Deserialize<'de> for SubscriptionUsageListCustomerIdItem {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Its number (E.164).
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SubscriptionUsageMsisdn(::std::string::String);
+    impl ::std::ops::Deref for SubscriptionUsageMsisdn {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SubscriptionUsageMsisdn> for ::std::string::String {
+        fn from(value: SubscriptionUsageMsisdn) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SubscriptionUsageMsisdn {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 16usize {
+                return Err("longer than 16 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^\\+[1-9][0-9]{1,14}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^\\+[1-9][0-9]{1,14}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SubscriptionUsageMsisdn {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for SubscriptionUsageMsisdn {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SubscriptionUsageMsisdn {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
             D: ::serde::Deserializer<'de>,
@@ -15710,11 +16005,10 @@ pub mod types {
         fn from_str(
             value: &str,
         ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            if value.chars().count() > 3usize {
-                return Err("longer than 3 characters".into());
-            }
-            if value.chars().count() < 3usize {
-                return Err("shorter than 3 characters".into());
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[A-Z]{3}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[A-Z]{3}$\"".into());
             }
             Ok(Self(value.to_string()))
         }
@@ -15853,7 +16147,7 @@ pub mod types {
         #[serde(rename = "balanceMinor")]
         pub balance_minor: i64,
         ///The countries whose numbers its credit pays calls to (ISO 3166-1 alpha-3).
-        pub countries: ::std::vec::Vec<::std::string::String>,
+        pub countries: ::std::vec::Vec<UsageVoiceIldPackageCountriesItem>,
         ///The credit it came with, in minor units.
         #[serde(rename = "creditMinor")]
         pub credit_minor: i64,
@@ -15870,6 +16164,64 @@ pub mod types {
         ///Seconds of calls it paid for.
         #[serde(rename = "usedSeconds")]
         pub used_seconds: i64,
+    }
+    ///`UsageVoiceIldPackageCountriesItem`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct UsageVoiceIldPackageCountriesItem(::std::string::String);
+    impl ::std::ops::Deref for UsageVoiceIldPackageCountriesItem {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<UsageVoiceIldPackageCountriesItem>
+    for ::std::string::String {
+        fn from(value: UsageVoiceIldPackageCountriesItem) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for UsageVoiceIldPackageCountriesItem {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[A-Z]{3}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[A-Z]{3}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for UsageVoiceIldPackageCountriesItem {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for UsageVoiceIldPackageCountriesItem {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for UsageVoiceIldPackageCountriesItem {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
     }
     ///The currency of its credit (the subscription's).
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
@@ -15891,11 +16243,10 @@ pub mod types {
         fn from_str(
             value: &str,
         ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            if value.chars().count() > 3usize {
-                return Err("longer than 3 characters".into());
-            }
-            if value.chars().count() < 3usize {
-                return Err("shorter than 3 characters".into());
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[A-Z]{3}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[A-Z]{3}$\"".into());
             }
             Ok(Self(value.to_string()))
         }
@@ -19445,7 +19796,7 @@ Arguments:
     }
     /**Calculate an order's price
 
-The order's pricing, recalculated; changes nothing. Removed in 2026-09-01.bullfinch, where every order operation returns the pricing.
+The order's pricing, recalculated; changes nothing. Deprecated: removed in 2026-09-01.bullfinch, which answers it 404 `endpoint_removed`, and where every order operation returns the pricing.
 
 Sends a `POST` request to `/orders/{orderId}/calculate-price`
 
@@ -20322,7 +20673,7 @@ Arguments:
     }
     /**List the add-ons a subscription may be given
 
-The add-on offerings orderable for the subscription now, by name: each of type SUBSCRIPTION_ADDON, AVAILABLE, in the customer's product catalog, of a group whose category is that of the subscription's offering, and priced in the subscription's currency. An order's SUBSCRIPTION_ADDON line (and POST /subscriptions/{subscriptionId}/addons) naming an offering not in this list is refused (400 `addon_not_allowed`); the two come from one rule. A CANCELLED subscription has none.
+The add-on offerings orderable for the subscription now, by name: each of type SUBSCRIPTION_ADDON, AVAILABLE, in the customer's product catalog, of a group whose category is that of the subscription's offering, and priced in the subscription's currency. An order's SUBSCRIPTION_ADDON line (and POST /subscriptions/{subscriptionId}/addons) naming an offering not in this list is refused (409 `order_validation_failed`, its field's detail `addon_not_allowed`); the two come from one rule. A CANCELLED subscription has none.
 
 Sends a `GET` request to `/subscriptions/{subscriptionId}/addon-options`
 

@@ -30,9 +30,11 @@ pub async fn license_cancel(
     rqctx: RequestContext<Context>,
     path: Path<params::LicenseCancelPath>,
     headers: HeaderParams<params::LicenseCancelHeaders>,
-    body: JsonBody<types::CancelLicenseRequest>,
+    body: JsonBody<types::CancelLicenseRequest, true>,
 ) -> Result<HttpResponseOk<types::License>> {
-    cancel(&rqctx, path, headers, body).await
+    let license = path.into_inner().license_id;
+    handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move { Ok(HttpResponseOk(licenses::cancel::cancel(&c, &license, body).await?)) })
+        .await
 }
 
 pub async fn license_product_offering_options(
@@ -67,17 +69,6 @@ pub async fn create(
 ) -> Result<HttpResponseCreated<types::License>> {
     let expiry = chrono::Duration::seconds(rqctx.context().settings.order_expiry_seconds.into());
     handle_idempotent(rqctx, Access::Write, headers, body, |c, body| async move { Ok(HttpResponseCreated(crate::domain::purchases::license::create(&c, body, expiry).await?)) })
-        .await
-}
-
-pub async fn cancel(
-    rqctx: &RequestContext<Context>,
-    path: Path<params::LicenseCancelPath>,
-    headers: HeaderParams<params::LicenseCancelHeaders>,
-    body: JsonBody<types::CancelLicenseRequest>,
-) -> Result<HttpResponseOk<types::License>> {
-    let license = path.into_inner().license_id;
-    handle_idempotent(rqctx, Access::Write, headers, body, |c, body| async move { Ok(HttpResponseOk(licenses::cancel::cancel(&c, &license, body).await?)) })
         .await
 }
 

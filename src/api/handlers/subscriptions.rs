@@ -40,7 +40,7 @@ pub async fn subscription_activate(
     rqctx: RequestContext<Context>,
     path: Path<params::SubscriptionActivatePath>,
     headers: HeaderParams<params::SubscriptionActivateHeaders>,
-    body: JsonBody<types::ActivateSubscriptionRequest>,
+    body: JsonBody<types::ActivateSubscriptionRequest, true>,
 ) -> Result<HttpResponseOk<types::Subscription>> {
     subscription_move(&rqctx, headers, body.map(Move::Activate), path.into_inner().subscription_id).await
 }
@@ -49,7 +49,7 @@ pub async fn subscription_pause(
     rqctx: RequestContext<Context>,
     path: Path<params::SubscriptionPausePath>,
     headers: HeaderParams<params::SubscriptionPauseHeaders>,
-    body: JsonBody<types::SubscriptionStatusChangeRequest>,
+    body: JsonBody<types::SubscriptionStatusChangeRequest, true>,
 ) -> Result<HttpResponseOk<types::Subscription>> {
     subscription_move(&rqctx, headers, body.map(Move::Pause), path.into_inner().subscription_id).await
 }
@@ -58,7 +58,7 @@ pub async fn subscription_restore(
     rqctx: RequestContext<Context>,
     path: Path<params::SubscriptionRestorePath>,
     headers: HeaderParams<params::SubscriptionRestoreHeaders>,
-    body: JsonBody<types::SubscriptionStatusChangeRequest>,
+    body: JsonBody<types::SubscriptionStatusChangeRequest, true>,
 ) -> Result<HttpResponseOk<types::Subscription>> {
     subscription_move(&rqctx, headers, body.map(Move::Restore), path.into_inner().subscription_id).await
 }
@@ -67,7 +67,7 @@ pub async fn subscription_suspend(
     rqctx: RequestContext<Context>,
     path: Path<params::SubscriptionSuspendPath>,
     headers: HeaderParams<params::SubscriptionSuspendHeaders>,
-    body: JsonBody<types::SubscriptionStatusChangeRequest>,
+    body: JsonBody<types::SubscriptionStatusChangeRequest, true>,
 ) -> Result<HttpResponseOk<types::Subscription>> {
     subscription_move(&rqctx, headers, body.map(Move::Suspend), path.into_inner().subscription_id).await
 }
@@ -76,7 +76,7 @@ pub async fn subscription_block_sim(
     rqctx: RequestContext<Context>,
     path: Path<params::SubscriptionBlockSimPath>,
     headers: HeaderParams<params::SubscriptionBlockSimHeaders>,
-    body: JsonBody<types::SubscriptionStatusChangeRequest>,
+    body: JsonBody<types::SubscriptionStatusChangeRequest, true>,
 ) -> Result<HttpResponseOk<types::Subscription>> {
     subscription_move(&rqctx, headers, body.map(Move::BlockSim), path.into_inner().subscription_id).await
 }
@@ -85,7 +85,7 @@ pub async fn subscription_cancel(
     rqctx: RequestContext<Context>,
     path: Path<params::SubscriptionCancelPath>,
     headers: HeaderParams<params::SubscriptionCancelHeaders>,
-    body: JsonBody<types::CancelSubscriptionRequest>,
+    body: JsonBody<types::CancelSubscriptionRequest, true>,
 ) -> Result<HttpResponseOk<types::Subscription>> {
     subscription_move(&rqctx, headers, body.map(Move::Cancel), path.into_inner().subscription_id).await
 }
@@ -94,7 +94,7 @@ pub async fn subscription_withdraw_cancellation(
     rqctx: RequestContext<Context>,
     path: Path<params::SubscriptionWithdrawCancellationPath>,
     headers: HeaderParams<params::SubscriptionWithdrawCancellationHeaders>,
-    body: JsonBody<types::SubscriptionStatusChangeRequest>,
+    body: JsonBody<types::SubscriptionStatusChangeRequest, true>,
 ) -> Result<HttpResponseOk<types::Subscription>> {
     subscription_move(&rqctx, headers, body.map(Move::WithdrawCancellation), path.into_inner().subscription_id).await
 }

@@ -142,7 +142,7 @@ pub async fn event_redeliver(
     rqctx: RequestContext<Context>,
     path: Path<params::EventRedeliverPath>,
     headers: HeaderParams<params::EventRedeliverHeaders>,
-    body: JsonBody<types::RedeliverEventRequest>,
+    body: JsonBody<types::RedeliverEventRequest, true>,
 ) -> Result<HttpResponseAccepted<types::EventRedelivery>> {
     let urls = rqctx.context().settings.webhooks.clone();
     handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move {

@@ -285,7 +285,9 @@ fn server_files(revs: &[Revision]) -> Result<(String, String)> {
                 let schema = &o.raw["requestBody"]["content"]["application/json"]["schema"];
                 let name = ref_name(schema).ok_or_else(|| anyhow!("{op_id}: request body must be a $ref"))?;
                 let ty = &models[end].paths[&name];
-                args.push(quote!(body: #a::extract::JsonBody<#ty>));
+                // a body the document does not require may be left out
+                let optional = o.raw["requestBody"]["required"] == false;
+                args.push(quote!(body: #a::extract::JsonBody<#ty, #optional>));
                 call_args.push(quote!(body.map(Into::into)));
                 kinds.push("body".into());
             }
@@ -318,7 +320,8 @@ fn server_files(revs: &[Revision]) -> Result<(String, String)> {
                 });
                 quote!()
             } else {
-                quote!(#[endpoint { method = #method_tok, path = #path, operation_id = #op_id, #tags_attr versions = #versions }])
+                let deprecated = if o.raw["deprecated"] == true { quote!(deprecated = true,) } else { quote!() };
+                quote!(#[endpoint { method = #method_tok, path = #path, operation_id = #op_id, #tags_attr #deprecated versions = #versions }])
             };
             let result = quote!(::std::result::Result<#a::reply::Reply<#coded>, #a::error::ApiError>);
             // a plain method's future must say it is `Send` (dropshot says so
