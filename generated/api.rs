@@ -20,7 +20,7 @@ pub trait SwitchboardApi {
     path = "/api/v2/auth/email/start",
     operation_id = "auth_email_start",
     tags = ["Auth"],
-    versions = "2026.9.1"..}]
+    versions = ..}]
     async fn auth_email_start(
         rqctx: dropshot::RequestContext<Self::Context>,
         headers: crate::api::extract::HeaderParams<
@@ -38,35 +38,6 @@ pub trait SwitchboardApi {
         >,
         crate::api::error::ApiError,
     >;
-    ///Start an email login
-    ///
-    ///Mails a 6-digit login code to the address and answers with the nonce of this attempt. The answer is the same 202 whether or not the address belongs to a user, so it reveals nothing. The code works once, until expiresAt, and dies after 5 wrong attempts; a new start ends the code before it (one live code per address). After 10 wrong codes for an address within 24 hours (`--login-failures-per-day`, counted on every instance alike, whether or not the address has an account) login for it answers 429 until those 24 hours end. Needs no credentials. Rate limited per client address (IPv6 by its /64; behind a proxy named in `--trusted-proxies`, the address X-Forwarded-For names) and per email address.
-    #[endpoint{method = POST,
-    path = "/api/v2/auth/email/start",
-    operation_id = "auth_email_start",
-    tags = ["Auth"],
-    versions = .."2026.9.1"}]
-    async fn auth_email_start_auk(
-        rqctx: dropshot::RequestContext<Self::Context>,
-        headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::AuthEmailStartHeaders,
-        >,
-        body: crate::api::extract::JsonBody<
-            crate::wire::bullfinch::types::EmailLoginStartRequest,
-            false,
-        >,
-    ) -> ::std::result::Result<
-        crate::api::reply::Reply<
-            dropshot::HttpResponseAccepted<
-                crate::wire::bullfinch::types::EmailLoginChallenge,
-            >,
-        >,
-        crate::api::error::ApiError,
-    > {
-        Self::auth_email_start(rqctx, headers.map(Into::into), body.map(Into::into))
-            .await
-            .map(|r| r.map_body(Into::into))
-    }
     ///Finish an email login
     ///
     ///Exchanges the code from the mail for an access token. A wrong, expired, used, replaced or unknown code, or an address without a user, answers 401 (invalid_login_code) alike; each counts as a wrong code for the address, and the tenth within 24 hours (`--login-failures-per-day`) and everything after it until those 24 hours end answers 429. Needs no credentials. Rate limited per client address (IPv6 by its /64; behind a proxy named in `--trusted-proxies`, the address X-Forwarded-For names) and per email address.
@@ -74,7 +45,7 @@ pub trait SwitchboardApi {
     path = "/api/v2/auth/email/verify",
     operation_id = "auth_email_verify",
     tags = ["Auth"],
-    versions = "2026.9.1"..}]
+    versions = ..}]
     async fn auth_email_verify(
         rqctx: dropshot::RequestContext<Self::Context>,
         headers: crate::api::extract::HeaderParams<
@@ -90,33 +61,6 @@ pub trait SwitchboardApi {
         >,
         crate::api::error::ApiError,
     >;
-    ///Finish an email login
-    ///
-    ///Exchanges the code from the mail for an access token. A wrong, expired, used, replaced or unknown code, or an address without a user, answers 401 (invalid_login_code) alike; each counts as a wrong code for the address, and the tenth within 24 hours (`--login-failures-per-day`) and everything after it until those 24 hours end answers 429. Needs no credentials. Rate limited per client address (IPv6 by its /64; behind a proxy named in `--trusted-proxies`, the address X-Forwarded-For names) and per email address.
-    #[endpoint{method = POST,
-    path = "/api/v2/auth/email/verify",
-    operation_id = "auth_email_verify",
-    tags = ["Auth"],
-    versions = .."2026.9.1"}]
-    async fn auth_email_verify_auk(
-        rqctx: dropshot::RequestContext<Self::Context>,
-        headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::AuthEmailVerifyHeaders,
-        >,
-        body: crate::api::extract::JsonBody<
-            crate::wire::bullfinch::types::EmailLoginVerifyRequest,
-            false,
-        >,
-    ) -> ::std::result::Result<
-        crate::api::reply::Reply<
-            dropshot::HttpResponseOk<crate::wire::bullfinch::types::AccessToken>,
-        >,
-        crate::api::error::ApiError,
-    > {
-        Self::auth_email_verify(rqctx, headers.map(Into::into), body.map(Into::into))
-            .await
-            .map(|r| r.map_body(Into::into))
-    }
     ///List customers
     ///
     ///Customers of the organisation, oldest first. `filter` matches name, contact email or humanReadableId (case-insensitive substring).
@@ -124,7 +68,7 @@ pub trait SwitchboardApi {
     path = "/api/v2/customers",
     operation_id = "customer_list",
     tags = ["Customers"],
-    versions = "2026.9.1"..}]
+    versions = ..}]
     async fn customer_list(
         rqctx: dropshot::RequestContext<Self::Context>,
         query: crate::api::extract::QueryParams<
@@ -139,32 +83,6 @@ pub trait SwitchboardApi {
         >,
         crate::api::error::ApiError,
     >;
-    ///List customers
-    ///
-    ///Customers of the organisation, oldest first. `filter` matches name, contact email or humanReadableId (case-insensitive substring).
-    #[endpoint{method = GET,
-    path = "/api/v2/customers",
-    operation_id = "customer_list",
-    tags = ["Customers"],
-    versions = .."2026.9.1"}]
-    async fn customer_list_auk(
-        rqctx: dropshot::RequestContext<Self::Context>,
-        query: crate::api::extract::QueryParams<
-            crate::wire::auk::params::CustomerListQuery,
-        >,
-        headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::CustomerListHeaders,
-        >,
-    ) -> ::std::result::Result<
-        crate::api::reply::Reply<
-            dropshot::HttpResponseOk<crate::wire::bullfinch::types::CustomerList>,
-        >,
-        crate::api::error::ApiError,
-    > {
-        Self::customer_list(rqctx, query.map(Into::into), headers.map(Into::into))
-            .await
-            .map(|r| r.map_body(Into::into))
-    }
     ///Create a customer
     ///
     ///Creates a customer. referenceId is unique per organisation. Records the events (x-events): `customer.created`.
@@ -172,7 +90,7 @@ pub trait SwitchboardApi {
     path = "/api/v2/customers",
     operation_id = "customer_create",
     tags = ["Customers"],
-    versions = "2026.9.1"..}]
+    versions = ..}]
     async fn customer_create(
         rqctx: dropshot::RequestContext<Self::Context>,
         headers: crate::api::extract::HeaderParams<
@@ -188,33 +106,6 @@ pub trait SwitchboardApi {
         >,
         crate::api::error::ApiError,
     >;
-    ///Create a customer
-    ///
-    ///Creates a customer. referenceId is unique per organisation. Records the events (x-events): `customer.created`.
-    #[endpoint{method = POST,
-    path = "/api/v2/customers",
-    operation_id = "customer_create",
-    tags = ["Customers"],
-    versions = .."2026.9.1"}]
-    async fn customer_create_auk(
-        rqctx: dropshot::RequestContext<Self::Context>,
-        headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::CustomerCreateHeaders,
-        >,
-        body: crate::api::extract::JsonBody<
-            crate::wire::bullfinch::types::CreateCustomerRequest,
-            false,
-        >,
-    ) -> ::std::result::Result<
-        crate::api::reply::Reply<
-            dropshot::HttpResponseCreated<crate::wire::bullfinch::types::Customer>,
-        >,
-        crate::api::error::ApiError,
-    > {
-        Self::customer_create(rqctx, headers.map(Into::into), body.map(Into::into))
-            .await
-            .map(|r| r.map_body(Into::into))
-    }
     ///Fetch a customer
     ///
     ///One customer, by id or `rid_` reference.
@@ -222,7 +113,7 @@ pub trait SwitchboardApi {
     path = "/api/v2/customers/{customerId}",
     operation_id = "customer_view",
     tags = ["Customers"],
-    versions = "2026.9.1"..}]
+    versions = ..}]
     async fn customer_view(
         rqctx: dropshot::RequestContext<Self::Context>,
         path: dropshot::Path<crate::wire::bullfinch::params::CustomerViewPath>,
@@ -235,30 +126,6 @@ pub trait SwitchboardApi {
         >,
         crate::api::error::ApiError,
     >;
-    ///Fetch a customer
-    ///
-    ///One customer, by id or `rid_` reference.
-    #[endpoint{method = GET,
-    path = "/api/v2/customers/{customerId}",
-    operation_id = "customer_view",
-    tags = ["Customers"],
-    versions = .."2026.9.1"}]
-    async fn customer_view_auk(
-        rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::wire::auk::params::CustomerViewPath>,
-        headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::CustomerViewHeaders,
-        >,
-    ) -> ::std::result::Result<
-        crate::api::reply::Reply<
-            dropshot::HttpResponseOk<crate::wire::bullfinch::types::Customer>,
-        >,
-        crate::api::error::ApiError,
-    > {
-        Self::customer_view(rqctx, path.map(Into::into), headers.map(Into::into))
-            .await
-            .map(|r| r.map_body(Into::into))
-    }
     ///Update a customer
     ///
     ///Changes a customer; fields left out keep their value. A new `referenceId` is set with the organisation's API key alone: with a bearer token it answers 403 insufficient_role. Records the events (x-events): `customer.updated`.
@@ -266,7 +133,7 @@ pub trait SwitchboardApi {
     path = "/api/v2/customers/{customerId}",
     operation_id = "customer_update",
     tags = ["Customers"],
-    versions = "2026.9.1"..}]
+    versions = ..}]
     async fn customer_update(
         rqctx: dropshot::RequestContext<Self::Context>,
         path: dropshot::Path<crate::wire::bullfinch::params::CustomerUpdatePath>,
@@ -283,39 +150,6 @@ pub trait SwitchboardApi {
         >,
         crate::api::error::ApiError,
     >;
-    ///Update a customer
-    ///
-    ///Changes a customer; fields left out keep their value. A new `referenceId` is set with the organisation's API key alone: with a bearer token it answers 403 insufficient_role. Records the events (x-events): `customer.updated`.
-    #[endpoint{method = PUT,
-    path = "/api/v2/customers/{customerId}",
-    operation_id = "customer_update",
-    tags = ["Customers"],
-    versions = .."2026.9.1"}]
-    async fn customer_update_auk(
-        rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::wire::auk::params::CustomerUpdatePath>,
-        headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::CustomerUpdateHeaders,
-        >,
-        body: crate::api::extract::JsonBody<
-            crate::wire::bullfinch::types::UpdateCustomerRequest,
-            false,
-        >,
-    ) -> ::std::result::Result<
-        crate::api::reply::Reply<
-            dropshot::HttpResponseOk<crate::wire::bullfinch::types::Customer>,
-        >,
-        crate::api::error::ApiError,
-    > {
-        Self::customer_update(
-                rqctx,
-                path.map(Into::into),
-                headers.map(Into::into),
-                body.map(Into::into),
-            )
-            .await
-            .map(|r| r.map_body(Into::into))
-    }
     ///Fetch a customer's product catalog
     ///
     ///The catalog assigned to the customer (else the organisation's default catalog) with the offerings the customer may order now: its AVAILABLE offerings. 404 product_catalog_not_found when the customer has no catalog.
@@ -348,9 +182,11 @@ pub trait SwitchboardApi {
     versions = .."2026.9.1"}]
     async fn customer_product_catalog_view_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::wire::auk::params::CustomerProductCatalogViewPath>,
+        path: dropshot::Path<
+            crate::wire::bullfinch::params::CustomerProductCatalogViewPath,
+        >,
         headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::CustomerProductCatalogViewHeaders,
+            crate::wire::bullfinch::params::CustomerProductCatalogViewHeaders,
         >,
     ) -> ::std::result::Result<
         crate::api::reply::Reply<
@@ -373,7 +209,7 @@ pub trait SwitchboardApi {
     path = "/api/v2/events",
     operation_id = "event_list",
     tags = ["Webhooks"],
-    versions = "2026.9.1"..}]
+    versions = ..}]
     async fn event_list(
         rqctx: dropshot::RequestContext<Self::Context>,
         query: crate::api::extract::QueryParams<
@@ -388,32 +224,6 @@ pub trait SwitchboardApi {
         >,
         crate::api::error::ApiError,
     >;
-    ///List events
-    ///
-    ///The organisation's event log, oldest first: every event recorded in the last 30 days at least, each as a webhook delivery carries it, in the organisation's webhook revision (whatever revision the request names). The organisation's API key alone: with a bearer token it answers 403 insufficient_role.
-    #[endpoint{method = GET,
-    path = "/api/v2/events",
-    operation_id = "event_list",
-    tags = ["Webhooks"],
-    versions = .."2026.9.1"}]
-    async fn event_list_auk(
-        rqctx: dropshot::RequestContext<Self::Context>,
-        query: crate::api::extract::QueryParams<
-            crate::wire::auk::params::EventListQuery,
-        >,
-        headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::EventListHeaders,
-        >,
-    ) -> ::std::result::Result<
-        crate::api::reply::Reply<
-            dropshot::HttpResponseOk<crate::wire::bullfinch::types::EventList>,
-        >,
-        crate::api::error::ApiError,
-    > {
-        Self::event_list(rqctx, query.map(Into::into), headers.map(Into::into))
-            .await
-            .map(|r| r.map_body(Into::into))
-    }
     ///View an event
     ///
     ///One event, as a webhook delivery carries it, in the organisation's webhook revision. The organisation's API key alone: with a bearer token it answers 403 insufficient_role.
@@ -421,7 +231,7 @@ pub trait SwitchboardApi {
     path = "/api/v2/events/{eventId}",
     operation_id = "event_view",
     tags = ["Webhooks"],
-    versions = "2026.9.1"..}]
+    versions = ..}]
     async fn event_view(
         rqctx: dropshot::RequestContext<Self::Context>,
         path: dropshot::Path<crate::wire::bullfinch::params::EventViewPath>,
@@ -434,30 +244,6 @@ pub trait SwitchboardApi {
         >,
         crate::api::error::ApiError,
     >;
-    ///View an event
-    ///
-    ///One event, as a webhook delivery carries it, in the organisation's webhook revision. The organisation's API key alone: with a bearer token it answers 403 insufficient_role.
-    #[endpoint{method = GET,
-    path = "/api/v2/events/{eventId}",
-    operation_id = "event_view",
-    tags = ["Webhooks"],
-    versions = .."2026.9.1"}]
-    async fn event_view_auk(
-        rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::wire::auk::params::EventViewPath>,
-        headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::EventViewHeaders,
-        >,
-    ) -> ::std::result::Result<
-        crate::api::reply::Reply<
-            dropshot::HttpResponseOk<crate::wire::bullfinch::types::EventEnvelope>,
-        >,
-        crate::api::error::ApiError,
-    > {
-        Self::event_view(rqctx, path.map(Into::into), headers.map(Into::into))
-            .await
-            .map(|r| r.map_body(Into::into))
-    }
     ///Send an event again
     ///
     ///Queues the event again, delivered or not, to one endpoint or to every enabled endpoint that selects its type: each delivery starts a new round of the retry schedule with an attempt due now, keeping the attempts before it. A disabled endpoint answers 409 webhook_endpoint_disabled. The organisation's API key alone: with a bearer token it answers 403 insufficient_role.
@@ -465,7 +251,7 @@ pub trait SwitchboardApi {
     path = "/api/v2/events/{eventId}/redeliver",
     operation_id = "event_redeliver",
     tags = ["Webhooks"],
-    versions = "2026.9.1"..}]
+    versions = ..}]
     async fn event_redeliver(
         rqctx: dropshot::RequestContext<Self::Context>,
         path: dropshot::Path<crate::wire::bullfinch::params::EventRedeliverPath>,
@@ -484,41 +270,6 @@ pub trait SwitchboardApi {
         >,
         crate::api::error::ApiError,
     >;
-    ///Send an event again
-    ///
-    ///Queues the event again, delivered or not, to one endpoint or to every enabled endpoint that selects its type: each delivery starts a new round of the retry schedule with an attempt due now, keeping the attempts before it. A disabled endpoint answers 409 webhook_endpoint_disabled. The organisation's API key alone: with a bearer token it answers 403 insufficient_role.
-    #[endpoint{method = POST,
-    path = "/api/v2/events/{eventId}/redeliver",
-    operation_id = "event_redeliver",
-    tags = ["Webhooks"],
-    versions = .."2026.9.1"}]
-    async fn event_redeliver_auk(
-        rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::wire::auk::params::EventRedeliverPath>,
-        headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::EventRedeliverHeaders,
-        >,
-        body: crate::api::extract::JsonBody<
-            crate::wire::bullfinch::types::RedeliverEventRequest,
-            true,
-        >,
-    ) -> ::std::result::Result<
-        crate::api::reply::Reply<
-            dropshot::HttpResponseAccepted<
-                crate::wire::bullfinch::types::EventRedelivery,
-            >,
-        >,
-        crate::api::error::ApiError,
-    > {
-        Self::event_redeliver(
-                rqctx,
-                path.map(Into::into),
-                headers.map(Into::into),
-                body.map(Into::into),
-            )
-            .await
-            .map(|r| r.map_body(Into::into))
-    }
     ///Health
     ///
     ///Answers 200 when the server and its database serve requests. Needs no credentials.
@@ -526,7 +277,7 @@ pub trait SwitchboardApi {
     path = "/api/v2/health",
     operation_id = "health_view",
     tags = ["Operations"],
-    versions = "2026.9.1"..}]
+    versions = ..}]
     async fn health_view(
         rqctx: dropshot::RequestContext<Self::Context>,
         headers: crate::api::extract::HeaderParams<
@@ -538,29 +289,6 @@ pub trait SwitchboardApi {
         >,
         crate::api::error::ApiError,
     >;
-    ///Health
-    ///
-    ///Answers 200 when the server and its database serve requests. Needs no credentials.
-    #[endpoint{method = GET,
-    path = "/api/v2/health",
-    operation_id = "health_view",
-    tags = ["Operations"],
-    versions = .."2026.9.1"}]
-    async fn health_view_auk(
-        rqctx: dropshot::RequestContext<Self::Context>,
-        headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::HealthViewHeaders,
-        >,
-    ) -> ::std::result::Result<
-        crate::api::reply::Reply<
-            dropshot::HttpResponseOk<crate::wire::bullfinch::types::Health>,
-        >,
-        crate::api::error::ApiError,
-    > {
-        Self::health_view(rqctx, headers.map(Into::into))
-            .await
-            .map(|r| r.map_body(Into::into))
-    }
     ///List licenses
     ///
     ///Licenses of the organisation, oldest first. A user sees only the licenses of their own customers.
@@ -594,10 +322,10 @@ pub trait SwitchboardApi {
     async fn license_list_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
         query: crate::api::extract::QueryParams<
-            crate::wire::auk::params::LicenseListQuery,
+            crate::wire::bullfinch::params::LicenseListQuery,
         >,
         headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::LicenseListHeaders,
+            crate::wire::bullfinch::params::LicenseListHeaders,
         >,
     ) -> ::std::result::Result<
         crate::api::reply::Reply<
@@ -643,7 +371,7 @@ pub trait SwitchboardApi {
     async fn license_create_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
         headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::LicenseCreateHeaders,
+            crate::wire::bullfinch::params::LicenseCreateHeaders,
         >,
         body: crate::api::extract::JsonBody<
             crate::wire::bullfinch::types::CreateLicenseRequest,
@@ -689,9 +417,9 @@ pub trait SwitchboardApi {
     versions = .."2026.9.1"}]
     async fn license_view_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::wire::auk::params::LicenseViewPath>,
+        path: dropshot::Path<crate::wire::bullfinch::params::LicenseViewPath>,
         headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::LicenseViewHeaders,
+            crate::wire::bullfinch::params::LicenseViewHeaders,
         >,
     ) -> ::std::result::Result<
         crate::api::reply::Reply<
@@ -737,9 +465,9 @@ pub trait SwitchboardApi {
     versions = .."2026.9.1"}]
     async fn license_cancel_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::wire::auk::params::LicenseCancelPath>,
+        path: dropshot::Path<crate::wire::bullfinch::params::LicenseCancelPath>,
         headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::LicenseCancelHeaders,
+            crate::wire::bullfinch::params::LicenseCancelHeaders,
         >,
         body: crate::api::extract::JsonBody<
             crate::wire::bullfinch::types::CancelLicenseRequest,
@@ -796,9 +524,11 @@ pub trait SwitchboardApi {
     versions = .."2026.9.1"}]
     async fn license_product_offering_change_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::wire::auk::params::LicenseProductOfferingChangePath>,
+        path: dropshot::Path<
+            crate::wire::bullfinch::params::LicenseProductOfferingChangePath,
+        >,
         headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::LicenseProductOfferingChangeHeaders,
+            crate::wire::bullfinch::params::LicenseProductOfferingChangeHeaders,
         >,
         body: crate::api::extract::JsonBody<
             crate::wire::bullfinch::types::ProductOfferingChangeRequest,
@@ -854,10 +584,10 @@ pub trait SwitchboardApi {
     async fn license_product_offering_options_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
         path: dropshot::Path<
-            crate::wire::auk::params::LicenseProductOfferingOptionsPath,
+            crate::wire::bullfinch::params::LicenseProductOfferingOptionsPath,
         >,
         headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::LicenseProductOfferingOptionsHeaders,
+            crate::wire::bullfinch::params::LicenseProductOfferingOptionsHeaders,
         >,
     ) -> ::std::result::Result<
         crate::api::reply::Reply<
@@ -880,7 +610,7 @@ pub trait SwitchboardApi {
     path = "/api/v2/openapi.json",
     operation_id = "openapi_view",
     tags = ["Operations"],
-    versions = "2026.9.1"..}]
+    versions = ..}]
     async fn openapi_view(
         rqctx: dropshot::RequestContext<Self::Context>,
         headers: crate::api::extract::HeaderParams<
@@ -892,29 +622,6 @@ pub trait SwitchboardApi {
         >,
         crate::api::error::ApiError,
     >;
-    ///The current OpenAPI document
-    ///
-    ///The document of the current revision, bundled. Needs no credentials.
-    #[endpoint{method = GET,
-    path = "/api/v2/openapi.json",
-    operation_id = "openapi_view",
-    tags = ["Operations"],
-    versions = .."2026.9.1"}]
-    async fn openapi_view_auk(
-        rqctx: dropshot::RequestContext<Self::Context>,
-        headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::OpenapiViewHeaders,
-        >,
-    ) -> ::std::result::Result<
-        crate::api::reply::Reply<
-            dropshot::HttpResponseOk<crate::wire::bullfinch::types::OpenApiDocument>,
-        >,
-        crate::api::error::ApiError,
-    > {
-        Self::openapi_view(rqctx, headers.map(Into::into))
-            .await
-            .map(|r| r.map_body(Into::into))
-    }
     ///One revision's OpenAPI document
     ///
     ///The document of one revision, named `DATE.name.json` (for example 2026-08-21.auk.json). Needs no credentials.
@@ -922,7 +629,7 @@ pub trait SwitchboardApi {
     path = "/api/v2/openapi/{document}",
     operation_id = "openapi_revision_view",
     tags = ["Operations"],
-    versions = "2026.9.1"..}]
+    versions = ..}]
     async fn openapi_revision_view(
         rqctx: dropshot::RequestContext<Self::Context>,
         path: dropshot::Path<crate::wire::bullfinch::params::OpenapiRevisionViewPath>,
@@ -935,30 +642,6 @@ pub trait SwitchboardApi {
         >,
         crate::api::error::ApiError,
     >;
-    ///One revision's OpenAPI document
-    ///
-    ///The document of one revision, named `DATE.name.json` (for example 2026-08-21.auk.json). Needs no credentials.
-    #[endpoint{method = GET,
-    path = "/api/v2/openapi/{document}",
-    operation_id = "openapi_revision_view",
-    tags = ["Operations"],
-    versions = .."2026.9.1"}]
-    async fn openapi_revision_view_auk(
-        rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::wire::auk::params::OpenapiRevisionViewPath>,
-        headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::OpenapiRevisionViewHeaders,
-        >,
-    ) -> ::std::result::Result<
-        crate::api::reply::Reply<
-            dropshot::HttpResponseOk<crate::wire::bullfinch::types::OpenApiDocument>,
-        >,
-        crate::api::error::ApiError,
-    > {
-        Self::openapi_revision_view(rqctx, path.map(Into::into), headers.map(Into::into))
-            .await
-            .map(|r| r.map_body(Into::into))
-    }
     ///List orders
     ///
     ///Orders of the organisation, oldest first. Orders past their expiry read as EXPIRED.
@@ -992,10 +675,10 @@ pub trait SwitchboardApi {
     async fn order_list_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
         query: crate::api::extract::QueryParams<
-            crate::wire::auk::params::OrderListQuery,
+            crate::wire::bullfinch::params::OrderListQuery,
         >,
         headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::OrderListHeaders,
+            crate::wire::bullfinch::params::OrderListHeaders,
         >,
     ) -> ::std::result::Result<
         crate::api::reply::Reply<
@@ -1041,7 +724,7 @@ pub trait SwitchboardApi {
     async fn order_create_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
         headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::OrderCreateHeaders,
+            crate::wire::bullfinch::params::OrderCreateHeaders,
         >,
         body: crate::api::extract::JsonBody<
             crate::wire::bullfinch::types::CreateOrderRequest,
@@ -1087,9 +770,9 @@ pub trait SwitchboardApi {
     versions = .."2026.9.1"}]
     async fn order_view_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::wire::auk::params::OrderViewPath>,
+        path: dropshot::Path<crate::wire::bullfinch::params::OrderViewPath>,
         headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::OrderViewHeaders,
+            crate::wire::bullfinch::params::OrderViewHeaders,
         >,
     ) -> ::std::result::Result<
         crate::api::reply::Reply<
@@ -1135,9 +818,9 @@ pub trait SwitchboardApi {
     versions = .."2026.9.1"}]
     async fn order_update_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::wire::auk::params::OrderUpdatePath>,
+        path: dropshot::Path<crate::wire::bullfinch::params::OrderUpdatePath>,
         headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::OrderUpdateHeaders,
+            crate::wire::bullfinch::params::OrderUpdateHeaders,
         >,
         body: crate::api::extract::JsonBody<
             crate::wire::bullfinch::types::UpdateOrderRequest,
@@ -1188,9 +871,9 @@ pub trait SwitchboardApi {
     versions = .."2026.9.1"}]
     async fn order_approve_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::wire::auk::params::OrderApprovePath>,
+        path: dropshot::Path<crate::wire::bullfinch::params::OrderApprovePath>,
         headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::OrderApproveHeaders,
+            crate::wire::bullfinch::params::OrderApproveHeaders,
         >,
     ) -> ::std::result::Result<
         crate::api::reply::Reply<
@@ -1267,9 +950,9 @@ pub trait SwitchboardApi {
     versions = .."2026.9.1"}]
     async fn order_cancel_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::wire::auk::params::OrderCancelPath>,
+        path: dropshot::Path<crate::wire::bullfinch::params::OrderCancelPath>,
         headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::OrderCancelHeaders,
+            crate::wire::bullfinch::params::OrderCancelHeaders,
         >,
     ) -> ::std::result::Result<
         crate::api::reply::Reply<
@@ -1311,9 +994,9 @@ pub trait SwitchboardApi {
     versions = .."2026.9.1"}]
     async fn order_submit_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::wire::auk::params::OrderSubmitPath>,
+        path: dropshot::Path<crate::wire::bullfinch::params::OrderSubmitPath>,
         headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::OrderSubmitHeaders,
+            crate::wire::bullfinch::params::OrderSubmitHeaders,
         >,
     ) -> ::std::result::Result<
         crate::api::reply::Reply<
@@ -1358,10 +1041,10 @@ pub trait SwitchboardApi {
     async fn product_offering_list_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
         query: crate::api::extract::QueryParams<
-            crate::wire::auk::params::ProductOfferingListQuery,
+            crate::wire::bullfinch::params::ProductOfferingListQuery,
         >,
         headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::ProductOfferingListHeaders,
+            crate::wire::bullfinch::params::ProductOfferingListHeaders,
         >,
     ) -> ::std::result::Result<
         crate::api::reply::Reply<
@@ -1407,9 +1090,9 @@ pub trait SwitchboardApi {
     versions = .."2026.9.1"}]
     async fn product_offering_view_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::wire::auk::params::ProductOfferingViewPath>,
+        path: dropshot::Path<crate::wire::bullfinch::params::ProductOfferingViewPath>,
         headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::ProductOfferingViewHeaders,
+            crate::wire::bullfinch::params::ProductOfferingViewHeaders,
         >,
     ) -> ::std::result::Result<
         crate::api::reply::Reply<
@@ -1428,7 +1111,7 @@ pub trait SwitchboardApi {
     path = "/api/v2/subscribers/{subscriberId}",
     operation_id = "subscriber_view",
     tags = ["Subscribers"],
-    versions = "2026.9.1"..}]
+    versions = ..}]
     async fn subscriber_view(
         rqctx: dropshot::RequestContext<Self::Context>,
         path: dropshot::Path<crate::wire::bullfinch::params::SubscriberViewPath>,
@@ -1441,30 +1124,6 @@ pub trait SwitchboardApi {
         >,
         crate::api::error::ApiError,
     >;
-    ///Fetch a subscriber
-    ///
-    ///The person who uses a subscription. Find it from its subscription: `Subscription.subscriberId`. Seen by whoever sees the subscription.
-    #[endpoint{method = GET,
-    path = "/api/v2/subscribers/{subscriberId}",
-    operation_id = "subscriber_view",
-    tags = ["Subscribers"],
-    versions = .."2026.9.1"}]
-    async fn subscriber_view_auk(
-        rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::wire::auk::params::SubscriberViewPath>,
-        headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::SubscriberViewHeaders,
-        >,
-    ) -> ::std::result::Result<
-        crate::api::reply::Reply<
-            dropshot::HttpResponseOk<crate::wire::bullfinch::types::Subscriber>,
-        >,
-        crate::api::error::ApiError,
-    > {
-        Self::subscriber_view(rqctx, path.map(Into::into), headers.map(Into::into))
-            .await
-            .map(|r| r.map_body(Into::into))
-    }
     ///Set a subscriber
     ///
     ///Sets who uses the subscription: the body replaces every field (one left out is cleared). Setting what is already set changes nothing and records nothing. Needs the MANAGER role for the subscription's customer (or the API key alone); a CANCELLED subscription's subscriber is kept as it was (409 subscription_cancelled). Records the events (x-events): `subscription.subscriber_set`.
@@ -1472,7 +1131,7 @@ pub trait SwitchboardApi {
     path = "/api/v2/subscribers/{subscriberId}",
     operation_id = "subscriber_set",
     tags = ["Subscribers"],
-    versions = "2026.9.1"..}]
+    versions = ..}]
     async fn subscriber_set(
         rqctx: dropshot::RequestContext<Self::Context>,
         path: dropshot::Path<crate::wire::bullfinch::params::SubscriberSetPath>,
@@ -1489,39 +1148,6 @@ pub trait SwitchboardApi {
         >,
         crate::api::error::ApiError,
     >;
-    ///Set a subscriber
-    ///
-    ///Sets who uses the subscription: the body replaces every field (one left out is cleared). Setting what is already set changes nothing and records nothing. Needs the MANAGER role for the subscription's customer (or the API key alone); a CANCELLED subscription's subscriber is kept as it was (409 subscription_cancelled). Records the events (x-events): `subscription.subscriber_set`.
-    #[endpoint{method = PUT,
-    path = "/api/v2/subscribers/{subscriberId}",
-    operation_id = "subscriber_set",
-    tags = ["Subscribers"],
-    versions = .."2026.9.1"}]
-    async fn subscriber_set_auk(
-        rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::wire::auk::params::SubscriberSetPath>,
-        headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::SubscriberSetHeaders,
-        >,
-        body: crate::api::extract::JsonBody<
-            crate::wire::bullfinch::types::SetSubscriberRequest,
-            false,
-        >,
-    ) -> ::std::result::Result<
-        crate::api::reply::Reply<
-            dropshot::HttpResponseOk<crate::wire::bullfinch::types::Subscriber>,
-        >,
-        crate::api::error::ApiError,
-    > {
-        Self::subscriber_set(
-                rqctx,
-                path.map(Into::into),
-                headers.map(Into::into),
-                body.map(Into::into),
-            )
-            .await
-            .map(|r| r.map_body(Into::into))
-    }
     ///List subscriptions
     ///
     ///Subscriptions of the organisation, oldest first. A user sees only the subscriptions of their own customers.
@@ -1555,10 +1181,10 @@ pub trait SwitchboardApi {
     async fn subscription_list_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
         query: crate::api::extract::QueryParams<
-            crate::wire::auk::params::SubscriptionListQuery,
+            crate::wire::bullfinch::params::SubscriptionListQuery,
         >,
         headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::SubscriptionListHeaders,
+            crate::wire::bullfinch::params::SubscriptionListHeaders,
         >,
     ) -> ::std::result::Result<
         crate::api::reply::Reply<
@@ -1604,7 +1230,7 @@ pub trait SwitchboardApi {
     async fn subscription_create_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
         headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::SubscriptionCreateHeaders,
+            crate::wire::bullfinch::params::SubscriptionCreateHeaders,
         >,
         body: crate::api::extract::JsonBody<
             crate::wire::bullfinch::types::CreateSubscriptionRequest,
@@ -1647,10 +1273,10 @@ pub trait SwitchboardApi {
     fn subscription_usage_list_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
         query: crate::api::extract::QueryParams<
-            crate::wire::auk::params::SubscriptionUsageListQuery,
+            crate::wire::bullfinch::params::SubscriptionUsageListQuery,
         >,
         headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::SubscriptionUsageListHeaders,
+            crate::wire::bullfinch::params::SubscriptionUsageListHeaders,
         >,
     ) -> impl ::std::future::Future<
         Output = ::std::result::Result<
@@ -1692,9 +1318,9 @@ pub trait SwitchboardApi {
     ///One subscription, by id or `rid_` reference.
     fn subscription_view_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::wire::auk::params::SubscriptionViewPath>,
+        path: dropshot::Path<crate::wire::bullfinch::params::SubscriptionViewPath>,
         headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::SubscriptionViewHeaders,
+            crate::wire::bullfinch::params::SubscriptionViewHeaders,
         >,
     ) -> impl ::std::future::Future<
         Output = ::std::result::Result<
@@ -1744,9 +1370,9 @@ pub trait SwitchboardApi {
     versions = .."2026.9.1"}]
     async fn subscription_activate_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::wire::auk::params::SubscriptionActivatePath>,
+        path: dropshot::Path<crate::wire::bullfinch::params::SubscriptionActivatePath>,
         headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::SubscriptionActivateHeaders,
+            crate::wire::bullfinch::params::SubscriptionActivateHeaders,
         >,
         body: crate::api::extract::JsonBody<
             crate::wire::bullfinch::types::ActivateSubscriptionRequest,
@@ -1801,9 +1427,11 @@ pub trait SwitchboardApi {
     versions = .."2026.9.1"}]
     async fn subscription_addon_options_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::wire::auk::params::SubscriptionAddonOptionsPath>,
+        path: dropshot::Path<
+            crate::wire::bullfinch::params::SubscriptionAddonOptionsPath,
+        >,
         headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::SubscriptionAddonOptionsHeaders,
+            crate::wire::bullfinch::params::SubscriptionAddonOptionsHeaders,
         >,
     ) -> ::std::result::Result<
         crate::api::reply::Reply<
@@ -1853,9 +1481,9 @@ pub trait SwitchboardApi {
     versions = .."2026.9.1"}]
     async fn subscription_addon_list_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::wire::auk::params::SubscriptionAddonListPath>,
+        path: dropshot::Path<crate::wire::bullfinch::params::SubscriptionAddonListPath>,
         headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::SubscriptionAddonListHeaders,
+            crate::wire::bullfinch::params::SubscriptionAddonListHeaders,
         >,
     ) -> ::std::result::Result<
         crate::api::reply::Reply<
@@ -1909,9 +1537,11 @@ pub trait SwitchboardApi {
     versions = .."2026.9.1"}]
     async fn subscription_addon_create_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::wire::auk::params::SubscriptionAddonCreatePath>,
+        path: dropshot::Path<
+            crate::wire::bullfinch::params::SubscriptionAddonCreatePath,
+        >,
         headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::SubscriptionAddonCreateHeaders,
+            crate::wire::bullfinch::params::SubscriptionAddonCreateHeaders,
         >,
         body: crate::api::extract::JsonBody<
             crate::wire::bullfinch::types::CreateSubscriptionAddonsRequest,
@@ -1970,9 +1600,11 @@ pub trait SwitchboardApi {
     versions = .."2026.9.1"}]
     async fn subscription_addon_cancel_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::wire::auk::params::SubscriptionAddonCancelPath>,
+        path: dropshot::Path<
+            crate::wire::bullfinch::params::SubscriptionAddonCancelPath,
+        >,
         headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::SubscriptionAddonCancelHeaders,
+            crate::wire::bullfinch::params::SubscriptionAddonCancelHeaders,
         >,
         body: crate::api::extract::JsonBody<
             crate::wire::bullfinch::types::CancelSubscriptionAddonsRequest,
@@ -2030,10 +1662,10 @@ pub trait SwitchboardApi {
     async fn subscription_addon_product_offering_change_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
         path: dropshot::Path<
-            crate::wire::auk::params::SubscriptionAddonProductOfferingChangePath,
+            crate::wire::bullfinch::params::SubscriptionAddonProductOfferingChangePath,
         >,
         headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::SubscriptionAddonProductOfferingChangeHeaders,
+            crate::wire::bullfinch::params::SubscriptionAddonProductOfferingChangeHeaders,
         >,
         body: crate::api::extract::JsonBody<
             crate::wire::bullfinch::types::AddonOfferingChangeRequest,
@@ -2092,13 +1724,13 @@ pub trait SwitchboardApi {
     async fn subscription_addon_product_offering_options_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
         path: dropshot::Path<
-            crate::wire::auk::params::SubscriptionAddonProductOfferingOptionsPath,
+            crate::wire::bullfinch::params::SubscriptionAddonProductOfferingOptionsPath,
         >,
         query: crate::api::extract::QueryParams<
-            crate::wire::auk::params::SubscriptionAddonProductOfferingOptionsQuery,
+            crate::wire::bullfinch::params::SubscriptionAddonProductOfferingOptionsQuery,
         >,
         headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::SubscriptionAddonProductOfferingOptionsHeaders,
+            crate::wire::bullfinch::params::SubscriptionAddonProductOfferingOptionsHeaders,
         >,
     ) -> ::std::result::Result<
         crate::api::reply::Reply<
@@ -2149,9 +1781,9 @@ pub trait SwitchboardApi {
     versions = .."2026.9.1"}]
     async fn subscription_block_sim_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::wire::auk::params::SubscriptionBlockSimPath>,
+        path: dropshot::Path<crate::wire::bullfinch::params::SubscriptionBlockSimPath>,
         headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::SubscriptionBlockSimHeaders,
+            crate::wire::bullfinch::params::SubscriptionBlockSimHeaders,
         >,
         body: crate::api::extract::JsonBody<
             crate::wire::bullfinch::types::SubscriptionStatusChangeRequest,
@@ -2206,9 +1838,9 @@ pub trait SwitchboardApi {
     versions = .."2026.9.1"}]
     async fn subscription_cancel_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::wire::auk::params::SubscriptionCancelPath>,
+        path: dropshot::Path<crate::wire::bullfinch::params::SubscriptionCancelPath>,
         headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::SubscriptionCancelHeaders,
+            crate::wire::bullfinch::params::SubscriptionCancelHeaders,
         >,
         body: crate::api::extract::JsonBody<
             crate::wire::bullfinch::types::CancelSubscriptionRequest,
@@ -2263,9 +1895,9 @@ pub trait SwitchboardApi {
     versions = .."2026.9.1"}]
     async fn subscription_change_sim_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::wire::auk::params::SubscriptionChangeSimPath>,
+        path: dropshot::Path<crate::wire::bullfinch::params::SubscriptionChangeSimPath>,
         headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::SubscriptionChangeSimHeaders,
+            crate::wire::bullfinch::params::SubscriptionChangeSimHeaders,
         >,
         body: crate::api::extract::JsonBody<
             crate::wire::bullfinch::types::ChangeSimRequest,
@@ -2293,7 +1925,7 @@ pub trait SwitchboardApi {
     path = "/api/v2/subscriptions/{subscriptionId}/esim-activation-code",
     operation_id = "subscription_esim_activation_code_view",
     tags = ["Subscriptions"],
-    versions = "2026.9.1"..}]
+    versions = ..}]
     async fn subscription_esim_activation_code_view(
         rqctx: dropshot::RequestContext<Self::Context>,
         path: dropshot::Path<
@@ -2308,36 +1940,6 @@ pub trait SwitchboardApi {
         >,
         crate::api::error::ApiError,
     >;
-    ///Fetch a subscription's eSIM activation code
-    ///
-    ///The activation code (LPA string) of the subscription's current eSIM profile: what lets a device take the line, so it is a secret. It is shown in the answer of the move that issues a profile (activate, change-sim) to the API key alone or an ADMIN of the customer, and otherwise only here, never in a Subscription read or an event. Every fetch is recorded as `subscription.esim_activation_code_viewed` (who fetched it, not the code), so the event log is its audit trail. Needs the ADMIN role for the customer (a support user may not) or the API key alone (403 insufficient_role). A subscription without an eSIM profile (a PSIM, or an eSIM not activated yet) is 409 no_esim_profile. Records the events (x-events): `subscription.esim_activation_code_viewed`.
-    #[endpoint{method = GET,
-    path = "/api/v2/subscriptions/{subscriptionId}/esim-activation-code",
-    operation_id = "subscription_esim_activation_code_view",
-    tags = ["Subscriptions"],
-    versions = .."2026.9.1"}]
-    async fn subscription_esim_activation_code_view_auk(
-        rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<
-            crate::wire::auk::params::SubscriptionEsimActivationCodeViewPath,
-        >,
-        headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::SubscriptionEsimActivationCodeViewHeaders,
-        >,
-    ) -> ::std::result::Result<
-        crate::api::reply::Reply<
-            dropshot::HttpResponseOk<crate::wire::bullfinch::types::EsimActivationCode>,
-        >,
-        crate::api::error::ApiError,
-    > {
-        Self::subscription_esim_activation_code_view(
-                rqctx,
-                path.map(Into::into),
-                headers.map(Into::into),
-            )
-            .await
-            .map(|r| r.map_body(Into::into))
-    }
     ///Pause a subscription
     ///
     ///ACTIVATED -> PAUSED at the customer's request: service off, billing stops (a PAUSED subscription does not renew). Needs the MANAGER role for the customer (or the API key alone). Records the events (x-events): `subscription.paused`, `license.updated`.
@@ -2372,9 +1974,9 @@ pub trait SwitchboardApi {
     versions = .."2026.9.1"}]
     async fn subscription_pause_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::wire::auk::params::SubscriptionPausePath>,
+        path: dropshot::Path<crate::wire::bullfinch::params::SubscriptionPausePath>,
         headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::SubscriptionPauseHeaders,
+            crate::wire::bullfinch::params::SubscriptionPauseHeaders,
         >,
         body: crate::api::extract::JsonBody<
             crate::wire::bullfinch::types::SubscriptionStatusChangeRequest,
@@ -2432,10 +2034,10 @@ pub trait SwitchboardApi {
     async fn subscription_product_offering_change_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
         path: dropshot::Path<
-            crate::wire::auk::params::SubscriptionProductOfferingChangePath,
+            crate::wire::bullfinch::params::SubscriptionProductOfferingChangePath,
         >,
         headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::SubscriptionProductOfferingChangeHeaders,
+            crate::wire::bullfinch::params::SubscriptionProductOfferingChangeHeaders,
         >,
         body: crate::api::extract::JsonBody<
             crate::wire::bullfinch::types::ProductOfferingChangeRequest,
@@ -2491,10 +2093,10 @@ pub trait SwitchboardApi {
     async fn subscription_product_offering_options_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
         path: dropshot::Path<
-            crate::wire::auk::params::SubscriptionProductOfferingOptionsPath,
+            crate::wire::bullfinch::params::SubscriptionProductOfferingOptionsPath,
         >,
         headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::SubscriptionProductOfferingOptionsHeaders,
+            crate::wire::bullfinch::params::SubscriptionProductOfferingOptionsHeaders,
         >,
     ) -> ::std::result::Result<
         crate::api::reply::Reply<
@@ -2544,9 +2146,9 @@ pub trait SwitchboardApi {
     versions = .."2026.9.1"}]
     async fn subscription_restore_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::wire::auk::params::SubscriptionRestorePath>,
+        path: dropshot::Path<crate::wire::bullfinch::params::SubscriptionRestorePath>,
         headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::SubscriptionRestoreHeaders,
+            crate::wire::bullfinch::params::SubscriptionRestoreHeaders,
         >,
         body: crate::api::extract::JsonBody<
             crate::wire::bullfinch::types::SubscriptionStatusChangeRequest,
@@ -2601,9 +2203,9 @@ pub trait SwitchboardApi {
     versions = .."2026.9.1"}]
     async fn subscription_suspend_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::wire::auk::params::SubscriptionSuspendPath>,
+        path: dropshot::Path<crate::wire::bullfinch::params::SubscriptionSuspendPath>,
         headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::SubscriptionSuspendHeaders,
+            crate::wire::bullfinch::params::SubscriptionSuspendHeaders,
         >,
         body: crate::api::extract::JsonBody<
             crate::wire::bullfinch::types::SubscriptionStatusChangeRequest,
@@ -2657,12 +2259,12 @@ pub trait SwitchboardApi {
     versions = .."2026.9.1"}]
     async fn subscription_usage_view_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::wire::auk::params::SubscriptionUsageViewPath>,
+        path: dropshot::Path<crate::wire::bullfinch::params::SubscriptionUsageViewPath>,
         query: crate::api::extract::QueryParams<
-            crate::wire::auk::params::SubscriptionUsageViewQuery,
+            crate::wire::bullfinch::params::SubscriptionUsageViewQuery,
         >,
         headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::SubscriptionUsageViewHeaders,
+            crate::wire::bullfinch::params::SubscriptionUsageViewHeaders,
         >,
     ) -> ::std::result::Result<
         crate::api::reply::Reply<
@@ -2716,10 +2318,10 @@ pub trait SwitchboardApi {
     async fn subscription_withdraw_cancellation_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
         path: dropshot::Path<
-            crate::wire::auk::params::SubscriptionWithdrawCancellationPath,
+            crate::wire::bullfinch::params::SubscriptionWithdrawCancellationPath,
         >,
         headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::SubscriptionWithdrawCancellationHeaders,
+            crate::wire::bullfinch::params::SubscriptionWithdrawCancellationHeaders,
         >,
         body: crate::api::extract::JsonBody<
             crate::wire::bullfinch::types::SubscriptionStatusChangeRequest,
@@ -2747,7 +2349,7 @@ pub trait SwitchboardApi {
     path = "/api/v2/users",
     operation_id = "user_list",
     tags = ["Users"],
-    versions = "2026.9.1"..}]
+    versions = ..}]
     async fn user_list(
         rqctx: dropshot::RequestContext<Self::Context>,
         query: crate::api::extract::QueryParams<
@@ -2762,30 +2364,6 @@ pub trait SwitchboardApi {
         >,
         crate::api::error::ApiError,
     >;
-    ///List users
-    ///
-    ///Users of the organisation, oldest first. `filter` matches name or email (case-insensitive substring); `customerId` keeps users acting for any of the given customers. An unknown customerId answers 404.
-    #[endpoint{method = GET,
-    path = "/api/v2/users",
-    operation_id = "user_list",
-    tags = ["Users"],
-    versions = .."2026.9.1"}]
-    async fn user_list_auk(
-        rqctx: dropshot::RequestContext<Self::Context>,
-        query: crate::api::extract::QueryParams<crate::wire::auk::params::UserListQuery>,
-        headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::UserListHeaders,
-        >,
-    ) -> ::std::result::Result<
-        crate::api::reply::Reply<
-            dropshot::HttpResponseOk<crate::wire::bullfinch::types::UserList>,
-        >,
-        crate::api::error::ApiError,
-    > {
-        Self::user_list(rqctx, query.map(Into::into), headers.map(Into::into))
-            .await
-            .map(|r| r.map_body(Into::into))
-    }
     ///Create a user
     ///
     ///Creates a user acting for one customer with the given role (default MEMBER). Email and referenceId are unique per organisation.
@@ -2793,7 +2371,7 @@ pub trait SwitchboardApi {
     path = "/api/v2/users",
     operation_id = "user_create",
     tags = ["Users"],
-    versions = "2026.9.1"..}]
+    versions = ..}]
     async fn user_create(
         rqctx: dropshot::RequestContext<Self::Context>,
         headers: crate::api::extract::HeaderParams<
@@ -2809,33 +2387,6 @@ pub trait SwitchboardApi {
         >,
         crate::api::error::ApiError,
     >;
-    ///Create a user
-    ///
-    ///Creates a user acting for one customer with the given role (default MEMBER). Email and referenceId are unique per organisation.
-    #[endpoint{method = POST,
-    path = "/api/v2/users",
-    operation_id = "user_create",
-    tags = ["Users"],
-    versions = .."2026.9.1"}]
-    async fn user_create_auk(
-        rqctx: dropshot::RequestContext<Self::Context>,
-        headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::UserCreateHeaders,
-        >,
-        body: crate::api::extract::JsonBody<
-            crate::wire::bullfinch::types::CreateUserRequest,
-            false,
-        >,
-    ) -> ::std::result::Result<
-        crate::api::reply::Reply<
-            dropshot::HttpResponseCreated<crate::wire::bullfinch::types::User>,
-        >,
-        crate::api::error::ApiError,
-    > {
-        Self::user_create(rqctx, headers.map(Into::into), body.map(Into::into))
-            .await
-            .map(|r| r.map_body(Into::into))
-    }
     ///Fetch a user
     ///
     ///One user, by id or `rid_` reference.
@@ -2843,7 +2394,7 @@ pub trait SwitchboardApi {
     path = "/api/v2/users/{userId}",
     operation_id = "user_view",
     tags = ["Users"],
-    versions = "2026.9.1"..}]
+    versions = ..}]
     async fn user_view(
         rqctx: dropshot::RequestContext<Self::Context>,
         path: dropshot::Path<crate::wire::bullfinch::params::UserViewPath>,
@@ -2856,30 +2407,6 @@ pub trait SwitchboardApi {
         >,
         crate::api::error::ApiError,
     >;
-    ///Fetch a user
-    ///
-    ///One user, by id or `rid_` reference.
-    #[endpoint{method = GET,
-    path = "/api/v2/users/{userId}",
-    operation_id = "user_view",
-    tags = ["Users"],
-    versions = .."2026.9.1"}]
-    async fn user_view_auk(
-        rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::wire::auk::params::UserViewPath>,
-        headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::UserViewHeaders,
-        >,
-    ) -> ::std::result::Result<
-        crate::api::reply::Reply<
-            dropshot::HttpResponseOk<crate::wire::bullfinch::types::User>,
-        >,
-        crate::api::error::ApiError,
-    > {
-        Self::user_view(rqctx, path.map(Into::into), headers.map(Into::into))
-            .await
-            .map(|r| r.map_body(Into::into))
-    }
     ///Update a user
     ///
     ///Changes name, email, msisdn or metadata; fields left out keep their value. A user changes their own profile; anyone else needs ADMIN at every customer the user acts for. A support user is changed with the organisation's API key alone: with a bearer token it answers 403 insufficient_role. A new email does not take effect at once: it is shown as pendingEmail, a mail asks the new address to confirm it by signing in and another tells the old one; the sign-in with the new address makes it the user's email and ends the sessions begun before (their access tokens answer 401 invalid_bearer_token). The same address again (in any case) withdraws a change waiting. An address another user signs in with, or waits to confirm, is 409 email_taken.
@@ -2887,7 +2414,7 @@ pub trait SwitchboardApi {
     path = "/api/v2/users/{userId}",
     operation_id = "user_update",
     tags = ["Users"],
-    versions = "2026.9.1"..}]
+    versions = ..}]
     async fn user_update(
         rqctx: dropshot::RequestContext<Self::Context>,
         path: dropshot::Path<crate::wire::bullfinch::params::UserUpdatePath>,
@@ -2904,39 +2431,6 @@ pub trait SwitchboardApi {
         >,
         crate::api::error::ApiError,
     >;
-    ///Update a user
-    ///
-    ///Changes name, email, msisdn or metadata; fields left out keep their value. A user changes their own profile; anyone else needs ADMIN at every customer the user acts for. A support user is changed with the organisation's API key alone: with a bearer token it answers 403 insufficient_role. A new email does not take effect at once: it is shown as pendingEmail, a mail asks the new address to confirm it by signing in and another tells the old one; the sign-in with the new address makes it the user's email and ends the sessions begun before (their access tokens answer 401 invalid_bearer_token). The same address again (in any case) withdraws a change waiting. An address another user signs in with, or waits to confirm, is 409 email_taken.
-    #[endpoint{method = PUT,
-    path = "/api/v2/users/{userId}",
-    operation_id = "user_update",
-    tags = ["Users"],
-    versions = .."2026.9.1"}]
-    async fn user_update_auk(
-        rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::wire::auk::params::UserUpdatePath>,
-        headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::UserUpdateHeaders,
-        >,
-        body: crate::api::extract::JsonBody<
-            crate::wire::bullfinch::types::UpdateUserRequest,
-            false,
-        >,
-    ) -> ::std::result::Result<
-        crate::api::reply::Reply<
-            dropshot::HttpResponseOk<crate::wire::bullfinch::types::User>,
-        >,
-        crate::api::error::ApiError,
-    > {
-        Self::user_update(
-                rqctx,
-                path.map(Into::into),
-                headers.map(Into::into),
-                body.map(Into::into),
-            )
-            .await
-            .map(|r| r.map_body(Into::into))
-    }
     ///List webhook endpoints
     ///
     ///The organisation's webhook endpoints, oldest first. The organisation's API key alone: with a bearer token it answers 403 insufficient_role.
@@ -2944,7 +2438,7 @@ pub trait SwitchboardApi {
     path = "/api/v2/webhook-endpoints",
     operation_id = "webhook_endpoint_list",
     tags = ["Webhooks"],
-    versions = "2026.9.1"..}]
+    versions = ..}]
     async fn webhook_endpoint_list(
         rqctx: dropshot::RequestContext<Self::Context>,
         query: crate::api::extract::QueryParams<
@@ -2959,36 +2453,6 @@ pub trait SwitchboardApi {
         >,
         crate::api::error::ApiError,
     >;
-    ///List webhook endpoints
-    ///
-    ///The organisation's webhook endpoints, oldest first. The organisation's API key alone: with a bearer token it answers 403 insufficient_role.
-    #[endpoint{method = GET,
-    path = "/api/v2/webhook-endpoints",
-    operation_id = "webhook_endpoint_list",
-    tags = ["Webhooks"],
-    versions = .."2026.9.1"}]
-    async fn webhook_endpoint_list_auk(
-        rqctx: dropshot::RequestContext<Self::Context>,
-        query: crate::api::extract::QueryParams<
-            crate::wire::auk::params::WebhookEndpointListQuery,
-        >,
-        headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::WebhookEndpointListHeaders,
-        >,
-    ) -> ::std::result::Result<
-        crate::api::reply::Reply<
-            dropshot::HttpResponseOk<crate::wire::bullfinch::types::WebhookEndpointList>,
-        >,
-        crate::api::error::ApiError,
-    > {
-        Self::webhook_endpoint_list(
-                rqctx,
-                query.map(Into::into),
-                headers.map(Into::into),
-            )
-            .await
-            .map(|r| r.map_body(Into::into))
-    }
     ///Create a webhook endpoint
     ///
     ///Registers a URL for the organisation's events. The answer carries the signing secret, shown this once. At most 16 endpoints per organisation: one more answers 409 webhook_endpoint_limit_reached. The organisation's API key alone: with a bearer token it answers 403 insufficient_role.
@@ -2996,7 +2460,7 @@ pub trait SwitchboardApi {
     path = "/api/v2/webhook-endpoints",
     operation_id = "webhook_endpoint_create",
     tags = ["Webhooks"],
-    versions = "2026.9.1"..}]
+    versions = ..}]
     async fn webhook_endpoint_create(
         rqctx: dropshot::RequestContext<Self::Context>,
         headers: crate::api::extract::HeaderParams<
@@ -3012,37 +2476,6 @@ pub trait SwitchboardApi {
         >,
         crate::api::error::ApiError,
     >;
-    ///Create a webhook endpoint
-    ///
-    ///Registers a URL for the organisation's events. The answer carries the signing secret, shown this once. At most 16 endpoints per organisation: one more answers 409 webhook_endpoint_limit_reached. The organisation's API key alone: with a bearer token it answers 403 insufficient_role.
-    #[endpoint{method = POST,
-    path = "/api/v2/webhook-endpoints",
-    operation_id = "webhook_endpoint_create",
-    tags = ["Webhooks"],
-    versions = .."2026.9.1"}]
-    async fn webhook_endpoint_create_auk(
-        rqctx: dropshot::RequestContext<Self::Context>,
-        headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::WebhookEndpointCreateHeaders,
-        >,
-        body: crate::api::extract::JsonBody<
-            crate::wire::bullfinch::types::CreateWebhookEndpointRequest,
-            false,
-        >,
-    ) -> ::std::result::Result<
-        crate::api::reply::Reply<
-            dropshot::HttpResponseCreated<crate::wire::bullfinch::types::WebhookEndpoint>,
-        >,
-        crate::api::error::ApiError,
-    > {
-        Self::webhook_endpoint_create(
-                rqctx,
-                headers.map(Into::into),
-                body.map(Into::into),
-            )
-            .await
-            .map(|r| r.map_body(Into::into))
-    }
     ///Delete a webhook endpoint
     ///
     ///Removes an endpoint; nothing more is sent to it. The organisation's API key alone: with a bearer token it answers 403 insufficient_role.
@@ -3050,7 +2483,7 @@ pub trait SwitchboardApi {
     path = "/api/v2/webhook-endpoints/{webhookEndpointId}",
     operation_id = "webhook_endpoint_delete",
     tags = ["Webhooks"],
-    versions = "2026.9.1"..}]
+    versions = ..}]
     async fn webhook_endpoint_delete(
         rqctx: dropshot::RequestContext<Self::Context>,
         path: dropshot::Path<crate::wire::bullfinch::params::WebhookEndpointDeletePath>,
@@ -3061,32 +2494,6 @@ pub trait SwitchboardApi {
         crate::api::reply::Reply<dropshot::HttpResponseDeleted>,
         crate::api::error::ApiError,
     >;
-    ///Delete a webhook endpoint
-    ///
-    ///Removes an endpoint; nothing more is sent to it. The organisation's API key alone: with a bearer token it answers 403 insufficient_role.
-    #[endpoint{method = DELETE,
-    path = "/api/v2/webhook-endpoints/{webhookEndpointId}",
-    operation_id = "webhook_endpoint_delete",
-    tags = ["Webhooks"],
-    versions = .."2026.9.1"}]
-    async fn webhook_endpoint_delete_auk(
-        rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::wire::auk::params::WebhookEndpointDeletePath>,
-        headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::WebhookEndpointDeleteHeaders,
-        >,
-    ) -> ::std::result::Result<
-        crate::api::reply::Reply<dropshot::HttpResponseDeleted>,
-        crate::api::error::ApiError,
-    > {
-        Self::webhook_endpoint_delete(
-                rqctx,
-                path.map(Into::into),
-                headers.map(Into::into),
-            )
-            .await
-            .map(|r| r.map_body(Into::into))
-    }
     ///View a webhook endpoint
     ///
     ///One webhook endpoint (without its secret). The organisation's API key alone: with a bearer token it answers 403 insufficient_role.
@@ -3094,7 +2501,7 @@ pub trait SwitchboardApi {
     path = "/api/v2/webhook-endpoints/{webhookEndpointId}",
     operation_id = "webhook_endpoint_view",
     tags = ["Webhooks"],
-    versions = "2026.9.1"..}]
+    versions = ..}]
     async fn webhook_endpoint_view(
         rqctx: dropshot::RequestContext<Self::Context>,
         path: dropshot::Path<crate::wire::bullfinch::params::WebhookEndpointViewPath>,
@@ -3107,30 +2514,6 @@ pub trait SwitchboardApi {
         >,
         crate::api::error::ApiError,
     >;
-    ///View a webhook endpoint
-    ///
-    ///One webhook endpoint (without its secret). The organisation's API key alone: with a bearer token it answers 403 insufficient_role.
-    #[endpoint{method = GET,
-    path = "/api/v2/webhook-endpoints/{webhookEndpointId}",
-    operation_id = "webhook_endpoint_view",
-    tags = ["Webhooks"],
-    versions = .."2026.9.1"}]
-    async fn webhook_endpoint_view_auk(
-        rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::wire::auk::params::WebhookEndpointViewPath>,
-        headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::WebhookEndpointViewHeaders,
-        >,
-    ) -> ::std::result::Result<
-        crate::api::reply::Reply<
-            dropshot::HttpResponseOk<crate::wire::bullfinch::types::WebhookEndpoint>,
-        >,
-        crate::api::error::ApiError,
-    > {
-        Self::webhook_endpoint_view(rqctx, path.map(Into::into), headers.map(Into::into))
-            .await
-            .map(|r| r.map_body(Into::into))
-    }
     ///Update a webhook endpoint
     ///
     ///Changes an endpoint's URL, event types, description or status; fields left out keep their value. The organisation's API key alone: with a bearer token it answers 403 insufficient_role.
@@ -3138,7 +2521,7 @@ pub trait SwitchboardApi {
     path = "/api/v2/webhook-endpoints/{webhookEndpointId}",
     operation_id = "webhook_endpoint_update",
     tags = ["Webhooks"],
-    versions = "2026.9.1"..}]
+    versions = ..}]
     async fn webhook_endpoint_update(
         rqctx: dropshot::RequestContext<Self::Context>,
         path: dropshot::Path<crate::wire::bullfinch::params::WebhookEndpointUpdatePath>,
@@ -3155,39 +2538,6 @@ pub trait SwitchboardApi {
         >,
         crate::api::error::ApiError,
     >;
-    ///Update a webhook endpoint
-    ///
-    ///Changes an endpoint's URL, event types, description or status; fields left out keep their value. The organisation's API key alone: with a bearer token it answers 403 insufficient_role.
-    #[endpoint{method = PUT,
-    path = "/api/v2/webhook-endpoints/{webhookEndpointId}",
-    operation_id = "webhook_endpoint_update",
-    tags = ["Webhooks"],
-    versions = .."2026.9.1"}]
-    async fn webhook_endpoint_update_auk(
-        rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::wire::auk::params::WebhookEndpointUpdatePath>,
-        headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::WebhookEndpointUpdateHeaders,
-        >,
-        body: crate::api::extract::JsonBody<
-            crate::wire::bullfinch::types::UpdateWebhookEndpointRequest,
-            false,
-        >,
-    ) -> ::std::result::Result<
-        crate::api::reply::Reply<
-            dropshot::HttpResponseOk<crate::wire::bullfinch::types::WebhookEndpoint>,
-        >,
-        crate::api::error::ApiError,
-    > {
-        Self::webhook_endpoint_update(
-                rqctx,
-                path.map(Into::into),
-                headers.map(Into::into),
-                body.map(Into::into),
-            )
-            .await
-            .map(|r| r.map_body(Into::into))
-    }
     ///List an endpoint's deliveries
     ///
     ///Each event sent (or being sent) to the endpoint, oldest first, with every attempt: when, the receiver's status, its latency and the first 1 KiB of its answer. The organisation's API key alone: with a bearer token it answers 403 insufficient_role.
@@ -3195,7 +2545,7 @@ pub trait SwitchboardApi {
     path = "/api/v2/webhook-endpoints/{webhookEndpointId}/deliveries",
     operation_id = "webhook_delivery_list",
     tags = ["Webhooks"],
-    versions = "2026.9.1"..}]
+    versions = ..}]
     async fn webhook_delivery_list(
         rqctx: dropshot::RequestContext<Self::Context>,
         path: dropshot::Path<crate::wire::bullfinch::params::WebhookDeliveryListPath>,
@@ -3211,38 +2561,6 @@ pub trait SwitchboardApi {
         >,
         crate::api::error::ApiError,
     >;
-    ///List an endpoint's deliveries
-    ///
-    ///Each event sent (or being sent) to the endpoint, oldest first, with every attempt: when, the receiver's status, its latency and the first 1 KiB of its answer. The organisation's API key alone: with a bearer token it answers 403 insufficient_role.
-    #[endpoint{method = GET,
-    path = "/api/v2/webhook-endpoints/{webhookEndpointId}/deliveries",
-    operation_id = "webhook_delivery_list",
-    tags = ["Webhooks"],
-    versions = .."2026.9.1"}]
-    async fn webhook_delivery_list_auk(
-        rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::wire::auk::params::WebhookDeliveryListPath>,
-        query: crate::api::extract::QueryParams<
-            crate::wire::auk::params::WebhookDeliveryListQuery,
-        >,
-        headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::WebhookDeliveryListHeaders,
-        >,
-    ) -> ::std::result::Result<
-        crate::api::reply::Reply<
-            dropshot::HttpResponseOk<crate::wire::bullfinch::types::WebhookDeliveryList>,
-        >,
-        crate::api::error::ApiError,
-    > {
-        Self::webhook_delivery_list(
-                rqctx,
-                path.map(Into::into),
-                query.map(Into::into),
-                headers.map(Into::into),
-            )
-            .await
-            .map(|r| r.map_body(Into::into))
-    }
     ///Resend what an endpoint missed
     ///
     ///Queues to the endpoint every event of the window [since, until) of the types it selects that it has not acknowledged (never sent, failed, or still pending), each as a new round of the retry schedule due now. One replay takes at most 31 days of the window and at most 10,000 events: past either it cuts the window (31 days after since, or before the first event it did not queue) and answers that cut as `until` (replay again from there). A disabled endpoint answers 409 webhook_endpoint_disabled: enable it first. The organisation's API key alone: with a bearer token it answers 403 insufficient_role.
@@ -3250,7 +2568,7 @@ pub trait SwitchboardApi {
     path = "/api/v2/webhook-endpoints/{webhookEndpointId}/replay",
     operation_id = "webhook_endpoint_replay",
     tags = ["Webhooks"],
-    versions = "2026.9.1"..}]
+    versions = ..}]
     async fn webhook_endpoint_replay(
         rqctx: dropshot::RequestContext<Self::Context>,
         path: dropshot::Path<crate::wire::bullfinch::params::WebhookEndpointReplayPath>,
@@ -3267,39 +2585,6 @@ pub trait SwitchboardApi {
         >,
         crate::api::error::ApiError,
     >;
-    ///Resend what an endpoint missed
-    ///
-    ///Queues to the endpoint every event of the window [since, until) of the types it selects that it has not acknowledged (never sent, failed, or still pending), each as a new round of the retry schedule due now. One replay takes at most 31 days of the window and at most 10,000 events: past either it cuts the window (31 days after since, or before the first event it did not queue) and answers that cut as `until` (replay again from there). A disabled endpoint answers 409 webhook_endpoint_disabled: enable it first. The organisation's API key alone: with a bearer token it answers 403 insufficient_role.
-    #[endpoint{method = POST,
-    path = "/api/v2/webhook-endpoints/{webhookEndpointId}/replay",
-    operation_id = "webhook_endpoint_replay",
-    tags = ["Webhooks"],
-    versions = .."2026.9.1"}]
-    async fn webhook_endpoint_replay_auk(
-        rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::wire::auk::params::WebhookEndpointReplayPath>,
-        headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::WebhookEndpointReplayHeaders,
-        >,
-        body: crate::api::extract::JsonBody<
-            crate::wire::bullfinch::types::ReplayWebhookEndpointRequest,
-            false,
-        >,
-    ) -> ::std::result::Result<
-        crate::api::reply::Reply<
-            dropshot::HttpResponseAccepted<crate::wire::bullfinch::types::WebhookReplay>,
-        >,
-        crate::api::error::ApiError,
-    > {
-        Self::webhook_endpoint_replay(
-                rqctx,
-                path.map(Into::into),
-                headers.map(Into::into),
-                body.map(Into::into),
-            )
-            .await
-            .map(|r| r.map_body(Into::into))
-    }
     ///Rotate a webhook endpoint's secret
     ///
     ///Gives the endpoint a new signing secret, shown in this answer only. For 24 hours the secret before it keeps signing too: each delivery then carries two signatures, so a receiver can switch without missing an event. The organisation's API key alone: with a bearer token it answers 403 insufficient_role.
@@ -3307,7 +2592,7 @@ pub trait SwitchboardApi {
     path = "/api/v2/webhook-endpoints/{webhookEndpointId}/rotate-secret",
     operation_id = "webhook_endpoint_rotate_secret",
     tags = ["Webhooks"],
-    versions = "2026.9.1"..}]
+    versions = ..}]
     async fn webhook_endpoint_rotate_secret(
         rqctx: dropshot::RequestContext<Self::Context>,
         path: dropshot::Path<
@@ -3322,34 +2607,6 @@ pub trait SwitchboardApi {
         >,
         crate::api::error::ApiError,
     >;
-    ///Rotate a webhook endpoint's secret
-    ///
-    ///Gives the endpoint a new signing secret, shown in this answer only. For 24 hours the secret before it keeps signing too: each delivery then carries two signatures, so a receiver can switch without missing an event. The organisation's API key alone: with a bearer token it answers 403 insufficient_role.
-    #[endpoint{method = POST,
-    path = "/api/v2/webhook-endpoints/{webhookEndpointId}/rotate-secret",
-    operation_id = "webhook_endpoint_rotate_secret",
-    tags = ["Webhooks"],
-    versions = .."2026.9.1"}]
-    async fn webhook_endpoint_rotate_secret_auk(
-        rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::wire::auk::params::WebhookEndpointRotateSecretPath>,
-        headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::WebhookEndpointRotateSecretHeaders,
-        >,
-    ) -> ::std::result::Result<
-        crate::api::reply::Reply<
-            dropshot::HttpResponseOk<crate::wire::bullfinch::types::WebhookEndpoint>,
-        >,
-        crate::api::error::ApiError,
-    > {
-        Self::webhook_endpoint_rotate_secret(
-                rqctx,
-                path.map(Into::into),
-                headers.map(Into::into),
-            )
-            .await
-            .map(|r| r.map_body(Into::into))
-    }
     ///Fetch a subscription
     ///
     ///One subscription, by id or `rid_` reference.
@@ -3360,9 +2617,9 @@ pub trait SwitchboardApi {
     versions = .."2026.9.1"}]
     async fn subscription_view_routed_auk(
         rqctx: dropshot::RequestContext<Self::Context>,
-        path: dropshot::Path<crate::wire::auk::params::SubscriptionViewPath>,
+        path: dropshot::Path<crate::wire::bullfinch::params::SubscriptionViewPath>,
         headers: crate::api::extract::HeaderParams<
-            crate::wire::auk::params::SubscriptionViewHeaders,
+            crate::wire::bullfinch::params::SubscriptionViewHeaders,
         >,
     ) -> ::std::result::Result<
         crate::api::reply::Reply<
@@ -3372,11 +2629,11 @@ pub trait SwitchboardApi {
     > {
         if rqctx.request.uri().path().split('/').nth(4usize) == Some("usage") {
             let query = <crate::api::extract::QueryParams<
-                crate::wire::auk::params::SubscriptionUsageListQuery,
+                crate::wire::bullfinch::params::SubscriptionUsageListQuery,
             > as dropshot::SharedExtractor>::from_request(&rqctx)
                 .await?;
             let headers = <crate::api::extract::HeaderParams<
-                crate::wire::auk::params::SubscriptionUsageListHeaders,
+                crate::wire::bullfinch::params::SubscriptionUsageListHeaders,
             > as dropshot::SharedExtractor>::from_request(&rqctx)
                 .await?;
             return crate::api::reply::Reply::rerouted(

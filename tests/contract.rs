@@ -155,8 +155,12 @@ fn normalise_spec(spec: &Value) -> Value {
             // 14. dropshot keeps no `default` in a parameter's schema (it
             //     moves the schema's metadata onto the parameter and drops
             //     the rest); the server applies the default itself.
+            // 22. a parameter's example is the document's own: codegen shares
+            //     one struct between revisions whose parameters differ in
+            //     examples alone, so dropshot shows the newer one's.
             if let Some(s) = p.get_mut("schema").and_then(Value::as_object_mut) {
                 s.remove("default");
+                s.remove("example");
             }
         }
     }
@@ -197,6 +201,7 @@ fn normalise_derived(derived: &Value) -> Value {
         for p in op.get_mut("parameters").and_then(Value::as_array_mut).into_iter().flatten() {
             if let Some(s) = p.get_mut("schema").and_then(Value::as_object_mut) {
                 s.remove("description");
+                s.remove("example"); // (22.)
             }
         }
     }

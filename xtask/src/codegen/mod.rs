@@ -79,11 +79,24 @@ fn ops_of(rev: &Revision) -> Result<Vec<Op>> {
                 .ok_or_else(|| anyhow!("{method} {path}: operationId required"))?
                 .to_string();
             let raw = rev.inline_components(op);
-            let fingerprint = json!({ "op": raw, "schemas": rev.closure(&raw) });
+            // examples shape no code: an operation whose revisions differ in
+            // examples alone is one method
+            let fingerprint = without_examples(&json!({ "op": raw, "schemas": rev.closure(&raw) }));
             v.push(Op { id, method: method.to_uppercase(), path: path.clone(), raw, fingerprint });
         }
     }
     Ok(v)
+}
+
+/// `v` without its `example` and `examples` keywords.
+fn without_examples(v: &Value) -> Value {
+    match v {
+        Value::Object(m) => Value::Object(
+            m.iter().filter(|(k, _)| !matches!(k.as_str(), "example" | "examples")).map(|(k, v)| (k.clone(), without_examples(v))).collect(),
+        ),
+        Value::Array(a) => Value::Array(a.iter().map(without_examples).collect()),
+        other => other.clone(),
+    }
 }
 
 /// A parameter struct for one location; returns (item tokens, type path).
@@ -261,7 +274,8 @@ fn server_files(revs: &[Revision]) -> Result<(String, String)> {
             ] {
                 // Parameters unchanged since the newer range reuse its struct,
                 // so the adapter's `Into` is the identity.
-                let params_key = format!("{op_id}/{loc}/{}", o.raw["parameters"]);
+                // (examples aside: they shape no code)
+                let params_key = format!("{op_id}/{loc}/{}", without_examples(&o.raw["parameters"]));
                 let built = match param_types.get(&params_key) {
                     Some(ty) => Some(ty.clone()),
                     None => param_struct(rev, o, loc)?.map(|(ts, ty)| {
