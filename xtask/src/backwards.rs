@@ -30,7 +30,6 @@
 //! A top-level `set` (JSON pointer -> value) replaces single values that
 //! name the revision itself (the Api-Revision parameter's example).
 
-use crate::source::mapping;
 use anyhow::{Result, anyhow, bail};
 use std::collections::HashMap;
 use yaml_serde::{Mapping, Number, Value};
@@ -89,6 +88,11 @@ impl Rule {
 fn major(minor: f64, currency: Option<&str>) -> Value {
     let exponent = currency.and_then(iso_currency::Currency::from_code).and_then(|c| c.exponent()).unwrap_or(2);
     Value::Number(Number::from(minor / 10f64.powi(i32::from(exponent))))
+}
+
+/// `v` as a mapping, or an error naming `what`.
+pub(crate) fn mapping<'a>(v: &'a mut Value, what: &str) -> Result<&'a mut Mapping> {
+    v.as_mapping_mut().ok_or_else(|| anyhow!("{what} is not a mapping"))
 }
 
 /// `doc` one revision back, by `change`.

@@ -8,7 +8,7 @@
 //! lacks, applied backwards from the newest (`changes`). `cargo xtask spec`
 //! writes every published document into `spec/`, in a byte-stable form.
 
-use crate::backwards;
+use crate::backwards::{self, mapping};
 use anyhow::{Context, Result, anyhow, bail};
 use std::path::{Path, PathBuf};
 use yaml_serde::{Mapping, Value};
@@ -37,10 +37,6 @@ fn slug(tag: &str) -> String {
         out.push_str(word);
     }
     out
-}
-
-pub(crate) fn mapping<'a>(v: &'a mut Value, what: &str) -> Result<&'a mut Mapping> {
-    v.as_mapping_mut().ok_or_else(|| anyhow!("{what} is not a mapping"))
 }
 
 /// Appends the entries of `file` (a mapping, when the file exists) to
