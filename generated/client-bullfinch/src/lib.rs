@@ -5508,8 +5508,8 @@ pub mod types {
         ///Whose license it is.
         pub customer: CustomerSummary,
         ///Free properties of the license (a PBX extension, a seat name, ...), as given when it was created.
-        #[serde(default, skip_serializing_if = "::serde_json::Map::is_empty")]
-        pub details: ::serde_json::Map<::std::string::String, ::serde_json::Value>,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub details: ::std::option::Option<LicenseDetails>,
         ///The offering's group.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub group: ::std::option::Option<ProductOfferingGroup>,

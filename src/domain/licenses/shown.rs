@@ -39,8 +39,12 @@ pub fn to_wire(row: &LicenseRow, offering: wire::ProductOffering, pending: Optio
         // a stored document that no longer reads is the server's fault, said
         // as one: never shown as empty
         details: match &row.details {
-            None => Default::default(),
-            Some(d) => d.as_object().cloned().ok_or_else(|| Error::Internal(format!("license {}: stored details are not an object", row.id)))?,
+            None => None,
+            Some(d) => {
+                let map = d.as_object().cloned().ok_or_else(|| Error::Internal(format!("license {}: stored details are not an object", row.id)))?;
+                // (none are shown as none: an empty object is left out)
+                (!map.is_empty()).then_some(wire::LicenseDetails(map))
+            }
         },
         metadata: match &row.metadata {
             None => None,
