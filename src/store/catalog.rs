@@ -4,7 +4,7 @@
 use super::{Cursor, ListQuery, Page, Store, Tx, parse_uuid};
 use crate::error::{Error, Result};
 use crate::kinds::{ActivationType, OfferingStatus, ProductCategory, ProductType, SimType};
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sqlx::any::AnyRow;
 use sqlx::{AssertSqlSafe, Row};
@@ -66,27 +66,28 @@ pub struct ProductDoc {
     pub license_type: Option<String>,
 }
 
-/// A product's stored features: what is included, where, for how long,
-/// how it activates.
-#[derive(Debug, Clone, Default, Deserialize)]
-#[serde(rename_all = "camelCase")]
+/// A product's features, as the catalog file gives them and its stored
+/// document keeps them: what is included, where, for how long, how it
+/// activates.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Features {
-    #[serde(default)]
-    pub activation_type: Option<ActivationType>,
-    #[serde(default)]
-    pub countries: Vec<String>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data_mb: Option<f64>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub included_call_seconds: Option<i64>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub included_sms: Option<i64>,
-    #[serde(default)]
-    pub regions: Vec<String>,
-    #[serde(default)]
-    pub sim_card_type: Option<SimType>,
-    #[serde(default)]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub validity_days: Option<i32>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub countries: Vec<String>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub regions: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub activation_type: Option<ActivationType>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sim_card_type: Option<SimType>,
 }
 
 /// A catalog's stored document: what a customer's catalog shows of it.

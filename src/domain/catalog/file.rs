@@ -4,7 +4,8 @@
 //! the key, so importing a file again finds the same rows.
 
 use super::price::Price;
-use crate::kinds::{ActivationType, OfferingStatus, ProductCategory, ProductType, SimType};
+use crate::kinds::{OfferingStatus, ProductCategory, ProductType};
+use crate::store::Features;
 use serde::{Deserialize, Serialize};
 
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
@@ -55,27 +56,6 @@ pub struct Product {
     /// PBX_USER_LEVEL); EXTERNAL_PRODUCT products create EXTERNAL_PRODUCT.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub license_type: Option<String>,
-}
-
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
-pub struct Features {
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub data_mb: Option<f64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub included_call_seconds: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub included_sms: Option<i64>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub validity_days: Option<i32>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub countries: Vec<String>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub regions: Vec<String>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub activation_type: Option<ActivationType>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub sim_card_type: Option<SimType>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

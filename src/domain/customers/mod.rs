@@ -69,20 +69,28 @@ fn check_payment_profile(billing: Option<&wire::CustomerBilling>) -> Result<()> 
     }
 }
 
+/// The contact, billing and shipping a request gives (each when given):
+/// every failing field at once, then the payment profile.
+fn check_documents(contact: Option<&wire::CustomerContact>, billing: Option<&wire::CustomerBilling>, shipping: Option<&wire::Shipping>) -> Result<()> {
+    let mut checks = Checks::default();
+    if let Some(c) = contact {
+        checks.contact(c);
+    }
+    if let Some(b) = billing {
+        checks.billing(b);
+    }
+    if let Some(s) = shipping {
+        checks.shipping(s);
+    }
+    checks.finish()?;
+    check_payment_profile(billing)
+}
+
 /// Only organisation-wide credentials create customers: a user could not
 /// see the customer they made, as no one is assigned to it yet.
 pub async fn create(caller: &Caller, req: wire::CreateCustomerRequest) -> Result<wire::Customer> {
     caller.require_organisation("create customers")?;
-    let mut checks = Checks::default();
-    checks.contact(&req.contact);
-    if let Some(b) = &req.billing {
-        checks.billing(b);
-    }
-    if let Some(s) = &req.shipping {
-        checks.shipping(s);
-    }
-    checks.finish()?;
-    check_payment_profile(req.billing.as_ref())?;
+    check_documents(Some(&req.contact), req.billing.as_ref(), req.shipping.as_ref())?;
     let store = &caller.store;
     if let Some(r) = &req.reference_id {
         super::check_reference_free(store, caller.org, Referenced::Customer, r, None).await?;
@@ -161,18 +169,7 @@ pub async fn update(caller: &Caller, key: &str, req: wire::UpdateCustomerRequest
     let store = &caller.store;
     let (mut row, mut users) = find_with_users(caller, key).await?;
     caller.require_role(row.id, Role::Manager)?;
-    let mut checks = Checks::default();
-    if let Some(c) = &req.contact {
-        checks.contact(c);
-    }
-    if let Some(b) = &req.billing {
-        checks.billing(b);
-    }
-    if let Some(s) = &req.shipping {
-        checks.shipping(s);
-    }
-    checks.finish()?;
-    check_payment_profile(req.billing.as_ref())?;
+    check_documents(req.contact.as_ref(), req.billing.as_ref(), req.shipping.as_ref())?;
     if let Some(r) = req.reference_id.as_ref().filter(|r| row.reference_id.as_ref() != Some(*r)) {
         // `rid_` look-ups (and the integrator's own records) go by it: a
         // user could point another system's references at this customer
