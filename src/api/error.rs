@@ -27,10 +27,11 @@ impl ApiError {
             body: ErrorBody {
                 message: message.into(),
                 code: code_for(status).to_string(),
-                internal_code: Some(internal.as_str().to_string()),
+                internal_code: internal.as_str().to_string(),
                 details: vec![],
                 hint: None,
-                trace_id: None,
+                // the request's id, set as the answer is made (`into_response`)
+                trace_id: String::new(),
                 span_id: None,
             },
             retry_after: None,
@@ -62,7 +63,7 @@ impl ApiError {
 
     /// The full response: body, `Api-Revision` and the trace id.
     pub fn into_response(mut self, revision: &str, trace_id: &str) -> Response<Body> {
-        self.body.trace_id = Some(trace_id.to_string());
+        self.body.trace_id = trace_id.to_string();
         let body = serde_json::to_string(&self.body).expect("Error serializes");
         let mut builder = Response::builder()
             .status(self.status.as_status())

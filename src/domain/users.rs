@@ -16,7 +16,7 @@ pub fn to_wire(u: UserRow, customers: Vec<Link>) -> wire::User {
     wire::User {
         user_id: u.id,
         name: u.name,
-        email: Some(u.email),
+        email: u.email,
         pending_email: u.pending_email,
         msisdn: u.msisdn,
         identity: u.identity,
@@ -25,8 +25,8 @@ pub fn to_wire(u: UserRow, customers: Vec<Link>) -> wire::User {
             .into_iter()
             .map(|(customer_id, name, role)| wire::UserCustomer { customer_id, name, role: role.into() })
             .collect(),
-        created_at: Some(u.created_at),
-        updated_at: Some(u.updated_at),
+        created_at: u.created_at,
+        updated_at: u.updated_at,
         metadata: u.metadata.map(wire::Metadata),
     }
 }
@@ -72,8 +72,8 @@ pub async fn create(caller: &Caller, req: wire::CreateUserRequest) -> Result<wir
         created_at: now,
         updated_at: now,
     };
-    // MEMBER when the request names none: the document's default, applied by the parser
-    let role = req.role.into();
+    // MEMBER when the request names none, as its description says
+    let role = req.role.map_or(crate::kinds::CustomerRole::Member, Into::into);
     let mut tx = store.begin().await?;
     Store::insert_user(&mut tx, &row).await?;
     Store::link_user(&mut tx, caller.org, customer.id, row.id, role, now).await?;

@@ -18,6 +18,9 @@
 //!           example: {major: netPriceMinor}
 //! ```
 //!
+//! A property with `required: true` is also added to the schema's required
+//! list: the older revision always sends it (the twin of a required field).
+//!
 //! A property's `example` rule fills it into every example of an object
 //! of that schema, so an operation added to the source gets its older
 //! examples without touching the change file: `major: F` is the minor
@@ -114,19 +117,26 @@ pub fn apply(mut doc: Value, change: &Value) -> Result<Value> {
         }
         for (schema, props) in step.get("properties").and_then(Value::as_mapping).into_iter().flatten() {
             let name = schema.as_str().ok_or_else(|| anyhow!("a schema name is text"))?;
-            let target = top
+            let object = top
                 .get_mut("components")
                 .and_then(|c| c.get_mut("schemas"))
                 .and_then(|s| s.get_mut(name))
-                .and_then(|s| s.get_mut("properties"))
                 .and_then(Value::as_mapping_mut)
-                .ok_or_else(|| anyhow!("no schema {name} with properties"))?;
+                .ok_or_else(|| anyhow!("no schema {name}"))?;
             for (prop, def) in props.as_mapping().ok_or_else(|| anyhow!("{name}: properties is a mapping"))? {
                 let prop_name = prop.as_str().ok_or_else(|| anyhow!("{name}: a property name is text"))?;
+                let target = object
+                    .get_mut("properties")
+                    .and_then(Value::as_mapping_mut)
+                    .ok_or_else(|| anyhow!("no schema {name} with properties"))?;
                 if target.contains_key(prop) {
                     bail!("{name}.{prop_name} is in the newer revision already");
                 }
                 target.insert(prop.clone(), def.get("schema").cloned().ok_or_else(|| anyhow!("{name}.{prop_name}: no `schema`"))?);
+                if def.get("required").and_then(Value::as_bool) == Some(true) {
+                    let required = object.entry("required".into()).or_insert_with(|| Value::Sequence(vec![]));
+                    required.as_sequence_mut().ok_or_else(|| anyhow!("{name}: required is a list"))?.push(prop.clone());
+                }
                 if let Some(rule) = def.get("example") {
                     rules.entry(name.to_string()).or_default().push((prop_name.to_string(), Rule::of(rule)?));
                 }

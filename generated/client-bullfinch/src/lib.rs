@@ -1304,9 +1304,12 @@ pub mod types {
     ///Which add-ons of the subscription to cancel, and when.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct CancelSubscriptionAddonsRequest {
-        ///Cancel each at the end of its period instead of now: its expiresAt, or else its subscription's renewsOn (at 00:00 UTC); it stays ACTIVE with pendingStatus CANCELLED until then. Without such an end it is cancelled now. A PENDING add-on has no period (409 addon_pending): cancel it now.
-        #[serde(rename = "atPeriodEnd", default)]
-        pub at_period_end: bool,
+        ///Cancel each at the end of its period instead of now: its expiresAt, or else its subscription's renewsOn (at 00:00 UTC); it stays ACTIVE with pendingStatus CANCELLED until then. Without such an end it is cancelled now. A PENDING add-on has no period (409 addon_pending): cancel it now. When left out, false.
+        #[serde(
+            rename = "atPeriodEnd",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub at_period_end: ::std::option::Option<bool>,
         ///The add-ons, each of this subscription (404 subscription_addon_not_found otherwise).
         #[serde(rename = "subscriptionAddonIds")]
         pub subscription_addon_ids: ::std::vec::Vec<::uuid::Uuid>,
@@ -1320,9 +1323,9 @@ pub mod types {
             skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub effective_date: ::std::option::Option<::chrono::naive::NaiveDate>,
-        ///Cancel before the binding contract ends. The organisation's API key alone (403 insufficient_role with a bearer token). Without it, a date before bindingEndsOn is 409 binding_contract_active.
-        #[serde(default)]
-        pub force: bool,
+        ///Cancel before the binding contract ends. The organisation's API key alone (403 insufficient_role with a bearer token). Without it, a date before bindingEndsOn is 409 binding_contract_active. When left out, false.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub force: ::std::option::Option<bool>,
         ///Why, in the caller's words; shown as statusReason.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub reason: ::std::option::Option<CancelSubscriptionRequestReason>,
@@ -1601,12 +1604,14 @@ pub mod types {
         pub metadata: ::std::option::Option<Metadata>,
         ///Display name.
         pub name: CreateCustomerRequestName,
-        ///BCP 47 language tag of a language, an optional script and an optional region, e.g. sv-SE, zh-Hant-TW, es-419. Default en-US.
+        ///BCP 47 language tag of a language, an optional script and an optional region, e.g. sv-SE, zh-Hant-TW, es-419. When left out, en-US.
         #[serde(
             rename = "preferredLocale",
-            default = "defaults::create_customer_request_preferred_locale"
+            skip_serializing_if = "::std::option::Option::is_none"
         )]
-        pub preferred_locale: CreateCustomerRequestPreferredLocale,
+        pub preferred_locale: ::std::option::Option<
+            CreateCustomerRequestPreferredLocale,
+        >,
         ///The client's own identifier, unique per organisation. Usable in paths and filters as `rid_` followed by this value.
         #[serde(
             rename = "referenceId",
@@ -1732,7 +1737,7 @@ pub mod types {
                 })
         }
     }
-    ///BCP 47 language tag of a language, an optional script and an optional region, e.g. sv-SE, zh-Hant-TW, es-419. Default en-US.
+    ///BCP 47 language tag of a language, an optional script and an optional region, e.g. sv-SE, zh-Hant-TW, es-419. When left out, en-US.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct CreateCustomerRequestPreferredLocale(::std::string::String);
@@ -1746,11 +1751,6 @@ pub mod types {
     for ::std::string::String {
         fn from(value: CreateCustomerRequestPreferredLocale) -> Self {
             value.0
-        }
-    }
-    impl ::std::default::Default for CreateCustomerRequestPreferredLocale {
-        fn default() -> Self {
-            CreateCustomerRequestPreferredLocale("en-US".to_string())
         }
     }
     impl ::std::str::FromStr for CreateCustomerRequestPreferredLocale {
@@ -2396,9 +2396,12 @@ pub mod types {
     ///A subscription bought directly: what a one-line order would buy, submitted at once.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct CreateSubscriptionRequest {
-        ///Choose the offering's binding period (and its discount). Needs a price with bindingContract.
-        #[serde(rename = "bindingContract", default)]
-        pub binding_contract: bool,
+        ///Choose the offering's binding period (and its discount). Needs a price with bindingContract. When left out, false.
+        #[serde(
+            rename = "bindingContract",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub binding_contract: ::std::option::Option<bool>,
         ///ISO 4217 code it is billed in; defaults to the customer's billing currency and is required when the customer has none.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub currency: ::std::option::Option<CreateSubscriptionRequestCurrency>,
@@ -2421,9 +2424,12 @@ pub mod types {
         pub product_offering_id: CreateSubscriptionRequestProductOfferingId,
         ///The new subscription.
         pub subscription: NewSubscription,
-        ///Pay the offering's upfront billing cycles on the initial invoice (and get its discount). Needs a price with customUpfrontPayment.
-        #[serde(rename = "upfrontPayment", default)]
-        pub upfront_payment: bool,
+        ///Pay the offering's upfront billing cycles on the initial invoice (and get its discount). Needs a price with customUpfrontPayment. When left out, false.
+        #[serde(
+            rename = "upfrontPayment",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub upfront_payment: ::std::option::Option<bool>,
     }
     ///ISO 4217 code it is billed in; defaults to the customer's billing currency and is required when the customer has none.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
@@ -2685,9 +2691,9 @@ pub mod types {
             skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub reference_id: ::std::option::Option<CreateUserRequestReferenceId>,
-        ///The user's role at the customer. Default MEMBER.
-        #[serde(default = "defaults::create_user_request_role")]
-        pub role: CustomerRole,
+        ///The user's role at the customer. When left out, MEMBER.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub role: ::std::option::Option<CustomerRole>,
     }
     ///The customer the user acts for: its id, or `rid_` followed by its referenceId.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
@@ -3186,11 +3192,8 @@ pub mod types {
         )]
         pub contact_person: ::std::option::Option<CustomerUser>,
         ///When the customer was created.
-        #[serde(
-            rename = "createdAt",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
-        pub created_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        #[serde(rename = "createdAt")]
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
         ///Customer identifier.
         #[serde(rename = "customerId")]
         pub customer_id: ::uuid::Uuid,
@@ -3221,11 +3224,8 @@ pub mod types {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub shipping: ::std::option::Option<Shipping>,
         ///When the customer was last changed.
-        #[serde(
-            rename = "updatedAt",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
-        pub updated_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        #[serde(rename = "updatedAt")]
+        pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
         ///Users acting for this customer.
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
         pub users: ::std::vec::Vec<CustomerUser>,
@@ -3236,9 +3236,12 @@ pub mod types {
         ///Where paper invoices go; required for PAPER_INVOICE.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub address: ::std::option::Option<Address>,
-        ///Collect invoices automatically from the default payment profile. Needs defaultPaymentProfileId.
-        #[serde(rename = "autoPay", default)]
-        pub auto_pay: bool,
+        ///Collect invoices automatically from the default payment profile. Needs defaultPaymentProfileId. When left out of a request, false; always sent in responses.
+        #[serde(
+            rename = "autoPay",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub auto_pay: ::std::option::Option<bool>,
         ///ISO 4217 code of an active currency, for the customer's invoices.
         pub currency: CustomerBillingCurrency,
         ///A saved payment profile of this customer; enables automatic collection.
@@ -4750,11 +4753,8 @@ pub mod types {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub hint: ::std::option::Option<::std::string::String>,
         ///Names the failed condition; stable across releases. Branch on this. Absent for unexpected failures.
-        #[serde(
-            rename = "internalCode",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
-        pub internal_code: ::std::option::Option<::std::string::String>,
+        #[serde(rename = "internalCode")]
+        pub internal_code: ::std::string::String,
         ///Human-readable description of the failure.
         pub message: ::std::string::String,
         ///Identifies the failing span.
@@ -4764,11 +4764,8 @@ pub mod types {
         )]
         pub span_id: ::std::option::Option<::std::string::String>,
         ///Identifies this request; quote it when reporting a problem.
-        #[serde(
-            rename = "traceId",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
-        pub trace_id: ::std::option::Option<::std::string::String>,
+        #[serde(rename = "traceId")]
+        pub trace_id: ::std::string::String,
     }
     ///What is wrong with one field of the request.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -7597,9 +7594,12 @@ pub mod types {
     ///One thing to buy. Which fields apply depends on type: SUBSCRIPTION needs subscription; SUBSCRIPTION_ADDON and SIM_CARD need subscriptionId (SIM_CARD also simType); LICENSE may name subscriptionId to assign the license; LICENSE and EXTERNAL_PRODUCT may give the license's details and metadata in license.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct OrderLineItemRequest {
-        ///Choose the offering's binding period (and its discount). Needs a price with bindingContract.
-        #[serde(rename = "bindingContract", default)]
-        pub binding_contract: bool,
+        ///Choose the offering's binding period (and its discount). Needs a price with bindingContract. When left out, false.
+        #[serde(
+            rename = "bindingContract",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub binding_contract: ::std::option::Option<bool>,
         ///For LICENSE and EXTERNAL_PRODUCT: the license's details and metadata (both optional).
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub license: ::std::option::Option<NewLicense>,
@@ -7627,9 +7627,12 @@ pub mod types {
         ///What the line creates; must be the type of the offering's product.
         #[serde(rename = "type")]
         pub type_: ProductType,
-        ///Pay the offering's upfront billing cycles on the initial invoice (and get its discount). Needs a price with customUpfrontPayment.
-        #[serde(rename = "upfrontPayment", default)]
-        pub upfront_payment: bool,
+        ///Pay the offering's upfront billing cycles on the initial invoice (and get its discount). Needs a price with customUpfrontPayment. When left out, false.
+        #[serde(
+            rename = "upfrontPayment",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub upfront_payment: ::std::option::Option<bool>,
     }
     ///The offering bought.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
@@ -7964,11 +7967,8 @@ pub mod types {
         )]
         pub expires_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
         ///Number of line items.
-        #[serde(
-            rename = "lineItemCount",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
-        pub line_item_count: ::std::option::Option<i32>,
+        #[serde(rename = "lineItemCount")]
+        pub line_item_count: i32,
         ///Identifier of the order.
         #[serde(rename = "orderId")]
         pub order_id: ::uuid::Uuid,
@@ -16133,17 +16133,13 @@ pub mod types {
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct User {
         ///When the user was created.
-        #[serde(
-            rename = "createdAt",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
-        pub created_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        #[serde(rename = "createdAt")]
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
         ///Customers the user can act for, with the user's role at each.
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
         pub customers: ::std::vec::Vec<UserCustomer>,
         ///Sign-in identity; login codes are sent here.
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-        pub email: ::std::option::Option<UserEmail>,
+        pub email: UserEmail,
         ///Government or company registration id; its format depends on country and customer type.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub identity: ::std::option::Option<UserIdentity>,
@@ -16168,11 +16164,8 @@ pub mod types {
         )]
         pub reference_id: ::std::option::Option<UserReferenceId>,
         ///When the user was last changed.
-        #[serde(
-            rename = "updatedAt",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
-        pub updated_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        #[serde(rename = "updatedAt")]
+        pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
         ///User identifier.
         #[serde(rename = "userId")]
         pub user_id: ::uuid::Uuid,
@@ -17867,15 +17860,6 @@ pub mod types {
         ///The endpoint.
         #[serde(rename = "webhookEndpointId")]
         pub webhook_endpoint_id: ::uuid::Uuid,
-    }
-    /// Generation of default values for serde.
-    pub mod defaults {
-        pub(super) fn create_customer_request_preferred_locale() -> super::CreateCustomerRequestPreferredLocale {
-            super::CreateCustomerRequestPreferredLocale("en-US".to_string())
-        }
-        pub(super) fn create_user_request_role() -> super::CustomerRole {
-            super::CustomerRole::Member
-        }
     }
     /// Error types.
     pub mod error {

@@ -27,6 +27,8 @@ pub async fn cancel(caller: &Caller, key: &str, req: wire::CancelSubscriptionAdd
     let all = addons_of(caller, &s).await?;
     let now = caller.now;
     let mut moves = vec![];
+    // left out: cancelled now
+    let at_period_end = req.at_period_end.unwrap_or(false);
     for (i, id) in req.subscription_addon_ids.iter().enumerate() {
         if req.subscription_addon_ids[..i].contains(id) {
             return Err(Error::invalid("subscriptionAddonIds", "duplicate", "names an add-on twice"));
@@ -35,10 +37,10 @@ pub async fn cancel(caller: &Caller, key: &str, req: wire::CancelSubscriptionAdd
             return Err(Error::missing_reference(InternalCode::SubscriptionAddonNotFound, "subscriptionAddonIds", format!("{id} is not an add-on of this subscription")));
         };
         let offering = offering_of(&caller.store, None, caller.org, before).await?;
-        if req.at_period_end {
+        if at_period_end {
             ADDON.next(AddonOp::CancelAtPeriodEnd, before.status)?;
         }
-        let after = match period_end(before, &s).filter(|_| req.at_period_end) {
+        let after = match period_end(before, &s).filter(|_| at_period_end) {
             Some(end) => {
                 let mut after = before.clone();
                 (after.pending, after.cancelled_at, after.updated_at) = (Some((Status::Cancelled, end)), Some(now), now);

@@ -24,7 +24,8 @@ impl From<wire::CustomerBilling> for Billing {
             currency: b.currency,
             email: b.email,
             address: b.address.map(Into::into),
-            auto_pay: b.auto_pay,
+            // left out of a request: no automatic collection
+            auto_pay: b.auto_pay.unwrap_or(false),
             default_payment_profile_id: b.default_payment_profile_id,
         }
     }
@@ -37,7 +38,7 @@ impl From<Billing> for wire::CustomerBilling {
             currency: b.currency,
             email: b.email,
             address: b.address.map(Into::into),
-            auto_pay: b.auto_pay,
+            auto_pay: Some(b.auto_pay),
             default_payment_profile_id: b.default_payment_profile_id,
         }
     }

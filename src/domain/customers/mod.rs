@@ -14,10 +14,10 @@ use crate::store::{CustomerFilter, CustomerRow, Cursor, IdOrRef, Link, Reference
 use rand::Rng;
 use uuid::Uuid;
 
-/// preferredLocale of a customer created without one: the default the
-/// documents give CreateCustomerRequest.preferredLocale, which the request
-/// parser applies.
-pub const DEFAULT_LOCALE: &str = "en-US";
+/// preferredLocale of a customer created without one, as the description
+/// of CreateCustomerRequest.preferredLocale says (a `default` in the schema
+/// would make generated TypeScript clients require the field).
+const DEFAULT_LOCALE: &str = "en-US";
 
 /// The wire form of a stored customer.
 pub fn to_wire(c: CustomerRow, users: Vec<Link>) -> wire::Customer {
@@ -40,8 +40,8 @@ pub fn to_wire(c: CustomerRow, users: Vec<Link>) -> wire::Customer {
         users,
         contact_person,
         metadata: c.metadata.map(wire::Metadata),
-        created_at: Some(c.created_at),
-        updated_at: Some(c.updated_at),
+        created_at: c.created_at,
+        updated_at: c.updated_at,
     }
 }
 
@@ -102,7 +102,7 @@ pub async fn create(caller: &Caller, req: wire::CreateCustomerRequest) -> Result
         customer_type: req.customer_type.into(),
         name: req.name,
         identity: req.identity,
-        preferred_locale: req.preferred_locale,
+        preferred_locale: req.preferred_locale.unwrap_or_else(|| DEFAULT_LOCALE.into()),
         human_readable_id: human_readable_id(),
         reference_id: req.reference_id,
         contact: req.contact.into(),

@@ -66,8 +66,8 @@ impl Line {
             subscription_id: self.subscription_id.map(|s| s.to_string()),
             sim_type: self.sim_type.map(Into::into),
             license: self.license.clone(),
-            binding_contract: self.binding_contract,
-            upfront_payment: self.upfront_payment,
+            binding_contract: Some(self.binding_contract),
+            upfront_payment: Some(self.upfront_payment),
             metadata: self.metadata.clone(),
         }
     }
@@ -146,10 +146,12 @@ async fn check_line(caller: &Caller, ctx: &Context, currency: &str, i: usize, re
     if price.net_in(currency).is_none() {
         bad.push(Detail::new(at("productOfferingId"), "currency_not_offered", format!("has no price in {currency}")));
     }
-    if req.binding_contract && price.binding_contract.is_none() {
+    // both left out: false
+    let (binding_contract, upfront_payment) = (req.binding_contract.unwrap_or(false), req.upfront_payment.unwrap_or(false));
+    if binding_contract && price.binding_contract.is_none() {
         bad.push(Detail::new(at("bindingContract"), "binding_contract_not_offered", "the offering has no binding period"));
     }
-    if req.upfront_payment && price.custom_upfront_payment.is_none() {
+    if upfront_payment && price.custom_upfront_payment.is_none() {
         bad.push(Detail::new(at("upfrontPayment"), "upfront_payment_not_offered", "the offering has no upfront payment"));
     }
     use wire::ProductType as T;
@@ -216,8 +218,8 @@ async fn check_line(caller: &Caller, ctx: &Context, currency: &str, i: usize, re
         subscription_id: subscription.map(|s| s.id),
         sim_type: req.sim_type.map(Into::into),
         license: req.license.clone(),
-        binding_contract: req.binding_contract,
-        upfront_payment: req.upfront_payment,
+        binding_contract,
+        upfront_payment,
         created_subscription_id: None,
         created_subscription_addon_id: None,
         created_license_id: None,

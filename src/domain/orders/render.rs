@@ -155,7 +155,7 @@ pub fn list_item(row: &OrderRow) -> Result<wire::OrderListItem> {
         reference_id: row.reference_id.clone(),
         status: row.status.into(),
         customer: customer(row),
-        line_item_count: Some(i32::try_from(doc.lines.len()).unwrap_or(i32::MAX)),
+        line_item_count: i32::try_from(doc.lines.len()).unwrap_or(i32::MAX),
         pricing: wire::OrderListItemPricing { currency: row.currency.clone(), total_minor: summary.total_minor },
         expires_at: is_open(row.status).then_some(row.expires_at),
         created_at: row.created_at,

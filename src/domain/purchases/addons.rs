@@ -27,8 +27,8 @@ pub async fn add(caller: &Caller, key: &str, req: wire::CreateSubscriptionAddons
         subscription_id: Some(s.id.to_string()),
         sim_type: None,
         license: None,
-        binding_contract: false,
-        upfront_payment: false,
+        binding_contract: None,
+        upfront_payment: None,
         metadata: None,
     };
     let order = wire::CreateOrderRequest {

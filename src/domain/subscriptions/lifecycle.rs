@@ -195,11 +195,13 @@ impl Moves<'_> {
         let later = req.effective_date.filter(|d| *d > today);
         let op = if later.is_some() { Op::CancelLater } else { Op::CancelNow };
         let (before, mut after) = self.start(key, op, req.reason, |_| Need::Role(Role::Admin)).await?;
-        if req.force {
+        // left out: false
+        let force = req.force.unwrap_or(false);
+        if force {
             c.require_organisation("cancel before a binding contract ends (force)")?;
         }
         let ends = later.unwrap_or(today);
-        if let Some(binding) = before.life.binding_ends_on.filter(|b| *b > ends && !req.force) {
+        if let Some(binding) = before.life.binding_ends_on.filter(|b| *b > ends && !force) {
             return Err(conflict(
                 InternalCode::BindingContractActive,
                 format!("The binding contract runs until {binding}: cancel with an effectiveDate on or after it (or force, with the API key alone)."),

@@ -35,13 +35,13 @@ trait Twins {
 
 impl Twins for auk::OrderPricingDiscount {
     fn twins(&mut self, currency: &str) {
-        self.amount = Some(major(self.amount_minor, currency));
+        self.amount = major(self.amount_minor, currency);
     }
 }
 
 impl Twins for auk::TaxBreakdownItem {
     fn twins(&mut self, currency: &str) {
-        self.amount = Some(major(self.amount_minor, currency));
+        self.amount = major(self.amount_minor, currency);
     }
 }
 
@@ -53,9 +53,9 @@ impl<T: Twins> Twins for Vec<T> {
 
 impl Twins for auk::OrderPricingAmounts {
     fn twins(&mut self, currency: &str) {
-        self.subtotal = Some(major(self.subtotal_minor, currency));
-        self.tax_amount = Some(major(self.tax_amount_minor, currency));
-        self.total = Some(major(self.total_minor, currency));
+        self.subtotal = major(self.subtotal_minor, currency);
+        self.tax_amount = major(self.tax_amount_minor, currency);
+        self.total = major(self.total_minor, currency);
         self.discounts.twins(currency);
         self.taxes.twins(currency);
     }
@@ -86,9 +86,9 @@ impl From<bullfinch::OrderPricingSummary> for auk::OrderPricingSummary {
     fn from(p: bullfinch::OrderPricingSummary) -> Self {
         let mut a = copy::order_pricing_summary(p);
         let currency = a.currency.clone();
-        a.subtotal = Some(major(a.subtotal_minor, &currency));
-        a.tax_amount = Some(major(a.tax_amount_minor, &currency));
-        a.total = Some(major(a.total_minor, &currency));
+        a.subtotal = major(a.subtotal_minor, &currency);
+        a.tax_amount = major(a.tax_amount_minor, &currency);
+        a.total = major(a.total_minor, &currency);
         a.discounts.twins(&currency);
         a.taxes.twins(&currency);
         a.initial_invoice.twins(&currency);
@@ -101,7 +101,7 @@ impl From<bullfinch::OrderLineItemPricing> for auk::OrderLineItemPricing {
     fn from(p: bullfinch::OrderLineItemPricing) -> Self {
         let mut a = copy::order_line_item_pricing(p);
         let currency = a.currency.clone();
-        let twin = |minor| Some(major(minor, &currency));
+        let twin = |minor| major(minor, &currency);
         a.subtotal = twin(a.subtotal_minor);
         a.tax_amount = twin(a.tax_amount_minor);
         a.total = twin(a.total_minor);
@@ -117,7 +117,7 @@ impl From<bullfinch::OrderLineItemPricing> for auk::OrderLineItemPricing {
 
 impl From<bullfinch::OrderListItemPricing> for auk::OrderListItemPricing {
     fn from(p: bullfinch::OrderListItemPricing) -> Self {
-        auk::OrderListItemPricing { total: Some(major(p.total_minor, &p.currency)), ..copy::order_list_item_pricing(p) }
+        auk::OrderListItemPricing { total: major(p.total_minor, &p.currency), ..copy::order_list_item_pricing(p) }
     }
 }
 
@@ -125,6 +125,6 @@ impl From<bullfinch::OrderListItemPricing> for auk::OrderListItemPricing {
 
 impl From<bullfinch::UsageVoiceIldPackage> for auk::UsageVoiceIldPackage {
     fn from(p: bullfinch::UsageVoiceIldPackage) -> Self {
-        auk::UsageVoiceIldPackage { balance: Some(major(p.balance_minor, &p.currency)), ..copy::usage_voice_ild_package(p) }
+        auk::UsageVoiceIldPackage { balance: major(p.balance_minor, &p.currency), ..copy::usage_voice_ild_package(p) }
     }
 }

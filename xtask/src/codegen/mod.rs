@@ -88,11 +88,23 @@ fn ops_of(rev: &Revision) -> Result<Vec<Op>> {
     Ok(v)
 }
 
-/// `v` without its `example` and `examples` keywords.
+/// `v` without its `example` and `examples` keywords, and without the
+/// `default` of a parameter's schema: a parameter struct has no defaults
+/// (each revision's `Api-Revision` defaults to itself).
 fn without_examples(v: &Value) -> Value {
+    let parameter = v.get("in").is_some();
     match v {
         Value::Object(m) => Value::Object(
-            m.iter().filter(|(k, _)| !matches!(k.as_str(), "example" | "examples")).map(|(k, v)| (k.clone(), without_examples(v))).collect(),
+            m.iter()
+                .filter(|(k, _)| !matches!(k.as_str(), "example" | "examples"))
+                .map(|(k, v)| match (k.as_str(), v) {
+                    ("schema", Value::Object(s)) if parameter => {
+                        let s: serde_json::Map<String, Value> = s.iter().filter(|(k, _)| k.as_str() != "default").map(|(k, v)| (k.clone(), v.clone())).collect();
+                        (k.clone(), without_examples(&Value::Object(s)))
+                    }
+                    _ => (k.clone(), without_examples(v)),
+                })
+                .collect(),
         ),
         Value::Array(a) => Value::Array(a.iter().map(without_examples).collect()),
         other => other.clone(),
