@@ -102,7 +102,7 @@ pub fn run(o: &Options) -> Result<()> {
 
 /// Runs one step, reporting its time; a failure is noted and the next step
 /// still runs, so one run shows every broken check.
-fn step(label: &str, failed: &mut Vec<String>, f: impl FnOnce() -> Result<()>) {
+pub(crate) fn step(label: &str, failed: &mut Vec<String>, f: impl FnOnce() -> Result<()>) {
     eprintln!("== {label}");
     let started = Instant::now();
     match f() {
@@ -119,7 +119,7 @@ pub(crate) fn cargo(root: &Path, args: &[&str]) -> Result<()> {
     check_status(Command::new(cargo).args(args).current_dir(root), "cargo")
 }
 
-fn check_status(cmd: &mut Command, what: &str) -> Result<()> {
+pub(crate) fn check_status(cmd: &mut Command, what: &str) -> Result<()> {
     let status = cmd.status().with_context(|| format!("starting {what}"))?;
     if !status.success() {
         bail!("{what} exited with {status}");
@@ -145,34 +145,8 @@ impl Tools {
     fn install(root: &Path, dir: &Path) -> Result<Tools> {
         let contract = root.join("contract");
         let tools = Tools { venv: dir.join("venv"), node: dir.join("node") };
-
-        let requirements = contract.join("requirements.txt");
-        fresh_or(&tools.venv, &[&requirements], || {
-            eprintln!("== installing schemathesis (contract/requirements.txt)");
-            let _ = std::fs::remove_dir_all(&tools.venv);
-            check_status(Command::new("python3").args(["-m", "venv"]).arg(&tools.venv), "python3 -m venv")?;
-            check_status(
-                Command::new(tools.venv.join("bin/pip"))
-                    .args(["install", "--quiet", "--disable-pip-version-check", "--no-deps", "-r"])
-                    .arg(&requirements),
-                "pip install",
-            )
-        })?;
-
-        let (package, lock) = (contract.join("package.json"), contract.join("package-lock.json"));
-        fresh_or(&tools.node, &[&package, &lock], || {
-            eprintln!("== installing Spectral (contract/package-lock.json)");
-            let _ = std::fs::remove_dir_all(&tools.node);
-            std::fs::create_dir_all(&tools.node)?;
-            std::fs::copy(&package, tools.node.join("package.json"))?;
-            std::fs::copy(&lock, tools.node.join("package-lock.json"))?;
-            check_status(
-                Command::new("npm")
-                    .args(["ci", "--no-audit", "--no-fund", "--loglevel=error"])
-                    .current_dir(&tools.node),
-                "npm ci",
-            )
-        })?;
+        install_venv(&tools.venv, &contract.join("requirements.txt"), "schemathesis (contract/requirements.txt)")?;
+        install_node(root, &tools.node, "Spectral (contract/package-lock.json)")?;
         Ok(tools)
     }
 
@@ -208,6 +182,40 @@ impl Tools {
         }
         check_status(&mut cmd, "schemathesis")
     }
+}
+
+/// A venv at `venv` with exactly the pins of `requirements` (`--no-deps`:
+/// the file lists the whole closure), made anew when that file changes.
+pub(crate) fn install_venv(venv: &Path, requirements: &Path, what: &str) -> Result<()> {
+    fresh_or(venv, &[requirements], || {
+        eprintln!("== installing {what}");
+        let _ = std::fs::remove_dir_all(venv);
+        check_status(Command::new("python3").args(["-m", "venv"]).arg(venv), "python3 -m venv")?;
+        check_status(
+            Command::new(venv.join("bin/pip"))
+                .args(["install", "--quiet", "--disable-pip-version-check", "--no-deps", "-r"])
+                .arg(requirements),
+            "pip install",
+        )
+    })
+}
+
+/// `contract/package-lock.json`'s packages in `dir/node_modules`, installed
+/// anew when it or `contract/package.json` changes.
+pub(crate) fn install_node(root: &Path, dir: &Path, what: &str) -> Result<()> {
+    let contract = root.join("contract");
+    let (package, lock) = (contract.join("package.json"), contract.join("package-lock.json"));
+    fresh_or(dir, &[&package, &lock], || {
+        eprintln!("== installing {what}");
+        let _ = std::fs::remove_dir_all(dir);
+        std::fs::create_dir_all(dir)?;
+        std::fs::copy(&package, dir.join("package.json"))?;
+        std::fs::copy(&lock, dir.join("package-lock.json"))?;
+        check_status(
+            Command::new("npm").args(["ci", "--no-audit", "--no-fund", "--loglevel=error"]).current_dir(dir),
+            "npm ci",
+        )
+    })
 }
 
 /// Runs `install` unless `dir` holds a stamp of the current `inputs`.

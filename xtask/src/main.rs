@@ -4,6 +4,8 @@
 //! `generated/`; `cargo xtask diff A B` reports breaking changes between two
 //! revision documents; `cargo xtask changes [--check]` keeps `spec/CHANGES.md`;
 //! `cargo xtask contract` checks the running server against `spec/`;
+//! `cargo xtask clients` checks that the served documents make working
+//! clients with openapi-typescript, openapi-python-client and openapi-generator;
 //! `cargo xtask bench` measures throughput, latency and memory against a
 //! baseline server, `cargo xtask bench webhooks` whether delivery keeps up
 //! with writes, and `cargo xtask bench login` what login start reveals
@@ -14,6 +16,7 @@ mod api;
 mod backwards;
 mod bench;
 mod benchtool;
+mod clients;
 mod codegen;
 mod contract;
 mod crash;
@@ -30,6 +33,7 @@ use anyhow::{Result, bail};
 
 const USAGE: &str = "usage: cargo xtask spec [--check] | codegen [--check] | diff A.json B.json | changes [--check] \
 | contract [--install-only] [--no-sweeps] [--seed N|random] [--max-examples N] \
+| clients [--install-only] [--server PATH] \
 | bench [--quick] [--rounds N] [--duration S] [--warmup S] [--connections N] [--customers N] | bench login | bench webhooks \
 | crash [--kills N] [--seed S]";
 
@@ -50,6 +54,7 @@ fn main() -> Result<()> {
             sync_files(&[("spec/CHANGES.md".into(), diff::changes_report(&revisions)?)], check)
         }
         Some("contract") => contract::run(&contract::Options::parse(&args[1..])?),
+        Some("clients") => clients::run(&clients::Options::parse(&args[1..])?),
         Some("bench") => bench::run(&args[1..]),
         Some("crash") => crash::run(&args[1..]),
         Some("diff") => {
