@@ -1,5 +1,5 @@
 // The scenario of `cargo xtask clients` through openapi-fetch, typed by the
-// schema.d.ts openapi-typescript generates from the newest revision (the
+// schema.d.ts openapi-typescript generates from a revision's document (the
 // xtask copies this file next to it, compiles it with tsc --strict and runs
 // it with node): create a customer with an idempotency key, replay it, read
 // it, find it in the list, miss an unknown one (404, the Error type), read

@@ -1,5 +1,5 @@
 """The scenario of `cargo xtask clients` through the client openapi-generator's
-`python` generator makes from the newest revision (package
+`python` generator makes from a revision's document (package
 `switchboard_openapi`, on PYTHONPATH): create a customer with an idempotency
 key, replay it, read it, find it in the list, miss an unknown one (404, the
 Error model), read the catalog's offerings and one of them, list the users.

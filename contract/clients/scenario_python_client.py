@@ -1,5 +1,5 @@
 """The scenario of `cargo xtask clients` through the client openapi-python-client
-generates from the newest revision (package `switchboard_client`, on
+generates from a revision's document (package `switchboard_client`, on
 PYTHONPATH): create a customer with an idempotency key, replay it, read it,
 find it in the list, miss an unknown one (404, the Error model), read the
 catalog's offerings and one of them, list the users. Every answer must have

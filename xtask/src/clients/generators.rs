@@ -23,8 +23,8 @@ fn scenario(mut cmd: Command, live: &Target, r: &Revision) -> Command {
 }
 
 /// openapi-typescript's `schema.d.ts` with its default flags; every example
-/// assigned to its type under `tsc --strict`; on the newest revision the
-/// openapi-fetch scenario compiled and run with node.
+/// assigned to its type under `tsc --strict`; the openapi-fetch scenario
+/// compiled against it and run with node.
 pub(crate) fn typescript(t: &Tools, root: &Path, r: &Revision, live: &Target, failed: &mut Vec<String>) {
     let short = &r.short;
     let dir = r.dir.join("typescript");
@@ -64,9 +64,6 @@ pub(crate) fn typescript(t: &Tools, root: &Path, r: &Revision, live: &Target, fa
         }
         Ok(())
     });
-    if !r.newest {
-        return;
-    }
     step(&format!("openapi-fetch, {short}: tsc --strict scenario.mts"), failed, || {
         std::fs::copy(root.join("contract/clients/scenario.mts"), dir.join("scenario.mts"))?;
         tsconfig("tsconfig.scenario.json", "scenario.mts", true)?;
@@ -106,7 +103,7 @@ fn name_examples(out: &str, spans: &[examples::Span]) -> String {
 /// openapi-python-client's package, failing on any warning (each is a
 /// model or an operation it dropped); `mypy --strict` over it (and the
 /// scenario); every example through its models' `from_dict`; the scenario
-/// on the newest revision.
+/// against the server.
 pub(crate) fn python_client(t: &Tools, root: &Path, work: &Path, r: &Revision, live: &Target, failed: &mut Vec<String>) {
     let short = &r.short;
     let clients = root.join("contract/clients");
@@ -132,12 +129,8 @@ pub(crate) fn python_client(t: &Tools, root: &Path, work: &Path, r: &Revision, l
     if !generated {
         return;
     }
-    let mut checked = vec![package.join("switchboard_client").into_os_string()];
-    if r.newest {
-        checked.push(clients.join("scenario_python_client.py").into_os_string());
-    }
-    let what = if r.newest { "package and scenario" } else { "package" };
-    step(&format!("openapi-python-client, {short}: mypy --strict ({what})"), failed, || {
+    let checked = [package.join("switchboard_client").into_os_string(), clients.join("scenario_python_client.py").into_os_string()];
+    step(&format!("openapi-python-client, {short}: mypy --strict (package and scenario)"), failed, || {
         let mut cmd = Command::new(t.venv_bin.join("mypy"));
         cmd.args(["--strict", "--config-file"])
             .arg(clients.join("mypy.ini"))
@@ -158,16 +151,13 @@ pub(crate) fn python_client(t: &Tools, root: &Path, work: &Path, r: &Revision, l
         cmd.arg(clients.join("examples.py")).args(["--models", "switchboard_client.models", "examples.json"]);
         check_status(&mut cmd, "examples.py")
     });
-    if r.newest {
-        step(&format!("openapi-python-client, {short}: scenario against the server"), failed, || {
-            check_status(scenario(python(), live, r).arg(clients.join("scenario_python_client.py")), "scenario_python_client.py")
-        });
-    }
+    step(&format!("openapi-python-client, {short}: scenario against the server"), failed, || {
+        check_status(scenario(python(), live, r).arg(clients.join("scenario_python_client.py")), "scenario_python_client.py")
+    });
 }
 
 /// openapi-generator's `python` client; every example through its models'
-/// `from_dict` (pydantic validates each); the scenario on the newest
-/// revision.
+/// `from_dict` (pydantic validates each); the scenario against the server.
 pub(crate) fn openapi_generator(t: &Tools, root: &Path, r: &Revision, live: &Target, failed: &mut Vec<String>) {
     let short = &r.short;
     let clients = root.join("contract/clients");
@@ -205,10 +195,8 @@ pub(crate) fn openapi_generator(t: &Tools, root: &Path, r: &Revision, live: &Tar
         cmd.arg(clients.join("examples.py")).args(["--models", "switchboard_openapi.models", "examples.json"]);
         check_status(&mut cmd, "examples.py")
     });
-    if r.newest {
-        step(&format!("openapi-generator python, {short}: scenario against the server"), failed, || {
-            let script = clients.join("scenario_openapi_generator.py");
-            check_status(scenario(python(), live, r).arg(script), "scenario_openapi_generator.py")
-        });
-    }
+    step(&format!("openapi-generator python, {short}: scenario against the server"), failed, || {
+        let script = clients.join("scenario_openapi_generator.py");
+        check_status(scenario(python(), live, r).arg(script), "scenario_openapi_generator.py")
+    });
 }
