@@ -1,8 +1,9 @@
 //! `switchboard-bench`: what `cargo xtask bench` and `cargo xtask crash`
 //! need beside the product: a baseline server (a minimal hand-written axum +
-//! sqlx app over Switchboard's own SQLite schema), a bulk seeder, and fresh
-//! PostgreSQL databases. Not part of the product.
+//! sqlx app over Switchboard's own schema, on SQLite or PostgreSQL), a bulk
+//! seeder, and fresh PostgreSQL databases. Not part of the product.
 
+mod customers;
 mod pg;
 mod seed;
 mod serve;
@@ -19,9 +20,9 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Serve `GET /customers/{id}` and `POST /customers` over a Switchboard SQLite file.
+    /// Serve `GET /customers/{id}`, `GET /customers` and `POST /customers` over a Switchboard database.
     Serve {
-        /// sqlite://FILE of a database `switchboard` has migrated
+        /// sqlite://FILE or postgres://... of a database `switchboard` has migrated
         #[arg(long)]
         db: String,
         #[arg(long)]

@@ -117,14 +117,19 @@ fn suite(o: &Options) -> Result<()> {
         eprintln!("== {}: demo organisation, {} customers seeded, walking the list", db.label(), o.customers);
         deployments.push(setup::switchboard(&bins, db, &work, o.customers, &rt)?);
     }
-    let (_baseline, baseline) = setup::baseline(&bins, &databases[0], &deployments[0].target, &work)?;
-    let targets: Vec<_> = deployments.iter().map(|d| d.target.clone()).collect();
-    let scenarios: Vec<_> = scenarios::all(&baseline, &targets)
+    let mut baselines = vec![];
+    let mut pairs = vec![];
+    for (db, d) in databases.iter().zip(&deployments) {
+        let (process, baseline) = setup::baseline(&bins, db, &d.target, &work, &rt)?;
+        baselines.push(process);
+        pairs.push((baseline, d.target.clone()));
+    }
+    let scenarios: Vec<_> = scenarios::all(&pairs)
         .into_iter()
         .filter(|s| s.kind.is_baseline() || o.only.is_empty() || o.only.iter().any(|t| s.label().contains(t.as_str())))
         .collect();
 
-    let mut rows: Vec<Row> = scenarios.iter().map(|s| Row { label: s.label(), kind: s.kind, rounds: vec![] }).collect();
+    let mut rows: Vec<Row> = scenarios.iter().map(|s| Row { label: s.label(), db: s.target.db.clone(), kind: s.kind, rounds: vec![] }).collect();
     for round in 0..o.rounds {
         eprintln!("== round {} of {}", round + 1, o.rounds);
         for (s, row) in scenarios.iter().zip(&mut rows) {
@@ -136,10 +141,11 @@ fn suite(o: &Options) -> Result<()> {
     let command = format!("cargo xtask {}", std::env::args().skip(1).collect::<Vec<_>>().join(" "));
     println!("\n{}", report::header(&command, &o.describe()));
     println!("{}", report::table(&rows));
-    println!("Ratios are Switchboard / baseline in this run (the baseline runs on SQLite; PostgreSQL rows are compared");
-    println!("with it too): reads against the baseline's GET, writes against its POST (req/s: higher is better; p99:");
-    println!("lower is better). Peak RSS is the server process's (VmHWM), not the database's.");
+    println!("Ratios are Switchboard / baseline in this run, over the same database: each list page against the");
+    println!("baseline's same page, other reads against its GET, writes against its POST (req/s: higher is better;");
+    println!("p99: lower is better). Peak RSS is the server process's (VmHWM), not the database's.");
     println!("wall time: {:.0} s (after the build)", started.elapsed().as_secs_f64());
+    drop(baselines);
     drop(deployments);
     drop(databases);
     let errors: u64 = rows.iter().flat_map(|r| &r.rounds).map(|m| m.figures.errors).sum();

@@ -18,6 +18,8 @@ pub struct Measured {
 
 pub struct Row {
     pub label: String,
+    /// the database under it: ratios are to the baseline over the same one
+    pub db: String,
     pub kind: Kind,
     pub rounds: Vec<Measured>,
 }
@@ -79,21 +81,19 @@ pub fn header(command: &str, settings: &str) -> String {
     )
 }
 
-/// The table; ratios are Switchboard / baseline: reads against the
-/// baseline's GET, writes against its POST (req/s: higher is better; p99:
-/// lower is better).
+/// The table; ratios are Switchboard / the baseline over the same
+/// database, scenario by scenario (`Kind::compared_with`; req/s: higher is
+/// better; p99: lower is better).
 pub fn table(rows: &[Row]) -> String {
     let medians: Vec<Medians> = rows.iter().map(Row::medians).collect();
-    let base = |kind: Kind| rows.iter().position(|r| r.kind == kind).map(|i| &medians[i]);
-    let (base_read, base_write) = (base(Kind::BaselineView), base(Kind::BaselineCreate));
+    let base = |kind: Kind, db: &str| rows.iter().position(|r| r.kind == kind && r.db == db).map(|i| &medians[i]);
     let mut out = String::from(
         "| scenario | req/s | p50 | p99 | peak RSS | errors | req/s vs baseline | p99 vs baseline |\n|---|--:|--:|--:|--:|--:|--:|--:|\n",
     );
     for (row, m) in rows.iter().zip(&medians) {
-        let against = if row.kind.is_write() { base_write } else { base_read };
-        let (rps_ratio, p99_ratio) = match against {
-            Some(b) if !row.kind.is_baseline() => (format!("{:.2}×", m.rps / b.rps), format!("{:.2}×", m.p99 / b.p99)),
-            _ => ("".into(), "".into()),
+        let (rps_ratio, p99_ratio) = match row.kind.compared_with().and_then(|k| base(k, &row.db)) {
+            Some(b) => (format!("{:.2}×", m.rps / b.rps), format!("{:.2}×", m.p99 / b.p99)),
+            None => ("".into(), "".into()),
         };
         let _ = writeln!(
             out,

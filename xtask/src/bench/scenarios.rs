@@ -12,8 +12,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A server under test and what its scenarios need of it.
 pub struct Target {
-    /// "baseline", "Switchboard/SQLite" or "Switchboard/PostgreSQL"
+    /// "baseline/SQLite", "Switchboard/SQLite", "Switchboard/PostgreSQL", ...
     pub label: String,
+    /// "SQLite" or "PostgreSQL": a scenario is compared with the baseline
+    /// over the same database
+    pub db: String,
     pub addr: String,
     pub pid: u32,
     pub key: String,
@@ -31,6 +34,8 @@ pub struct Target {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Kind {
     BaselineView,
+    BaselineListFirst,
+    BaselineListDeep,
     BaselineCreate,
     Health,
     CustomerView,
@@ -42,18 +47,31 @@ pub enum Kind {
 }
 
 impl Kind {
-    /// Reads are compared with the baseline's read, writes with its write.
-    pub fn is_write(self) -> bool {
-        matches!(self, Kind::BaselineCreate | Kind::CustomerCreate | Kind::CustomerUpdate | Kind::OrderSubmit)
-    }
+    /// The baseline's scenarios: the same work by the hand-written server.
+    pub const BASELINE: [Kind; 4] = [Kind::BaselineView, Kind::BaselineListFirst, Kind::BaselineListDeep, Kind::BaselineCreate];
 
     pub fn is_baseline(self) -> bool {
-        matches!(self, Kind::BaselineView | Kind::BaselineCreate)
+        Kind::BASELINE.contains(&self)
+    }
+
+    /// The baseline scenario this one is compared with: the same work where
+    /// the baseline does it, else a read with its read and a write with
+    /// its idempotent write.
+    pub fn compared_with(self) -> Option<Kind> {
+        match self {
+            k if k.is_baseline() => None,
+            Kind::ListFirst => Some(Kind::BaselineListFirst),
+            Kind::ListDeep => Some(Kind::BaselineListDeep),
+            Kind::CustomerCreate | Kind::CustomerUpdate | Kind::OrderSubmit => Some(Kind::BaselineCreate),
+            _ => Some(Kind::BaselineView),
+        }
     }
 
     pub fn describe(self, t: &Target) -> String {
         match self {
             Kind::BaselineView => "GET /customers/{id}".into(),
+            Kind::BaselineListFirst => "GET /customers?limit=100".into(),
+            Kind::BaselineListDeep => format!("GET /customers?limit=100 after row {}", t.deep_rows),
             Kind::BaselineCreate => "POST /customers (idempotent)".into(),
             Kind::Health => "GET /health".into(),
             Kind::CustomerView => "GET /customers/{id}".into(),
@@ -78,14 +96,12 @@ impl Scenario {
     }
 }
 
-/// Every scenario of a round, in order: the baseline's two, then each
-/// Switchboard deployment's seven.
-pub fn all(baseline: &Arc<Target>, switchboards: &[Arc<Target>]) -> Vec<Scenario> {
-    let mut all = vec![
-        Scenario { kind: Kind::BaselineView, target: baseline.clone() },
-        Scenario { kind: Kind::BaselineCreate, target: baseline.clone() },
-    ];
-    for t in switchboards {
+/// Every scenario of a round, in order: per database the baseline's four,
+/// then Switchboard's seven.
+pub fn all(pairs: &[(Arc<Target>, Arc<Target>)]) -> Vec<Scenario> {
+    let mut all = vec![];
+    for (baseline, t) in pairs {
+        all.extend(Kind::BASELINE.map(|kind| Scenario { kind, target: baseline.clone() }));
         for kind in [
             Kind::Health,
             Kind::CustomerView,
@@ -121,6 +137,12 @@ impl Run {
         &self.target.ids[rng.below(self.target.ids.len() as u64) as usize]
     }
 
+    /// The list page after the target's `deep_rows` rows.
+    fn deep_page(&self, path: &str) -> String {
+        let cursor = self.target.deep_cursor.as_deref().map(|c| format!("&cursor={c}")).unwrap_or_default();
+        format!("{path}?limit=100{cursor}")
+    }
+
     fn authed(&self, r: Request) -> Request {
         r.header("x-api-key", self.target.key.clone())
     }
@@ -154,14 +176,13 @@ impl Workload for Run {
         let unique = format!("{}-{connection}-{seq}", self.tag);
         let request = match self.kind {
             Kind::BaselineView => self.authed(Request::get(format!("/customers/{}", self.random_id(connection, seq)))),
+            Kind::BaselineListFirst => self.authed(Request::get("/customers?limit=100")),
+            Kind::BaselineListDeep => self.authed(Request::get(self.deep_page("/customers"))),
             Kind::BaselineCreate => self.new_customer("/customers", &unique),
             Kind::Health => Request::get("/api/v2/health"),
             Kind::CustomerView => self.authed(Request::get(format!("/api/v2/customers/{}", self.random_id(connection, seq)))),
             Kind::ListFirst => self.authed(Request::get("/api/v2/customers?limit=100")),
-            Kind::ListDeep => {
-                let cursor = self.target.deep_cursor.as_deref().map(|c| format!("&cursor={c}")).unwrap_or_default();
-                self.authed(Request::get(format!("/api/v2/customers?limit=100{cursor}")))
-            }
+            Kind::ListDeep => self.authed(Request::get(self.deep_page("/api/v2/customers"))),
             Kind::CustomerCreate => self.new_customer("/api/v2/customers", &unique),
             Kind::CustomerUpdate => {
                 let body = format!(r#"{{"name":"Renamed {unique}"}}"#);

@@ -1,13 +1,13 @@
 //! What `cargo xtask bench` measures: Switchboard over each fresh database
 //! (its schema, demo organisation and key made by `serve --demo`, then the
 //! customers bulk-inserted by `switchboard-bench seed`), and the baseline
-//! server over the SQLite one. The ids to read and the deep page's cursor
-//! are found by walking the list through the API, as a client would.
+//! server over each of them. The ids to read and the deep page's cursor
+//! are found by walking each server's list, as a client would.
 
 use super::scenarios::Target;
 use crate::benchtool::{self, Database};
 use crate::api;
-use crate::http::Conn;
+use crate::http::{Conn, Request};
 use crate::release::Binaries;
 use crate::server::{Launch, Process, Switchboard, free_port};
 use anyhow::{Context, Result, bail};
@@ -56,6 +56,7 @@ pub fn switchboard(bins: &Binaries, db: &Database, work: &Path, customers: u32, 
     let found = rt.block_on(explore(&addr, &key, customers))?;
     let target = Target {
         label: format!("Switchboard/{}", db.label()),
+        db: db.label().to_string(),
         pid: server.process.pid(),
         addr,
         key,
@@ -68,21 +69,56 @@ pub fn switchboard(bins: &Binaries, db: &Database, work: &Path, customers: u32, 
     Ok(Deployment { _server: server, target: Arc::new(target) })
 }
 
-/// The baseline server over the SQLite database `of` serves.
-pub fn baseline(bins: &Binaries, sqlite: &Database, of: &Target, work: &Path) -> Result<(Process, Arc<Target>)> {
-    let process = benchtool::baseline(&bins.bench, sqlite.url(), free_port()?, &work.join("baseline.log"))?;
+/// The baseline server over the database `of` serves; its list must serve
+/// what Switchboard's does (the first page's size within 10%).
+pub fn baseline(bins: &Binaries, db: &Database, of: &Target, work: &Path, rt: &Runtime) -> Result<(Process, Arc<Target>)> {
+    let log = work.join(format!("baseline-{}.log", db.label()));
+    let process = benchtool::baseline(&bins.bench, db.url(), free_port()?, &log)?;
+    let addr = process.addr();
+    let deep_cursor = rt.block_on(async {
+        let (ours, theirs) = (first_page(&of.addr, &of.key, "/api/v2/customers").await?, first_page(&addr, &of.key, "/customers").await?);
+        if (theirs as f64 - ours as f64).abs() > ours as f64 * 0.1 {
+            bail!("the baseline's first list page is {theirs} bytes, Switchboard's {ours}: not the same work");
+        }
+        walk(&addr, &of.key, "/customers", of.deep_rows, |_| Ok(())).await
+    })?;
     let target = Target {
-        label: "baseline".into(),
-        addr: process.addr(),
+        label: format!("baseline/{}", db.label()),
+        db: db.label().to_string(),
+        addr,
         pid: process.pid(),
         key: of.key.clone(),
         ids: of.ids.clone(),
-        deep_cursor: None,
-        deep_rows: 0,
+        deep_cursor,
+        deep_rows: of.deep_rows,
         offering: String::new(),
         msisdns: AtomicU64::new(0),
     };
     Ok((process, Arc::new(target)))
+}
+
+/// The size of a list's first page of 100.
+async fn first_page(addr: &str, key: &str, path: &str) -> Result<usize> {
+    let mut conn = Conn::open(addr).await?;
+    let page = conn.send(&Request::get(format!("{path}?limit=100")).header("x-api-key", key)).await?;
+    Ok(page.success(&format!("GET {path}"))?.body.len())
+}
+
+/// Walks the list at `path` a thousand rows a page up to `rows`, showing
+/// each item to `keep`; the cursor of the page after them.
+async fn walk(addr: &str, key: &str, path: &str, rows: usize, mut keep: impl FnMut(&serde_json::Value) -> Result<()>) -> Result<Option<String>> {
+    let mut conn = Conn::open(addr).await?;
+    let (mut cursor, mut walked) = (None::<String>, 0);
+    while walked < rows {
+        let (items, next) = api::page(&mut conn, key, path, (rows - walked).min(1000), cursor.as_deref()).await?;
+        items.iter().try_for_each(&mut keep)?;
+        walked += items.len();
+        if next.is_none() {
+            bail!("{path} ended after {walked} rows; expected more than {rows}");
+        }
+        cursor = next;
+    }
+    Ok(cursor)
 }
 
 struct Found {
@@ -95,22 +131,16 @@ struct Found {
 /// Walks the customer list up to the deep page (the last 100 seeded rows),
 /// keeping the seeded customers' ids and the cursor there; finds the offering.
 async fn explore(addr: &str, key: &str, customers: u32) -> Result<Found> {
-    let mut conn = Conn::open(addr).await?;
     let deep_rows = (customers as usize).saturating_sub(100);
-    let (mut ids, mut cursor, mut walked) = (vec![], None::<String>, 0);
-    while walked < deep_rows {
-        let (items, next) = api::page(&mut conn, key, "/api/v2/customers", (deep_rows - walked).min(1000), cursor.as_deref()).await?;
-        for c in &items {
-            if c["name"].as_str().is_some_and(|n| n.starts_with(SEEDED_NAME)) {
-                ids.push(c["customerId"].as_str().context("a customer without customerId")?.to_string());
-            }
+    let mut ids = vec![];
+    let cursor = walk(addr, key, "/api/v2/customers", deep_rows, |c| {
+        if c["name"].as_str().is_some_and(|n| n.starts_with(SEEDED_NAME)) {
+            ids.push(c["customerId"].as_str().context("a customer without customerId")?.to_string());
         }
-        walked += items.len();
-        if next.is_none() {
-            bail!("the customer list ended after {walked} rows; expected more than {deep_rows}");
-        }
-        cursor = next;
-    }
+        Ok(())
+    })
+    .await?;
+    let mut conn = Conn::open(addr).await?;
     if ids.is_empty() {
         // too few customers to walk: read the first page's
         let (items, _) = api::page(&mut conn, key, "/api/v2/customers", 1000, None).await?;
