@@ -4,6 +4,7 @@
 //! seeder, and fresh PostgreSQL databases. Not part of the product.
 
 mod customers;
+mod orders;
 mod pg;
 mod seed;
 mod serve;
@@ -20,7 +21,7 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Serve `GET /customers/{id}`, `GET /customers` and `POST /customers` over a Switchboard database.
+    /// Serve the bench's customer and order operations over a Switchboard database.
     Serve {
         /// sqlite://FILE or postgres://... of a database `switchboard` has migrated
         #[arg(long)]

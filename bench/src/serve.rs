@@ -2,15 +2,15 @@
 //! for the bench's work over Switchboard's own database and schema (SQLite
 //! or PostgreSQL), so Switchboard's figures can be read as "how far from the
 //! least this work costs on this machine". Keys are checked in memory, a
-//! read is one query, a write one transaction. The customer operations are
-//! in `customers.rs`.
+//! read is one query, a write one transaction. The operations are in
+//! `customers.rs` and `orders.rs`.
 
-use crate::customers;
+use crate::{customers, orders};
 use anyhow::{Context, Result};
 use axum::Router;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 use sqlx::any::AnyPoolOptions;
@@ -55,6 +55,8 @@ pub async fn run(url: &str, listen: SocketAddr) -> Result<()> {
     let router = Router::new()
         .route("/customers", get(customers::list).post(customers::create))
         .route("/customers/{id}", get(customers::view))
+        .route("/orders", post(orders::create))
+        .route("/orders/{id}/submit", post(orders::submit))
         .with_state(app);
     let listener = tokio::net::TcpListener::bind(listen).await?;
     println!("baseline listening on {}", listener.local_addr()?);

@@ -37,6 +37,7 @@ pub enum Kind {
     BaselineListFirst,
     BaselineListDeep,
     BaselineCreate,
+    BaselineOrder,
     Health,
     CustomerView,
     ListFirst,
@@ -48,7 +49,8 @@ pub enum Kind {
 
 impl Kind {
     /// The baseline's scenarios: the same work by the hand-written server.
-    pub const BASELINE: [Kind; 4] = [Kind::BaselineView, Kind::BaselineListFirst, Kind::BaselineListDeep, Kind::BaselineCreate];
+    pub const BASELINE: [Kind; 5] =
+        [Kind::BaselineView, Kind::BaselineListFirst, Kind::BaselineListDeep, Kind::BaselineCreate, Kind::BaselineOrder];
 
     pub fn is_baseline(self) -> bool {
         Kind::BASELINE.contains(&self)
@@ -62,7 +64,8 @@ impl Kind {
             k if k.is_baseline() => None,
             Kind::ListFirst => Some(Kind::BaselineListFirst),
             Kind::ListDeep => Some(Kind::BaselineListDeep),
-            Kind::CustomerCreate | Kind::CustomerUpdate | Kind::OrderSubmit => Some(Kind::BaselineCreate),
+            Kind::OrderSubmit => Some(Kind::BaselineOrder),
+            Kind::CustomerCreate | Kind::CustomerUpdate => Some(Kind::BaselineCreate),
             _ => Some(Kind::BaselineView),
         }
     }
@@ -73,6 +76,7 @@ impl Kind {
             Kind::BaselineListFirst => "GET /customers?limit=100".into(),
             Kind::BaselineListDeep => format!("GET /customers?limit=100 after row {}", t.deep_rows),
             Kind::BaselineCreate => "POST /customers (idempotent)".into(),
+            Kind::BaselineOrder => "POST /orders + POST /orders/{id}/submit".into(),
             Kind::Health => "GET /health".into(),
             Kind::CustomerView => "GET /customers/{id}".into(),
             Kind::ListFirst => "GET /customers?limit=100".into(),
@@ -96,7 +100,7 @@ impl Scenario {
     }
 }
 
-/// Every scenario of a round, in order: per database the baseline's four,
+/// Every scenario of a round, in order: per database the baseline's five,
 /// then Switchboard's seven.
 pub fn all(pairs: &[(Arc<Target>, Arc<Target>)]) -> Vec<Scenario> {
     let mut all = vec![];
@@ -153,18 +157,19 @@ impl Run {
     }
 
     /// A draft order of one mobile subscription for the demo customer,
-    /// submitted: the write a shop makes when someone buys.
-    async fn order(&self, conn: &mut Conn, unique: &str) -> Result<()> {
+    /// submitted: the write a shop makes when someone buys. `base` is
+    /// where the server's operations are (`/api/v2`, or `` for the baseline).
+    async fn order(&self, conn: &mut Conn, base: &str, unique: &str) -> Result<()> {
         // Swedish mobile numbers (07x), one per subscription ever ordered here
         let msisdn = format!("+4676{:07}", self.target.msisdns.fetch_add(1, Ordering::Relaxed));
         let body = format!(
             r#"{{"customerId":"rid_acme","lineItems":[{{"type":"SUBSCRIPTION","productOfferingId":"{}","subscription":{{"simType":"ESIM","msisdn":"{msisdn}"}}}}]}}"#,
             self.target.offering
         );
-        let create = self.authed(Request::json("POST", "/api/v2/orders", body)).header("x-idempotency-key", unique.to_string());
+        let create = self.authed(Request::json("POST", format!("{base}/orders"), body)).header("x-idempotency-key", unique.to_string());
         let order = expect(conn, create).await?.json()?;
         let id = order["orderId"].as_str().context("an order without orderId")?;
-        let submit = self.authed(Request::new("POST", format!("/api/v2/orders/{id}/submit")))
+        let submit = self.authed(Request::new("POST", format!("{base}/orders/{id}/submit")))
             .header("x-idempotency-key", format!("{unique}-submit"));
         expect(conn, submit).await?;
         Ok(())
@@ -188,7 +193,8 @@ impl Workload for Run {
                 let body = format!(r#"{{"name":"Renamed {unique}"}}"#);
                 self.authed(Request::json("PUT", format!("/api/v2/customers/{}", self.random_id(connection, seq)), body))
             }
-            Kind::OrderSubmit => return self.order(conn, &unique).await,
+            Kind::OrderSubmit => return self.order(conn, "/api/v2", &unique).await,
+            Kind::BaselineOrder => return self.order(conn, "", &unique).await,
         };
         expect(conn, request).await.map(drop)
     }

@@ -91,8 +91,10 @@ pub fn baseline(bins: &Binaries, db: &Database, of: &Target, work: &Path, rt: &R
         ids: of.ids.clone(),
         deep_cursor,
         deep_rows: of.deep_rows,
-        offering: String::new(),
-        msisdns: AtomicU64::new(0),
+        offering: of.offering.clone(),
+        // its subscriptions share the database with Switchboard's: numbers
+        // from another range
+        msisdns: AtomicU64::new(5_000_000),
     };
     Ok((process, Arc::new(target)))
 }
