@@ -154,7 +154,9 @@ fn normalise_spec(spec: &Value) -> Value {
             }
             // 14. dropshot keeps no `default` in a parameter's schema (it
             //     moves the schema's metadata onto the parameter and drops
-            //     the rest); the server applies the default itself.
+            //     the rest): the server applies a query default itself, and
+            //     Api-Revision's default is what a generated client sends
+            //     (left out, the key's pin decides).
             // 22. a parameter's example is the document's own: codegen shares
             //     one struct between revisions whose parameters differ in
             //     examples alone, so dropshot shows the newer one's.

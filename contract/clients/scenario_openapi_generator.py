@@ -41,8 +41,10 @@ def header(headers: Mapping[str, str] | None, name: str) -> str | None:
     return next((v for k, v in (headers or {}).items() if k.lower() == name.lower()), None)
 
 
-def expect(what: str, status: int, headers: Mapping[str, str] | None, got: Any, model: type[T]) -> T:
-    """`got` after checking that it is the model, answered in the revision asked for."""
+def expect(what: str, wanted: int, status: int, headers: Mapping[str, str] | None, got: Any, model: type[T]) -> T:
+    """`got` after checking its status, that it is the model, and that it was answered in the revision asked for."""
+    if status != wanted:
+        sys.exit(f"{what}: status {status}, wanted {wanted}")
     if header(headers, "Api-Revision") != REVISION:
         sys.exit(f"{what}: answered in revision {header(headers, 'Api-Revision')}, asked {REVISION}")
     if not isinstance(got, model):
@@ -65,14 +67,14 @@ def main() -> None:
     )
     key = str(uuid.uuid4())
     first = customers.customer_create_with_http_info(body, x_idempotency_key=key)
-    created = expect("POST /customers", first.status_code, first.headers, first.data, Customer)
+    created = expect("POST /customers", 201, first.status_code, first.headers, first.data, Customer)
     again = customers.customer_create_with_http_info(body, x_idempotency_key=key)
-    replayed = expect("POST /customers again, same key", again.status_code, again.headers, again.data, Customer)
+    replayed = expect("POST /customers again, same key", 201, again.status_code, again.headers, again.data, Customer)
     if replayed.customer_id != created.customer_id or header(again.headers, "Idempotent-Replayed") != "true":
         sys.exit("the retry was not a replay of the first answer")
 
     got = customers.customer_view_with_http_info(str(created.customer_id))
-    viewed = expect("GET /customers/{id}", got.status_code, got.headers, got.data, Customer)
+    viewed = expect("GET /customers/{id}", 200, got.status_code, got.headers, got.data, Customer)
     if viewed.name != name:
         sys.exit(f"GET /customers/{{id}}: name {viewed.name!r}, wanted {name!r}")
 
@@ -80,7 +82,7 @@ def main() -> None:
     found = False
     while True:
         got_page = customers.customer_list_with_http_info(cursor=cursor)
-        page = expect("GET /customers", got_page.status_code, got_page.headers, got_page.data, CustomerList)
+        page = expect("GET /customers", 200, got_page.status_code, got_page.headers, got_page.data, CustomerList)
         found = found or any(c.customer_id == created.customer_id for c in page.items)
         cursor = page.pagination.next_cursor
         if found or cursor is None:
@@ -92,24 +94,24 @@ def main() -> None:
         customers.customer_view("rid_no-such-customer")
         sys.exit("GET /customers/{unknown}: answered, wanted 404")
     except NotFoundException as e:
-        missing = expect("GET /customers/{unknown}", e.status, e.headers, e.data, Error)
+        missing = expect("GET /customers/{unknown}", 404, e.status, e.headers, e.data, Error)
         if missing.internal_code != "customer_not_found" or not missing.message or not missing.code or not missing.trace_id:
             sys.exit(f"GET /customers/{{unknown}}: not the Error wanted: {missing.to_dict()}")
 
     got_offerings = catalog.product_offering_list_with_http_info()
     offerings = expect(
-        "GET /product-offerings", got_offerings.status_code, got_offerings.headers, got_offerings.data, ProductOfferingList
+        "GET /product-offerings", 200, got_offerings.status_code, got_offerings.headers, got_offerings.data, ProductOfferingList
     )
     if not offerings.items:
         sys.exit("GET /product-offerings: the demo catalog is empty")
     listed = offerings.items[0]
     got_one = catalog.product_offering_view_with_http_info(str(listed.product_offering_id))
-    one = expect("GET /product-offerings/{id}", got_one.status_code, got_one.headers, got_one.data, ProductOffering)
+    one = expect("GET /product-offerings/{id}", 200, got_one.status_code, got_one.headers, got_one.data, ProductOffering)
     if one.name != listed.name:
         sys.exit("GET /product-offerings/{id}: not the offering listed")
 
     got_users = users.user_list_with_http_info()
-    if not expect("GET /users", got_users.status_code, got_users.headers, got_users.data, UserList).items:
+    if not expect("GET /users", 200, got_users.status_code, got_users.headers, got_users.data, UserList).items:
         sys.exit("GET /users: the demo has users")
 
 

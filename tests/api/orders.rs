@@ -180,6 +180,13 @@ async fn pricing_of_a_worked_example_on_both_revisions() {
         assert_eq!(seen["pricing"]["discounts"][0]["amount"].as_f64(), Some(300.0));
         let l = &seen["lineItems"][0]["pricing"];
         assert_eq!((l["recurringAmount"].as_f64(), l["initialInvoiceAmount"].as_f64(), l["totalDiscounts"].as_f64()), (Some(286.25), Some(3060.0), Some(1140.0)));
+        // every twin anywhere in the order is its minor amount in SEK's
+        // major units (a twin the conversion forgot would be a 0)
+        let twins: Vec<_> = minor_twins(&seen).into_iter().filter_map(|(field, minor, twin)| Some((field, minor, twin?))).collect();
+        assert!(twins.len() > 20, "{twins:?}");
+        for (field, minor, twin) in twins {
+            assert_eq!(twin, minor as f64 / 100.0, "{field}");
+        }
         let calculated = json_of(&auk.order_calculate_price(&order.order_id.to_string().parse().unwrap()).await.unwrap().into_inner());
         assert_eq!(calculated, seen["pricing"]);
         let listed = auk.order_list(None, None, None, None).await.unwrap().into_inner();
@@ -392,4 +399,22 @@ async fn a_members_order_needs_approval() {
         app
     })
     .await;
+}
+
+/// Each `xMinor` integer in `v` (at any depth) with its major-unit twin `x`.
+fn minor_twins(v: &serde_json::Value) -> Vec<(String, i64, Option<f64>)> {
+    let mut out = vec![];
+    match v {
+        serde_json::Value::Object(m) => {
+            for (k, x) in m {
+                if let (Some(name), Some(minor)) = (k.strip_suffix("Minor"), x.as_i64()) {
+                    out.push((k.clone(), minor, m.get(name).and_then(serde_json::Value::as_f64)));
+                }
+                out.extend(minor_twins(x));
+            }
+        }
+        serde_json::Value::Array(a) => a.iter().for_each(|x| out.extend(minor_twins(x))),
+        _ => {}
+    }
+    out
 }

@@ -29,6 +29,20 @@ impl Revision {
         self.raw["info"]["x-supported-until"].as_str().and_then(|d| d.parse().ok())
     }
 
+    /// Past its support date today, which it says: the server answers a
+    /// retired revision in the oldest one still supported, which the
+    /// contract and client checks check on its own.
+    pub fn retired_today(&self) -> bool {
+        let today = chrono::Utc::now().date_naive();
+        match self.supported_until().filter(|until| today > *until) {
+            Some(until) => {
+                eprintln!("== {}: skipped: retired after {until}", self.name);
+                true
+            }
+            None => false,
+        }
+    }
+
     pub fn load(path: &Path) -> Result<Revision> {
         let text = std::fs::read_to_string(path).with_context(|| format!("{}", path.display()))?;
         let raw: Value = serde_json::from_str(&text).with_context(|| format!("{}", path.display()))?;

@@ -16,6 +16,18 @@ fn passed(label: &str, failed: &mut Vec<String>, f: impl FnOnce() -> Result<()>)
     failed.len() == before
 }
 
+/// The clients venv's python, importing from `package`, in the revision's folder.
+fn python(t: &Tools, package: &Path, r: &Revision) -> Command {
+    let mut cmd = Command::new(t.venv_bin.join("python"));
+    cmd.env("PYTHONPATH", package).current_dir(&r.dir);
+    cmd
+}
+
+/// openapi-generator's warnings about any document, the documents' own
+/// aside: fixed in no release yet (docs/clients.md names them).
+const OPENAPI_GENERATOR_OWN_WARNINGS: [&str; 2] =
+    ["Failed to get the schema name: null", "Date (reserved word) cannot be used as model name. Renamed to ModelDate"];
+
 /// A scenario's command with the live server in its environment.
 fn scenario(mut cmd: Command, live: &Target, r: &Revision) -> Command {
     cmd.env("SWITCHBOARD_URL", &live.url).env("SWITCHBOARD_KEY", &live.key).env("SWITCHBOARD_REVISION", &r.name);
@@ -141,11 +153,7 @@ pub(crate) fn python_client(t: &Tools, root: &Path, work: &Path, r: &Revision, l
             .current_dir(&r.dir);
         check_status(&mut cmd, "mypy")
     });
-    let python = || {
-        let mut cmd = Command::new(t.venv_bin.join("python"));
-        cmd.env("PYTHONPATH", &package).current_dir(&r.dir);
-        cmd
-    };
+    let python = || python(t, &package, r);
     step(&format!("openapi-python-client, {short}: from_dict on every example"), failed, || {
         let mut cmd = python();
         cmd.arg(clients.join("examples.py")).args(["--models", "switchboard_client.models", "examples.json"]);
@@ -174,22 +182,23 @@ pub(crate) fn openapi_generator(t: &Tools, root: &Path, r: &Revision, live: &Tar
         let (ok, text) = output(&mut cmd, "openapi-generator-cli")?;
         let log = r.dir.join("openapi-generator.log");
         std::fs::write(&log, &text)?;
-        // its INFO lines name every file it writes; what it warns of is shown
+        // its INFO lines name every file it writes; what it warns of is
+        // shown, and any warning but its own fails the check
         let warnings: Vec<&str> = text.lines().filter(|l| l.contains(" WARN ") || l.contains(" ERROR ")).collect();
         show(&warnings.join("\n"));
         if !ok {
             bail!("openapi-generator-cli failed; see {}", log.display());
+        }
+        let ours: Vec<&&str> = warnings.iter().filter(|w| !OPENAPI_GENERATOR_OWN_WARNINGS.iter().any(|own| w.contains(own))).collect();
+        if !ours.is_empty() {
+            bail!("openapi-generator warned {} time(s) about the document; see {}", ours.len(), log.display());
         }
         Ok(())
     });
     if !generated {
         return;
     }
-    let python = || {
-        let mut cmd = Command::new(t.venv_bin.join("python"));
-        cmd.env("PYTHONPATH", &package).current_dir(&r.dir);
-        cmd
-    };
+    let python = || python(t, &package, r);
     step(&format!("openapi-generator python, {short}: from_dict on every example"), failed, || {
         let mut cmd = python();
         cmd.arg(clients.join("examples.py")).args(["--models", "switchboard_openapi.models", "examples.json"]);

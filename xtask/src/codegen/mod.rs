@@ -14,6 +14,7 @@ mod clients;
 mod convert;
 mod models;
 mod routed;
+mod shape;
 
 use crate::spec::{Revision, ref_name, spec_hash};
 use routed::{Emitted, dispatchers, routed_ops};
@@ -80,35 +81,12 @@ fn ops_of(rev: &Revision) -> Result<Vec<Op>> {
                 .to_string();
             let raw = rev.inline_components(op);
             // examples shape no code: an operation whose revisions differ in
-            // examples alone is one method
-            let fingerprint = without_examples(&json!({ "op": raw, "schemas": rev.closure(&raw) }));
+            // examples (or a parameter's default) alone is one method
+            let fingerprint = shape::code_shape(&json!({ "op": raw, "schemas": rev.closure(&raw) }));
             v.push(Op { id, method: method.to_uppercase(), path: path.clone(), raw, fingerprint });
         }
     }
     Ok(v)
-}
-
-/// `v` without its `example` and `examples` keywords, and without the
-/// `default` of a parameter's schema: a parameter struct has no defaults
-/// (each revision's `Api-Revision` defaults to itself).
-fn without_examples(v: &Value) -> Value {
-    let parameter = v.get("in").is_some();
-    match v {
-        Value::Object(m) => Value::Object(
-            m.iter()
-                .filter(|(k, _)| !matches!(k.as_str(), "example" | "examples"))
-                .map(|(k, v)| match (k.as_str(), v) {
-                    ("schema", Value::Object(s)) if parameter => {
-                        let s: serde_json::Map<String, Value> = s.iter().filter(|(k, _)| k.as_str() != "default").map(|(k, v)| (k.clone(), v.clone())).collect();
-                        (k.clone(), without_examples(&Value::Object(s)))
-                    }
-                    _ => (k.clone(), without_examples(v)),
-                })
-                .collect(),
-        ),
-        Value::Array(a) => Value::Array(a.iter().map(without_examples).collect()),
-        other => other.clone(),
-    }
 }
 
 /// A parameter struct for one location; returns (item tokens, type path).
@@ -286,8 +264,8 @@ fn server_files(revs: &[Revision]) -> Result<(String, String)> {
             ] {
                 // Parameters unchanged since the newer range reuse its struct,
                 // so the adapter's `Into` is the identity.
-                // (examples aside: they shape no code)
-                let params_key = format!("{op_id}/{loc}/{}", without_examples(&o.raw["parameters"]));
+                // (examples and defaults aside: they shape no code)
+                let params_key = format!("{op_id}/{loc}/{}", shape::code_shape(&o.raw["parameters"]));
                 let built = match param_types.get(&params_key) {
                     Some(ty) => Some(ty.clone()),
                     None => param_struct(rev, o, loc)?.map(|(ts, ty)| {
