@@ -4,7 +4,7 @@
 //! transaction holding the customer and the key's stored answer. Answers
 //! carry the fields Switchboard serves for the same rows, nulls left out.
 
-use crate::serve::{App, error, json_text, query_value, replay};
+use crate::app::{App, error, json_text, query_value, replay};
 use axum::body::Bytes;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};

@@ -3,6 +3,7 @@
 //! sqlx app over Switchboard's own schema, on SQLite or PostgreSQL), a bulk
 //! seeder, and fresh PostgreSQL databases. Not part of the product.
 
+mod app;
 mod customers;
 mod orders;
 mod pg;

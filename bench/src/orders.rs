@@ -8,7 +8,7 @@
 //! transaction. Rows go into Switchboard's own tables, answers and event
 //! payloads have Switchboard's shapes, so both servers do the same work.
 
-use crate::serve::{App, error, json_text, replay};
+use crate::app::{App, error, json_text, replay};
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
