@@ -216,7 +216,9 @@ impl Store {
         Ok(self.human_readable_ids.get(org, id.to_string()).await?.is_some())
     }
 
-    pub async fn customers(&self, org: Uuid, f: &CustomerFilter, after: Option<Cursor>, limit: usize) -> Result<Page<CustomerRow>> {
+    /// A page of customers, each with the users acting for it: one query
+    /// (the page, and its customers' users joined to it).
+    pub async fn customers(&self, org: Uuid, f: &CustomerFilter, after: Option<Cursor>, limit: usize) -> Result<Page<(CustomerRow, Vec<Link>)>> {
         let mut q = ListQuery::new(format!("SELECT {COLUMNS} FROM customers WHERE org_id = $1 AND seq > $2"));
         if let Some(t) = &f.text {
             q.condition(like_pattern(t), |p| {
@@ -227,42 +229,19 @@ impl Store {
             q.eq("customer_type", t.stored().to_string());
         }
         q.visible_to("id", f.visible_to);
-        let rows = q.fetch(&self.pool, org, after, "seq", limit).await?;
-        Ok(Page::from_rows(rows.iter().map(from_row).collect::<Result<_>>()?, limit))
-    }
-
-    /// The users acting for each of `customers`: customer -> (user, name, role).
-    pub async fn customer_users(&self, org: Uuid, customers: &[Uuid]) -> Result<HashMap<Uuid, Vec<Link>>> {
-        self.links(org, LinkSide::Customer, customers).await
-    }
-
-    /// One side of the customer/user links for `ids` of that side: id ->
-    /// (id on the other side, its name, the role), in creation order.
-    pub(super) async fn links(&self, org: Uuid, side: LinkSide, ids: &[Uuid]) -> Result<HashMap<Uuid, Vec<Link>>> {
-        let mut out: HashMap<Uuid, Vec<Link>> = HashMap::new();
-        if ids.is_empty() {
-            return Ok(out);
+        let rows = q.fetch_within(&self.pool, org, after, "seq", limit, |page| with_users(&format!("({page})"), "", "c.seq, lu.seq")).await?;
+        // a customer's rows are consecutive: one per user, or one without
+        let mut page: Vec<(i64, (CustomerRow, Vec<Link>))> = vec![];
+        for r in &rows {
+            let seq: i64 = r.try_get("seq")?;
+            if page.last().is_none_or(|(s, _)| *s != seq) {
+                page.push((seq, (from_row(r)?.1, vec![])));
+            }
+            if let Some((_, (_, links))) = page.last_mut() {
+                add_link(links, r)?;
+            }
         }
-        let (key, other, table) = match side {
-            LinkSide::Customer => ("customer_id", "user_id", "users"),
-            LinkSide::User => ("user_id", "customer_id", "customers"),
-        };
-        let rows = super::fetch_in(&self.pool, org, ids.iter().map(Uuid::to_string), |list| {
-            format!(
-                "SELECT cu.{key} AS key_id, cu.{other} AS other_id, o.name, cu.role FROM customer_users cu
-                 JOIN {table} o ON o.id = cu.{other}
-                 WHERE cu.org_id = $1 AND cu.{key} IN ({list}) ORDER BY o.seq"
-            )
-        })
-        .await?;
-        for r in rows {
-            out.entry(parse_uuid(&r.try_get::<String, _>("key_id")?)?).or_default().push((
-                parse_uuid(&r.try_get::<String, _>("other_id")?)?,
-                r.try_get("name")?,
-                state_col(&r, "role")?,
-            ));
-        }
-        Ok(out)
+        Ok(Page::from_rows(page, limit))
     }
 
     pub async fn link_user(tx: &mut Tx, org: Uuid, customer: Uuid, user: Uuid, role: CustomerRole, now: DateTime<Utc>) -> Result<()> {
@@ -284,17 +263,32 @@ impl Store {
 /// organisation is matched as an expression (`|| ''`) so that SQLite's
 /// planner looks rows up by `col`'s unique index rather than scanning the
 /// organisation's rows, which it otherwise does for a list of values.
-async fn customers_with_users(pool: &AnyPool, org: Uuid, col: &str, vals: Vec<String>) -> Result<HashMap<String, (CustomerRow, Vec<Link>)>> {
+/// The customers of `from` (a table or a subquery, as `c`) that `filter`
+/// keeps, with the users acting for each (`link_user`, `link_name`,
+/// `link_role`; null for a customer without users), ordered by `order`.
+fn with_users(from: &str, filter: &str, order: &str) -> String {
     let columns: Vec<String> = COLUMNS.split(", ").map(|c| format!("c.{c}")).collect();
+    format!(
+        "SELECT {}, cu.user_id AS link_user, lu.name AS link_name, cu.role AS link_role
+         FROM {from} c
+         LEFT JOIN customer_users cu ON cu.org_id = c.org_id AND cu.customer_id = c.id
+         LEFT JOIN users lu ON lu.id = cu.user_id
+         {filter} ORDER BY {order}",
+        columns.join(", ")
+    )
+}
+
+/// The user of a `with_users` row, if it names one.
+fn add_link(links: &mut Vec<Link>, r: &AnyRow) -> Result<()> {
+    if let Some(user) = r.try_get::<Option<String>, _>("link_user")? {
+        links.push((parse_uuid(&user)?, r.try_get("link_name")?, state_col(r, "link_role")?));
+    }
+    Ok(())
+}
+
+async fn customers_with_users(pool: &AnyPool, org: Uuid, col: &str, vals: Vec<String>) -> Result<HashMap<String, (CustomerRow, Vec<Link>)>> {
     let rows = super::fetch_in(pool, org, vals, |list| {
-        format!(
-            "SELECT {}, cu.user_id AS link_user, lu.name AS link_name, cu.role AS link_role
-             FROM customers c
-             LEFT JOIN customer_users cu ON cu.org_id = c.org_id AND cu.customer_id = c.id
-             LEFT JOIN users lu ON lu.id = cu.user_id
-             WHERE c.org_id || '' = $1 AND c.{col} IN ({list}) ORDER BY lu.seq",
-            columns.join(", ")
-        )
+        with_users("customers", &format!("WHERE c.org_id || '' = $1 AND c.{col} IN ({list})"), "lu.seq")
     })
     .await?;
     let mut found: HashMap<String, (CustomerRow, Vec<Link>)> = HashMap::new();
@@ -303,9 +297,7 @@ async fn customers_with_users(pool: &AnyPool, org: Uuid, col: &str, vals: Vec<St
             Entry::Occupied(e) => e.into_mut(),
             Entry::Vacant(e) => e.insert((from_row(&r)?.1, vec![])),
         };
-        if let Some(user) = r.try_get::<Option<String>, _>("link_user")? {
-            links.push((parse_uuid(&user)?, r.try_get("link_name")?, state_col(&r, "link_role")?));
-        }
+        add_link(links, &r)?;
     }
     Ok(found)
 }
@@ -342,13 +334,6 @@ pub(super) fn human_readable_ids(pool: AnyPool) -> HumanReadableIds {
 /// One link of a customer and a user, seen from one side: the other
 /// side's id and name, and the user's role at the customer.
 pub type Link = (Uuid, String, CustomerRole);
-
-/// Which side of a customer/user link a lookup starts from.
-#[derive(Debug, Clone, Copy)]
-pub(super) enum LinkSide {
-    Customer,
-    User,
-}
 
 /// How a path or query names a resource: its id, or `rid_` + its reference id.
 #[derive(Debug, Clone, PartialEq, Eq)]

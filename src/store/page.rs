@@ -117,15 +117,30 @@ impl ListQuery {
     /// One page (and one row more, to tell whether there is a next page),
     /// ordered by `seq_col`.
     pub async fn fetch(
-        mut self,
+        self,
         pool: &sqlx::AnyPool,
         org: uuid::Uuid,
         after: Option<Cursor>,
         seq_col: &str,
         limit: usize,
     ) -> Result<Vec<sqlx::any::AnyRow>> {
+        self.fetch_within(pool, org, after, seq_col, limit, |page| page).await
+    }
+
+    /// As `fetch`, the page's query placed in a larger one by `within`
+    /// (which joins to the page what its rows need, in the same query).
+    pub async fn fetch_within(
+        mut self,
+        pool: &sqlx::AnyPool,
+        org: uuid::Uuid,
+        after: Option<Cursor>,
+        seq_col: &str,
+        limit: usize,
+        within: impl FnOnce(String) -> String,
+    ) -> Result<Vec<sqlx::any::AnyRow>> {
         self.sql.push_str(&format!(" ORDER BY {seq_col} LIMIT {}", limit + 1));
-        let mut q = sqlx::query(sqlx::AssertSqlSafe(self.sql)).bind(org.to_string()).bind(after.map_or(0, |c| c.after_seq));
+        let sql = within(self.sql);
+        let mut q = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(org.to_string()).bind(after.map_or(0, |c| c.after_seq));
         for b in self.binds {
             q = q.bind(b);
         }

@@ -1,6 +1,6 @@
 //! Users and the customers they act for.
 
-use super::customers::{IdOrRef, LinkSide};
+use super::customers::IdOrRef;
 use super::{Cursor, ListQuery, Page, Store, Tx, json_col, like_pattern, parse_ts, parse_uuid, state_col, ts};
 use crate::error::Result;
 use crate::kinds::CustomerRole;
@@ -219,6 +219,25 @@ impl Store {
 
     /// The customers each of `users` acts for: user -> (customer, name, role).
     pub async fn user_customers(&self, org: Uuid, users: &[Uuid]) -> Result<HashMap<Uuid, Vec<(Uuid, String, CustomerRole)>>> {
-        self.links(org, LinkSide::User, users).await
+        let mut out: HashMap<Uuid, Vec<(Uuid, String, CustomerRole)>> = HashMap::new();
+        if users.is_empty() {
+            return Ok(out);
+        }
+        let rows = super::fetch_in(&self.pool, org, users.iter().map(Uuid::to_string), |list| {
+            format!(
+                "SELECT cu.user_id, cu.customer_id, c.name, cu.role FROM customer_users cu
+                 JOIN customers c ON c.id = cu.customer_id
+                 WHERE cu.org_id = $1 AND cu.user_id IN ({list}) ORDER BY c.seq"
+            )
+        })
+        .await?;
+        for r in rows {
+            out.entry(parse_uuid(&r.try_get::<String, _>("user_id")?)?).or_default().push((
+                parse_uuid(&r.try_get::<String, _>("customer_id")?)?,
+                r.try_get("name")?,
+                state_col(&r, "role")?,
+            ));
+        }
+        Ok(out)
     }
 }

@@ -230,17 +230,8 @@ pub async fn list(caller: &Caller, q: crate::wire::latest::params::CustomerListQ
     let filter =
         CustomerFilter { text: q.filter.filter(|t| !t.is_empty()), customer_type: super::filter_of::<wire::CustomerType, _>("customerType", q.customer_type.as_slice())?.pop(), visible_to: caller.viewer() };
     let page = caller.store.customers(caller.org, &filter, after, limit_or_default(q.limit)).await?;
-    let ids: Vec<Uuid> = page.items.iter().map(|c| c.id).collect();
-    let mut users = caller.store.customer_users(caller.org, &ids).await?;
     Ok(wire::CustomerList {
-        items: page
-            .items
-            .into_iter()
-            .map(|c| {
-                let u = users.remove(&c.id).unwrap_or_default();
-                to_wire(c, u)
-            })
-            .collect(),
+        items: page.items.into_iter().map(|(c, users)| to_wire(c, users)).collect(),
         pagination: wire::Pagination { next_cursor: page.next.map(Cursor::encode) },
     })
 }
