@@ -35,6 +35,17 @@ async fn create_view_update_and_roles() {
         let c = app.call("GET", "/customers/rid_acme", None).await;
         let users: Vec<(&str, &str)> = c.body["users"].as_array().unwrap().iter().map(|u| (u["name"].as_str().unwrap(), u["role"].as_str().unwrap())).collect();
         assert_eq!(users, [("Anna Svensson", "ADMIN"), ("Bo", "MEMBER")]);
+        // the list shows the same users, in the same order, and none for
+        // a customer without users (a page is one query, users joined)
+        customer(&app, "initech").await;
+        let listed = app.call("GET", "/customers", None).await;
+        let users: Vec<(&str, Vec<&str>)> = listed.body["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| (c["name"].as_str().unwrap(), c["users"].as_array().into_iter().flatten().map(|u| u["name"].as_str().unwrap()).collect()))
+            .collect();
+        assert_eq!(users, [("Customer acme", vec!["Anna Svensson", "Bo"]), ("Customer initech", vec![])]);
 
         let viewed = client.user_view(&"rid_u-1".parse().unwrap()).await.unwrap().into_inner();
         assert_eq!(viewed.user_id, u.user_id);
