@@ -5,7 +5,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 use sha2::{Digest, Sha256};
-use sqlx::AnyPool;
+use sqlx::{Any, AnyPool, Row, Transaction};
 use std::collections::HashMap;
 
 pub struct App {
@@ -42,4 +42,32 @@ pub fn replay((status, body): (i64, String)) -> Response {
 /// cursors and limits need none).
 pub fn query_value<'q>(query: Option<&'q str>, name: &str) -> Option<&'q str> {
     query?.split('&').find_map(|pair| pair.split_once('=').filter(|(k, _)| *k == name).map(|(_, v)| v))
+}
+
+/// A key's answer (201), stored in the transaction of the work it answers:
+/// a key already used fails it as a unique violation.
+pub async fn store_answer(tx: &mut Transaction<'static, Any>, org: &str, key: (&str, &str, &str), now: &str) -> sqlx::Result<()> {
+    let (idempotency_key, fingerprint, answer) = key;
+    sqlx::query(
+        "INSERT INTO idempotency_keys (org_id, idempotency_key, fingerprint, status, headers, body, created_at)
+         VALUES ($1, $2, $3, 201, '[]', $4, $5)",
+    )
+    .bind(org)
+    .bind(idempotency_key)
+    .bind(fingerprint)
+    .bind(answer)
+    .bind(now)
+    .execute(&mut **tx)
+    .await
+    .map(drop)
+}
+
+/// The answer stored for a key (status, body), if it was used.
+pub async fn stored_answer(pool: &AnyPool, org: &str, key: &str) -> sqlx::Result<Option<(i64, String)>> {
+    let row = sqlx::query("SELECT status, body FROM idempotency_keys WHERE org_id = $1 AND idempotency_key = $2")
+        .bind(org)
+        .bind(key)
+        .fetch_optional(pool)
+        .await?;
+    row.map(|r| Ok((r.try_get("status")?, r.try_get("body")?))).transpose()
 }

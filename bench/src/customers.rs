@@ -4,7 +4,7 @@
 //! transaction holding the customer and the key's stored answer. Answers
 //! carry the fields Switchboard serves for the same rows, nulls left out.
 
-use crate::app::{App, error, json_text, query_value, replay};
+use crate::app::{App, error, json_text, query_value, replay, store_answer, stored_answer};
 use axum::body::Bytes;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -144,7 +144,7 @@ pub async fn create(State(app): State<Arc<App>>, headers: HeaderMap, body: Bytes
         let values = (id_text.as_str(), &new, human_readable_id.as_str(), email.clone(), metadata.clone(), now.as_str());
         match insert(&app.pool, org, key, &fingerprint, &answer, values).await {
             Ok(()) => return json_text(StatusCode::CREATED, answer),
-            Err(sqlx::Error::Database(e)) if e.is_unique_violation() => match stored(&app.pool, org, key).await {
+            Err(sqlx::Error::Database(e)) if e.is_unique_violation() => match stored_answer(&app.pool, org, key).await {
                 Ok(Some(answer)) => return replay(answer),
                 Ok(None) => continue,
                 Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, e),
@@ -185,25 +185,6 @@ async fn insert(pool: &AnyPool, org: &str, key: &str, fingerprint: &str, answer:
     .bind(now)
     .execute(&mut *tx)
     .await?;
-    sqlx::query(
-        "INSERT INTO idempotency_keys (org_id, idempotency_key, fingerprint, status, headers, body, created_at)
-         VALUES ($1, $2, $3, 201, '[]', $4, $5)",
-    )
-    .bind(org)
-    .bind(key)
-    .bind(fingerprint)
-    .bind(answer)
-    .bind(now)
-    .execute(&mut *tx)
-    .await?;
+    store_answer(&mut tx, org, (key, fingerprint, answer), now).await?;
     tx.commit().await
-}
-
-async fn stored(pool: &AnyPool, org: &str, key: &str) -> sqlx::Result<Option<(i64, String)>> {
-    let row = sqlx::query("SELECT status, body FROM idempotency_keys WHERE org_id = $1 AND idempotency_key = $2")
-        .bind(org)
-        .bind(key)
-        .fetch_optional(pool)
-        .await?;
-    row.map(|r| Ok((r.try_get("status")?, r.try_get("body")?))).transpose()
 }

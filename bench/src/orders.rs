@@ -8,7 +8,7 @@
 //! transaction. Rows go into Switchboard's own tables, answers and event
 //! payloads have Switchboard's shapes, so both servers do the same work.
 
-use crate::app::{App, error, json_text, replay};
+use crate::app::{App, error, json_text, replay, store_answer, stored_answer};
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -50,22 +50,13 @@ async fn idempotent(app: &App, org: &str, key: &str, work: Result<String, Refusa
     match work {
         Ok(answer) => json_text(StatusCode::CREATED, answer),
         // a retry finds its work done (the key stored, the order moved on)
-        Err((StatusCode::CONFLICT, message)) => match key_used(app, org, key).await {
-            Some(stored) => replay(stored),
-            None => error(StatusCode::CONFLICT, message),
+        Err((StatusCode::CONFLICT, message)) => match stored_answer(&app.pool, org, key).await {
+            Ok(Some(stored)) => replay(stored),
+            Ok(None) => error(StatusCode::CONFLICT, message),
+            Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, e),
         },
         Err((status, message)) => error(status, message),
     }
-}
-
-async fn key_used(app: &App, org: &str, key: &str) -> Option<(i64, String)> {
-    let row = sqlx::query("SELECT status, body FROM idempotency_keys WHERE org_id = $1 AND idempotency_key = $2")
-        .bind(org)
-        .bind(key)
-        .fetch_optional(&app.pool)
-        .await
-        .ok()??;
-    Some((row.try_get("status").ok()?, row.try_get("body").ok()?))
 }
 
 /// The event and the key's answer, in the transaction that made them; a
@@ -82,21 +73,9 @@ async fn record(tx: &mut Transaction<'static, Any>, org: &str, events: &[(&str, 
             .await
             .map_err(internal)?;
     }
-    let (idempotency_key, fingerprint, answer) = key;
-    let stored = sqlx::query(
-        "INSERT INTO idempotency_keys (org_id, idempotency_key, fingerprint, status, headers, body, created_at)
-         VALUES ($1, $2, $3, 201, '[]', $4, $5)",
-    )
-    .bind(org)
-    .bind(idempotency_key)
-    .bind(fingerprint)
-    .bind(answer)
-    .bind(now)
-    .execute(&mut **tx)
-    .await;
-    match stored {
+    match store_answer(tx, org, key, now).await {
         Err(sqlx::Error::Database(e)) if e.is_unique_violation() => Err(refuse(StatusCode::CONFLICT, "key used")),
-        other => other.map(drop).map_err(internal),
+        other => other.map_err(internal),
     }
 }
 
