@@ -143,12 +143,11 @@ pub struct Keyed<'a> {
 /// flight here answers `idempotency_key_locked` (or the answer, once
 /// stored) without running its work (`InFlight`).
 ///
-/// On SQLite the work's written statements go with that commit, so a
-/// unique-index race the work lost (say, to a concurrent request with
+/// The work's written statements go with that commit (see `store::tx`),
+/// so a unique-index race the work lost (say, to a concurrent request with
 /// another key and the same referenceId) is found there, after its answer
 /// was rendered: the request then answers that 409, which is not stored,
-/// and a retry executes again. On PostgreSQL the work meets it itself, and
-/// its rendered 409 is stored like any refusal.
+/// and a retry executes again.
 pub async fn run<T, Fut>(
     keyed: Keyed<'_>,
     now: chrono::DateTime<chrono::Utc>,

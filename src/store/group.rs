@@ -12,6 +12,7 @@
 //! in one trip (`Group::submit`), so a batch costs about two trips (its
 //! writers' statements and its COMMIT) however many writers it holds.
 
+use super::params::renumber;
 use crate::error::{Error, Result};
 use sqlx::any::AnyArguments;
 use sqlx::{Any, AnyConnection, AnyPool, AssertSqlSafe, Execute};
@@ -404,50 +405,5 @@ impl Pending {
 
     pub(super) fn is_empty(&self) -> bool {
         self.sql.is_empty()
-    }
-}
-
-/// Appends `sql` with each `$N` outside quotes as `$(N + offset)`.
-fn renumber(sql: &str, offset: usize, out: &mut String) {
-    if offset == 0 {
-        out.push_str(sql);
-        return;
-    }
-    // `$`, digits and quotes are ASCII, so byte positions are char bounds
-    let bytes = sql.as_bytes();
-    let (mut copied, mut i) = (0, 0);
-    let mut quote = None;
-    while i < bytes.len() {
-        match (quote, bytes[i]) {
-            (Some(q), b) if b == q => quote = None,
-            (None, b @ (b'\'' | b'"')) => quote = Some(b),
-            (None, b'$') if bytes.get(i + 1).is_some_and(u8::is_ascii_digit) => {
-                let end = (i + 1..bytes.len()).find(|&j| !bytes[j].is_ascii_digit()).unwrap_or(bytes.len());
-                let n: usize = sql[i + 1..end].parse().expect("digits");
-                out.push_str(&sql[copied..=i]);
-                out.push_str(&(n + offset).to_string());
-                copied = end;
-                i = end;
-                continue;
-            }
-            _ => {}
-        }
-        i += 1;
-    }
-    out.push_str(&sql[copied..]);
-}
-
-#[cfg(test)]
-mod tests {
-    use super::renumber;
-
-    #[test]
-    fn renumbers_parameters_outside_quotes() {
-        let mut out = String::new();
-        renumber("UPDATE t SET a = $1, b = '$2', c = \"$3\" WHERE d = $12", 4, &mut out);
-        assert_eq!(out, "UPDATE t SET a = $5, b = '$2', c = \"$3\" WHERE d = $16");
-        out.clear();
-        renumber("SELECT 'it''s $1', $1 || '$', $2", 10, &mut out);
-        assert_eq!(out, "SELECT 'it''s $1', $11 || '$', $12");
     }
 }

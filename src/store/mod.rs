@@ -18,6 +18,8 @@ mod login;
 mod mail;
 mod orders;
 mod page;
+mod params;
+mod pg_tx;
 mod redeliveries;
 mod subscribers;
 mod subscriptions;

@@ -1,5 +1,6 @@
-//! Write transactions. On PostgreSQL each is a transaction of the pool. On
-//! SQLite, which has one writer, they are group-committed (see `group`):
+//! Write transactions. On PostgreSQL each is a transaction of the pool,
+//! its written statements sent together (see `pg_tx`). On SQLite, which
+//! has one writer, they are group-committed (see `group`):
 //! every writer of the process takes its turn on one dedicated connection,
 //! inside a savepoint of a batch transaction that commits once for all the
 //! writers that joined it, and `Tx::commit` returns only after that COMMIT,
@@ -14,6 +15,7 @@
 
 use super::Store;
 use super::group::{Group, Joined, Pending, Writer, finish};
+use super::pg_tx::PgTx;
 use crate::error::{Error, Result};
 use sqlx::{Any, AnyConnection, Execute};
 use std::sync::{Arc, Mutex};
@@ -32,7 +34,8 @@ pub struct Tx {
 }
 
 enum Inner {
-    Pool(sqlx::Transaction<'static, Any>),
+    /// PostgreSQL's (see `pg_tx`)
+    Pool(PgTx),
     Group(Turn),
 }
 
@@ -65,7 +68,7 @@ impl Store {
             return Ok(tx);
         }
         let inner = match &self.group {
-            None => Inner::Pool(self.pool.begin().await?),
+            None => Inner::Pool(PgTx::new(self.pool.clone())),
             Some(group) => Inner::Group(Turn { group: group.clone(), guard: None, pending: Pending::default(), broken: false }),
         };
         Ok(Tx { inner: Some(inner), scope: self.scope.clone(), events: self.events_recorded.clone(), webhooks_changed: false })
@@ -166,15 +169,13 @@ async fn leave(group: &Group, guard: OwnedMutexGuard<Writer>) {
 }
 
 impl Tx {
-    /// Runs a statement whose result the transaction does not read. On
-    /// SQLite it waits, to go with the next statement that needs the
-    /// connection or with the commit, so its failure (a constraint) may be
-    /// reported there instead of here.
+    /// Runs a statement whose result the transaction does not read. It
+    /// waits, to go with the next statement that needs the connection or
+    /// with the commit, so its failure (a constraint) is reported there
+    /// instead of here.
     pub(crate) async fn execute<'q>(&mut self, query: impl Execute<'q, Any> + 'q) -> Result<()> {
         match self.inner.as_mut().expect("a transaction in use") {
-            Inner::Pool(tx) => {
-                sqlx::Executor::execute(&mut **tx, query).await?;
-            }
+            Inner::Pool(tx) => tx.push(query)?,
             Inner::Group(turn) if turn.broken => return Err(broken()),
             Inner::Group(turn) => turn.pending.push(query)?,
         }
@@ -186,7 +187,7 @@ impl Tx {
     /// it has run.
     pub(crate) async fn conn(&mut self) -> Result<&mut AnyConnection> {
         match self.inner.as_mut().expect("a transaction in use") {
-            Inner::Pool(tx) => Ok(&mut **tx),
+            Inner::Pool(tx) => tx.conn().await,
             Inner::Group(turn) => turn.flush().await,
         }
     }

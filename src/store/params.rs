@@ -1,0 +1,169 @@
+//! A statement's `$N` parameters in its text: renumbered, for SQLite's
+//! batches of statements (`group`), or replaced by their values written as
+//! PostgreSQL literals, for the statements PostgreSQL's transactions send
+//! together (`pg_tx`).
+
+use crate::error::{Error, Result};
+use sqlx::any::AnyTypeInfoKind;
+use sqlx_core::any::AnyValueKind;
+use std::fmt::Write;
+
+/// Appends `sql` with each `$N` outside quotes replaced by what `each`
+/// appends for N.
+fn substitute(sql: &str, out: &mut String, mut each: impl FnMut(usize, &mut String) -> Result<()>) -> Result<()> {
+    // `$`, digits and quotes are ASCII, so byte positions are char bounds
+    let bytes = sql.as_bytes();
+    let (mut copied, mut i) = (0, 0);
+    let mut quote = None;
+    while i < bytes.len() {
+        match (quote, bytes[i]) {
+            (Some(q), b) if b == q => quote = None,
+            (None, b @ (b'\'' | b'"')) => quote = Some(b),
+            (None, b'$') if bytes.get(i + 1).is_some_and(u8::is_ascii_digit) => {
+                let end = (i + 1..bytes.len()).find(|&j| !bytes[j].is_ascii_digit()).unwrap_or(bytes.len());
+                let n: usize = sql[i + 1..end].parse().map_err(|_| Error::Database(format!("parameter {} out of range", &sql[i..end])))?;
+                out.push_str(&sql[copied..i]);
+                each(n, out)?;
+                copied = end;
+                i = end;
+                continue;
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    out.push_str(&sql[copied..]);
+    Ok(())
+}
+
+/// Appends `sql` with each `$N` outside quotes as `$(N + offset)`.
+pub(super) fn renumber(sql: &str, offset: usize, out: &mut String) {
+    if offset == 0 {
+        out.push_str(sql);
+        return;
+    }
+    substitute(sql, out, |n, out| {
+        write!(out, "${}", n + offset).expect("writing to a String");
+        Ok(())
+    })
+    .expect("statement text written by this crate");
+}
+
+/// Appends `sql` with each `$N` replaced by `args[N - 1]` as a PostgreSQL
+/// literal of the type sqlx would have bound it as, so the statement means
+/// what it meant with its parameters bound.
+pub(super) fn inline(sql: &str, args: &[AnyValueKind], out: &mut String) -> Result<()> {
+    substitute(sql, out, |n, out| {
+        let value = n.checked_sub(1).and_then(|i| args.get(i)).ok_or_else(|| Error::Database(format!("no argument for ${n}")))?;
+        literal(value, out)
+    })
+}
+
+/// `value` as a PostgreSQL literal. Text goes in an escape string
+/// (`E'...'`), whose meaning does not depend on the server's
+/// `standard_conforming_strings`: a backslash and a quote are doubled, so
+/// nothing in a value can end the literal.
+fn literal(value: &AnyValueKind, out: &mut String) -> Result<()> {
+    let w = |r: std::fmt::Result| r.expect("writing to a String");
+    match value {
+        AnyValueKind::Null(kind) => w(write!(out, "NULL::{}", type_name(*kind))),
+        AnyValueKind::Bool(b) => out.push_str(if *b { "TRUE" } else { "FALSE" }),
+        // quoted, so a negative number is one literal, not a minus applied
+        // to one (which overflows at the type's least value)
+        AnyValueKind::SmallInt(i) => w(write!(out, "'{i}'::int2")),
+        AnyValueKind::Integer(i) => w(write!(out, "'{i}'::int4")),
+        AnyValueKind::BigInt(i) => w(write!(out, "'{i}'::int8")),
+        AnyValueKind::Real(f) => w(write!(out, "'{}'::float4", float(f64::from(*f)))),
+        AnyValueKind::Double(f) => w(write!(out, "'{}'::float8", float(*f))),
+        AnyValueKind::Text(s) => text(s, out)?,
+        AnyValueKind::TextSlice(s) => text(s, out)?,
+        AnyValueKind::Blob(bytes) => {
+            out.push_str("E'\\\\x");
+            for b in bytes.iter() {
+                w(write!(out, "{b:02x}"));
+            }
+            out.push_str("'::bytea");
+        }
+        other => return Err(Error::Database(format!("a value of a kind PostgreSQL literals do not cover: {other:?}"))),
+    }
+    Ok(())
+}
+
+fn text(s: &str, out: &mut String) -> Result<()> {
+    if s.contains('\0') {
+        // PostgreSQL's text holds no NUL (a bound one is refused too)
+        return Err(Error::Database("a text value holds a NUL character".into()));
+    }
+    out.reserve(s.len() + 10);
+    out.push_str("E'");
+    for c in s.chars() {
+        match c {
+            '\'' => out.push_str("''"),
+            '\\' => out.push_str("\\\\"),
+            c => out.push(c),
+        }
+    }
+    out.push_str("'::text");
+    Ok(())
+}
+
+fn float(f: f64) -> String {
+    match f {
+        f if f.is_nan() => "NaN".into(),
+        f if f == f64::INFINITY => "Infinity".into(),
+        f if f == f64::NEG_INFINITY => "-Infinity".into(),
+        f => f.to_string(),
+    }
+}
+
+fn type_name(kind: AnyTypeInfoKind) -> &'static str {
+    match kind {
+        AnyTypeInfoKind::Bool => "bool",
+        AnyTypeInfoKind::SmallInt => "int2",
+        AnyTypeInfoKind::Integer | AnyTypeInfoKind::Null => "int4",
+        AnyTypeInfoKind::BigInt => "int8",
+        AnyTypeInfoKind::Real => "float4",
+        AnyTypeInfoKind::Double => "float8",
+        AnyTypeInfoKind::Text => "text",
+        AnyTypeInfoKind::Blob => "bytea",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{inline, renumber};
+    use sqlx::any::AnyTypeInfoKind;
+use sqlx_core::any::AnyValueKind;
+    use std::sync::Arc;
+
+    #[test]
+    fn renumbers_parameters_outside_quotes() {
+        let mut out = String::new();
+        renumber("UPDATE t SET a = $1, b = '$2', c = \"$3\" WHERE d = $12", 4, &mut out);
+        assert_eq!(out, "UPDATE t SET a = $5, b = '$2', c = \"$3\" WHERE d = $16");
+        out.clear();
+        renumber("SELECT 'it''s $1', $1 || '$', $2", 10, &mut out);
+        assert_eq!(out, "SELECT 'it''s $1', $11 || '$', $12");
+    }
+
+    #[test]
+    fn inlines_values_as_literals_nothing_can_end() {
+        let args = [
+            AnyValueKind::Text(Arc::new("it's a \\' trap'); DROP TABLE t; --".into())),
+            AnyValueKind::BigInt(i64::MIN),
+            AnyValueKind::Null(AnyTypeInfoKind::Text),
+            AnyValueKind::Bool(true),
+            AnyValueKind::Double(f64::NAN),
+            AnyValueKind::Blob(Arc::new(vec![0, 0xab])),
+        ];
+        let mut out = String::new();
+        inline("INSERT INTO t VALUES ($1, $2, $3, '$4', $4, $5, $6)", &args, &mut out).unwrap();
+        assert_eq!(
+            out,
+            "INSERT INTO t VALUES (E'it''s a \\\\'' trap''); DROP TABLE t; --'::text, '-9223372036854775808'::int8, NULL::text, '$4', TRUE, \
+             'NaN'::float8, E'\\\\x00ab'::bytea)"
+        );
+        assert!(inline("SELECT $7", &args, &mut String::new()).is_err(), "a parameter without its argument");
+        assert!(inline("SELECT $1", &[AnyValueKind::Text(Arc::new("a\0b".into()))], &mut String::new()).is_err());
+    }
+}
