@@ -155,8 +155,8 @@ async fn the_second_answer_of_a_key_rolls_its_work_back() {
 }
 
 /// A clash in a transaction rolls all of it back, whether the statement
-/// reports it (PostgreSQL) or the commit that sends it does (SQLite, where
-/// statements only written travel with the commit).
+/// reports it or the commit that sends it does (statements only written
+/// travel with the commit).
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_clash_rolls_back_the_whole_transaction_wherever_it_is_reported() {
     each_backend(|app| async move {
@@ -175,6 +175,71 @@ async fn a_clash_rolls_back_the_whole_transaction_wherever_it_is_reported() {
         assert!(!exists(&app.store, app.org, fresh).await, "nothing of the failed transaction stands");
         // the writer goes on for others
         app.store.create_organisation("after", chrono::Utc::now()).await.unwrap();
+        app
+    })
+    .await;
+}
+
+/// Values that could end a literal (quotes, backslashes, a `$1`, a
+/// semicolon) are stored as given: on PostgreSQL the statements a
+/// transaction only writes carry their values written into the text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn values_that_look_like_sql_are_stored_as_given() {
+    each_backend(|app| async move {
+        let id = Uuid::new_v4();
+        let name = "O'Brien \\' $1 \"x\"; DROP TABLE customers; -- ünï €";
+        let mut row = customer(app.org, id, "odd");
+        row.name = name.into();
+        row.metadata = Some(serde_json::from_value(json!({"path": "C:\\dir\\", "quote": "'", "nul-free": "\u{1F4DE} E'\\\\x00'"})).unwrap());
+        let mut tx = app.store.begin().await.unwrap();
+        Store::insert_customer(&mut tx, &row).await.unwrap();
+        tx.commit().await.unwrap();
+        let stored = app.store.customer(app.org, &switchboard::store::IdOrRef::Id(id)).await.unwrap().unwrap();
+        assert_eq!(stored.name, name);
+        assert_eq!(stored.metadata, row.metadata);
+        app
+    })
+    .await;
+}
+
+/// Transactions that fail or are given up, many more than the pool has
+/// connections, leave no connection inside a transaction: the writes and
+/// reads after them all succeed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn failed_transactions_leave_every_connection_clean() {
+    each_backend(|app| async move {
+        let taken = Uuid::new_v4();
+        let mut tx = app.store.begin().await.unwrap();
+        Store::insert_customer(&mut tx, &customer(app.org, taken, "taken")).await.unwrap();
+        tx.commit().await.unwrap();
+        let rates = json!({"standard": 25});
+        for i in 0..40 {
+            let mut tx = app.store.begin().await.unwrap();
+            match i % 3 {
+                // a read sends the clash before it
+                0 => {
+                    Store::insert_customer(&mut tx, &customer(app.org, taken, &format!("clash{i}"))).await.unwrap();
+                    assert!(Store::set_tax_rates(&mut tx, app.org, "SE", &rates).await.is_err());
+                }
+                1 => {
+                    Store::insert_customer(&mut tx, &customer(app.org, taken, &format!("clash{i}"))).await.unwrap();
+                    assert!(tx.commit().await.unwrap_err().is_concurrent_conflict());
+                }
+                // begun and written, then given up
+                _ => {
+                    Store::set_tax_rates(&mut tx, app.org, "SE", &rates).await.unwrap();
+                    drop(tx);
+                }
+            }
+        }
+        for i in 0..40 {
+            let id = Uuid::new_v4();
+            let mut tx = app.store.begin().await.unwrap();
+            Store::insert_customer(&mut tx, &customer(app.org, id, &format!("after{i}"))).await.unwrap();
+            tx.commit().await.unwrap();
+            assert!(exists(&app.store, app.org, id).await);
+        }
+        assert_eq!(app.store.tax_rates(app.org, "SE").await.unwrap(), None, "no transaction given up stands");
         app
     })
     .await;
