@@ -14,7 +14,7 @@ use super::error::ApiError;
 use super::revision::API_REVISION;
 use crate::domain::Caller;
 use crate::error::InternalCode;
-use crate::store::{KeyTimes, Scope, Store, StoredAnswer};
+use crate::store::{KeyHeld, KeyTimes, Scope, Store, StoredAnswer};
 use std::sync::Arc;
 use dropshot::{Body, ErrorStatusCode, HttpCodedResponse, RequestContext, ServerContext};
 use http::{HeaderName, HeaderValue, Response};
@@ -167,9 +167,11 @@ where
         // the holder may have committed and not yet let go
         Err(busy) => return answered(store, org, key, &fingerprint, &times).await?.unwrap_or(Err(busy)),
     };
-    if let Some(answer) = answered(store, org, key, &fingerprint, &times).await? {
-        return answer;
-    }
+    let replacing_expired = match store.idempotency_answer(org, key, times.expired_before).await? {
+        KeyHeld::Answered { fingerprint: held, answer } => return if held == fingerprint { Ok(replay(answer)) } else { Err(mismatch()) },
+        KeyHeld::Expired => true,
+        KeyHeld::Unused => false,
+    };
     let response = render(work.await);
     let (answer, response) = store_form(response).await?;
     // the work's parked transaction, or (it wrote nothing: a refusal) one
@@ -178,7 +180,7 @@ where
         Some(tx) => tx,
         None => store.begin().await?,
     };
-    let recorded = match Store::idempotency_record(&mut tx, org, key, &fingerprint, &times, &answer).await {
+    let recorded = match Store::idempotency_record(&mut tx, org, key, &fingerprint, &times, &answer, replacing_expired).await {
         Ok(()) => tx.commit_now().await,
         Err(e) => {
             // rolled back now: its connection must be free for the lookup
@@ -207,7 +209,7 @@ async fn answered(
     fingerprint: &str,
     times: &KeyTimes,
 ) -> Result<Option<Result<Response<Body>, ApiError>>, ApiError> {
-    Ok(store.idempotency_answer(org, key, times.expired_before).await?.map(|(held, answer)| {
+    Ok(store.idempotency_answer(org, key, times.expired_before).await?.answer().map(|(held, answer)| {
         if held == fingerprint { Ok(replay(answer)) } else { Err(mismatch()) }
     }))
 }

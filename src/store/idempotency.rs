@@ -70,27 +70,62 @@ pub struct KeyTimes {
     pub expired_before: DateTime<Utc>,
 }
 
+/// What a key holds for a new request with it.
+#[derive(Debug)]
+pub enum KeyHeld {
+    /// never used, or forgotten by the expiry job
+    Unused,
+    /// answered before `expired_before`: forgotten, and its row replaced
+    /// when the key is used again
+    Expired,
+    Answered { fingerprint: String, answer: StoredAnswer },
+}
+
+impl KeyHeld {
+    /// The stored answer and the fingerprint of the request it answered.
+    pub fn answer(self) -> Option<(String, StoredAnswer)> {
+        match self {
+            KeyHeld::Answered { fingerprint, answer } => Some((fingerprint, answer)),
+            KeyHeld::Unused | KeyHeld::Expired => None,
+        }
+    }
+}
+
 impl Store {
-    /// The answer `key` holds, if it was answered after `expired_before`,
-    /// with the fingerprint of the request it answered. Concurrent lookups
+    /// What `key` holds, judged by `expired_before`. Concurrent lookups
     /// share one query (see `coalesce`).
-    pub async fn idempotency_answer(&self, org: uuid::Uuid, key: &str, expired_before: DateTime<Utc>) -> Result<Option<(String, StoredAnswer)>> {
-        let held = self.answers_by_key.get(org, key.to_string()).await?;
-        Ok(held.filter(|h| h.created_at >= expired_before).map(|h| (h.fingerprint, h.answer)))
+    pub async fn idempotency_answer(&self, org: uuid::Uuid, key: &str, expired_before: DateTime<Utc>) -> Result<KeyHeld> {
+        Ok(match self.answers_by_key.get(org, key.to_string()).await? {
+            None => KeyHeld::Unused,
+            Some(h) if h.created_at < expired_before => KeyHeld::Expired,
+            Some(h) => KeyHeld::Answered { fingerprint: h.fingerprint, answer: h.answer },
+        })
     }
 
     /// Records the answer of `key`, in the transaction of the work it
-    /// answers, replacing an expired row. If another request with the key
+    /// answers, replacing the key's expired row if the lookup before the
+    /// work found one (`replacing_expired`; a key almost never has one, so
+    /// the delete is left out otherwise). If another request with the key
     /// committed first, the commit of this transaction fails on the key's
     /// primary key, and the work rolls back with it.
-    pub async fn idempotency_record(tx: &mut Tx, org: uuid::Uuid, key: &str, fingerprint: &str, t: &KeyTimes, answer: &StoredAnswer) -> Result<()> {
-        tx.execute(
-            sqlx::query("DELETE FROM idempotency_keys WHERE org_id = $1 AND idempotency_key = $2 AND created_at < $3")
-                .bind(org.to_string())
-                .bind(key)
-                .bind(ts(t.expired_before)),
-        )
-        .await?;
+    pub async fn idempotency_record(
+        tx: &mut Tx,
+        org: uuid::Uuid,
+        key: &str,
+        fingerprint: &str,
+        t: &KeyTimes,
+        answer: &StoredAnswer,
+        replacing_expired: bool,
+    ) -> Result<()> {
+        if replacing_expired {
+            tx.execute(
+                sqlx::query("DELETE FROM idempotency_keys WHERE org_id = $1 AND idempotency_key = $2 AND created_at < $3")
+                    .bind(org.to_string())
+                    .bind(key)
+                    .bind(ts(t.expired_before)),
+            )
+            .await?;
+        }
         tx.execute(
             sqlx::query(
                 "INSERT INTO idempotency_keys (org_id, idempotency_key, fingerprint, status, headers, body, created_at)

@@ -6,7 +6,7 @@
 use crate::harness::each_backend;
 use serde_json::json;
 use std::sync::Arc;
-use switchboard::store::{CustomerRow, KeyTimes, Scope, Store, StoredAnswer};
+use switchboard::store::{CustomerRow, KeyHeld, KeyTimes, Scope, Store, StoredAnswer};
 use uuid::Uuid;
 
 fn customer(org: Uuid, id: Uuid, name: &str) -> CustomerRow {
@@ -127,7 +127,7 @@ async fn the_second_answer_of_a_key_rolls_its_work_back() {
             let id = Uuid::new_v4();
             let mut tx = app.store.begin().await.unwrap();
             Store::insert_customer(&mut tx, &customer(app.org, id, name)).await.unwrap();
-            let recorded = match Store::idempotency_record(&mut tx, app.org, "k", "fp", times, &answer(name)).await {
+            let recorded = match Store::idempotency_record(&mut tx, app.org, "k", "fp", times, &answer(name), false).await {
                 Ok(()) => tx.commit().await,
                 Err(e) => Err(e),
             };
@@ -138,16 +138,17 @@ async fn the_second_answer_of_a_key_rolls_its_work_back() {
         assert!(outcomes[1].as_ref().unwrap_err().is_idempotency_key_taken(), "{:?}", outcomes[1]);
         assert!(exists(&app.store, app.org, ids[0]).await);
         assert!(!exists(&app.store, app.org, ids[1]).await, "the second work rolled back");
-        let held = app.store.idempotency_answer(app.org, "k", times.expired_before).await.unwrap().unwrap();
+        let held = app.store.idempotency_answer(app.org, "k", times.expired_before).await.unwrap().answer().unwrap();
         assert_eq!((held.0.as_str(), held.1.body.as_str()), ("fp", "first"));
 
         // a day later the key has expired: a new request records over it
         let later = KeyTimes { now: now + chrono::Duration::hours(25), expired_before: now + chrono::Duration::hours(1) };
-        assert!(app.store.idempotency_answer(app.org, "k", later.expired_before).await.unwrap().is_none());
+        let held = app.store.idempotency_answer(app.org, "k", later.expired_before).await.unwrap();
+        assert!(matches!(held, KeyHeld::Expired), "{held:?}");
         let mut tx = app.store.begin().await.unwrap();
-        Store::idempotency_record(&mut tx, app.org, "k", "fp2", &later, &answer("third")).await.unwrap();
+        Store::idempotency_record(&mut tx, app.org, "k", "fp2", &later, &answer("third"), true).await.unwrap();
         tx.commit().await.unwrap();
-        let held = app.store.idempotency_answer(app.org, "k", later.expired_before).await.unwrap().unwrap();
+        let held = app.store.idempotency_answer(app.org, "k", later.expired_before).await.unwrap().answer().unwrap();
         assert_eq!((held.0.as_str(), held.1.body.as_str()), ("fp2", "third"));
         app
     })
