@@ -62,6 +62,20 @@ pub async fn store_answer(tx: &mut Transaction<'static, Any>, org: &str, key: (&
     .map(drop)
 }
 
+/// A change's event in the outbox, in the transaction of the change, as
+/// a service that sends webhooks records it.
+pub async fn record_event(tx: &mut Transaction<'static, Any>, org: &str, event_type: &str, data: &str, now: &str) -> sqlx::Result<()> {
+    sqlx::query("INSERT INTO events (id, org_id, event_type, occurred_at, data) VALUES ($1, $2, $3, $4, $5)")
+        .bind(uuid::Uuid::now_v7().to_string())
+        .bind(org)
+        .bind(event_type)
+        .bind(now)
+        .bind(data)
+        .execute(&mut **tx)
+        .await
+        .map(drop)
+}
+
 /// The answer stored for a key (status, body), if it was used.
 pub async fn stored_answer(pool: &AnyPool, org: &str, key: &str) -> sqlx::Result<Option<(i64, String)>> {
     let row = sqlx::query("SELECT status, body FROM idempotency_keys WHERE org_id = $1 AND idempotency_key = $2")

@@ -1,10 +1,11 @@
 //! The baseline's customer operations, written as a careful hand-written
 //! service would: a read by id is one query, a list page one keyset query
 //! (`seq > cursor`, 100 rows by default), an idempotent create one
-//! transaction holding the customer and the key's stored answer. Answers
-//! carry the fields Switchboard serves for the same rows, nulls left out.
+//! transaction holding the customer, its `customer.created` event and the
+//! key's stored answer. Answers carry the fields Switchboard serves for
+//! the same rows, nulls left out.
 
-use crate::app::{App, error, json_text, query_value, replay, store_answer, stored_answer};
+use crate::app::{App, error, json_text, query_value, record_event, replay, store_answer, stored_answer};
 use axum::body::Bytes;
 use axum::extract::{Path, RawQuery, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -185,6 +186,7 @@ async fn insert(pool: &AnyPool, org: &str, key: &str, fingerprint: &str, answer:
     .bind(now)
     .execute(&mut *tx)
     .await?;
+    record_event(&mut tx, org, "customer.created", answer, now).await?;
     store_answer(&mut tx, org, (key, fingerprint, answer), now).await?;
     tx.commit().await
 }

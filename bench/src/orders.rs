@@ -8,7 +8,7 @@
 //! transaction. Rows go into Switchboard's own tables, answers and event
 //! payloads have Switchboard's shapes, so both servers do the same work.
 
-use crate::app::{App, error, json_text, replay, store_answer, stored_answer};
+use crate::app::{App, error, json_text, record_event, replay, store_answer, stored_answer};
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -63,15 +63,7 @@ async fn idempotent(app: &App, org: &str, key: &str, work: Result<String, Refusa
 /// key already used is a unique violation, answered as a conflict.
 async fn record(tx: &mut Transaction<'static, Any>, org: &str, events: &[(&str, &Value)], key: (&str, &str, &str), now: &str) -> Result<(), Refusal> {
     for (event_type, data) in events {
-        sqlx::query("INSERT INTO events (id, org_id, event_type, occurred_at, data) VALUES ($1, $2, $3, $4, $5)")
-            .bind(new_id())
-            .bind(org)
-            .bind(*event_type)
-            .bind(now)
-            .bind(data.to_string())
-            .execute(&mut **tx)
-            .await
-            .map_err(internal)?;
+        record_event(tx, org, event_type, &data.to_string(), now).await.map_err(internal)?;
     }
     match store_answer(tx, org, key, now).await {
         Err(sqlx::Error::Database(e)) if e.is_unique_violation() => Err(refuse(StatusCode::CONFLICT, "key used")),

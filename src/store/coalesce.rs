@@ -2,10 +2,14 @@
 //! up while a query runs, and the next query fetches all of them at once
 //! (`WHERE id IN (...)`). Under load each request then costs a fraction
 //! of a round trip to the database instead of one; alone, a lookup waits
-//! for nothing but its own query.
+//! for nothing but its own query. A runner keeps its pooled connection
+//! from one batch to the next while the pool has others to spare: sqlx
+//! checks a connection with a round trip each time it goes back.
 
 use crate::error::{Error, Result};
 use futures::future::BoxFuture;
+use sqlx::pool::PoolConnection;
+use sqlx::{Any, AnyPool};
 use std::collections::HashMap;
 use std::hash::Hash;
 use std::sync::{Arc, Mutex};
@@ -20,10 +24,13 @@ const MAX_KEYS: usize = 256;
 type Waiter<V> = oneshot::Sender<Result<Option<V>>>;
 
 /// Fetches the values of a batch of keys of one group (say, one
-/// organisation); keys it does not answer are missing.
-pub(super) type Fetch<G, K, V> = Arc<dyn Fn(G, Vec<K>) -> BoxFuture<'static, Result<HashMap<K, V>>> + Send + Sync>;
+/// organisation) on the connection given, and gives it back; keys it does
+/// not answer are missing.
+pub(super) type Fetch<G, K, V> =
+    Arc<dyn Fn(G, Vec<K>, PoolConnection<Any>) -> BoxFuture<'static, (PoolConnection<Any>, Result<HashMap<K, V>>)> + Send + Sync>;
 
 pub(super) struct Coalesced<G, K, V> {
+    pool: AnyPool,
     fetch: Fetch<G, K, V>,
     queue: Mutex<Queue<G, K, V>>,
 }
@@ -39,8 +46,8 @@ where
     K: Clone + Eq + Hash + Send + 'static,
     V: Clone + Send + 'static,
 {
-    pub(super) fn new(fetch: Fetch<G, K, V>) -> Arc<Self> {
-        Arc::new(Coalesced { fetch, queue: Mutex::new(Queue { waiting: vec![], running: 0 }) })
+    pub(super) fn new(pool: AnyPool, fetch: Fetch<G, K, V>) -> Arc<Self> {
+        Arc::new(Coalesced { pool, fetch, queue: Mutex::new(Queue { waiting: vec![], running: 0 }) })
     }
 
     /// The value of `key` in `group`, fetched together with whatever other
@@ -74,6 +81,7 @@ where
             }
         }
         let _running = Running(&self.queue);
+        let mut kept: Option<PoolConnection<Any>> = None;
         loop {
             let batch = {
                 let mut q = self.queue.lock().expect("coalesce queue");
@@ -96,7 +104,23 @@ where
             };
             let (group, waiters) = batch;
             let keys: Vec<K> = waiters.iter().map(|(_, k, _)| k.clone()).collect();
-            match (self.fetch)(group, keys).await {
+            let fetched = match kept.take() {
+                Some(conn) => Ok(conn),
+                None => self.pool.acquire().await.map_err(Error::from),
+            };
+            let found = match fetched {
+                Ok(conn) => {
+                    let (conn, found) = (self.fetch)(group, keys, conn).await;
+                    // kept for the next batch unless others may need it (or
+                    // the query failed, and the connection may have too)
+                    if found.is_ok() && self.pool.num_idle() > 0 {
+                        kept = Some(conn);
+                    }
+                    found
+                }
+                Err(e) => Err(e),
+            };
+            match found {
                 Ok(found) => {
                     for (_, key, tell) in waiters {
                         let _ = tell.send(Ok(found.get(&key).cloned()));

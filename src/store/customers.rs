@@ -7,7 +7,7 @@ use crate::kinds::{BillingMethod, CustomerRole, CustomerType};
 use serde::{Deserialize, Serialize};
 use chrono::{DateTime, Utc};
 use sqlx::{AssertSqlSafe, Row};
-use sqlx::AnyPool;
+use sqlx::{AnyConnection, AnyPool};
 use sqlx::any::AnyRow;
 use std::sync::Arc;
 use std::collections::hash_map::Entry;
@@ -231,7 +231,7 @@ impl Store {
             IdOrRef::Id(id) => self.customers_by_id.get(org, *id).await,
             _ => {
                 let (col, val) = key.column();
-                Ok(customers_with_users(&self.pool, org, col, vec![val]).await?.into_values().next())
+                Ok(customers_with_users(&mut *self.pool.acquire().await?, org, col, vec![val]).await?.into_values().next())
             }
         }
     }
@@ -332,8 +332,8 @@ fn add_link(links: &mut Vec<Link>, text: impl Fn(&str) -> Result<Option<String>>
     Ok(())
 }
 
-async fn customers_with_users(pool: &AnyPool, org: Uuid, col: &str, vals: Vec<String>) -> Result<HashMap<String, (CustomerRow, Vec<Link>)>> {
-    let rows = super::fetch_in(pool, org, vals, |list| {
+async fn customers_with_users(conn: &mut AnyConnection, org: Uuid, col: &str, vals: Vec<String>) -> Result<HashMap<String, (CustomerRow, Vec<Link>)>> {
+    let rows = super::fetch_in(conn, org, vals, |list| {
         with_users("customers", &format!("WHERE c.org_id || '' = $1 AND c.{col} IN ({list})"), "lu.seq")
     })
     .await?;
@@ -352,29 +352,41 @@ async fn customers_with_users(pool: &AnyPool, org: Uuid, col: &str, vals: Vec<St
 pub(super) type CustomersById = Arc<Coalesced<Uuid, Uuid, (CustomerRow, Vec<Link>)>>;
 
 pub(super) fn customers_by_id(pool: AnyPool) -> CustomersById {
-    Coalesced::new(Arc::new(move |org: Uuid, ids: Vec<Uuid>| {
-        let pool = pool.clone();
-        Box::pin(async move {
-            let found = customers_with_users(&pool, org, "id", ids.iter().map(Uuid::to_string).collect()).await?;
-            found.into_iter().map(|(id, v)| Ok((parse_uuid(&id)?, v))).collect()
-        })
-    }))
+    Coalesced::new(
+        pool,
+        Arc::new(|org: Uuid, ids: Vec<Uuid>, mut conn| {
+            Box::pin(async move {
+                let found = async {
+                    let found = customers_with_users(&mut conn, org, "id", ids.iter().map(Uuid::to_string).collect()).await?;
+                    found.into_iter().map(|(id, v)| Ok((parse_uuid(&id)?, v))).collect()
+                }
+                .await;
+                (conn, found)
+            })
+        }),
+    )
 }
 
 /// The coalesced check of human-readable ids in use.
 pub(super) type HumanReadableIds = Arc<Coalesced<Uuid, String, ()>>;
 
 pub(super) fn human_readable_ids(pool: AnyPool) -> HumanReadableIds {
-    Coalesced::new(Arc::new(move |org: Uuid, ids: Vec<String>| {
-        let pool = pool.clone();
-        Box::pin(async move {
-            let rows = super::fetch_in(&pool, org, ids, |list| {
-                format!("SELECT human_readable_id FROM customers WHERE org_id = $1 AND human_readable_id IN ({list})")
+    Coalesced::new(
+        pool,
+        Arc::new(|org: Uuid, ids: Vec<String>, mut conn| {
+            Box::pin(async move {
+                let found = async {
+                    let rows = super::fetch_in(&mut *conn, org, ids, |list| {
+                        format!("SELECT human_readable_id FROM customers WHERE org_id = $1 AND human_readable_id IN ({list})")
+                    })
+                    .await?;
+                    rows.iter().map(|r| Ok((r.try_get("human_readable_id")?, ()))).collect()
+                }
+                .await;
+                (conn, found)
             })
-            .await?;
-            rows.iter().map(|r| Ok((r.try_get("human_readable_id")?, ()))).collect()
-        })
-    }))
+        }),
+    )
 }
 
 /// One link of a customer and a user, seen from one side: the other

@@ -6,7 +6,7 @@ use super::coalesce::Coalesced;
 use super::{JobKind, Store, Tx, parse_ts, ts};
 use crate::error::Result;
 use chrono::{DateTime, Utc};
-use sqlx::{AnyPool, Row};
+use sqlx::{AnyConnection, AnyPool, Row};
 use std::collections::HashMap;
 use std::sync::Arc;
 
@@ -34,33 +34,40 @@ pub(super) struct Held {
 pub(super) type AnswersByKey = Arc<Coalesced<uuid::Uuid, String, Held>>;
 
 pub(super) fn answers_by_key(pool: AnyPool) -> AnswersByKey {
-    Coalesced::new(Arc::new(move |org: uuid::Uuid, keys: Vec<String>| {
-        let pool = pool.clone();
-        Box::pin(async move {
-            let rows = super::fetch_in(&pool, org, keys, |list| {
-                format!(
-                    "SELECT idempotency_key, fingerprint, status, headers, body, created_at FROM idempotency_keys
-                     WHERE org_id = $1 AND idempotency_key IN ({list})"
-                )
+    Coalesced::new(
+        pool,
+        Arc::new(|org: uuid::Uuid, keys: Vec<String>, mut conn| {
+            Box::pin(async move {
+                let found = answers(&mut conn, org, keys).await;
+                (conn, found)
             })
-            .await?;
-            let mut found = HashMap::new();
-            for row in rows {
-                let headers: String = row.try_get("headers")?;
-                let held = Held {
-                    fingerprint: row.try_get("fingerprint")?,
-                    answer: StoredAnswer {
-                        status: u16::try_from(row.try_get::<i64, _>("status")?).unwrap_or(500),
-                        headers: serde_json::from_str(&headers).unwrap_or_default(),
-                        body: row.try_get("body")?,
-                    },
-                    created_at: parse_ts(&row.try_get::<String, _>("created_at")?)?,
-                };
-                found.insert(row.try_get("idempotency_key")?, held);
-            }
-            Ok(found)
-        })
-    }))
+        }),
+    )
+}
+
+async fn answers(conn: &mut AnyConnection, org: uuid::Uuid, keys: Vec<String>) -> Result<HashMap<String, Held>> {
+    let rows = super::fetch_in(conn, org, keys, |list| {
+        format!(
+            "SELECT idempotency_key, fingerprint, status, headers, body, created_at FROM idempotency_keys
+             WHERE org_id = $1 AND idempotency_key IN ({list})"
+        )
+    })
+    .await?;
+    let mut found = HashMap::new();
+    for row in rows {
+        let headers: String = row.try_get("headers")?;
+        let held = Held {
+            fingerprint: row.try_get("fingerprint")?,
+            answer: StoredAnswer {
+                status: u16::try_from(row.try_get::<i64, _>("status")?).unwrap_or(500),
+                headers: serde_json::from_str(&headers).unwrap_or_default(),
+                body: row.try_get("body")?,
+            },
+            created_at: parse_ts(&row.try_get::<String, _>("created_at")?)?,
+        };
+        found.insert(row.try_get("idempotency_key")?, held);
+    }
+    Ok(found)
 }
 
 /// The times a key is judged by.

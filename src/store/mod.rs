@@ -222,8 +222,8 @@ pub(in crate::store) fn placeholders(first: usize, count: usize) -> String {
 
 /// The rows of a query of `org` (`$1`) over a list of `values`: `sql` is
 /// given the list's placeholders (`$2, $3, ...`) to put in its `IN (...)`.
-pub(in crate::store) async fn fetch_in(
-    pool: &AnyPool,
+pub(in crate::store) async fn fetch_in<'c>(
+    exec: impl sqlx::Executor<'c, Database = sqlx::Any>,
     org: uuid::Uuid,
     values: impl IntoIterator<Item = String>,
     sql: impl FnOnce(&str) -> String,
@@ -233,7 +233,7 @@ pub(in crate::store) async fn fetch_in(
     for v in values {
         q = q.bind(v);
     }
-    Ok(q.fetch_all(pool).await?)
+    Ok(q.fetch_all(exec).await?)
 }
 
 /// Timestamps are stored as fixed-width RFC 3339 text in UTC.
