@@ -167,31 +167,12 @@ enum KeyCommand {
 /// A failure prints one line (the error and its causes), never a backtrace,
 /// and exits 1.
 fn main() -> std::process::ExitCode {
-    limit_malloc_arenas();
     let runtime = tokio::runtime::Runtime::new().expect("a tokio runtime");
     match runtime.block_on(run()) {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("error: {e:#}");
             std::process::ExitCode::FAILURE
-        }
-    }
-}
-
-/// glibc gives each thread that allocates an arena of its own, up to 8 per
-/// core, and keeps what a thread frees in its arena for it: with tokio's
-/// workers and SQLite's threads each allocating, the server held 15 to 20
-/// MiB more than it used (issue 35's bench: peak 55-72 MiB against 48-51
-/// with one arena per core, at the same speed). `MALLOC_ARENA_MAX`, if
-/// set, still decides.
-fn limit_malloc_arenas() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    if std::env::var_os("MALLOC_ARENA_MAX").is_none() {
-        let cores = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
-        // SAFETY: sets one parameter of the allocator, before any other
-        // thread exists
-        unsafe {
-            libc::mallopt(libc::M_ARENA_MAX, i32::try_from(cores).unwrap_or(i32::MAX));
         }
     }
 }
