@@ -1,7 +1,7 @@
 //! Customers and the users acting for them.
 
 use super::coalesce::Coalesced;
-use super::{Backend, Cursor, ListQuery, Page, Store, Tx, like_pattern, parse_ts, parse_uuid, ts};
+use super::{Backend, Cursor, ListQuery, Page, Store, Tx, like_pattern, parse_json, parse_state, parse_ts, parse_uuid, ts};
 use crate::error::{Error, Result};
 use crate::kinds::{BillingMethod, CustomerRole, CustomerType};
 use serde::{Deserialize, Serialize};
@@ -130,22 +130,14 @@ fn customer_of(text: impl Fn(&str) -> Result<Option<String>>) -> Result<Customer
         preferred_locale: need("preferred_locale")?,
         human_readable_id: need("human_readable_id")?,
         reference_id: text("reference_id")?,
-        contact: json_of("contact", Some(need("contact")?))?.ok_or_else(|| Error::Internal("a customer without contact".into()))?,
-        billing: json_of("billing", text("billing")?)?,
-        shipping: json_of("shipping", text("shipping")?)?,
+        contact: parse_json("contact", Some(need("contact")?))?.ok_or_else(|| Error::Internal("a customer without contact".into()))?,
+        billing: parse_json("billing", text("billing")?)?,
+        shipping: parse_json("shipping", text("shipping")?)?,
         contact_person_user_id: text("contact_person_user_id")?.as_deref().map(parse_uuid).transpose()?,
-        metadata: json_of("metadata", text("metadata")?)?,
+        metadata: parse_json("metadata", text("metadata")?)?,
         created_at: parse_ts(&need("created_at")?)?,
         updated_at: parse_ts(&need("updated_at")?)?,
     })
-}
-
-fn json_of<T: serde::de::DeserializeOwned>(col: &str, text: Option<String>) -> Result<Option<T>> {
-    text.map(|t| serde_json::from_str(&t).map_err(|e| Error::Internal(format!("customers.{col}: {e}")))).transpose()
-}
-
-fn parse_state<T: std::str::FromStr>(col: &str, text: String) -> Result<T> {
-    text.parse().map_err(|_| Error::Internal(format!("column {col}: unknown state {text:?}")))
 }
 
 /// The contact email, kept in its own column for the list's text filter.

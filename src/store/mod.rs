@@ -283,13 +283,21 @@ impl Store {
 /// A state column, as its enum (only valid names are ever stored, so
 /// anything else is a fault of the stored data).
 pub(in crate::store) fn state_col<T: std::str::FromStr>(row: &AnyRow, col: &str) -> Result<T> {
-    let text: String = row.try_get(col)?;
+    parse_state(col, row.try_get(col)?)
+}
+
+/// A state column's text, parsed.
+pub(in crate::store) fn parse_state<T: std::str::FromStr>(col: &str, text: String) -> Result<T> {
     text.parse().map_err(|_| Error::Internal(format!("column {col}: unknown state {text:?}")))
 }
 
 /// A JSON column, decoded.
 pub(in crate::store) fn json_col<T: serde::de::DeserializeOwned>(row: &AnyRow, col: &str) -> Result<Option<T>> {
-    let text: Option<String> = row.try_get(col)?;
+    parse_json(col, row.try_get(col)?)
+}
+
+/// A JSON column's text (None for NULL), decoded.
+pub(in crate::store) fn parse_json<T: serde::de::DeserializeOwned>(col: &str, text: Option<String>) -> Result<Option<T>> {
     text.map(|t| serde_json::from_str(&t).map_err(|e| Error::Internal(format!("column {col}: {e}")))).transpose()
 }
 
