@@ -37,7 +37,10 @@ impl PgTx {
     pub(super) fn push<'q>(&mut self, mut query: impl Execute<'q, Any>) -> Result<()> {
         let args = query.take_arguments().map_err(|e| Error::Database(format!("encoding a statement's arguments: {e}")))?;
         let values = args.map(|a| a.values.0).unwrap_or_default();
-        inline(query.sql().as_str(), &values, &mut self.pending)?;
+        // written aside first: a value refused leaves nothing half-written
+        let mut statement = String::new();
+        inline(query.sql().as_str(), &values, &mut statement)?;
+        self.pending.push_str(&statement);
         self.pending.push_str(";\n");
         Ok(())
     }
