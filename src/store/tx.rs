@@ -35,7 +35,7 @@ pub struct Tx {
 
 enum Inner {
     /// PostgreSQL's (see `pg_tx`)
-    Pool(PgTx),
+    Postgres(PgTx),
     Group(Turn),
 }
 
@@ -68,7 +68,7 @@ impl Store {
             return Ok(tx);
         }
         let inner = match &self.group {
-            None => Inner::Pool(PgTx::new(self.pool.clone())),
+            None => Inner::Postgres(PgTx::new(self.pool.clone())),
             Some(group) => Inner::Group(Turn { group: group.clone(), guard: None, pending: Pending::default(), broken: false }),
         };
         Ok(Tx { inner: Some(inner), scope: self.scope.clone(), events: self.events_recorded.clone(), webhooks_changed: false })
@@ -175,7 +175,7 @@ impl Tx {
     /// instead of here.
     pub(crate) async fn execute<'q>(&mut self, query: impl Execute<'q, Any> + 'q) -> Result<()> {
         match self.inner.as_mut().expect("a transaction in use") {
-            Inner::Pool(tx) => tx.push(query)?,
+            Inner::Postgres(tx) => tx.push(query)?,
             Inner::Group(turn) if turn.broken => return Err(broken()),
             Inner::Group(turn) => turn.pending.push(query)?,
         }
@@ -187,7 +187,7 @@ impl Tx {
     /// it has run.
     pub(crate) async fn conn(&mut self) -> Result<&mut AnyConnection> {
         match self.inner.as_mut().expect("a transaction in use") {
-            Inner::Pool(tx) => tx.conn().await,
+            Inner::Postgres(tx) => tx.conn().await,
             Inner::Group(turn) => turn.flush().await,
         }
     }
@@ -208,7 +208,7 @@ impl Tx {
     /// Commits, whatever the scope.
     pub(crate) async fn commit_now(mut self) -> Result<()> {
         match self.inner.take().expect("a transaction in use") {
-            Inner::Pool(tx) => tx.commit().await?,
+            Inner::Postgres(tx) => tx.commit().await?,
             Inner::Group(turn) => turn.commit().await?,
         }
         if self.webhooks_changed {

@@ -30,6 +30,13 @@ fn customer(org: Uuid, id: Uuid, name: &str) -> CustomerRow {
     }
 }
 
+/// A customer inserted and committed on its own.
+async fn insert_committed(store: &Store, row: &CustomerRow) {
+    let mut tx = store.begin().await.unwrap();
+    Store::insert_customer(&mut tx, row).await.unwrap();
+    tx.commit().await.unwrap();
+}
+
 async fn exists(store: &Store, org: Uuid, id: Uuid) -> bool {
     store.customer(org, &switchboard::store::IdOrRef::Id(id)).await.unwrap().is_some()
 }
@@ -42,9 +49,7 @@ async fn exists(store: &Store, org: Uuid, id: Uuid) -> bool {
 async fn concurrent_writers_commit_alone_or_together_and_a_failed_one_changes_nothing() {
     each_backend(|app| async move {
         let taken = Uuid::new_v4();
-        let mut tx = app.store.begin().await.unwrap();
-        Store::insert_customer(&mut tx, &customer(app.org, taken, "first")).await.unwrap();
-        tx.commit().await.unwrap();
+        insert_committed(&app.store, &customer(app.org, taken, "first")).await;
         let tasks: Vec<_> = (0..60)
             .map(|i| {
                 let (store, org) = (app.store.clone(), app.org);
@@ -162,9 +167,7 @@ async fn the_second_answer_of_a_key_rolls_its_work_back() {
 async fn a_clash_rolls_back_the_whole_transaction_wherever_it_is_reported() {
     each_backend(|app| async move {
         let (fresh, taken) = (Uuid::new_v4(), Uuid::new_v4());
-        let mut tx = app.store.begin().await.unwrap();
-        Store::insert_customer(&mut tx, &customer(app.org, taken, "taken")).await.unwrap();
-        tx.commit().await.unwrap();
+        insert_committed(&app.store, &customer(app.org, taken, "taken")).await;
 
         let mut tx = app.store.begin().await.unwrap();
         Store::insert_customer(&mut tx, &customer(app.org, fresh, "fresh")).await.unwrap();
@@ -192,9 +195,7 @@ async fn values_that_look_like_sql_are_stored_as_given() {
         let mut row = customer(app.org, id, "odd");
         row.name = name.into();
         row.metadata = Some(serde_json::from_value(json!({"path": "C:\\dir\\", "quote": "'", "nul-free": "\u{1F4DE} E'\\\\x00'"})).unwrap());
-        let mut tx = app.store.begin().await.unwrap();
-        Store::insert_customer(&mut tx, &row).await.unwrap();
-        tx.commit().await.unwrap();
+        insert_committed(&app.store, &row).await;
         let stored = app.store.customer(app.org, &switchboard::store::IdOrRef::Id(id)).await.unwrap().unwrap();
         assert_eq!(stored.name, name);
         assert_eq!(stored.metadata, row.metadata);
@@ -210,9 +211,7 @@ async fn values_that_look_like_sql_are_stored_as_given() {
 async fn failed_transactions_leave_every_connection_clean() {
     each_backend(|app| async move {
         let taken = Uuid::new_v4();
-        let mut tx = app.store.begin().await.unwrap();
-        Store::insert_customer(&mut tx, &customer(app.org, taken, "taken")).await.unwrap();
-        tx.commit().await.unwrap();
+        insert_committed(&app.store, &customer(app.org, taken, "taken")).await;
         let rates = json!({"standard": 25});
         for i in 0..40 {
             let mut tx = app.store.begin().await.unwrap();
@@ -235,9 +234,7 @@ async fn failed_transactions_leave_every_connection_clean() {
         }
         for i in 0..40 {
             let id = Uuid::new_v4();
-            let mut tx = app.store.begin().await.unwrap();
-            Store::insert_customer(&mut tx, &customer(app.org, id, &format!("after{i}"))).await.unwrap();
-            tx.commit().await.unwrap();
+            insert_committed(&app.store, &customer(app.org, id, &format!("after{i}"))).await;
             assert!(exists(&app.store, app.org, id).await);
         }
         assert_eq!(app.store.tax_rates(app.org, "SE").await.unwrap(), None, "no transaction given up stands");
@@ -276,9 +273,7 @@ async fn concurrent_lookups_by_id_each_get_their_own_customer() {
         let mut ids = vec![];
         for (i, org) in [app.org, other].into_iter().cycle().take(20).enumerate() {
             let id = Uuid::new_v4();
-            let mut tx = app.store.begin().await.unwrap();
-            Store::insert_customer(&mut tx, &customer(org, id, &format!("c{i}"))).await.unwrap();
-            tx.commit().await.unwrap();
+            insert_committed(&app.store, &customer(org, id, &format!("c{i}"))).await;
             ids.push((org, id, format!("c{i}")));
         }
         let lookups: Vec<_> = (0..200)
