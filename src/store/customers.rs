@@ -114,29 +114,39 @@ fn as_one_json_row(rows: &str) -> String {
 }
 
 fn from_row(r: &AnyRow) -> Result<(i64, CustomerRow)> {
-    Ok((r.try_get("seq")?, customer_of(|col| Ok(r.try_get::<Option<String>, _>(col)?))?))
+    Ok((r.try_get("seq")?, customer_of(&row_text(r))?))
+}
+
+/// A column's text by name (None for NULL), borrowed from where it was read.
+type Text<'a> = dyn Fn(&str) -> Result<Option<&'a str>> + 'a;
+
+/// A database row's columns as `Text`.
+fn row_text<'a>(r: &'a AnyRow) -> impl Fn(&str) -> Result<Option<&'a str>> + 'a {
+    move |col: &str| -> Result<Option<&'a str>> { Ok(r.try_get::<Option<&str>, _>(col)?) }
 }
 
 /// A customer from the text of its columns (`text(col)`, None for NULL):
-/// a database row's, or one object of a page read as JSON.
-fn customer_of(text: impl Fn(&str) -> Result<Option<String>>) -> Result<CustomerRow> {
+/// a database row's, or one object of a page read as JSON. The text is
+/// borrowed: a page reads 1,600 columns.
+fn customer_of(text: &Text) -> Result<CustomerRow> {
     let need = |col: &str| text(col)?.ok_or_else(|| Error::Internal(format!("customers.{col} is NULL")));
+    let owned = |col: &str| Ok::<_, Error>(text(col)?.map(str::to_string));
     Ok(CustomerRow {
-        id: parse_uuid(&need("id")?)?,
-        org: parse_uuid(&need("org_id")?)?,
+        id: parse_uuid(need("id")?)?,
+        org: parse_uuid(need("org_id")?)?,
         customer_type: parse_state("customer_type", need("customer_type")?)?,
-        name: need("name")?,
-        identity: text("identity")?,
-        preferred_locale: need("preferred_locale")?,
-        human_readable_id: need("human_readable_id")?,
-        reference_id: text("reference_id")?,
+        name: need("name")?.to_string(),
+        identity: owned("identity")?,
+        preferred_locale: need("preferred_locale")?.to_string(),
+        human_readable_id: need("human_readable_id")?.to_string(),
+        reference_id: owned("reference_id")?,
         contact: parse_json("contact", Some(need("contact")?))?.ok_or_else(|| Error::Internal("a customer without contact".into()))?,
         billing: parse_json("billing", text("billing")?)?,
         shipping: parse_json("shipping", text("shipping")?)?,
-        contact_person_user_id: text("contact_person_user_id")?.as_deref().map(parse_uuid).transpose()?,
+        contact_person_user_id: text("contact_person_user_id")?.map(parse_uuid).transpose()?,
         metadata: parse_json("metadata", text("metadata")?)?,
-        created_at: parse_ts(&need("created_at")?)?,
-        updated_at: parse_ts(&need("updated_at")?)?,
+        created_at: parse_ts(need("created_at")?)?,
+        updated_at: parse_ts(need("updated_at")?)?,
     })
 }
 
@@ -254,28 +264,18 @@ impl Store {
                 if sqlite { as_one_json_row(&rows) } else { rows }
             })
             .await?;
-        // a customer's rows are consecutive: one per user, or one without
         let mut page: Vec<(i64, (CustomerRow, Vec<Link>))> = vec![];
-        let mut add = |seq: i64, text: &dyn Fn(&str) -> Result<Option<String>>| -> Result<()> {
-            if page.last().is_none_or(|(s, _)| *s != seq) {
-                page.push((seq, (customer_of(text)?, vec![])));
-            }
-            match page.last_mut() {
-                Some((_, (_, links))) => add_link(links, text),
-                None => Ok(()),
-            }
-        };
         if sqlite {
             let json: Option<String> = rows.first().map(|r| r.try_get("page")).transpose()?.flatten();
             let objects: Vec<serde_json::Map<String, serde_json::Value>> =
                 json.map(|j| serde_json::from_str(&j).map_err(|e| Error::Internal(format!("a customer page: {e}")))).transpose()?.unwrap_or_default();
             for o in &objects {
                 let seq = o.get("seq").and_then(serde_json::Value::as_i64).ok_or_else(|| Error::Internal("a customer page row without seq".into()))?;
-                add(seq, &|col| Ok(o.get(col).and_then(serde_json::Value::as_str).map(str::to_string)))?;
+                add_page_row(&mut page, seq, &|col: &str| -> Result<Option<&str>> { Ok(o.get(col).and_then(serde_json::Value::as_str)) })?;
             }
         } else {
             for r in &rows {
-                add(r.try_get("seq")?, &|col| Ok(r.try_get::<Option<String>, _>(col)?))?;
+                add_page_row(&mut page, r.try_get("seq")?, &row_text(r))?;
             }
         }
         Ok(Page::from_rows(page, limit))
@@ -315,11 +315,23 @@ fn with_users(from: &str, filter: &str, order: &str) -> String {
     )
 }
 
+/// A `with_users` row of a page (`text` as `customer_of`'s): a customer's
+/// rows are consecutive, one per user or one without.
+fn add_page_row(page: &mut Vec<(i64, (CustomerRow, Vec<Link>))>, seq: i64, text: &Text) -> Result<()> {
+    if page.last().is_none_or(|(s, _)| *s != seq) {
+        page.push((seq, (customer_of(text)?, vec![])));
+    }
+    match page.last_mut() {
+        Some((_, (_, links))) => add_link(links, text),
+        None => Ok(()),
+    }
+}
+
 /// The user of a `with_users` row, if it names one (`text` as `customer_of`'s).
-fn add_link(links: &mut Vec<Link>, text: impl Fn(&str) -> Result<Option<String>>) -> Result<()> {
+fn add_link(links: &mut Vec<Link>, text: &Text) -> Result<()> {
     if let Some(user) = text("link_user")? {
         let need = |col: &str| text(col)?.ok_or_else(|| Error::Internal(format!("a link without {col}")));
-        links.push((parse_uuid(&user)?, need("link_name")?, parse_state("link_role", need("link_role")?)?));
+        links.push((parse_uuid(user)?, need("link_name")?.to_string(), parse_state("link_role", need("link_role")?)?));
     }
     Ok(())
 }
@@ -335,7 +347,7 @@ async fn customers_with_users(conn: &mut AnyConnection, org: Uuid, col: &str, va
             Entry::Occupied(e) => e.into_mut(),
             Entry::Vacant(e) => e.insert((from_row(&r)?.1, vec![])),
         };
-        add_link(links, |col| Ok(r.try_get::<Option<String>, _>(col)?))?;
+        add_link(links, &row_text(&r))?;
     }
     Ok(found)
 }

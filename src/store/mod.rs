@@ -287,7 +287,7 @@ pub(in crate::store) fn state_col<T: std::str::FromStr>(row: &AnyRow, col: &str)
 }
 
 /// A state column's text, parsed.
-pub(in crate::store) fn parse_state<T: std::str::FromStr>(col: &str, text: String) -> Result<T> {
+pub(in crate::store) fn parse_state<T: std::str::FromStr>(col: &str, text: &str) -> Result<T> {
     text.parse().map_err(|_| Error::Internal(format!("column {col}: unknown state {text:?}")))
 }
 
@@ -297,8 +297,8 @@ pub(in crate::store) fn json_col<T: serde::de::DeserializeOwned>(row: &AnyRow, c
 }
 
 /// A JSON column's text (None for NULL), decoded.
-pub(in crate::store) fn parse_json<T: serde::de::DeserializeOwned>(col: &str, text: Option<String>) -> Result<Option<T>> {
-    text.map(|t| serde_json::from_str(&t).map_err(|e| Error::Internal(format!("column {col}: {e}")))).transpose()
+pub(in crate::store) fn parse_json<T: serde::de::DeserializeOwned>(col: &str, text: Option<&str>) -> Result<Option<T>> {
+    text.map(|t| serde_json::from_str(t).map_err(|e| Error::Internal(format!("column {col}: {e}")))).transpose()
 }
 
 /// `LIKE` pattern for a case-insensitive substring match of `text`.
