@@ -42,6 +42,8 @@ const CACHE_CAPACITY: usize = 10_000;
 struct Entry {
     key: Option<ApiKeyRecord>,
     fetched: DateTime<Utc>,
+    /// a request is fetching the key again (see `verify`)
+    refreshing: bool,
 }
 
 /// Verified keys by hash, refreshed from SQL after `CACHE_TTL_SECONDS`.
@@ -63,28 +65,58 @@ impl KeyCache {
         KeyCache { store, clock, known: Mutex::new(LruCache::unbounded()), unknown: Mutex::new(LruCache::unbounded()) }
     }
 
-    fn cached(&self, hash: &str) -> Option<Option<ApiKeyRecord>> {
-        let fresh = |e: &Entry| self.clock.now() - e.fetched < Duration::seconds(CACHE_TTL_SECONDS);
+    /// The cached answer for `hash` if it is younger than
+    /// `CACHE_TTL_SECONDS`, and whether this caller is to fetch it again:
+    /// with `refresh`, the first caller to find it past half its life.
+    fn cached(&self, hash: &str, refresh: bool) -> Option<(Option<ApiKeyRecord>, bool)> {
+        let now = self.clock.now();
         for cache in [&self.known, &self.unknown] {
-            if let Some(e) = cache.lock().expect("key cache").get(hash).filter(|e| fresh(e)) {
-                return Some(e.key.clone());
+            let mut cache = cache.lock().expect("key cache");
+            let Some(e) = cache.get_mut(hash) else { continue };
+            let age = now - e.fetched;
+            if age >= Duration::seconds(CACHE_TTL_SECONDS) {
+                return None;
             }
+            let renew = refresh && !e.refreshing && age >= Duration::milliseconds(CACHE_TTL_SECONDS * 500);
+            e.refreshing |= renew;
+            return Some((e.key.clone(), renew));
         }
         None
     }
 
     fn remember(&self, hash: String, key: Option<ApiKeyRecord>) {
         let cache = if key.is_some() { &self.known } else { &self.unknown };
-        crate::limits::put_bounded(&mut cache.lock().expect("key cache"), CACHE_CAPACITY, hash, Entry { key, fetched: self.clock.now() });
+        crate::limits::put_bounded(&mut cache.lock().expect("key cache"), CACHE_CAPACITY, hash, Entry { key, fetched: self.clock.now(), refreshing: false });
     }
 
-    /// The active (unrevoked) key with this secret, if any.
+    /// The active (unrevoked) key with this secret, if any. A key in use
+    /// is fetched again by the first request past half its cache life, so
+    /// its entry never expires under load: `verify_blocking`, which runs
+    /// before every request, then never blocks (each block hands the
+    /// worker thread off to a new one, and under 32 concurrent requests the
+    /// expiry of one entry grew the server from 2 threads to 17, and its
+    /// memory with them: docs/performance.md, Memory).
     pub async fn verify(&self, secret: &str) -> crate::error::Result<Option<ApiKeyRecord>> {
         let h = hash(secret);
-        if let Some(hit) = self.cached(&h) {
-            return Ok(hit);
-        }
-        let key = self.store.api_key_by_hash(&h).await?.filter(|k| k.revoked_at.is_none());
+        let young = match self.cached(&h, true) {
+            Some((hit, false)) => return Ok(hit),
+            Some((hit, true)) => Some(hit),
+            None => None,
+        };
+        let key = match (self.store.api_key_by_hash(&h).await, young) {
+            (Ok(key), _) => key.filter(|k| k.revoked_at.is_none()),
+            (Err(e), None) => return Err(e),
+            // the entry is young enough to answer while the database does
+            // not; the next request past half its life tries again
+            (Err(_), Some(hit)) => {
+                for cache in [&self.known, &self.unknown] {
+                    if let Some(e) = cache.lock().expect("key cache").get_mut(&h) {
+                        e.refreshing = false;
+                    }
+                }
+                return Ok(hit);
+            }
+        };
         self.remember(h, key.clone());
         Ok(key)
     }
@@ -92,7 +124,7 @@ impl KeyCache {
     /// Like `verify`, for synchronous callers (dropshot's version policy):
     /// a cache miss blocks this worker thread on one indexed lookup.
     pub fn verify_blocking(&self, secret: &str) -> Option<ApiKeyRecord> {
-        if let Some(hit) = self.cached(&hash(secret)) {
+        if let Some((hit, _)) = self.cached(&hash(secret), false) {
             return hit;
         }
         let handle = tokio::runtime::Handle::try_current().ok()?;

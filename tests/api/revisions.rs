@@ -36,6 +36,33 @@ async fn header_beats_pin_and_pins_are_kept() {
     .await;
 }
 
+/// A key in use is fetched again by the first request past half its cache
+/// life, so a moved pin routes the requests after that one, before the
+/// entry would have expired (and the version policy, which reads the cache
+/// before every request, never has to block on the database).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_key_in_use_is_fetched_again_before_its_cache_entry_expires() {
+    each_backend(|app| async move {
+        let auk_key = app.new_key(app.org, Some(AUK), false).await;
+        let revision = |r: Raw| r.revision;
+        assert_eq!(revision(app.call_as(Some(&auk_key), "GET", "/customers", None, &[]).await).as_deref(), Some(AUK));
+        let id = app.key_id(&auk_key).await;
+        switchboard::admin::key_pin(&app.store, id, BULLFINCH).await.unwrap();
+        let half = Duration::milliseconds(switchboard::keys::CACHE_TTL_SECONDS * 500);
+        app.clock.advance(half - Duration::milliseconds(100));
+        // younger than half its life: the cache answers, nothing is fetched
+        assert_eq!(revision(app.call_as(Some(&auk_key), "GET", "/customers", None, &[]).await).as_deref(), Some(AUK));
+        assert_eq!(revision(app.call_as(Some(&auk_key), "GET", "/customers", None, &[]).await).as_deref(), Some(AUK));
+        app.clock.advance(Duration::milliseconds(200));
+        // this request is routed from the cache and fetches the key again...
+        assert_eq!(revision(app.call_as(Some(&auk_key), "GET", "/customers", None, &[]).await).as_deref(), Some(AUK));
+        // ...so the next one is routed by the moved pin
+        assert_eq!(revision(app.call_as(Some(&auk_key), "GET", "/customers", None, &[]).await).as_deref(), Some(BULLFINCH));
+        app
+    })
+    .await;
+}
+
 /// auk is supported until 2026-12-01 (SERVICE.md): through that day a pin,
 /// the header and the webhook revision keep it; from the next day all three
 /// fall forward to the oldest revision still supported, and auk's document
