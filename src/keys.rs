@@ -75,7 +75,7 @@ impl KeyCache {
             let Some(e) = cache.get_mut(hash) else { continue };
             let age = now - e.fetched;
             if age >= Duration::seconds(CACHE_TTL_SECONDS) {
-                return None;
+                continue;
             }
             let renew = refresh && !e.refreshing && age >= Duration::milliseconds(CACHE_TTL_SECONDS * 500);
             e.refreshing |= renew;
@@ -85,7 +85,10 @@ impl KeyCache {
     }
 
     fn remember(&self, hash: String, key: Option<ApiKeyRecord>) {
-        let cache = if key.is_some() { &self.known } else { &self.unknown };
+        let (cache, other) = if key.is_some() { (&self.known, &self.unknown) } else { (&self.unknown, &self.known) };
+        // a key just revoked (or created) leaves the other cache, which
+        // would otherwise keep answering for it until it expired
+        other.lock().expect("key cache").pop(&hash);
         crate::limits::put_bounded(&mut cache.lock().expect("key cache"), CACHE_CAPACITY, hash, Entry { key, fetched: self.clock.now(), refreshing: false });
     }
 

@@ -60,6 +60,16 @@ async fn a_revoked_key_stops_working_within_the_cache_lifetime() {
         assert!(revoked["revokedAt"].is_string());
         app.clock.advance(Duration::seconds(switchboard::keys::CACHE_TTL_SECONDS));
         app.call_as(Some(&key), "GET", "/customers", None, &[]).await.assert_error(401, "invalid_api_key");
+        // a key in use is fetched again past half its cache life: the
+        // request that does so finds it revoked, and so does every later one
+        let key = app.new_key(app.org, None, false).await;
+        assert_eq!(app.call_as(Some(&key), "GET", "/customers", None, &[]).await.status, 200);
+        switchboard::admin::key_revoke(&app.store, &app.clock, app.key_id(&key).await).await.unwrap();
+        assert_eq!(app.call_as(Some(&key), "GET", "/customers", None, &[]).await.status, 200, "cached: not yet");
+        app.clock.advance(Duration::milliseconds(switchboard::keys::CACHE_TTL_SECONDS * 500));
+        for _ in 0..2 {
+            app.call_as(Some(&key), "GET", "/customers", None, &[]).await.assert_error(401, "invalid_api_key");
+        }
         app
     })
     .await;
