@@ -11,10 +11,7 @@ use switchboard::{admin, clock::Clock, config::Settings, demo, server, store::{S
 /// to 1.2-1.3 times the baseline's, SQLite's from 1.5 to 1.8, in a smaller
 /// peak on PostgreSQL. Built without transparent huge pages (`no_thp`):
 /// with them each 2 MiB page counted whole and the peaks grew by a third
-/// (docs/performance.md, Memory). Built to take over `malloc` too
-/// (`override`), so SQLite's allocations, made on sqlx's one thread per
-/// connection, share mimalloc's pages instead of glibc keeping an arena
-/// per thread.
+/// (docs/performance.md, Memory). SQLite's own allocations stay glibc's.
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
