@@ -21,6 +21,7 @@ mod page;
 mod params;
 mod pg_tx;
 mod redeliveries;
+mod sqlite_memory;
 mod subscribers;
 mod subscriptions;
 mod tx;
@@ -112,6 +113,7 @@ impl Store {
             Backend::Postgres => 16,
         });
         let options = if backend == Backend::Sqlite {
+            sqlite_memory::use_mimalloc();
             options.after_connect(move |conn, _| Box::pin(async move { sqlite_pragmas(conn, sync).await }))
         } else {
             // sqlx pings a connection as it goes back to the pool, and by
