@@ -15,7 +15,7 @@ pub async fn seed(store: &Store, clock: &Clock) -> Result<Option<String>> {
     if store.has_organisations().await? {
         return Ok(None);
     }
-    let org = store.create_organisation("Demo Telecom", clock.now()).await?;
+    let org = store.create_organisation("Demo Telecom", true, clock.now()).await?;
     let key = crate::admin::key_create(store, clock, org, None, false).await?;
     let caller = Caller { store: store.clone(), org, api_key_id: uuid::Uuid::nil(), user: None, now: clock.now() };
     let people = [

@@ -12,12 +12,18 @@ use std::sync::{Arc, Mutex};
 
 /// Every key starts with this, so a leaked one is recognisable in logs.
 pub const KEY_PREFIX: &str = "sbk_";
+/// A sandbox organisation's keys start with this instead, as Stripe's test
+/// keys do: a person reading a configuration, a secret scanner rating a
+/// leak (a test key reaches no real subscriber) and a deployment check that
+/// refuses test keys in production all tell the two apart from the text.
+pub const TEST_KEY_PREFIX: &str = "sbk_test_";
 
 /// A new secret: the prefix and 256 random bits.
-pub fn mint() -> String {
+pub fn mint(sandbox: bool) -> String {
     let mut bytes = [0u8; 32];
     rand::rng().fill_bytes(&mut bytes);
-    format!("{KEY_PREFIX}{}", base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
+    let prefix = if sandbox { TEST_KEY_PREFIX } else { KEY_PREFIX };
+    format!("{prefix}{}", base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
 }
 
 /// Keys are high-entropy secrets, so a plain SHA-256 is a safe lookup key
@@ -26,9 +32,10 @@ pub fn hash(key: &str) -> String {
     hex::encode(Sha256::digest(key.as_bytes()))
 }
 
-/// The part of a key shown in listings.
+/// The part of a key shown in listings: its prefix and six characters.
 pub fn display_prefix(key: &str) -> String {
-    key.chars().take(KEY_PREFIX.len() + 6).collect()
+    let prefix = if key.starts_with(TEST_KEY_PREFIX) { TEST_KEY_PREFIX } else { KEY_PREFIX };
+    key.chars().take(prefix.len() + 6).collect()
 }
 
 /// How long a verified key (or a known-bad one) is trusted without asking
@@ -122,6 +129,19 @@ impl KeyCache {
         };
         self.remember(h, key.clone());
         Ok(key)
+    }
+
+    /// `org`'s test clock moved to `offset` (an advance committed here):
+    /// its cached keys carry the new offset, so this instance's next
+    /// request reads the new time. Other instances read it with the key
+    /// again, within `CACHE_TTL_SECONDS` (a key in use: within half that).
+    pub fn clock_moved(&self, org: uuid::Uuid, offset: Duration) {
+        let mut known = self.known.lock().expect("key cache");
+        for (_, e) in known.iter_mut() {
+            if let Some(k) = e.key.as_mut().filter(|k| k.organisation_id == org) {
+                k.clock_offset = offset;
+            }
+        }
     }
 
     /// Like `verify`, for synchronous callers (dropshot's version policy):

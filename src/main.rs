@@ -95,6 +95,11 @@ enum AdminCommand {
         #[command(subcommand)]
         command: admin::usage::UsageCommand,
     },
+    /// A sandbox organisation's test clock.
+    Clock {
+        #[command(subcommand)]
+        command: admin::clock::ClockCommand,
+    },
 }
 
 #[derive(Subcommand)]
@@ -138,7 +143,13 @@ enum OrgCommand {
     Create {
         #[arg(long)]
         name: String,
+        /// A sandbox organisation: its keys start sbk_test_ and its time
+        /// can be moved forward (docs/sandbox.md).
+        #[arg(long)]
+        sandbox: bool,
     },
+    /// List the organisations.
+    List,
 }
 
 #[derive(Subcommand)]
@@ -206,7 +217,8 @@ async fn run() -> anyhow::Result<()> {
         Command::Listen { .. } => unreachable!("handled above"),
         Command::Admin { command } => {
             let out = match command {
-                AdminCommand::Org { command: OrgCommand::Create { name } } => admin::org_create(&store, &clock, &name).await?,
+                AdminCommand::Org { command: OrgCommand::Create { name, sandbox } } => admin::org_create(&store, &clock, &name, sandbox).await?,
+                AdminCommand::Org { command: OrgCommand::List } => admin::org_list(&store).await?,
                 AdminCommand::Key { command } => match command {
                     KeyCommand::Create { org, revision, read_only } => {
                         admin::key_create(&store, &clock, org, revision.as_deref(), read_only).await?
@@ -224,6 +236,7 @@ async fn run() -> anyhow::Result<()> {
                 }
                 AdminCommand::Webhook { command } => admin::webhooks::run(&store, &clock, command).await?,
                 AdminCommand::Usage { command } => admin::usage::run(&store, &clock, command).await?,
+                AdminCommand::Clock { command } => admin::clock::run(&store, &clock, command).await?,
             };
             println!("{}", serde_json::to_string_pretty(&out)?);
             store.close().await;

@@ -40,9 +40,10 @@ pub async fn start(store: Store, clock: Arc<Clock>, listen: SocketAddr, settings
     let keys = Arc::new(KeyCache::new(store.clone(), clock.clone()));
     let tokens = Arc::new(Tokens::load(&store, clock.now(), settings.token_secret.as_deref(), settings.access_token_seconds).await?);
     let mail_wake = Arc::new(tokio::sync::Notify::new());
+    let advance_wake = Arc::new(tokio::sync::Notify::new());
     let delay = chrono::Duration::seconds(settings.network_activation_delay_seconds.try_into().unwrap_or(i64::MAX));
     let network = Arc::new(crate::network::Sandbox::new(delay));
-    let jobs = crate::jobs::start(&store, &clock, &settings, mail_wake.clone(), network.clone()).await?;
+    let jobs = crate::jobs::start(&store, &clock, &settings, crate::jobs::Wakes { mail: mail_wake.clone(), advance: advance_wake.clone() }, network.clone()).await?;
     let config = ConfigDropshot {
         bind_address: listen,
         default_request_body_max_bytes: settings.max_body_bytes,
@@ -58,6 +59,7 @@ pub async fn start(store: Store, clock: Arc<Clock>, listen: SocketAddr, settings
         limits: RateLimits::new(&settings, clock.clone()),
         tokens,
         mail_wake,
+        advance_wake,
         network: network.clone(),
         in_flight: Default::default(),
         settings,

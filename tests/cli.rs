@@ -16,6 +16,39 @@ fn admin(url: &str, args: &[&str]) -> Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{args:?} printed no JSON: {e}"))
 }
 
+/// A sandbox organisation through the CLI: its flag in the list, its
+/// keys' test prefix, and its clock shown and advanced (the CLI runs what
+/// falls due itself and prints the clock READY).
+#[test]
+fn a_sandbox_organisation_and_its_clock_from_the_cli() {
+    let (url, file) = db();
+    let normal = admin(&url, &["org", "create", "--name", "Acme Telecom"]);
+    let sandbox = admin(&url, &["org", "create", "--name", "Acme CI", "--sandbox"]);
+    assert_eq!((&normal["sandbox"], &sandbox["sandbox"]), (&Value::Bool(false), &Value::Bool(true)));
+    let listed = admin(&url, &["org", "list"]);
+    let flags: Vec<(&str, bool)> = listed.as_array().unwrap().iter().map(|o| (o["name"].as_str().unwrap(), o["sandbox"].as_bool().unwrap())).collect();
+    assert_eq!(flags, [("Acme Telecom", false), ("Acme CI", true)]);
+    let org = sandbox["organisationId"].as_str().unwrap();
+    let key = admin(&url, &["key", "create", "--org", org]);
+    assert!(key["apiKey"].as_str().unwrap().starts_with("sbk_test_") && key["sandbox"] == true, "{key}");
+    let theirs = admin(&url, &["key", "create", "--org", normal["organisationId"].as_str().unwrap()]);
+    assert!(!theirs["apiKey"].as_str().unwrap().starts_with("sbk_test_") && theirs["sandbox"] == false, "{theirs}");
+    let shown = admin(&url, &["clock", "show", "--org", org]);
+    assert_eq!((&shown["status"], &shown["advancedAt"]), (&Value::from("READY"), &Value::Null));
+    let advanced = admin(&url, &["clock", "advance", "--org", org, "--by", "30d"]);
+    assert_eq!(advanced["status"], "READY");
+    let days = |v: &Value| chrono::DateTime::parse_from_rfc3339(v["now"].as_str().unwrap()).unwrap();
+    assert_eq!((days(&advanced) - days(&shown)).num_days(), 30, "{shown} then {advanced}");
+    let refused = Command::new(env!("CARGO_BIN_EXE_switchboard"))
+        .args(["--database-url", &url, "admin", "clock", "show", "--org", normal["organisationId"].as_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success() && String::from_utf8_lossy(&refused.stderr).contains("not"), "a normal organisation has no clock");
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
+    }
+}
+
 #[test]
 fn admin_commands_print_json() {
     let (url, file) = db();

@@ -9,15 +9,21 @@ use crate::store::{NewApiKey, Store};
 use anyhow::{Context as _, Result, bail};
 use serde_json::{Value, json};
 
+pub mod clock;
 pub mod usage;
 pub mod webhooks;
 
-pub async fn org_create(store: &Store, clock: &Clock, name: &str) -> Result<Value> {
+/// A new organisation; a sandbox one's time can be moved (docs/sandbox.md).
+pub async fn org_create(store: &Store, clock: &Clock, name: &str, sandbox: bool) -> Result<Value> {
     if name.trim().is_empty() {
         bail!("--name must not be empty");
     }
-    let id = store.create_organisation(name, clock.now()).await?;
-    Ok(json!({ "organisationId": id, "name": name }))
+    let id = store.create_organisation(name, sandbox, clock.now()).await?;
+    Ok(json!({ "organisationId": id, "name": name, "sandbox": sandbox }))
+}
+
+pub async fn org_list(store: &Store) -> Result<Value> {
+    Ok(serde_json::to_value(store.organisations().await?)?)
 }
 
 fn revision_named(name: Option<&str>) -> Result<&'static Revision> {
@@ -34,7 +40,10 @@ fn revision_named(name: Option<&str>) -> Result<&'static Revision> {
 /// is in this answer only.
 pub async fn key_create(store: &Store, clock: &Clock, org: uuid::Uuid, revision: Option<&str>, read_only: bool) -> Result<Value> {
     let revision = revision_named(revision)?;
-    let secret = keys::mint();
+    let Some(clock_row) = store.clock_of(org).await? else {
+        bail!("no organisation {org}");
+    };
+    let secret = keys::mint(clock_row.sandbox);
     let record = store
         .insert_api_key(
             NewApiKey {
@@ -53,6 +62,7 @@ pub async fn key_create(store: &Store, clock: &Clock, org: uuid::Uuid, revision:
         "organisationId": org,
         "revision": record.revision,
         "readOnly": record.read_only,
+        "sandbox": record.sandbox,
     }))
 }
 
@@ -100,5 +110,17 @@ pub async fn catalog_import(store: &Store, org: uuid::Uuid, path: &std::path::Pa
             bail!("the catalog file is invalid; nothing was imported:\n{}", lines.join("\n"))
         }
         Err(import::ImportError::Store(e)) => Err(e.into()),
+    }
+}
+
+/// A domain refusal as one line naming each failing field (`--property:
+/// message`, as the CLI's flags are named after the fields).
+fn explain(e: crate::error::Error) -> anyhow::Error {
+    match e {
+        crate::error::Error::Invalid(details) => {
+            let lines: Vec<String> = details.iter().map(|d| format!("--{}: {}", d.property, d.message)).collect();
+            anyhow::anyhow!("{}", lines.join("; "))
+        }
+        other => anyhow::anyhow!("{other}"),
     }
 }

@@ -4,9 +4,8 @@
 
 use crate::clock::Clock;
 use crate::domain::usage::record;
-use crate::error::Error;
 use crate::store::{IdOrRef, Store, UsageKind, UsageRecord};
-use anyhow::{Result, anyhow, bail};
+use anyhow::{Result, bail};
 use clap::Subcommand;
 use serde_json::{Value, json};
 use uuid::Uuid;
@@ -46,10 +45,9 @@ pub async fn run(store: &Store, clock: &Clock, command: UsageCommand) -> Result<
     let UsageCommand::Record { org, subscription, kind, quantity, charge_minor, country, at, record_id } = command;
     let Some(s) = store.subscription(org, &IdOrRef::parse(&subscription)).await? else { bail!("no subscription {subscription} in organisation {org}") };
     let record_id = record_id.unwrap_or_else(|| Uuid::new_v4().to_string());
-    let r = UsageRecord { record_id: record_id.clone(), kind, quantity, charge_minor, country, occurred_at: at.unwrap_or(clock.now()) };
-    let recorded = record::record(store, org, s.id, &r, clock.now()).await.map_err(|e| match e {
-        Error::Invalid(details) => anyhow!("{}", details.iter().map(|d| format!("{}: {}", d.property, d.message)).collect::<Vec<_>>().join("; ")),
-        e => e.into(),
-    })?;
+    // the organisation's time: a sandbox organisation's clock may have moved
+    let now = store.organisation_time(org, clock.now()).await?;
+    let r = UsageRecord { record_id: record_id.clone(), kind, quantity, charge_minor, country, occurred_at: at.unwrap_or(now) };
+    let recorded = record::record(store, org, s.id, &r, now).await.map_err(super::explain)?;
     Ok(json!({ "subscriptionId": s.id, "recordId": record_id, "recorded": recorded }))
 }

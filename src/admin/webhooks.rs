@@ -5,7 +5,6 @@ use crate::clock::Clock;
 use crate::config::WebhookUrls;
 use crate::domain::webhooks::endpoints::{self, Move, Owner};
 use crate::domain::webhooks::revision;
-use crate::error::Error;
 use crate::store::Store;
 use crate::wire::latest as wire;
 use anyhow::{Result, bail};
@@ -90,6 +89,7 @@ pub enum WebhookCommand {
 
 /// Runs one command; the JSON it prints.
 pub async fn run(store: &Store, clock: &Clock, command: WebhookCommand) -> Result<Value> {
+    use super::explain;
     use WebhookCommand::*;
     let now = clock.now();
     let owner = |org: Uuid, urls: WebhookUrls| Owner { store, org, now, urls };
@@ -154,15 +154,4 @@ fn selectors(names: Vec<String>) -> Result<Option<Vec<wire::WebhookEventSelector
         .map(|n| n.trim().parse().map_err(|_| anyhow::anyhow!("--events: unknown event type {n:?} (an event type of SERVICE.md, or *)")))
         .collect::<Result<Vec<_>>>()?;
     Ok(Some(parsed))
-}
-
-/// A domain refusal as one line naming each failing field.
-fn explain(e: Error) -> anyhow::Error {
-    match e {
-        Error::Invalid(details) => {
-            let lines: Vec<String> = details.iter().map(|d| format!("--{}: {}", d.property, d.message)).collect();
-            anyhow::anyhow!("{}", lines.join("; "))
-        }
-        other => anyhow::anyhow!("{other}"),
-    }
 }

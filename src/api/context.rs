@@ -18,6 +18,8 @@ pub struct Context {
     pub tokens: Arc<crate::tokens::Tokens>,
     /// woken when mail is queued, so the SMTP sender goes at once
     pub mail_wake: Arc<tokio::sync::Notify>,
+    /// wakes the sandbox clock's advance worker when an advance commits
+    pub advance_wake: Arc<tokio::sync::Notify>,
     pub settings: crate::config::Settings,
     /// the mobile network subscriptions' moves go to
     pub network: Arc<dyn crate::network::Network>,

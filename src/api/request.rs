@@ -145,7 +145,9 @@ async fn authenticate(rqctx: &RequestContext<Context>, access: Access) -> Result
         org: record.organisation_id,
         api_key_id: record.api_key_id,
         user: user.map(Arc::new),
-        now: ctx.clock.now(),
+        // the organisation's time: the server's, moved by a sandbox
+        // organisation's test clock (its offset came with the key)
+        now: ctx.clock.now() + record.clock_offset,
     })
 }
 
@@ -262,7 +264,8 @@ where
             scope: scope.clone(),
             in_flight: &rqctx.context().in_flight,
         };
-        let now = caller.now;
+        // the key's lifetime is the server's, not a sandbox clock's
+        let now = rqctx.context().clock.now();
         let work = work(Caller { store: store.scoped(scope), ..caller }, input);
         let response = idempotency::run(keyed, now, work, render).await?;
         Ok(Answered::Sent(response))

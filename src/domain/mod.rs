@@ -11,6 +11,7 @@ pub mod offering_change;
 pub mod orders;
 pub mod pricing;
 pub mod purchases;
+pub mod sandbox;
 pub mod states;
 pub mod subscribers;
 pub mod subscriptions;

@@ -9,6 +9,7 @@
 //! webhook sender's HTTP requests) drains what is due itself, over the same
 //! claims (`Drain`).
 
+pub mod clock_advance;
 pub mod idempotency_expiry;
 pub mod mail;
 pub mod mail_cleanup;
@@ -20,7 +21,7 @@ pub mod webhook_dispatch;
 
 use crate::clock::Clock;
 use crate::config::Settings;
-use crate::store::{Job, JobKind, Store};
+use crate::store::{Claim, Job, JobKind, Store};
 use futures::future::BoxFuture;
 use std::sync::Arc;
 use tokio::sync::Notify;
@@ -96,20 +97,47 @@ impl Worker {
     async fn run_due(&self, store: &Store, clock: &Arc<Clock>) -> crate::error::Result<usize> {
         let mut done = 0;
         loop {
-            let now = clock.now();
-            let claimed = store.claim_jobs(self.kind, now, now + self.lease, self.batch).await?;
+            let claimed = self.claim_due(store, clock.now()).await?;
             if claimed.is_empty() {
                 return Ok(done);
             }
             for job in claimed {
-                match (self.run)(store.clone(), clock.clone(), job.clone()).await {
-                    Outcome::Done => store.finish_job(&job).await?,
-                    Outcome::Retry { after, error } => {
-                        tracing::warn!(kind = ?job.kind, subject = %job.subject, %error, "job failed; will retry");
-                        store.retry_job(&job, &error, clock.now() + after).await?
-                    }
-                }
+                self.run_one(store, clock, job, None).await?;
                 done += 1;
+            }
+        }
+    }
+
+    /// The items due at the server's time `now`. The organisation's own
+    /// work is due by its organisation's time: a sandbox organisation whose
+    /// clock was moved has its items claimed by its own time, and none
+    /// while an advance runs them (`clock_advance`).
+    async fn claim_due(&self, store: &Store, now: chrono::DateTime<chrono::Utc>) -> crate::error::Result<Vec<Job>> {
+        if !self.kind.on_organisation_time() {
+            return store.claim(self.claim(now, now, None, &[])).await;
+        }
+        let moved = store.moved_clocks().await?;
+        let except: Vec<uuid::Uuid> = moved.iter().map(|(org, _)| *org).collect();
+        let mut claimed = store.claim(self.claim(now, now, None, &except)).await?;
+        for (org, c) in moved.iter().filter(|(_, c)| c.advancing_to.is_none()) {
+            claimed.extend(store.claim(self.claim(now + c.offset, now, Some(*org), &[])).await?);
+        }
+        Ok(claimed)
+    }
+
+    /// A claim of up to `batch` items of this kind due by `due_by`.
+    fn claim<'a>(&'a self, due_by: chrono::DateTime<chrono::Utc>, now: chrono::DateTime<chrono::Utc>, only: Option<uuid::Uuid>, except: &'a [uuid::Uuid]) -> Claim<'a> {
+        Claim { kinds: std::slice::from_ref(&self.kind), due_by, now, lease_until: now + self.lease, limit: self.batch, only, except }
+    }
+
+    /// Runs one claimed item and records how it ended; a failure is tried
+    /// again `after` its time, or at `retry_from` when given.
+    async fn run_one(&self, store: &Store, clock: &Arc<Clock>, job: Job, retry_from: Option<chrono::DateTime<chrono::Utc>>) -> crate::error::Result<()> {
+        match (self.run)(store.clone(), clock.clone(), job.clone()).await {
+            Outcome::Done => store.finish_job(&job).await,
+            Outcome::Retry { after, error } => {
+                tracing::warn!(kind = ?job.kind, subject = %job.subject, %error, "job failed; will retry");
+                store.retry_job(&job, &error, retry_from.unwrap_or(job.now) + after).await
             }
         }
     }
@@ -150,13 +178,26 @@ impl Jobs {
     }
 }
 
-/// Starts every job `settings` ask for; `mail_wake` wakes the mail sender
-/// when a request queues mail.
+/// The workers of the organisation's own work (`store::ORGANISATION_WORK`),
+/// which an advance of a sandbox clock also runs.
+fn organisation_work() -> Vec<Arc<Worker>> {
+    vec![Arc::new(order_expiry::worker()), Arc::new(scheduled::subscriptions()), Arc::new(scheduled::addons()), Arc::new(scheduled::licenses())]
+}
+
+/// What requests wake at once instead of waiting for the next poll.
+pub struct Wakes {
+    /// the mail sender, when a request queues mail
+    pub mail: Arc<Notify>,
+    /// the sandbox clock's advance, when one commits
+    pub advance: Arc<Notify>,
+}
+
+/// Starts every job `settings` ask for.
 pub async fn start(
     store: &Store,
     clock: &Arc<Clock>,
     settings: &Settings,
-    mail_wake: Arc<Notify>,
+    wakes: Wakes,
     network: Arc<dyn crate::network::Network>,
 ) -> anyhow::Result<Jobs> {
     // the standing jobs, due now unless already scheduled
@@ -164,21 +205,20 @@ pub async fn start(
     store.schedule_standing_job(JobKind::IdempotencyExpiry, crate::store::EXPIRY_SUBJECT, now).await?;
     let each = |w: Worker| Task::Each(Arc::new(w));
     let send_wake = Arc::new(Notify::new());
-    let mut tasks = vec![
-        (each(idempotency_expiry::worker()), Arc::new(Notify::new())),
-        (each(order_expiry::worker()), Arc::new(Notify::new())),
-        (each(scheduled::subscriptions()), Arc::new(Notify::new())),
-        (each(scheduled::addons()), Arc::new(Notify::new())),
-        (each(scheduled::licenses()), Arc::new(Notify::new())),
+    let work = organisation_work();
+    let mut tasks = vec![(each(idempotency_expiry::worker()), Arc::new(Notify::new()))];
+    tasks.extend(work.iter().map(|w| (Task::Each(w.clone()), Arc::new(Notify::new()))));
+    tasks.extend([
+        (each(clock_advance::worker(work)), wakes.advance),
         (each(mail_cleanup::worker()), Arc::new(Notify::new())),
         // usage before the dispatcher: its quota notifications go out in the same round
         (Task::Drain(Arc::new(usage_collect::drain(network))), Arc::new(Notify::new())),
         // the dispatcher before the sender: one `run_due` dispatches and sends
         (Task::Drain(Arc::new(webhook_dispatch::drain(send_wake.clone()))), store.events_recorded()),
         (Task::Drain(Arc::new(webhook_delivery::drain(webhook_delivery::Sender::new(settings)?, send_wake.clone()))), send_wake),
-    ];
+    ]);
     if let Some(url) = &settings.smtp_url {
-        tasks.push((each(mail::worker(mail::Sender::new(url, &settings.mail_from)?)), mail_wake));
+        tasks.push((each(mail::worker(mail::Sender::new(url, &settings.mail_from)?)), wakes.mail));
     }
     let rounds = Arc::new(tokio::sync::watch::channel(0).0);
     let handles = tasks.iter().map(|(t, wake)| tokio::spawn(t.clone().serve(store.clone(), clock.clone(), wake.clone(), rounds.clone()))).collect();

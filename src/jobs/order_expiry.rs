@@ -14,10 +14,10 @@ pub fn worker() -> Worker {
         kind: JobKind::OrderExpiry,
         lease: chrono::Duration::seconds(60),
         batch: 16,
-        run: Arc::new(|store, clock, job| {
+        run: Arc::new(|store, _clock, job| {
             Box::pin(async move {
                 let expired = match (job.org, job.subject.parse()) {
-                    (Some(org), Ok(order)) => orders::expire(&store, org, order, clock.now()).await,
+                    (Some(org), Ok(order)) => orders::expire(&store, org, order, job.now).await,
                     _ => return Outcome::Done,
                 };
                 match expired {

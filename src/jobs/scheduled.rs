@@ -23,10 +23,10 @@ fn worker(kind: JobKind, run: Run) -> Worker {
         kind,
         lease: chrono::Duration::seconds(60),
         batch: 16,
-        run: Arc::new(move |store, clock, job| {
+        run: Arc::new(move |store, _clock, job| {
             Box::pin(async move {
                 let (Some(org), Ok(id)) = (job.org, job.subject.parse()) else { return Outcome::Done };
-                match run(store, org, id, clock.now()).await {
+                match run(store, org, id, job.now).await {
                     Ok(()) => Outcome::Done,
                     Err(e) => Outcome::Retry { after: chrono::Duration::seconds(60), error: e.to_string() },
                 }

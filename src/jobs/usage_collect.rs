@@ -34,7 +34,7 @@ pub fn drain(network: Arc<dyn Network>) -> Drain {
                     let mut read = after;
                     for (at, u) in batch {
                         match store.subscription_on_sim(&u.iccid, &u.msisdn).await? {
-                            Some((org, id)) => match record::record(&store, org, id, &u.record, clock.now()).await {
+                            Some((org, id)) => match record::record(&store, org, id, &u.record, store.organisation_time(org, clock.now()).await?).await {
                                 Ok(fresh) => done += usize::from(fresh),
                                 Err(e @ Error::Invalid(_)) => tracing::warn!(iccid = %u.iccid, record = %u.record.record_id, error = %e, "usage skipped"),
                                 Err(e) => return Err(e),

@@ -33,7 +33,30 @@ pub enum JobKind {
     AddonScheduled,
     /// a license's scheduled cancellation takes effect (subject: license id)
     LicenseScheduled,
+    /// a sandbox organisation's test clock was advanced: its work due up
+    /// to the new time runs, in due order (subject: organisation id)
+    ClockAdvance,
 }
+
+/// Every kind of stored work.
+const KINDS: [JobKind; 9] = [
+    JobKind::OrderExpiry,
+    JobKind::MailDelivery,
+    JobKind::MailCleanup,
+    JobKind::IdempotencyExpiry,
+    JobKind::WebhookDelivery,
+    JobKind::SubscriptionScheduled,
+    JobKind::AddonScheduled,
+    JobKind::LicenseScheduled,
+    JobKind::ClockAdvance,
+];
+
+/// The organisation's own work: due by the organisation's time, which a
+/// sandbox organisation's test clock moves. Everything else (mail, webhook
+/// deliveries, the idempotency keys' expiry, an advance itself) talks to
+/// the real world or protects the server, and runs on the server's time.
+pub const ORGANISATION_WORK: [JobKind; 4] =
+    [JobKind::OrderExpiry, JobKind::SubscriptionScheduled, JobKind::AddonScheduled, JobKind::LicenseScheduled];
 
 impl JobKind {
     pub(crate) fn as_str(self) -> &'static str {
@@ -46,7 +69,17 @@ impl JobKind {
             JobKind::SubscriptionScheduled => "subscription.scheduled",
             JobKind::AddonScheduled => "addon.scheduled",
             JobKind::LicenseScheduled => "license.scheduled",
+            JobKind::ClockAdvance => "clock.advance",
         }
+    }
+
+    fn parse(s: &str) -> Option<JobKind> {
+        KINDS.into_iter().find(|k| k.as_str() == s)
+    }
+
+    /// Due by the organisation's time (see `ORGANISATION_WORK`).
+    pub fn on_organisation_time(self) -> bool {
+        ORGANISATION_WORK.contains(&self)
     }
 }
 
@@ -62,17 +95,36 @@ pub struct Job {
     pub attempts: i64,
     /// the claim: the item is this instance's until then
     pub lease_until: DateTime<Utc>,
+    /// the time the work runs at: the server's, or, for the organisation's
+    /// own work, the organisation's (in an advance, the item's due time)
+    pub now: DateTime<Utc>,
 }
 
-fn job_row(kind: JobKind, r: &AnyRow, lease_until: DateTime<Utc>) -> Result<Job> {
+/// Which items a claim takes: due by `due_by`, held by no live lease
+/// (leases are in the server's time, `now`).
+pub struct Claim<'a> {
+    pub kinds: &'a [JobKind],
+    pub due_by: DateTime<Utc>,
+    pub now: DateTime<Utc>,
+    pub lease_until: DateTime<Utc>,
+    pub limit: i64,
+    /// only this organisation's items
+    pub only: Option<Uuid>,
+    /// none of these organisations' items
+    pub except: &'a [Uuid],
+}
+
+fn job_row(r: &AnyRow, lease_until: DateTime<Utc>, now: DateTime<Utc>) -> Result<Job> {
     let org: Option<String> = r.try_get("org_id")?;
+    let kind: String = r.try_get("kind")?;
     Ok(Job {
-        kind,
+        kind: JobKind::parse(&kind).ok_or_else(|| crate::error::Error::Internal(format!("unknown job kind {kind:?}")))?,
         subject: r.try_get("subject")?,
         org: org.as_deref().map(super::parse_uuid).transpose()?,
         due_at: parse_ts(&r.try_get::<String, _>("due_at")?)?,
         attempts: r.try_get::<i64, _>("attempts")? + 1,
         lease_until,
+        now,
     })
 }
 
@@ -128,47 +180,69 @@ impl Store {
         limit: i64,
         busy: &[uuid::Uuid],
     ) -> Result<Vec<Job>> {
+        self.claim(Claim { kinds: &[kind], due_by: now, now, lease_until, limit, only: None, except: busy }).await
+    }
+
+    /// The items `c` describes, oldest due first, each claimed until
+    /// `c.lease_until`, to run at `c.due_by`. Two instances never hold one
+    /// item at once.
+    pub async fn claim(&self, c: Claim<'_>) -> Result<Vec<Job>> {
         let lock = match self.backend {
             Backend::Postgres => " FOR UPDATE SKIP LOCKED",
             Backend::Sqlite => "",
         };
-        let except = match busy.len() {
-            0 => String::new(),
-            n => format!(" AND (org_id IS NULL OR org_id NOT IN ({}))", super::placeholders(4, n)),
+        // $1 due by, $2 now, $3 limit, then the kinds, the organisation, the exceptions
+        let mut next = 4;
+        let mut list = |n: usize| {
+            let p = super::placeholders(next, n);
+            next += n;
+            p
         };
+        let mut filter = format!("kind IN ({})", list(c.kinds.len()));
+        if c.only.is_some() {
+            filter += &format!(" AND org_id = {}", list(1));
+        }
+        if !c.except.is_empty() {
+            filter += &format!(" AND (org_id IS NULL OR org_id NOT IN ({}))", list(c.except.len()));
+        }
         let due = |sql: String| {
-            let mut q = sqlx::query(AssertSqlSafe(sql)).bind(kind.as_str()).bind(ts(now)).bind(limit);
-            for org in busy {
+            let mut q = sqlx::query(AssertSqlSafe(sql)).bind(ts(c.due_by)).bind(ts(c.now)).bind(c.limit);
+            for kind in c.kinds {
+                q = q.bind(kind.as_str());
+            }
+            for org in c.only.iter().chain(c.except) {
                 q = q.bind(org.to_string());
             }
             q
         };
+        let live = "due_at <= $1 AND (lease_until IS NULL OR lease_until < $2)";
         // a look before the write transaction: an idle worker (the common
         // case) then costs a read, not SQLite's one write lock
-        let any = due(format!("SELECT 1 FROM jobs WHERE kind = $1 AND due_at <= $2 AND (lease_until IS NULL OR lease_until < $2){except} LIMIT $3"))
-            .fetch_optional(&self.pool)
-            .await?;
+        let any = due(format!("SELECT 1 FROM jobs WHERE {filter} AND {live} LIMIT $3")).fetch_optional(&self.pool).await?;
         if any.is_none() {
             return Ok(vec![]);
         }
         let mut tx = self.begin().await?;
         let rows = due(format!(
-            "SELECT subject, org_id, due_at, attempts FROM jobs
-             WHERE kind = $1 AND due_at <= $2 AND (lease_until IS NULL OR lease_until < $2){except}
-             ORDER BY due_at LIMIT $3{lock}"
+            "SELECT kind, subject, org_id, due_at, attempts FROM jobs WHERE {filter} AND {live}
+             ORDER BY due_at, kind, subject LIMIT $3{lock}"
         ))
         .fetch_all(tx.conn().await?)
         .await?;
-        let jobs: Vec<Job> = rows.iter().map(|r| job_row(kind, r, lease_until)).collect::<Result<_>>()?;
-        if !jobs.is_empty() {
+        let jobs: Vec<Job> = rows.iter().map(|r| job_row(r, c.lease_until, c.due_by)).collect::<Result<_>>()?;
+        for kind in c.kinds {
+            let subjects: Vec<&str> = jobs.iter().filter(|j| j.kind == *kind).map(|j| j.subject.as_str()).collect();
+            if subjects.is_empty() {
+                continue;
+            }
             let mut claim = sqlx::query(AssertSqlSafe(format!(
                 "UPDATE jobs SET lease_until = $1, attempts = attempts + 1 WHERE kind = $2 AND subject IN ({})",
-                super::placeholders(3, jobs.len())
+                super::placeholders(3, subjects.len())
             )))
-            .bind(ts(lease_until))
+            .bind(ts(c.lease_until))
             .bind(kind.as_str());
-            for job in &jobs {
-                claim = claim.bind(job.subject.clone());
+            for subject in subjects {
+                claim = claim.bind(subject.to_string());
             }
             tx.execute(claim).await?;
         }

@@ -17,6 +17,7 @@ mod licenses;
 mod login;
 mod mail;
 mod orders;
+mod organisations;
 mod page;
 mod params;
 mod pg_tx;
@@ -36,11 +37,12 @@ pub use redeliveries::Which;
 pub use events::{EventFilter, EventRow};
 pub use holds::Held;
 pub use idempotency::{EXPIRY_SUBJECT, KeyHeld, KeyTimes, LIFETIME_HOURS as IDEMPOTENCY_LIFETIME_HOURS, StoredAnswer};
-pub use jobs::{Job, JobKind};
+pub use jobs::{Claim, Job, JobKind, ORGANISATION_WORK};
 pub use keys::{ApiKeyRecord, NewApiKey};
 pub use login::{MAX_ATTEMPTS, NewChallenge, Redeemed};
 pub use mail::{Mail, MailStatus};
 pub use orders::{OrderFilter, OrderRow};
+pub use organisations::{ClockRow, OrganisationRow};
 pub use page::{Cursor, Page, limit_or_default};
 use page::ListQuery;
 pub use addons::AddonRow;
@@ -179,33 +181,6 @@ impl Store {
             group.close().await;
         }
         self.pool.close().await;
-    }
-
-    pub async fn create_organisation(&self, name: &str, now: DateTime<Utc>) -> Result<uuid::Uuid> {
-        let id = uuid::Uuid::new_v4();
-        let mut tx = self.begin().await?;
-        tx.execute(
-            sqlx::query("INSERT INTO organisations (id, name, created_at) VALUES ($1, $2, $3)")
-                .bind(id.to_string())
-                .bind(name)
-                .bind(ts(now)),
-        )
-        .await?;
-        tx.commit().await?;
-        Ok(id)
-    }
-
-    pub async fn has_organisations(&self) -> Result<bool> {
-        let row = sqlx::query("SELECT id FROM organisations LIMIT 1").fetch_optional(&self.pool).await?;
-        Ok(row.is_some())
-    }
-
-    pub async fn organisation_exists(&self, id: uuid::Uuid) -> Result<bool> {
-        let row = sqlx::query("SELECT id FROM organisations WHERE id = $1")
-            .bind(id.to_string())
-            .fetch_optional(&self.pool)
-            .await?;
-        Ok(row.is_some())
     }
 }
 

@@ -126,7 +126,7 @@ impl TestApp {
         let url = database.url.clone();
         let store = Store::connect(&url).await.expect("store");
         let clock = Arc::new(Clock::starting_at(TEST_START.parse().unwrap()));
-        let org = store.create_organisation("Test Org", clock.now()).await.unwrap();
+        let org = store.create_organisation("Test Org", false, clock.now()).await.unwrap();
         let running = server::start(store.clone(), clock.clone(), "127.0.0.1:0".parse().unwrap(), settings.clone()).await.unwrap();
         let base = format!("http://{}/api/v2", running.local_addr());
         let mut app = TestApp {
@@ -217,9 +217,24 @@ impl TestApp {
         self.import_catalog(org, text).await;
     }
 
+    /// Makes this app's organisation a new sandbox one, with a key of its
+    /// own (`sbk_test_...`): `app.org` and `app.key` name it from here on.
+    pub async fn into_sandbox(&mut self) {
+        let made = switchboard::admin::org_create(&self.store, &self.clock, "Sandbox Org", true).await.unwrap();
+        self.org = made["organisationId"].as_str().unwrap().parse().unwrap();
+        self.key = self.new_key(self.org, Some(BULLFINCH), false).await;
+        assert!(self.key.starts_with("sbk_test_"), "a sandbox key says so: {}", self.key);
+    }
+
+    /// Stops the server's workers: nothing runs in the background until
+    /// `run_jobs` (an advance then stays ADVANCING until the test runs it).
+    pub fn stop_jobs(&self) {
+        self.running.as_ref().expect("running").jobs.stop();
+    }
+
     /// Another organisation with its own key.
     pub async fn other_org(&self) -> (Uuid, String) {
-        let org = self.store.create_organisation("Other Org", self.clock.now()).await.unwrap();
+        let org = self.store.create_organisation("Other Org", false, self.clock.now()).await.unwrap();
         (org, self.new_key(org, None, false).await)
     }
 

@@ -25,6 +25,7 @@ mod permissions;
 mod receiver;
 mod renewals;
 mod revisions;
+mod sandbox;
 mod secrets;
 mod store;
 mod subscribers;

@@ -111,7 +111,7 @@ async fn a_scoped_write_commits_only_with_its_answer() {
         assert!(!exists(&app.store, app.org, died).await);
         assert!(exists(&app.store, app.org, finished).await);
         // the writer connection is free again: a plain write goes through
-        app.store.create_organisation("after", chrono::Utc::now()).await.unwrap();
+        app.store.create_organisation("after", false, chrono::Utc::now()).await.unwrap();
         app
     })
     .await;
@@ -178,7 +178,7 @@ async fn a_clash_rolls_back_the_whole_transaction_wherever_it_is_reported() {
         assert!(outcome.unwrap_err().is_concurrent_conflict());
         assert!(!exists(&app.store, app.org, fresh).await, "nothing of the failed transaction stands");
         // the writer goes on for others
-        app.store.create_organisation("after", chrono::Utc::now()).await.unwrap();
+        app.store.create_organisation("after", false, chrono::Utc::now()).await.unwrap();
         app
     })
     .await;
@@ -269,7 +269,7 @@ async fn a_long_transaction_commits_whole() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_lookups_by_id_each_get_their_own_customer() {
     each_backend(|app| async move {
-        let other = app.store.create_organisation("Other", chrono::Utc::now()).await.unwrap();
+        let other = app.store.create_organisation("Other", false, chrono::Utc::now()).await.unwrap();
         let mut ids = vec![];
         for (i, org) in [app.org, other].into_iter().cycle().take(20).enumerate() {
             let id = Uuid::new_v4();
@@ -307,7 +307,7 @@ async fn sqlite_synchronous_is_a_setting() {
         let store = Store::connect_with(&format!("sqlite://{}", file.display()), sync).await.unwrap();
         let row = sqlx::query("PRAGMA synchronous").fetch_one(store.pool()).await.unwrap();
         assert_eq!(row.try_get::<i64, _>(0).unwrap(), expect);
-        store.create_organisation("durable", chrono::Utc::now()).await.unwrap();
+        store.create_organisation("durable", false, chrono::Utc::now()).await.unwrap();
         store.close().await;
         let _ = std::fs::remove_file(&file);
     }

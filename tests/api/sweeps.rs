@@ -307,7 +307,9 @@ async fn tenancy_another_organisations_ids_are_missing_and_unchanged() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn wire_every_operation_answers_with_its_revision_and_json() {
-    each_backend(|app| async move {
+    each_backend(|mut app| async move {
+        // a sandbox organisation, so its clock's operations succeed too
+        app.into_sandbox().await;
         let ours = Fixtures::create(&app, app.org, &app.key, "ours").await;
         let (mut n, mut failed) = (0, vec![]);
         for op in operations() {
@@ -325,7 +327,9 @@ async fn wire_every_operation_answers_with_its_revision_and_json() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn events_every_operation_records_only_what_its_document_lists() {
-    each_backend(|app| async move {
+    each_backend(|mut app| async move {
+        // a sandbox organisation, so its clock's operations succeed too
+        app.into_sandbox().await;
         let ours = Fixtures::create(&app, app.org, &app.key, "ours").await;
         let recorded = || async { app.store.event_types(app.org).await.unwrap().into_iter().map(|(t, _)| t).collect::<Vec<_>>() };
         let (mut emitting, mut orders) = (vec![], 0);
@@ -355,7 +359,9 @@ async fn events_every_operation_records_only_what_its_document_lists() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn idempotency_every_marked_operation_replays_a_retry() {
-    each_backend(|app| async move {
+    each_backend(|mut app| async move {
+        // a sandbox organisation, so its clock's operations succeed too
+        app.into_sandbox().await;
         let ours = Fixtures::create(&app, app.org, &app.key, "ours").await;
         let marked: Vec<Operation> =
             operations().into_iter().filter(|op| op.params.iter().any(|(at, n)| at == "header" && n.eq_ignore_ascii_case("x-idempotency-key"))).collect();

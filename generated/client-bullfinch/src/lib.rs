@@ -976,6 +976,12 @@ pub mod types {
                 })
         }
     }
+    ///Where to move the clock.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct AdvanceSandboxClockRequest {
+        ///The clock's new time; not before its now, at most two years after it.
+        pub to: ::chrono::DateTime<::chrono::offset::Utc>,
+    }
     ///`AuthEmailStartXApiKey`
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
@@ -10738,6 +10744,142 @@ pub mod types {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub until: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
     }
+    ///A sandbox organisation's test clock.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct SandboxClock {
+        ///When the last advance was asked for, in the server's (real) time; null before the first.
+        #[serde(
+            rename = "advancedAt",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub advanced_at: ::std::option::Option<
+            ::chrono::DateTime<::chrono::offset::Utc>,
+        >,
+        ///The organisation's time now. Between advances it runs at real speed.
+        pub now: ::chrono::DateTime<::chrono::offset::Utc>,
+        pub status: SandboxClockStatus,
+    }
+    ///`SandboxClockAdvanceXIdempotencyKey`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct SandboxClockAdvanceXIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for SandboxClockAdvanceXIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<SandboxClockAdvanceXIdempotencyKey>
+    for ::std::string::String {
+        fn from(value: SandboxClockAdvanceXIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for SandboxClockAdvanceXIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 256usize {
+                return Err("longer than 256 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SandboxClockAdvanceXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for SandboxClockAdvanceXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for SandboxClockAdvanceXIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///READY: everything due by the clock's now has run (or runs as it falls due, as in any organisation). ADVANCING: an advance is running the work that fell due up to its time; another advance answers 409 clock_advancing until it is READY.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum SandboxClockStatus {
+        #[serde(rename = "READY")]
+        Ready,
+        #[serde(rename = "ADVANCING")]
+        Advancing,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
+    }
+    impl ::std::fmt::Display for SandboxClockStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Ready => f.write_str("READY"),
+                Self::Advancing => f.write_str("ADVANCING"),
+                Self::Unknown => f.write_str("Unknown"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for SandboxClockStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "READY" => Ok(Self::Ready),
+                "ADVANCING" => Ok(Self::Advancing),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for SandboxClockStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for SandboxClockStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
     ///Who uses the subscription. The body replaces every field: one left out is cleared.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     pub struct SetSubscriberRequest {
@@ -19908,6 +20050,137 @@ Arguments:
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
             404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Show the sandbox clock
+
+The test clock of a sandbox organisation: its time now, and whether an advance is still running the work that fell due. The clock starts at the organisation's creation and runs at real speed between advances. Every date the organisation's resources and events carry, and every expiry, schedule and renewal of theirs, reads this clock; login codes, access tokens, idempotency keys, rate limits and webhook signatures and retries keep the server's time. The organisation's API key alone: with a bearer token it answers 403 insufficient_role; an organisation that is not a sandbox answers 403 sandbox_only.
+
+Sends a `GET` request to `/sandbox/clock`
+
+*/
+    pub async fn sandbox_clock_view<'a>(
+        &'a self,
+    ) -> Result<ResponseValue<types::SandboxClock>, Error<types::Error>> {
+        let url = format!("{}/sandbox/clock", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "sandbox_clock_view",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Advance the sandbox clock
+
+Moves a sandbox organisation's clock forward to `to` and answers at once, ADVANCING: then every piece of the organisation's work due up to `to` runs in the background, in due-time order across every kind (renewals, scheduled offering changes and cancellations, delayed activations, add-on expiries, license cancellations, order expiries), each dated at its own due time, with its events recorded and delivered as usual; when all of it has run the clock is READY. An advance of two years over a hundred subscriptions reaches READY within seconds. `to` may not be before the clock's now (400) nor more than two years after it (400). While an advance runs another answers 409 clock_advancing. The organisation's API key alone: with a bearer token it answers 403 insufficient_role; an organisation that is not a sandbox answers 403 sandbox_only.
+
+Sends a `POST` request to `/sandbox/clock/advance`
+
+Arguments:
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `body`
+*/
+    pub async fn sandbox_clock_advance<'a>(
+        &'a self,
+        x_idempotency_key: Option<&'a types::SandboxClockAdvanceXIdempotencyKey>,
+        body: &'a types::AdvanceSandboxClockRequest,
+    ) -> Result<ResponseValue<types::SandboxClock>, Error<types::Error>> {
+        let url = format!("{}/sandbox/clock/advance", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = x_idempotency_key {
+            header_map.append("X-Idempotency-Key", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "sandbox_clock_advance",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            202u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            409u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            413u16 => {
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
             429u16 => {

@@ -12,6 +12,7 @@ pub mod licenses;
 pub mod operations;
 pub mod orders;
 pub mod product_catalogs;
+pub mod sandbox;
 pub mod subscribers;
 pub mod subscription_add_ons;
 pub mod subscriptions;

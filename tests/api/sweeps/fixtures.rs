@@ -204,6 +204,11 @@ pub async fn succeeding(app: &TestApp, ours: &Fixtures, op: &Operation, n: &mut 
         assert_eq!(started.status, 202, "{:#}", started.body);
         body = Some(json!({"email": email, "nonce": started.body["nonce"], "code": app.mailed_code(&email).await}));
     }
+    // the sandbox clock moves a minute on, from a clock READY again
+    if op.id == "sandbox_clock_advance" {
+        let now = ready_clock(app).await;
+        body = Some(json!({"to": (now + chrono::Duration::minutes(1)).to_rfc3339()}));
+    }
     // a license is cancelled with no reason given
     if op.id == "license_cancel" {
         body = Some(json!({}));
@@ -314,4 +319,20 @@ fn iccid(n: usize) -> String {
         })
         .sum();
     format!("{body}{}", (10 - sum % 10) % 10)
+}
+
+/// The sandbox clock's now, once an advance before it has run (the jobs
+/// run it; a second advance meanwhile would be 409 clock_advancing).
+async fn ready_clock(app: &TestApp) -> chrono::DateTime<chrono::Utc> {
+    let mut rounds = app.job_rounds();
+    loop {
+        app.run_jobs().await;
+        let clock = app.call("GET", "/sandbox/clock", None).await;
+        assert_eq!(clock.status, 200, "{:#}", clock.body);
+        if clock.body["status"] == "READY" {
+            return clock.body["now"].as_str().unwrap().parse().unwrap();
+        }
+        // a worker holds the advance: look again when it has finished a round
+        tokio::time::timeout(std::time::Duration::from_secs(20), rounds.changed()).await.expect("the advance finishes").unwrap();
+    }
 }
