@@ -7,24 +7,22 @@
 //! forwarded, what waits for a retry and its secret are kept in a state
 //! file, so a restart resumes where it stopped.
 //!
-//! The log is read from a little before the newest event seen (`OVERLAP`),
-//! deduplicated by eventId: events are dated when they happen, and one
-//! dated a moment earlier may commit a moment later.
+//! The log is followed in the order its events were recorded (`GET
+//! /events?after=`, from the position after the last event read), not by
+//! their dates: an event dated a moment earlier may commit a moment later,
+//! and a sandbox clock's advance records months of events dated in the
+//! past; neither is skipped, and none is read twice.
 
 use crate::clock::Clock;
 use crate::domain::webhooks::{schedule, secret, signature};
 use anyhow::{Context, bail};
-use chrono::{DateTime, Duration, Utc};
+use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::collections::BTreeMap;
 use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 use std::path::PathBuf;
 use std::sync::Arc;
-
-/// How far before the newest event seen the log is read again.
-const OVERLAP: Duration = Duration::seconds(60);
 
 #[derive(Debug, Clone, clap::Args)]
 pub struct Options {
@@ -53,10 +51,9 @@ pub struct Options {
 #[serde(rename_all = "camelCase")]
 struct State {
     secret: String,
-    /// events are read from a little before this (the newest seen)
-    newest: Option<DateTime<Utc>>,
-    /// events seen within `OVERLAP` of `newest`: eventId -> occurredAt
-    seen: BTreeMap<String, DateTime<Utc>>,
+    /// where in the log reading goes on: the `after` of the next read
+    /// (None before the first start has read where the log ends)
+    after: Option<String>,
     /// events waiting for another attempt
     retries: Vec<Retry>,
 }
@@ -125,10 +122,9 @@ pub async fn run(opts: Options, clock: Arc<Clock>, mut say: impl FnMut(String), 
     let mut state = State::load(&opts.state)?;
     // a redirect would carry the key (or an event) wherever it points
     let http = reqwest::Client::builder().timeout(std::time::Duration::from_secs(15)).redirect(reqwest::redirect::Policy::none()).build()?;
-    if state.newest.is_none() {
-        // a first start forwards what happens from now on: what the log
-        // already holds is only marked seen
-        state.newest = Some(clock.now());
+    if state.after.is_none() {
+        // a first start forwards what happens from now on: it reads where
+        // the log ends
         read_log(&http, &opts, &mut state).await?;
     }
     let mut saved = vec![];
@@ -162,41 +158,32 @@ pub async fn run(opts: Options, clock: Arc<Clock>, mut say: impl FnMut(String), 
     }
 }
 
-/// The events of the log not seen before, oldest first.
+/// Pages of the log read as one.
+const PAGE: usize = 100;
+
+/// The events recorded since the last read, in the order they were
+/// recorded (none on a first start, which only learns where the log ends).
 async fn read_log(http: &reqwest::Client, opts: &Options, state: &mut State) -> anyhow::Result<Vec<Value>> {
-    let newest = state.newest.expect("set at start");
-    let after = (newest - OVERLAP).to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
-    let mut query: Vec<(&str, String)> = vec![("createdAfter", after), ("limit", "100".into())];
-    query.extend(opts.events.iter().map(|t| ("type", t.clone())));
     let mut fresh = vec![];
     loop {
+        let after = state.after.clone().unwrap_or_else(|| "end".into());
+        let mut query: Vec<(&str, String)> = vec![("after", after), ("limit", PAGE.to_string())];
+        query.extend(opts.events.iter().map(|t| ("type", t.clone())));
         let answer = http.get(format!("{}/events", opts.api_url.trim_end_matches('/'))).header("x-api-key", &opts.api_key).query(&query).send().await?;
         let status = answer.status();
         let page: Value = answer.json().await.unwrap_or(Value::Null);
         if !status.is_success() {
             bail!("reading the event log: {status} {}", page["message"].as_str().unwrap_or_default());
         }
-        for event in page["items"].as_array().into_iter().flatten() {
-            let (Some(id), Some(at)) = (event["eventId"].as_str(), event["occurredAt"].as_str().and_then(|t| t.parse::<DateTime<Utc>>().ok()))
-            else {
-                continue;
-            };
-            if state.seen.insert(id.to_string(), at).is_none() {
-                state.newest = state.newest.max(Some(at));
-                fresh.push(event.clone());
-            }
-        }
-        match page["pagination"]["nextCursor"].as_str() {
-            Some(next) => {
-                query.retain(|(k, _)| *k != "cursor");
-                query.push(("cursor", next.to_string()));
-            }
-            None => break,
+        let items = page["items"].as_array().cloned().unwrap_or_default();
+        let Some(next) = page["pagination"]["nextCursor"].as_str() else { bail!("the event log named no position to read on from") };
+        state.after = Some(next.to_string());
+        let full = items.len() == PAGE;
+        fresh.extend(items);
+        if !full {
+            return Ok(fresh);
         }
     }
-    let horizon = state.newest.expect("set at start") - OVERLAP;
-    state.seen.retain(|_, at| *at >= horizon);
-    Ok(fresh)
 }
 
 /// One forwarding attempt of `event`, shown as one line; a failure is

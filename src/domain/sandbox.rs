@@ -41,6 +41,15 @@ pub async fn show(caller: &Caller, server_now: DateTime<Utc>) -> Result<types::S
 /// transaction (with the idempotency key's answer, in its scope).
 pub async fn advance(caller: &Caller, server_now: DateTime<Utc>, body: types::AdvanceSandboxClockRequest) -> Result<types::SandboxClock> {
     let row = sandbox_clock(caller, "advance the sandbox clock").await?;
+    let refused = || Error::Conflict {
+        code: InternalCode::ClockAdvancing,
+        message: "The sandbox clock is ADVANCING: an advance is still running; try again when it is READY.".into(),
+        property: "",
+    };
+    // first: while one runs, the clock's now is already its `to`
+    if row.advancing_to.is_some() {
+        return Err(refused());
+    }
     let now = server_now + row.offset;
     let to = body.to;
     if to < now {
@@ -48,14 +57,6 @@ pub async fn advance(caller: &Caller, server_now: DateTime<Utc>, body: types::Ad
     }
     if now.checked_add_months(MAX_ADVANCE).is_none_or(|limit| to > limit) {
         return Err(Error::invalid("to", "too_far", "must be at most two years after the clock's now"));
-    }
-    let refused = || Error::Conflict {
-        code: InternalCode::ClockAdvancing,
-        message: "The sandbox clock is ADVANCING: an advance is still running; try again when it is READY.".into(),
-        property: "",
-    };
-    if row.advancing_to.is_some() {
-        return Err(refused());
     }
     let mut tx = caller.store.begin().await?;
     // the row's `advancing_to IS NULL` decides between two advances at once

@@ -30,6 +30,25 @@ pub struct EventFilter {
 
 const COLUMNS: &str = "seq, id, event_type, occurred_at, data";
 
+/// Where a follower of the log stands (`Store::events_after`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum LogPosition {
+    /// before every event
+    Start,
+    /// after every event listed so far
+    End,
+    /// after this event
+    After(Uuid),
+}
+
+/// A follower's page: the events after its position, and where it stands
+/// after them.
+#[derive(Debug)]
+pub struct LogPage {
+    pub items: Vec<EventRow>,
+    pub next: LogPosition,
+}
+
 pub(super) fn from_row(r: &AnyRow) -> Result<(i64, EventRow)> {
     let data: String = r.try_get("data")?;
     Ok((
@@ -95,6 +114,64 @@ impl Store {
         }
         let rows = q.fetch(&self.pool, org, after, "seq", limit).await?;
         Ok(Page::from_rows(rows.iter().map(from_row).collect::<Result<_>>()?, limit))
+    }
+
+    /// Up to `limit` of `org`'s events after `from` in the order they were
+    /// recorded (the dispatcher's batches, then seq: see migration 0025),
+    /// matching `filter`. An event appears here once the dispatcher has
+    /// taken it, a moment after its commit. None when `from` names no event
+    /// of `org`.
+    pub async fn events_after(&self, org: Uuid, filter: &EventFilter, from: LogPosition, limit: usize) -> Result<Option<LogPage>> {
+        let (batch, seq) = match from {
+            LogPosition::Start => (-1, 0),
+            LogPosition::End => {
+                let newest = sqlx::query("SELECT id FROM events WHERE org_id = $1 AND log_batch IS NOT NULL ORDER BY log_batch DESC, seq DESC LIMIT 1")
+                    .bind(org.to_string())
+                    .fetch_optional(&self.pool)
+                    .await?;
+                let next = match newest {
+                    Some(r) => LogPosition::After(parse_uuid(&r.try_get::<String, _>("id")?)?),
+                    None => LogPosition::Start,
+                };
+                return Ok(Some(LogPage { items: vec![], next }));
+            }
+            LogPosition::After(id) => {
+                let at = sqlx::query("SELECT log_batch, seq FROM events WHERE org_id = $1 AND id = $2")
+                    .bind(org.to_string())
+                    .bind(id.to_string())
+                    .fetch_optional(&self.pool)
+                    .await?;
+                let Some(at) = at else { return Ok(None) };
+                match at.try_get::<Option<i64>, _>("log_batch")? {
+                    Some(batch) => (batch, at.try_get::<i64, _>("seq")?),
+                    // not in the log's order yet: nothing is after it yet
+                    None => return Ok(Some(LogPage { items: vec![], next: from })),
+                }
+            }
+        };
+        let mut sql = format!(
+            "SELECT {COLUMNS} FROM events WHERE org_id = $1 AND log_batch IS NOT NULL AND (log_batch > $2 OR (log_batch = $2 AND seq > $3))"
+        );
+        let mut texts: Vec<String> = vec![];
+        if !filter.types.is_empty() {
+            sql += &format!(" AND event_type IN ({})", super::placeholders(4, filter.types.len()));
+            texts.extend(filter.types.iter().cloned());
+        }
+        for (bound, op) in [(filter.after, ">"), (filter.before, "<")] {
+            if let Some(t) = bound {
+                texts.push(ts(t));
+                sql += &format!(" AND occurred_at {op} ${}", 3 + texts.len());
+            }
+        }
+        sql += &format!(" ORDER BY log_batch, seq LIMIT ${}", 4 + texts.len());
+        let mut q = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(org.to_string()).bind(batch).bind(seq);
+        for t in texts {
+            q = q.bind(t);
+        }
+        let rows = q.bind(limit as i64).fetch_all(&self.pool).await?;
+        let items: Vec<EventRow> = rows.iter().map(|r| Ok(from_row(r)?.1)).collect::<Result<_>>()?;
+        let next = items.last().map_or(from, |e| LogPosition::After(e.id));
+        Ok(Some(LogPage { items, next }))
     }
 
     pub async fn event(&self, org: Uuid, id: Uuid) -> Result<Option<EventRow>> {

@@ -34,7 +34,7 @@ pub use catalog::{CatalogDoc, Change, Columns, Features, GroupDoc, Kind, Offerin
 pub use customers::{Address, Billing, Contact, CustomerFilter, CustomerRow, IdOrRef, Link, Shipping};
 pub use deliveries::{After, AttemptRow, DeliveryRow, DeliveryWork, Recorded, delivery_subject, parse_delivery_subject};
 pub use redeliveries::Which;
-pub use events::{EventFilter, EventRow};
+pub use events::{EventFilter, EventRow, LogPage, LogPosition};
 pub use holds::Held;
 pub use idempotency::{EXPIRY_SUBJECT, KeyHeld, KeyTimes, LIFETIME_HOURS as IDEMPOTENCY_LIFETIME_HOURS, StoredAnswer};
 pub use jobs::{Claim, Job, JobKind, ORGANISATION_WORK};

@@ -42,7 +42,7 @@ async fn the_log_in_the_webhook_revision_filtered_and_paged() {
         assert_eq!(order_event["data"]["lineItems"][0]["pricing"]["total"], 248.75, "auk carries the major-unit twins: {order_event:#}");
 
         // the request's revision does not matter: the organisation's webhook revision does
-        let auk = app.auk_with(&app.key).event_list(None, None, None, None, None).await.unwrap().into_inner();
+        let auk = app.auk_with(&app.key).event_list(None, None, None, None, None, None).await.unwrap().into_inner();
         assert_eq!(json_of(&auk.items), json!(all));
         switchboard::domain::webhooks::revision::set(&app.store, app.org, BULLFINCH, app.clock.now().date_naive()).await.unwrap();
         let moved = log(&app, "?type=order.created").await;
@@ -100,6 +100,47 @@ async fn the_key_alone_reads_its_own_organisations_log() {
         let theirs = app.call_as(Some(&other), "GET", "/events", None, &[]).await;
         assert_eq!(theirs.body["items"], json!([]));
         app.call_as(Some(&other), "GET", &format!("/events/{id}"), None, &[]).await.assert_error(404, "event_not_found");
+        app
+    })
+    .await;
+}
+
+/// `after` follows the log in the order recorded: `end` says where it
+/// ends, an eventId goes on after it, `start` from the beginning; a
+/// position of no event of the organisation, a bad one, or one given with
+/// `cursor` is refused.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_log_followed_in_the_order_recorded() {
+    each_backend(|app| async move {
+        let follow = |after: String| {
+            let app = &app;
+            async move {
+                let r = app.call("GET", &format!("/events?after={after}&limit=2"), None).await;
+                assert_eq!(r.status, 200, "{:#}", r.body);
+                (types(r.body["items"].as_array().unwrap()).into_iter().map(String::from).collect::<Vec<_>>(), r.body["pagination"]["nextCursor"].as_str().unwrap().to_string())
+            }
+        };
+        // an empty log ends at its start
+        assert_eq!(follow("end".into()).await, (vec![], "start".to_string()));
+        let customer = setup(&app).await;
+        let renamed = app.call("PUT", &format!("/customers/{customer}"), Some(json!({"name": "Acme Sverige AB"}))).await;
+        assert_eq!(renamed.status, 200);
+        app.run_jobs().await;
+        let (first, next) = follow("start".into()).await;
+        assert_eq!(first, ["customer.created", "customer.updated"]);
+        assert_eq!(follow(next.clone()).await, (vec![], next.clone()), "nothing new: the same position");
+        assert_eq!(follow("end".into()).await.1, next, "the end is the last event");
+        app.call("POST", "/customers", Some(json!({"customerType": "CONSUMER", "name": "Maria", "contact": {}}))).await;
+        app.run_jobs().await;
+        assert_eq!(follow(next).await.0, ["customer.created"]);
+
+        for (query, status, code) in [
+            (format!("after={}", uuid::Uuid::new_v4()), 404, "event_not_found"),
+            ("after=latest".to_string(), 400, "validation_failed"),
+            ("after=start&cursor=abc".to_string(), 400, "validation_failed"),
+        ] {
+            app.call("GET", &format!("/events?{query}"), None).await.assert_error(status, code);
+        }
         app
     })
     .await;

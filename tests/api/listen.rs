@@ -118,3 +118,64 @@ async fn listen_forwards_new_events_signed_retries_and_resumes() {
     })
     .await;
 }
+
+/// Events an advance of a sandbox clock records after listen has read
+/// later-dated ones (renewals due months before the clock's new time) are
+/// forwarded all the same, in the order they were recorded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn listen_forwards_events_an_advance_dates_in_the_past() {
+    use switchboard::store::{Claim, JobKind};
+    each_backend(|mut app| async move {
+        app.into_sandbox().await;
+        app.stop_jobs();
+        crate::orders::setup(&app).await;
+        let bought = app.call("POST", "/subscriptions", Some(json!({"customerId": "rid_acme", "productOfferingId": crate::orders::offering(&app, "mobile-10gb"),
+                                                                    "subscription": {"simType": "ESIM", "msisdn": "+46701234567"}}))).await;
+        let id = bought.body["subscriptionId"].as_str().unwrap().to_string();
+        let active = app.call("POST", &format!("/subscriptions/{id}/activate"), Some(json!({}))).await;
+        assert_eq!(active.body["renewsOn"], "2026-12-02", "{:#}", active.body);
+        app.run_jobs().await;
+        let mut receiver = Receiver::start().await;
+        let state = std::env::temp_dir().join(format!("switchboard-listen-{}.json", uuid::Uuid::new_v4().simple()));
+        let opts = Options {
+            api_url: app.base.clone(),
+            api_key: app.key.clone(),
+            forward_to: receiver.url.clone(),
+            events: vec!["customer.created".into(), "subscription.renewed".into()],
+            state: state.clone(),
+            poll_ms: 20,
+        };
+        let mut listening = Listening::start(&app, &opts);
+        listening.line().await;
+
+        // the clock moves two months on; the advance is held while a
+        // customer is created at the new time and forwarded
+        let r = app.call("POST", "/sandbox/clock/advance", Some(json!({"to": "2027-01-03T09:00:00Z"}))).await;
+        assert_eq!(r.status, 202, "{:#}", r.body);
+        let now = app.clock.now();
+        let claim = Claim { kinds: &[JobKind::ClockAdvance], due_by: now, now, lease_until: now + chrono::Duration::minutes(10), limit: 1, only: Some(app.org), except: &[] };
+        let held = app.store.claim(claim).await.unwrap().pop().expect("the advance's job");
+        new_customer(&app, &app.key, "During AB").await;
+        app.run_jobs().await;
+        let during = receiver.next().await.json();
+        assert_eq!((&during["data"]["name"], &during["occurredAt"].as_str().unwrap()[..10]), (&json!("During AB"), "2027-01-03"));
+        listening.line().await;
+
+        // then the advance runs: two renewals dated before that customer
+        app.store.retry_job(&held, "held by the test", app.clock.now()).await.unwrap();
+        app.run_jobs().await;
+        let mut renewed = vec![];
+        for _ in 0..2 {
+            let r = receiver.next().await.json();
+            assert_eq!(r["type"], "subscription.renewed");
+            renewed.push(r["occurredAt"].as_str().unwrap()[..10].to_string());
+            listening.line().await;
+        }
+        assert_eq!(renewed, ["2026-12-02", "2027-01-02"], "each, in the order recorded");
+        assert!(receiver.taken().is_empty(), "nothing twice");
+        listening.stop().await;
+        let _ = std::fs::remove_file(&state);
+        app
+    })
+    .await;
+}

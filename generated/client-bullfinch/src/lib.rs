@@ -5021,6 +5021,73 @@ pub mod types {
         ///Where the next page starts.
         pub pagination: Pagination,
     }
+    ///`EventListAfter`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct EventListAfter(::std::string::String);
+    impl ::std::ops::Deref for EventListAfter {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<EventListAfter> for ::std::string::String {
+        fn from(value: EventListAfter) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for EventListAfter {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 36usize {
+                return Err("longer than 36 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            {
+                ::regress::Regex::new(
+                        "^(start|end|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$",
+                    )
+                    .unwrap()
+            });
+            if PATTERN.find(value).is_none() {
+                return Err(
+                    "doesn't match pattern \"^(start|end|[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})$\""
+                        .into(),
+                );
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for EventListAfter {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for EventListAfter {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for EventListAfter {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     ///`EventListCursor`
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
@@ -18596,6 +18663,7 @@ The organisation's event log, oldest first: every event recorded in the last 30 
 Sends a `GET` request to `/events`
 
 Arguments:
+- `after`: Follows the log in the order its events were recorded, rather than listing it by `cursor` (not both: 400): `start` (before every event), `end` (after every event so far: it lists none, and tells where the log ends) or an eventId (after that event). The page then holds the events recorded after that position, and `pagination.nextCursor` is the position after them (the last eventId listed, or the position given when there are none, never null): pass it as `after` again to go on. An event joins this order a moment after its commit (when it is dispatched to the webhook endpoints), so a follower never misses one recorded late, or dated in the past by a sandbox clock's advance. An eventId of no event of the organisation answers 404 event_not_found.
 - `created_after`: Only events that occurred after this time.
 - `created_before`: Only events that occurred before this time.
 - `cursor`: Opaque cursor from the previous page's pagination.nextCursor.
@@ -18604,6 +18672,7 @@ Arguments:
 */
     pub async fn event_list<'a>(
         &'a self,
+        after: Option<&'a types::EventListAfter>,
         created_after: Option<&'a ::chrono::DateTime<::chrono::offset::Utc>>,
         created_before: Option<&'a ::chrono::DateTime<::chrono::offset::Utc>>,
         cursor: Option<&'a types::EventListCursor>,
@@ -18625,6 +18694,7 @@ Arguments:
                 ::reqwest::header::ACCEPT,
                 ::reqwest::header::HeaderValue::from_static("application/json"),
             )
+            .query(&progenitor_client::QueryParam::new("after", &after))
             .query(&progenitor_client::QueryParam::new("createdAfter", &created_after))
             .query(&progenitor_client::QueryParam::new("createdBefore", &created_before))
             .query(&progenitor_client::QueryParam::new("cursor", &cursor))
@@ -18652,6 +18722,9 @@ Arguments:
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
             403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
             429u16 => {

@@ -6,7 +6,7 @@ use super::revision;
 use crate::wire::revision::Revision;
 use crate::error::{Error, InternalCode, Result};
 use crate::events::Event;
-use crate::store::{Cursor, EventFilter, EventRow, Store, limit_or_default};
+use crate::store::{Cursor, EventFilter, EventRow, LogPosition, Store, limit_or_default};
 use crate::wire::latest::params::EventListQuery;
 use crate::wire::latest as wire;
 use chrono::{DateTime, Utc};
@@ -40,13 +40,37 @@ pub async fn list(store: &Store, org: Uuid, now: DateTime<Utc>, q: EventListQuer
         after: time("createdAfter", q.created_after.as_deref())?,
         before: time("createdBefore", q.created_before.as_deref())?,
     };
-    let after = q.cursor.as_deref().map(Cursor::decode).transpose()?;
     let revision = revision::of(store, org, now.date_naive()).await?;
+    let envelopes = |items: Vec<EventRow>| items.into_iter().map(|e| envelope(e, revision)).collect::<Result<Vec<_>>>();
+    if let Some(after) = q.after.as_deref() {
+        if q.cursor.is_some() {
+            return Err(Error::invalid("after", "conflicts_with_cursor", "follows the log by itself: give after or cursor, not both"));
+        }
+        let page = store.events_after(org, &filter, position(after)?, limit_or_default(q.limit)).await?;
+        let page = page.ok_or_else(|| Error::NotFound { code: InternalCode::EventNotFound, message: "No event of this organisation has the eventId of after.".into(), property: "after" })?;
+        return Ok(wire::EventList { items: envelopes(page.items)?, pagination: wire::Pagination { next_cursor: Some(position_text(page.next)) } });
+    }
+    let after = q.cursor.as_deref().map(Cursor::decode).transpose()?;
     let page = store.events(org, &filter, after, limit_or_default(q.limit)).await?;
-    Ok(wire::EventList {
-        items: page.items.into_iter().map(|e| envelope(e, revision)).collect::<Result<_>>()?,
-        pagination: wire::Pagination { next_cursor: page.next.map(Cursor::encode) },
-    })
+    Ok(wire::EventList { items: envelopes(page.items)?, pagination: wire::Pagination { next_cursor: page.next.map(Cursor::encode) } })
+}
+
+/// `after` as a position in the log.
+fn position(after: &str) -> Result<LogPosition> {
+    match after {
+        "start" => Ok(LogPosition::Start),
+        "end" => Ok(LogPosition::End),
+        id => Uuid::parse_str(id).map(LogPosition::After).map_err(|_| Error::invalid("after", "invalid_format", "must be start, end or an eventId")),
+    }
+}
+
+/// A position as `after` names it.
+fn position_text(p: LogPosition) -> String {
+    match p {
+        LogPosition::Start => "start".into(),
+        LogPosition::End => "end".into(),
+        LogPosition::After(id) => id.to_string(),
+    }
 }
 
 pub async fn view(store: &Store, org: Uuid, now: DateTime<Utc>, id: &str) -> Result<wire::EventEnvelope> {
