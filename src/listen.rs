@@ -172,6 +172,13 @@ async fn read_log(http: &reqwest::Client, opts: &Options, state: &mut State) -> 
         let answer = http.get(format!("{}/events", opts.api_url.trim_end_matches('/'))).header("x-api-key", &opts.api_key).query(&query).send().await?;
         let status = answer.status();
         let page: Value = answer.json().await.unwrap_or(Value::Null);
+        // the event it stood after is not in this organisation's log (its
+        // database was reset, or the key is another organisation's): it
+        // goes on from the log's end, as a first start does
+        if status == reqwest::StatusCode::NOT_FOUND && state.after.is_some() {
+            state.after = None;
+            continue;
+        }
         if !status.is_success() {
             bail!("reading the event log: {status} {}", page["message"].as_str().unwrap_or_default());
         }

@@ -59,8 +59,9 @@ pub async fn advance(caller: &Caller, server_now: DateTime<Utc>, body: types::Ad
         return Err(Error::invalid("to", "too_far", "must be at most two years after the clock's now"));
     }
     let mut tx = caller.store.begin().await?;
-    // the row's `advancing_to IS NULL` decides between two advances at once
-    if !tx.begin_advance(caller.org, to - server_now, to, server_now).await? {
+    // the row as read decides between two advances at once (the second
+    // finds it changed: 409), and keeps the clock from moving back
+    if !tx.begin_advance(caller.org, row.offset, to - server_now, to, server_now).await? {
         return Err(refused());
     }
     Store::schedule_job(&mut tx, JobKind::ClockAdvance, &caller.org.to_string(), Some(caller.org), server_now, server_now).await?;

@@ -12,8 +12,9 @@ use crate::store::{Claim, Job, JobKind, ORGANISATION_WORK, Store};
 use std::sync::Arc;
 
 /// Longer than an advance of two years over a few hundred subscriptions
-/// takes (seconds; docs/sandbox.md): another instance takes an advance over
-/// only when its instance died.
+/// takes (seconds; docs/sandbox.md). An advance that outlasts it is taken
+/// over by another instance: both then run its items (each once, by their
+/// claims), and the first to find none left ends it.
 const LEASE: chrono::Duration = chrono::Duration::minutes(10);
 
 /// `work`: the workers of every kind of the organisation's own work.
@@ -60,5 +61,11 @@ async fn advance(store: &Store, clock: &Arc<Clock>, work: &[Arc<Worker>], job: &
         // one failing item cannot hold the clock ADVANCING
         worker.run_one(store, clock, item, Some(to)).await?;
     }
-    store.end_advance(org).await
+    // an item another worker claimed just before the advance began is
+    // still held: READY waits for it (the advance is tried again shortly)
+    let left = store.due_work_left(org, to).await?;
+    if left > 0 {
+        return Err(crate::error::Error::Internal(format!("{left} items due by the advance's time are still held")));
+    }
+    store.end_advance(org, to).await
 }

@@ -131,13 +131,16 @@ impl Worker {
     }
 
     /// Runs one claimed item and records how it ended; a failure is tried
-    /// again `after` its time, or at `retry_from` when given.
+    /// again `after` it failed (in the item's time: `job.now` and what has
+    /// passed since its claim), or `after` `retry_from` when given.
     async fn run_one(&self, store: &Store, clock: &Arc<Clock>, job: Job, retry_from: Option<chrono::DateTime<chrono::Utc>>) -> crate::error::Result<()> {
         match (self.run)(store.clone(), clock.clone(), job.clone()).await {
             Outcome::Done => store.finish_job(&job).await,
             Outcome::Retry { after, error } => {
                 tracing::warn!(kind = ?job.kind, subject = %job.subject, %error, "job failed; will retry");
-                store.retry_job(&job, &error, retry_from.unwrap_or(job.now) + after).await
+                let claimed_at = job.lease_until - self.lease;
+                let failed_at = retry_from.unwrap_or(job.now + (clock.now() - claimed_at));
+                store.retry_job(&job, &error, failed_at + after).await
             }
         }
     }

@@ -148,14 +148,6 @@ impl Store {
             .iter()
             .map(|r| Ok((r.try_get("seq")?, r.try_get("id")?, r.try_get("org_id")?, r.try_get("event_type")?)))
             .collect::<Result<_>>()?;
-        // this batch's number, in the order batches commit: the counter's
-        // row stays held until this commit (one writer on SQLite), so a
-        // follower of the log never sees a batch before one numbered below
-        // it (`events_after`)
-        let batch: i64 = sqlx::query("UPDATE event_log_batches SET batch = batch + 1 WHERE log = 'events' RETURNING batch")
-            .fetch_one(tx.conn().await?)
-            .await?
-            .try_get("batch")?;
         let mut orgs: Vec<&str> = events.iter().map(|e| e.2.as_str()).collect();
         orgs.sort_unstable();
         orgs.dedup();
@@ -204,6 +196,15 @@ impl Store {
             }
             tx.execute(q).await?;
         }
+        // this batch's number, in the order batches commit: the counter's
+        // row stays held until this commit (one writer on SQLite), so a
+        // follower of the log never sees a batch before one numbered below
+        // it (`events_after`). Taken last, so that dispatchers on other
+        // instances wait for it only while this one commits.
+        let batch: i64 = sqlx::query("UPDATE event_log_batches SET batch = batch + 1 WHERE log = 'events' RETURNING batch")
+            .fetch_one(tx.conn().await?)
+            .await?
+            .try_get("batch")?;
         let mut q = sqlx::query(AssertSqlSafe(format!(
             "UPDATE events SET dispatched_at = $1, log_batch = $2 WHERE seq IN ({})",
             placeholders(3, events.len())

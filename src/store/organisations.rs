@@ -113,27 +113,50 @@ impl Store {
         rows.iter().map(|r| Ok((parse_uuid(&r.try_get::<String, _>("id")?)?, clock_row(r)?))).collect()
     }
 
-    /// Ends `org`'s advance: everything due up to its time has run.
-    pub async fn end_advance(&self, org: Uuid) -> Result<()> {
+    /// Ends `org`'s advance to `to`: everything due up to it has run. Only
+    /// that advance (an instance that took a stale advance over never ends
+    /// the next one).
+    pub async fn end_advance(&self, org: Uuid, to: DateTime<Utc>) -> Result<()> {
         let mut tx = self.begin().await?;
-        tx.execute(sqlx::query("UPDATE organisations SET clock_advancing_to = NULL WHERE id = $1").bind(org.to_string())).await?;
+        tx.execute(
+            sqlx::query("UPDATE organisations SET clock_advancing_to = NULL WHERE id = $1 AND clock_advancing_to = $2").bind(org.to_string()).bind(ts(to)),
+        )
+        .await?;
         tx.commit().await
+    }
+
+    /// How many of `org`'s own items due by `to` are left, held or not.
+    pub async fn due_work_left(&self, org: Uuid, to: DateTime<Utc>) -> Result<i64> {
+        let mut q = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT COUNT(*) AS n FROM jobs WHERE org_id = $1 AND due_at <= $2 AND kind IN ({})",
+            super::placeholders(3, super::ORGANISATION_WORK.len())
+        )))
+        .bind(org.to_string())
+        .bind(ts(to));
+        for kind in super::ORGANISATION_WORK {
+            q = q.bind(kind.as_str());
+        }
+        Ok(q.fetch_one(&self.pool).await?.try_get("n")?)
     }
 }
 
 impl Tx {
-    /// Starts an advance of `org`'s clock, in the request's transaction:
-    /// the new offset, and the time its work runs up to. False when an
-    /// advance is already running (nothing changed).
-    pub async fn begin_advance(&mut self, org: Uuid, offset: Duration, to: DateTime<Utc>, asked_at: DateTime<Utc>) -> Result<bool> {
+    /// Starts an advance of `org`'s clock, in the request's transaction,
+    /// from the clock as the caller read it (`from`: its offset then) to
+    /// `offset`, running the work up to `to`. False when that is no longer
+    /// the clock (an advance began, or ran, since it was read), or `org` is
+    /// not a sandbox: nothing changed. So two advances never both move the
+    /// clock, and it never moves back.
+    pub async fn begin_advance(&mut self, org: Uuid, from: Duration, offset: Duration, to: DateTime<Utc>, asked_at: DateTime<Utc>) -> Result<bool> {
         let done = sqlx::query(
             "UPDATE organisations SET clock_offset_ms = $2, clock_advancing_to = $3, clock_advanced_at = $4
-             WHERE id = $1 AND sandbox = 1 AND clock_advancing_to IS NULL",
+             WHERE id = $1 AND sandbox = 1 AND clock_advancing_to IS NULL AND clock_offset_ms = $5",
         )
         .bind(org.to_string())
         .bind(offset.num_milliseconds())
         .bind(ts(to))
         .bind(ts(asked_at))
+        .bind(from.num_milliseconds())
         .execute(self.conn().await?)
         .await?;
         Ok(done.rows_affected() == 1)

@@ -14,12 +14,22 @@ use crate::domain::webhooks::log as event_log;
 use crate::wire::latest::{params, types};
 use dropshot::{HttpResponseAccepted, HttpResponseCreated, HttpResponseDeleted, HttpResponseOk, Path, RequestContext};
 use super::Result;
+use chrono::{DateTime, Utc};
 
 /// The organisation whose webhook endpoints the caller manages: its key
 /// alone, never a user's bearer token (webhooks see every customer's events).
-fn endpoint_owner<'a>(urls: WebhookUrls, c: &'a Caller) -> crate::error::Result<Owner<'a>> {
+/// Webhooks run on the server's time (`now`), not a sandbox organisation's
+/// clock: a delivery's attempts, a rotated secret's expiry and the
+/// revision a delivery is rendered in concern a real receiver.
+fn endpoint_owner<'a>(urls: WebhookUrls, now: DateTime<Utc>, c: &'a Caller) -> crate::error::Result<Owner<'a>> {
     c.require_organisation("manage webhook endpoints")?;
-    Ok(Owner { store: &c.store, org: c.org, now: c.now, urls })
+    Ok(Owner { store: &c.store, org: c.org, now, urls })
+}
+
+/// The webhook settings, and the server's time now.
+fn webhooks_now(rqctx: &RequestContext<Context>) -> (WebhookUrls, DateTime<Utc>) {
+    let ctx = rqctx.context();
+    (ctx.settings.webhooks.clone(), ctx.clock.now())
 }
 
 pub async fn webhook_endpoint_list(
@@ -27,10 +37,10 @@ pub async fn webhook_endpoint_list(
     query: QueryParams<params::WebhookEndpointListQuery>,
     headers: HeaderParams<params::WebhookEndpointListHeaders>,
 ) -> Result<HttpResponseOk<types::WebhookEndpointList>> {
-    let urls = rqctx.context().settings.webhooks.clone();
+    let (urls, now) = webhooks_now(&rqctx);
     handle(&rqctx, Access::Read, headers, |c| async move {
         let q = query.into_inner()?;
-        Ok(HttpResponseOk(webhook_endpoints::list(&endpoint_owner(urls, &c)?, q.cursor.as_deref(), q.limit).await?))
+        Ok(HttpResponseOk(webhook_endpoints::list(&endpoint_owner(urls, now, &c)?, q.cursor.as_deref(), q.limit).await?))
     })
     .await
 }
@@ -40,9 +50,9 @@ pub async fn webhook_endpoint_create(
     headers: HeaderParams<params::WebhookEndpointCreateHeaders>,
     body: JsonBody<types::CreateWebhookEndpointRequest>,
 ) -> Result<HttpResponseCreated<types::WebhookEndpoint>> {
-    let urls = rqctx.context().settings.webhooks.clone();
+    let (urls, now) = webhooks_now(&rqctx);
     handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move {
-        Ok(HttpResponseCreated(webhook_endpoints::create(&endpoint_owner(urls, &c)?, body).await?))
+        Ok(HttpResponseCreated(webhook_endpoints::create(&endpoint_owner(urls, now, &c)?, body).await?))
     })
     .await
 }
@@ -52,10 +62,10 @@ pub async fn webhook_endpoint_view(
     path: Path<params::WebhookEndpointViewPath>,
     headers: HeaderParams<params::WebhookEndpointViewHeaders>,
 ) -> Result<HttpResponseOk<types::WebhookEndpoint>> {
-    let urls = rqctx.context().settings.webhooks.clone();
+    let (urls, now) = webhooks_now(&rqctx);
     handle(&rqctx, Access::Read, headers, |c| async move {
         let id = path.into_inner().webhook_endpoint_id;
-        Ok(HttpResponseOk(webhook_endpoints::view(&endpoint_owner(urls, &c)?, &id).await?))
+        Ok(HttpResponseOk(webhook_endpoints::view(&endpoint_owner(urls, now, &c)?, &id).await?))
     })
     .await
 }
@@ -66,10 +76,10 @@ pub async fn webhook_endpoint_update(
     headers: HeaderParams<params::WebhookEndpointUpdateHeaders>,
     body: JsonBody<types::UpdateWebhookEndpointRequest>,
 ) -> Result<HttpResponseOk<types::WebhookEndpoint>> {
-    let urls = rqctx.context().settings.webhooks.clone();
+    let (urls, now) = webhooks_now(&rqctx);
     handle(&rqctx, Access::Write, headers, |c| async move {
         let (id, body) = (path.into_inner().webhook_endpoint_id, body.into_inner()?);
-        Ok(HttpResponseOk(webhook_endpoints::update(&endpoint_owner(urls, &c)?, &id, body).await?))
+        Ok(HttpResponseOk(webhook_endpoints::update(&endpoint_owner(urls, now, &c)?, &id, body).await?))
     })
     .await
 }
@@ -79,9 +89,9 @@ pub async fn webhook_endpoint_delete(
     path: Path<params::WebhookEndpointDeletePath>,
     headers: HeaderParams<params::WebhookEndpointDeleteHeaders>,
 ) -> Result<HttpResponseDeleted> {
-    let urls = rqctx.context().settings.webhooks.clone();
+    let (urls, now) = webhooks_now(&rqctx);
     handle(&rqctx, Access::Write, headers, |c| async move {
-        webhook_endpoints::delete(&endpoint_owner(urls, &c)?, &path.into_inner().webhook_endpoint_id).await?;
+        webhook_endpoints::delete(&endpoint_owner(urls, now, &c)?, &path.into_inner().webhook_endpoint_id).await?;
         Ok(HttpResponseDeleted())
     })
     .await
@@ -92,10 +102,10 @@ pub async fn webhook_endpoint_rotate_secret(
     path: Path<params::WebhookEndpointRotateSecretPath>,
     headers: HeaderParams<params::WebhookEndpointRotateSecretHeaders>,
 ) -> Result<HttpResponseOk<types::WebhookEndpoint>> {
-    let urls = rqctx.context().settings.webhooks.clone();
+    let (urls, now) = webhooks_now(&rqctx);
     handle_idempotent(&rqctx, Access::Write, headers, JsonBody::<()>::none(), |c, ()| async move {
         let id = path.into_inner().webhook_endpoint_id;
-        Ok(HttpResponseOk(webhook_endpoints::rotate_secret(&endpoint_owner(urls, &c)?, &id).await?))
+        Ok(HttpResponseOk(webhook_endpoints::rotate_secret(&endpoint_owner(urls, now, &c)?, &id).await?))
     })
     .await
 }
@@ -105,9 +115,11 @@ pub async fn event_list(
     query: QueryParams<params::EventListQuery>,
     headers: HeaderParams<params::EventListHeaders>,
 ) -> Result<HttpResponseOk<types::EventList>> {
+    // rendered in the revision deliveries use: by the server's date
+    let (_, now) = webhooks_now(&rqctx);
     handle(&rqctx, Access::Read, headers, |c| async move {
         c.require_organisation("read the event log")?;
-        Ok(HttpResponseOk(event_log::list(&c.store, c.org, c.now, query.into_inner()?).await?))
+        Ok(HttpResponseOk(event_log::list(&c.store, c.org, now, query.into_inner()?).await?))
     })
     .await
 }
@@ -117,9 +129,10 @@ pub async fn event_view(
     path: Path<params::EventViewPath>,
     headers: HeaderParams<params::EventViewHeaders>,
 ) -> Result<HttpResponseOk<types::EventEnvelope>> {
+    let (_, now) = webhooks_now(&rqctx);
     handle(&rqctx, Access::Read, headers, |c| async move {
         c.require_organisation("read the event log")?;
-        Ok(HttpResponseOk(event_log::view(&c.store, c.org, c.now, &path.into_inner().event_id).await?))
+        Ok(HttpResponseOk(event_log::view(&c.store, c.org, now, &path.into_inner().event_id).await?))
     })
     .await
 }
@@ -130,10 +143,10 @@ pub async fn webhook_delivery_list(
     query: QueryParams<params::WebhookDeliveryListQuery>,
     headers: HeaderParams<params::WebhookDeliveryListHeaders>,
 ) -> Result<HttpResponseOk<types::WebhookDeliveryList>> {
-    let urls = rqctx.context().settings.webhooks.clone();
+    let (urls, now) = webhooks_now(&rqctx);
     handle(&rqctx, Access::Read, headers, |c| async move {
         let id = path.into_inner().webhook_endpoint_id;
-        Ok(HttpResponseOk(webhook_deliveries::list(&endpoint_owner(urls, &c)?, &id, query.into_inner()?).await?))
+        Ok(HttpResponseOk(webhook_deliveries::list(&endpoint_owner(urls, now, &c)?, &id, query.into_inner()?).await?))
     })
     .await
 }
@@ -144,10 +157,10 @@ pub async fn event_redeliver(
     headers: HeaderParams<params::EventRedeliverHeaders>,
     body: JsonBody<types::RedeliverEventRequest, true>,
 ) -> Result<HttpResponseAccepted<types::EventRedelivery>> {
-    let urls = rqctx.context().settings.webhooks.clone();
+    let (urls, now) = webhooks_now(&rqctx);
     handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move {
         let id = path.into_inner().event_id;
-        Ok(HttpResponseAccepted(webhook_deliveries::redeliver(&endpoint_owner(urls, &c)?, &id, body).await?))
+        Ok(HttpResponseAccepted(webhook_deliveries::redeliver(&endpoint_owner(urls, now, &c)?, &id, body).await?))
     })
     .await
 }
@@ -158,10 +171,10 @@ pub async fn webhook_endpoint_replay(
     headers: HeaderParams<params::WebhookEndpointReplayHeaders>,
     body: JsonBody<types::ReplayWebhookEndpointRequest>,
 ) -> Result<HttpResponseAccepted<types::WebhookReplay>> {
-    let urls = rqctx.context().settings.webhooks.clone();
+    let (urls, now) = webhooks_now(&rqctx);
     handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move {
         let id = path.into_inner().webhook_endpoint_id;
-        Ok(HttpResponseAccepted(webhook_deliveries::replay(&endpoint_owner(urls, &c)?, &id, body).await?))
+        Ok(HttpResponseAccepted(webhook_deliveries::replay(&endpoint_owner(urls, now, &c)?, &id, body).await?))
     })
     .await
 }
