@@ -10943,6 +10943,7 @@ pub mod types {
         >,
         ///The organisation's time now. Between advances it runs at real speed.
         pub now: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///Whether an advance is still running the work that fell due.
         pub status: SandboxClockStatus,
     }
     ///`SandboxClockAdvanceXIdempotencyKey`
