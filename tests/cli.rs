@@ -41,7 +41,9 @@ fn a_sandbox_organisation_and_its_clock_from_the_cli() {
     let advanced = admin(&url, &["clock", "advance", "--org", org, "--by", "30d"]);
     assert_eq!(advanced["status"], "READY");
     let days = |v: &Value| chrono::DateTime::parse_from_rfc3339(v["now"].as_str().unwrap()).unwrap();
-    assert_eq!((days(&advanced) - days(&shown)).num_days(), 30, "{shown} then {advanced}");
+    // each command reads the clock in its own process: within a minute of 30 days
+    let moved = days(&advanced) - days(&shown) - chrono::Duration::days(30);
+    assert!(moved.num_seconds().abs() < 60, "{shown} then {advanced}");
     let refused = Command::new(env!("CARGO_BIN_EXE_switchboard"))
         .args(["--database-url", &url, "admin", "clock", "show", "--org", normal["organisationId"].as_str().unwrap()])
         .output()
