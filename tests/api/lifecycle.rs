@@ -189,7 +189,8 @@ async fn every_move_of_the_table_with_its_events() {
 
         // without a binding contract, now: cancelled and ended at once (its
         // renewals over the two years the clock moved, first)
-        app.call("GET", &format!("/subscriptions/{b}"), None).await;
+        let caught_up = app.call("GET", &format!("/subscriptions/{b}"), None).await;
+        assert_eq!(caught_up.status, 200, "{}", caught_up.body);
         let from = event_count(&app).await;
         let gone = ok(&app, &b, "cancel", json!({"effectiveDate": "2020-01-01"})).await;
         assert_eq!((&gone["status"], &gone["endedAt"]), (&json!("CANCELLED"), &gone["cancelledAt"]));
