@@ -162,11 +162,7 @@ fn json_text<T: serde::Serialize>(v: &Option<T>) -> Option<String> {
 impl Store {
     pub async fn insert_customer(tx: &mut Tx, c: &CustomerRow) -> Result<()> {
         tx.execute(
-            sqlx::query(
-                "INSERT INTO customers (id, org_id, customer_type, name, identity, preferred_locale, human_readable_id,
-                   reference_id, contact, billing, shipping, contact_person_user_id, metadata, created_at, updated_at, contact_email)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)",
-            )
+            sqlx::query(super::prepared::INSERT_CUSTOMER)
             .bind(c.id.to_string())
             .bind(c.org.to_string())
             .bind(c.customer_type.stored())
@@ -190,12 +186,7 @@ impl Store {
 
     pub async fn update_customer(tx: &mut Tx, c: &CustomerRow) -> Result<()> {
         tx.execute(
-            sqlx::query(
-                "UPDATE customers SET name = $1, identity = $2, preferred_locale = $3, reference_id = $4, contact = $5,
-                   billing = $6, shipping = $7, contact_person_user_id = $8, metadata = $9, updated_at = $10,
-                   contact_email = $13
-                 WHERE id = $11 AND org_id = $12",
-            )
+            sqlx::query(super::prepared::UPDATE_CUSTOMER)
             .bind(&c.name)
             .bind(&c.identity)
             .bind(&c.preferred_locale)

@@ -73,7 +73,7 @@ impl Store {
         data: &serde_json::Value,
     ) -> Result<()> {
         tx.execute(
-            sqlx::query("INSERT INTO events (id, org_id, event_type, occurred_at, data) VALUES ($1, $2, $3, $4, $5)")
+            sqlx::query(super::prepared::INSERT_EVENT)
                 .bind(super::new_id().to_string())
                 .bind(org.to_string())
                 .bind(event_type)

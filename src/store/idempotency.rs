@@ -134,10 +134,7 @@ impl Store {
             .await?;
         }
         tx.execute(
-            sqlx::query(
-                "INSERT INTO idempotency_keys (org_id, idempotency_key, fingerprint, status, headers, body, created_at)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
-            )
+            sqlx::query(super::prepared::INSERT_IDEMPOTENCY_KEY)
             .bind(org.to_string())
             .bind(key)
             .bind(fingerprint)

@@ -21,6 +21,7 @@ mod organisations;
 mod page;
 mod params;
 mod pg_tx;
+mod prepared;
 mod redeliveries;
 mod sqlite_memory;
 mod subscribers;
@@ -138,7 +139,19 @@ impl Store {
             // while it sat idle (a restart) fails the one request that
             // takes it, and is then dropped (issue 35: 0.56x to 0.87x the
             // baseline's idempotent POST, with the pending writes below)
-            options.test_before_acquire(false)
+            // The migrations come first, on a connection of their own:
+            // each pooled connection prepares the frequent writes as it
+            // opens (`prepared`), against the tables as they now are.
+            // (a pool: `Migrator::run` on a bare connection is not `Send`)
+            let migrating = AnyPoolOptions::new().max_connections(1).connect(&url).await?;
+            MIGRATE_POSTGRES.run(&migrating).await?;
+            migrating.close().await;
+            options.test_before_acquire(false).after_connect(|conn, _| {
+                Box::pin(async move {
+                    sqlx::Executor::execute(&mut *conn, sqlx::raw_sql(sqlx::AssertSqlSafe(prepared::prepare_all()))).await?;
+                    Ok(())
+                })
+            })
         };
         let pool = options.connect(&url).await?;
         let group = if backend == Backend::Sqlite {
@@ -146,7 +159,6 @@ impl Store {
             MIGRATE_SQLITE.run(&pool).await?;
             Some(Arc::new(group::Group::open(&url, sync, &pool).await?))
         } else {
-            MIGRATE_POSTGRES.run(&pool).await?;
             None
         };
         Ok(Store {

@@ -1,7 +1,8 @@
 //! A statement's `$N` parameters in its text: renumbered, for SQLite's
 //! batches of statements (`group`), or replaced by their values written as
 //! PostgreSQL literals, for the statements PostgreSQL's transactions send
-//! together (`pg_tx`).
+//! together (`pg_tx`), in their text or as a prepared statement's
+//! parameters.
 
 use crate::error::{Error, Result};
 use sqlx::any::AnyTypeInfoKind;
@@ -57,6 +58,23 @@ pub(super) fn inline(sql: &str, args: &[AnyValueKind], out: &mut String) -> Resu
         let value = n.checked_sub(1).and_then(|i| args.get(i)).ok_or_else(|| Error::Database(format!("no argument for ${n}")))?;
         literal(value, out)
     })
+}
+
+/// Appends `EXECUTE name(args...)`: the statement prepared as `name`
+/// (`prepared`) run with `args` as its parameters, each a literal as
+/// `inline` writes it.
+pub(super) fn execute(name: &str, args: &[AnyValueKind], out: &mut String) -> Result<()> {
+    out.push_str("EXECUTE ");
+    out.push_str(name);
+    out.push('(');
+    for (i, value) in args.iter().enumerate() {
+        if i > 0 {
+            out.push_str(", ");
+        }
+        literal(value, out)?;
+    }
+    out.push(')');
+    Ok(())
 }
 
 /// `value` as a PostgreSQL literal. Text goes in an escape string
@@ -131,7 +149,7 @@ fn type_name(kind: AnyTypeInfoKind) -> &'static str {
 
 #[cfg(test)]
 mod tests {
-    use super::{inline, renumber};
+    use super::{execute, inline, renumber};
     use sqlx::any::AnyTypeInfoKind;
 use sqlx_core::any::AnyValueKind;
     use std::sync::Arc;
@@ -164,6 +182,9 @@ use sqlx_core::any::AnyValueKind;
              'NaN'::float8, E'\\\\x00ab'::bytea)"
         );
         assert!(inline("SELECT $7", &args, &mut String::new()).is_err(), "a parameter without its argument");
+        out.clear();
+        execute("sb_1", &args[1..4], &mut out).unwrap();
+        assert_eq!(out, "EXECUTE sb_1('-9223372036854775808'::int8, NULL::text, TRUE)");
         assert!(inline("SELECT $1", &[AnyValueKind::Text(Arc::new("a\0b".into()))], &mut String::new()).is_err());
     }
 }

@@ -5,12 +5,15 @@
 //! COMMIT, all in one message of the simple query protocol: PostgreSQL
 //! runs a message's statements in order and stops at the first that fails.
 //! A transaction that only writes is one trip, `BEGIN; ...; COMMIT;`,
-//! where each statement bound on its own would be a trip of its own.
+//! where each statement bound on its own would be a trip of its own. The
+//! most frequent writes were prepared when the connection opened
+//! (`prepared`) and go as `EXECUTE`, planned once.
 //!
 //! Nothing is sent before a statement needs the connection, so a
 //! transaction holds a pooled connection only from then.
 
-use super::params::inline;
+use super::params::{execute, inline};
+use super::prepared;
 use crate::error::{Error, Result};
 use sqlx::pool::PoolConnection;
 use sqlx::{Any, AnyConnection, AnyPool, AssertSqlSafe, Execute, Executor};
@@ -39,7 +42,11 @@ impl PgTx {
         let values = args.map(|a| a.values.0).unwrap_or_default();
         // written aside first: a value refused leaves nothing half-written
         let mut statement = String::new();
-        inline(query.sql().as_str(), &values, &mut statement)?;
+        let sql = query.sql();
+        match prepared::name_of(sql.as_str()) {
+            Some(name) => execute(&name, &values, &mut statement)?,
+            None => inline(sql.as_str(), &values, &mut statement)?,
+        }
         self.pending.push_str(&statement);
         self.pending.push_str(";\n");
         Ok(())
