@@ -44,7 +44,7 @@ impl PgTx {
         let mut statement = String::new();
         let sql = query.sql();
         match prepared::name_of(sql.as_str()) {
-            Some(name) => execute(&name, &values, &mut statement)?,
+            Some(name) => execute(name, &values, &mut statement)?,
             None => inline(sql.as_str(), &values, &mut statement)?,
         }
         self.pending.push_str(&statement);

@@ -3,7 +3,7 @@
 //! and a customer's. A transaction's writes go to PostgreSQL as text in
 //! one message (`pg_tx`), and text is parsed, analysed and planned on
 //! every run: a quarter of PostgreSQL's time under the idempotent POST
-//! (docs/performance.md). `EXECUTE sb_N(values)` runs the plan prepared
+//! (docs/performance.md). `EXECUTE sb_event(values)` runs the plan prepared
 //! when the connection opened instead.
 //!
 //! The statements' texts are here, and their call sites use them from
@@ -23,28 +23,28 @@ pub(super) const UPDATE_CUSTOMER: &str = "UPDATE customers SET name = $1, identi
        contact_email = $13
      WHERE id = $11 AND org_id = $12";
 
-/// Each statement is prepared as `sb_` and its place here.
-const ALL: [&str; 4] = [INSERT_EVENT, INSERT_IDEMPOTENCY_KEY, INSERT_CUSTOMER, UPDATE_CUSTOMER];
+/// Each statement with the name it is prepared under.
+const ALL: [(&str, &str); 4] =
+    [("sb_event", INSERT_EVENT), ("sb_idempotency_key", INSERT_IDEMPOTENCY_KEY), ("sb_customer", INSERT_CUSTOMER), ("sb_customer_update", UPDATE_CUSTOMER)];
 
 /// What a new connection runs before it is used (after the migrations: a
 /// statement is checked against the tables as it is prepared).
 pub(super) fn prepare_all() -> String {
-    ALL.iter().enumerate().map(|(i, sql)| format!("PREPARE sb_{i} AS {sql};\n")).collect()
+    ALL.iter().map(|(name, sql)| format!("PREPARE {name} AS {sql};\n")).collect()
 }
 
 /// The name `sql` is prepared under, if it is one of these.
-pub(super) fn name_of(sql: &str) -> Option<String> {
-    // the same constant, mostly: its address settles it before its text
-    ALL.iter().position(|s| std::ptr::eq(*s, sql) || *s == sql).map(|i| format!("sb_{i}"))
+pub(super) fn name_of(sql: &str) -> Option<&'static str> {
+    ALL.iter().find(|(_, s)| *s == sql).map(|(name, _)| *name)
 }
 
 #[cfg(test)]
 mod tests {
     #[test]
     fn every_statement_has_a_name_of_its_own() {
-        let names: std::collections::HashSet<_> = super::ALL.iter().map(|s| super::name_of(s).unwrap()).collect();
+        let names: std::collections::HashSet<_> = super::ALL.iter().map(|(_, sql)| super::name_of(sql).unwrap()).collect();
         assert_eq!(names.len(), super::ALL.len());
         assert_eq!(super::name_of("SELECT 1"), None);
-        assert!(super::prepare_all().starts_with("PREPARE sb_0 AS INSERT INTO events "));
+        assert!(super::prepare_all().starts_with("PREPARE sb_event AS INSERT INTO events "));
     }
 }
