@@ -18,6 +18,7 @@ pub mod money;
 pub mod network;
 pub mod jobs;
 pub mod server;
+pub mod startup_pages;
 pub mod store;
 pub mod tokens;
 pub mod wire;

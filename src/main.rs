@@ -11,7 +11,8 @@ use switchboard::{admin, clock::Clock, config::Settings, demo, server, store::{S
 /// to 1.2-1.3 times the baseline's, SQLite's from 1.5 to 1.8, in a smaller
 /// peak on PostgreSQL. Built without transparent huge pages (`no_thp`):
 /// with them each 2 MiB page counted whole and the peaks grew by a third
-/// (docs/performance.md, Memory). SQLite's own allocations stay glibc's.
+/// (docs/performance.md, Memory). SQLite allocates through it too
+/// (`store/sqlite_memory.rs`).
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -249,6 +250,10 @@ async fn serve(store: Store, clock: Arc<Clock>, listen: SocketAddr, with_demo: b
     let demo_key = if with_demo { demo::seed(&store, &clock).await? } else { None };
     let running = server::start(store, clock, listen, settings).await?;
     let addr = running.local_addr();
+    match switchboard::startup_pages::release() {
+        Ok(bytes) => tracing::debug!(bytes, "released the pages only start-up used"),
+        Err(e) => tracing::warn!(error = %e, "could not release the pages only start-up used"),
+    }
     tracing::info!(%addr, "serving /api/v2");
     match demo_key {
         Some(key) => {

@@ -112,7 +112,13 @@ impl Store {
             _ => url.to_string(),
         };
         let options = AnyPoolOptions::new().max_connections(match backend {
-            Backend::Sqlite => 4,
+            // SQLite's readers, one per core: each is a thread of sqlx's
+            // with a page cache, a schema and prepared statements of its
+            // own, and a reader runs on its core until its query is done.
+            // On two cores two read as fast as four did and take 6-8 MiB
+            // off the peak (docs/performance.md, Memory). The writer is
+            // the group's connection besides.
+            Backend::Sqlite => std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(2, 16) as u32,
             Backend::Postgres => 16,
         });
         let options = if backend == Backend::Sqlite {
@@ -123,7 +129,7 @@ impl Store {
                     // A reader's page cache is a second copy of pages the
                     // operating system caches already: 512 KiB rather than
                     // SQLite's 2 MiB holds an index's upper levels, and
-                    // takes 6 MiB off the server's peak over the four
+                    // took 6 MiB off the server's peak over four
                     // readers, lists no slower (docs/performance.md,
                     // Memory). The writer keeps 2 MiB: a batch changes many
                     // pages, and would spill them to the log before it
@@ -133,19 +139,19 @@ impl Store {
                 })
             })
         } else {
+            // The migrations come first, on a connection of their own:
+            // each pooled connection prepares the frequent writes as it
+            // opens (`prepared`), against the tables as they now are.
+            // (A pool: `Migrator::run` on a bare connection is not `Send`.)
+            let migrating = AnyPoolOptions::new().max_connections(1).connect(&url).await?;
+            MIGRATE_POSTGRES.run(&migrating).await?;
+            migrating.close().await;
             // sqlx pings a connection as it goes back to the pool, and by
             // default again as it comes out: a round trip per use, paid on
             // the request's path. Without it a connection PostgreSQL closed
             // while it sat idle (a restart) fails the one request that
             // takes it, and is then dropped (issue 35: 0.56x to 0.87x the
-            // baseline's idempotent POST, with the pending writes below)
-            // The migrations come first, on a connection of their own:
-            // each pooled connection prepares the frequent writes as it
-            // opens (`prepared`), against the tables as they now are.
-            // (a pool: `Migrator::run` on a bare connection is not `Send`)
-            let migrating = AnyPoolOptions::new().max_connections(1).connect(&url).await?;
-            MIGRATE_POSTGRES.run(&migrating).await?;
-            migrating.close().await;
+            // baseline's idempotent POST, with the pending writes below).
             options.test_before_acquire(false).after_connect(|conn, _| {
                 Box::pin(async move {
                     sqlx::Executor::execute(&mut *conn, sqlx::raw_sql(sqlx::AssertSqlSafe(prepared::prepare_all()))).await?;
