@@ -16,6 +16,7 @@ pub mod limits;
 pub mod listen;
 pub mod money;
 pub mod network;
+pub mod payment_providers;
 pub mod jobs;
 pub mod server;
 pub mod startup_pages;

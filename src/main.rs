@@ -4,6 +4,7 @@
 use clap::{Parser, Subcommand};
 use std::net::SocketAddr;
 use std::sync::Arc;
+use switchboard::payment_providers::ProviderName;
 use switchboard::{admin, clock::Clock, config::Settings, demo, server, store::{Store, Synchronous}};
 
 /// mimalloc rather than glibc's malloc: a list page makes thousands of
@@ -151,6 +152,22 @@ enum OrgCommand {
     },
     /// List the organisations.
     List,
+    /// Print which payment providers the organisation collects with (both
+    /// unless disabled), after enabling or disabling any.
+    Providers {
+        #[arg(long)]
+        org: uuid::Uuid,
+        /// PROVIDER_1 or PROVIDER_2 (repeatable)
+        #[arg(long, value_parser = provider)]
+        enable: Vec<ProviderName>,
+        /// PROVIDER_1 or PROVIDER_2 (repeatable)
+        #[arg(long, value_parser = provider)]
+        disable: Vec<ProviderName>,
+    },
+}
+
+fn provider(s: &str) -> Result<ProviderName, String> {
+    ProviderName::parse(s).ok_or_else(|| format!("unknown payment provider {s:?}: PROVIDER_1 or PROVIDER_2"))
 }
 
 #[derive(Subcommand)]
@@ -220,6 +237,9 @@ async fn run() -> anyhow::Result<()> {
             let out = match command {
                 AdminCommand::Org { command: OrgCommand::Create { name, sandbox } } => admin::org_create(&store, &clock, &name, sandbox).await?,
                 AdminCommand::Org { command: OrgCommand::List } => admin::org_list(&store).await?,
+                AdminCommand::Org { command: OrgCommand::Providers { org, enable, disable } } => {
+                    admin::org_providers(&store, &clock, org, &enable, &disable).await?
+                }
                 AdminCommand::Key { command } => match command {
                     KeyCommand::Create { org, revision, read_only } => {
                         admin::key_create(&store, &clock, org, revision.as_deref(), read_only).await?

@@ -16,6 +16,31 @@ fn admin(url: &str, args: &[&str]) -> Value {
     serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{args:?} printed no JSON: {e}"))
 }
 
+/// The payment providers an organisation collects with: both until the
+/// operator disables one, named as the documents name them.
+#[test]
+fn an_organisations_payment_providers_from_the_cli() {
+    let (url, file) = db();
+    let org = admin(&url, &["org", "create", "--name", "Acme Pay"]);
+    let org = org["organisationId"].as_str().unwrap();
+    let enabled = |v: &Value| -> Vec<(String, bool)> {
+        v["providers"].as_array().unwrap().iter().map(|p| (p["paymentProvider"].as_str().unwrap().to_string(), p["enabled"].as_bool().unwrap())).collect()
+    };
+    let both = [("PROVIDER_1".to_string(), true), ("PROVIDER_2".to_string(), true)];
+    assert_eq!(enabled(&admin(&url, &["org", "providers", "--org", org])), both);
+    let one = admin(&url, &["org", "providers", "--org", org, "--disable", "PROVIDER_2"]);
+    assert_eq!(enabled(&one), [("PROVIDER_1".to_string(), true), ("PROVIDER_2".to_string(), false)]);
+    assert_eq!(enabled(&admin(&url, &["org", "providers", "--org", org, "--disable", "PROVIDER_2"])), enabled(&one), "disabling twice");
+    assert_eq!(enabled(&admin(&url, &["org", "providers", "--org", org, "--enable", "PROVIDER_2"])), both);
+    for bad in [vec!["--org", org, "--disable", "PROVIDER_3"], vec!["--org", "5d3c1b7a-2e4f-4a6b-8c9d-0e1f2a3b4c5d"], vec!["--org", org, "--enable", "PROVIDER_1", "--disable", "PROVIDER_1"]] {
+        let out = Command::new(env!("CARGO_BIN_EXE_switchboard")).args(["--database-url", &url, "admin", "org", "providers"]).args(&bad).output().unwrap();
+        assert!(!out.status.success() && !out.stderr.is_empty(), "{bad:?} was taken");
+    }
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
+    }
+}
+
 /// A sandbox organisation through the CLI: its flag in the list, its
 /// keys' test prefix, and its clock shown and advanced (the CLI runs what
 /// falls due itself and prints the clock READY).

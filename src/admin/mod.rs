@@ -1,10 +1,12 @@
-//! Operator commands (`switchboard admin ...`): organisations, API keys,
+//! Operator commands (`switchboard admin ...`): organisations (and the
+//! payment providers each collects with), API keys,
 //! support users, the mail outbox, the product catalog, webhooks and usage.
 //! Each returns the JSON the CLI prints.
 
 use crate::api::revision::Revision;
 use crate::clock::Clock;
 use crate::keys;
+use crate::payment_providers::ProviderName;
 use crate::store::{NewApiKey, Store};
 use anyhow::{Context as _, Result, bail};
 use serde_json::{Value, json};
@@ -24,6 +26,25 @@ pub async fn org_create(store: &Store, clock: &Clock, name: &str, sandbox: bool)
 
 pub async fn org_list(store: &Store) -> Result<Value> {
     Ok(serde_json::to_value(store.organisations().await?)?)
+}
+
+/// Enables and disables payment providers for `org` (both are enabled
+/// unless disabled here), and says which it collects with now.
+pub async fn org_providers(store: &Store, clock: &Clock, org: uuid::Uuid, enable: &[ProviderName], disable: &[ProviderName]) -> Result<Value> {
+    if !store.organisation_exists(org).await? {
+        bail!("no organisation {org}");
+    }
+    if let Some(both) = enable.iter().find(|p| disable.contains(p)) {
+        bail!("{} is both enabled and disabled", both.as_str());
+    }
+    for (providers, enabled) in [(enable, true), (disable, false)] {
+        for p in providers {
+            store.set_payment_provider_enabled(org, p.as_str(), enabled, clock.now()).await?;
+        }
+    }
+    let disabled = store.disabled_payment_providers(org).await?;
+    let providers: Vec<Value> = ProviderName::ALL.iter().map(|p| json!({ "paymentProvider": p.as_str(), "enabled": !disabled.iter().any(|d| d == p.as_str()) })).collect();
+    Ok(json!({ "organisationId": org, "providers": providers }))
 }
 
 fn revision_named(name: Option<&str>) -> Result<&'static Revision> {

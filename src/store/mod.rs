@@ -23,6 +23,7 @@ mod params;
 mod pg_tx;
 mod prepared;
 mod redeliveries;
+mod sandbox_payments;
 mod sqlite_memory;
 mod subscribers;
 mod subscriptions;
@@ -35,6 +36,7 @@ pub use catalog::{CatalogDoc, Change, Columns, Features, GroupDoc, Kind, Offerin
 pub use customers::{Address, Billing, Contact, CustomerFilter, CustomerRow, IdOrRef, Link, Shipping};
 pub use deliveries::{After, AttemptRow, DeliveryRow, DeliveryWork, Recorded, delivery_subject, parse_delivery_subject};
 pub use redeliveries::Which;
+pub use sandbox_payments::{SandboxCharge, SandboxMethod, SandboxRefund};
 pub use events::{EventFilter, EventRow, LogPage, LogPosition};
 pub use holds::Held;
 pub use idempotency::{EXPIRY_SUBJECT, KeyHeld, KeyTimes, LIFETIME_HOURS as IDEMPOTENCY_LIFETIME_HOURS, StoredAnswer};

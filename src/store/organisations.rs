@@ -1,6 +1,7 @@
 //! Organisations: the tenants, whether each is a sandbox, and a sandbox
 //! organisation's test clock (its offset from the server's time, and
-//! whether an advance is running).
+//! whether an advance is running), and the payment providers each does
+//! not collect with.
 
 use super::{Store, Tx, parse_ts, parse_uuid, ts};
 use crate::error::Result;
@@ -160,5 +161,28 @@ impl Tx {
         .execute(self.conn().await?)
         .await?;
         Ok(done.rows_affected() == 1)
+    }
+}
+
+impl Store {
+    /// The payment providers `org` does not collect with.
+    pub async fn disabled_payment_providers(&self, org: Uuid) -> Result<Vec<String>> {
+        let rows = sqlx::query("SELECT provider FROM disabled_payment_providers WHERE org_id = $1 ORDER BY provider").bind(org.to_string()).fetch_all(&self.pool).await?;
+        rows.iter().map(|r| Ok(r.try_get("provider")?)).collect()
+    }
+
+    /// Lets `org` collect with `provider`, or stops it.
+    pub async fn set_payment_provider_enabled(&self, org: Uuid, provider: &str, enabled: bool, now: DateTime<Utc>) -> Result<()> {
+        let mut tx = self.begin().await?;
+        let statement = if enabled {
+            sqlx::query("DELETE FROM disabled_payment_providers WHERE org_id = $1 AND provider = $2").bind(org.to_string()).bind(provider)
+        } else {
+            sqlx::query("INSERT INTO disabled_payment_providers (org_id, provider, disabled_at) VALUES ($1, $2, $3) ON CONFLICT (org_id, provider) DO NOTHING")
+                .bind(org.to_string())
+                .bind(provider)
+                .bind(ts(now))
+        };
+        tx.execute(statement).await?;
+        tx.commit().await
     }
 }

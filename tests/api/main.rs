@@ -20,6 +20,7 @@ mod listen;
 mod login;
 mod orders;
 mod pagination;
+mod payment_providers;
 mod races;
 mod permissions;
 mod receiver;

@@ -1,0 +1,182 @@
+//! Payment providers: who moves the money. One `PaymentProvider` trait,
+//! and the sandbox that stands in for both of the service's providers
+//! (PROVIDER_1 takes cards, PROVIDER_2 cards and SEPA debits). A real
+//! integration implements the trait; handlers never see which.
+//!
+//! Every call that moves money carries Switchboard's own id of the attempt
+//! (a charge's, a refund's) as the provider's idempotency key: asked twice,
+//! a provider answers the first outcome and moves nothing again. After a
+//! crash between a call and the commit of its outcome, the attempt is
+//! resolved by asking about it (`charge_status`), never by charging again.
+
+mod sandbox;
+pub mod test_values;
+
+pub use sandbox::Sandbox;
+
+use async_trait::async_trait;
+use chrono::{DateTime, NaiveDate, Utc};
+use std::sync::Arc;
+use uuid::Uuid;
+
+/// The service's two providers, spelled as the live service spells them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ProviderName {
+    Provider1,
+    Provider2,
+}
+
+impl ProviderName {
+    pub const ALL: [ProviderName; 2] = [ProviderName::Provider1, ProviderName::Provider2];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ProviderName::Provider1 => "PROVIDER_1",
+            ProviderName::Provider2 => "PROVIDER_2",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<ProviderName> {
+        ProviderName::ALL.into_iter().find(|p| p.as_str() == s)
+    }
+
+    /// The kinds of method the provider takes.
+    pub fn takes(self, kind: MethodKind) -> bool {
+        match self {
+            ProviderName::Provider1 => kind == MethodKind::Card,
+            ProviderName::Provider2 => true,
+        }
+    }
+}
+
+/// A payment profile's `type` for the methods the sandbox takes (the
+/// service's `type` is open: a real provider may report others).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MethodKind {
+    Card,
+    SepaDebit,
+}
+
+impl MethodKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MethodKind::Card => "CARD",
+            MethodKind::SepaDebit => "SEPA_DEBIT",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<MethodKind> {
+        [MethodKind::Card, MethodKind::SepaDebit].into_iter().find(|k| k.as_str() == s)
+    }
+}
+
+/// What a person typed on a hosted page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Entered {
+    Card { number: String, expiry: String, cvc: String },
+    Sepa { iban: String },
+}
+
+/// What a page refuses of what was typed: the form's field and a sentence
+/// for the person.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Invalid {
+    pub field: &'static str,
+    pub message: String,
+}
+
+/// A method the provider keeps for us: the token to charge it by and what
+/// may be shown of it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Method {
+    pub token: String,
+    pub kind: MethodKind,
+    pub display_name: String,
+    /// a card's last valid day
+    pub expires_on: Option<NaiveDate>,
+}
+
+/// A charge asked of a provider.
+#[derive(Debug, Clone)]
+pub struct ChargeRequest<'a> {
+    pub token: &'a str,
+    pub amount_minor: i64,
+    pub currency: &'a str,
+    /// charged without the person present (a saved profile), not on a page
+    pub off_session: bool,
+    /// the organisation's time
+    pub now: DateTime<Utc>,
+}
+
+/// Where a charge stands at its provider.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    Succeeded,
+    /// taken, settled later (a SEPA debit): ask again with `charge_status`
+    Processing,
+    /// the person must authenticate on the page first (`authenticate`)
+    RequiresAction,
+    /// declined, with the provider's code (`test_values`' codes)
+    Failed(String),
+}
+
+/// Where a refund stands at its provider.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum RefundOutcome {
+    Succeeded,
+    Failed(String),
+}
+
+/// The provider did not answer, or refused the call itself (not a
+/// decline): ask again later with the same id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unavailable(pub String);
+
+/// What Switchboard asks of a payment provider.
+#[async_trait]
+pub trait PaymentProvider: Send + Sync + std::fmt::Debug {
+    fn name(&self) -> ProviderName;
+    /// Checks what a person typed, at `now` (the organisation's time), and
+    /// keeps it as a method to charge later; `Ok(Err)`: the page shows why
+    /// it was refused.
+    async fn save_method(&self, entered: &Entered, now: DateTime<Utc>) -> Result<Result<Method, Invalid>, Unavailable>;
+    /// Whether the method `token` is still there and chargeable on `today`.
+    async fn method_usable(&self, token: &str, today: NaiveDate) -> Result<bool, Unavailable>;
+    /// Charges the method, at most once per `attempt`: asked again with the
+    /// same attempt, answers where the first charge stands.
+    async fn charge(&self, attempt: Uuid, request: &ChargeRequest<'_>) -> Result<Outcome, Unavailable>;
+    /// Where the charge of `attempt` stands at `now`; None when the
+    /// provider never received it (then it is safe to give it up).
+    async fn charge_status(&self, attempt: Uuid, now: DateTime<Utc>) -> Result<Option<Outcome>, Unavailable>;
+    /// The person approved (or failed) the authentication `attempt` asked
+    /// for; where the charge stands after.
+    async fn authenticate(&self, attempt: Uuid, approved: bool, now: DateTime<Utc>) -> Result<Outcome, Unavailable>;
+    /// Gives back `amount_minor` of the charge of `attempt`, at most once per
+    /// `refund`.
+    async fn refund(&self, refund: Uuid, attempt: Uuid, amount_minor: i64, now: DateTime<Utc>) -> Result<RefundOutcome, Unavailable>;
+}
+
+/// The providers the server talks to, one per name.
+#[derive(Debug, Clone)]
+pub struct Providers {
+    provider_1: Arc<dyn PaymentProvider>,
+    provider_2: Arc<dyn PaymentProvider>,
+}
+
+impl Providers {
+    pub fn new(provider_1: Arc<dyn PaymentProvider>, provider_2: Arc<dyn PaymentProvider>) -> Providers {
+        Providers { provider_1, provider_2 }
+    }
+
+    /// Both providers played by the sandbox, its ledger in `store`.
+    pub fn sandbox(store: &crate::store::Store) -> Providers {
+        Providers::new(Arc::new(Sandbox::new(store.clone(), ProviderName::Provider1)), Arc::new(Sandbox::new(store.clone(), ProviderName::Provider2)))
+    }
+
+    pub fn get(&self, name: ProviderName) -> &dyn PaymentProvider {
+        match name {
+            ProviderName::Provider1 => self.provider_1.as_ref(),
+            ProviderName::Provider2 => self.provider_2.as_ref(),
+        }
+    }
+}
