@@ -32,9 +32,15 @@ fn an_organisations_payment_providers_from_the_cli() {
     assert_eq!(enabled(&one), [("PROVIDER_1".to_string(), true), ("PROVIDER_2".to_string(), false)]);
     assert_eq!(enabled(&admin(&url, &["org", "providers", "--org", org, "--disable", "PROVIDER_2"])), enabled(&one), "disabling twice");
     assert_eq!(enabled(&admin(&url, &["org", "providers", "--org", org, "--enable", "PROVIDER_2"])), both);
-    for bad in [vec!["--org", org, "--disable", "PROVIDER_3"], vec!["--org", "5d3c1b7a-2e4f-4a6b-8c9d-0e1f2a3b4c5d"], vec!["--org", org, "--enable", "PROVIDER_1", "--disable", "PROVIDER_1"]] {
+    let refusals = [
+        (vec!["--org", org, "--disable", "PROVIDER_3"], "unknown payment provider"),
+        (vec!["--org", "5d3c1b7a-2e4f-4a6b-8c9d-0e1f2a3b4c5d"], "no organisation"),
+        (vec!["--org", org, "--enable", "PROVIDER_1", "--disable", "PROVIDER_1"], "both enabled and disabled"),
+    ];
+    for (bad, said) in refusals {
         let out = Command::new(env!("CARGO_BIN_EXE_switchboard")).args(["--database-url", &url, "admin", "org", "providers"]).args(&bad).output().unwrap();
-        assert!(!out.status.success() && !out.stderr.is_empty(), "{bad:?} was taken");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && stderr.contains(said), "{bad:?}: {stderr}");
     }
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));

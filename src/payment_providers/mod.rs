@@ -127,10 +127,20 @@ pub enum RefundOutcome {
     Failed(String),
 }
 
-/// The provider did not answer, or refused the call itself (not a
-/// decline): ask again later with the same id.
+/// A call the provider did not carry out (a decline is no error: it is
+/// an `Outcome`).
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Unavailable(pub String);
+pub enum ProviderError {
+    /// it did not answer: ask again later, with the same id
+    Unavailable(String),
+    /// it refused the call itself (an id given before for another charge,
+    /// an amount that is not positive): asking again will not help
+    Refused(String),
+}
+
+/// The largest amount, in minor units, a charge or refund may be (sums of
+/// two never overflow).
+pub const MAX_AMOUNT_MINOR: i64 = i64::MAX / 4;
 
 /// What Switchboard asks of a payment provider.
 #[async_trait]
@@ -139,21 +149,21 @@ pub trait PaymentProvider: Send + Sync + std::fmt::Debug {
     /// Checks what a person typed, at `now` (the organisation's time), and
     /// keeps it as a method to charge later; `Ok(Err)`: the page shows why
     /// it was refused.
-    async fn save_method(&self, entered: &Entered, now: DateTime<Utc>) -> Result<Result<Method, Invalid>, Unavailable>;
+    async fn save_method(&self, entered: &Entered, now: DateTime<Utc>) -> Result<Result<Method, Invalid>, ProviderError>;
     /// Whether the method `token` is still there and chargeable on `today`.
-    async fn method_usable(&self, token: &str, today: NaiveDate) -> Result<bool, Unavailable>;
+    async fn method_usable(&self, token: &str, today: NaiveDate) -> Result<bool, ProviderError>;
     /// Charges the method, at most once per `attempt`: asked again with the
     /// same attempt, answers where the first charge stands.
-    async fn charge(&self, attempt: Uuid, request: &ChargeRequest<'_>) -> Result<Outcome, Unavailable>;
+    async fn charge(&self, attempt: Uuid, request: &ChargeRequest<'_>) -> Result<Outcome, ProviderError>;
     /// Where the charge of `attempt` stands at `now`; None when the
     /// provider never received it (then it is safe to give it up).
-    async fn charge_status(&self, attempt: Uuid, now: DateTime<Utc>) -> Result<Option<Outcome>, Unavailable>;
+    async fn charge_status(&self, attempt: Uuid, now: DateTime<Utc>) -> Result<Option<Outcome>, ProviderError>;
     /// The person approved (or failed) the authentication `attempt` asked
     /// for; where the charge stands after.
-    async fn authenticate(&self, attempt: Uuid, approved: bool, now: DateTime<Utc>) -> Result<Outcome, Unavailable>;
+    async fn authenticate(&self, attempt: Uuid, approved: bool, now: DateTime<Utc>) -> Result<Outcome, ProviderError>;
     /// Gives back `amount_minor` of the charge of `attempt`, at most once per
     /// `refund`.
-    async fn refund(&self, refund: Uuid, attempt: Uuid, amount_minor: i64, now: DateTime<Utc>) -> Result<RefundOutcome, Unavailable>;
+    async fn refund(&self, refund: Uuid, attempt: Uuid, amount_minor: i64, now: DateTime<Utc>) -> Result<RefundOutcome, ProviderError>;
 }
 
 /// The providers the server talks to, one per name.

@@ -5,7 +5,7 @@
 //! organisation's clock: asked about after that, it is settled.
 
 use super::test_values::{self, AUTHENTICATION_FAILED, Behaviour, CARD_DECLINED};
-use super::{ChargeRequest, Entered, Invalid, Method, Outcome, PaymentProvider, ProviderName, RefundOutcome, Unavailable};
+use super::{ChargeRequest, Entered, Invalid, MAX_AMOUNT_MINOR, Method, Outcome, PaymentProvider, ProviderError, ProviderName, RefundOutcome};
 use crate::store::{SandboxCharge, SandboxMethod, Store};
 use async_trait::async_trait;
 use chrono::{DateTime, Duration, NaiveDate, Utc};
@@ -43,7 +43,7 @@ impl Sandbox {
         match (&charge.settles_at, &charge.settles_to) {
             (Some(at), Some(to)) if charge.status == "PROCESSING" && *at <= now => {
                 // whoever asks first settles it; the others read what it left
-                self.store.move_sandbox_charge(attempt, "PROCESSING", to, charge.settles_code.as_deref(), now).await?;
+                self.store.move_sandbox_charge(self.name.as_str(), attempt, "PROCESSING", to, charge.settles_code.as_deref(), now).await?;
                 self.store.sandbox_charge(attempt).await
             }
             _ => Ok(Some(charge)),
@@ -60,8 +60,20 @@ fn outcome(c: &SandboxCharge) -> Outcome {
     }
 }
 
-fn unavailable(e: crate::error::Error) -> Unavailable {
-    Unavailable(e.to_string())
+fn unavailable(e: crate::error::Error) -> ProviderError {
+    ProviderError::Unavailable(e.to_string())
+}
+
+fn amount_refused(amount_minor: i64) -> Option<ProviderError> {
+    (!(1..=MAX_AMOUNT_MINOR).contains(&amount_minor)).then(|| ProviderError::Refused(format!("amount {amount_minor} is not between 1 and {MAX_AMOUNT_MINOR}")))
+}
+
+/// The first charge recorded for an attempt must be the one asked again.
+fn same_charge(recorded: &SandboxCharge, request: &ChargeRequest<'_>) -> Result<(), ProviderError> {
+    if recorded.amount_minor != request.amount_minor || recorded.currency != request.currency || recorded.token != request.token {
+        return Err(ProviderError::Refused(format!("attempt {} was given before for another charge", recorded.attempt)));
+    }
+    Ok(())
 }
 
 /// Where a new charge on a method of `behaviour` starts: its status and
@@ -83,7 +95,7 @@ impl PaymentProvider for Sandbox {
         self.name
     }
 
-    async fn save_method(&self, entered: &Entered, now: DateTime<Utc>) -> Result<Result<Method, Invalid>, Unavailable> {
+    async fn save_method(&self, entered: &Entered, now: DateTime<Utc>) -> Result<Result<Method, Invalid>, ProviderError> {
         let recognised = match entered {
             Entered::Card { number, expiry, cvc } => test_values::card(number, expiry, cvc, now.date_naive()),
             Entered::Sepa { iban } => test_values::iban(iban),
@@ -108,24 +120,25 @@ impl PaymentProvider for Sandbox {
         Ok(Ok(method))
     }
 
-    async fn method_usable(&self, token: &str, today: NaiveDate) -> Result<bool, Unavailable> {
+    async fn method_usable(&self, token: &str, today: NaiveDate) -> Result<bool, ProviderError> {
         let method = self.store.sandbox_method(self.name.as_str(), token).await.map_err(unavailable)?;
         Ok(method.is_some_and(|m| m.expires_on.is_none_or(|d| d >= today)))
     }
 
-    async fn charge(&self, attempt: Uuid, request: &ChargeRequest<'_>) -> Result<Outcome, Unavailable> {
+    async fn charge(&self, attempt: Uuid, request: &ChargeRequest<'_>) -> Result<Outcome, ProviderError> {
+        if let Some(refused) = amount_refused(request.amount_minor) {
+            return Err(refused);
+        }
         if let Some(charge) = self.charge_at(attempt, request.now).await.map_err(unavailable)? {
             // the same attempt again: the first answer stands, as long as
             // it is the same charge
-            if charge.amount_minor != request.amount_minor || charge.currency != request.currency || charge.token != request.token {
-                return Err(Unavailable(format!("attempt {attempt} was a different charge")));
-            }
+            same_charge(&charge, request)?;
             return Ok(outcome(&charge));
         }
         let Some(method) = self.store.sandbox_method(self.name.as_str(), request.token).await.map_err(unavailable)? else {
             return Ok(Outcome::Failed("payment_method_unknown".into()));
         };
-        let behaviour = Behaviour::parse(&method.behaviour).ok_or_else(|| Unavailable(format!("method {} has no behaviour", method.token)))?;
+        let behaviour = Behaviour::parse(&method.behaviour).ok_or_else(|| ProviderError::Refused(format!("method {} has no behaviour", method.token)))?;
         let (status, code, settles) = if method.expires_on.is_some_and(|d| d < request.now.date_naive()) {
             ("FAILED", Some(EXPIRED_CARD), None)
         } else {
@@ -143,27 +156,40 @@ impl PaymentProvider for Sandbox {
             settles_to: settles.map(|(to, _)| to.into()),
             settles_code: settles.and_then(|(_, code)| code).map(Into::into),
         };
+        // another call with the same attempt may have recorded it first
         let recorded = self.store.sandbox_charge_once(&charge, request.now).await.map_err(unavailable)?;
+        if recorded.provider != charge.provider {
+            return Err(ProviderError::Refused(format!("attempt {attempt} was given to another provider")));
+        }
+        same_charge(&recorded, request)?;
         Ok(outcome(&recorded))
     }
 
-    async fn charge_status(&self, attempt: Uuid, now: DateTime<Utc>) -> Result<Option<Outcome>, Unavailable> {
+    async fn charge_status(&self, attempt: Uuid, now: DateTime<Utc>) -> Result<Option<Outcome>, ProviderError> {
         Ok(self.charge_at(attempt, now).await.map_err(unavailable)?.as_ref().map(outcome))
     }
 
-    async fn authenticate(&self, attempt: Uuid, approved: bool, now: DateTime<Utc>) -> Result<Outcome, Unavailable> {
+    async fn authenticate(&self, attempt: Uuid, approved: bool, now: DateTime<Utc>) -> Result<Outcome, ProviderError> {
         let (to, code) = if approved { ("SUCCEEDED", None) } else { ("FAILED", Some(AUTHENTICATION_FAILED)) };
         // a second answer (the page sent twice) finds it moved and reads
         // where the first left it
-        self.store.move_sandbox_charge(attempt, "REQUIRES_ACTION", to, code, now).await.map_err(unavailable)?;
+        self.store.move_sandbox_charge(self.name.as_str(), attempt, "REQUIRES_ACTION", to, code, now).await.map_err(unavailable)?;
         let charge = self.charge_at(attempt, now).await.map_err(unavailable)?;
-        charge.as_ref().map(outcome).ok_or_else(|| Unavailable(format!("no charge {attempt} to authenticate")))
+        charge.as_ref().map(outcome).ok_or_else(|| ProviderError::Refused(format!("no charge {attempt} to authenticate")))
     }
 
-    async fn refund(&self, refund: Uuid, attempt: Uuid, amount_minor: i64, now: DateTime<Utc>) -> Result<RefundOutcome, Unavailable> {
+    async fn refund(&self, refund: Uuid, attempt: Uuid, amount_minor: i64, now: DateTime<Utc>) -> Result<RefundOutcome, ProviderError> {
+        if let Some(refused) = amount_refused(amount_minor) {
+            return Err(refused);
+        }
+        // a debit due to settle settles first; another provider's charge
+        // is none of this one's
+        if self.charge_at(attempt, now).await.map_err(unavailable)?.is_none() {
+            return Ok(RefundOutcome::Failed("charge_not_found".into()));
+        }
         let recorded = self.store.sandbox_refund_once(refund, attempt, amount_minor, now).await.map_err(unavailable)?;
         if recorded.attempt != attempt || recorded.amount_minor != amount_minor {
-            return Err(Unavailable(format!("refund {refund} was a different refund")));
+            return Err(ProviderError::Refused(format!("refund {refund} was given before for another refund")));
         }
         Ok(match recorded.status.as_str() {
             "SUCCEEDED" => RefundOutcome::Succeeded,

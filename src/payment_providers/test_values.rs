@@ -2,7 +2,8 @@
 //! declines, asks for authentication or fails later, and the checks a
 //! hosted page makes of what a person typed (a card number's Luhn digit,
 //! an expiry in the future, a three-digit CVC, an IBAN's check digits).
-//! docs/payments.md and the documents list the same values.
+//! The payment documents and their docs page are to list the same values
+//! (issue 37).
 
 use super::{Invalid, MethodKind};
 use chrono::NaiveDate;
@@ -30,8 +31,7 @@ impl Behaviour {
     pub fn as_str(self) -> &'static str {
         match self {
             Behaviour::Succeeds => "succeeds",
-            Behaviour::Declines("insufficient_funds") => "insufficient_funds",
-            Behaviour::Declines(_) => "card_declined",
+            Behaviour::Declines(code) => code,
             Behaviour::Authenticates => "authenticates",
             Behaviour::FailsOffSession => "fails_off_session",
             Behaviour::Settles => "settles",
@@ -109,8 +109,11 @@ fn brand(number: &str) -> &'static str {
 /// The last day a card with expiry `MM/YY` (or `MM/YYYY`) is valid.
 fn expiry(typed: &str) -> Option<NaiveDate> {
     let (month, year) = typed.trim().split_once('/')?;
-    let month: u32 = month.trim().parse().ok()?;
-    let year = year.trim();
+    let (month, year) = (month.trim(), year.trim());
+    if !(month.len() <= 2 && month.chars().chain(year.chars()).all(|c| c.is_ascii_digit())) {
+        return None;
+    }
+    let month: u32 = month.parse().ok()?;
     let year: i32 = match year.len() {
         2 => 2000 + year.parse::<i32>().ok()?,
         4 => year.parse().ok()?,
@@ -192,6 +195,8 @@ mod tests {
         assert_eq!(field("4242424242424242", "10/26", "123"), "expiry");
         assert_eq!(field("4242424242424242", "13/30", "123"), "expiry");
         assert_eq!(field("4242424242424242", "1230", "123"), "expiry");
+        assert_eq!(field("4242424242424242", "+1/30", "123"), "expiry");
+        assert_eq!(field("4242424242424242", "001/30", "123"), "expiry");
         assert_eq!(field("4242424242424242", "12/30", "12"), "cvc");
         assert_eq!(field("4242424242424242", "12/30", "12a"), "cvc");
         // valid through the last day of its month

@@ -114,13 +114,14 @@ impl Store {
             _ => url.to_string(),
         };
         let options = AnyPoolOptions::new().max_connections(match backend {
-            // SQLite's readers, one per core: each is a thread of sqlx's
-            // with a page cache, a schema and prepared statements of its
-            // own, and a reader runs on its core until its query is done.
-            // On two cores two read as fast as four did and take 6-8 MiB
-            // off the peak (docs/performance.md, Memory). The writer is
-            // the group's connection besides.
-            Backend::Sqlite => std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(2, 16) as u32,
+            // SQLite's readers, one per core up to four: each is a thread
+            // of sqlx's with a page cache, a schema and prepared statements
+            // of its own (3-4 MiB under load), and a reader runs on its
+            // core until its query is done. On two cores two read as fast
+            // as four did and take 6-8 MiB off the peak
+            // (docs/performance.md, Memory). The writer is the group's
+            // connection besides.
+            Backend::Sqlite => std::thread::available_parallelism().map_or(2, |n| n.get()).clamp(2, 4) as u32,
             Backend::Postgres => 16,
         });
         let options = if backend == Backend::Sqlite {

@@ -140,16 +140,17 @@ impl Store {
         row.as_ref().map(charge_row).transpose()
     }
 
-    /// Moves the charge of `attempt` from `from` to `to`; false when it was
-    /// not in `from` (another caller moved it first).
-    pub async fn move_sandbox_charge(&self, attempt: Uuid, from: &str, to: &str, failure_code: Option<&str>, now: DateTime<Utc>) -> Result<bool> {
+    /// Moves `provider`'s charge of `attempt` from `from` to `to`; false
+    /// when it was not in `from` (another caller moved it first).
+    pub async fn move_sandbox_charge(&self, provider: &str, attempt: Uuid, from: &str, to: &str, failure_code: Option<&str>, now: DateTime<Utc>) -> Result<bool> {
         let mut tx = self.begin().await?;
-        let done = sqlx::query("UPDATE sandbox_payment_charges SET status = $1, failure_code = $2, updated_at = $3 WHERE attempt_id = $4 AND status = $5")
+        let done = sqlx::query("UPDATE sandbox_payment_charges SET status = $1, failure_code = $2, updated_at = $3 WHERE attempt_id = $4 AND status = $5 AND provider = $6")
             .bind(to)
             .bind(failure_code)
             .bind(ts(now))
             .bind(attempt.to_string())
             .bind(from)
+            .bind(provider)
             .execute(tx.conn().await?)
             .await?;
         tx.commit_now().await?;

@@ -6,7 +6,7 @@
 
 use crate::harness::each_backend;
 use chrono::{Duration, Utc};
-use switchboard::payment_providers::{ChargeRequest, Entered, Method, Outcome, PaymentProvider, ProviderName, Providers, RefundOutcome};
+use switchboard::payment_providers::{ChargeRequest, Entered, Method, Outcome, PaymentProvider, ProviderError, ProviderName, Providers, RefundOutcome};
 use uuid::Uuid;
 
 fn card(number: &str) -> Entered {
@@ -65,7 +65,8 @@ async fn an_attempt_is_charged_once_and_asked_about_after_a_restart() {
         let p1 = providers.get(ProviderName::Provider1);
         assert_eq!(p1.charge_status(attempt, Utc::now()).await.unwrap(), Some(Outcome::Succeeded));
         assert_eq!(p1.charge(attempt, &request(&method, 2500, false)).await.unwrap(), Outcome::Succeeded, "the same attempt again");
-        assert!(p1.charge(attempt, &request(&method, 2600, false)).await.is_err(), "the same attempt for another amount");
+        assert!(matches!(p1.charge(attempt, &request(&method, 2600, false)).await, Err(ProviderError::Refused(_))), "the same attempt for another amount");
+        assert!(matches!(p1.charge(Uuid::new_v4(), &request(&method, 0, false)).await, Err(ProviderError::Refused(_))), "nothing to charge");
         assert_eq!(p1.charge_status(Uuid::new_v4(), Utc::now()).await.unwrap(), None, "never received");
         assert_eq!(providers.get(ProviderName::Provider2).charge_status(attempt, Utc::now()).await.unwrap(), None, "another provider's");
         // one charge in the ledger, refundable once up to its amount
@@ -73,7 +74,11 @@ async fn an_attempt_is_charged_once_and_asked_about_after_a_restart() {
         assert_eq!(p1.refund(refund, attempt, 2000, Utc::now()).await.unwrap(), RefundOutcome::Succeeded);
         assert_eq!(p1.refund(refund, attempt, 2000, Utc::now()).await.unwrap(), RefundOutcome::Succeeded, "the same refund again");
         assert_eq!(p1.refund(Uuid::new_v4(), attempt, 501, Utc::now()).await.unwrap(), RefundOutcome::Failed("refund_exceeds_charge".into()));
+        assert!(matches!(p1.refund(Uuid::new_v4(), attempt, -1000, Utc::now()).await, Err(ProviderError::Refused(_))), "a negative refund");
         assert_eq!(p1.refund(Uuid::new_v4(), attempt, 500, Utc::now()).await.unwrap(), RefundOutcome::Succeeded);
+        assert_eq!(p1.refund(Uuid::new_v4(), attempt, 1, Utc::now()).await.unwrap(), RefundOutcome::Failed("refund_exceeds_charge".into()), "all of it refunded");
+        let other = providers.get(ProviderName::Provider2);
+        assert_eq!(other.refund(Uuid::new_v4(), attempt, 1, Utc::now()).await.unwrap(), RefundOutcome::Failed("charge_not_found".into()), "another provider's charge");
         app
     })
     .await;
@@ -93,6 +98,11 @@ async fn a_sepa_debit_settles_by_the_clock_and_authentication_decides_a_charge()
             assert_eq!(p2.charge_status(attempt, now + Duration::minutes(4)).await.unwrap(), Some(Outcome::Processing));
             assert_eq!(p2.charge_status(attempt, now + Duration::minutes(5)).await.unwrap(), Some(settled.clone()));
             assert_eq!(p2.charge_status(attempt, now).await.unwrap(), Some(settled), "settled stays settled");
+            // refunded once due, without anyone asking about it first
+            let unasked = Uuid::new_v4();
+            assert_eq!(p2.charge(unasked, &charge).await.unwrap(), Outcome::Processing);
+            let refunded = p2.refund(Uuid::new_v4(), unasked, 900, now + Duration::minutes(6)).await.unwrap();
+            assert_eq!(refunded == RefundOutcome::Succeeded, iban.ends_with("3000"), "{iban}: {refunded:?}");
         }
         let method = saved(p2, card("4000002500003155")).await;
         for (approved, then) in [(true, Outcome::Succeeded), (false, Outcome::Failed("authentication_failed".into()))] {
@@ -100,6 +110,9 @@ async fn a_sepa_debit_settles_by_the_clock_and_authentication_decides_a_charge()
             assert_eq!(p2.charge(attempt, &request(&method, 700, false)).await.unwrap(), Outcome::RequiresAction);
             assert_eq!(p2.authenticate(attempt, approved, now).await.unwrap(), then);
             assert_eq!(p2.authenticate(attempt, !approved, now).await.unwrap(), then, "the first answer stands");
+            assert_eq!(p2.charge(attempt, &request(&method, 700, false)).await.unwrap(), then, "charged again: where the first charge stands");
+            let p1 = providers.get(ProviderName::Provider1);
+            assert!(matches!(p1.authenticate(attempt, true, now).await, Err(ProviderError::Refused(_))), "another provider's charge");
             assert_eq!(p2.refund(Uuid::new_v4(), attempt, 700, now).await.unwrap() == RefundOutcome::Succeeded, approved);
         }
         // a saved card charged after its expiry is declined
