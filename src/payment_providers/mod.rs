@@ -64,10 +64,6 @@ impl MethodKind {
             MethodKind::SepaDebit => "SEPA_DEBIT",
         }
     }
-
-    pub fn parse(s: &str) -> Option<MethodKind> {
-        [MethodKind::Card, MethodKind::SepaDebit].into_iter().find(|k| k.as_str() == s)
-    }
 }
 
 /// What a person typed on a hosted page.

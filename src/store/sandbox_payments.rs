@@ -3,6 +3,7 @@
 //! idempotency key. It stands for what a real provider keeps on its side,
 //! so it is written in transactions of its own, never in a request's.
 
+use super::subscriptions::opt_date;
 use super::{Store, opt_ts, parse_uuid, ts};
 use crate::error::{Error, Result};
 use chrono::{DateTime, NaiveDate, Utc};
@@ -47,10 +48,6 @@ pub struct SandboxRefund {
     pub failure_code: Option<String>,
 }
 
-fn date(s: Option<String>) -> Result<Option<NaiveDate>> {
-    s.map(|s| NaiveDate::parse_from_str(&s, "%Y-%m-%d").map_err(|e| Error::Internal(format!("stored date {s:?}: {e}")))).transpose()
-}
-
 fn method_row(r: &AnyRow) -> Result<SandboxMethod> {
     Ok(SandboxMethod {
         provider: r.try_get("provider")?,
@@ -58,7 +55,7 @@ fn method_row(r: &AnyRow) -> Result<SandboxMethod> {
         kind: r.try_get("kind")?,
         behaviour: r.try_get("behaviour")?,
         display_name: r.try_get("display_name")?,
-        expires_on: date(r.try_get("expires_on")?)?,
+        expires_on: opt_date(r, "expires_on")?,
     })
 }
 
