@@ -88,6 +88,11 @@ pub struct Settings {
     #[arg(long = "network-activation-delay-seconds", env = "SWITCHBOARD_NETWORK_ACTIVATION_DELAY_SECONDS",
           default_value_t = defaults::NETWORK_ACTIVATION_DELAY_SECONDS, value_parser = clap::value_parser!(u64).range(0..=86_400))]
     pub network_activation_delay_seconds: u64,
+    /// The address payers reach this server at, for the hosted payment
+    /// pages' URLs (`hostedUrl`), e.g. https://pay.example.com. Without
+    /// it, the address the server listens on.
+    #[arg(long = "public-url", env = "SWITCHBOARD_PUBLIC_URL", value_parser = public_url)]
+    pub public_url: Option<String>,
 }
 
 /// Which webhook URLs may be registered. By default only https URLs whose
@@ -137,8 +142,19 @@ impl Default for Settings {
             webhooks: WebhookUrls::default(),
             webhook_timeout: webhook_timeout(defaults::WEBHOOK_TIMEOUT_SECONDS).expect("the default is in range"),
             network_activation_delay_seconds: defaults::NETWORK_ACTIVATION_DELAY_SECONDS,
+            public_url: None,
         }
     }
+}
+
+/// `--public-url`: an absolute http(s) URL with no query or fragment,
+/// kept without its trailing slash.
+fn public_url(s: &str) -> Result<String, String> {
+    let u = url::Url::parse(s).map_err(|e| format!("not a URL: {e}"))?;
+    if !matches!(u.scheme(), "http" | "https") || !u.has_host() || u.query().is_some() || u.fragment().is_some() {
+        return Err("must be an http or https URL without query or fragment".into());
+    }
+    Ok(s.trim_end_matches('/').to_string())
 }
 
 /// `url` fit for an error or a log line: its password (if any) replaced

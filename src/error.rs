@@ -35,6 +35,18 @@ pub enum InternalCode {
     LicenseNotFound,
     WebhookEndpointNotFound,
     EventNotFound,
+    PaymentLinkNotFound,
+    PaymentIntentNotFound,
+    PaymentLinkStateConflict,
+    PaymentIntentStateConflict,
+    PaymentInProgress,
+    PaymentLinkExists,
+    NothingToPay,
+    RefundExceedsPayment,
+    DefaultPaymentProfileRequired,
+    PaymentProfileNotUsable,
+    PaymentProviderDisabled,
+    InvoiceLinksUnavailable,
     OrderStateConflict,
     OrderExpired,
     OrderValidationFailed,
@@ -112,6 +124,18 @@ impl InternalCode {
             LicenseNotFound => "license_not_found",
             WebhookEndpointNotFound => "webhook_endpoint_not_found",
             EventNotFound => "event_not_found",
+            PaymentLinkNotFound => "payment_link_not_found",
+            PaymentIntentNotFound => "payment_intent_not_found",
+            PaymentLinkStateConflict => "payment_link_state_conflict",
+            PaymentIntentStateConflict => "payment_intent_state_conflict",
+            PaymentInProgress => "payment_in_progress",
+            PaymentLinkExists => "payment_link_exists",
+            NothingToPay => "nothing_to_pay",
+            RefundExceedsPayment => "refund_exceeds_payment",
+            DefaultPaymentProfileRequired => "default_payment_profile_required",
+            PaymentProfileNotUsable => "payment_profile_not_usable",
+            PaymentProviderDisabled => "payment_provider_disabled",
+            InvoiceLinksUnavailable => "invoice_links_unavailable",
             OrderStateConflict => "order_state_conflict",
             OrderExpired => "order_expired",
             OrderValidationFailed => "order_validation_failed",
@@ -192,6 +216,10 @@ pub enum Error {
     NotFound { code: InternalCode, message: String, property: &'static str },
     #[error("{message}")]
     Conflict { code: InternalCode, message: String, property: &'static str },
+    /// 412: something the operator set up does not allow the request (a
+    /// payment provider disabled for the organisation).
+    #[error("{message}")]
+    Precondition { code: InternalCode, message: String },
     /// 409 naming every failing field (order line items that do not fit
     /// the catalog, the customer or their type).
     #[error("{message}")]

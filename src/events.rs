@@ -1,5 +1,5 @@
 //! Events: one `Event` type with a variant for each of SERVICE.md's 32
-//! event types, its payload the wire type of its resource; `record` writes
+//! event types (and the payments area's own six), its payload the wire type of its resource; `record` writes
 //! one to the outbox in the transaction of the change it tells of, and
 //! `render` shows its payload in any revision with the endpoints' own
 //! conversions. The documents publish every type under `x-webhooks`; tests
@@ -91,6 +91,12 @@ events! {
     OrderExpired(wire::Order) = "order.expired",
     OrderStatusChanged(wire::OrderStatusChange) = "order.statusChanged",
     OrderLineItemStatusChanged(wire::OrderLineItemStatusChange) = "order.lineItemStatusChanged",
+    PaymentIntentSucceeded(wire::PaymentIntent) = "payment_intent.succeeded",
+    PaymentIntentPaymentFailed(wire::PaymentIntent) = "payment_intent.payment_failed",
+    PaymentIntentRefunded(wire::PaymentIntent) = "payment_intent.refunded",
+    PaymentLinkCompleted(wire::PaymentLink) = "payment_link.completed",
+    PaymentLinkExpired(wire::PaymentLink) = "payment_link.expired",
+    PaymentProfileCreated(wire::PaymentProfile) = "payment_profile.created",
     SubscriptionCreated(wire::Subscription) = "subscription.created",
     SubscriptionUpdated(wire::Subscription) = "subscription.updated",
     SubscriptionActivated(wire::Subscription) = "subscription.activated",
@@ -121,11 +127,11 @@ mod tests {
     use super::Event;
 
     #[test]
-    fn there_is_a_variant_for_each_of_the_33_types() {
+    fn there_is_a_variant_for_each_of_the_39_types() {
         let mut types = Event::TYPES.to_vec();
         types.sort();
         types.dedup();
-        assert_eq!(types.len(), 33);
+        assert_eq!(types.len(), 39);
     }
 
     /// The documents publish exactly the variants (and the integration

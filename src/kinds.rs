@@ -227,6 +227,58 @@ kind! {
     }
 }
 
+kind! {
+    /// Where a payment link stands (`payment_links.status`).
+    PaymentLinkStatus <=> PaymentLinkStatus {
+        Active = "ACTIVE" <=> Active,
+        Expired = "EXPIRED" <=> Expired,
+        Completed = "COMPLETED" <=> Completed,
+        Canceled = "CANCELED" <=> Canceled,
+        Failed = "FAILED" <=> Failed,
+    }
+}
+
+kind! {
+    /// Where a payment intent stands (`payment_intents.status`).
+    PaymentIntentStatus <=> PaymentIntentStatus {
+        Pending = "PENDING" <=> Pending,
+        RequiresAction = "REQUIRES_ACTION" <=> RequiresAction,
+        Processing = "PROCESSING" <=> Processing,
+        Succeeded = "SUCCEEDED" <=> Succeeded,
+        RequiresPaymentMethod = "REQUIRES_PAYMENT_METHOD" <=> RequiresPaymentMethod,
+        Canceled = "CANCELED" <=> Canceled,
+    }
+}
+
+kind! {
+    /// Where one attempt to charge stands (`payment_charges.status`).
+    ChargeStatus <=> PaymentChargeStatus {
+        Processing = "PROCESSING" <=> Processing,
+        RequiresAction = "REQUIRES_ACTION" <=> RequiresAction,
+        Succeeded = "SUCCEEDED" <=> Succeeded,
+        Failed = "FAILED" <=> Failed,
+    }
+}
+
+kind! {
+    /// Where a refund stands (`payment_refunds.status`).
+    RefundStatus <=> PaymentRefundStatus {
+        Pending = "PENDING" <=> Pending,
+        Succeeded = "SUCCEEDED" <=> Succeeded,
+        Failed = "FAILED" <=> Failed,
+    }
+}
+
+kind! {
+    /// Whether a saved payment method can be charged (`payment_profiles.status`).
+    PaymentProfileStatus <=> PaymentProfileStatus {
+        Active = "ACTIVE" <=> Active,
+        Inactive = "INACTIVE" <=> Inactive,
+        Expired = "EXPIRED" <=> Expired,
+        RequiresAction = "REQUIRES_ACTION" <=> RequiresAction,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -258,5 +310,10 @@ mod tests {
         check(ProductCategory::ALL, ProductCategory::stored, ProductCategory::from_stored);
         check(OfferingStatus::ALL, OfferingStatus::stored, OfferingStatus::from_stored);
         check(ActivationType::ALL, ActivationType::stored, ActivationType::from_stored);
+        check(PaymentLinkStatus::ALL, PaymentLinkStatus::stored, PaymentLinkStatus::from_stored);
+        check(PaymentIntentStatus::ALL, PaymentIntentStatus::stored, PaymentIntentStatus::from_stored);
+        check(ChargeStatus::ALL, ChargeStatus::stored, ChargeStatus::from_stored);
+        check(RefundStatus::ALL, RefundStatus::stored, RefundStatus::from_stored);
+        check(PaymentProfileStatus::ALL, PaymentProfileStatus::stored, PaymentProfileStatus::from_stored);
     }
 }

@@ -9,6 +9,7 @@ pub mod demo;
 pub mod domain;
 pub mod error;
 pub mod events;
+pub mod hosted;
 pub mod internet;
 pub mod keys;
 pub mod kinds;

@@ -36,14 +36,19 @@ impl Running {
 
 /// Starts serving `store` on `listen` as `settings` say.
 pub async fn start(store: Store, clock: Arc<Clock>, listen: SocketAddr, settings: Settings) -> anyhow::Result<Running> {
-    let api = switchboard_api_mod::api_description::<Handlers>().map_err(|e| anyhow::anyhow!("{e}"))?;
+    let mut api = switchboard_api_mod::api_description::<Handlers>().map_err(|e| anyhow::anyhow!("{e}"))?;
+    crate::hosted::register(&mut api).map_err(|e| anyhow::anyhow!("{e}"))?;
     let keys = Arc::new(KeyCache::new(store.clone(), clock.clone()));
     let tokens = Arc::new(Tokens::load(&store, clock.now(), settings.token_secret.as_deref(), settings.access_token_seconds).await?);
     let mail_wake = Arc::new(tokio::sync::Notify::new());
     let advance_wake = Arc::new(tokio::sync::Notify::new());
     let delay = chrono::Duration::seconds(settings.network_activation_delay_seconds.try_into().unwrap_or(i64::MAX));
     let network = Arc::new(crate::network::Sandbox::new(delay));
-    let jobs = crate::jobs::start(&store, &clock, &settings, crate::jobs::Wakes { mail: mail_wake.clone(), advance: advance_wake.clone() }, network.clone()).await?;
+    // the sandbox keeps its ledger in transactions of its own, over the
+    // root store (never a request's scoped one)
+    let providers = crate::payment_providers::Providers::sandbox(&store);
+    let wakes = crate::jobs::Wakes { mail: mail_wake.clone(), advance: advance_wake.clone() };
+    let jobs = crate::jobs::start(&store, &clock, &settings, wakes, network.clone(), &providers).await?;
     let config = ConfigDropshot {
         bind_address: listen,
         default_request_body_max_bytes: settings.max_body_bytes,
@@ -63,6 +68,7 @@ pub async fn start(store: Store, clock: Arc<Clock>, listen: SocketAddr, settings
         network: network.clone(),
         in_flight: Default::default(),
         settings,
+        providers,
     };
     // dropshot's own logger costs time per request even when filtered out;
     // we log through `tracing` instead.

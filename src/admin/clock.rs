@@ -51,7 +51,7 @@ pub async fn run(store: &Store, clock: &Arc<Clock>, command: ClockCommand) -> Re
             };
             sandbox::advance(&caller, clock.now(), wire::AdvanceSandboxClockRequest { to }).await.map_err(explain)?;
             loop {
-                crate::jobs::clock_advance::run_now(store, clock, org).await?;
+                crate::jobs::clock_advance::run_now(store, clock, org, &crate::payment_providers::Providers::sandbox(store)).await?;
                 let shown = sandbox::show(&caller, clock.now()).await.map_err(explain)?;
                 if shown.status == wire::SandboxClockStatus::Ready {
                     return Ok(json!(shown));

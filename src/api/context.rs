@@ -21,6 +21,9 @@ pub struct Context {
     /// wakes the sandbox clock's advance worker when an advance commits
     pub advance_wake: Arc<tokio::sync::Notify>,
     pub settings: crate::config::Settings,
+    /// who moves the money (built over the root store: never called
+    /// while a request holds a transaction)
+    pub providers: crate::payment_providers::Providers,
     /// the mobile network subscriptions' moves go to
     pub network: Arc<dyn crate::network::Network>,
     /// idempotency keys whose requests are executing here

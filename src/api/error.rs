@@ -165,6 +165,7 @@ impl From<Error> for ApiError {
                 let detail = Detail::new(property, code.as_str(), message.clone());
                 ApiError::new(ErrorStatusCode::CONFLICT, code, message).with_details(vec![detail])
             }
+            Error::Precondition { code, message } => ApiError::new(ErrorStatusCode::PRECONDITION_FAILED, code, message),
             Error::Refused { code, message, details } => {
                 ApiError::new(ErrorStatusCode::CONFLICT, code, message).with_details(details)
             }

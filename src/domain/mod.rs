@@ -9,6 +9,7 @@ pub mod licenses;
 pub mod login;
 pub mod offering_change;
 pub mod orders;
+pub mod payments;
 pub mod pricing;
 pub mod purchases;
 pub mod sandbox;

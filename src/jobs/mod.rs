@@ -14,6 +14,10 @@ pub mod idempotency_expiry;
 pub mod mail;
 pub mod mail_cleanup;
 pub mod order_expiry;
+pub mod payment_charge;
+pub mod payment_link_expiry;
+pub mod payment_profile_expiry;
+pub mod payment_refund;
 pub mod scheduled;
 pub mod usage_collect;
 pub mod webhook_delivery;
@@ -183,8 +187,17 @@ impl Jobs {
 
 /// The workers of the organisation's own work (`store::ORGANISATION_WORK`),
 /// which an advance of a sandbox clock also runs.
-fn organisation_work() -> Vec<Arc<Worker>> {
-    vec![Arc::new(order_expiry::worker()), Arc::new(scheduled::subscriptions()), Arc::new(scheduled::addons()), Arc::new(scheduled::licenses())]
+fn organisation_work(providers: &crate::payment_providers::Providers) -> Vec<Arc<Worker>> {
+    vec![
+        Arc::new(order_expiry::worker()),
+        Arc::new(scheduled::subscriptions()),
+        Arc::new(scheduled::addons()),
+        Arc::new(scheduled::licenses()),
+        Arc::new(payment_charge::worker(providers.clone())),
+        Arc::new(payment_refund::worker(providers.clone())),
+        Arc::new(payment_link_expiry::worker()),
+        Arc::new(payment_profile_expiry::worker()),
+    ]
 }
 
 /// What requests wake at once instead of waiting for the next poll.
@@ -202,13 +215,14 @@ pub async fn start(
     settings: &Settings,
     wakes: Wakes,
     network: Arc<dyn crate::network::Network>,
+    providers: &crate::payment_providers::Providers,
 ) -> anyhow::Result<Jobs> {
     // the standing jobs, due now unless already scheduled
     let now = clock.now();
     store.schedule_standing_job(JobKind::IdempotencyExpiry, crate::store::EXPIRY_SUBJECT, now).await?;
     let each = |w: Worker| Task::Each(Arc::new(w));
     let send_wake = Arc::new(Notify::new());
-    let work = organisation_work();
+    let work = organisation_work(providers);
     let mut tasks = vec![(each(idempotency_expiry::worker()), Arc::new(Notify::new()))];
     tasks.extend(work.iter().map(|w| (Task::Each(w.clone()), Arc::new(Notify::new()))));
     tasks.extend([

@@ -49,6 +49,25 @@ impl ProviderName {
     }
 }
 
+impl From<ProviderName> for crate::wire::latest::PaymentProvider {
+    fn from(p: ProviderName) -> Self {
+        match p {
+            ProviderName::Provider1 => Self::Provider1,
+            ProviderName::Provider2 => Self::Provider2,
+        }
+    }
+}
+
+impl From<crate::wire::latest::PaymentProvider> for ProviderName {
+    fn from(p: crate::wire::latest::PaymentProvider) -> Self {
+        use crate::wire::latest::PaymentProvider as W;
+        match p {
+            W::Provider1 => ProviderName::Provider1,
+            W::Provider2 => ProviderName::Provider2,
+        }
+    }
+}
+
 /// A payment profile's `type` for the methods the sandbox takes (the
 /// service's `type` is open: a real provider may report others).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -36,14 +36,32 @@ pub enum JobKind {
     /// a sandbox organisation's test clock was advanced: its work due up
     /// to the new time runs, in due order (subject: organisation id)
     ClockAdvance,
+    /// a charge attempt still PROCESSING is resolved by asking its
+    /// provider (a SEPA debit settles; a crash left it unrecorded)
+    /// (subject: charge id)
+    PaymentCharge,
+    /// a PENDING refund is sent to its provider (subject: refund id)
+    PaymentRefund,
+    /// an unpaid payment link expires (subject: link id)
+    PaymentLinkExpiry,
+    /// a saved card's expiry passes (subject: profile id)
+    PaymentProfileExpiry,
 }
 
 /// The organisation's own work: due by the organisation's time, which a
 /// sandbox organisation's test clock moves. Everything else (mail, webhook
 /// deliveries, the idempotency keys' expiry, an advance itself) talks to
 /// the real world or protects the server, and runs on the server's time.
-pub const ORGANISATION_WORK: [JobKind; 4] =
-    [JobKind::OrderExpiry, JobKind::SubscriptionScheduled, JobKind::AddonScheduled, JobKind::LicenseScheduled];
+pub const ORGANISATION_WORK: [JobKind; 8] = [
+    JobKind::OrderExpiry,
+    JobKind::SubscriptionScheduled,
+    JobKind::AddonScheduled,
+    JobKind::LicenseScheduled,
+    JobKind::PaymentCharge,
+    JobKind::PaymentRefund,
+    JobKind::PaymentLinkExpiry,
+    JobKind::PaymentProfileExpiry,
+];
 
 impl JobKind {
     pub(crate) fn as_str(self) -> &'static str {
@@ -57,6 +75,10 @@ impl JobKind {
             JobKind::AddonScheduled => "addon.scheduled",
             JobKind::LicenseScheduled => "license.scheduled",
             JobKind::ClockAdvance => "clock.advance",
+            JobKind::PaymentCharge => "payment.charge",
+            JobKind::PaymentRefund => "payment.refund",
+            JobKind::PaymentLinkExpiry => "payment.link_expiry",
+            JobKind::PaymentProfileExpiry => "payment.profile_expiry",
         }
     }
 
@@ -72,6 +94,10 @@ impl JobKind {
             "addon.scheduled" => JobKind::AddonScheduled,
             "license.scheduled" => JobKind::LicenseScheduled,
             "clock.advance" => JobKind::ClockAdvance,
+            "payment.charge" => JobKind::PaymentCharge,
+            "payment.refund" => JobKind::PaymentRefund,
+            "payment.link_expiry" => JobKind::PaymentLinkExpiry,
+            "payment.profile_expiry" => JobKind::PaymentProfileExpiry,
             _ => return None,
         })
     }

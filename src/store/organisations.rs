@@ -86,6 +86,12 @@ impl Store {
         Ok(row.is_some())
     }
 
+    /// `org`'s name (a hosted page shows who asks to be paid).
+    pub async fn organisation_name(&self, id: Uuid) -> Result<Option<String>> {
+        let row = sqlx::query("SELECT name FROM organisations WHERE id = $1").bind(id.to_string()).fetch_optional(&self.pool).await?;
+        Ok(row.map(|r| r.try_get("name")).transpose()?)
+    }
+
     /// `org`'s clock; None when there is no such organisation.
     pub async fn clock_of(&self, org: Uuid) -> Result<Option<ClockRow>> {
         let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {CLOCK_COLUMNS} FROM organisations WHERE id = $1")))

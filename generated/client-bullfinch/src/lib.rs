@@ -2393,6 +2393,495 @@ pub mod types {
                 })
         }
     }
+    ///A link for exactly one of orderId and invoiceId. setAsDefaultPaymentProfile and grantAutopayConsent need savePaymentProfile.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    pub struct CreatePaymentLinkRequest {
+        ///Where the page's cancel link sends the payer (http or https).
+        #[serde(
+            rename = "cancelUrl",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub cancel_url: ::std::option::Option<CreatePaymentLinkRequestCancelUrl>,
+        ///Shown on the page.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub description: ::std::option::Option<CreatePaymentLinkRequestDescription>,
+        ///When the link expires unpaid: in the future, at most 24 hours on and not after its order's expiresAt. Left out: the earlier of those two.
+        #[serde(
+            rename = "expiresAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub expires_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        ///Turn on the customer's billing.autoPay when paid. Needs savePaymentProfile, and a usable default profile: setAsDefaultPaymentProfile, or an ACTIVE default already.
+        #[serde(rename = "grantAutopayConsent", default)]
+        pub grant_autopay_consent: bool,
+        ///An invoice to collect for. Invoice links are not available on this server yet (400 invoice_links_unavailable).
+        #[serde(
+            rename = "invoiceId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub invoice_id: ::std::option::Option<CreatePaymentLinkRequestInvoiceId>,
+        ///Client data, returned unchanged.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub metadata: ::std::option::Option<Metadata>,
+        ///The order to collect for.
+        #[serde(
+            rename = "orderId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub order_id: ::std::option::Option<CreatePaymentLinkRequestOrderId>,
+        ///A saved ACTIVE profile of the order's customer, at the same provider, for the page to offer first.
+        #[serde(
+            rename = "paymentProfileId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub payment_profile_id: ::std::option::Option<
+            CreatePaymentLinkRequestPaymentProfileId,
+        >,
+        ///The provider to charge through; left out: the provider of paymentProfileId, else PROVIDER_1 if enabled for the organisation, else PROVIDER_2.
+        #[serde(
+            rename = "paymentProvider",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub payment_provider: ::std::option::Option<PaymentProvider>,
+        ///Where to send the payer after paying (http or https).
+        #[serde(
+            rename = "returnUrl",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub return_url: ::std::option::Option<CreatePaymentLinkRequestReturnUrl>,
+        ///Save the method that pays as a payment profile of the customer.
+        #[serde(rename = "savePaymentProfile", default)]
+        pub save_payment_profile: bool,
+        ///Make the saved profile the customer's default. Needs savePaymentProfile.
+        #[serde(rename = "setAsDefaultPaymentProfile", default)]
+        pub set_as_default_payment_profile: bool,
+    }
+    ///Where the page's cancel link sends the payer (http or https).
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CreatePaymentLinkRequestCancelUrl(::std::string::String);
+    impl ::std::ops::Deref for CreatePaymentLinkRequestCancelUrl {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CreatePaymentLinkRequestCancelUrl>
+    for ::std::string::String {
+        fn from(value: CreatePaymentLinkRequestCancelUrl) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CreatePaymentLinkRequestCancelUrl {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 2048usize {
+                return Err("longer than 2048 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CreatePaymentLinkRequestCancelUrl {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for CreatePaymentLinkRequestCancelUrl {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CreatePaymentLinkRequestCancelUrl {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Shown on the page.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CreatePaymentLinkRequestDescription(::std::string::String);
+    impl ::std::ops::Deref for CreatePaymentLinkRequestDescription {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CreatePaymentLinkRequestDescription>
+    for ::std::string::String {
+        fn from(value: CreatePaymentLinkRequestDescription) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CreatePaymentLinkRequestDescription {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 500usize {
+                return Err("longer than 500 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CreatePaymentLinkRequestDescription {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for CreatePaymentLinkRequestDescription {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CreatePaymentLinkRequestDescription {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///An invoice to collect for. Invoice links are not available on this server yet (400 invoice_links_unavailable).
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CreatePaymentLinkRequestInvoiceId(::std::string::String);
+    impl ::std::ops::Deref for CreatePaymentLinkRequestInvoiceId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CreatePaymentLinkRequestInvoiceId>
+    for ::std::string::String {
+        fn from(value: CreatePaymentLinkRequestInvoiceId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CreatePaymentLinkRequestInvoiceId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 64usize {
+                return Err("longer than 64 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CreatePaymentLinkRequestInvoiceId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for CreatePaymentLinkRequestInvoiceId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CreatePaymentLinkRequestInvoiceId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The order to collect for.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CreatePaymentLinkRequestOrderId(::std::string::String);
+    impl ::std::ops::Deref for CreatePaymentLinkRequestOrderId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CreatePaymentLinkRequestOrderId>
+    for ::std::string::String {
+        fn from(value: CreatePaymentLinkRequestOrderId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CreatePaymentLinkRequestOrderId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 64usize {
+                return Err("longer than 64 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CreatePaymentLinkRequestOrderId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for CreatePaymentLinkRequestOrderId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CreatePaymentLinkRequestOrderId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///A saved ACTIVE profile of the order's customer, at the same provider, for the page to offer first.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CreatePaymentLinkRequestPaymentProfileId(::std::string::String);
+    impl ::std::ops::Deref for CreatePaymentLinkRequestPaymentProfileId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CreatePaymentLinkRequestPaymentProfileId>
+    for ::std::string::String {
+        fn from(value: CreatePaymentLinkRequestPaymentProfileId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CreatePaymentLinkRequestPaymentProfileId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 64usize {
+                return Err("longer than 64 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CreatePaymentLinkRequestPaymentProfileId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for CreatePaymentLinkRequestPaymentProfileId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CreatePaymentLinkRequestPaymentProfileId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Where to send the payer after paying (http or https).
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CreatePaymentLinkRequestReturnUrl(::std::string::String);
+    impl ::std::ops::Deref for CreatePaymentLinkRequestReturnUrl {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CreatePaymentLinkRequestReturnUrl>
+    for ::std::string::String {
+        fn from(value: CreatePaymentLinkRequestReturnUrl) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CreatePaymentLinkRequestReturnUrl {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 2048usize {
+                return Err("longer than 2048 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CreatePaymentLinkRequestReturnUrl {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for CreatePaymentLinkRequestReturnUrl {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CreatePaymentLinkRequestReturnUrl {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///What to give back of a SUCCEEDED payment.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    pub struct CreatePaymentRefundRequest {
+        ///In minor units; left out: all that is not yet refunded. More than that answers 409 refund_exceeds_payment.
+        #[serde(
+            rename = "amountMinor",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub amount_minor: ::std::option::Option<::std::num::NonZeroU64>,
+        ///Why.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub reason: ::std::option::Option<CreatePaymentRefundRequestReason>,
+    }
+    ///Why.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CreatePaymentRefundRequestReason(::std::string::String);
+    impl ::std::ops::Deref for CreatePaymentRefundRequestReason {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CreatePaymentRefundRequestReason>
+    for ::std::string::String {
+        fn from(value: CreatePaymentRefundRequestReason) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CreatePaymentRefundRequestReason {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 500usize {
+                return Err("longer than 500 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CreatePaymentRefundRequestReason {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for CreatePaymentRefundRequestReason {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CreatePaymentRefundRequestReason {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     ///Add-ons to give a subscription, bought as an order's SUBSCRIPTION_ADDON lines are.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct CreateSubscriptionAddonsRequest {
@@ -8756,6 +9245,2308 @@ pub mod types {
             deserialize_with = "::std::option::Option::deserialize"
         )]
         pub next_cursor: ::std::option::Option<::std::string::String>,
+    }
+    ///One attempt to charge: recorded (PROCESSING) before the provider is asked, its id the provider's idempotency key, so an attempt is never charged twice.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct PaymentCharge {
+        ///The amount asked, in minor units.
+        #[serde(rename = "amountMinor")]
+        pub amount_minor: i64,
+        ///Identifier of the attempt.
+        #[serde(rename = "chargeId")]
+        pub charge_id: ::uuid::Uuid,
+        ///When the attempt was recorded.
+        #[serde(rename = "createdAt")]
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///ISO 4217 code.
+        pub currency: PaymentChargeCurrency,
+        ///When FAILED: the provider's reason (card_declined, insufficient_funds, expired_card, authentication_failed, debit_failed, ...).
+        #[serde(
+            rename = "failureCode",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub failure_code: ::std::option::Option<::std::string::String>,
+        ///What was charged.
+        #[serde(rename = "paymentMethod")]
+        pub payment_method: PaymentMethodSummary,
+        ///The saved profile charged, if the attempt used one.
+        #[serde(
+            rename = "paymentProfileId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub payment_profile_id: ::std::option::Option<::uuid::Uuid>,
+        ///Who was asked.
+        #[serde(rename = "paymentProvider")]
+        pub payment_provider: PaymentProvider,
+        ///Where the attempt is.
+        pub status: PaymentChargeStatus,
+        ///When it last changed.
+        #[serde(rename = "updatedAt")]
+        pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    }
+    ///ISO 4217 code.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PaymentChargeCurrency(::std::string::String);
+    impl ::std::ops::Deref for PaymentChargeCurrency {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PaymentChargeCurrency> for ::std::string::String {
+        fn from(value: PaymentChargeCurrency) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PaymentChargeCurrency {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[A-Z]{3}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[A-Z]{3}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PaymentChargeCurrency {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for PaymentChargeCurrency {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PaymentChargeCurrency {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///PROCESSING: with the provider. REQUIRES_ACTION: waiting for the payer's authentication. SUCCEEDED: paid. FAILED: declined (failureCode says why).
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum PaymentChargeStatus {
+        #[serde(rename = "PROCESSING")]
+        Processing,
+        #[serde(rename = "REQUIRES_ACTION")]
+        RequiresAction,
+        #[serde(rename = "SUCCEEDED")]
+        Succeeded,
+        #[serde(rename = "FAILED")]
+        Failed,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
+    }
+    impl ::std::fmt::Display for PaymentChargeStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Processing => f.write_str("PROCESSING"),
+                Self::RequiresAction => f.write_str("REQUIRES_ACTION"),
+                Self::Succeeded => f.write_str("SUCCEEDED"),
+                Self::Failed => f.write_str("FAILED"),
+                Self::Unknown => f.write_str("Unknown"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for PaymentChargeStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "PROCESSING" => Ok(Self::Processing),
+                "REQUIRES_ACTION" => Ok(Self::RequiresAction),
+                "SUCCEEDED" => Ok(Self::Succeeded),
+                "FAILED" => Ok(Self::Failed),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PaymentChargeStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for PaymentChargeStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///Money collected for an order: created when collection starts (a payment link), never directly. Its charges are the attempts to pay it, its refunds what was given back.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct PaymentIntent {
+        ///What is collected, in minor units.
+        #[serde(rename = "amountMinor")]
+        pub amount_minor: i64,
+        ///What refunds have given back (SUCCEEDED ones) or are giving back (PENDING ones).
+        #[serde(rename = "amountRefundedMinor")]
+        pub amount_refunded_minor: i64,
+        ///Every attempt to charge, oldest first.
+        pub charges: ::std::vec::Vec<PaymentCharge>,
+        ///When collection started.
+        #[serde(rename = "createdAt")]
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///ISO 4217 code.
+        pub currency: PaymentIntentCurrency,
+        ///Who pays.
+        #[serde(rename = "customerId")]
+        pub customer_id: ::uuid::Uuid,
+        ///What is paid for.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub description: ::std::option::Option<::std::string::String>,
+        ///When the payment is due (an order's intent is due when its link expires).
+        #[serde(
+            rename = "dueAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub due_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        ///What is paid for, line by line.
+        #[serde(rename = "lineItems")]
+        pub line_items: ::std::vec::Vec<PaymentIntentLineItem>,
+        ///The order paid for.
+        #[serde(
+            rename = "orderId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub order_id: ::std::option::Option<::uuid::Uuid>,
+        ///Identifier of the intent.
+        #[serde(rename = "paymentIntentId")]
+        pub payment_intent_id: ::uuid::Uuid,
+        ///The link that collects it.
+        #[serde(
+            rename = "paymentLinkId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub payment_link_id: ::std::option::Option<::uuid::Uuid>,
+        ///Every refund, oldest first.
+        pub refunds: ::std::vec::Vec<PaymentRefund>,
+        ///Where the payment is.
+        pub status: PaymentIntentStatus,
+        ///When it last changed.
+        #[serde(rename = "updatedAt")]
+        pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    }
+    ///A discount or a tax of a line.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct PaymentIntentAmount {
+        ///The amount, in minor units (a discount's is positive and taken off).
+        #[serde(rename = "amountMinor")]
+        pub amount_minor: i64,
+        ///What it is.
+        pub description: ::std::string::String,
+    }
+    ///ISO 4217 code.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PaymentIntentCurrency(::std::string::String);
+    impl ::std::ops::Deref for PaymentIntentCurrency {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PaymentIntentCurrency> for ::std::string::String {
+        fn from(value: PaymentIntentCurrency) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PaymentIntentCurrency {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[A-Z]{3}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[A-Z]{3}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PaymentIntentCurrency {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for PaymentIntentCurrency {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PaymentIntentCurrency {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///One line of what is paid for, as it was when collection started.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct PaymentIntentLineItem {
+        ///Its base cost, before discounts and taxes, in minor units.
+        #[serde(rename = "amountMinor")]
+        pub amount_minor: i64,
+        ///What the line buys.
+        pub description: ::std::string::String,
+        ///Discounts taken off the line.
+        pub discounts: ::std::vec::Vec<PaymentIntentAmount>,
+        ///Once the order is submitted, the license the line created.
+        #[serde(
+            rename = "licenseId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub license_id: ::std::option::Option<::uuid::Uuid>,
+        ///Once the order is submitted, the subscription the line created or changed.
+        #[serde(
+            rename = "subscriptionId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub subscription_id: ::std::option::Option<::uuid::Uuid>,
+        ///Taxes on the line.
+        pub taxes: ::std::vec::Vec<PaymentIntentAmount>,
+    }
+    ///One page of payment intents.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct PaymentIntentList {
+        ///The intents on this page.
+        pub items: ::std::vec::Vec<PaymentIntentListItem>,
+        ///Where the next page starts.
+        pub pagination: Pagination,
+    }
+    ///`PaymentIntentListCursor`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PaymentIntentListCursor(::std::string::String);
+    impl ::std::ops::Deref for PaymentIntentListCursor {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PaymentIntentListCursor> for ::std::string::String {
+        fn from(value: PaymentIntentListCursor) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PaymentIntentListCursor {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 512usize {
+                return Err("longer than 512 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PaymentIntentListCursor {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for PaymentIntentListCursor {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PaymentIntentListCursor {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`PaymentIntentListCustomerIdItem`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PaymentIntentListCustomerIdItem(::std::string::String);
+    impl ::std::ops::Deref for PaymentIntentListCustomerIdItem {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PaymentIntentListCustomerIdItem>
+    for ::std::string::String {
+        fn from(value: PaymentIntentListCustomerIdItem) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PaymentIntentListCustomerIdItem {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 260usize {
+                return Err("longer than 260 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PaymentIntentListCustomerIdItem {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for PaymentIntentListCustomerIdItem {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PaymentIntentListCustomerIdItem {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///A payment intent as listed.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct PaymentIntentListItem {
+        ///What is collected, in minor units.
+        #[serde(rename = "amountMinor")]
+        pub amount_minor: i64,
+        ///When collection started.
+        #[serde(rename = "createdAt")]
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///ISO 4217 code.
+        pub currency: PaymentIntentListItemCurrency,
+        ///Who pays.
+        #[serde(rename = "customerId")]
+        pub customer_id: ::uuid::Uuid,
+        ///What is paid for.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub description: ::std::option::Option<::std::string::String>,
+        ///When the payment is due (an order's intent is due when its link expires).
+        #[serde(
+            rename = "dueAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub due_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        ///Identifier of the intent.
+        #[serde(rename = "paymentIntentId")]
+        pub payment_intent_id: ::uuid::Uuid,
+        ///Where the payment is.
+        pub status: PaymentIntentStatus,
+        ///When it last changed.
+        #[serde(rename = "updatedAt")]
+        pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    }
+    ///ISO 4217 code.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PaymentIntentListItemCurrency(::std::string::String);
+    impl ::std::ops::Deref for PaymentIntentListItemCurrency {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PaymentIntentListItemCurrency> for ::std::string::String {
+        fn from(value: PaymentIntentListItemCurrency) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PaymentIntentListItemCurrency {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[A-Z]{3}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[A-Z]{3}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PaymentIntentListItemCurrency {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for PaymentIntentListItemCurrency {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PaymentIntentListItemCurrency {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`PaymentIntentListStatusItem`
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum PaymentIntentListStatusItem {
+        #[serde(rename = "PENDING")]
+        Pending,
+        #[serde(rename = "REQUIRES_ACTION")]
+        RequiresAction,
+        #[serde(rename = "PROCESSING")]
+        Processing,
+        #[serde(rename = "SUCCEEDED")]
+        Succeeded,
+        #[serde(rename = "REQUIRES_PAYMENT_METHOD")]
+        RequiresPaymentMethod,
+        #[serde(rename = "CANCELED")]
+        Canceled,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
+    }
+    impl ::std::fmt::Display for PaymentIntentListStatusItem {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Pending => f.write_str("PENDING"),
+                Self::RequiresAction => f.write_str("REQUIRES_ACTION"),
+                Self::Processing => f.write_str("PROCESSING"),
+                Self::Succeeded => f.write_str("SUCCEEDED"),
+                Self::RequiresPaymentMethod => f.write_str("REQUIRES_PAYMENT_METHOD"),
+                Self::Canceled => f.write_str("CANCELED"),
+                Self::Unknown => f.write_str("Unknown"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for PaymentIntentListStatusItem {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "PENDING" => Ok(Self::Pending),
+                "REQUIRES_ACTION" => Ok(Self::RequiresAction),
+                "PROCESSING" => Ok(Self::Processing),
+                "SUCCEEDED" => Ok(Self::Succeeded),
+                "REQUIRES_PAYMENT_METHOD" => Ok(Self::RequiresPaymentMethod),
+                "CANCELED" => Ok(Self::Canceled),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PaymentIntentListStatusItem {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for PaymentIntentListStatusItem {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///`PaymentIntentRefundPaymentIntentId`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PaymentIntentRefundPaymentIntentId(::std::string::String);
+    impl ::std::ops::Deref for PaymentIntentRefundPaymentIntentId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PaymentIntentRefundPaymentIntentId>
+    for ::std::string::String {
+        fn from(value: PaymentIntentRefundPaymentIntentId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PaymentIntentRefundPaymentIntentId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 64usize {
+                return Err("longer than 64 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PaymentIntentRefundPaymentIntentId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for PaymentIntentRefundPaymentIntentId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PaymentIntentRefundPaymentIntentId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`PaymentIntentRefundXIdempotencyKey`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PaymentIntentRefundXIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for PaymentIntentRefundXIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PaymentIntentRefundXIdempotencyKey>
+    for ::std::string::String {
+        fn from(value: PaymentIntentRefundXIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PaymentIntentRefundXIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 256usize {
+                return Err("longer than 256 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PaymentIntentRefundXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for PaymentIntentRefundXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PaymentIntentRefundXIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///PENDING: nothing tried yet. PROCESSING: a charge is with the provider (a SEPA debit until it settles). REQUIRES_ACTION: the payer must authenticate on the page. REQUIRES_PAYMENT_METHOD: the last charge failed; the payer may try again. SUCCEEDED: paid (refunds keep it SUCCEEDED). CANCELED: its link was cancelled or expired.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum PaymentIntentStatus {
+        #[serde(rename = "PENDING")]
+        Pending,
+        #[serde(rename = "REQUIRES_ACTION")]
+        RequiresAction,
+        #[serde(rename = "PROCESSING")]
+        Processing,
+        #[serde(rename = "SUCCEEDED")]
+        Succeeded,
+        #[serde(rename = "REQUIRES_PAYMENT_METHOD")]
+        RequiresPaymentMethod,
+        #[serde(rename = "CANCELED")]
+        Canceled,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
+    }
+    impl ::std::fmt::Display for PaymentIntentStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Pending => f.write_str("PENDING"),
+                Self::RequiresAction => f.write_str("REQUIRES_ACTION"),
+                Self::Processing => f.write_str("PROCESSING"),
+                Self::Succeeded => f.write_str("SUCCEEDED"),
+                Self::RequiresPaymentMethod => f.write_str("REQUIRES_PAYMENT_METHOD"),
+                Self::Canceled => f.write_str("CANCELED"),
+                Self::Unknown => f.write_str("Unknown"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for PaymentIntentStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "PENDING" => Ok(Self::Pending),
+                "REQUIRES_ACTION" => Ok(Self::RequiresAction),
+                "PROCESSING" => Ok(Self::Processing),
+                "SUCCEEDED" => Ok(Self::Succeeded),
+                "REQUIRES_PAYMENT_METHOD" => Ok(Self::RequiresPaymentMethod),
+                "CANCELED" => Ok(Self::Canceled),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PaymentIntentStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for PaymentIntentStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///`PaymentIntentViewPaymentIntentId`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PaymentIntentViewPaymentIntentId(::std::string::String);
+    impl ::std::ops::Deref for PaymentIntentViewPaymentIntentId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PaymentIntentViewPaymentIntentId>
+    for ::std::string::String {
+        fn from(value: PaymentIntentViewPaymentIntentId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PaymentIntentViewPaymentIntentId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 64usize {
+                return Err("longer than 64 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PaymentIntentViewPaymentIntentId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for PaymentIntentViewPaymentIntentId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PaymentIntentViewPaymentIntentId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///A hosted page that collects the payment for an order. Its payment intent (PENDING) is created with it, for the order's initial invoice total, frozen at creation.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct PaymentLink {
+        ///What the page collects, in minor units of `currency`.
+        #[serde(rename = "amountMinor")]
+        pub amount_minor: i64,
+        ///Where the page's cancel link sends the payer.
+        #[serde(
+            rename = "cancelUrl",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub cancel_url: ::std::option::Option<PaymentLinkCancelUrl>,
+        ///When it was paid and its order submitted.
+        #[serde(
+            rename = "completedAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub completed_at: ::std::option::Option<
+            ::chrono::DateTime<::chrono::offset::Utc>,
+        >,
+        ///When it was created.
+        #[serde(rename = "createdAt")]
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///ISO 4217 code.
+        pub currency: PaymentLinkCurrency,
+        ///The order's customer.
+        #[serde(rename = "customerId")]
+        pub customer_id: ::uuid::Uuid,
+        ///Shown on the page.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub description: ::std::option::Option<PaymentLinkDescription>,
+        ///When an unpaid link expires.
+        #[serde(rename = "expiresAt")]
+        pub expires_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///When FAILED: why the order could not be submitted after the payment.
+        #[serde(
+            rename = "failureReason",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub failure_reason: ::std::option::Option<::std::string::String>,
+        ///Whether paying turns on the customer's billing.autoPay.
+        #[serde(rename = "grantAutopayConsent")]
+        pub grant_autopay_consent: bool,
+        ///The page to send the payer to: an unguessable address on the server's public URL, outside the API. Whoever has it can pay; nothing else can be read or changed with it.
+        #[serde(rename = "hostedUrl")]
+        pub hosted_url: ::std::string::String,
+        ///Client data, returned unchanged.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub metadata: ::std::option::Option<Metadata>,
+        ///The order the link collects for.
+        #[serde(
+            rename = "orderId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub order_id: ::std::option::Option<::uuid::Uuid>,
+        ///Once paid (COMPLETED, or FAILED and refunded): the payment intent that holds the payment.
+        #[serde(
+            rename = "paymentIntentId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub payment_intent_id: ::std::option::Option<::uuid::Uuid>,
+        ///Identifier of the link.
+        #[serde(rename = "paymentLinkId")]
+        pub payment_link_id: ::uuid::Uuid,
+        ///A saved profile of the customer the page offers first.
+        #[serde(
+            rename = "paymentProfileId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub payment_profile_id: ::std::option::Option<::uuid::Uuid>,
+        ///The provider the page charges through.
+        #[serde(rename = "paymentProvider")]
+        pub payment_provider: PaymentProvider,
+        ///Where the payer is sent after paying.
+        #[serde(
+            rename = "returnUrl",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub return_url: ::std::option::Option<PaymentLinkReturnUrl>,
+        ///Whether the method that pays is saved as a payment profile of the customer.
+        #[serde(rename = "savePaymentProfile")]
+        pub save_payment_profile: bool,
+        ///Whether the saved profile becomes the customer's billing.defaultPaymentProfileId.
+        #[serde(rename = "setAsDefaultPaymentProfile")]
+        pub set_as_default_payment_profile: bool,
+        ///Where the link is.
+        pub status: PaymentLinkStatus,
+        ///When it last changed.
+        #[serde(rename = "updatedAt")]
+        pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    }
+    ///`PaymentLinkCancelPaymentLinkId`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PaymentLinkCancelPaymentLinkId(::std::string::String);
+    impl ::std::ops::Deref for PaymentLinkCancelPaymentLinkId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PaymentLinkCancelPaymentLinkId> for ::std::string::String {
+        fn from(value: PaymentLinkCancelPaymentLinkId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PaymentLinkCancelPaymentLinkId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 64usize {
+                return Err("longer than 64 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PaymentLinkCancelPaymentLinkId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for PaymentLinkCancelPaymentLinkId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PaymentLinkCancelPaymentLinkId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Where the page's cancel link sends the payer.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PaymentLinkCancelUrl(::std::string::String);
+    impl ::std::ops::Deref for PaymentLinkCancelUrl {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PaymentLinkCancelUrl> for ::std::string::String {
+        fn from(value: PaymentLinkCancelUrl) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PaymentLinkCancelUrl {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 2048usize {
+                return Err("longer than 2048 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PaymentLinkCancelUrl {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for PaymentLinkCancelUrl {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PaymentLinkCancelUrl {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`PaymentLinkCancelXIdempotencyKey`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PaymentLinkCancelXIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for PaymentLinkCancelXIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PaymentLinkCancelXIdempotencyKey>
+    for ::std::string::String {
+        fn from(value: PaymentLinkCancelXIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PaymentLinkCancelXIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 256usize {
+                return Err("longer than 256 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PaymentLinkCancelXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for PaymentLinkCancelXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PaymentLinkCancelXIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`PaymentLinkCreateXIdempotencyKey`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PaymentLinkCreateXIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for PaymentLinkCreateXIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PaymentLinkCreateXIdempotencyKey>
+    for ::std::string::String {
+        fn from(value: PaymentLinkCreateXIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PaymentLinkCreateXIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 256usize {
+                return Err("longer than 256 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PaymentLinkCreateXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for PaymentLinkCreateXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PaymentLinkCreateXIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///ISO 4217 code.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PaymentLinkCurrency(::std::string::String);
+    impl ::std::ops::Deref for PaymentLinkCurrency {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PaymentLinkCurrency> for ::std::string::String {
+        fn from(value: PaymentLinkCurrency) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PaymentLinkCurrency {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[A-Z]{3}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[A-Z]{3}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PaymentLinkCurrency {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for PaymentLinkCurrency {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PaymentLinkCurrency {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Shown on the page.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PaymentLinkDescription(::std::string::String);
+    impl ::std::ops::Deref for PaymentLinkDescription {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PaymentLinkDescription> for ::std::string::String {
+        fn from(value: PaymentLinkDescription) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PaymentLinkDescription {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 500usize {
+                return Err("longer than 500 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PaymentLinkDescription {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for PaymentLinkDescription {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PaymentLinkDescription {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///One page of payment links.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct PaymentLinkList {
+        ///The links on this page.
+        pub items: ::std::vec::Vec<PaymentLink>,
+        ///Where the next page starts.
+        pub pagination: Pagination,
+    }
+    ///`PaymentLinkListCursor`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PaymentLinkListCursor(::std::string::String);
+    impl ::std::ops::Deref for PaymentLinkListCursor {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PaymentLinkListCursor> for ::std::string::String {
+        fn from(value: PaymentLinkListCursor) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PaymentLinkListCursor {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 512usize {
+                return Err("longer than 512 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PaymentLinkListCursor {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for PaymentLinkListCursor {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PaymentLinkListCursor {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`PaymentLinkListCustomerId`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PaymentLinkListCustomerId(::std::string::String);
+    impl ::std::ops::Deref for PaymentLinkListCustomerId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PaymentLinkListCustomerId> for ::std::string::String {
+        fn from(value: PaymentLinkListCustomerId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PaymentLinkListCustomerId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 260usize {
+                return Err("longer than 260 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PaymentLinkListCustomerId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for PaymentLinkListCustomerId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PaymentLinkListCustomerId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`PaymentLinkListStatusItem`
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum PaymentLinkListStatusItem {
+        #[serde(rename = "ACTIVE")]
+        Active,
+        #[serde(rename = "EXPIRED")]
+        Expired,
+        #[serde(rename = "COMPLETED")]
+        Completed,
+        #[serde(rename = "CANCELED")]
+        Canceled,
+        #[serde(rename = "FAILED")]
+        Failed,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
+    }
+    impl ::std::fmt::Display for PaymentLinkListStatusItem {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Active => f.write_str("ACTIVE"),
+                Self::Expired => f.write_str("EXPIRED"),
+                Self::Completed => f.write_str("COMPLETED"),
+                Self::Canceled => f.write_str("CANCELED"),
+                Self::Failed => f.write_str("FAILED"),
+                Self::Unknown => f.write_str("Unknown"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for PaymentLinkListStatusItem {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "ACTIVE" => Ok(Self::Active),
+                "EXPIRED" => Ok(Self::Expired),
+                "COMPLETED" => Ok(Self::Completed),
+                "CANCELED" => Ok(Self::Canceled),
+                "FAILED" => Ok(Self::Failed),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PaymentLinkListStatusItem {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for PaymentLinkListStatusItem {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///Where the payer is sent after paying.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PaymentLinkReturnUrl(::std::string::String);
+    impl ::std::ops::Deref for PaymentLinkReturnUrl {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PaymentLinkReturnUrl> for ::std::string::String {
+        fn from(value: PaymentLinkReturnUrl) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PaymentLinkReturnUrl {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 2048usize {
+                return Err("longer than 2048 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PaymentLinkReturnUrl {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for PaymentLinkReturnUrl {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PaymentLinkReturnUrl {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///ACTIVE: its page takes payment. COMPLETED: paid, and its order submitted. CANCELED: cancelled (by the cancel operation, or because its order was changed). EXPIRED: not paid by expiresAt. FAILED: paid, but its order could no longer be submitted; the payment is refunded.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum PaymentLinkStatus {
+        #[serde(rename = "ACTIVE")]
+        Active,
+        #[serde(rename = "EXPIRED")]
+        Expired,
+        #[serde(rename = "COMPLETED")]
+        Completed,
+        #[serde(rename = "CANCELED")]
+        Canceled,
+        #[serde(rename = "FAILED")]
+        Failed,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
+    }
+    impl ::std::fmt::Display for PaymentLinkStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Active => f.write_str("ACTIVE"),
+                Self::Expired => f.write_str("EXPIRED"),
+                Self::Completed => f.write_str("COMPLETED"),
+                Self::Canceled => f.write_str("CANCELED"),
+                Self::Failed => f.write_str("FAILED"),
+                Self::Unknown => f.write_str("Unknown"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for PaymentLinkStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "ACTIVE" => Ok(Self::Active),
+                "EXPIRED" => Ok(Self::Expired),
+                "COMPLETED" => Ok(Self::Completed),
+                "CANCELED" => Ok(Self::Canceled),
+                "FAILED" => Ok(Self::Failed),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PaymentLinkStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for PaymentLinkStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///`PaymentLinkViewPaymentLinkId`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PaymentLinkViewPaymentLinkId(::std::string::String);
+    impl ::std::ops::Deref for PaymentLinkViewPaymentLinkId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PaymentLinkViewPaymentLinkId> for ::std::string::String {
+        fn from(value: PaymentLinkViewPaymentLinkId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PaymentLinkViewPaymentLinkId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 64usize {
+                return Err("longer than 64 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PaymentLinkViewPaymentLinkId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for PaymentLinkViewPaymentLinkId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PaymentLinkViewPaymentLinkId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///What may be shown of a payment method.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct PaymentMethodSummary {
+        ///e.g. "Visa •••• 4242".
+        #[serde(rename = "displayName")]
+        pub display_name: ::std::string::String,
+        ///The method's kind, open and provider-defined (CARD, SEPA_DEBIT, ...).
+        #[serde(rename = "type")]
+        pub type_: ::std::string::String,
+    }
+    ///A saved payment method of a customer, in full.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct PaymentProfile {
+        ///Who pays with it.
+        #[serde(
+            rename = "billingDetails",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub billing_details: ::std::option::Option<PaymentProfileBillingDetails>,
+        ///When it was saved.
+        #[serde(rename = "createdAt")]
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///Whose it is.
+        #[serde(rename = "customerId")]
+        pub customer_id: ::uuid::Uuid,
+        ///e.g. "Visa •••• 4242" or "SEPA DE89 •••• 3000".
+        #[serde(
+            rename = "displayName",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub display_name: ::std::option::Option<::std::string::String>,
+        ///A card's last valid day.
+        #[serde(
+            rename = "expiresAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub expires_at: ::std::option::Option<::chrono::naive::NaiveDate>,
+        ///Whether it is the customer's billing.defaultPaymentProfileId.
+        #[serde(
+            rename = "isDefault",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub is_default: ::std::option::Option<bool>,
+        ///Client data, returned unchanged.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub metadata: ::std::option::Option<Metadata>,
+        ///Identifier of the profile.
+        #[serde(rename = "paymentProfileId")]
+        pub payment_profile_id: ::uuid::Uuid,
+        ///The provider that keeps the method.
+        #[serde(
+            rename = "paymentProvider",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub payment_provider: ::std::option::Option<PaymentProvider>,
+        ///Whether it can be charged.
+        pub status: PaymentProfileStatus,
+        ///The method's kind: an open, provider-defined value (CARD, SEPA_DEBIT; others such as SWISH, VIPPS, KLARNA or PAYPAL occur with other providers). Do not treat it as a closed set.
+        #[serde(rename = "type")]
+        pub type_: PaymentProfileType,
+    }
+    ///The payer's address, as the customer's billing address was when the profile was saved.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct PaymentProfileAddress {
+        ///City.
+        pub city: ::std::string::String,
+        ///ISO 3166-1 alpha-2 country code.
+        pub country: PaymentProfileAddressCountry,
+        ///First street line.
+        pub street: ::std::string::String,
+        ///First street line (the same as street; kept for older clients).
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub street1: ::std::option::Option<::std::string::String>,
+        ///Second street line.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub street2: ::std::option::Option<::std::string::String>,
+        ///Postal code.
+        pub zip: ::std::string::String,
+    }
+    ///ISO 3166-1 alpha-2 country code.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PaymentProfileAddressCountry(::std::string::String);
+    impl ::std::ops::Deref for PaymentProfileAddressCountry {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PaymentProfileAddressCountry> for ::std::string::String {
+        fn from(value: PaymentProfileAddressCountry) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PaymentProfileAddressCountry {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[A-Z]{2}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[A-Z]{2}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PaymentProfileAddressCountry {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for PaymentProfileAddressCountry {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PaymentProfileAddressCountry {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Who pays with the method.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    pub struct PaymentProfileBillingDetails {
+        ///The customer's billing address.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub address: ::std::option::Option<PaymentProfileAddress>,
+        ///The customer's billing email.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub email: ::std::option::Option<::std::string::String>,
+        ///The customer's name.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub name: ::std::option::Option<::std::string::String>,
+    }
+    ///A customer's saved payment methods, oldest first (all of them; no pages).
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct PaymentProfileList {
+        ///The profiles.
+        pub items: ::std::vec::Vec<PaymentProfileListItem>,
+    }
+    ///`PaymentProfileListCustomerId`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PaymentProfileListCustomerId(::std::string::String);
+    impl ::std::ops::Deref for PaymentProfileListCustomerId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PaymentProfileListCustomerId> for ::std::string::String {
+        fn from(value: PaymentProfileListCustomerId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PaymentProfileListCustomerId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 260usize {
+                return Err("longer than 260 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PaymentProfileListCustomerId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for PaymentProfileListCustomerId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PaymentProfileListCustomerId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///A saved payment method of a customer, as listed.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct PaymentProfileListItem {
+        ///When it was saved.
+        #[serde(rename = "createdAt")]
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///e.g. "Visa •••• 4242" or "SEPA DE89 •••• 3000".
+        #[serde(
+            rename = "displayName",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub display_name: ::std::option::Option<::std::string::String>,
+        ///A card's last valid day.
+        #[serde(
+            rename = "expiresAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub expires_at: ::std::option::Option<::chrono::naive::NaiveDate>,
+        ///Whether it is the customer's billing.defaultPaymentProfileId.
+        #[serde(
+            rename = "isDefault",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub is_default: ::std::option::Option<bool>,
+        ///Identifier of the profile.
+        #[serde(rename = "paymentProfileId")]
+        pub payment_profile_id: ::uuid::Uuid,
+        ///The provider that keeps the method.
+        #[serde(
+            rename = "paymentProvider",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub payment_provider: ::std::option::Option<PaymentProvider>,
+        ///Whether it can be charged.
+        pub status: PaymentProfileStatus,
+        ///The method's kind: an open, provider-defined value (CARD, SEPA_DEBIT; others such as SWISH, VIPPS, KLARNA or PAYPAL occur with other providers). Do not treat it as a closed set.
+        #[serde(rename = "type")]
+        pub type_: PaymentProfileListItemType,
+    }
+    ///The method's kind: an open, provider-defined value (CARD, SEPA_DEBIT; others such as SWISH, VIPPS, KLARNA or PAYPAL occur with other providers). Do not treat it as a closed set.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PaymentProfileListItemType(::std::string::String);
+    impl ::std::ops::Deref for PaymentProfileListItemType {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PaymentProfileListItemType> for ::std::string::String {
+        fn from(value: PaymentProfileListItemType) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PaymentProfileListItemType {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 64usize {
+                return Err("longer than 64 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PaymentProfileListItemType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for PaymentProfileListItemType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PaymentProfileListItemType {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///ACTIVE: can be charged. EXPIRED: its card's expiry passed (by the organisation's clock). INACTIVE: the provider no longer has it. REQUIRES_ACTION: the payer must confirm it again on a page.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum PaymentProfileStatus {
+        #[serde(rename = "ACTIVE")]
+        Active,
+        #[serde(rename = "INACTIVE")]
+        Inactive,
+        #[serde(rename = "EXPIRED")]
+        Expired,
+        #[serde(rename = "REQUIRES_ACTION")]
+        RequiresAction,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
+    }
+    impl ::std::fmt::Display for PaymentProfileStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Active => f.write_str("ACTIVE"),
+                Self::Inactive => f.write_str("INACTIVE"),
+                Self::Expired => f.write_str("EXPIRED"),
+                Self::RequiresAction => f.write_str("REQUIRES_ACTION"),
+                Self::Unknown => f.write_str("Unknown"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for PaymentProfileStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "ACTIVE" => Ok(Self::Active),
+                "INACTIVE" => Ok(Self::Inactive),
+                "EXPIRED" => Ok(Self::Expired),
+                "REQUIRES_ACTION" => Ok(Self::RequiresAction),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PaymentProfileStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for PaymentProfileStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///The method's kind: an open, provider-defined value (CARD, SEPA_DEBIT; others such as SWISH, VIPPS, KLARNA or PAYPAL occur with other providers). Do not treat it as a closed set.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PaymentProfileType(::std::string::String);
+    impl ::std::ops::Deref for PaymentProfileType {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PaymentProfileType> for ::std::string::String {
+        fn from(value: PaymentProfileType) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PaymentProfileType {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 64usize {
+                return Err("longer than 64 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PaymentProfileType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for PaymentProfileType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PaymentProfileType {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`PaymentProfileViewPaymentProfileId`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PaymentProfileViewPaymentProfileId(::std::string::String);
+    impl ::std::ops::Deref for PaymentProfileViewPaymentProfileId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PaymentProfileViewPaymentProfileId>
+    for ::std::string::String {
+        fn from(value: PaymentProfileViewPaymentProfileId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PaymentProfileViewPaymentProfileId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 64usize {
+                return Err("longer than 64 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PaymentProfileViewPaymentProfileId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for PaymentProfileViewPaymentProfileId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PaymentProfileViewPaymentProfileId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Who moves the money. PROVIDER_1 takes cards; PROVIDER_2 takes cards and SEPA direct debits. On this server both are sandboxes that answer by test value (see the Payment Links tag).
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum PaymentProvider {
+        #[serde(rename = "PROVIDER_1")]
+        Provider1,
+        #[serde(rename = "PROVIDER_2")]
+        Provider2,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
+    }
+    impl ::std::fmt::Display for PaymentProvider {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Provider1 => f.write_str("PROVIDER_1"),
+                Self::Provider2 => f.write_str("PROVIDER_2"),
+                Self::Unknown => f.write_str("Unknown"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for PaymentProvider {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "PROVIDER_1" => Ok(Self::Provider1),
+                "PROVIDER_2" => Ok(Self::Provider2),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PaymentProvider {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for PaymentProvider {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///Money given back from a payment.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct PaymentRefund {
+        ///The amount given back, in minor units.
+        #[serde(rename = "amountMinor")]
+        pub amount_minor: i64,
+        ///When it was asked for.
+        #[serde(rename = "createdAt")]
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///When FAILED: the provider's reason.
+        #[serde(
+            rename = "failureCode",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub failure_code: ::std::option::Option<::std::string::String>,
+        ///Why, as the request said (or the server, for a link whose order failed).
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub reason: ::std::option::Option<::std::string::String>,
+        ///Identifier of the refund; also the provider's idempotency key.
+        #[serde(rename = "refundId")]
+        pub refund_id: ::uuid::Uuid,
+        ///Where the refund is.
+        pub status: PaymentRefundStatus,
+        ///When it last changed.
+        #[serde(rename = "updatedAt")]
+        pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    }
+    ///PENDING: recorded, being sent to the provider. SUCCEEDED: given back. FAILED: the provider refused it (failureCode says why); the amount may be refunded again.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum PaymentRefundStatus {
+        #[serde(rename = "PENDING")]
+        Pending,
+        #[serde(rename = "SUCCEEDED")]
+        Succeeded,
+        #[serde(rename = "FAILED")]
+        Failed,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
+    }
+    impl ::std::fmt::Display for PaymentRefundStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Pending => f.write_str("PENDING"),
+                Self::Succeeded => f.write_str("SUCCEEDED"),
+                Self::Failed => f.write_str("FAILED"),
+                Self::Unknown => f.write_str("Unknown"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for PaymentRefundStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "PENDING" => Ok(Self::Pending),
+                "SUCCEEDED" => Ok(Self::Succeeded),
+                "FAILED" => Ok(Self::Failed),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PaymentRefundStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for PaymentRefundStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
     }
     ///An offering change of a subscription scheduled for later: it falls due at `scheduledAt`, an instant (a license's change, LicensePendingProductOffering, is dated by the day).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -19980,6 +22771,658 @@ Arguments:
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
             409u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**List payment intents
+
+Payment intents of the organisation, oldest first. A user sees only what belongs to their own customers.
+
+Sends a `GET` request to `/payment-intents`
+
+Arguments:
+- `cursor`: Opaque cursor from the previous page's pagination.nextCursor.
+- `customer_id`: Only intents of these customers (ids or `rid_` references).
+- `limit`: Page size.
+- `status`: Only intents in these states.
+*/
+    pub async fn payment_intent_list<'a>(
+        &'a self,
+        cursor: Option<&'a types::PaymentIntentListCursor>,
+        customer_id: Option<&'a ::std::vec::Vec<types::PaymentIntentListCustomerIdItem>>,
+        limit: Option<::std::num::NonZeroU32>,
+        status: Option<&'a ::std::vec::Vec<types::PaymentIntentListStatusItem>>,
+    ) -> Result<ResponseValue<types::PaymentIntentList>, Error<types::Error>> {
+        let url = format!("{}/payment-intents", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .query(&progenitor_client::QueryParam::new("cursor", &cursor))
+            .query(&progenitor_client::QueryParam::new("customerId", &customer_id))
+            .query(&progenitor_client::QueryParam::new("limit", &limit))
+            .query(&progenitor_client::QueryParam::new("status", &status))
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "payment_intent_list",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Show a payment intent
+
+One payment intent with its line items, charge attempts and refunds. A user sees only what belongs to their own customers.
+
+Sends a `GET` request to `/payment-intents/{paymentIntentId}`
+
+Arguments:
+- `payment_intent_id`: The intent.
+*/
+    pub async fn payment_intent_view<'a>(
+        &'a self,
+        payment_intent_id: &'a types::PaymentIntentViewPaymentIntentId,
+    ) -> Result<ResponseValue<types::PaymentIntent>, Error<types::Error>> {
+        let url = format!(
+            "{}/payment-intents/{}", self.baseurl, encode_path(& payment_intent_id
+            .to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "payment_intent_view",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Refund a payment
+
+Gives back some or all of a SUCCEEDED payment: the refund is recorded PENDING and sent to the provider by a job, with its id as the provider's idempotency key; it becomes SUCCEEDED (`payment_intent.refunded`) or FAILED. More than is left to refund answers 409 refund_exceeds_payment; an intent not SUCCEEDED answers 409 naming its state. Needs the MANAGER role for the customer, or the API key alone.
+
+Sends a `POST` request to `/payment-intents/{paymentIntentId}/refunds`
+
+Arguments:
+- `payment_intent_id`: The intent.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `body`
+*/
+    pub async fn payment_intent_refund<'a>(
+        &'a self,
+        payment_intent_id: &'a types::PaymentIntentRefundPaymentIntentId,
+        x_idempotency_key: Option<&'a types::PaymentIntentRefundXIdempotencyKey>,
+        body: &'a types::CreatePaymentRefundRequest,
+    ) -> Result<ResponseValue<types::PaymentIntent>, Error<types::Error>> {
+        let url = format!(
+            "{}/payment-intents/{}/refunds", self.baseurl, encode_path(&
+            payment_intent_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = x_idempotency_key {
+            header_map.append("X-Idempotency-Key", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "payment_intent_refund",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            201u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            409u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            413u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**List payment links
+
+Payment links of the organisation, oldest first; a link past its expiresAt is EXPIRED here. A user sees only what belongs to their own customers.
+
+Sends a `GET` request to `/payment-links`
+
+Arguments:
+- `cursor`: Opaque cursor from the previous page's pagination.nextCursor.
+- `customer_id`: Only this customer's links (an id or `rid_` reference).
+- `limit`: Page size.
+- `order_id`: Only this order's links.
+- `status`: Only links in these states.
+*/
+    pub async fn payment_link_list<'a>(
+        &'a self,
+        cursor: Option<&'a types::PaymentLinkListCursor>,
+        customer_id: Option<&'a types::PaymentLinkListCustomerId>,
+        limit: Option<::std::num::NonZeroU32>,
+        order_id: Option<&'a ::uuid::Uuid>,
+        status: Option<&'a ::std::vec::Vec<types::PaymentLinkListStatusItem>>,
+    ) -> Result<ResponseValue<types::PaymentLinkList>, Error<types::Error>> {
+        let url = format!("{}/payment-links", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .query(&progenitor_client::QueryParam::new("cursor", &cursor))
+            .query(&progenitor_client::QueryParam::new("customerId", &customer_id))
+            .query(&progenitor_client::QueryParam::new("limit", &limit))
+            .query(&progenitor_client::QueryParam::new("orderId", &order_id))
+            .query(&progenitor_client::QueryParam::new("status", &status))
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "payment_link_list",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Create a payment link
+
+Starts collecting the payment for an order: a link whose page (hostedUrl) takes the payment, and its payment intent (PENDING) for the order's initial invoice total, frozen now. Exactly one of orderId and invoiceId (invoice links: 400 invoice_links_unavailable on this server). Rule 2: an order that submission would refuse is refused here with what submission answers (409 order_validation_failed with a detail per failing field; 409 order_not_approved for an order waiting for approval; 409 order_state_conflict or order_expired for one no longer open), and nothing is collected. An order with nothing to pay now (total 0) answers 409 nothing_to_pay: save a method with a profile session instead. An order with an ACTIVE link already answers 409 payment_link_exists. The provider must be enabled for the organisation (412 payment_provider_disabled). setAsDefaultPaymentProfile and grantAutopayConsent need savePaymentProfile (400); grantAutopayConsent needs a usable default profile (setAsDefaultPaymentProfile, or an ACTIVE default already; else 409 default_payment_profile_required). paymentProfileId must be an ACTIVE profile of the customer at the link's provider (404, 409 payment_profile_not_usable). Changing the order (PUT) cancels its ACTIVE link. Needs the MANAGER role for the customer, or the API key alone.
+
+Sends a `POST` request to `/payment-links`
+
+Arguments:
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `body`
+*/
+    pub async fn payment_link_create<'a>(
+        &'a self,
+        x_idempotency_key: Option<&'a types::PaymentLinkCreateXIdempotencyKey>,
+        body: &'a types::CreatePaymentLinkRequest,
+    ) -> Result<ResponseValue<types::PaymentLink>, Error<types::Error>> {
+        let url = format!("{}/payment-links", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = x_idempotency_key {
+            header_map.append("X-Idempotency-Key", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "payment_link_create",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            201u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            409u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            412u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            413u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Show a payment link
+
+One payment link; past its expiresAt it is EXPIRED here. A user sees only what belongs to their own customers.
+
+Sends a `GET` request to `/payment-links/{paymentLinkId}`
+
+Arguments:
+- `payment_link_id`: The link.
+*/
+    pub async fn payment_link_view<'a>(
+        &'a self,
+        payment_link_id: &'a types::PaymentLinkViewPaymentLinkId,
+    ) -> Result<ResponseValue<types::PaymentLink>, Error<types::Error>> {
+        let url = format!(
+            "{}/payment-links/{}", self.baseurl, encode_path(& payment_link_id
+            .to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "payment_link_view",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Cancel a payment link
+
+Cancels an ACTIVE link: its page takes no payment, and its payment intent is CANCELED. Any other state answers 409 naming it (a payment in progress on the page: 409 payment_in_progress). Needs the MANAGER role for the customer, or the API key alone.
+
+Sends a `POST` request to `/payment-links/{paymentLinkId}/cancel`
+
+Arguments:
+- `payment_link_id`: The link.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+*/
+    pub async fn payment_link_cancel<'a>(
+        &'a self,
+        payment_link_id: &'a types::PaymentLinkCancelPaymentLinkId,
+        x_idempotency_key: Option<&'a types::PaymentLinkCancelXIdempotencyKey>,
+    ) -> Result<ResponseValue<types::PaymentLink>, Error<types::Error>> {
+        let url = format!(
+            "{}/payment-links/{}/cancel", self.baseurl, encode_path(& payment_link_id
+            .to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = x_idempotency_key {
+            header_map.append("X-Idempotency-Key", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "payment_link_cancel",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            409u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**List payment profiles
+
+A customer's saved payment methods, oldest first, all of them (no pages). customerId is required (400 without). A user sees only what belongs to their own customers.
+
+Sends a `GET` request to `/payment-profiles`
+
+Arguments:
+- `customer_id`: The customer (an id or `rid_` reference).
+*/
+    pub async fn payment_profile_list<'a>(
+        &'a self,
+        customer_id: &'a types::PaymentProfileListCustomerId,
+    ) -> Result<ResponseValue<types::PaymentProfileList>, Error<types::Error>> {
+        let url = format!("{}/payment-profiles", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .query(&progenitor_client::QueryParam::new("customerId", &customer_id))
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "payment_profile_list",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Show a payment profile
+
+One saved payment method in full. A user sees only what belongs to their own customers.
+
+Sends a `GET` request to `/payment-profiles/{paymentProfileId}`
+
+Arguments:
+- `payment_profile_id`: The profile.
+*/
+    pub async fn payment_profile_view<'a>(
+        &'a self,
+        payment_profile_id: &'a types::PaymentProfileViewPaymentProfileId,
+    ) -> Result<ResponseValue<types::PaymentProfile>, Error<types::Error>> {
+        let url = format!(
+            "{}/payment-profiles/{}", self.baseurl, encode_path(& payment_profile_id
+            .to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "payment_profile_view",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
             429u16 => {

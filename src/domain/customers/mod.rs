@@ -55,22 +55,41 @@ fn human_readable_id() -> String {
 
 
 
-/// The billing's default payment profile must be one of the customer's.
-/// Payment profiles arrive with the payments area; until then no profile
-/// exists to name, so any id given is a missing reference.
-fn check_payment_profile(billing: Option<&wire::CustomerBilling>) -> Result<()> {
-    match billing.and_then(|b| b.default_payment_profile_id.as_ref()) {
-        Some(_) => Err(Error::missing_reference(
-            InternalCode::PaymentProfileNotFound,
-            "billing.defaultPaymentProfileId",
-            "billing.defaultPaymentProfileId names no payment profile of this customer",
-        )),
-        None => Ok(()),
+/// The billing's default payment profile must be one of the customer's
+/// (`customer` None: a customer being created, which has none yet).
+async fn check_payment_profile(caller: &Caller, customer: Option<Uuid>, billing: Option<&wire::CustomerBilling>) -> Result<()> {
+    let Some(id) = billing.and_then(|b| b.default_payment_profile_id.as_ref()) else { return Ok(()) };
+    let found = match customer {
+        Some(c) => super::payments::profiles::belongs_to(&caller.store, caller.org, c, id).await?,
+        None => false,
+    };
+    if found {
+        return Ok(());
     }
+    Err(Error::missing_reference(
+        InternalCode::PaymentProfileNotFound,
+        "billing.defaultPaymentProfileId",
+        "billing.defaultPaymentProfileId names no payment profile of this customer",
+    ))
+}
+
+/// The customer's billing made to name `default` as its default payment
+/// profile, and autoPay turned on when `autopay`, in `tx`
+/// (`customer.updated`); a customer without billing is left as it is.
+pub async fn set_payment_defaults(tx: &mut crate::store::Tx, caller: &Caller, customer: Uuid, default: Option<Uuid>, autopay: bool) -> Result<()> {
+    let (mut row, users) = find_with_users(caller, &customer.to_string()).await?;
+    let Some(billing) = row.billing.as_mut() else { return Ok(()) };
+    if let Some(d) = default {
+        billing.default_payment_profile_id = Some(d.to_string());
+    }
+    billing.auto_pay |= autopay;
+    row.updated_at = caller.now;
+    Store::update_customer(tx, &row).await?;
+    events::record(tx, caller.org, caller.now, &Event::CustomerUpdated(to_wire(row, users))).await
 }
 
 /// The contact, billing and shipping a request gives (each when given):
-/// every failing field at once, then the payment profile.
+/// every failing field at once.
 fn check_documents(contact: Option<&wire::CustomerContact>, billing: Option<&wire::CustomerBilling>, shipping: Option<&wire::Shipping>) -> Result<()> {
     let mut checks = Checks::default();
     if let Some(c) = contact {
@@ -82,8 +101,7 @@ fn check_documents(contact: Option<&wire::CustomerContact>, billing: Option<&wir
     if let Some(s) = shipping {
         checks.shipping(s);
     }
-    checks.finish()?;
-    check_payment_profile(billing)
+    checks.finish()
 }
 
 /// Only organisation-wide credentials create customers: a user could not
@@ -91,6 +109,7 @@ fn check_documents(contact: Option<&wire::CustomerContact>, billing: Option<&wir
 pub async fn create(caller: &Caller, req: wire::CreateCustomerRequest) -> Result<wire::Customer> {
     caller.require_organisation("create customers")?;
     check_documents(Some(&req.contact), req.billing.as_ref(), req.shipping.as_ref())?;
+    check_payment_profile(caller, None, req.billing.as_ref()).await?;
     let store = &caller.store;
     if let Some(r) = &req.reference_id {
         super::check_reference_free(store, caller.org, Referenced::Customer, r, None).await?;
@@ -170,6 +189,7 @@ pub async fn update(caller: &Caller, key: &str, req: wire::UpdateCustomerRequest
     let (mut row, mut users) = find_with_users(caller, key).await?;
     caller.require_role(row.id, Role::Manager)?;
     check_documents(req.contact.as_ref(), req.billing.as_ref(), req.shipping.as_ref())?;
+    check_payment_profile(caller, Some(row.id), req.billing.as_ref()).await?;
     if let Some(r) = req.reference_id.as_ref().filter(|r| row.reference_id.as_ref() != Some(*r)) {
         // `rid_` look-ups (and the integrator's own records) go by it: a
         // user could point another system's references at this customer

@@ -120,6 +120,8 @@ pub async fn update(caller: &Caller, key: &str, req: wire::UpdateOrderRequest) -
         return Err(moved_meanwhile(&mut tx, caller, row.id, OrderOp::Change).await);
     }
     events::record(&mut tx, caller.org, caller.now, &Event::OrderUpdated(order.clone())).await?;
+    // what its link would collect no longer holds
+    crate::domain::payments::links::order_moved(&mut tx, &caller.store, caller.org, row.id, caller.now).await?;
     tx.commit().await?;
     Ok(order)
 }
@@ -132,6 +134,9 @@ async fn commit_transition(caller: &Caller, before: &OrderRow, after: &OrderRow,
         return Err(moved_meanwhile(&mut tx, caller, before.id, op).await);
     }
     let order = record_transition(&mut tx, before, after, caller.now, event).await?;
+    if !crate::domain::orders::states::is_open(after.status) {
+        crate::domain::payments::links::order_moved(&mut tx, &caller.store, caller.org, after.id, caller.now).await?;
+    }
     tx.commit().await?;
     Ok(order)
 }

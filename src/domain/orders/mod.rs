@@ -18,6 +18,11 @@ pub use expiry::expire;
 pub use lines::{Line, OfferingRef, OrderDoc};
 pub use render::priced;
 pub use submit::submit;
+/// Submission in parts, for what submits an order as part of its own
+/// transaction (a payment link's completion): `ready`, `check`, `write`.
+pub mod submission {
+    pub use super::submit::{Checked, check, ready, write};
+}
 
 use super::{Caller, customers};
 use crate::error::{Error, InternalCode, Result};

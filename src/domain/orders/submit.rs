@@ -72,9 +72,9 @@ async fn check_new_subscriptions(caller: &Caller, doc: &OrderDoc, bad: &mut Vec<
     Ok(())
 }
 
-pub async fn submit(caller: &Caller, key: &str) -> Result<wire::Order> {
-    let before = super::find(caller, key).await?;
-    caller.require_role(before.customer_id, Role::Member)?;
+/// Whether the order's state lets it be submitted: open, and approved if
+/// a MEMBER made it (409 naming what stands in the way).
+pub fn ready(before: &OrderRow) -> Result<()> {
     ORDER.next(OrderOp::Submit, before.status)?;
     if before.status == crate::kinds::OrderStatus::Draft && before.approval_required {
         return Err(Error::Conflict {
@@ -83,6 +83,13 @@ pub async fn submit(caller: &Caller, key: &str) -> Result<wire::Order> {
             property: "status",
         });
     }
+    Ok(())
+}
+
+pub async fn submit(caller: &Caller, key: &str) -> Result<wire::Order> {
+    let before = super::find(caller, key).await?;
+    caller.require_role(before.customer_id, Role::Member)?;
+    ready(&before)?;
     let checked = match check(caller, &before).await {
         Ok(checked) => checked,
         // a submission that beat this one to the order has taken its
@@ -103,7 +110,7 @@ pub async fn submit(caller: &Caller, key: &str) -> Result<wire::Order> {
 
 /// An order checked for submission: its document and what each line
 /// needs read, for `write`.
-pub(super) struct Checked {
+pub struct Checked {
     doc: OrderDoc,
     reads: Vec<Reads>,
 }
@@ -111,7 +118,7 @@ pub(super) struct Checked {
 /// Every line of `before` checked again against the catalog and the
 /// customer as they are now (409 order_validation_failed with a detail per
 /// failing field), and what writing it needs read.
-pub(super) async fn check(caller: &Caller, before: &OrderRow) -> Result<Checked> {
+pub async fn check(caller: &Caller, before: &OrderRow) -> Result<Checked> {
     let customer = customers::find(caller, &before.customer_id.to_string()).await?;
     let doc = OrderDoc::of(before)?;
     let ctx = context(caller, customer).await?;
@@ -135,7 +142,7 @@ pub(super) async fn check(caller: &Caller, before: &OrderRow) -> Result<Checked>
 /// Writes the submission of `before` in `tx`: what each line creates, the
 /// order and its lines SUBMITTED, every event. The order, and the events of
 /// what the lines created; None when another request moved the order first.
-pub(super) async fn write(tx: &mut Tx, caller: &Caller, before: &OrderRow, checked: Checked) -> Result<Option<(wire::Order, Vec<Event>)>> {
+pub async fn write(tx: &mut Tx, caller: &Caller, before: &OrderRow, checked: Checked) -> Result<Option<(wire::Order, Vec<Event>)>> {
     let Checked { mut doc, reads } = checked;
     let now = caller.now;
     // the order is claimed before anything is made for it: a request that

@@ -64,8 +64,14 @@ impl Fixtures {
         let endpoint_id = endpoint.body["webhookEndpointId"].as_str().unwrap().to_string();
         let events = app.call_as(Some(key), "GET", "/events?limit=1", None, &[]).await;
         let event_id = events.body["items"][0]["eventId"].as_str().unwrap().to_string();
+        // a link paid with a saved card: its link, its intent (SUCCEEDED,
+        // so refundable) and the profile it saved
+        let (link_id, intent_id, profile_id) = paid_link(app, key, &customer_id, &offering, tag).await;
         let ids = BTreeMap::from([
             ("customerId", (customer_id, format!("rid_{tag}-customer"))),
+            ("paymentLinkId", (link_id.clone(), link_id)),
+            ("paymentIntentId", (intent_id.clone(), intent_id)),
+            ("paymentProfileId", (profile_id.clone(), profile_id)),
             ("userId", (user_id, format!("rid_{tag}-user"))),
             // offerings have no reference ids: the id stands in for both
             ("productOfferingId", (offering.clone(), offering.clone())),
@@ -118,6 +124,23 @@ pub fn with_fixtures(body: &Value, fixtures: &Fixtures) -> Value {
         Value::Array(items) => Value::Array(items.iter().map(|i| with_fixtures(i, fixtures)).collect()),
         other => other.clone(),
     }
+}
+
+/// A payment link of `customer` paid on its page with a saved card: the
+/// ids of the link, its intent and the profile.
+async fn paid_link(app: &TestApp, key: &str, customer: &str, offering: &str, tag: &str) -> (String, String, String) {
+    let line = json!({"type": "SUBSCRIPTION", "productOfferingId": offering, "subscription": {"simType": "ESIM", "msisdn": format!("{}9", &number_of(tag)[..11])}});
+    let order = app.call_as(Some(key), "POST", "/orders", Some(json!({"customerId": customer, "lineItems": [line]})), &[]).await;
+    assert_eq!(order.status, 201, "{:#}", order.body);
+    let link = app.call_as(Some(key), "POST", "/payment-links", Some(json!({"orderId": order.body["orderId"], "savePaymentProfile": true})), &[]).await;
+    assert_eq!(link.status, 201, "{:#}", link.body);
+    let (status, _, _) = crate::payments::pay_card(link.body["hostedUrl"].as_str().unwrap(), "4242424242424242").await;
+    assert_eq!(status, 200);
+    let link = app.call_as(Some(key), "GET", &format!("/payment-links/{}", link.body["paymentLinkId"].as_str().unwrap()), None, &[]).await;
+    assert_eq!(link.body["status"], "COMPLETED", "{:#}", link.body);
+    let profiles = app.call_as(Some(key), "GET", &format!("/payment-profiles?customerId={customer}"), None, &[]).await;
+    let id = |v: &Value| v.as_str().unwrap().to_string();
+    (id(&link.body["paymentLinkId"]), id(&link.body["paymentIntentId"]), id(&profiles.body["items"][0]["paymentProfileId"]))
 }
 
 /// The number of the subscription of the fixtures tagged `tag`: each
@@ -257,13 +280,26 @@ pub async fn succeeding(app: &TestApp, ours: &Fixtures, op: &Operation, n: &mut 
         }
     }
     if op.path_params().any(|p| p == "orderId") {
-        let customer = &ours.ids["customerId"].0;
-        *n += 1;
-        let msisdn = format!("+4670555{:04}", *n);
-        let line = json!({"type": "SUBSCRIPTION", "productOfferingId": ours.ids["productOfferingId"].0, "subscription": {"simType": "ESIM", "msisdn": msisdn}});
-        let order = app.call("POST", "/orders", Some(json!({"customerId": customer, "lineItems": [line]}))).await;
-        assert_eq!(order.status, 201, "{:#}", order.body);
-        path = op.fill(|_| order.body["orderId"].as_str().unwrap().to_string());
+        let order = own_order(app, ours, n).await;
+        path = op.fill(|_| order.clone());
+    }
+    // a link for an order of its own (an order has one ACTIVE link);
+    // one cancelled is its own too
+    if op.id == "payment_link_create" {
+        body = Some(json!({"orderId": own_order(app, ours, n).await, "savePaymentProfile": true, "returnUrl": "https://shop.example/thanks"}));
+    }
+    if op.id == "payment_link_cancel" {
+        let order = own_order(app, ours, n).await;
+        let link = app.call("POST", "/payment-links", Some(json!({"orderId": order}))).await;
+        assert_eq!(link.status, 201, "{:#}", link.body);
+        path = op.fill(|_| link.body["paymentLinkId"].as_str().unwrap().to_string());
+    }
+    // a refund of a minor unit: the paid fixture is refunded many times
+    if op.id == "payment_intent_refund" {
+        body = Some(json!({"amountMinor": 1, "reason": "sweep"}));
+    }
+    if op.id == "payment_profile_list" {
+        return (format!("{path}?customerId={}", ours.ids["customerId"].0), None);
     }
     // an eSIM's activation code: one of its own that has a profile
     if op.path.ends_with("/esim-activation-code") {
@@ -279,6 +315,16 @@ pub async fn succeeding(app: &TestApp, ours: &Fixtures, op: &Operation, n: &mut 
         path = op.fill(|_| id.clone());
     }
     (path, body)
+}
+
+/// A new DRAFT order of our customer (the `n`th object made).
+async fn own_order(app: &TestApp, ours: &Fixtures, n: &mut usize) -> String {
+    *n += 1;
+    let msisdn = format!("+4670555{:04}", *n);
+    let line = json!({"type": "SUBSCRIPTION", "productOfferingId": ours.ids["productOfferingId"].0, "subscription": {"simType": "ESIM", "msisdn": msisdn}});
+    let order = app.call("POST", "/orders", Some(json!({"customerId": ours.ids["customerId"].0, "lineItems": [line]}))).await;
+    assert_eq!(order.status, 201, "{:#}", order.body);
+    order.body["orderId"].as_str().unwrap().to_string()
 }
 
 /// `body` with the values that must be unique (a referenceId, a number, an

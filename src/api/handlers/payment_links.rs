@@ -1,0 +1,53 @@
+//! The handlers of the Payment Links operations; creating needs the
+//! server's public URL (the hosted page's address).
+
+use crate::api::context::Context;
+use crate::api::extract::{HeaderParams, JsonBody, QueryParams};
+use crate::api::request::{Access, handle_idempotent, read};
+use crate::domain::payments;
+use crate::wire::latest::{params, types};
+use dropshot::{HttpResponseCreated, HttpResponseOk, Path, RequestContext};
+use super::Result;
+
+pub async fn payment_link_list(
+    rqctx: RequestContext<Context>,
+    query: QueryParams<params::PaymentLinkListQuery>,
+    headers: HeaderParams<params::PaymentLinkListHeaders>,
+) -> Result<HttpResponseOk<types::PaymentLinkList>> {
+    read(&rqctx, headers, |c| async move { Ok(payments::list_links(&c, query.into_inner()?).await?) }).await
+}
+
+pub async fn payment_link_create(
+    rqctx: RequestContext<Context>,
+    headers: HeaderParams<params::PaymentLinkCreateHeaders>,
+    body: JsonBody<types::CreatePaymentLinkRequest>,
+) -> Result<HttpResponseCreated<types::PaymentLink>> {
+    // the pages are on the public URL the operator gave, else where this
+    // server was reached
+    let public_url = match &rqctx.context().settings.public_url {
+        Some(u) => u.clone(),
+        None => format!("http://{}", rqctx.server.local_addr),
+    };
+    handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move {
+        Ok(HttpResponseCreated(payments::links::create(&c, &public_url, body).await?))
+    })
+    .await
+}
+
+pub async fn payment_link_view(
+    rqctx: RequestContext<Context>,
+    path: Path<params::PaymentLinkViewPath>,
+    headers: HeaderParams<params::PaymentLinkViewHeaders>,
+) -> Result<HttpResponseOk<types::PaymentLink>> {
+    read(&rqctx, headers, |c| async move { Ok(payments::view_link(&c, &path.into_inner().payment_link_id).await?) }).await
+}
+
+pub async fn payment_link_cancel(
+    rqctx: RequestContext<Context>,
+    path: Path<params::PaymentLinkCancelPath>,
+    headers: HeaderParams<params::PaymentLinkCancelHeaders>,
+) -> Result<HttpResponseOk<types::PaymentLink>> {
+    let link = path.into_inner().payment_link_id;
+    handle_idempotent(&rqctx, Access::Write, headers, JsonBody::<()>::none(), |c, ()| async move { Ok(HttpResponseOk(payments::links::cancel(&c, &link).await?)) })
+        .await
+}

@@ -1,0 +1,155 @@
+//! An attempt to charge, from a hosted page: the attempt is committed
+//! (PROCESSING, the intent with it, and the job that resolves it should
+//! this process die) before the provider is asked, with the attempt's id
+//! as the provider's idempotency key; then its outcome is settled
+//! (`settle`). Two attempts at once on one intent: the intent's guarded
+//! move lets one through, and the other is told a payment is in progress.
+
+use super::settle::{self, Attempt};
+use super::states::{CHARGE, ChargeOp, INTENT, IntentOp};
+use crate::domain::Caller;
+use crate::error::{Error, Result};
+use crate::kinds::{ChargeStatus, PaymentIntentStatus};
+use crate::payment_providers::{ChargeRequest, Entered, Invalid, MethodKind, ProviderError, Providers};
+use crate::store::{ChargeRow, ChargedMethod, IntentRow, JobKind, LinkRow, Store};
+use chrono::Duration;
+
+/// When the job that resolves an attempt looks at it, should the request
+/// that made it not record its outcome: long after a provider answers.
+pub const RESOLVE_AFTER: Duration = Duration::seconds(60);
+
+/// What the page says when the intent's state takes no attempt now.
+fn not_now(status: PaymentIntentStatus) -> Attempt {
+    Attempt::NotNow(match status {
+        PaymentIntentStatus::Processing => "A payment is being processed; refresh this page in a moment.".into(),
+        PaymentIntentStatus::Succeeded => "This payment has been made.".into(),
+        PaymentIntentStatus::RequiresAction => "This payment is waiting for authentication.".into(),
+        _ => "This payment can no longer be made.".into(),
+    })
+}
+
+async fn provider_enabled(caller: &Caller, link: &LinkRow) -> Result<bool> {
+    Ok(!caller.store.disabled_payment_providers(caller.org).await?.iter().any(|d| d == link.provider.as_str()))
+}
+
+/// Pays `link`'s intent with what the person typed on its page.
+pub async fn pay(caller: &Caller, providers: &Providers, link: &LinkRow, entered: &Entered) -> Result<Attempt> {
+    let intent = caller.store.intent(caller.org, link.intent_id).await?.ok_or_else(|| Error::Internal(format!("link {} has no intent", link.id)))?;
+    if INTENT.target(IntentOp::Charge, intent.status).is_none() {
+        return Ok(not_now(intent.status));
+    }
+    if !provider_enabled(caller, link).await? {
+        return Ok(Attempt::NotNow(format!("Payments through {} are not available at the moment.", link.provider.as_str())));
+    }
+    if matches!(entered, Entered::Sepa { .. }) && !link.provider.takes(MethodKind::SepaDebit) {
+        return Ok(Attempt::Invalid(Invalid { field: "iban", message: format!("{} takes cards only.", link.provider.as_str()) }));
+    }
+    let provider = providers.get(link.provider);
+    let method = match provider.save_method(entered, caller.now).await {
+        Ok(Ok(m)) => m,
+        Ok(Err(invalid)) => return Ok(Attempt::Invalid(invalid)),
+        Err(_) => return Ok(Attempt::Unavailable),
+    };
+    let charge = ChargeRow {
+        id: crate::domain::new_id(),
+        org: caller.org,
+        intent_id: intent.id,
+        status: ChargeStatus::Processing,
+        amount_minor: intent.amount_minor,
+        currency: intent.currency.clone(),
+        provider: link.provider,
+        method: ChargedMethod { token: method.token.clone(), kind: method.kind.as_str().into(), display_name: method.display_name, expires_on: method.expires_on },
+        profile_id: None,
+        off_session: false,
+        failure_code: None,
+        created_at: caller.now,
+        updated_at: caller.now,
+    };
+    if !begin(caller, &intent, IntentOp::Charge, &charge, None).await? {
+        let now = caller.store.intent(caller.org, intent.id).await?.map(|i| i.status).unwrap_or(intent.status);
+        return Ok(not_now(now));
+    }
+    let request = ChargeRequest { token: &method.token, amount_minor: charge.amount_minor, currency: &charge.currency, off_session: false, now: caller.now };
+    let outcome = provider.charge(charge.id, &request).await;
+    settle::record(caller, charge.id, outcome).await
+}
+
+/// The person approved (or failed) the authentication the intent of
+/// `link` waits for.
+pub async fn authenticate(caller: &Caller, providers: &Providers, link: &LinkRow, approved: bool) -> Result<Attempt> {
+    let intent = caller.store.intent(caller.org, link.intent_id).await?.ok_or_else(|| Error::Internal(format!("link {} has no intent", link.id)))?;
+    if INTENT.target(IntentOp::Authenticate, intent.status).is_none() {
+        return Ok(not_now(intent.status));
+    }
+    let charges = caller.store.charges_of(intent.id).await?;
+    let Some(waiting) = charges.into_iter().rev().find(|c| c.status == ChargeStatus::RequiresAction) else {
+        return Err(Error::Internal(format!("intent {} waits for authentication without a charge that does", intent.id)));
+    };
+    let mut moved = waiting.clone();
+    moved.status = CHARGE.next(ChargeOp::Authenticate, waiting.status)?;
+    moved.updated_at = caller.now;
+    if !begin(caller, &intent, IntentOp::Authenticate, &moved, Some(waiting.status)).await? {
+        let now = caller.store.intent(caller.org, intent.id).await?.map(|i| i.status).unwrap_or(intent.status);
+        return Ok(not_now(now));
+    }
+    let outcome = providers.get(link.provider).authenticate(moved.id, approved, caller.now).await;
+    settle::record(caller, moved.id, outcome).await
+}
+
+/// Commits the attempt: the intent moved by `op` to PROCESSING if it is
+/// still as read, the charge written (inserted, or moved from `from`), and
+/// the job that resolves it after `RESOLVE_AFTER`. False when another
+/// attempt moved the intent first.
+async fn begin(caller: &Caller, intent: &IntentRow, op: IntentOp, charge: &ChargeRow, from: Option<ChargeStatus>) -> Result<bool> {
+    let mut after = intent.clone();
+    after.status = INTENT.next(op, intent.status)?;
+    after.updated_at = caller.now;
+    let mut tx = caller.store.begin().await?;
+    if !Store::move_intent(&mut tx, &after, intent.status).await? {
+        return Ok(false);
+    }
+    match from {
+        None => Store::insert_charge(&mut tx, charge).await?,
+        Some(from) => {
+            if !Store::move_charge(&mut tx, charge, from).await? {
+                return Err(Error::Internal(format!("charge {} moved while its intent was claimed", charge.id)));
+            }
+        }
+    }
+    Store::schedule_job(&mut tx, JobKind::PaymentCharge, &charge.id.to_string(), Some(caller.org), caller.now + RESOLVE_AFTER, caller.now).await?;
+    tx.commit().await?;
+    Ok(true)
+}
+
+/// The payment.charge job: an attempt still PROCESSING is resolved by
+/// asking its provider where it stands, never by charging again. Still
+/// processing (a SEPA debit): asked again later. Never received by the
+/// provider (the process died between the commit and the call): declined,
+/// so the payer may try again.
+pub async fn resolve(store: &Store, providers: &Providers, org: uuid::Uuid, id: uuid::Uuid, now: chrono::DateTime<chrono::Utc>) -> Result<()> {
+    let Some(charge) = store.charge(org, id).await? else { return Ok(()) };
+    if charge.status != ChargeStatus::Processing {
+        return Ok(());
+    }
+    let caller = super::system(store, org, now);
+    let asked = providers.get(charge.provider).charge_status(id, now).await;
+    let outcome = match asked {
+        Ok(Some(o)) => Ok(o),
+        Ok(None) => Ok(crate::payment_providers::Outcome::Failed("processing_error".into())),
+        Err(e) => Err(e),
+    };
+    match settle::record(&caller, id, outcome).await? {
+        Attempt::Processing | Attempt::Unavailable => {
+            let mut tx = store.begin().await?;
+            Store::schedule_job(&mut tx, JobKind::PaymentCharge, &id.to_string(), Some(org), now + RESOLVE_AFTER, now).await?;
+            tx.commit().await
+        }
+        _ => Ok(()),
+    }
+}
+
+impl From<ProviderError> for Attempt {
+    fn from(_: ProviderError) -> Attempt {
+        Attempt::Unavailable
+    }
+}

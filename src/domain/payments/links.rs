@@ -1,0 +1,295 @@
+//! Payment links: creating one (rule 2: only for an order that would
+//! submit), cancelling, expiring by the clock, and closing the link of an
+//! order that changed.
+
+use super::render::{self, hosted_url};
+use super::states::{CHARGE, ChargeOp, INTENT, IntentOp, LINK, LinkOp};
+use super::system;
+use crate::domain::access::Role;
+use crate::domain::{Caller, customers, orders};
+use crate::error::{Detail, Error, InternalCode, Result};
+use crate::events::{self, Event};
+use crate::kinds::{ChargeStatus, PaymentIntentStatus, PaymentLinkStatus, PaymentProfileStatus};
+use crate::payment_providers::ProviderName;
+use crate::store::{IntentRow, JobKind, LinkRow, Store, Tx};
+use crate::wire::latest as wire;
+use chrono::{DateTime, Duration, Utc};
+use uuid::Uuid;
+
+/// A link expires unpaid after this long at most.
+pub const LIFETIME_HOURS: i64 = 24;
+
+/// A page's token: 256 random bits, URL-safe. The token alone opens the
+/// page, so it must not be guessable (a link's id is not secret).
+pub fn new_token() -> String {
+    use base64::Engine;
+    use rand::RngCore;
+    let mut bytes = [0u8; 32];
+    rand::rng().fill_bytes(&mut bytes);
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// The request's fields that must agree with each other (400 for each that
+/// does not, all at once).
+fn check_fields(req: &wire::CreatePaymentLinkRequest, now: DateTime<Utc>) -> Result<()> {
+    let mut bad = vec![];
+    if req.order_id.is_some() && req.invoice_id.is_some() {
+        bad.push(Detail::new("invoiceId", "exactly_one", "give orderId or invoiceId, not both"));
+    }
+    if req.order_id.is_none() && req.invoice_id.is_none() {
+        bad.push(Detail::new("orderId", "required", "give orderId or invoiceId"));
+    }
+    if req.set_as_default_payment_profile && !req.save_payment_profile {
+        bad.push(Detail::new("setAsDefaultPaymentProfile", "requires_save_payment_profile", "needs savePaymentProfile"));
+    }
+    if req.grant_autopay_consent && !req.save_payment_profile {
+        bad.push(Detail::new("grantAutopayConsent", "requires_save_payment_profile", "needs savePaymentProfile"));
+    }
+    for (field, value) in [("returnUrl", &req.return_url), ("cancelUrl", &req.cancel_url)] {
+        if let Some(v) = value {
+            if !url::Url::parse(v).is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.has_host()) {
+                bad.push(Detail::new(field, "invalid_url", "must be an absolute http or https URL"));
+            }
+        }
+    }
+    if let Some(at) = req.expires_at {
+        if at <= now {
+            bad.push(Detail::new("expiresAt", "in_the_past", "must be in the future"));
+        } else if at > now + Duration::hours(LIFETIME_HOURS) {
+            bad.push(Detail::new("expiresAt", "too_far", "at most 24 hours from now"));
+        }
+    }
+    if !bad.is_empty() {
+        return Err(Error::Invalid(bad));
+    }
+    if req.invoice_id.is_some() {
+        return Err(Error::BadRequest {
+            code: InternalCode::InvoiceLinksUnavailable,
+            message: "Payment links for invoices are not available on this server yet; give an orderId.".into(),
+        });
+    }
+    Ok(())
+}
+
+/// The provider a link charges through, enabled for the organisation.
+async fn provider(caller: &Caller, asked: Option<ProviderName>, profile: Option<ProviderName>) -> Result<ProviderName> {
+    let disabled = caller.store.disabled_payment_providers(caller.org).await?;
+    let enabled = |p: ProviderName| !disabled.iter().any(|d| d == p.as_str());
+    let chosen = asked.or(profile).or_else(|| ProviderName::ALL.into_iter().find(|p| enabled(*p)));
+    match chosen {
+        Some(p) if enabled(p) => Ok(p),
+        Some(p) => Err(Error::Precondition {
+            code: InternalCode::PaymentProviderDisabled,
+            message: format!("{} is not enabled for this organisation.", p.as_str()),
+        }),
+        None => Err(Error::Precondition { code: InternalCode::PaymentProviderDisabled, message: "No payment provider is enabled for this organisation.".into() }),
+    }
+}
+
+pub async fn create(caller: &Caller, public_url: &str, req: wire::CreatePaymentLinkRequest) -> Result<wire::PaymentLink> {
+    let now = caller.now;
+    check_fields(&req, now)?;
+    let key = req.order_id.as_deref().unwrap_or_default();
+    let order = orders::find(caller, key).await.map_err(|e| match e {
+        Error::NotFound { code, .. } => Error::missing_reference(code, "orderId", "orderId names no order of this organisation"),
+        e => e,
+    })?;
+    caller.require_role(order.customer_id, Role::Manager)?;
+    // rule 2: what submission would refuse, refused now, nothing collected
+    orders::submission::ready(&order)?;
+    orders::submission::check(caller, &order).await?;
+    let priced = orders::view(caller, &order.id.to_string()).await?;
+    let amount = priced.pricing.initial_invoice.total_minor;
+    if amount <= 0 {
+        return Err(Error::Conflict {
+            code: InternalCode::NothingToPay,
+            message: "The order has nothing to pay now; save a payment method with a payment profile session instead.".into(),
+            property: "orderId",
+        });
+    }
+    let profile = match &req.payment_profile_id {
+        Some(key) => Some(super::profiles::usable(caller, key, order.customer_id).await?),
+        None => None,
+    };
+    let provider = provider(caller, req.payment_provider.map(Into::into), profile.as_ref().map(|p| p.provider)).await?;
+    if let Some(p) = &profile {
+        if p.provider != provider {
+            return Err(Error::Conflict {
+                code: InternalCode::PaymentProfileNotUsable,
+                message: format!("The payment profile is kept by {}, not {}.", p.provider.as_str(), provider.as_str()),
+                property: "paymentProfileId",
+            });
+        }
+    }
+    if req.grant_autopay_consent && !req.set_as_default_payment_profile {
+        let customer = customers::find(caller, &order.customer_id.to_string()).await?;
+        let default = customer.billing.as_ref().and_then(|b| b.default_payment_profile_id.clone());
+        let usable = match default.as_deref().and_then(|d| Uuid::parse_str(d).ok()) {
+            Some(id) => caller.store.profile(caller.org, id).await?.is_some_and(|p| p.status == PaymentProfileStatus::Active),
+            None => false,
+        };
+        if !usable {
+            return Err(Error::Conflict {
+                code: InternalCode::DefaultPaymentProfileRequired,
+                message: "Autopay consent needs a usable default payment profile: set setAsDefaultPaymentProfile, or give the customer an ACTIVE default first.".into(),
+                property: "grantAutopayConsent",
+            });
+        }
+    }
+    let expires_at = req.expires_at.unwrap_or(now + Duration::hours(LIFETIME_HOURS)).min(order.expires_at);
+    let (link_id, intent_id, token) = (crate::domain::new_id(), crate::domain::new_id(), new_token());
+    let description = req.description.clone().or_else(|| Some(format!("Order {}", order.id)));
+    let intent = IntentRow {
+        id: intent_id,
+        org: caller.org,
+        customer_id: order.customer_id,
+        order_id: Some(order.id),
+        link_id: Some(link_id),
+        status: PaymentIntentStatus::Pending,
+        amount_minor: amount,
+        currency: order.currency.clone(),
+        description: description.clone(),
+        due_at: Some(expires_at),
+        lines: serde_json::to_value(render::lines_of(&priced)).expect("JSON"),
+        created_at: now,
+        updated_at: now,
+    };
+    let link = LinkRow {
+        id: link_id,
+        org: caller.org,
+        customer_id: order.customer_id,
+        order_id: Some(order.id),
+        intent_id,
+        hosted_url: hosted_url(public_url, &token),
+        token,
+        status: PaymentLinkStatus::Active,
+        provider,
+        amount_minor: amount,
+        currency: order.currency.clone(),
+        profile_id: profile.map(|p| p.id),
+        save_profile: req.save_payment_profile,
+        set_default: req.set_as_default_payment_profile,
+        autopay: req.grant_autopay_consent,
+        description,
+        return_url: req.return_url,
+        cancel_url: req.cancel_url,
+        failure_reason: None,
+        paid: false,
+        metadata: req.metadata.map(|m| m.0),
+        expires_at,
+        completed_at: None,
+        created_at: now,
+        updated_at: now,
+    };
+    let mut tx = caller.store.begin().await?;
+    if !Store::links_of_order_in(&mut tx, caller.org, order.id, PaymentLinkStatus::Active).await?.is_empty() {
+        return Err(link_exists());
+    }
+    Store::insert_intent(&mut tx, &intent).await?;
+    Store::insert_link(&mut tx, &link).await.map_err(|e| if e.is_concurrent_conflict() { link_exists() } else { e })?;
+    Store::schedule_job(&mut tx, JobKind::PaymentLinkExpiry, &link.id.to_string(), Some(caller.org), expires_at, now).await?;
+    tx.commit().await?;
+    Ok(render::link(&link))
+}
+
+fn link_exists() -> Error {
+    Error::Conflict {
+        code: InternalCode::PaymentLinkExists,
+        message: "The order already has an ACTIVE payment link; cancel it first.".into(),
+        property: "orderId",
+    }
+}
+
+/// Moves `link` by `op` (cancel, order changed, expiry) in `tx`, with its
+/// intent (CANCELED unless a charge is PROCESSING: a payment that succeeds
+/// then is refunded) and a charge waiting for authentication (FAILED).
+/// None when another request moved the link first.
+async fn close(tx: &mut Tx, store: &Store, link: &LinkRow, op: LinkOp, now: DateTime<Utc>) -> Result<Option<LinkRow>> {
+    let mut after = link.clone();
+    after.status = LINK.next(op, link.status)?;
+    after.updated_at = now;
+    if !Store::move_link(tx, &after, link.status).await? {
+        return Ok(None);
+    }
+    let Some(mut intent) = Store::intent_in(tx, link.org, link.intent_id).await? else {
+        return Err(Error::Internal(format!("link {} has no intent", link.id)));
+    };
+    if let Some(closed) = INTENT.target(IntentOp::LinkClosed, intent.status) {
+        let from = intent.status;
+        intent.status = closed;
+        intent.updated_at = now;
+        if !Store::move_intent(tx, &intent, from).await? {
+            return Err(Error::Internal(format!("intent {} moved while its link was claimed", intent.id)));
+        }
+        for mut c in store.charges_of(intent.id).await?.into_iter().filter(|c| c.status == ChargeStatus::RequiresAction) {
+            c.status = CHARGE.next(ChargeOp::LinkClosed, c.status)?;
+            c.failure_code = Some("payment_link_closed".into());
+            c.updated_at = now;
+            Store::move_charge(tx, &c, ChargeStatus::RequiresAction).await?;
+        }
+    }
+    Ok(Some(after))
+}
+
+pub async fn cancel(caller: &Caller, key: &str) -> Result<wire::PaymentLink> {
+    let link = super::find_link(caller, key).await?;
+    caller.require_role(link.customer_id, Role::Manager)?;
+    LINK.next(LinkOp::Cancel, link.status)?;
+    let intent = caller.store.intent(caller.org, link.intent_id).await?;
+    if intent.is_some_and(|i| i.status == PaymentIntentStatus::Processing) {
+        return Err(Error::Conflict {
+            code: InternalCode::PaymentInProgress,
+            message: "A payment on the link's page is being processed; try again once it has settled.".into(),
+            property: "status",
+        });
+    }
+    let mut tx = caller.store.begin().await?;
+    let Some(after) = close(&mut tx, &caller.store, &link, LinkOp::Cancel, caller.now).await? else {
+        drop(tx);
+        let now = super::find_link(caller, key).await?;
+        return Err(LINK.next(LinkOp::Cancel, now.status).err().unwrap_or_else(|| Error::changed_meanwhile("payment link")));
+    };
+    tx.commit().await?;
+    Ok(render::link(&after))
+}
+
+/// Moves an ACTIVE link past its expiry to EXPIRED (`payment_link.expired`,
+/// dated at the expiry). The link as it now is.
+pub async fn expire_if_due(caller: &Caller, row: LinkRow) -> Result<LinkRow> {
+    if LINK.target(LinkOp::Expire, row.status).is_none() || row.expires_at > caller.now {
+        return Ok(row);
+    }
+    let at = row.expires_at;
+    let mut tx = caller.store.begin().await?;
+    match close(&mut tx, &caller.store, &row, LinkOp::Expire, at).await? {
+        Some(after) => {
+            events::record(&mut tx, caller.org, at, &Event::PaymentLinkExpired(render::link(&after))).await?;
+            tx.commit().await?;
+            Ok(after)
+        }
+        None => {
+            drop(tx);
+            caller.store.link(caller.org, row.id).await?.ok_or_else(|| Error::Internal(format!("link {} vanished", row.id)))
+        }
+    }
+}
+
+/// The payment.link_expiry job: expires link `id` of `org` if it is still
+/// ACTIVE past its expiry at `now` (safe to run again).
+pub async fn expire(store: &Store, org: Uuid, id: Uuid, now: DateTime<Utc>) -> Result<()> {
+    if let Some(row) = store.link(org, id).await? {
+        expire_if_due(&system(store, org, now), row).await?;
+    }
+    Ok(())
+}
+
+/// In the transaction that changes, cancels or expires order `order`:
+/// its ACTIVE link is cancelled (what it would collect no longer holds).
+pub async fn order_moved(tx: &mut Tx, store: &Store, org: Uuid, order: Uuid, now: DateTime<Utc>) -> Result<()> {
+    for link in Store::links_of_order_in(tx, org, order, PaymentLinkStatus::Active).await? {
+        if close(tx, store, &link, LinkOp::OrderChanged, now).await?.is_none() {
+            return Err(Error::Internal(format!("link {} moved in its order's transaction", link.id)));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,106 @@
+//! Refunds: recorded PENDING (by the API, or by a payment that succeeded
+//! on a link whose order no longer submits), then sent to the provider by
+//! the payment.refund job with the refund's id as its idempotency key, and
+//! their outcome committed (`payment_intent.refunded` when given back).
+
+use super::states::{INTENT, IntentOp, REFUND, RefundOp};
+use super::render;
+use crate::domain::Caller;
+use crate::domain::access::Role;
+use crate::error::{Error, InternalCode, Result};
+use crate::events::{self, Event};
+use crate::kinds::{ChargeStatus, RefundStatus};
+use crate::payment_providers::{ProviderError, RefundOutcome};
+use crate::store::{ChargeRow, IntentRow, JobKind, RefundRow, Store, Tx};
+use crate::wire::latest as wire;
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+/// Records a PENDING refund of `amount` of `charge` in `tx`, and the job
+/// that sends it, due at once.
+pub async fn record(tx: &mut Tx, intent: &IntentRow, charge: &ChargeRow, amount: i64, reason: &str, now: DateTime<Utc>) -> Result<RefundRow> {
+    let refund = RefundRow {
+        id: crate::domain::new_id(),
+        org: intent.org,
+        intent_id: intent.id,
+        charge_id: charge.id,
+        status: RefundStatus::Pending,
+        amount_minor: amount,
+        reason: Some(reason.to_string()),
+        failure_code: None,
+        created_at: now,
+        updated_at: now,
+    };
+    Store::insert_refund(tx, &refund).await?;
+    Store::schedule_job(tx, JobKind::PaymentRefund, &refund.id.to_string(), Some(intent.org), now, now).await?;
+    Ok(refund)
+}
+
+fn exceeds(left: i64) -> Error {
+    Error::Conflict {
+        code: InternalCode::RefundExceedsPayment,
+        message: format!("Only {left} (minor units) of the payment is left to refund."),
+        property: "amountMinor",
+    }
+}
+
+/// POST /payment-intents/{id}/refunds.
+pub async fn create(caller: &Caller, key: &str, req: wire::CreatePaymentRefundRequest) -> Result<wire::PaymentIntent> {
+    let intent = super::find_intent(caller, key).await?;
+    caller.require_role(intent.customer_id, Role::Manager)?;
+    INTENT.next(IntentOp::Refund, intent.status)?;
+    let charges = caller.store.charges_of(intent.id).await?;
+    let Some(paid) = charges.iter().rev().find(|c| c.status == ChargeStatus::Succeeded) else {
+        return Err(Error::Internal(format!("intent {} SUCCEEDED without a charge that did", intent.id)));
+    };
+    // read before the refund is written: within an idempotent request the
+    // commit below is not yet the real one, and the answer is built here
+    let mut refunds = caller.store.refunds_of(intent.id).await?;
+    let mut tx = caller.store.begin().await?;
+    // refunds of one intent take turns: each sees what those before it took
+    if !Store::claim_intent(&mut tx, caller.org, intent.id).await? {
+        return Err(Error::Internal(format!("intent {} vanished", intent.id)));
+    }
+    let left = paid.amount_minor - Store::refunded_in(&mut tx, intent.id).await?;
+    let amount = req.amount_minor.unwrap_or(left);
+    if amount > left || amount <= 0 {
+        return Err(exceeds(left));
+    }
+    refunds.push(record(&mut tx, &intent, paid, amount, req.reason.as_deref().unwrap_or("requested"), caller.now).await?);
+    tx.commit().await?;
+    render::intent(&intent, &charges, &refunds)
+}
+
+/// The payment.refund job: sends PENDING refund `id` to its provider (at
+/// most once there, by its id) and commits the outcome. Not answered: due
+/// again later.
+pub async fn send(store: &Store, providers: &crate::payment_providers::Providers, org: Uuid, id: Uuid, now: DateTime<Utc>) -> Result<bool> {
+    let Some(refund) = store.refund(org, id).await? else { return Ok(true) };
+    if refund.status != RefundStatus::Pending {
+        return Ok(true);
+    }
+    let Some(charge) = store.charge(org, refund.charge_id).await? else { return Err(Error::Internal(format!("refund {id} has no charge"))) };
+    let answered = providers.get(charge.provider).refund(refund.id, charge.id, refund.amount_minor, now).await;
+    let (op, code) = match answered {
+        Ok(RefundOutcome::Succeeded) => (RefundOp::Refunded, None),
+        Ok(RefundOutcome::Failed(code)) => (RefundOp::Refused, Some(code)),
+        Err(ProviderError::Refused(m)) => (RefundOp::Refused, Some(format!("refused: {m}"))),
+        Err(ProviderError::Unavailable(_)) => return Ok(false),
+    };
+    let mut after = refund.clone();
+    after.status = REFUND.next(op, refund.status)?;
+    after.failure_code = code;
+    after.updated_at = now;
+    let mut tx = store.begin().await?;
+    if !Store::move_refund(&mut tx, &after, RefundStatus::Pending).await? {
+        return Ok(true);
+    }
+    if op == RefundOp::Refunded {
+        let intent = store.intent(org, refund.intent_id).await?.ok_or_else(|| Error::Internal(format!("refund {id} has no intent")))?;
+        let charges = store.charges_of(intent.id).await?;
+        let refunds: Vec<RefundRow> = store.refunds_of(intent.id).await?.into_iter().map(|r| if r.id == after.id { after.clone() } else { r }).collect();
+        events::record(&mut tx, org, now, &Event::PaymentIntentRefunded(render::intent(&intent, &charges, &refunds)?)).await?;
+    }
+    tx.commit().await?;
+    Ok(true)
+}

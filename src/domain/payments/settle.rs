@@ -1,0 +1,191 @@
+//! A charge's outcome, committed: the charge and its intent moved, their
+//! events, and for a payment that succeeded the link's completion with the
+//! order's submission, in the same transaction (rule 1). Should the order
+//! no longer submit, or the link no longer be ACTIVE, the payment is
+//! refunded in full instead (a `payment.refund` job sends it).
+
+use super::render;
+use super::states::{CHARGE, ChargeOp, INTENT, IntentOp, LINK, LinkOp};
+use crate::domain::{Caller, orders};
+use crate::error::{Error, Result};
+use crate::events::{self, Event};
+use crate::kinds::{ChargeStatus, PaymentIntentStatus, PaymentLinkStatus};
+use crate::payment_providers::{Invalid, Outcome, ProviderError};
+use crate::store::{ChargeRow, IntentRow, LinkRow, OrderRow, Store, Tx};
+use uuid::Uuid;
+
+/// What an attempt came to, for the page to show.
+#[derive(Debug)]
+pub enum Attempt {
+    /// paid; the link as it is after (COMPLETED, or FAILED and refunded)
+    Paid(Option<LinkRow>),
+    /// taken, settling (a SEPA debit)
+    Processing,
+    /// the person must authenticate first
+    NeedsAction,
+    /// declined, with the provider's code
+    Declined(String),
+    /// what was typed is refused
+    Invalid(Invalid),
+    /// the intent takes no attempt now (the page says why)
+    NotNow(String),
+    /// the provider did not answer: the attempt is resolved later
+    Unavailable,
+}
+
+/// The moves an outcome makes of a PROCESSING charge and its intent.
+fn moves(outcome: &Outcome) -> Option<(ChargeOp, IntentOp)> {
+    match outcome {
+        Outcome::Succeeded => Some((ChargeOp::Succeeded, IntentOp::Succeeded)),
+        Outcome::RequiresAction => Some((ChargeOp::NeedsAction, IntentOp::NeedsAction)),
+        Outcome::Failed(_) => Some((ChargeOp::Declined, IntentOp::Declined)),
+        Outcome::Processing => None,
+    }
+}
+
+/// What a charge already recorded came to.
+fn recorded(charge: &ChargeRow) -> Attempt {
+    match charge.status {
+        ChargeStatus::Processing => Attempt::Processing,
+        ChargeStatus::RequiresAction => Attempt::NeedsAction,
+        ChargeStatus::Succeeded => Attempt::Paid(None),
+        ChargeStatus::Failed => Attempt::Declined(charge.failure_code.clone().unwrap_or_default()),
+    }
+}
+
+/// Commits what the provider answered of charge `id`.
+pub async fn record(caller: &Caller, id: Uuid, outcome: Result<Outcome, ProviderError>) -> Result<Attempt> {
+    let outcome = match outcome {
+        Ok(o) => o,
+        Err(ProviderError::Unavailable(_)) => return Ok(Attempt::Unavailable),
+        // the provider refused the call itself: no money moved
+        Err(ProviderError::Refused(_)) => Outcome::Failed("processing_error".into()),
+    };
+    let store = &caller.store;
+    let charge = store.charge(caller.org, id).await?.ok_or_else(|| Error::Internal(format!("charge {id} vanished")))?;
+    let Some((charge_op, intent_op)) = moves(&outcome) else { return Ok(Attempt::Processing) };
+    if charge.status != ChargeStatus::Processing {
+        return Ok(recorded(&charge));
+    }
+    let intent = store.intent(caller.org, charge.intent_id).await?.ok_or_else(|| Error::Internal(format!("charge {id} has no intent")))?;
+    let link = match intent.link_id {
+        Some(l) => store.link(caller.org, l).await?,
+        None => None,
+    };
+    // what submitting the order needs read, before the transaction
+    let submission = match (&outcome, &link) {
+        (Outcome::Succeeded, Some(l)) if l.status == PaymentLinkStatus::Active => Some(prepare(caller, l).await?),
+        _ => None,
+    };
+    let mut charged = charge.clone();
+    charged.status = CHARGE.next(charge_op, charge.status)?;
+    charged.failure_code = match &outcome {
+        Outcome::Failed(code) => Some(code.clone()),
+        _ => None,
+    };
+    charged.updated_at = caller.now;
+    let mut after = intent.clone();
+    after.status = INTENT.next(intent_op, PaymentIntentStatus::Processing)?;
+    after.updated_at = caller.now;
+    let mut tx = store.begin().await?;
+    if !Store::move_charge(&mut tx, &charged, ChargeStatus::Processing).await? {
+        drop(tx);
+        let now = store.charge(caller.org, id).await?.ok_or_else(|| Error::Internal(format!("charge {id} vanished")))?;
+        return Ok(recorded(&now));
+    }
+    let attempt = match outcome {
+        Outcome::Succeeded => {
+            let link = match link {
+                Some(l) => complete(&mut tx, caller, l, &mut after, &charged, submission).await?,
+                None => None,
+            };
+            Attempt::Paid(link)
+        }
+        Outcome::RequiresAction => Attempt::NeedsAction,
+        Outcome::Failed(code) => Attempt::Declined(code),
+        Outcome::Processing => Attempt::Processing,
+    };
+    if !Store::move_intent(&mut tx, &after, PaymentIntentStatus::Processing).await? {
+        return Err(Error::Internal(format!("intent {} left PROCESSING while its charge was", intent.id)));
+    }
+    let event = match &attempt {
+        Attempt::Paid(_) => Some(Event::PaymentIntentSucceeded as fn(_) -> _),
+        Attempt::Declined(_) => Some(Event::PaymentIntentPaymentFailed as fn(_) -> _),
+        _ => None,
+    };
+    if let Some(event) = event {
+        let shown = intent_as_committed(store, &after, &charged).await?;
+        events::record(&mut tx, caller.org, caller.now, &event(shown)).await?;
+    }
+    tx.commit().await?;
+    Ok(attempt)
+}
+
+/// The intent as the transaction leaves it: `charged` in place of its
+/// stored self (the transaction has not committed it yet).
+async fn intent_as_committed(store: &Store, intent: &IntentRow, charged: &ChargeRow) -> Result<crate::wire::latest::PaymentIntent> {
+    let charges: Vec<ChargeRow> = store.charges_of(intent.id).await?.into_iter().map(|c| if c.id == charged.id { charged.clone() } else { c }).collect();
+    let refunds = store.refunds_of(intent.id).await?;
+    render::intent(intent, &charges, &refunds)
+}
+
+/// The order's submission checked now, for `complete`: the order as read
+/// and what writing its submission needs, or why it would be refused.
+type Submission = Result<(OrderRow, orders::submission::Checked), Error>;
+
+async fn prepare(caller: &Caller, link: &LinkRow) -> Result<Submission> {
+    let Some(order_id) = link.order_id else { return Err(Error::Internal(format!("link {} has no order", link.id))) };
+    let order = match caller.store.order(caller.org, order_id).await? {
+        Some(o) => o,
+        None => return Err(Error::Internal(format!("order {order_id} of link {} vanished", link.id))),
+    };
+    let checked = match orders::submission::ready(&order) {
+        Ok(()) => orders::submission::check(caller, &order).await,
+        Err(e) => Err(e),
+    };
+    Ok(checked.map(|c| (order, c)))
+}
+
+/// In the transaction of a successful charge: the link COMPLETED and its
+/// order submitted (rule 1), what the link asked saved; or, when the order
+/// no longer submits, the link FAILED; or, when the link is no longer
+/// ACTIVE, left as it is. In the last two the payment is refunded in full.
+async fn complete(tx: &mut Tx, caller: &Caller, link: LinkRow, intent: &mut IntentRow, charge: &ChargeRow, submission: Option<Submission>) -> Result<Option<LinkRow>> {
+    // the link is claimed first: a cancel or an expiry that beat this
+    // transaction to it wins, and the payment is given back
+    let mut claimed = link.clone();
+    claimed.updated_at = caller.now;
+    let Some(submission) = submission.filter(|_| link.status == PaymentLinkStatus::Active) else {
+        super::refunds::record(tx, intent, charge, charge.amount_minor, &format!("The payment link was {} when the payment succeeded.", link.status), caller.now).await?;
+        return Ok(None);
+    };
+    if !Store::move_link(tx, &claimed, PaymentLinkStatus::Active).await? {
+        super::refunds::record(tx, intent, charge, charge.amount_minor, "The payment link was no longer ACTIVE when the payment succeeded.", caller.now).await?;
+        return Ok(None);
+    }
+    let written = match submission {
+        Ok((order, checked)) => orders::submission::write(tx, caller, &order, checked).await?.ok_or_else(|| "The order was changed while it was being paid.".to_string()),
+        Err(refusal) => Err(format!("The order could no longer be submitted: {refusal}")),
+    };
+    let mut after = claimed.clone();
+    after.paid = true;
+    match written {
+        Ok((order, _)) => {
+            render::with_created(intent, &order)?;
+            after.status = LINK.next(LinkOp::Completed, link.status)?;
+            after.completed_at = Some(caller.now);
+            Store::move_link(tx, &after, PaymentLinkStatus::Active).await?;
+            events::record(tx, caller.org, caller.now, &Event::PaymentLinkCompleted(render::link(&after))).await?;
+            if link.save_profile {
+                super::profiles::save(tx, caller, link.customer_id, charge, link.set_default, link.autopay).await?;
+            }
+        }
+        Err(reason) => {
+            after.status = LINK.next(LinkOp::OrderRefused, link.status)?;
+            after.failure_reason = Some(reason.clone());
+            Store::move_link(tx, &after, PaymentLinkStatus::Active).await?;
+            super::refunds::record(tx, intent, charge, charge.amount_minor, &reason, caller.now).await?;
+        }
+    }
+    Ok(Some(after))
+}

@@ -1,0 +1,190 @@
+//! The hosted payment page (`GET`/`POST /pay/{token}`): served beside the
+//! API's routes, outside `/api/v2`, unpublished (no API operation). The
+//! token in the URL is the page's only key: whoever has it can pay this
+//! link and see what it asks, nothing else. Paying runs
+//! `domain::payments::charge` at the link's organisation's time.
+
+pub mod page;
+
+use crate::api::context::Context;
+use crate::domain::payments::settle::Attempt;
+use crate::domain::payments::{self, charge, render, system};
+use crate::domain::{Caller, customers};
+use crate::error::Result;
+use crate::kinds::{PaymentIntentStatus, PaymentLinkStatus};
+use crate::payment_providers::Entered;
+use crate::store::LinkRow;
+use dropshot::{ApiDescription, Body, HttpError, Path, RequestContext, UntypedBody};
+use http::{Response, StatusCode};
+use page::Shown;
+
+#[derive(serde::Deserialize, schemars::JsonSchema)]
+pub struct TokenPath {
+    token: String,
+}
+
+/// Registers the hosted pages beside the API's routes.
+pub fn register(api: &mut ApiDescription<Context>) -> std::result::Result<(), String> {
+    api.register(pay_page).map_err(|e| e.to_string())?;
+    api.register(pay_submit).map_err(|e| e.to_string())
+}
+
+/// Whether `method` and `path` are a hosted page's (which the version
+/// policy lets through to the router: they are in no document).
+pub fn serves(method: &http::Method, path: &str) -> bool {
+    let one_segment = path.strip_prefix("/pay/").is_some_and(|t| !t.is_empty() && !t.contains('/'));
+    one_segment && (method == http::Method::GET || method == http::Method::POST)
+}
+
+/// A page's answer: HTML nobody caches, frames or is referred from (the
+/// token is in its URL).
+fn html(status: StatusCode, body: String) -> std::result::Result<Response<Body>, HttpError> {
+    Response::builder()
+        .status(status)
+        .header(http::header::CONTENT_TYPE, "text/html; charset=utf-8")
+        .header(http::header::CACHE_CONTROL, "no-store")
+        .header("referrer-policy", "no-referrer")
+        .header("x-frame-options", "DENY")
+        .header("content-security-policy", "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'")
+        .body(Body::from(body))
+        .map_err(|e| HttpError::for_internal_error(e.to_string()))
+}
+
+fn internal(e: crate::error::Error) -> HttpError {
+    tracing::error!(error = %e, "hosted page");
+    HttpError::for_internal_error(e.to_string())
+}
+
+const NOT_FOUND: &str = "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Not found</title></head>\
+<body><h1>Not found</h1><p>There is no payment page at this address.</p></body></html>";
+
+/// The link at `token`, with a caller of its organisation at its time
+/// (the link expired if due); None when no link has that token.
+async fn open(ctx: &Context, token: &str) -> Result<Option<(Caller, LinkRow)>> {
+    // a token is URL-safe base64 of 32 bytes; anything else finds nothing
+    if token.len() != 43 {
+        return Ok(None);
+    }
+    let Some(link) = ctx.store.link_by_token(token).await? else { return Ok(None) };
+    let now = ctx.store.organisation_time(link.org, ctx.clock.now()).await?;
+    let caller = system(&ctx.store, link.org, now);
+    let link = payments::links::expire_if_due(&caller, link).await?;
+    Ok(Some((caller, link)))
+}
+
+async fn shown(caller: &Caller, link: &LinkRow) -> Result<Shown> {
+    let intent = caller.store.intent(caller.org, link.intent_id).await?;
+    let lines = match &intent {
+        Some(i) => render::stored_lines(i)?,
+        None => vec![],
+    };
+    let customer = customers::find(caller, &link.customer_id.to_string()).await?;
+    Ok(Shown {
+        organisation: caller.store.organisation_name(caller.org).await?.unwrap_or_default(),
+        description: link.description.clone(),
+        lines,
+        amount_minor: link.amount_minor,
+        currency: link.currency.clone(),
+        locale: customer.preferred_locale,
+        provider: link.provider,
+        cancel_url: link.cancel_url.clone(),
+    })
+}
+
+/// The page for the link as it stands, with `notice` above its form.
+async fn current(caller: &Caller, link: &LinkRow, notice: Option<&str>) -> Result<String> {
+    let shown = shown(caller, link).await?;
+    let closed = |title: &str, text: &str| page::render(&shown, page::Body::Message { title, text });
+    Ok(match link.status {
+        PaymentLinkStatus::Completed => closed("Paid", "Thank you: this payment is complete, and the order has been placed."),
+        PaymentLinkStatus::Failed => closed(
+            "Payment refunded",
+            &format!("The payment went through, but the order could not be placed, so the payment is being refunded. {}", link.failure_reason.clone().unwrap_or_default()),
+        ),
+        PaymentLinkStatus::Canceled => closed("Payment link cancelled", "This payment link was cancelled; it takes no payment."),
+        PaymentLinkStatus::Expired => closed("Payment link expired", "This payment link has expired; it takes no payment."),
+        PaymentLinkStatus::Active => {
+            let intent = caller.store.intent(caller.org, link.intent_id).await?.map(|i| i.status);
+            match intent {
+                Some(PaymentIntentStatus::RequiresAction) => page::render(&shown, page::Body::Authenticate),
+                Some(PaymentIntentStatus::Processing) => closed("Payment processing", "Your payment is being processed; this page shows the outcome once it has settled."),
+                _ => page::render(&shown, page::Body::Form { notice }),
+            }
+        }
+    })
+}
+
+#[dropshot::endpoint { method = GET, path = "/pay/{token}", unpublished = true }]
+async fn pay_page(rqctx: RequestContext<Context>, path: Path<TokenPath>) -> std::result::Result<Response<Body>, HttpError> {
+    let ctx = rqctx.context();
+    let Some((caller, link)) = open(ctx, &path.into_inner().token).await.map_err(internal)? else {
+        return html(StatusCode::NOT_FOUND, NOT_FOUND.into());
+    };
+    html(StatusCode::OK, current(&caller, &link, None).await.map_err(internal)?)
+}
+
+/// What the form sent: `action` pay (card fields, or `iban`), approve or
+/// fail (the authentication step).
+fn entered(fields: &[(String, String)]) -> (String, Option<Entered>) {
+    let get = |name: &str| fields.iter().find(|(k, _)| k == name).map(|(_, v)| v.trim().to_string()).unwrap_or_default();
+    let action = get("action");
+    let iban = get("iban");
+    let entered = if !iban.is_empty() && get("cardNumber").is_empty() {
+        Entered::Sepa { iban }
+    } else {
+        Entered::Card { number: get("cardNumber"), expiry: get("expiry"), cvc: get("cvc") }
+    };
+    (action, Some(entered))
+}
+
+fn declined(code: &str) -> String {
+    let why = match code {
+        "card_declined" => "your card was declined",
+        "insufficient_funds" => "your card has insufficient funds",
+        "expired_card" => "your card has expired",
+        "authentication_failed" => "the authentication failed",
+        "debit_failed" => "the direct debit failed",
+        _ => "the payment failed",
+    };
+    format!("The payment did not go through: {why} ({code}). You can try again with another card or account.")
+}
+
+#[dropshot::endpoint { method = POST, path = "/pay/{token}", unpublished = true }]
+async fn pay_submit(rqctx: RequestContext<Context>, path: Path<TokenPath>, body: UntypedBody) -> std::result::Result<Response<Body>, HttpError> {
+    let ctx = rqctx.context();
+    let Some((caller, link)) = open(ctx, &path.into_inner().token).await.map_err(internal)? else {
+        return html(StatusCode::NOT_FOUND, NOT_FOUND.into());
+    };
+    if link.status != PaymentLinkStatus::Active {
+        return html(StatusCode::OK, current(&caller, &link, None).await.map_err(internal)?);
+    }
+    let fields: Vec<(String, String)> = url::form_urlencoded::parse(body.as_bytes()).into_owned().collect();
+    let (action, entered) = entered(&fields);
+    let attempt = match (action.as_str(), entered) {
+        ("approve", _) => charge::authenticate(&caller, &ctx.providers, &link, true).await,
+        ("fail", _) => charge::authenticate(&caller, &ctx.providers, &link, false).await,
+        (_, Some(e)) => charge::pay(&caller, &ctx.providers, &link, &e).await,
+        (_, None) => Ok(Attempt::NotNow("Nothing was entered.".into())),
+    }
+    .map_err(internal)?;
+    let notice = match attempt {
+        Attempt::Paid(Some(after)) => {
+            if let (PaymentLinkStatus::Completed, Some(url)) = (after.status, &after.return_url) {
+                return Response::builder()
+                    .status(StatusCode::SEE_OTHER)
+                    .header(http::header::LOCATION, url.as_str())
+                    .header(http::header::CACHE_CONTROL, "no-store")
+                    .body(Body::empty())
+                    .map_err(|e| HttpError::for_internal_error(e.to_string()));
+            }
+            None
+        }
+        Attempt::Declined(code) => Some(declined(&code)),
+        Attempt::Invalid(invalid) => Some(invalid.message),
+        Attempt::NotNow(message) => Some(message),
+        Attempt::Unavailable => Some("The payment provider did not answer; you have not been charged twice. Please try again in a minute.".into()),
+        Attempt::Paid(None) | Attempt::Processing | Attempt::NeedsAction => None,
+    };
+    let link = ctx.store.link(caller.org, link.id).await.map_err(internal)?.unwrap_or(link);
+    html(StatusCode::OK, current(&caller, &link, notice.as_deref()).await.map_err(internal)?)
+}
