@@ -21,11 +21,21 @@ Two kinds, both about data the documents cannot fully describe:
    sent (`before_call` runs in every phase; the coverage phase applies no
    data-generation hooks). A repair only fills an absent field or replaces a schema-valid
    value, so it never turns a negative case into a valid one. The rules
-   themselves are tested in tests/api/customers.rs.
+   themselves are tested in tests/api/customers.rs. A payment link's
+   fields are repaired the same way (exactly one of orderId and invoiceId,
+   which this server has no links for yet; setAsDefaultPaymentProfile and
+   grantAutopayConsent with savePaymentProfile; http(s) return URLs; an
+   expiresAt within the next 24 hours): tests/api/payment_links.rs.
+3. Existing payment objects. Links, intents and profiles have no `rid_`
+   references a dictionary could name; the xtask passes the demo's ids in
+   the environment, and half of the positive cases name one of them.
 """
 
+import datetime
 import json
+import os
 import pathlib
+import random
 import re
 
 import schemathesis
@@ -87,8 +97,51 @@ def _repair_billing(billing):
     _repair_address(billing.get("address"))
 
 
+DEMO_IDS = {
+    "paymentLinkId": os.environ.get("SWITCHBOARD_DEMO_PAYMENT_LINKS", ""),
+    "paymentIntentId": os.environ.get("SWITCHBOARD_DEMO_PAYMENT_INTENTS", ""),
+    "paymentProfileId": os.environ.get("SWITCHBOARD_DEMO_PAYMENT_PROFILES", ""),
+}
+
+
+def _name_demo_objects(case):
+    params = case.path_parameters or {}
+    for name, ids in DEMO_IDS.items():
+        value = params.get(name)
+        # a schema-valid id (1 to 64 characters) only: a negative case stays one
+        if ids and isinstance(value, str) and 1 <= len(value) <= 64 and random.random() < 0.5:
+            params[name] = random.choice(ids.split(","))
+
+
+def _valid_text(value, longest):
+    return isinstance(value, str) and 1 <= len(value) <= longest
+
+
+def _repair_payment_link(body):
+    if not isinstance(body, dict):
+        return
+    order, invoice = body.get("orderId"), body.get("invoiceId")
+    if _valid_text(invoice, 64):
+        del body["invoiceId"]
+        if "orderId" not in body:
+            body["orderId"] = invoice
+    elif "orderId" not in body and "invoiceId" not in body:
+        body["orderId"] = "00000000-0000-4000-8000-000000000000"
+    if (body.get("setAsDefaultPaymentProfile") is True or body.get("grantAutopayConsent") is True) and isinstance(body.get("savePaymentProfile", False), bool):
+        body["savePaymentProfile"] = True
+    for field in ("returnUrl", "cancelUrl"):
+        if _valid_text(body.get(field), 2048) and not re.match(r"^https?://[^/?#\s]+", body[field]):
+            body[field] = "https://shop.example/return"
+    if isinstance(body.get("expiresAt"), str) and re.match(r"^\d{4}-\d{2}-\d{2}T", body["expiresAt"]):
+        soon = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=1)
+        body["expiresAt"] = soon.isoformat()
+
+
 @schemathesis.hook
 def before_call(ctx, case, kwargs):
+    _name_demo_objects(case)
+    if case.path == "/payment-links" and case.method.upper() == "POST":
+        _repair_payment_link(case.body)
     body = case.body
     if isinstance(body, dict) and body.get("simType") == "PSIM" and "iccid" not in body and case.path.endswith("/change-sim"):
         # a new PSIM is named by its card's ICCID

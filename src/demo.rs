@@ -1,7 +1,8 @@
 //! `serve --demo`: on an empty database, an organisation with a key and a
 //! few customers and users, the demo catalog (demo/catalog.yaml), and
 //! orders whose subscriptions stand in several states of their lifecycle,
-//! so a newcomer can call the API at once.
+//! and payments (links, intents, a saved profile), so a newcomer can call
+//! the API at once.
 
 use crate::wire::latest as wire;
 use chrono::Datelike;
@@ -11,7 +12,8 @@ use crate::store::Store;
 use anyhow::Result;
 
 /// The demo key's secret, or None when the database already has data.
-pub async fn seed(store: &Store, clock: &Clock) -> Result<Option<String>> {
+/// `public_url`: where the hosted payment pages are (`serve --public-url`).
+pub async fn seed(store: &Store, clock: &Clock, public_url: &str) -> Result<Option<String>> {
     if store.has_organisations().await? {
         return Ok(None);
     }
@@ -66,6 +68,7 @@ pub async fn seed(store: &Store, clock: &Clock) -> Result<Option<String>> {
     load_catalog(store, org).await?;
     orders(&caller).await.map_err(|e| anyhow::anyhow!("demo order: {e}"))?;
     lives(&caller).await.map_err(|e| anyhow::anyhow!("demo subscriptions: {e}"))?;
+    payments(&caller, public_url).await.map_err(|e| anyhow::anyhow!("demo payments: {e}"))?;
     Ok(key["apiKey"].as_str().map(str::to_string))
 }
 
@@ -147,6 +150,34 @@ async fn usage(caller: &Caller) -> crate::error::Result<()> {
     for (n, (kind, quantity)) in records.enumerate() {
         let r = UsageRecord { record_id: format!("demo-{n}"), kind, quantity, charge_minor: 0, country: None, occurred_at: caller.now };
         record(&caller.store, caller.org, s.id, &r, caller.now).await?;
+    }
+    Ok(())
+}
+
+/// The demo's payments, through the sandbox providers: Maria paid the link
+/// of her second order by card (4242), saving it as her default profile
+/// (a COMPLETED link, a SUCCEEDED intent with a partial refund, an ACTIVE
+/// profile); Acme's link for a new order waits for payment after a
+/// declined card (its intent REQUIRES_PAYMENT_METHOD).
+async fn payments(caller: &Caller, public_url: &str) -> crate::error::Result<()> {
+    use crate::domain::catalog::entity_id;
+    use crate::domain::payments::{charge, links, refunds};
+    use crate::payment_providers::{Entered, Providers};
+    let providers = Providers::sandbox(&caller.store);
+    let card = |number: &str| Entered::Card { number: number.into(), expiry: "12/30".into(), cvc: "123".into() };
+    for (customer, msisdn, number, save) in [("rid_maria", "+46701234572", "4242424242424242", true), ("rid_acme", "+46701234573", "4000000000000002", false)] {
+        let line = serde_json::json!([{"type": "SUBSCRIPTION", "productOfferingId": entity_id(caller.org, "offering", "mobile-10gb").to_string(),
+            "subscription": {"simType": "ESIM", "msisdn": msisdn}}]);
+        let request: wire::CreateOrderRequest = parse(serde_json::json!({"customerId": customer, "lineItems": line}))?;
+        let order = crate::domain::orders::create(caller, request, chrono::Duration::days(7)).await?;
+        let request = parse(serde_json::json!({"orderId": order.order_id, "savePaymentProfile": save, "setAsDefaultPaymentProfile": save,
+            "description": "First month", "returnUrl": "https://shop.example/thanks"}))?;
+        let link = links::create(caller, public_url, request).await?;
+        let link = caller.store.link(caller.org, link.payment_link_id).await?.ok_or_else(|| crate::error::Error::Internal("demo link vanished".into()))?;
+        charge::pay(caller, &providers, &link, charge::Paying::Entered(&card(number))).await?;
+        if save {
+            refunds::create(caller, &link.intent_id.to_string(), parse(serde_json::json!({"amountMinor": 1000, "reason": "Goodwill"}))?).await?;
+        }
     }
     Ok(())
 }

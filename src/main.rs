@@ -267,9 +267,14 @@ async fn run() -> anyhow::Result<()> {
 }
 
 async fn serve(store: Store, clock: Arc<Clock>, listen: SocketAddr, with_demo: bool, settings: Settings) -> anyhow::Result<()> {
-    let demo_key = if with_demo { demo::seed(&store, &clock).await? } else { None };
+    let public_url = settings.public_url.clone();
     let running = server::start(store, clock, listen, settings).await?;
     let addr = running.local_addr();
+    // seeded once listening: the pages of the demo's payment links are
+    // where this server listens (unless the operator says where payers
+    // reach it), and nobody has the demo's key before it is printed
+    let public_url = public_url.unwrap_or_else(|| format!("http://{addr}"));
+    let demo_key = if with_demo { demo::seed(&running.store, &running.clock, &public_url).await? } else { None };
     match switchboard::startup_pages::release() {
         Ok(bytes) => tracing::debug!(bytes, "released the pages only start-up used"),
         Err(e) => tracing::warn!(error = %e, "could not release the pages only start-up used"),

@@ -182,7 +182,20 @@ async fn serve_demo_prints_a_working_key_and_stops_on_sigterm() {
     let maria = get("/subscriptions/rid_maria-mobile-1".into()).await;
     assert_eq!((&maria["status"], &maria["pendingStatus"]), (&"ACTIVATED".into(), &"CANCELLED".into()), "{maria:#}");
     assert_eq!(get("/subscriptions/rid_globex-data-1".into()).await["status"], "PENDING");
-    assert_eq!(get("/subscriptions".into()).await["items"].as_array().unwrap().len(), 5);
+    // (and Maria's second, bought through a paid payment link)
+    assert_eq!(get("/subscriptions".into()).await["items"].as_array().unwrap().len(), 6);
+    // payments: Maria paid her link, saving her card as default; Acme's
+    // link waits after a declined card, its page on the listen address
+    let links = get("/payment-links".into()).await;
+    let statuses: Vec<&str> = links["items"].as_array().unwrap().iter().map(|l| l["status"].as_str().unwrap()).collect();
+    assert_eq!(statuses, ["COMPLETED", "ACTIVE"], "{links:#}");
+    let page = reqwest::get(links["items"][1]["hostedUrl"].as_str().unwrap()).await.unwrap();
+    assert_eq!(page.status().as_u16(), 200);
+    assert!(page.text().await.unwrap().contains("card_declined"));
+    let profiles = get("/payment-profiles?customerId=rid_maria".into()).await;
+    assert_eq!(profiles["items"][0]["isDefault"], true, "{profiles:#}");
+    let intents = get("/payment-intents?status=SUCCEEDED".into()).await;
+    assert_eq!(intents["items"].as_array().unwrap().len(), 1, "{intents:#}");
     // a login code lands in the outbox, which `admin mail list` prints
     let start = url_in_curl.replace("/customers", "/auth/email/start");
     let resp = reqwest::Client::new().post(&start).json(&serde_json::json!({"email": "anna@acme.example"})).send().await.unwrap();

@@ -45,7 +45,10 @@ fn html(status: StatusCode, body: String) -> std::result::Result<Response<Body>,
         .header(http::header::CACHE_CONTROL, "no-store")
         .header("referrer-policy", "no-referrer")
         .header("x-frame-options", "DENY")
-        .header("content-security-policy", "default-src 'none'; style-src 'unsafe-inline'; frame-ancestors 'none'")
+        .header("x-content-type-options", "nosniff")
+        // (no form-action: a payment's redirect to the link's returnUrl
+        // would fall under it)
+        .header("content-security-policy", "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'")
         .body(Body::from(body))
         .map_err(|e| HttpError::for_internal_error(e.to_string()))
 }
@@ -73,6 +76,10 @@ async fn open(ctx: &Context, token: &str) -> Result<Option<(Caller, LinkRow)>> {
 }
 
 async fn shown(caller: &Caller, link: &LinkRow) -> Result<Shown> {
+    let saved = match link.profile_id {
+        Some(id) => caller.store.profile(caller.org, id).await?.filter(|p| p.status == crate::kinds::PaymentProfileStatus::Active).map(|p| p.display_name),
+        None => None,
+    };
     let intent = caller.store.intent(caller.org, link.intent_id).await?;
     let lines = match &intent {
         Some(i) => render::stored_lines(i)?,
@@ -88,13 +95,15 @@ async fn shown(caller: &Caller, link: &LinkRow) -> Result<Shown> {
         locale: customer.preferred_locale,
         provider: link.provider,
         cancel_url: link.cancel_url.clone(),
+        saved,
     })
 }
 
-/// The page for the link as it stands, with `notice` above its form.
+/// The page for the link as it stands, with `notice` above its form (or,
+/// on a closed link, in place of what the state says).
 async fn current(caller: &Caller, link: &LinkRow, notice: Option<&str>) -> Result<String> {
     let shown = shown(caller, link).await?;
-    let closed = |title: &str, text: &str| page::render(&shown, page::Body::Message { title, text });
+    let closed = |title: &str, text: &str| page::render(&shown, page::Body::Message { title, text: notice.unwrap_or(text) });
     Ok(match link.status {
         PaymentLinkStatus::Completed => closed("Paid", "Thank you: this payment is complete, and the order has been placed."),
         PaymentLinkStatus::Failed => closed(
@@ -108,6 +117,12 @@ async fn current(caller: &Caller, link: &LinkRow, notice: Option<&str>) -> Resul
             match intent {
                 Some(PaymentIntentStatus::RequiresAction) => page::render(&shown, page::Body::Authenticate),
                 Some(PaymentIntentStatus::Processing) => closed("Payment processing", "Your payment is being processed; this page shows the outcome once it has settled."),
+                Some(PaymentIntentStatus::RequiresPaymentMethod) if notice.is_none() => {
+                    // the reason of the last decline, also on a reload
+                    let last = caller.store.charges_of(link.intent_id).await?.pop().and_then(|c| c.failure_code);
+                    let notice = last.map(|code| declined(&code));
+                    page::render(&shown, page::Body::Form { notice: notice.as_deref() })
+                }
                 _ => page::render(&shown, page::Body::Form { notice }),
             }
         }
@@ -123,18 +138,18 @@ async fn pay_page(rqctx: RequestContext<Context>, path: Path<TokenPath>) -> std:
     html(StatusCode::OK, current(&caller, &link, None).await.map_err(internal)?)
 }
 
-/// What the form sent: `action` pay (card fields, or `iban`), approve or
-/// fail (the authentication step).
-fn entered(fields: &[(String, String)]) -> (String, Option<Entered>) {
+/// What the form sent: `action` (pay with the card fields or `iban`, pay
+/// with the saved method, approve or fail the authentication step) and
+/// what was typed.
+fn entered(fields: &[(String, String)]) -> (String, Entered) {
     let get = |name: &str| fields.iter().find(|(k, _)| k == name).map(|(_, v)| v.trim().to_string()).unwrap_or_default();
-    let action = get("action");
     let iban = get("iban");
     let entered = if !iban.is_empty() && get("cardNumber").is_empty() {
         Entered::Sepa { iban }
     } else {
         Entered::Card { number: get("cardNumber"), expiry: get("expiry"), cvc: get("cvc") }
     };
-    (action, Some(entered))
+    (get("action"), entered)
 }
 
 fn declined(code: &str) -> String {
@@ -160,11 +175,11 @@ async fn pay_submit(rqctx: RequestContext<Context>, path: Path<TokenPath>, body:
     }
     let fields: Vec<(String, String)> = url::form_urlencoded::parse(body.as_bytes()).into_owned().collect();
     let (action, entered) = entered(&fields);
-    let attempt = match (action.as_str(), entered) {
-        ("approve", _) => charge::authenticate(&caller, &ctx.providers, &link, true).await,
-        ("fail", _) => charge::authenticate(&caller, &ctx.providers, &link, false).await,
-        (_, Some(e)) => charge::pay(&caller, &ctx.providers, &link, &e).await,
-        (_, None) => Ok(Attempt::NotNow("Nothing was entered.".into())),
+    let attempt = match action.as_str() {
+        "approve" => charge::authenticate(&caller, &ctx.providers, &link, true).await,
+        "fail" => charge::authenticate(&caller, &ctx.providers, &link, false).await,
+        "saved" => charge::pay(&caller, &ctx.providers, &link, charge::Paying::Profile).await,
+        _ => charge::pay(&caller, &ctx.providers, &link, charge::Paying::Entered(&entered)).await,
     }
     .map_err(internal)?;
     let notice = match attempt {
@@ -183,7 +198,8 @@ async fn pay_submit(rqctx: RequestContext<Context>, path: Path<TokenPath>, body:
         Attempt::Invalid(invalid) => Some(invalid.message),
         Attempt::NotNow(message) => Some(message),
         Attempt::Unavailable => Some("The payment provider did not answer; you have not been charged twice. Please try again in a minute.".into()),
-        Attempt::Paid(None) | Attempt::Processing | Attempt::NeedsAction => None,
+        Attempt::Paid(None) => Some("The payment went through after this link was closed; it is being refunded in full.".into()),
+        Attempt::Processing | Attempt::NeedsAction => None,
     };
     let link = ctx.store.link(caller.org, link.id).await.map_err(internal)?.unwrap_or(link);
     html(StatusCode::OK, current(&caller, &link, notice.as_deref()).await.map_err(internal)?)

@@ -14,6 +14,8 @@ pub struct Shown {
     pub locale: String,
     pub provider: ProviderName,
     pub cancel_url: Option<String>,
+    /// the saved method the link offers first ("Visa •••• 4242")
+    pub saved: Option<String>,
 }
 
 /// What the body of the page is.
@@ -94,12 +96,19 @@ fn form(shown: &Shown, notice: Option<&str>) -> String {
         ""
     };
     let cancel = shown.cancel_url.as_deref().map(|u| format!("<p><a href=\"{}\">Cancel</a></p>", escape(u))).unwrap_or_default();
+    let saved = shown.saved.as_deref().map(|s| {
+        format!(
+            "<form method=\"post\"><input type=\"hidden\" name=\"action\" value=\"saved\"><button type=\"submit\" id=\"saved\">Pay with {}</button></form><p>Or enter another:</p>",
+            escape(s)
+        )
+    });
     format!(
-        "{notice}<form method=\"post\"><input type=\"hidden\" name=\"action\" value=\"pay\">\
+        "{notice}{}<form method=\"post\"><input type=\"hidden\" name=\"action\" value=\"pay\">\
          <label>Card number<input name=\"cardNumber\" inputmode=\"numeric\" autocomplete=\"cc-number\" placeholder=\"4242 4242 4242 4242\"></label>\
          <label>Expiry (MM/YY)<input name=\"expiry\" autocomplete=\"cc-exp\" placeholder=\"12/30\"></label>\
          <label>CVC<input name=\"cvc\" inputmode=\"numeric\" autocomplete=\"cc-csc\" placeholder=\"123\"></label>\
          {sepa}<button type=\"submit\" id=\"pay\">Pay {}</button></form>{cancel}",
+        saved.unwrap_or_default(),
         escape(&amount(shown.amount_minor, &shown.currency, &shown.locale))
     )
 }

@@ -270,10 +270,11 @@ impl Store {
 
     /// Writes `p`'s status over the stored profile if it is still in `from`.
     pub async fn move_profile(tx: &mut Tx, p: &ProfileRow, from: PaymentProfileStatus) -> Result<bool> {
-        let done = sqlx::query("UPDATE payment_profiles SET status = $1, updated_at = $2 WHERE id = $3 AND status = $4")
+        let done = sqlx::query("UPDATE payment_profiles SET status = $1, updated_at = $2 WHERE id = $3 AND org_id = $4 AND status = $5")
             .bind(p.status.stored())
             .bind(ts(p.updated_at))
             .bind(p.id.to_string())
+            .bind(p.org.to_string())
             .bind(from.stored())
             .execute(tx.conn().await?)
             .await?;

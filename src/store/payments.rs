@@ -262,15 +262,32 @@ impl Store {
     /// Writes `c`'s status and failure over the stored charge if it is
     /// still in status `from`.
     pub async fn move_charge(tx: &mut Tx, c: &ChargeRow, from: ChargeStatus) -> Result<bool> {
-        let done = sqlx::query("UPDATE payment_charges SET status = $1, failure_code = $2, updated_at = $3 WHERE id = $4 AND status = $5")
+        let done = sqlx::query("UPDATE payment_charges SET status = $1, failure_code = $2, updated_at = $3 WHERE id = $4 AND org_id = $5 AND status = $6")
             .bind(c.status.stored())
             .bind(&c.failure_code)
             .bind(ts(c.updated_at))
             .bind(c.id.to_string())
+            .bind(c.org.to_string())
             .bind(from.stored())
             .execute(tx.conn().await?)
             .await?;
         Ok(done.rows_affected() == 1)
+    }
+
+    /// Moves the intent's charges that are in `from` to `to` with
+    /// `failure_code`, in `tx` (a closed link's charge waiting for
+    /// authentication): one guarded write that sees what `tx` sees.
+    pub async fn move_charges_of(tx: &mut Tx, org: Uuid, intent: Uuid, from: ChargeStatus, to: ChargeStatus, failure_code: &str, now: DateTime<Utc>) -> Result<()> {
+        sqlx::query("UPDATE payment_charges SET status = $1, failure_code = $2, updated_at = $3 WHERE intent_id = $4 AND org_id = $5 AND status = $6")
+            .bind(to.stored())
+            .bind(failure_code)
+            .bind(ts(now))
+            .bind(intent.to_string())
+            .bind(org.to_string())
+            .bind(from.stored())
+            .execute(tx.conn().await?)
+            .await?;
+        Ok(())
     }
 
     pub async fn charge(&self, org: Uuid, id: Uuid) -> Result<Option<ChargeRow>> {
@@ -309,11 +326,12 @@ impl Store {
     /// Writes `r`'s status and failure over the stored refund if it is
     /// still in status `from`.
     pub async fn move_refund(tx: &mut Tx, r: &RefundRow, from: RefundStatus) -> Result<bool> {
-        let done = sqlx::query("UPDATE payment_refunds SET status = $1, failure_code = $2, updated_at = $3 WHERE id = $4 AND status = $5")
+        let done = sqlx::query("UPDATE payment_refunds SET status = $1, failure_code = $2, updated_at = $3 WHERE id = $4 AND org_id = $5 AND status = $6")
             .bind(r.status.stored())
             .bind(&r.failure_code)
             .bind(ts(r.updated_at))
             .bind(r.id.to_string())
+            .bind(r.org.to_string())
             .bind(from.stored())
             .execute(tx.conn().await?)
             .await?;

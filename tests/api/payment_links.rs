@@ -66,11 +66,21 @@ async fn a_link_is_cancelled_by_request_or_by_its_orders_change_and_expires_by_t
         app.call("POST", &format!("/payment-links/{id}/cancel"), None).await.assert_error(409, "payment_link_state_conflict");
         let (_, _, html) = pay_card(l["hostedUrl"].as_str().unwrap(), "4242424242424242").await;
         assert!(html.contains("cancelled"), "{html}");
-        // the order changed: its link no longer holds
+        // the order's lines changed: what its link collects no longer
+        // holds (a change of its referenceId leaves the link)
         let o = order(&app, "+46701130002").await;
         let l = link(&app, json!({"orderId": o})).await;
         let put = app.call("PUT", &format!("/orders/{o}"), Some(json!({"referenceId": "changed"}))).await;
         assert_eq!(put.status, 200, "{:#}", put.body);
+        assert_eq!(link_now(&app, &l["paymentLinkId"]).await["status"], "ACTIVE");
+        let lines = json!([{"type": "SUBSCRIPTION", "productOfferingId": crate::orders::offering(&app, "mobile-unlimited"), "subscription": {"simType": "ESIM", "msisdn": "+46701130002"}}]);
+        let put = app.call("PUT", &format!("/orders/{o}"), Some(json!({"lineItems": lines}))).await;
+        assert_eq!(put.status, 200, "{:#}", put.body);
+        assert_eq!(link_now(&app, &l["paymentLinkId"]).await["status"], "CANCELED");
+        // the order submitted without paying: its link collects no more
+        let o = order(&app, "+46701130005").await;
+        let l = link(&app, json!({"orderId": o})).await;
+        assert_eq!(app.call("POST", &format!("/orders/{o}/submit"), None).await.status, 200);
         assert_eq!(link_now(&app, &l["paymentLinkId"]).await["status"], "CANCELED");
         // not paid by its expiry: EXPIRED, told once, by a read or by its job
         let l = link(&app, json!({"orderId": order(&app, "+46701130003").await, "expiresAt": (app.clock.now() + chrono::Duration::hours(1)).to_rfc3339()})).await;

@@ -75,12 +75,13 @@ pub fn run(o: &Options) -> Result<()> {
         // connection leaves the machine
         launch.args.extend(["--webhooks-proxy".into(), "http://127.0.0.1:9".into()]);
         let server = Switchboard::start(&launch)?;
+        let demo_ids = demo_payment_ids(&server)?;
         for revision in spec::load_revisions()? {
             let label = format!("schemathesis, {}", revision.name);
             if revision.retired_today() {
                 continue;
             }
-            step(&label, &mut failed, || tools.schemathesis(&root, &server, &revision, o, &work));
+            step(&label, &mut failed, || tools.schemathesis(&root, &server, &revision, o, &work, &demo_ids));
         }
     }
     if o.sweeps {
@@ -94,6 +95,33 @@ pub fn run(o: &Options) -> Result<()> {
     } else {
         bail!("contract: failed: {}", failed.join("; "))
     }
+}
+
+/// The ids of the demo's payment links, intents and profiles, which have
+/// no `rid_` references a dictionary could name: passed to the hooks
+/// (`contract/hooks.py`) in the environment, comma-separated, so that
+/// half of the positive cases name an object that exists.
+fn demo_payment_ids(server: &Switchboard) -> Result<Vec<(String, String)>> {
+    let key = server.demo_key()?.to_string();
+    let addr = server.base().trim_start_matches("http://").to_string();
+    let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
+    runtime.block_on(async {
+        let mut conn = crate::http::Conn::open(&addr).await?;
+        let mut ids = vec![];
+        for (var, path, field) in [
+            ("SWITCHBOARD_DEMO_PAYMENT_LINKS", "/api/v2/payment-links", "paymentLinkId"),
+            ("SWITCHBOARD_DEMO_PAYMENT_INTENTS", "/api/v2/payment-intents", "paymentIntentId"),
+            ("SWITCHBOARD_DEMO_PAYMENT_PROFILES", "/api/v2/payment-profiles?customerId=rid_maria", "paymentProfileId"),
+        ] {
+            let answer = conn.send(&crate::http::Request::get(path).header("x-api-key", key.clone())).await?.success(path)?.json()?;
+            let found: Vec<&str> = answer["items"].as_array().into_iter().flatten().filter_map(|i| i[field].as_str()).collect();
+            if found.is_empty() {
+                bail!("the demo has no {field}");
+            }
+            ids.push((var.to_string(), found.join(",")));
+        }
+        Ok(ids)
+    })
 }
 
 /// Runs one step, reporting its time; a failure is noted and the next step
@@ -155,7 +183,7 @@ impl Tools {
         check_status(cmd.current_dir(root), "spectral lint")
     }
 
-    fn schemathesis(&self, root: &Path, server: &Switchboard, r: &spec::Revision, o: &Options, work: &Path) -> Result<()> {
+    fn schemathesis(&self, root: &Path, server: &Switchboard, r: &spec::Revision, o: &Options, work: &Path, demo_ids: &[(String, String)]) -> Result<()> {
         let contract = root.join("contract");
         let mut cmd = Command::new(self.venv.join("bin/schemathesis"));
         cmd.arg("--config-file")
@@ -172,6 +200,7 @@ impl Tools {
             .arg(work.join(format!("report-{}", r.short)))
             .env("PYTHONPATH", &contract)
             .env("SCHEMATHESIS_HOOKS", "hooks")
+            .envs(demo_ids.iter().map(|(k, v)| (k, v)))
             .current_dir(work);
         if o.seed != "random" {
             cmd.args(["--seed", &o.seed]);

@@ -97,7 +97,8 @@ pub async fn update(caller: &Caller, key: &str, req: wire::UpdateOrderRequest) -
     caller.require_role(before.customer_id, Role::Member)?;
     let mut row = before.clone();
     row.status = ORDER.next(OrderOp::Change, before.status)?;
-    if !req.line_items.is_empty() {
+    let lines_changed = !req.line_items.is_empty();
+    if lines_changed {
         let items = &req.line_items;
         let customer = customers::find(caller, &row.customer_id.to_string()).await?;
         let taxes = tax_rates(&caller.store, caller.org, &customer).await?;
@@ -120,8 +121,10 @@ pub async fn update(caller: &Caller, key: &str, req: wire::UpdateOrderRequest) -
         return Err(moved_meanwhile(&mut tx, caller, row.id, OrderOp::Change).await);
     }
     events::record(&mut tx, caller.org, caller.now, &Event::OrderUpdated(order.clone())).await?;
-    // what its link would collect no longer holds
-    crate::domain::payments::links::order_moved(&mut tx, &caller.store, caller.org, row.id, caller.now).await?;
+    // new lines: what its link would collect no longer holds
+    if lines_changed {
+        crate::domain::payments::links::order_moved(&mut tx, caller.org, row.id, caller.now).await?;
+    }
     tx.commit().await?;
     Ok(order)
 }
@@ -135,7 +138,7 @@ async fn commit_transition(caller: &Caller, before: &OrderRow, after: &OrderRow,
     }
     let order = record_transition(&mut tx, before, after, caller.now, event).await?;
     if !crate::domain::orders::states::is_open(after.status) {
-        crate::domain::payments::links::order_moved(&mut tx, &caller.store, caller.org, after.id, caller.now).await?;
+        crate::domain::payments::links::order_moved(&mut tx, caller.org, after.id, caller.now).await?;
     }
     tx.commit().await?;
     Ok(order)

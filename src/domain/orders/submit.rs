@@ -104,6 +104,8 @@ pub async fn submit(caller: &Caller, key: &str) -> Result<wire::Order> {
     let Some((order, _)) = write(&mut tx, caller, &before, checked).await? else {
         return Err(moved_meanwhile(&mut tx, caller, before.id, OrderOp::Submit).await);
     };
+    // submitted without paying its link: the link collects no more
+    crate::domain::payments::links::order_moved(&mut tx, caller.org, before.id, caller.now).await?;
     tx.commit().await?;
     Ok(order)
 }

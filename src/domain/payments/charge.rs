@@ -10,7 +10,7 @@ use super::states::{CHARGE, ChargeOp, INTENT, IntentOp};
 use crate::domain::Caller;
 use crate::error::{Error, Result};
 use crate::kinds::{ChargeStatus, PaymentIntentStatus};
-use crate::payment_providers::{ChargeRequest, Entered, Invalid, MethodKind, ProviderError, Providers};
+use crate::payment_providers::{ChargeRequest, Entered, Invalid, MethodKind, Providers};
 use crate::store::{ChargeRow, ChargedMethod, IntentRow, JobKind, LinkRow, Store};
 use chrono::Duration;
 
@@ -28,27 +28,46 @@ fn not_now(status: PaymentIntentStatus) -> Attempt {
     })
 }
 
-async fn provider_enabled(caller: &Caller, link: &LinkRow) -> Result<bool> {
-    Ok(!caller.store.disabled_payment_providers(caller.org).await?.iter().any(|d| d == link.provider.as_str()))
+/// What pays on the page: what the person typed, or the saved profile the
+/// link offers (`paymentProfileId`).
+pub enum Paying<'a> {
+    Entered(&'a Entered),
+    Profile,
 }
 
-/// Pays `link`'s intent with what the person typed on its page.
-pub async fn pay(caller: &Caller, providers: &Providers, link: &LinkRow, entered: &Entered) -> Result<Attempt> {
+/// The method of the link's own profile, if it can still be charged.
+async fn offered(caller: &Caller, link: &LinkRow) -> Result<Option<(ChargedMethod, uuid::Uuid)>> {
+    let Some(id) = link.profile_id else { return Ok(None) };
+    let usable = caller.store.profile(caller.org, id).await?.filter(|p| p.status == crate::kinds::PaymentProfileStatus::Active && p.provider == link.provider);
+    Ok(usable.map(|p| (ChargedMethod { token: p.token, kind: p.method_type, display_name: p.display_name, expires_on: p.expires_on }, p.id)))
+}
+
+/// Pays `link`'s intent with what the person typed on its page, or with
+/// the saved profile it offers.
+pub async fn pay(caller: &Caller, providers: &Providers, link: &LinkRow, paying: Paying<'_>) -> Result<Attempt> {
     let intent = caller.store.intent(caller.org, link.intent_id).await?.ok_or_else(|| Error::Internal(format!("link {} has no intent", link.id)))?;
     if INTENT.target(IntentOp::Charge, intent.status).is_none() {
         return Ok(not_now(intent.status));
     }
-    if !provider_enabled(caller, link).await? {
+    if !super::links::provider_enabled(caller, link.provider).await? {
         return Ok(Attempt::NotNow(format!("Payments through {} are not available at the moment.", link.provider.as_str())));
     }
-    if matches!(entered, Entered::Sepa { .. }) && !link.provider.takes(MethodKind::SepaDebit) {
-        return Ok(Attempt::Invalid(Invalid { field: "iban", message: format!("{} takes cards only.", link.provider.as_str()) }));
-    }
     let provider = providers.get(link.provider);
-    let method = match provider.save_method(entered, caller.now).await {
-        Ok(Ok(m)) => m,
-        Ok(Err(invalid)) => return Ok(Attempt::Invalid(invalid)),
-        Err(_) => return Ok(Attempt::Unavailable),
+    let (method, profile_id) = match paying {
+        Paying::Profile => match offered(caller, link).await? {
+            Some((method, id)) => (method, Some(id)),
+            None => return Ok(Attempt::NotNow("The saved payment method can no longer be used; enter another.".into())),
+        },
+        Paying::Entered(entered) => {
+            if matches!(entered, Entered::Sepa { .. }) && !link.provider.takes(MethodKind::SepaDebit) {
+                return Ok(Attempt::Invalid(Invalid { field: "iban", message: format!("{} takes cards only.", link.provider.as_str()) }));
+            }
+            match provider.save_method(entered, caller.now).await {
+                Ok(Ok(m)) => (ChargedMethod { token: m.token, kind: m.kind.as_str().into(), display_name: m.display_name, expires_on: m.expires_on }, None),
+                Ok(Err(invalid)) => return Ok(Attempt::Invalid(invalid)),
+                Err(_) => return Ok(Attempt::Unavailable),
+            }
+        }
     };
     let charge = ChargeRow {
         id: crate::domain::new_id(),
@@ -58,8 +77,8 @@ pub async fn pay(caller: &Caller, providers: &Providers, link: &LinkRow, entered
         amount_minor: intent.amount_minor,
         currency: intent.currency.clone(),
         provider: link.provider,
-        method: ChargedMethod { token: method.token.clone(), kind: method.kind.as_str().into(), display_name: method.display_name, expires_on: method.expires_on },
-        profile_id: None,
+        method,
+        profile_id,
         off_session: false,
         failure_code: None,
         created_at: caller.now,
@@ -69,7 +88,7 @@ pub async fn pay(caller: &Caller, providers: &Providers, link: &LinkRow, entered
         let now = caller.store.intent(caller.org, intent.id).await?.map(|i| i.status).unwrap_or(intent.status);
         return Ok(not_now(now));
     }
-    let request = ChargeRequest { token: &method.token, amount_minor: charge.amount_minor, currency: &charge.currency, off_session: false, now: caller.now };
+    let request = ChargeRequest { token: &charge.method.token, amount_minor: charge.amount_minor, currency: &charge.currency, off_session: false, now: caller.now };
     let outcome = provider.charge(charge.id, &request).await;
     settle::record(caller, charge.id, outcome).await
 }
@@ -83,7 +102,9 @@ pub async fn authenticate(caller: &Caller, providers: &Providers, link: &LinkRow
     }
     let charges = caller.store.charges_of(intent.id).await?;
     let Some(waiting) = charges.into_iter().rev().find(|c| c.status == ChargeStatus::RequiresAction) else {
-        return Err(Error::Internal(format!("intent {} waits for authentication without a charge that does", intent.id)));
+        // another answer to the step (the button pressed twice) was first
+        let now = caller.store.intent(caller.org, intent.id).await?.map(|i| i.status).unwrap_or(intent.status);
+        return Ok(not_now(now));
     };
     let mut moved = waiting.clone();
     moved.status = CHARGE.next(ChargeOp::Authenticate, waiting.status)?;
@@ -145,11 +166,5 @@ pub async fn resolve(store: &Store, providers: &Providers, org: uuid::Uuid, id: 
             tx.commit().await
         }
         _ => Ok(()),
-    }
-}
-
-impl From<ProviderError> for Attempt {
-    fn from(_: ProviderError) -> Attempt {
-        Attempt::Unavailable
     }
 }

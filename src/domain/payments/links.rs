@@ -16,6 +16,10 @@ use crate::wire::latest as wire;
 use chrono::{DateTime, Duration, Utc};
 use uuid::Uuid;
 
+/// The failure code of a charge whose link closed while it waited for the
+/// payer's authentication.
+pub const LINK_CLOSED: &str = "payment_link_closed";
+
 /// A link expires unpaid after this long at most.
 pub const LIFETIME_HOURS: i64 = 24;
 
@@ -69,6 +73,12 @@ fn check_fields(req: &wire::CreatePaymentLinkRequest, now: DateTime<Utc>) -> Res
         });
     }
     Ok(())
+}
+
+/// Whether the operator lets the organisation collect through `provider`
+/// (`admin org providers`).
+pub async fn provider_enabled(caller: &Caller, provider: ProviderName) -> Result<bool> {
+    Ok(!caller.store.disabled_payment_providers(caller.org).await?.iter().any(|d| d == provider.as_str()))
 }
 
 /// The provider a link charges through, enabled for the organisation.
@@ -182,6 +192,12 @@ pub async fn create(caller: &Caller, public_url: &str, req: wire::CreatePaymentL
         updated_at: now,
     };
     let mut tx = caller.store.begin().await?;
+    // the order is claimed as it was read and priced: a change that beat
+    // this transaction to it wins (its link would collect a stale amount),
+    // and one after it finds the link and cancels it
+    if !Store::update_order(&mut tx, &order, &order).await? {
+        return Err(Error::changed_meanwhile("order"));
+    }
     if !Store::links_of_order_in(&mut tx, caller.org, order.id, PaymentLinkStatus::Active).await?.is_empty() {
         return Err(link_exists());
     }
@@ -204,7 +220,7 @@ fn link_exists() -> Error {
 /// intent (CANCELED unless a charge is PROCESSING: a payment that succeeds
 /// then is refunded) and a charge waiting for authentication (FAILED).
 /// None when another request moved the link first.
-async fn close(tx: &mut Tx, store: &Store, link: &LinkRow, op: LinkOp, now: DateTime<Utc>) -> Result<Option<LinkRow>> {
+async fn close(tx: &mut Tx, link: &LinkRow, op: LinkOp, now: DateTime<Utc>) -> Result<Option<LinkRow>> {
     let mut after = link.clone();
     after.status = LINK.next(op, link.status)?;
     after.updated_at = now;
@@ -221,12 +237,8 @@ async fn close(tx: &mut Tx, store: &Store, link: &LinkRow, op: LinkOp, now: Date
         if !Store::move_intent(tx, &intent, from).await? {
             return Err(Error::Internal(format!("intent {} moved while its link was claimed", intent.id)));
         }
-        for mut c in store.charges_of(intent.id).await?.into_iter().filter(|c| c.status == ChargeStatus::RequiresAction) {
-            c.status = CHARGE.next(ChargeOp::LinkClosed, c.status)?;
-            c.failure_code = Some("payment_link_closed".into());
-            c.updated_at = now;
-            Store::move_charge(tx, &c, ChargeStatus::RequiresAction).await?;
-        }
+        let failed = CHARGE.next(ChargeOp::LinkClosed, ChargeStatus::RequiresAction)?;
+        Store::move_charges_of(tx, link.org, intent.id, ChargeStatus::RequiresAction, failed, LINK_CLOSED, now).await?;
     }
     Ok(Some(after))
 }
@@ -244,7 +256,7 @@ pub async fn cancel(caller: &Caller, key: &str) -> Result<wire::PaymentLink> {
         });
     }
     let mut tx = caller.store.begin().await?;
-    let Some(after) = close(&mut tx, &caller.store, &link, LinkOp::Cancel, caller.now).await? else {
+    let Some(after) = close(&mut tx, &link, LinkOp::Cancel, caller.now).await? else {
         drop(tx);
         let now = super::find_link(caller, key).await?;
         return Err(LINK.next(LinkOp::Cancel, now.status).err().unwrap_or_else(|| Error::changed_meanwhile("payment link")));
@@ -261,7 +273,7 @@ pub async fn expire_if_due(caller: &Caller, row: LinkRow) -> Result<LinkRow> {
     }
     let at = row.expires_at;
     let mut tx = caller.store.begin().await?;
-    match close(&mut tx, &caller.store, &row, LinkOp::Expire, at).await? {
+    match close(&mut tx, &row, LinkOp::Expire, at).await? {
         Some(after) => {
             events::record(&mut tx, caller.org, at, &Event::PaymentLinkExpired(render::link(&after))).await?;
             tx.commit().await?;
@@ -285,9 +297,9 @@ pub async fn expire(store: &Store, org: Uuid, id: Uuid, now: DateTime<Utc>) -> R
 
 /// In the transaction that changes, cancels or expires order `order`:
 /// its ACTIVE link is cancelled (what it would collect no longer holds).
-pub async fn order_moved(tx: &mut Tx, store: &Store, org: Uuid, order: Uuid, now: DateTime<Utc>) -> Result<()> {
+pub async fn order_moved(tx: &mut Tx, org: Uuid, order: Uuid, now: DateTime<Utc>) -> Result<()> {
     for link in Store::links_of_order_in(tx, org, order, PaymentLinkStatus::Active).await? {
-        if close(tx, store, &link, LinkOp::OrderChanged, now).await?.is_none() {
+        if close(tx, &link, LinkOp::OrderChanged, now).await?.is_none() {
             return Err(Error::Internal(format!("link {} moved in its order's transaction", link.id)));
         }
     }

@@ -17,7 +17,7 @@ pub mod states;
 
 use super::{Caller, customers};
 use crate::error::{Error, InternalCode, Result};
-use crate::store::{Cursor, IntentFilter, IntentRow, LinkFilter, LinkRow, limit_or_default};
+use crate::store::{ChargeRow, Cursor, IntentFilter, IntentRow, LinkFilter, LinkRow, RefundRow, limit_or_default};
 use crate::wire::latest::{self as wire, params};
 use uuid::Uuid;
 
@@ -76,6 +76,27 @@ pub async fn intent_of(store: &crate::store::Store, row: &IntentRow) -> Result<w
     let charges = store.charges_of(row.id).await?;
     let refunds = store.refunds_of(row.id).await?;
     render::intent(row, &charges, &refunds)
+}
+
+/// The intent as a transaction that wrote `charge` and `refunds` leaves it,
+/// before it commits (when the reader pool does not see them yet): each
+/// in place of its stored self, or beside the stored ones.
+pub async fn intent_as_written(store: &crate::store::Store, row: &IntentRow, charge: Option<&ChargeRow>, refunds: &[RefundRow]) -> Result<wire::PaymentIntent> {
+    let mut charges = store.charges_of(row.id).await?;
+    if let Some(c) = charge {
+        match charges.iter_mut().find(|s| s.id == c.id) {
+            Some(stored) => *stored = c.clone(),
+            None => charges.push(c.clone()),
+        }
+    }
+    let mut stored_refunds = store.refunds_of(row.id).await?;
+    for r in refunds {
+        match stored_refunds.iter_mut().find(|s| s.id == r.id) {
+            Some(stored) => *stored = r.clone(),
+            None => stored_refunds.push(r.clone()),
+        }
+    }
+    render::intent(row, &charges, &stored_refunds)
 }
 
 pub async fn view_intent(caller: &Caller, key: &str) -> Result<wire::PaymentIntent> {

@@ -4,7 +4,6 @@
 //! their outcome committed (`payment_intent.refunded` when given back).
 
 use super::states::{INTENT, IntentOp, REFUND, RefundOp};
-use super::render;
 use crate::domain::Caller;
 use crate::domain::access::Role;
 use crate::error::{Error, InternalCode, Result};
@@ -53,9 +52,6 @@ pub async fn create(caller: &Caller, key: &str, req: wire::CreatePaymentRefundRe
     let Some(paid) = charges.iter().rev().find(|c| c.status == ChargeStatus::Succeeded) else {
         return Err(Error::Internal(format!("intent {} SUCCEEDED without a charge that did", intent.id)));
     };
-    // read before the refund is written: within an idempotent request the
-    // commit below is not yet the real one, and the answer is built here
-    let mut refunds = caller.store.refunds_of(intent.id).await?;
     let mut tx = caller.store.begin().await?;
     // refunds of one intent take turns: each sees what those before it took
     if !Store::claim_intent(&mut tx, caller.org, intent.id).await? {
@@ -66,9 +62,11 @@ pub async fn create(caller: &Caller, key: &str, req: wire::CreatePaymentRefundRe
     if amount > left || amount <= 0 {
         return Err(exceeds(left));
     }
-    refunds.push(record(&mut tx, &intent, paid, amount, req.reason.as_deref().unwrap_or("requested"), caller.now).await?);
+    let refund = record(&mut tx, &intent, paid, amount, req.reason.as_deref().unwrap_or("requested"), caller.now).await?;
     tx.commit().await?;
-    render::intent(&intent, &charges, &refunds)
+    // (within an idempotent request that commit is not yet the real one:
+    // the answer shows the refund from here)
+    super::intent_as_written(&caller.store, &intent, None, &[refund]).await
 }
 
 /// The payment.refund job: sends PENDING refund `id` to its provider (at
@@ -97,9 +95,8 @@ pub async fn send(store: &Store, providers: &crate::payment_providers::Providers
     }
     if op == RefundOp::Refunded {
         let intent = store.intent(org, refund.intent_id).await?.ok_or_else(|| Error::Internal(format!("refund {id} has no intent")))?;
-        let charges = store.charges_of(intent.id).await?;
-        let refunds: Vec<RefundRow> = store.refunds_of(intent.id).await?.into_iter().map(|r| if r.id == after.id { after.clone() } else { r }).collect();
-        events::record(&mut tx, org, now, &Event::PaymentIntentRefunded(render::intent(&intent, &charges, &refunds)?)).await?;
+        let shown = super::intent_as_written(store, &intent, None, std::slice::from_ref(&after)).await?;
+        events::record(&mut tx, org, now, &Event::PaymentIntentRefunded(shown)).await?;
     }
     tx.commit().await?;
     Ok(true)

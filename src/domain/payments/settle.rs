@@ -11,7 +11,7 @@ use crate::error::{Error, Result};
 use crate::events::{self, Event};
 use crate::kinds::{ChargeStatus, PaymentIntentStatus, PaymentLinkStatus};
 use crate::payment_providers::{Invalid, Outcome, ProviderError};
-use crate::store::{ChargeRow, IntentRow, LinkRow, OrderRow, Store, Tx};
+use crate::store::{ChargeRow, IntentRow, LinkRow, OrderRow, RefundRow, Store, Tx};
 use uuid::Uuid;
 
 /// What an attempt came to, for the page to show.
@@ -53,28 +53,36 @@ fn recorded(charge: &ChargeRow) -> Attempt {
     }
 }
 
+/// The failure code of an attempt the provider never received (given up
+/// by the job that resolves attempts), or refused.
+pub const NOT_RECEIVED: &str = "processing_error";
+
 /// Commits what the provider answered of charge `id`.
 pub async fn record(caller: &Caller, id: Uuid, outcome: Result<Outcome, ProviderError>) -> Result<Attempt> {
     let outcome = match outcome {
         Ok(o) => o,
         Err(ProviderError::Unavailable(_)) => return Ok(Attempt::Unavailable),
         // the provider refused the call itself: no money moved
-        Err(ProviderError::Refused(_)) => Outcome::Failed("processing_error".into()),
+        Err(ProviderError::Refused(_)) => Outcome::Failed(NOT_RECEIVED.into()),
     };
     let store = &caller.store;
     let charge = store.charge(caller.org, id).await?.ok_or_else(|| Error::Internal(format!("charge {id} vanished")))?;
-    let Some((charge_op, intent_op)) = moves(&outcome) else { return Ok(Attempt::Processing) };
     if charge.status != ChargeStatus::Processing {
+        if charge.status == ChargeStatus::Failed && outcome == Outcome::Succeeded {
+            return late_success(caller, &charge).await;
+        }
         return Ok(recorded(&charge));
     }
+    let Some((charge_op, intent_op)) = moves(&outcome) else { return Ok(Attempt::Processing) };
     let intent = store.intent(caller.org, charge.intent_id).await?.ok_or_else(|| Error::Internal(format!("charge {id} has no intent")))?;
     let link = match intent.link_id {
         Some(l) => store.link(caller.org, l).await?,
         None => None,
     };
+    let link_open = link.as_ref().is_some_and(|l| l.status == PaymentLinkStatus::Active);
     // what submitting the order needs read, before the transaction
     let submission = match (&outcome, &link) {
-        (Outcome::Succeeded, Some(l)) if l.status == PaymentLinkStatus::Active => Some(prepare(caller, l).await?),
+        (Outcome::Succeeded, Some(l)) if link_open => Some(prepare(caller, l).await?),
         _ => None,
     };
     let mut charged = charge.clone();
@@ -87,46 +95,59 @@ pub async fn record(caller: &Caller, id: Uuid, outcome: Result<Outcome, Provider
     let mut after = intent.clone();
     after.status = INTENT.next(intent_op, PaymentIntentStatus::Processing)?;
     after.updated_at = caller.now;
+    // the link closed while the provider decided: nothing more is paid
+    // through it (a success is refunded in `complete`)
+    if link.is_some() && !link_open {
+        if let Some(closed) = INTENT.target(IntentOp::LinkClosed, after.status) {
+            after.status = closed;
+        }
+        if let Some(failed) = CHARGE.target(ChargeOp::LinkClosed, charged.status) {
+            charged.status = failed;
+            charged.failure_code = Some(super::links::LINK_CLOSED.into());
+        }
+    }
     let mut tx = store.begin().await?;
     if !Store::move_charge(&mut tx, &charged, ChargeStatus::Processing).await? {
         drop(tx);
         let now = store.charge(caller.org, id).await?.ok_or_else(|| Error::Internal(format!("charge {id} vanished")))?;
         return Ok(recorded(&now));
     }
+    let mut refunds = vec![];
     let attempt = match outcome {
         Outcome::Succeeded => {
             let link = match link {
-                Some(l) => complete(&mut tx, caller, l, &mut after, &charged, submission).await?,
+                Some(l) => complete(&mut tx, caller, l, &mut after, &charged, submission, &mut refunds).await?,
                 None => None,
             };
             Attempt::Paid(link)
         }
-        Outcome::RequiresAction => Attempt::NeedsAction,
-        Outcome::Failed(code) => Attempt::Declined(code),
-        Outcome::Processing => Attempt::Processing,
+        _ => recorded(&charged),
     };
     if !Store::move_intent(&mut tx, &after, PaymentIntentStatus::Processing).await? {
         return Err(Error::Internal(format!("intent {} left PROCESSING while its charge was", intent.id)));
     }
-    let event = match &attempt {
-        Attempt::Paid(_) => Some(Event::PaymentIntentSucceeded as fn(_) -> _),
-        Attempt::Declined(_) => Some(Event::PaymentIntentPaymentFailed as fn(_) -> _),
+    let event = match charged.status {
+        ChargeStatus::Succeeded => Some(Event::PaymentIntentSucceeded as fn(_) -> _),
+        ChargeStatus::Failed => Some(Event::PaymentIntentPaymentFailed as fn(_) -> _),
         _ => None,
     };
     if let Some(event) = event {
-        let shown = intent_as_committed(store, &after, &charged).await?;
+        let shown = super::intent_as_written(store, &after, Some(&charged), &refunds).await?;
         events::record(&mut tx, caller.org, caller.now, &event(shown)).await?;
     }
     tx.commit().await?;
     Ok(attempt)
 }
 
-/// The intent as the transaction leaves it: `charged` in place of its
-/// stored self (the transaction has not committed it yet).
-async fn intent_as_committed(store: &Store, intent: &IntentRow, charged: &ChargeRow) -> Result<crate::wire::latest::PaymentIntent> {
-    let charges: Vec<ChargeRow> = store.charges_of(intent.id).await?.into_iter().map(|c| if c.id == charged.id { charged.clone() } else { c }).collect();
-    let refunds = store.refunds_of(intent.id).await?;
-    render::intent(intent, &charges, &refunds)
+/// A charge given up as never received succeeded after all (the provider
+/// answered late): the money is given back in full; the charge stays as
+/// recorded.
+async fn late_success(caller: &Caller, charge: &ChargeRow) -> Result<Attempt> {
+    let intent = caller.store.intent(caller.org, charge.intent_id).await?.ok_or_else(|| Error::Internal(format!("charge {} has no intent", charge.id)))?;
+    let mut tx = caller.store.begin().await?;
+    super::refunds::record(&mut tx, &intent, charge, charge.amount_minor, "The payment succeeded after its attempt had been given up.", caller.now).await?;
+    tx.commit().await?;
+    Ok(recorded(charge))
 }
 
 /// The order's submission checked now, for `complete`: the order as read
@@ -143,24 +164,39 @@ async fn prepare(caller: &Caller, link: &LinkRow) -> Result<Submission> {
         Ok(()) => orders::submission::check(caller, &order).await,
         Err(e) => Err(e),
     };
-    Ok(checked.map(|c| (order, c)))
+    match checked {
+        Ok(c) => Ok(Ok((order, c))),
+        // what submission answers a request: the order refuses
+        Err(e @ (Error::Conflict { .. } | Error::Refused { .. } | Error::Invalid(_) | Error::NotFound { .. } | Error::Missing { .. })) => Ok(Err(e)),
+        // anything else (the database) is no answer: tried again
+        Err(e) => Err(e),
+    }
 }
 
 /// In the transaction of a successful charge: the link COMPLETED and its
 /// order submitted (rule 1), what the link asked saved; or, when the order
 /// no longer submits, the link FAILED; or, when the link is no longer
 /// ACTIVE, left as it is. In the last two the payment is refunded in full.
-async fn complete(tx: &mut Tx, caller: &Caller, link: LinkRow, intent: &mut IntentRow, charge: &ChargeRow, submission: Option<Submission>) -> Result<Option<LinkRow>> {
+/// `refunds`: the refund it records, if any.
+async fn complete(
+    tx: &mut Tx,
+    caller: &Caller,
+    link: LinkRow,
+    intent: &mut IntentRow,
+    charge: &ChargeRow,
+    submission: Option<Submission>,
+    refunds: &mut Vec<RefundRow>,
+) -> Result<Option<LinkRow>> {
     // the link is claimed first: a cancel or an expiry that beat this
     // transaction to it wins, and the payment is given back
     let mut claimed = link.clone();
     claimed.updated_at = caller.now;
     let Some(submission) = submission.filter(|_| link.status == PaymentLinkStatus::Active) else {
-        super::refunds::record(tx, intent, charge, charge.amount_minor, &format!("The payment link was {} when the payment succeeded.", link.status), caller.now).await?;
+        refunds.push(super::refunds::record(tx, intent, charge, charge.amount_minor, &format!("The payment link was {} when the payment succeeded.", link.status), caller.now).await?);
         return Ok(None);
     };
     if !Store::move_link(tx, &claimed, PaymentLinkStatus::Active).await? {
-        super::refunds::record(tx, intent, charge, charge.amount_minor, "The payment link was no longer ACTIVE when the payment succeeded.", caller.now).await?;
+        refunds.push(super::refunds::record(tx, intent, charge, charge.amount_minor, "The payment link was no longer ACTIVE when the payment succeeded.", caller.now).await?);
         return Ok(None);
     }
     let written = match submission {
@@ -184,7 +220,7 @@ async fn complete(tx: &mut Tx, caller: &Caller, link: LinkRow, intent: &mut Inte
             after.status = LINK.next(LinkOp::OrderRefused, link.status)?;
             after.failure_reason = Some(reason.clone());
             Store::move_link(tx, &after, PaymentLinkStatus::Active).await?;
-            super::refunds::record(tx, intent, charge, charge.amount_minor, &reason, caller.now).await?;
+            refunds.push(super::refunds::record(tx, intent, charge, charge.amount_minor, &reason, caller.now).await?);
         }
     }
     Ok(Some(after))
