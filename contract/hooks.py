@@ -26,7 +26,7 @@ Two kinds, both about data the documents cannot fully describe:
    which this server has no links for yet; setAsDefaultPaymentProfile and
    grantAutopayConsent with savePaymentProfile; http(s) return URLs; an
    expiresAt within the next 24 hours): tests/api/payment_links.rs.
-3. Existing payment objects. Links, intents and profiles have no `rid_`
+3. Existing payment objects. Links, intents, profiles and sessions have no `rid_`
    references a dictionary could name; the xtask passes the demo's ids in
    the environment, and half of the positive cases name one of them.
 """
@@ -101,6 +101,7 @@ DEMO_IDS = {
     "paymentLinkId": os.environ.get("SWITCHBOARD_DEMO_PAYMENT_LINKS", ""),
     "paymentIntentId": os.environ.get("SWITCHBOARD_DEMO_PAYMENT_INTENTS", ""),
     "paymentProfileId": os.environ.get("SWITCHBOARD_DEMO_PAYMENT_PROFILES", ""),
+    "paymentSessionId": os.environ.get("SWITCHBOARD_DEMO_PAYMENT_SESSIONS", ""),
 }
 
 

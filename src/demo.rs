@@ -157,11 +157,12 @@ async fn usage(caller: &Caller) -> crate::error::Result<()> {
 /// The demo's payments, through the sandbox providers: Maria paid the link
 /// of her second order by card (4242), saving it as her default profile
 /// (a COMPLETED link, a SUCCEEDED intent with a partial refund, an ACTIVE
-/// profile); Acme's link for a new order waits for payment after a
-/// declined card (its intent REQUIRES_PAYMENT_METHOD).
+/// profile), then a third order from that profile through a payment
+/// session; Acme's link for a new order waits for payment after a declined
+/// card (its intent REQUIRES_PAYMENT_METHOD).
 async fn payments(caller: &Caller, public_url: &str) -> crate::error::Result<()> {
     use crate::domain::catalog::entity_id;
-    use crate::domain::payments::{charge, links, refunds};
+    use crate::domain::payments::{charge, links, refunds, sessions};
     use crate::payment_providers::{Entered, Providers};
     let providers = Providers::sandbox(&caller.store);
     let card = |number: &str| Entered::Card { number: number.into(), expiry: "12/30".into(), cvc: "123".into() };
@@ -179,6 +180,13 @@ async fn payments(caller: &Caller, public_url: &str) -> crate::error::Result<()>
             refunds::create(caller, &link.intent_id.to_string(), parse(serde_json::json!({"amountMinor": 1000, "reason": "Goodwill"}))?).await?;
         }
     }
+    let line = serde_json::json!([{"type": "SUBSCRIPTION", "productOfferingId": entity_id(caller.org, "offering", "data-sim-20gb").to_string(),
+        "subscription": {"simType": "ESIM", "msisdn": "+46701234574"}}]);
+    let order = crate::domain::orders::create(caller, parse(serde_json::json!({"customerId": "rid_maria", "lineItems": line}))?, chrono::Duration::days(7)).await?;
+    let maria = crate::domain::customers::find(caller, "rid_maria").await?;
+    let profile = maria.billing.and_then(|b| b.default_payment_profile_id).unwrap_or_default();
+    // (its charge is sent by its job, which runs once the server does)
+    sessions::create(caller, parse(serde_json::json!({"orderId": order.order_id, "paymentProfileId": profile}))?).await?;
     Ok(())
 }
 

@@ -270,6 +270,15 @@ kind! {
 }
 
 kind! {
+    /// Where a payment session stands (`payment_sessions.status`).
+    PaymentSessionStatus <=> PaymentSessionStatus {
+        Processing = "PROCESSING" <=> Processing,
+        Succeeded = "SUCCEEDED" <=> Succeeded,
+        Failed = "FAILED" <=> Failed,
+    }
+}
+
+kind! {
     /// Whether a saved payment method can be charged (`payment_profiles.status`).
     PaymentProfileStatus <=> PaymentProfileStatus {
         Active = "ACTIVE" <=> Active,
@@ -315,5 +324,6 @@ mod tests {
         check(ChargeStatus::ALL, ChargeStatus::stored, ChargeStatus::from_stored);
         check(RefundStatus::ALL, RefundStatus::stored, RefundStatus::from_stored);
         check(PaymentProfileStatus::ALL, PaymentProfileStatus::stored, PaymentProfileStatus::from_stored);
+        check(PaymentSessionStatus::ALL, PaymentSessionStatus::stored, PaymentSessionStatus::from_stored);
     }
 }

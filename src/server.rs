@@ -47,7 +47,8 @@ pub async fn start(store: Store, clock: Arc<Clock>, listen: SocketAddr, settings
     // the sandbox keeps its ledger in transactions of its own, over the
     // root store (never a request's scoped one)
     let providers = crate::payment_providers::Providers::sandbox(&store);
-    let wakes = crate::jobs::Wakes { mail: mail_wake.clone(), advance: advance_wake.clone() };
+    let payments_wake = Arc::new(tokio::sync::Notify::new());
+    let wakes = crate::jobs::Wakes { mail: mail_wake.clone(), advance: advance_wake.clone(), payments: payments_wake.clone() };
     let jobs = crate::jobs::start(&store, &clock, &settings, wakes, network.clone(), &providers).await?;
     let config = ConfigDropshot {
         bind_address: listen,
@@ -65,6 +66,7 @@ pub async fn start(store: Store, clock: Arc<Clock>, listen: SocketAddr, settings
         tokens,
         mail_wake,
         advance_wake,
+        payments_wake,
         network: network.clone(),
         in_flight: Default::default(),
         settings,

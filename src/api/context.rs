@@ -20,6 +20,8 @@ pub struct Context {
     pub mail_wake: Arc<tokio::sync::Notify>,
     /// wakes the sandbox clock's advance worker when an advance commits
     pub advance_wake: Arc<tokio::sync::Notify>,
+    /// wakes the sender of payment sessions' charges when one commits
+    pub payments_wake: Arc<tokio::sync::Notify>,
     pub settings: crate::config::Settings,
     /// who moves the money (built over the root store: never called
     /// while a request holds a transaction)

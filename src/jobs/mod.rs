@@ -206,6 +206,8 @@ pub struct Wakes {
     pub mail: Arc<Notify>,
     /// the sandbox clock's advance, when one commits
     pub advance: Arc<Notify>,
+    /// the sender of payment sessions' charges, when one commits
+    pub payments: Arc<Notify>,
 }
 
 /// Starts every job `settings` ask for.
@@ -224,7 +226,9 @@ pub async fn start(
     let send_wake = Arc::new(Notify::new());
     let work = organisation_work(providers);
     let mut tasks = vec![(each(idempotency_expiry::worker()), Arc::new(Notify::new()))];
-    tasks.extend(work.iter().map(|w| (Task::Each(w.clone()), Arc::new(Notify::new()))));
+    // a payment session's charge is sent as soon as its request commits
+    let wake_of = |w: &Arc<Worker>| if w.kind == JobKind::PaymentCharge { wakes.payments.clone() } else { Arc::new(Notify::new()) };
+    tasks.extend(work.iter().map(|w| (Task::Each(w.clone()), wake_of(w))));
     tasks.extend([
         (each(clock_advance::worker(work)), wakes.advance),
         (each(mail_cleanup::worker()), Arc::new(Notify::new())),

@@ -21,6 +21,7 @@ pub struct IntentRow {
     pub customer_id: Uuid,
     pub order_id: Option<Uuid>,
     pub link_id: Option<Uuid>,
+    pub session_id: Option<Uuid>,
     pub status: PaymentIntentStatus,
     pub amount_minor: i64,
     pub currency: String,
@@ -97,7 +98,7 @@ fn ts_col(r: &AnyRow, col: &str) -> Result<DateTime<Utc>> {
     parse_ts(&r.try_get::<String, _>(col)?)
 }
 
-const INTENT_COLUMNS: &str = "seq, id, org_id, customer_id, order_id, link_id, status, amount_minor, currency, description, due_at, line_items, created_at, updated_at";
+const INTENT_COLUMNS: &str = "seq, id, org_id, customer_id, order_id, link_id, session_id, status, amount_minor, currency, description, due_at, line_items, created_at, updated_at";
 
 fn intent_row(r: &AnyRow) -> Result<(i64, IntentRow)> {
     Ok((
@@ -108,6 +109,7 @@ fn intent_row(r: &AnyRow) -> Result<(i64, IntentRow)> {
             customer_id: uuid_col(r, "customer_id")?,
             order_id: opt_uuid(r, "order_id")?,
             link_id: opt_uuid(r, "link_id")?,
+            session_id: opt_uuid(r, "session_id")?,
             status: state_col(r, "status")?,
             amount_minor: r.try_get("amount_minor")?,
             currency: r.try_get("currency")?,
@@ -167,15 +169,16 @@ impl Store {
     pub async fn insert_intent(tx: &mut Tx, i: &IntentRow) -> Result<()> {
         tx.execute(
             sqlx::query(
-                "INSERT INTO payment_intents (id, org_id, customer_id, order_id, link_id, status, amount_minor, currency, description, due_at,
-                   line_items, created_at, updated_at)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+                "INSERT INTO payment_intents (id, org_id, customer_id, order_id, link_id, session_id, status, amount_minor, currency, description,
+                   due_at, line_items, created_at, updated_at)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
             )
             .bind(i.id.to_string())
             .bind(i.org.to_string())
             .bind(i.customer_id.to_string())
             .bind(i.order_id.map(|u| u.to_string()))
             .bind(i.link_id.map(|u| u.to_string()))
+            .bind(i.session_id.map(|u| u.to_string()))
             .bind(i.status.stored())
             .bind(i.amount_minor)
             .bind(&i.currency)

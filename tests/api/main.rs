@@ -22,6 +22,7 @@ mod orders;
 mod pagination;
 mod payment_links;
 mod payment_providers;
+mod payment_sessions;
 mod payments;
 mod races;
 mod permissions;

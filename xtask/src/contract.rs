@@ -120,6 +120,18 @@ fn demo_payment_ids(server: &Switchboard) -> Result<Vec<(String, String)>> {
             }
             ids.push((var.to_string(), found.join(",")));
         }
+        // sessions are named by their intents (the demo's Maria pays one
+        // order through a session)
+        let mut sessions = vec![];
+        for intent in ids[1].1.split(',') {
+            let path = format!("/api/v2/payment-intents/{intent}");
+            let answer = conn.send(&crate::http::Request::get(path.as_str()).header("x-api-key", key.clone())).await?.success(&path)?.json()?;
+            sessions.extend(answer["paymentSessionId"].as_str().map(str::to_string));
+        }
+        if sessions.is_empty() {
+            bail!("the demo has no payment session");
+        }
+        ids.push(("SWITCHBOARD_DEMO_PAYMENT_SESSIONS".to_string(), sessions.join(",")));
         Ok(ids)
     })
 }

@@ -2411,9 +2411,12 @@ pub mod types {
             skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub expires_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
-        ///Turn on the customer's billing.autoPay when paid. Needs savePaymentProfile, and a usable default profile: setAsDefaultPaymentProfile, or an ACTIVE default already.
-        #[serde(rename = "grantAutopayConsent", default)]
-        pub grant_autopay_consent: bool,
+        ///Turn on the customer's billing.autoPay when paid. Needs savePaymentProfile, and a usable default profile: setAsDefaultPaymentProfile, or an ACTIVE default already. Left out, false.
+        #[serde(
+            rename = "grantAutopayConsent",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub grant_autopay_consent: ::std::option::Option<bool>,
         ///An invoice to collect for. Invoice links are not available on this server yet (400 invoice_links_unavailable).
         #[serde(
             rename = "invoiceId",
@@ -2449,12 +2452,18 @@ pub mod types {
             skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub return_url: ::std::option::Option<CreatePaymentLinkRequestReturnUrl>,
-        ///Save the method that pays as a payment profile of the customer.
-        #[serde(rename = "savePaymentProfile", default)]
-        pub save_payment_profile: bool,
-        ///Make the saved profile the customer's default. Needs savePaymentProfile.
-        #[serde(rename = "setAsDefaultPaymentProfile", default)]
-        pub set_as_default_payment_profile: bool,
+        ///Save the method that pays as a payment profile of the customer. Left out, false.
+        #[serde(
+            rename = "savePaymentProfile",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub save_payment_profile: ::std::option::Option<bool>,
+        ///Make the saved profile the customer's default. Needs savePaymentProfile. Left out, false.
+        #[serde(
+            rename = "setAsDefaultPaymentProfile",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub set_as_default_payment_profile: ::std::option::Option<bool>,
     }
     ///Where the page's cancel link sends the payer (http or https).
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
@@ -2871,6 +2880,137 @@ pub mod types {
         }
     }
     impl<'de> ::serde::Deserialize<'de> for CreatePaymentRefundRequestReason {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///What to charge, and with what.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct CreatePaymentSessionRequest {
+        ///Client data, returned unchanged.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub metadata: ::std::option::Option<Metadata>,
+        ///The order to collect for.
+        #[serde(rename = "orderId")]
+        pub order_id: CreatePaymentSessionRequestOrderId,
+        ///An ACTIVE saved profile of the order's customer.
+        #[serde(rename = "paymentProfileId")]
+        pub payment_profile_id: CreatePaymentSessionRequestPaymentProfileId,
+    }
+    ///The order to collect for.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CreatePaymentSessionRequestOrderId(::std::string::String);
+    impl ::std::ops::Deref for CreatePaymentSessionRequestOrderId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CreatePaymentSessionRequestOrderId>
+    for ::std::string::String {
+        fn from(value: CreatePaymentSessionRequestOrderId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CreatePaymentSessionRequestOrderId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 64usize {
+                return Err("longer than 64 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CreatePaymentSessionRequestOrderId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for CreatePaymentSessionRequestOrderId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CreatePaymentSessionRequestOrderId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///An ACTIVE saved profile of the order's customer.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CreatePaymentSessionRequestPaymentProfileId(::std::string::String);
+    impl ::std::ops::Deref for CreatePaymentSessionRequestPaymentProfileId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CreatePaymentSessionRequestPaymentProfileId>
+    for ::std::string::String {
+        fn from(value: CreatePaymentSessionRequestPaymentProfileId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CreatePaymentSessionRequestPaymentProfileId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 64usize {
+                return Err("longer than 64 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CreatePaymentSessionRequestPaymentProfileId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for CreatePaymentSessionRequestPaymentProfileId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CreatePaymentSessionRequestPaymentProfileId {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
             D: ::serde::Deserializer<'de>,
@@ -9410,7 +9550,7 @@ pub mod types {
             value.parse()
         }
     }
-    ///Money collected for an order: created when collection starts (a payment link), never directly. Its charges are the attempts to pay it, its refunds what was given back.
+    ///Money collected for an order: created when collection starts (a payment link or a payment session), never directly. Its charges are the attempts to pay it, its refunds what was given back.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct PaymentIntent {
         ///What is collected, in minor units.
@@ -9456,6 +9596,12 @@ pub mod types {
             skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub payment_link_id: ::std::option::Option<::uuid::Uuid>,
+        ///The payment session that collects it.
+        #[serde(
+            rename = "paymentSessionId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub payment_session_id: ::std::option::Option<::uuid::Uuid>,
         ///Every refund, oldest first.
         pub refunds: ::std::vec::Vec<PaymentRefund>,
         ///Where the payment is.
@@ -11546,6 +11692,304 @@ pub mod types {
             value: ::std::string::String,
         ) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
+        }
+    }
+    ///Server-to-server collection for an order from a saved payment profile: no page, the provider charges the profile off-session.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct PaymentSession {
+        ///What is charged, in minor units (the order's initial invoice total).
+        #[serde(rename = "amountMinor")]
+        pub amount_minor: i64,
+        ///When it was paid and its order submitted.
+        #[serde(
+            rename = "completedAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub completed_at: ::std::option::Option<
+            ::chrono::DateTime<::chrono::offset::Utc>,
+        >,
+        ///When it was created.
+        #[serde(rename = "createdAt")]
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///ISO 4217 code.
+        pub currency: PaymentSessionCurrency,
+        ///The order's customer.
+        #[serde(rename = "customerId")]
+        pub customer_id: ::uuid::Uuid,
+        ///When FAILED by a decline: the provider's reason (card_declined, expired_card, ...).
+        #[serde(
+            rename = "failureCode",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub failure_code: ::std::option::Option<::std::string::String>,
+        ///When FAILED after a payment: why the order could not be submitted (the payment is refunded).
+        #[serde(
+            rename = "failureReason",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub failure_reason: ::std::option::Option<::std::string::String>,
+        ///Client data, returned unchanged.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub metadata: ::std::option::Option<Metadata>,
+        ///The order paid for.
+        #[serde(rename = "orderId")]
+        pub order_id: ::uuid::Uuid,
+        ///The intent that holds the payment.
+        #[serde(rename = "paymentIntentId")]
+        pub payment_intent_id: ::uuid::Uuid,
+        ///The saved profile charged.
+        #[serde(rename = "paymentProfileId")]
+        pub payment_profile_id: ::uuid::Uuid,
+        ///The profile's provider.
+        #[serde(rename = "paymentProvider")]
+        pub payment_provider: PaymentProvider,
+        ///Identifier of the session.
+        #[serde(rename = "paymentSessionId")]
+        pub payment_session_id: ::uuid::Uuid,
+        ///Where the session is.
+        pub status: PaymentSessionStatus,
+        ///When it last changed.
+        #[serde(rename = "updatedAt")]
+        pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    }
+    ///`PaymentSessionCreateXIdempotencyKey`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PaymentSessionCreateXIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for PaymentSessionCreateXIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PaymentSessionCreateXIdempotencyKey>
+    for ::std::string::String {
+        fn from(value: PaymentSessionCreateXIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PaymentSessionCreateXIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 256usize {
+                return Err("longer than 256 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PaymentSessionCreateXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for PaymentSessionCreateXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PaymentSessionCreateXIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///ISO 4217 code.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PaymentSessionCurrency(::std::string::String);
+    impl ::std::ops::Deref for PaymentSessionCurrency {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PaymentSessionCurrency> for ::std::string::String {
+        fn from(value: PaymentSessionCurrency) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PaymentSessionCurrency {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[A-Z]{3}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[A-Z]{3}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PaymentSessionCurrency {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for PaymentSessionCurrency {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PaymentSessionCurrency {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///PROCESSING: the charge of the saved profile is being sent or settled. SUCCEEDED: paid, and the order submitted. FAILED: declined (failureCode), or paid but the order no longer submits (failureReason; refunded in full).
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum PaymentSessionStatus {
+        #[serde(rename = "PROCESSING")]
+        Processing,
+        #[serde(rename = "SUCCEEDED")]
+        Succeeded,
+        #[serde(rename = "FAILED")]
+        Failed,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
+    }
+    impl ::std::fmt::Display for PaymentSessionStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Processing => f.write_str("PROCESSING"),
+                Self::Succeeded => f.write_str("SUCCEEDED"),
+                Self::Failed => f.write_str("FAILED"),
+                Self::Unknown => f.write_str("Unknown"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for PaymentSessionStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "PROCESSING" => Ok(Self::Processing),
+                "SUCCEEDED" => Ok(Self::Succeeded),
+                "FAILED" => Ok(Self::Failed),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PaymentSessionStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for PaymentSessionStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///`PaymentSessionViewPaymentSessionId`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PaymentSessionViewPaymentSessionId(::std::string::String);
+    impl ::std::ops::Deref for PaymentSessionViewPaymentSessionId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PaymentSessionViewPaymentSessionId>
+    for ::std::string::String {
+        fn from(value: PaymentSessionViewPaymentSessionId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PaymentSessionViewPaymentSessionId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 64usize {
+                return Err("longer than 64 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PaymentSessionViewPaymentSessionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for PaymentSessionViewPaymentSessionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PaymentSessionViewPaymentSessionId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
         }
     }
     ///An offering change of a subscription scheduled for later: it falls due at `scheduledAt`, an instant (a license's change, LicensePendingProductOffering, is dated by the day).
@@ -23402,6 +23846,152 @@ Arguments:
             .build()?;
         let info = OperationInfo {
             operation_id: "payment_profile_view",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Create a payment session
+
+Collects the payment for an order server to server, from a saved payment profile of its customer, without a page: the provider charges the profile off-session. Answers 201 at once with the session PROCESSING; the charge is sent by a job right after the commit (the session's id and its charge's id, the provider's idempotency key, are committed first, so a crash never charges twice), and the session becomes SUCCEEDED (paid, and the order submitted in the same transaction: rule 1) or FAILED (declined, with failureCode; or paid but the order no longer submits, refunded in full). Read it again with GET /payment-sessions/{paymentSessionId}, or follow `payment_intent.succeeded` / `payment_intent.payment_failed`. What creating a payment link refuses is refused here too (rule 2: 409 order_validation_failed, order_not_approved, order_state_conflict, order_expired; 409 nothing_to_pay), and: a profile not of the order's customer 404 payment_profile_not_found, not ACTIVE 409 payment_profile_not_usable; an order with an ACTIVE payment link 409 payment_link_exists (pay or cancel it); an order with a session still PROCESSING 409 payment_in_progress; the profile's provider disabled for the organisation 412 payment_provider_disabled. Needs the MANAGER role for the customer, or the API key alone.
+
+Sends a `POST` request to `/payment-sessions`
+
+Arguments:
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `body`
+*/
+    pub async fn payment_session_create<'a>(
+        &'a self,
+        x_idempotency_key: Option<&'a types::PaymentSessionCreateXIdempotencyKey>,
+        body: &'a types::CreatePaymentSessionRequest,
+    ) -> Result<ResponseValue<types::PaymentSession>, Error<types::Error>> {
+        let url = format!("{}/payment-sessions", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = x_idempotency_key {
+            header_map.append("X-Idempotency-Key", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "payment_session_create",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            201u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            409u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            412u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            413u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Show a payment session
+
+One payment session. A user sees only what belongs to their own customers.
+
+Sends a `GET` request to `/payment-sessions/{paymentSessionId}`
+
+Arguments:
+- `payment_session_id`: The session.
+*/
+    pub async fn payment_session_view<'a>(
+        &'a self,
+        payment_session_id: &'a types::PaymentSessionViewPaymentSessionId,
+    ) -> Result<ResponseValue<types::PaymentSession>, Error<types::Error>> {
+        let url = format!(
+            "{}/payment-sessions/{}", self.baseurl, encode_path(& payment_session_id
+            .to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "payment_session_view",
         };
         match (crate::set_headers)(&self.inner, &mut request).await {
             Ok(_) => {}

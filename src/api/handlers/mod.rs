@@ -14,6 +14,7 @@ pub mod orders;
 pub mod payment_intents;
 pub mod payment_links;
 pub mod payment_profiles;
+pub mod payment_sessions;
 pub mod product_catalogs;
 pub mod sandbox;
 pub mod subscribers;

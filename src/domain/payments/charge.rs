@@ -153,11 +153,21 @@ pub async fn resolve(store: &Store, providers: &Providers, org: uuid::Uuid, id: 
         return Ok(());
     }
     let caller = super::system(store, org, now);
-    let asked = providers.get(charge.provider).charge_status(id, now).await;
-    let outcome = match asked {
-        Ok(Some(o)) => Ok(o),
-        Ok(None) => Ok(crate::payment_providers::Outcome::Failed("processing_error".into())),
-        Err(e) => Err(e),
+    let provider = providers.get(charge.provider);
+    let outcome = if charge.off_session {
+        // a payment session's charge is sent by this job: asked again (a
+        // retry, a crash after the call), the provider answers the first
+        // outcome and moves no money again
+        let request = ChargeRequest { token: &charge.method.token, amount_minor: charge.amount_minor, currency: &charge.currency, off_session: true, now };
+        provider.charge(id, &request).await
+    } else {
+        // a page's charge was sent by its request, with the payer there:
+        // never sent again without them
+        match provider.charge_status(id, now).await {
+            Ok(Some(o)) => Ok(o),
+            Ok(None) => Ok(crate::payment_providers::Outcome::Failed(super::settle::NOT_RECEIVED.into())),
+            Err(e) => Err(e),
+        }
     };
     match settle::record(&caller, id, outcome).await? {
         Attempt::Processing | Attempt::Unavailable => {

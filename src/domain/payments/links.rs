@@ -11,7 +11,7 @@ use crate::error::{Detail, Error, InternalCode, Result};
 use crate::events::{self, Event};
 use crate::kinds::{ChargeStatus, PaymentIntentStatus, PaymentLinkStatus, PaymentProfileStatus};
 use crate::payment_providers::ProviderName;
-use crate::store::{IntentRow, JobKind, LinkRow, Store, Tx};
+use crate::store::{IntentRow, JobKind, LinkRow, OrderRow, Store, Tx};
 use crate::wire::latest as wire;
 use chrono::{DateTime, Duration, Utc};
 use uuid::Uuid;
@@ -33,9 +33,24 @@ pub fn new_token() -> String {
     base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
 }
 
+/// What a link asks beyond the payment, each false when left out.
+#[derive(Clone, Copy)]
+struct Asks {
+    save: bool,
+    set_default: bool,
+    autopay: bool,
+}
+
+impl Asks {
+    fn of(req: &wire::CreatePaymentLinkRequest) -> Asks {
+        let f = |v: Option<bool>| v.unwrap_or(false);
+        Asks { save: f(req.save_payment_profile), set_default: f(req.set_as_default_payment_profile), autopay: f(req.grant_autopay_consent) }
+    }
+}
+
 /// The request's fields that must agree with each other (400 for each that
 /// does not, all at once).
-fn check_fields(req: &wire::CreatePaymentLinkRequest, now: DateTime<Utc>) -> Result<()> {
+fn check_fields(req: &wire::CreatePaymentLinkRequest, asks: Asks, now: DateTime<Utc>) -> Result<()> {
     let mut bad = vec![];
     if req.order_id.is_some() && req.invoice_id.is_some() {
         bad.push(Detail::new("invoiceId", "exactly_one", "give orderId or invoiceId, not both"));
@@ -43,10 +58,10 @@ fn check_fields(req: &wire::CreatePaymentLinkRequest, now: DateTime<Utc>) -> Res
     if req.order_id.is_none() && req.invoice_id.is_none() {
         bad.push(Detail::new("orderId", "required", "give orderId or invoiceId"));
     }
-    if req.set_as_default_payment_profile && !req.save_payment_profile {
+    if asks.set_default && !asks.save {
         bad.push(Detail::new("setAsDefaultPaymentProfile", "requires_save_payment_profile", "needs savePaymentProfile"));
     }
-    if req.grant_autopay_consent && !req.save_payment_profile {
+    if asks.autopay && !asks.save {
         bad.push(Detail::new("grantAutopayConsent", "requires_save_payment_profile", "needs savePaymentProfile"));
     }
     for (field, value) in [("returnUrl", &req.return_url), ("cancelUrl", &req.cancel_url)] {
@@ -96,16 +111,16 @@ async fn provider(caller: &Caller, asked: Option<ProviderName>, profile: Option<
     }
 }
 
-pub async fn create(caller: &Caller, public_url: &str, req: wire::CreatePaymentLinkRequest) -> Result<wire::PaymentLink> {
-    let now = caller.now;
-    check_fields(&req, now)?;
-    let key = req.order_id.as_deref().unwrap_or_default();
+/// The order named by `key` (body field `orderId`) if collection may start
+/// for it: the caller a MANAGER of its customer; rule 2, what submission
+/// would refuse, refused now with what submission answers; something to
+/// pay now. The order as read, priced, and its initial invoice total.
+pub(super) async fn collectable(caller: &Caller, key: &str) -> Result<(OrderRow, wire::Order, i64)> {
     let order = orders::find(caller, key).await.map_err(|e| match e {
         Error::NotFound { code, .. } => Error::missing_reference(code, "orderId", "orderId names no order of this organisation"),
         e => e,
     })?;
     caller.require_role(order.customer_id, Role::Manager)?;
-    // rule 2: what submission would refuse, refused now, nothing collected
     orders::submission::ready(&order)?;
     orders::submission::check(caller, &order).await?;
     let priced = orders::view(caller, &order.id.to_string()).await?;
@@ -117,6 +132,36 @@ pub async fn create(caller: &Caller, public_url: &str, req: wire::CreatePaymentL
             property: "orderId",
         });
     }
+    Ok((order, priced, amount))
+}
+
+/// In the transaction that starts collecting for `order`: the order
+/// claimed as it was read and priced (a change that beat this transaction
+/// to it wins: the collection would be for a stale amount; one after it
+/// finds the link or session and closes it), and neither an ACTIVE link
+/// nor a PROCESSING session of it.
+pub(super) async fn claim_for_collection(tx: &mut Tx, order: &OrderRow) -> Result<()> {
+    if !Store::update_order(tx, order, order).await? {
+        return Err(Error::changed_meanwhile("order"));
+    }
+    if !Store::links_of_order_in(tx, order.org, order.id, PaymentLinkStatus::Active).await?.is_empty() {
+        return Err(link_exists());
+    }
+    if Store::order_has_session_in(tx, order.org, order.id, crate::kinds::PaymentSessionStatus::Processing).await? {
+        return Err(Error::Conflict {
+            code: InternalCode::PaymentInProgress,
+            message: "A payment session of the order is being processed.".into(),
+            property: "orderId",
+        });
+    }
+    Ok(())
+}
+
+pub async fn create(caller: &Caller, public_url: &str, req: wire::CreatePaymentLinkRequest) -> Result<wire::PaymentLink> {
+    let now = caller.now;
+    let asks = Asks::of(&req);
+    check_fields(&req, asks, now)?;
+    let (order, priced, amount) = collectable(caller, req.order_id.as_deref().unwrap_or_default()).await?;
     let profile = match &req.payment_profile_id {
         Some(key) => Some(super::profiles::usable(caller, key, order.customer_id).await?),
         None => None,
@@ -131,7 +176,7 @@ pub async fn create(caller: &Caller, public_url: &str, req: wire::CreatePaymentL
             });
         }
     }
-    if req.grant_autopay_consent && !req.set_as_default_payment_profile {
+    if asks.autopay && !asks.set_default {
         let customer = customers::find(caller, &order.customer_id.to_string()).await?;
         let default = customer.billing.as_ref().and_then(|b| b.default_payment_profile_id.clone());
         let usable = match default.as_deref().and_then(|d| Uuid::parse_str(d).ok()) {
@@ -155,6 +200,7 @@ pub async fn create(caller: &Caller, public_url: &str, req: wire::CreatePaymentL
         customer_id: order.customer_id,
         order_id: Some(order.id),
         link_id: Some(link_id),
+        session_id: None,
         status: PaymentIntentStatus::Pending,
         amount_minor: amount,
         currency: order.currency.clone(),
@@ -177,9 +223,9 @@ pub async fn create(caller: &Caller, public_url: &str, req: wire::CreatePaymentL
         amount_minor: amount,
         currency: order.currency.clone(),
         profile_id: profile.map(|p| p.id),
-        save_profile: req.save_payment_profile,
-        set_default: req.set_as_default_payment_profile,
-        autopay: req.grant_autopay_consent,
+        save_profile: asks.save,
+        set_default: asks.set_default,
+        autopay: asks.autopay,
         description,
         return_url: req.return_url,
         cancel_url: req.cancel_url,
@@ -192,15 +238,7 @@ pub async fn create(caller: &Caller, public_url: &str, req: wire::CreatePaymentL
         updated_at: now,
     };
     let mut tx = caller.store.begin().await?;
-    // the order is claimed as it was read and priced: a change that beat
-    // this transaction to it wins (its link would collect a stale amount),
-    // and one after it finds the link and cancels it
-    if !Store::update_order(&mut tx, &order, &order).await? {
-        return Err(Error::changed_meanwhile("order"));
-    }
-    if !Store::links_of_order_in(&mut tx, caller.org, order.id, PaymentLinkStatus::Active).await?.is_empty() {
-        return Err(link_exists());
-    }
+    claim_for_collection(&mut tx, &order).await?;
     Store::insert_intent(&mut tx, &intent).await?;
     Store::insert_link(&mut tx, &link).await.map_err(|e| if e.is_concurrent_conflict() { link_exists() } else { e })?;
     Store::schedule_job(&mut tx, JobKind::PaymentLinkExpiry, &link.id.to_string(), Some(caller.org), expires_at, now).await?;

@@ -8,10 +8,12 @@
 //! (`states`); the wire forms in `render`.
 
 pub mod charge;
+pub mod collection;
 pub mod links;
 pub mod profiles;
 pub mod refunds;
 pub mod render;
+pub mod sessions;
 pub mod settle;
 pub mod states;
 

@@ -10,28 +10,31 @@ use crate::error::{Error, InternalCode, Result};
 use crate::events::{self, Event};
 use crate::kinds::{ChargeStatus, RefundStatus};
 use crate::payment_providers::{ProviderError, RefundOutcome};
-use crate::store::{ChargeRow, IntentRow, JobKind, RefundRow, Store, Tx};
+use crate::store::{ChargeRow, JobKind, RefundRow, Store, Tx};
 use crate::wire::latest as wire;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
-/// Records a PENDING refund of `amount` of `charge` in `tx`, and the job
-/// that sends it, due at once.
-pub async fn record(tx: &mut Tx, intent: &IntentRow, charge: &ChargeRow, amount: i64, reason: &str, now: DateTime<Utc>) -> Result<RefundRow> {
-    let refund = RefundRow {
+/// A PENDING refund of `amount` of `charge`, not written yet.
+pub fn pending(charge: &ChargeRow, amount: i64, reason: String, now: DateTime<Utc>) -> RefundRow {
+    RefundRow {
         id: crate::domain::new_id(),
-        org: intent.org,
-        intent_id: intent.id,
+        org: charge.org,
+        intent_id: charge.intent_id,
         charge_id: charge.id,
         status: RefundStatus::Pending,
         amount_minor: amount,
-        reason: Some(reason.to_string()),
+        reason: Some(reason),
         failure_code: None,
         created_at: now,
         updated_at: now,
-    };
+    }
+}
+
+/// Writes `refund` in `tx`, and the job that sends it, due at once.
+pub async fn write(tx: &mut Tx, refund: RefundRow) -> Result<RefundRow> {
     Store::insert_refund(tx, &refund).await?;
-    Store::schedule_job(tx, JobKind::PaymentRefund, &refund.id.to_string(), Some(intent.org), now, now).await?;
+    Store::schedule_job(tx, JobKind::PaymentRefund, &refund.id.to_string(), Some(refund.org), refund.created_at, refund.created_at).await?;
     Ok(refund)
 }
 
@@ -62,7 +65,7 @@ pub async fn create(caller: &Caller, key: &str, req: wire::CreatePaymentRefundRe
     if amount > left || amount <= 0 {
         return Err(exceeds(left));
     }
-    let refund = record(&mut tx, &intent, paid, amount, req.reason.as_deref().unwrap_or("requested"), caller.now).await?;
+    let refund = write(&mut tx, pending(paid, amount, req.reason.unwrap_or_else(|| "requested".into()), caller.now)).await?;
     tx.commit().await?;
     // (within an idempotent request that commit is not yet the real one:
     // the answer shows the refund from here)

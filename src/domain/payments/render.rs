@@ -118,6 +118,7 @@ pub fn intent(row: &IntentRow, charges: &[ChargeRow], refunds: &[RefundRow]) -> 
         description: row.description.clone(),
         order_id: row.order_id,
         payment_link_id: row.link_id,
+        payment_session_id: row.session_id,
         due_at: row.due_at,
         line_items: lines
             .iter()

@@ -5,11 +5,12 @@
 //! refunded in full instead (a `payment.refund` job sends it).
 
 use super::render;
-use super::states::{CHARGE, ChargeOp, INTENT, IntentOp, LINK, LinkOp};
+use super::collection::Collection;
+use super::states::{CHARGE, ChargeOp, INTENT, IntentOp};
 use crate::domain::{Caller, orders};
 use crate::error::{Error, Result};
 use crate::events::{self, Event};
-use crate::kinds::{ChargeStatus, PaymentIntentStatus, PaymentLinkStatus};
+use crate::kinds::{ChargeStatus, PaymentIntentStatus};
 use crate::payment_providers::{Invalid, Outcome, ProviderError};
 use crate::store::{ChargeRow, IntentRow, LinkRow, OrderRow, RefundRow, Store, Tx};
 use uuid::Uuid;
@@ -75,14 +76,11 @@ pub async fn record(caller: &Caller, id: Uuid, outcome: Result<Outcome, Provider
     }
     let Some((charge_op, intent_op)) = moves(&outcome) else { return Ok(Attempt::Processing) };
     let intent = store.intent(caller.org, charge.intent_id).await?.ok_or_else(|| Error::Internal(format!("charge {id} has no intent")))?;
-    let link = match intent.link_id {
-        Some(l) => store.link(caller.org, l).await?,
-        None => None,
-    };
-    let link_open = link.as_ref().is_some_and(|l| l.status == PaymentLinkStatus::Active);
+    let collection = Collection::of(store, &intent).await?;
+    let open = collection.as_ref().is_some_and(Collection::is_open);
     // what submitting the order needs read, before the transaction
-    let submission = match (&outcome, &link) {
-        (Outcome::Succeeded, Some(l)) if link_open => Some(prepare(caller, l).await?),
+    let submission = match (&outcome, collection.as_ref().and_then(Collection::order_id)) {
+        (Outcome::Succeeded, Some(order)) if open => Some(prepare(caller, order).await?),
         _ => None,
     };
     let mut charged = charge.clone();
@@ -95,9 +93,11 @@ pub async fn record(caller: &Caller, id: Uuid, outcome: Result<Outcome, Provider
     let mut after = intent.clone();
     after.status = INTENT.next(intent_op, PaymentIntentStatus::Processing)?;
     after.updated_at = caller.now;
-    // the link closed while the provider decided: nothing more is paid
-    // through it (a success is refunded in `complete`)
-    if link.is_some() && !link_open {
+    // the link closed while the provider decided, or the session ends
+    // with this decline: nothing more is paid through it (a success on a
+    // closed one is refunded in `complete`)
+    let closing = collection.as_ref().is_some_and(|c| !c.is_open() || (outcome != Outcome::Succeeded && c.ends_with_its_charge()));
+    if closing {
         if let Some(closed) = INTENT.target(IntentOp::LinkClosed, after.status) {
             after.status = closed;
         }
@@ -113,15 +113,20 @@ pub async fn record(caller: &Caller, id: Uuid, outcome: Result<Outcome, Provider
         return Ok(recorded(&now));
     }
     let mut refunds = vec![];
-    let attempt = match outcome {
-        Outcome::Succeeded => {
-            let link = match link {
-                Some(l) => complete(&mut tx, caller, l, &mut after, &charged, submission, &mut refunds).await?,
-                None => None,
-            };
-            Attempt::Paid(link)
+    let attempt = match (outcome, collection) {
+        (Outcome::Succeeded, Some(c)) => Attempt::Paid(complete(&mut tx, caller, c, &mut after, &charged, submission, &mut refunds).await?),
+        (Outcome::Succeeded, None) => Attempt::Paid(None),
+        (other, c) => {
+            if let Some(c) = c.filter(Collection::is_open) {
+                let code = match &other {
+                    Outcome::Failed(code) => code.as_str(),
+                    // no payer to authenticate an off-session charge
+                    _ => "authentication_required",
+                };
+                c.decline(&mut tx, caller.now, code).await?;
+            }
+            recorded(&charged)
         }
-        _ => recorded(&charged),
     };
     if !Store::move_intent(&mut tx, &after, PaymentIntentStatus::Processing).await? {
         return Err(Error::Internal(format!("intent {} left PROCESSING while its charge was", intent.id)));
@@ -143,9 +148,9 @@ pub async fn record(caller: &Caller, id: Uuid, outcome: Result<Outcome, Provider
 /// answered late): the money is given back in full; the charge stays as
 /// recorded.
 async fn late_success(caller: &Caller, charge: &ChargeRow) -> Result<Attempt> {
-    let intent = caller.store.intent(caller.org, charge.intent_id).await?.ok_or_else(|| Error::Internal(format!("charge {} has no intent", charge.id)))?;
     let mut tx = caller.store.begin().await?;
-    super::refunds::record(&mut tx, &intent, charge, charge.amount_minor, "The payment succeeded after its attempt had been given up.", caller.now).await?;
+    let why = "The payment succeeded after its attempt had been given up.".to_string();
+    super::refunds::write(&mut tx, super::refunds::pending(charge, charge.amount_minor, why, caller.now)).await?;
     tx.commit().await?;
     Ok(recorded(charge))
 }
@@ -154,12 +159,8 @@ async fn late_success(caller: &Caller, charge: &ChargeRow) -> Result<Attempt> {
 /// and what writing its submission needs, or why it would be refused.
 type Submission = Result<(OrderRow, orders::submission::Checked), Error>;
 
-async fn prepare(caller: &Caller, link: &LinkRow) -> Result<Submission> {
-    let Some(order_id) = link.order_id else { return Err(Error::Internal(format!("link {} has no order", link.id))) };
-    let order = match caller.store.order(caller.org, order_id).await? {
-        Some(o) => o,
-        None => return Err(Error::Internal(format!("order {order_id} of link {} vanished", link.id))),
-    };
+async fn prepare(caller: &Caller, order_id: Uuid) -> Result<Submission> {
+    let order = caller.store.order(caller.org, order_id).await?.ok_or_else(|| Error::Internal(format!("order {order_id} being paid vanished")))?;
     let checked = match orders::submission::ready(&order) {
         Ok(()) => orders::submission::check(caller, &order).await,
         Err(e) => Err(e),
@@ -173,55 +174,43 @@ async fn prepare(caller: &Caller, link: &LinkRow) -> Result<Submission> {
     }
 }
 
-/// In the transaction of a successful charge: the link COMPLETED and its
-/// order submitted (rule 1), what the link asked saved; or, when the order
-/// no longer submits, the link FAILED; or, when the link is no longer
-/// ACTIVE, left as it is. In the last two the payment is refunded in full.
-/// `refunds`: the refund it records, if any.
+/// In the transaction of a successful charge: its link COMPLETED (or its
+/// session SUCCEEDED) and its order submitted (rule 1); or, when the order
+/// no longer submits, the link or session FAILED; or, when it is no longer
+/// open, left as it is. In the last two the payment is refunded in full
+/// (`refunds`: the refund recorded). The link as it now is.
 async fn complete(
     tx: &mut Tx,
     caller: &Caller,
-    link: LinkRow,
+    collection: Collection,
     intent: &mut IntentRow,
     charge: &ChargeRow,
     submission: Option<Submission>,
     refunds: &mut Vec<RefundRow>,
 ) -> Result<Option<LinkRow>> {
-    // the link is claimed first: a cancel or an expiry that beat this
-    // transaction to it wins, and the payment is given back
-    let mut claimed = link.clone();
-    claimed.updated_at = caller.now;
-    let Some(submission) = submission.filter(|_| link.status == PaymentLinkStatus::Active) else {
-        refunds.push(super::refunds::record(tx, intent, charge, charge.amount_minor, &format!("The payment link was {} when the payment succeeded.", link.status), caller.now).await?);
-        return Ok(None);
+    let refund = |why: String| super::refunds::pending(charge, charge.amount_minor, why, caller.now);
+    // claimed first: a cancel or an expiry that beat this transaction to
+    // it wins, and the payment is given back
+    let claimed = match submission {
+        Some(s) if collection.is_open() && collection.claim(tx, caller.now).await? => s,
+        _ => {
+            refunds.push(super::refunds::write(tx, refund(format!("The {} when the payment succeeded.", collection.described()))).await?);
+            return Ok(None);
+        }
     };
-    if !Store::move_link(tx, &claimed, PaymentLinkStatus::Active).await? {
-        refunds.push(super::refunds::record(tx, intent, charge, charge.amount_minor, "The payment link was no longer ACTIVE when the payment succeeded.", caller.now).await?);
-        return Ok(None);
-    }
-    let written = match submission {
+    let written = match claimed {
         Ok((order, checked)) => orders::submission::write(tx, caller, &order, checked).await?.ok_or_else(|| "The order was changed while it was being paid.".to_string()),
         Err(refusal) => Err(format!("The order could no longer be submitted: {refusal}")),
     };
-    let mut after = claimed.clone();
-    after.paid = true;
     match written {
         Ok((order, _)) => {
             render::with_created(intent, &order)?;
-            after.status = LINK.next(LinkOp::Completed, link.status)?;
-            after.completed_at = Some(caller.now);
-            Store::move_link(tx, &after, PaymentLinkStatus::Active).await?;
-            events::record(tx, caller.org, caller.now, &Event::PaymentLinkCompleted(render::link(&after))).await?;
-            if link.save_profile {
-                super::profiles::save(tx, caller, link.customer_id, charge, link.set_default, link.autopay).await?;
-            }
+            collection.complete(tx, caller, charge).await
         }
         Err(reason) => {
-            after.status = LINK.next(LinkOp::OrderRefused, link.status)?;
-            after.failure_reason = Some(reason.clone());
-            Store::move_link(tx, &after, PaymentLinkStatus::Active).await?;
-            refunds.push(super::refunds::record(tx, intent, charge, charge.amount_minor, &reason, caller.now).await?);
+            let after = collection.refuse(tx, caller.now, &reason).await?;
+            refunds.push(super::refunds::write(tx, refund(reason)).await?);
+            Ok(after)
         }
     }
-    Ok(Some(after))
 }

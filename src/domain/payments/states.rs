@@ -3,7 +3,7 @@
 
 use crate::domain::states::{Operation, Table};
 use crate::error::InternalCode;
-use crate::kinds::{ChargeStatus as C, PaymentIntentStatus as I, PaymentLinkStatus as L, PaymentProfileStatus as P, RefundStatus as R};
+use crate::kinds::{ChargeStatus as C, PaymentIntentStatus as I, PaymentLinkStatus as L, PaymentProfileStatus as P, PaymentSessionStatus as S, RefundStatus as R};
 
 /// What moves a payment link.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,7 +66,7 @@ pub enum IntentOp {
     NeedsAction,
     Declined,
     Refund,
-    /// its link was cancelled or expired
+    /// its link was cancelled or expired, or its session failed
     LinkClosed,
 }
 
@@ -79,7 +79,7 @@ impl Operation for IntentOp {
             IntentOp::NeedsAction => "provider: authentication needed",
             IntentOp::Declined => "provider: declined",
             IntentOp::Refund => "refund",
-            IntentOp::LinkClosed => "link cancelled or expired",
+            IntentOp::LinkClosed => "collection closed",
         }
     }
 
@@ -159,6 +159,43 @@ pub const CHARGE: Table<C, ChargeOp> = Table {
     refused: |_| InternalCode::PaymentIntentStateConflict,
 };
 
+/// What moves a payment session: the provider's answer to its one charge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionOp {
+    Completed,
+    OrderRefused,
+    Declined,
+}
+
+impl Operation for SessionOp {
+    fn name(self) -> &'static str {
+        match self {
+            SessionOp::Completed => "provider: succeeded, order submitted",
+            SessionOp::OrderRefused => "provider: succeeded, order refused",
+            SessionOp::Declined => "provider: declined",
+        }
+    }
+
+    fn done(self) -> &'static str {
+        self.name()
+    }
+
+    fn requested(self) -> bool {
+        false
+    }
+}
+
+pub const SESSION: Table<S, SessionOp> = Table {
+    resource: "payment session",
+    states: &[S::Processing, S::Succeeded, S::Failed],
+    moves: &[
+        (SessionOp::Completed, &[S::Processing], S::Succeeded),
+        (SessionOp::OrderRefused, &[S::Processing], S::Failed),
+        (SessionOp::Declined, &[S::Processing], S::Failed),
+    ],
+    refused: |_| InternalCode::PaymentIntentStateConflict,
+};
+
 /// What the provider answers of a refund.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum RefundOp {
@@ -230,6 +267,7 @@ mod tests {
                 ("Payment Links", vec![super::LINK.markdown()]),
                 ("Payment Intents", vec![super::INTENT.markdown(), super::CHARGE.markdown(), super::REFUND.markdown()]),
                 ("Payment Profiles", vec![super::PROFILE.markdown()]),
+                ("Payment Sessions", vec![super::SESSION.markdown()]),
             ];
             for (tag, tables) in tags {
                 let description = tag_description(document, tag);

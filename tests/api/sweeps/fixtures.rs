@@ -67,11 +67,18 @@ impl Fixtures {
         // a link paid with a saved card: its link, its intent (SUCCEEDED,
         // so refundable) and the profile it saved
         let (link_id, intent_id, profile_id) = paid_link(app, key, &customer_id, &offering, tag).await;
+        let line = json!({"type": "SUBSCRIPTION", "productOfferingId": offering, "subscription": {"simType": "ESIM", "msisdn": format!("{}8", &number_of(tag)[..11])}});
+        let paid = app.call_as(Some(key), "POST", "/orders", Some(json!({"customerId": customer_id, "lineItems": [line]})), &[]).await;
+        let session = app.call_as(Some(key), "POST", "/payment-sessions", Some(json!({"orderId": paid.body["orderId"], "paymentProfileId": profile_id})), &[]).await;
+        assert_eq!(session.status, 201, "{:#}", session.body);
+        let session_id = session.body["paymentSessionId"].as_str().unwrap().to_string();
+        settled_until(app, key, &format!("/payment-sessions/{session_id}"), |s| s["status"] != "PROCESSING").await;
         let ids = BTreeMap::from([
             ("customerId", (customer_id, format!("rid_{tag}-customer"))),
             ("paymentLinkId", (link_id.clone(), link_id)),
             ("paymentIntentId", (intent_id.clone(), intent_id)),
             ("paymentProfileId", (profile_id.clone(), profile_id)),
+            ("paymentSessionId", (session_id.clone(), session_id)),
             ("userId", (user_id, format!("rid_{tag}-user"))),
             // offerings have no reference ids: the id stands in for both
             ("productOfferingId", (offering.clone(), offering.clone())),
@@ -298,6 +305,9 @@ pub async fn succeeding(app: &TestApp, ours: &Fixtures, op: &Operation, n: &mut 
     if op.id == "payment_intent_refund" {
         body = Some(json!({"amountMinor": 1, "reason": "sweep"}));
     }
+    if op.id == "payment_session_create" {
+        body = Some(json!({"orderId": own_order(app, ours, n).await, "paymentProfileId": ours.ids["paymentProfileId"].0}));
+    }
     if op.id == "payment_profile_list" {
         return (format!("{path}?customerId={}", ours.ids["customerId"].0), None);
     }
@@ -365,6 +375,37 @@ fn iccid(n: usize) -> String {
         })
         .sum();
     format!("{body}{}", (10 - sum % 10) % 10)
+}
+
+/// Waits, running the jobs, until what `path` shows is `done`.
+async fn settled_until(app: &TestApp, key: &str, path: &str, done: impl Fn(&Value) -> bool) {
+    let mut rounds = app.job_rounds();
+    loop {
+        app.run_jobs().await;
+        let now = app.call_as(Some(key), "GET", path, None, &[]).await;
+        assert_eq!(now.status, 200, "{:#}", now.body);
+        if done(&now.body) {
+            return;
+        }
+        // a worker holds the job: look again when it has finished a round
+        tokio::time::timeout(std::time::Duration::from_secs(20), rounds.changed()).await.expect("the background work settles").unwrap();
+    }
+}
+
+/// Waits until what `op` (answered `body`) left to a job has run: a
+/// payment session's charge, a refund.
+pub async fn settled(app: &TestApp, op: &Operation, body: &Value) {
+    match op.id.as_str() {
+        "payment_session_create" => {
+            let path = format!("/payment-sessions/{}", body["paymentSessionId"].as_str().unwrap());
+            settled_until(app, &app.key, &path, |s| s["status"] != "PROCESSING").await
+        }
+        "payment_intent_refund" => {
+            let path = format!("/payment-intents/{}", body["paymentIntentId"].as_str().unwrap());
+            settled_until(app, &app.key, &path, |i| i["refunds"].as_array().into_iter().flatten().all(|r| r["status"] != "PENDING")).await
+        }
+        _ => {}
+    }
 }
 
 /// The sandbox clock's now, once an advance before it has run (the jobs
