@@ -7,7 +7,7 @@ pub mod error;
 pub mod extract;
 mod client;
 pub mod handlers;
-mod paths;
+pub mod paths;
 pub mod idempotency;
 pub mod reply;
 pub mod request;

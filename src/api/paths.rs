@@ -117,7 +117,7 @@ fn segments(path: &str) -> impl Iterator<Item = &str> {
 /// decode first (`%`) is left to the router.
 pub fn check(revision: &Revision, method: &Method, path: &str) -> Result<(), Unrouted> {
     static ROUTES: OnceLock<Vec<Routes>> = OnceLock::new();
-    if path.contains('%') || crate::hosted::serves(method, path) {
+    if path.contains('%') || hosted_page(method, path) {
         return Ok(());
     }
     let all = ROUTES.get_or_init(|| {
@@ -131,6 +131,17 @@ pub fn check(revision: &Revision, method: &Method, path: &str) -> Result<(), Unr
         .position(|r| r.name == revision.name)
         .expect("a known revision");
     all[i].check(method, path)
+}
+
+/// Where the hosted pages are (`src/hosted`): beside the API's routes and
+/// in no document, so the version policy lets them through to the router.
+pub const HOSTED_PAGES: &str = "/pay/";
+
+/// Whether `method` and `path` are a hosted page's: `GET` or `POST
+/// /pay/{token}`.
+fn hosted_page(method: &Method, path: &str) -> bool {
+    let one_segment = path.strip_prefix(HOSTED_PAGES).is_some_and(|t| !t.is_empty() && !t.contains('/'));
+    one_segment && (method == Method::GET || method == Method::POST)
 }
 
 /// The answer to a request with no route.

@@ -29,13 +29,6 @@ pub fn register(api: &mut ApiDescription<Context>) -> std::result::Result<(), St
     api.register(pay_submit).map_err(|e| e.to_string())
 }
 
-/// Whether `method` and `path` are a hosted page's (which the version
-/// policy lets through to the router: they are in no document).
-pub fn serves(method: &http::Method, path: &str) -> bool {
-    let one_segment = path.strip_prefix("/pay/").is_some_and(|t| !t.is_empty() && !t.contains('/'));
-    one_segment && (method == http::Method::GET || method == http::Method::POST)
-}
-
 /// A page's answer: HTML nobody caches, frames or is referred from (the
 /// token is in its URL).
 fn html(status: StatusCode, body: String) -> std::result::Result<Response<Body>, HttpError> {
@@ -203,4 +196,15 @@ async fn pay_submit(rqctx: RequestContext<Context>, path: Path<TokenPath>, body:
     };
     let link = ctx.store.link(caller.org, link.id).await.map_err(internal)?.unwrap_or(link);
     html(StatusCode::OK, current(&caller, &link, notice.as_deref()).await.map_err(internal)?)
+}
+
+#[cfg(test)]
+mod tests {
+    /// The pages' URLs, the routes above and the version policy's pass
+    /// (`api::paths::HOSTED_PAGES`) name one path.
+    #[test]
+    fn a_hosted_url_is_where_the_pages_are_routed() {
+        let url = crate::domain::payments::render::hosted_url("http://127.0.0.1:8080/", "t0ken");
+        assert_eq!(url, format!("http://127.0.0.1:8080{}t0ken", crate::api::paths::HOSTED_PAGES));
+    }
 }

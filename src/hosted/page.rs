@@ -119,9 +119,10 @@ const AUTHENTICATE: &str = "<p>Your bank asks you to confirm this payment.</p>\
 
 /// The whole page.
 pub fn render(shown: &Shown, body: Body<'_>) -> String {
-    let title = match &body {
-        Body::Message { title, .. } => title.to_string(),
-        _ => format!("Pay {}", shown.organisation),
+    // the organisation is named in the title of the form, else beneath it
+    let (title, named) = match &body {
+        Body::Message { title, .. } => (title.to_string(), format!("<p>{}</p>", escape(&shown.organisation))),
+        _ => (format!("Pay {}", shown.organisation), String::new()),
     };
     let main = match body {
         Body::Form { notice } => form(shown, notice),
@@ -131,11 +132,10 @@ pub fn render(shown: &Shown, body: Body<'_>) -> String {
     let description = shown.description.as_deref().map(|d| format!("<p>{}</p>", escape(d))).unwrap_or_default();
     format!(
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
-         <title>{}</title><style>{STYLE}</style></head><body><h1>{}</h1><p>{}</p>{description}{}{main}\
+         <title>{}</title><style>{STYLE}</style></head><body><h1>{}</h1>{named}{description}{}{main}\
          <p class=\"sandbox\">Paid through {} (sandbox: use the test values of the documentation).</p></body></html>",
         escape(&title),
         escape(&title),
-        escape(&shown.organisation),
         lines(shown),
         shown.provider.as_str()
     )

@@ -12,7 +12,9 @@ use std::sync::Arc;
 pub fn worker(providers: Providers) -> Worker {
     Worker {
         kind: JobKind::PaymentCharge,
-        lease: chrono::Duration::seconds(60),
+        // longer than a provider's answer takes; a charge whose instance
+        // died is taken over when it runs out
+        lease: chrono::Duration::seconds(30),
         batch: 1,
         run: Arc::new(move |store, _clock, job| {
             let providers = providers.clone();

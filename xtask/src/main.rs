@@ -15,6 +15,7 @@
 mod api;
 mod backwards;
 mod bench;
+mod browser;
 mod benchtool;
 mod clients;
 mod codegen;
@@ -35,7 +36,7 @@ const USAGE: &str = "usage: cargo xtask spec [--check] | codegen [--check] | dif
 | contract [--install-only] [--no-sweeps] [--seed N|random] [--max-examples N] \
 | clients [--install-only] [--server PATH] \
 | bench [--quick] [--rounds N] [--duration S] [--warmup S] [--connections N] [--customers N] | bench login | bench webhooks \
-| crash [--kills N] [--seed S]";
+| crash [--kills N] [--seed S] | browser";
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -57,6 +58,7 @@ fn main() -> Result<()> {
         Some("clients") => clients::run(&clients::Options::parse(&args[1..])?),
         Some("bench") => bench::run(&args[1..]),
         Some("crash") => crash::run(&args[1..]),
+        Some("browser") => browser::run(),
         Some("diff") => {
             let [_, a, b] = &args[..] else { bail!(USAGE) };
             let a = spec::Revision::load(std::path::Path::new(a))?;

@@ -59,9 +59,9 @@ fn human_readable_id() -> String {
 /// (`customer` None: a customer being created, which has none yet).
 async fn check_payment_profile(caller: &Caller, customer: Option<Uuid>, billing: Option<&wire::CustomerBilling>) -> Result<()> {
     let Some(id) = billing.and_then(|b| b.default_payment_profile_id.as_ref()) else { return Ok(()) };
-    let found = match customer {
-        Some(c) => super::payments::profiles::belongs_to(&caller.store, caller.org, c, id).await?,
-        None => false,
+    let found = match (customer, Uuid::parse_str(id)) {
+        (Some(c), Ok(id)) => caller.store.profile(caller.org, id).await?.is_some_and(|p| p.customer_id == c),
+        _ => false,
     };
     if found {
         return Ok(());

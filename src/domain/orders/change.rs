@@ -123,7 +123,7 @@ pub async fn update(caller: &Caller, key: &str, req: wire::UpdateOrderRequest) -
     events::record(&mut tx, caller.org, caller.now, &Event::OrderUpdated(order.clone())).await?;
     // new lines: what its link would collect no longer holds
     if lines_changed {
-        crate::domain::payments::links::order_moved(&mut tx, caller.org, row.id, caller.now).await?;
+        crate::domain::payments::closing::order_moved(&mut tx, caller.org, row.id, caller.now).await?;
     }
     tx.commit().await?;
     Ok(order)
@@ -138,7 +138,7 @@ async fn commit_transition(caller: &Caller, before: &OrderRow, after: &OrderRow,
     }
     let order = record_transition(&mut tx, before, after, caller.now, event).await?;
     if !crate::domain::orders::states::is_open(after.status) {
-        crate::domain::payments::links::order_moved(&mut tx, caller.org, after.id, caller.now).await?;
+        crate::domain::payments::closing::order_moved(&mut tx, caller.org, after.id, caller.now).await?;
     }
     tx.commit().await?;
     Ok(order)

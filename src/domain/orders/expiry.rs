@@ -29,7 +29,7 @@ pub async fn expire_if_due(caller: &Caller, row: OrderRow) -> Result<OrderRow> {
     let mut tx = caller.store.begin().await?;
     if Store::update_order(&mut tx, &after, &row).await? {
         record_transition(&mut tx, &row, &after, row.expires_at, Some(Event::OrderExpired)).await?;
-        crate::domain::payments::links::order_moved(&mut tx, caller.org, row.id, row.expires_at).await?;
+        crate::domain::payments::closing::order_moved(&mut tx, caller.org, row.id, row.expires_at).await?;
         tx.commit().await?;
         return Ok(after);
     }

@@ -105,7 +105,7 @@ pub async fn submit(caller: &Caller, key: &str) -> Result<wire::Order> {
         return Err(moved_meanwhile(&mut tx, caller, before.id, OrderOp::Submit).await);
     };
     // submitted without paying its link: the link collects no more
-    crate::domain::payments::links::order_moved(&mut tx, caller.org, before.id, caller.now).await?;
+    crate::domain::payments::closing::order_moved(&mut tx, caller.org, before.id, caller.now).await?;
     tx.commit().await?;
     Ok(order)
 }

@@ -3,22 +3,19 @@
 //! order that changed.
 
 use super::render::{self, hosted_url};
-use super::states::{CHARGE, ChargeOp, INTENT, IntentOp, LINK, LinkOp};
-use super::system;
+use super::states::{LINK, LinkOp};
+use super::{closing, system};
 use crate::domain::access::Role;
 use crate::domain::{Caller, customers, orders};
 use crate::error::{Detail, Error, InternalCode, Result};
 use crate::events::{self, Event};
-use crate::kinds::{ChargeStatus, PaymentIntentStatus, PaymentLinkStatus, PaymentProfileStatus};
+use crate::kinds::{PaymentIntentStatus, PaymentLinkStatus, PaymentProfileStatus};
 use crate::payment_providers::ProviderName;
 use crate::store::{IntentRow, JobKind, LinkRow, OrderRow, Store, Tx};
 use crate::wire::latest as wire;
 use chrono::{DateTime, Duration, Utc};
 use uuid::Uuid;
 
-/// The failure code of a charge whose link closed while it waited for the
-/// payer's authentication.
-pub const LINK_CLOSED: &str = "payment_link_closed";
 
 /// A link expires unpaid after this long at most.
 pub const LIFETIME_HOURS: i64 = 24;
@@ -254,33 +251,6 @@ fn link_exists() -> Error {
     }
 }
 
-/// Moves `link` by `op` (cancel, order changed, expiry) in `tx`, with its
-/// intent (CANCELED unless a charge is PROCESSING: a payment that succeeds
-/// then is refunded) and a charge waiting for authentication (FAILED).
-/// None when another request moved the link first.
-async fn close(tx: &mut Tx, link: &LinkRow, op: LinkOp, now: DateTime<Utc>) -> Result<Option<LinkRow>> {
-    let mut after = link.clone();
-    after.status = LINK.next(op, link.status)?;
-    after.updated_at = now;
-    if !Store::move_link(tx, &after, link.status).await? {
-        return Ok(None);
-    }
-    let Some(mut intent) = Store::intent_in(tx, link.org, link.intent_id).await? else {
-        return Err(Error::Internal(format!("link {} has no intent", link.id)));
-    };
-    if let Some(closed) = INTENT.target(IntentOp::LinkClosed, intent.status) {
-        let from = intent.status;
-        intent.status = closed;
-        intent.updated_at = now;
-        if !Store::move_intent(tx, &intent, from).await? {
-            return Err(Error::Internal(format!("intent {} moved while its link was claimed", intent.id)));
-        }
-        let failed = CHARGE.next(ChargeOp::LinkClosed, ChargeStatus::RequiresAction)?;
-        Store::move_charges_of(tx, link.org, intent.id, ChargeStatus::RequiresAction, failed, LINK_CLOSED, now).await?;
-    }
-    Ok(Some(after))
-}
-
 pub async fn cancel(caller: &Caller, key: &str) -> Result<wire::PaymentLink> {
     let link = super::find_link(caller, key).await?;
     caller.require_role(link.customer_id, Role::Manager)?;
@@ -294,7 +264,7 @@ pub async fn cancel(caller: &Caller, key: &str) -> Result<wire::PaymentLink> {
         });
     }
     let mut tx = caller.store.begin().await?;
-    let Some(after) = close(&mut tx, &link, LinkOp::Cancel, caller.now).await? else {
+    let Some(after) = closing::close(&mut tx, &link, LinkOp::Cancel, caller.now).await? else {
         drop(tx);
         let now = super::find_link(caller, key).await?;
         return Err(LINK.next(LinkOp::Cancel, now.status).err().unwrap_or_else(|| Error::changed_meanwhile("payment link")));
@@ -311,7 +281,7 @@ pub async fn expire_if_due(caller: &Caller, row: LinkRow) -> Result<LinkRow> {
     }
     let at = row.expires_at;
     let mut tx = caller.store.begin().await?;
-    match close(&mut tx, &row, LinkOp::Expire, at).await? {
+    match closing::close(&mut tx, &row, LinkOp::Expire, at).await? {
         Some(after) => {
             events::record(&mut tx, caller.org, at, &Event::PaymentLinkExpired(render::link(&after))).await?;
             tx.commit().await?;
@@ -329,17 +299,6 @@ pub async fn expire_if_due(caller: &Caller, row: LinkRow) -> Result<LinkRow> {
 pub async fn expire(store: &Store, org: Uuid, id: Uuid, now: DateTime<Utc>) -> Result<()> {
     if let Some(row) = store.link(org, id).await? {
         expire_if_due(&system(store, org, now), row).await?;
-    }
-    Ok(())
-}
-
-/// In the transaction that changes, cancels or expires order `order`:
-/// its ACTIVE link is cancelled (what it would collect no longer holds).
-pub async fn order_moved(tx: &mut Tx, org: Uuid, order: Uuid, now: DateTime<Utc>) -> Result<()> {
-    for link in Store::links_of_order_in(tx, org, order, PaymentLinkStatus::Active).await? {
-        if close(tx, &link, LinkOp::OrderChanged, now).await?.is_none() {
-            return Err(Error::Internal(format!("link {} moved in its order's transaction", link.id)));
-        }
     }
     Ok(())
 }

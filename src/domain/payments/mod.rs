@@ -8,6 +8,7 @@
 //! (`states`); the wire forms in `render`.
 
 pub mod charge;
+pub mod closing;
 pub mod collection;
 pub mod links;
 pub mod profiles;

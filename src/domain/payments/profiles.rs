@@ -52,13 +52,6 @@ pub async fn view(caller: &Caller, key: &str) -> Result<wire::PaymentProfile> {
     render::profile(&row, default_of(&customer).as_deref())
 }
 
-/// Whether `id` names a profile of `customer` (a customer's
-/// billing.defaultPaymentProfileId must).
-pub async fn belongs_to(store: &Store, org: Uuid, customer: Uuid, id: &str) -> Result<bool> {
-    let Ok(id) = Uuid::parse_str(id) else { return Ok(false) };
-    Ok(store.profile(org, id).await?.is_some_and(|p| p.customer_id == customer))
-}
-
 /// The payer's details a profile keeps: the customer's billing as it is.
 fn billing_details(customer: &wire::Customer) -> serde_json::Value {
     let billing = customer.billing.as_ref();

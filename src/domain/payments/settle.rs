@@ -103,7 +103,7 @@ pub async fn record(caller: &Caller, id: Uuid, outcome: Result<Outcome, Provider
         }
         if let Some(failed) = CHARGE.target(ChargeOp::LinkClosed, charged.status) {
             charged.status = failed;
-            charged.failure_code = Some(super::links::LINK_CLOSED.into());
+            charged.failure_code = Some(super::closing::LINK_CLOSED.into());
         }
     }
     let mut tx = store.begin().await?;

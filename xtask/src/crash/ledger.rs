@@ -11,6 +11,7 @@ use std::sync::Mutex;
 pub enum Kind {
     Customer,
     Order,
+    Payment,
 }
 
 /// One idempotency key: the request (resent byte for byte at the end) and
@@ -61,6 +62,8 @@ pub struct Verdict {
     pub twice: usize,
     pub replay_differs: usize,
     pub unsettled: usize,
+    /// payment sessions not SUCCEEDED, or charged other than once
+    pub payment_problems: Vec<String>,
     /// a few keys of each failure, with what was seen
     pub examples: Vec<String>,
 }
@@ -69,7 +72,7 @@ const EXAMPLES_PER_KIND: usize = 3;
 
 impl Verdict {
     pub fn clean(&self) -> bool {
-        self.lost == 0 && self.twice == 0 && self.replay_differs == 0 && self.unsettled == 0
+        self.lost == 0 && self.twice == 0 && self.replay_differs == 0 && self.unsettled == 0 && self.payment_problems.is_empty()
     }
 
     fn example(&mut self, shown: &mut HashMap<&'static str, usize>, what: &'static str, s: &Sent, count: usize) {
@@ -138,7 +141,7 @@ pub fn judge(sent: &[Sent], resources: &HashMap<String, usize>) -> Verdict {
 }
 
 /// The lines of a verdict, under a title.
-pub fn report(title: &str, v: &Verdict, resources: (usize, usize)) -> String {
+pub fn report(title: &str, v: &Verdict, resources: (usize, usize, usize)) -> String {
     let mut out = format!("{title}\n");
     let refused: Vec<String> = v.refused.iter().map(|(status, n)| format!("{n}× {status}")).collect();
     let _ = writeln!(
@@ -155,12 +158,13 @@ pub fn report(title: &str, v: &Verdict, resources: (usize, usize)) -> String {
         v.replayed_on_retry,
         v.sent - v.replayed_on_retry
     );
-    let _ = writeln!(out, "  resources found through the API: {} customers, {} orders", resources.0, resources.1);
+    let _ = writeln!(out, "  resources found through the API: {} customers, {} orders, {} payment sessions", resources.0, resources.1, resources.2);
     let _ = writeln!(out, "  acknowledged writes lost:                {}", v.lost);
     let _ = writeln!(out, "  keys executed twice:                     {}", v.twice);
     let _ = writeln!(out, "  replays that differ:                     {}", v.replay_differs);
     let _ = writeln!(out, "  unacknowledged keys not settled by retry: {}", v.unsettled);
-    for e in &v.examples {
+    let _ = writeln!(out, "  payment sessions not charged exactly once and SUCCEEDED: {}", v.payment_problems.len());
+    for e in v.examples.iter().chain(v.payment_problems.iter().take(EXAMPLES_PER_KIND)) {
         let _ = writeln!(out, "    {e}");
     }
     let _ = writeln!(out, "  => {}", if v.clean() { "exactly once: PASS" } else { "FAIL" });

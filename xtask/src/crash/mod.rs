@@ -1,16 +1,19 @@
 //! `cargo xtask crash [--kills N] [--seed S]`: proves that idempotent
 //! writes execute exactly once across process crashes. A release
-//! `switchboard serve` takes concurrent `POST /customers` and `POST
-//! /orders`, each under its own `X-Idempotency-Key` (also written into the
-//! resource's metadata, which is not unique, so a double execution shows
-//! as two resources), and is killed with SIGKILL at random moments and
-//! restarted, N times. Then every key is retried with the same bytes, all
-//! customers and orders are listed, and the run fails unless no
-//! acknowledged write was lost, no key executed twice, and every replay
-//! matched its first answer. On SQLite, and on PostgreSQL when
+//! `switchboard serve` takes concurrent `POST /customers`, `POST /orders`
+//! and `POST /payment-sessions` (each paying a new order from a saved
+//! card, off-session), each under its own `X-Idempotency-Key` (also
+//! written into the resource's metadata, which is not unique, so a double
+//! execution shows as two resources), and is killed with SIGKILL at random
+//! moments and restarted, N times. Then every key is retried with the same
+//! bytes, all customers, orders and sessions are listed, and the run fails
+//! unless no acknowledged write was lost, no key executed twice, every
+//! replay matched its first answer, and every session was charged exactly
+//! once and SUCCEEDED (`payments`). On SQLite, and on PostgreSQL when
 //! `SWITCHBOARD_TEST_POSTGRES` is set.
 
 mod ledger;
+mod payments;
 
 use crate::api;
 use crate::benchtool::{self, Database};
@@ -93,7 +96,7 @@ pub fn run(args: &[String]) -> Result<()> {
 }
 
 /// One database: load, kills and restarts, retries, counting.
-fn campaign(bins: &Binaries, db: &Database, work: &std::path::Path, o: &Options, rt: &Runtime) -> Result<(ledger::Verdict, (usize, usize))> {
+fn campaign(bins: &Binaries, db: &Database, work: &std::path::Path, o: &Options, rt: &Runtime) -> Result<(ledger::Verdict, (usize, usize, usize))> {
     let mut launch = Launch {
         binary: &bins.switchboard,
         database_url: db.url().to_string(),
@@ -107,9 +110,12 @@ fn campaign(bins: &Binaries, db: &Database, work: &std::path::Path, o: &Options,
     launch.demo = false;
     let key = server.demo_key()?.to_string();
     let addr = server.process.addr();
-    let offering = rt.block_on(async { api::demo_offering(&mut Conn::open(&addr).await?, &key, OFFERING).await })?;
+    let (offering, payer) = rt.block_on(async {
+        let mut conn = Conn::open(&addr).await?;
+        anyhow::Ok((api::demo_offering(&mut conn, &key, OFFERING).await?, payments::Payer::demo(&mut conn, &key).await?))
+    })?;
 
-    let writes = Arc::new(Writes { addr: addr.clone(), key: key.clone(), offering, ledger: Ledger::default(), next: AtomicU64::new(0) });
+    let writes = Arc::new(Writes { addr: addr.clone(), key: key.clone(), offering, payer, ledger: Ledger::default(), next: AtomicU64::new(0) });
     let stop = Arc::new(AtomicBool::new(false));
     let workers: Vec<_> = (0..WORKERS).map(|_| rt.spawn(writes.clone().worker(stop.clone()))).collect();
     let mut rng = Rng::new(o.seed);
@@ -137,14 +143,18 @@ fn campaign(bins: &Binaries, db: &Database, work: &std::path::Path, o: &Options,
         let paths = ids.iter().filter_map(|o| o["orderId"].as_str().map(|id| format!("/api/v2/orders/{id}"))).collect();
         anyhow::Ok((customers, api::get_many(&addr, &key, paths, WORKERS).await?))
     })?;
+    eprintln!("   waiting for the payment sessions to settle");
+    let (sessions, payment_problems) = rt.block_on(writes.payer.settled(&addr, &key, WORKERS))?;
     server.process.stop()?;
     let mut resources: HashMap<String, usize> = HashMap::new();
-    for item in customers.iter().chain(&orders) {
+    for item in customers.iter().chain(&orders).chain(&sessions) {
         if let Some(k) = item["metadata"]["crashKey"].as_str() {
             *resources.entry(k.to_string()).or_default() += 1;
         }
     }
-    Ok((ledger::judge(&sent, &resources), (customers.len(), orders.len())))
+    let mut verdict = ledger::judge(&sent, &resources);
+    verdict.payment_problems = payment_problems;
+    Ok((verdict, (customers.len(), orders.len(), sessions.len())))
 }
 
 /// The writers' shared state.
@@ -152,15 +162,19 @@ struct Writes {
     addr: String,
     key: String,
     offering: String,
+    payer: payments::Payer,
     ledger: Ledger,
     next: AtomicU64,
 }
 
 impl Writes {
-    /// The request of key number `n`: customers and orders taking turns.
-    fn request(&self, n: u64) -> (String, Kind, Request) {
+    /// The request of key number `n`: customers, orders and payment
+    /// sessions taking turns (a session pays `order`, made for it).
+    fn request(&self, n: u64, order: Option<&str>) -> (String, Kind, Request) {
         let key = format!("crash-{n}");
-        let (kind, path, body) = if n.is_multiple_of(2) {
+        let (kind, path, body) = if let Some(order) = order {
+            (Kind::Payment, "/api/v2/payment-sessions", self.payer.session(order, &key))
+        } else if n.is_multiple_of(2) {
             let body = format!(r#"{{"customerType":"CONSUMER","name":"Crash {key}","contact":{{}},"metadata":{{"crashKey":"{key}"}}}}"#);
             (Kind::Customer, "/api/v2/customers", body)
         } else {
@@ -191,7 +205,19 @@ impl Writes {
                 },
             };
             let n = self.next.fetch_add(1, Ordering::Relaxed);
-            let (key, kind, request) = self.request(n);
+            let order = if n % 3 == 2 {
+                match self.payer.order(c, &self.key, n).await {
+                    Some(order) => Some(order),
+                    None => {
+                        // cut by a kill before its session was asked for
+                        conn = None;
+                        continue;
+                    }
+                }
+            } else {
+                None
+            };
+            let (key, kind, request) = self.request(n, order.as_deref());
             let bytes = request.encode(&self.addr);
             let index = self.ledger.sent(key, kind, bytes.clone());
             match tokio::time::timeout(Duration::from_secs(30), c.send_bytes(&bytes)).await {
