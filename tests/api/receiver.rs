@@ -116,12 +116,20 @@ async fn serve(
 ) -> std::io::Result<()> {
     let mut reader = BufReader::new(socket);
     let mut line = String::new();
-    reader.read_line(&mut line).await?;
+    // a connection closed before its request (a sender stopped by a
+    // restart while connecting) is no request: nothing is recorded or
+    // answered
+    if reader.read_line(&mut line).await? == 0 || line.split_whitespace().nth(1).is_none() {
+        return Ok(());
+    }
     let path = line.split_whitespace().nth(1).unwrap_or("").to_string();
     let mut headers = HashMap::new();
     loop {
         line.clear();
-        reader.read_line(&mut line).await?;
+        if reader.read_line(&mut line).await? == 0 {
+            // closed before its headers ended: no request either
+            return Ok(());
+        }
         let l = line.trim_end();
         if l.is_empty() {
             break;
