@@ -66,7 +66,8 @@ fn from_row(r: &AnyRow) -> Result<(i64, OrderRow)> {
     ))
 }
 
-fn metadata_text(m: &Option<BTreeMap<String, String>>) -> Option<String> {
+/// A metadata column's text (None for none).
+pub(super) fn metadata_text(m: &Option<BTreeMap<String, String>>) -> Option<String> {
     m.as_ref().map(|m| serde_json::to_string(m).expect("JSON"))
 }
 

@@ -1,6 +1,7 @@
 //! Payment links and saved payment profiles: rows, moves guarded by the
 //! status they were read in, and lists.
 
+use super::orders::metadata_text;
 use super::payments::{opt_uuid, provider_col};
 use super::subscriptions::opt_date;
 use super::{Cursor, ListQuery, Page, Store, Tx, json_col, opt_ts, parse_ts, parse_uuid, state_col, ts};
@@ -130,10 +131,6 @@ fn profile_row(r: &AnyRow) -> Result<ProfileRow> {
         created_at: parse_ts(&r.try_get::<String, _>("created_at")?)?,
         updated_at: parse_ts(&r.try_get::<String, _>("updated_at")?)?,
     })
-}
-
-fn metadata_text(m: &Option<BTreeMap<String, String>>) -> Option<String> {
-    m.as_ref().map(|m| serde_json::to_string(m).expect("JSON"))
 }
 
 impl Store {

@@ -1,7 +1,9 @@
 //! Payment sessions: rows, moves guarded by the status they were read in.
 
+use super::orders::metadata_text;
 use super::payments::provider_col;
-use super::{Store, Tx, json_col, opt_ts, parse_ts, parse_uuid, state_col, ts};
+use super::subscriptions::uuid_col;
+use super::{Store, Tx, json_col, opt_ts, parse_ts, state_col, ts};
 use crate::error::Result;
 use crate::kinds::PaymentSessionStatus;
 use crate::payment_providers::ProviderName;
@@ -34,10 +36,6 @@ pub struct SessionRow {
 
 const COLUMNS: &str = "id, org_id, customer_id, order_id, profile_id, intent_id, provider, status, amount_minor, currency, failure_code, \
      failure_reason, metadata, completed_at, created_at, updated_at";
-
-fn uuid_col(r: &AnyRow, col: &str) -> Result<Uuid> {
-    parse_uuid(&r.try_get::<String, _>(col)?)
-}
 
 fn session_row(r: &AnyRow) -> Result<SessionRow> {
     Ok(SessionRow {
@@ -80,7 +78,7 @@ impl Store {
             .bind(&s.currency)
             .bind(&s.failure_code)
             .bind(&s.failure_reason)
-            .bind(s.metadata.as_ref().map(|m| serde_json::to_string(m).expect("JSON")))
+            .bind(metadata_text(&s.metadata))
             .bind(s.completed_at.map(ts))
             .bind(ts(s.created_at))
             .bind(ts(s.updated_at)),

@@ -1,8 +1,8 @@
 //! Payment intents, their charge attempts and refunds: rows, moves guarded
 //! by the status they were read in, and lists.
 
-use super::subscriptions::opt_date;
-use super::{Cursor, ListQuery, Page, Store, Tx, json_col, parse_ts, parse_uuid, state_col, ts};
+use super::subscriptions::{opt_date, ts_col, uuid_col};
+use super::{Cursor, ListQuery, Page, Store, Tx, json_col, parse_uuid, state_col, ts};
 use crate::error::{Error, Result};
 use crate::kinds::{ChargeStatus, PaymentIntentStatus, RefundStatus};
 use crate::payment_providers::ProviderName;
@@ -88,14 +88,6 @@ pub(super) fn opt_uuid(r: &AnyRow, col: &str) -> Result<Option<Uuid>> {
 pub(super) fn provider_col(r: &AnyRow, col: &str) -> Result<ProviderName> {
     let text: String = r.try_get(col)?;
     ProviderName::parse(&text).ok_or_else(|| Error::Internal(format!("column {col}: unknown provider {text:?}")))
-}
-
-fn uuid_col(r: &AnyRow, col: &str) -> Result<Uuid> {
-    parse_uuid(&r.try_get::<String, _>(col)?)
-}
-
-fn ts_col(r: &AnyRow, col: &str) -> Result<DateTime<Utc>> {
-    parse_ts(&r.try_get::<String, _>(col)?)
 }
 
 const INTENT_COLUMNS: &str = "seq, id, org_id, customer_id, order_id, link_id, session_id, status, amount_minor, currency, description, due_at, line_items, created_at, updated_at";

@@ -18,6 +18,11 @@ use chrono::Duration;
 /// that made it not record its outcome: long after a provider answers.
 pub const RESOLVE_AFTER: Duration = Duration::seconds(60);
 
+/// The intent's status as another request left it.
+async fn status_now(caller: &Caller, intent: &IntentRow) -> Result<PaymentIntentStatus> {
+    Ok(caller.store.intent(caller.org, intent.id).await?.map_or(intent.status, |i| i.status))
+}
+
 /// What the page says when the intent's state takes no attempt now.
 fn not_now(status: PaymentIntentStatus) -> Attempt {
     Attempt::NotNow(match status {
@@ -85,7 +90,7 @@ pub async fn pay(caller: &Caller, providers: &Providers, link: &LinkRow, paying:
         updated_at: caller.now,
     };
     if !begin(caller, &intent, IntentOp::Charge, &charge, None).await? {
-        let now = caller.store.intent(caller.org, intent.id).await?.map(|i| i.status).unwrap_or(intent.status);
+        let now = status_now(caller, &intent).await?;
         return Ok(not_now(now));
     }
     let request = ChargeRequest { token: &charge.method.token, amount_minor: charge.amount_minor, currency: &charge.currency, off_session: false, now: caller.now };
@@ -103,14 +108,14 @@ pub async fn authenticate(caller: &Caller, providers: &Providers, link: &LinkRow
     let charges = caller.store.charges_of(intent.id).await?;
     let Some(waiting) = charges.into_iter().rev().find(|c| c.status == ChargeStatus::RequiresAction) else {
         // another answer to the step (the button pressed twice) was first
-        let now = caller.store.intent(caller.org, intent.id).await?.map(|i| i.status).unwrap_or(intent.status);
+        let now = status_now(caller, &intent).await?;
         return Ok(not_now(now));
     };
     let mut moved = waiting.clone();
     moved.status = CHARGE.next(ChargeOp::Authenticate, waiting.status)?;
     moved.updated_at = caller.now;
     if !begin(caller, &intent, IntentOp::Authenticate, &moved, Some(waiting.status)).await? {
-        let now = caller.store.intent(caller.org, intent.id).await?.map(|i| i.status).unwrap_or(intent.status);
+        let now = status_now(caller, &intent).await?;
         return Ok(not_now(now));
     }
     let outcome = providers.get(link.provider).authenticate(moved.id, approved, caller.now).await;
