@@ -25,8 +25,10 @@ Two kinds, both about data the documents cannot fully describe:
    fields are repaired the same way (exactly one of orderId and invoiceId,
    which this server has no links for yet; setAsDefaultPaymentProfile and
    grantAutopayConsent with savePaymentProfile; http(s) return URLs; an
-   expiresAt within the next 24 hours): tests/api/payment_links.rs.
-3. Existing payment objects. Links, intents, profiles and sessions have no `rid_`
+   expiresAt within the next 24 hours): tests/api/payment_links.rs; so are
+   a payment profile session's return URLs.
+3. Existing payment objects. Links, intents, profiles, sessions and profile
+   sessions have no `rid_`
    references a dictionary could name; the xtask passes the demo's ids in
    the environment, and half of the positive cases name one of them.
 """
@@ -102,6 +104,7 @@ DEMO_IDS = {
     "paymentIntentId": os.environ.get("SWITCHBOARD_DEMO_PAYMENT_INTENTS", ""),
     "paymentProfileId": os.environ.get("SWITCHBOARD_DEMO_PAYMENT_PROFILES", ""),
     "paymentSessionId": os.environ.get("SWITCHBOARD_DEMO_PAYMENT_SESSIONS", ""),
+    "paymentProfileSessionId": os.environ.get("SWITCHBOARD_DEMO_PAYMENT_PROFILE_SESSIONS", ""),
 }
 
 
@@ -118,6 +121,15 @@ def _valid_text(value, longest):
     return isinstance(value, str) and 1 <= len(value) <= longest
 
 
+def _repair_return_urls(body):
+    """Where a hosted page sends the payer: an absolute http(s) URL."""
+    if not isinstance(body, dict):
+        return
+    for field in ("returnUrl", "cancelUrl"):
+        if _valid_text(body.get(field), 2048) and not re.match(r"^https?://[^/?#\s]+", body[field]):
+            body[field] = "https://shop.example/return"
+
+
 def _repair_payment_link(body):
     if not isinstance(body, dict):
         return
@@ -130,9 +142,7 @@ def _repair_payment_link(body):
         body["orderId"] = "00000000-0000-4000-8000-000000000000"
     if (body.get("setAsDefaultPaymentProfile") is True or body.get("grantAutopayConsent") is True) and isinstance(body.get("savePaymentProfile", False), bool):
         body["savePaymentProfile"] = True
-    for field in ("returnUrl", "cancelUrl"):
-        if _valid_text(body.get(field), 2048) and not re.match(r"^https?://[^/?#\s]+", body[field]):
-            body[field] = "https://shop.example/return"
+    _repair_return_urls(body)
     if isinstance(body.get("expiresAt"), str) and re.match(r"^\d{4}-\d{2}-\d{2}T", body["expiresAt"]):
         soon = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=1)
         body["expiresAt"] = soon.isoformat()
@@ -143,6 +153,8 @@ def before_call(ctx, case, kwargs):
     _name_demo_objects(case)
     if case.path == "/payment-links" and case.method.upper() == "POST":
         _repair_payment_link(case.body)
+    if case.path == "/payment-profiles/sessions" and case.method.upper() == "POST":
+        _repair_return_urls(case.body)
     body = case.body
     if isinstance(body, dict) and body.get("simType") == "PSIM" and "iccid" not in body and case.path.endswith("/change-sim"):
         # a new PSIM is named by its card's ICCID

@@ -1,8 +1,8 @@
 //! `serve --demo`: on an empty database, an organisation with a key and a
 //! few customers and users, the demo catalog (demo/catalog.yaml), and
 //! orders whose subscriptions stand in several states of their lifecycle,
-//! and payments (links, intents, a saved profile), so a newcomer can call
-//! the API at once.
+//! and payments (links, intents, a saved profile, sessions and a setup
+//! page), so a newcomer can call the API at once.
 
 use crate::wire::latest as wire;
 use chrono::Datelike;
@@ -159,10 +159,11 @@ async fn usage(caller: &Caller) -> crate::error::Result<()> {
 /// (a COMPLETED link, a SUCCEEDED intent with a partial refund, an ACTIVE
 /// profile), then a third order from that profile through a payment
 /// session; Acme's link for a new order waits for payment after a declined
-/// card (its intent REQUIRES_PAYMENT_METHOD).
+/// card (its intent REQUIRES_PAYMENT_METHOD), and a payment profile
+/// session for the same order offers its setup page.
 async fn payments(caller: &Caller, public_url: &str) -> crate::error::Result<()> {
     use crate::domain::catalog::entity_id;
-    use crate::domain::payments::{charge, links, refunds, sessions};
+    use crate::domain::payments::{charge, links, profile_sessions, refunds, sessions};
     use crate::payment_providers::{Entered, Providers};
     let providers = Providers::sandbox(&caller.store);
     let card = |number: &str| Entered::Card { number: number.into(), expiry: "12/30".into(), cvc: "123".into() };
@@ -178,6 +179,10 @@ async fn payments(caller: &Caller, public_url: &str) -> crate::error::Result<()>
         charge::pay(caller, &providers, &link, charge::Paying::Entered(&card(number))).await?;
         if save {
             refunds::create(caller, &link.intent_id.to_string(), parse(serde_json::json!({"amountMinor": 1000, "reason": "Goodwill"}))?).await?;
+        } else {
+            // Acme may save a SEPA mandate instead, on a setup page
+            let setup = serde_json::json!({"orderId": order.order_id, "paymentProvider": "PROVIDER_2", "returnUrl": "https://shop.example/card-saved"});
+            profile_sessions::create(caller, public_url, parse(setup)?).await?;
         }
     }
     let line = serde_json::json!([{"type": "SUBSCRIPTION", "productOfferingId": entity_id(caller.org, "offering", "data-sim-20gb").to_string(),

@@ -279,6 +279,16 @@ kind! {
 }
 
 kind! {
+    /// Where a payment profile session stands (`payment_profile_sessions.status`).
+    PaymentProfileSessionStatus <=> PaymentProfileSessionStatus {
+        Active = "ACTIVE" <=> Active,
+        Completed = "COMPLETED" <=> Completed,
+        Canceled = "CANCELED" <=> Canceled,
+        Expired = "EXPIRED" <=> Expired,
+    }
+}
+
+kind! {
     /// Whether a saved payment method can be charged (`payment_profiles.status`).
     PaymentProfileStatus <=> PaymentProfileStatus {
         Active = "ACTIVE" <=> Active,
@@ -325,5 +335,6 @@ mod tests {
         check(RefundStatus::ALL, RefundStatus::stored, RefundStatus::from_stored);
         check(PaymentProfileStatus::ALL, PaymentProfileStatus::stored, PaymentProfileStatus::from_stored);
         check(PaymentSessionStatus::ALL, PaymentSessionStatus::stored, PaymentSessionStatus::from_stored);
+        check(PaymentProfileSessionStatus::ALL, PaymentProfileSessionStatus::stored, PaymentProfileSessionStatus::from_stored);
     }
 }

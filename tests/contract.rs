@@ -62,28 +62,32 @@ fn normalise_spec(spec: &Value) -> Value {
     for k in ["servers", "security"] {
         obj.remove(k);
     }
-    // ... and of tags only their names.
-    let names: Vec<Value> = spec["tags"].as_array().into_iter().flatten().map(|t| json!({"name": t["name"]})).collect();
-    obj.insert("tags".into(), Value::Array(names));
     // 2. of `info`, dropshot knows only the title and version we give it.
     obj["info"] = json!({"title": spec["info"]["title"], "version": spec["info"]["version"]});
     // 18. dropshot knows no webhooks: `x-webhooks`, and the schemas only
     //     the events use, are the document's alone.
     obj.remove("x-webhooks");
     // 20. an operation whose path has a literal segment where another's,
-    //     otherwise equal, has a variable (GET /subscriptions/usage beside
-    //     /subscriptions/{subscriptionId}) is served through the variable's
-    //     endpoint, as dropshot's router needs (the codegen's `Routed`): its
-    //     documentation is the document's own.
+    //     equal before it, has a variable (GET /subscriptions/usage beside
+    //     /subscriptions/{subscriptionId}, POST /payment-profiles/sessions
+    //     beside /payment-profiles/{paymentProfileId}) is served through an
+    //     endpoint at the variable's path, as dropshot's router needs (the
+    //     codegen's `Routed`): its documentation is the document's own.
     let paths: Vec<String> = obj["paths"].as_object().unwrap().keys().cloned().collect();
     let beside_variable = |p: &str| {
         let ps: Vec<&str> = p.split('/').collect();
         paths.iter().any(|q| {
             let qs: Vec<&str> = q.split('/').collect();
-            qs.len() == ps.len() && (0..ps.len()).filter(|&i| ps[i] != qs[i]).all(|i| qs[i].starts_with('{') && !ps[i].starts_with('{')) && p != q
+            let first_difference = (0..ps.len().min(qs.len())).find(|&i| ps[i] != qs[i]);
+            first_difference.is_some_and(|i| qs[i].starts_with('{') && !ps[i].starts_with('{'))
         })
     };
     obj["paths"].as_object_mut().unwrap().retain(|p, _| !beside_variable(p));
+    // ... and of tags only the names of those the published endpoints
+    //     have (the operations of a tag may all be routed, as above).
+    let used: Vec<&Value> = obj["paths"].as_object().unwrap().values().flat_map(|item| item.as_object().unwrap().values()).flat_map(|op| op["tags"].as_array().into_iter().flatten()).collect();
+    let names: Vec<Value> = spec["tags"].as_array().into_iter().flatten().filter(|t| used.contains(&&t["name"])).map(|t| json!({"name": t["name"]})).collect();
+    obj.insert("tags".into(), Value::Array(names));
     let used_by_operations = schemas_reached(&json!({"paths": obj["paths"]}), &components);
     let schemas = obj["components"]["schemas"].as_object_mut().unwrap();
     schemas.retain(|name, _| used_by_operations.contains(name));

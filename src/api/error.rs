@@ -61,6 +61,13 @@ impl ApiError {
         )
     }
 
+    /// A request for no operation, seen by an endpoint (an unpublished
+    /// routed one, `routes`) rather than by the version policy, which
+    /// answers the same (`paths::refusal`).
+    pub fn no_route() -> Self {
+        ApiError::new(ErrorStatusCode::NOT_FOUND, InternalCode::NotFound, "No operation has this path.")
+    }
+
     /// The full response: body, `Api-Revision` and the trace id.
     pub fn into_response(mut self, revision: &str, trace_id: &str) -> Response<Body> {
         self.body.trace_id = trace_id.to_string();

@@ -135,12 +135,15 @@ pub fn check(revision: &Revision, method: &Method, path: &str) -> Result<(), Unr
 
 /// Where the hosted pages are (`src/hosted`): beside the API's routes and
 /// in no document, so the version policy lets them through to the router.
+/// A payment link's page:
 pub const HOSTED_PAGES: &str = "/pay/";
+/// A payment profile session's setup page:
+pub const SETUP_PAGES: &str = "/setup/";
 
 /// Whether `method` and `path` are a hosted page's: `GET` or `POST
-/// /pay/{token}`.
+/// /pay/{token}` or `/setup/{token}`.
 fn hosted_page(method: &Method, path: &str) -> bool {
-    let one_segment = path.strip_prefix(HOSTED_PAGES).is_some_and(|t| !t.is_empty() && !t.contains('/'));
+    let one_segment = [HOSTED_PAGES, SETUP_PAGES].iter().any(|pages| path.strip_prefix(pages).is_some_and(|t| !t.is_empty() && !t.contains('/')));
     one_segment && (method == Method::GET || method == Method::POST)
 }
 

@@ -1,10 +1,13 @@
-//! The hosted payment page (`GET`/`POST /pay/{token}`): served beside the
-//! API's routes, outside `/api/v2`, unpublished (no API operation). The
-//! token in the URL is the page's only key: whoever has it can pay this
-//! link and see what it asks, nothing else. Paying runs
-//! `domain::payments::charge` at the link's organisation's time.
+//! The hosted pages: a payment link's (`GET`/`POST /pay/{token}`) and a
+//! payment profile session's setup page (`/setup/{token}`, `setup`),
+//! served beside the API's routes, outside `/api/v2`, unpublished (no API
+//! operation). The token in the URL is a page's only key: whoever has it
+//! can pay this link (save a method for this session) and see what it
+//! asks, nothing else. Paying runs `domain::payments::charge` at the
+//! link's organisation's time.
 
 pub mod page;
+mod setup;
 
 use crate::api::context::Context;
 use crate::domain::payments::settle::Attempt;
@@ -26,7 +29,9 @@ pub struct TokenPath {
 /// Registers the hosted pages beside the API's routes.
 pub fn register(api: &mut ApiDescription<Context>) -> std::result::Result<(), String> {
     api.register(pay_page).map_err(|e| e.to_string())?;
-    api.register(pay_submit).map_err(|e| e.to_string())
+    api.register(pay_submit).map_err(|e| e.to_string())?;
+    api.register(setup::setup_page).map_err(|e| e.to_string())?;
+    api.register(setup::setup_submit).map_err(|e| e.to_string())
 }
 
 /// A page's answer: HTML nobody caches, frames or is referred from (the
@@ -145,16 +150,32 @@ fn entered(fields: &[(String, String)]) -> (String, Entered) {
     (get("action"), entered)
 }
 
-fn declined(code: &str) -> String {
-    let why = match code {
+/// Why a provider refused, in the payer's words.
+fn why(code: &str) -> &'static str {
+    match code {
         "card_declined" => "your card was declined",
         "insufficient_funds" => "your card has insufficient funds",
         "expired_card" => "your card has expired",
         "authentication_failed" => "the authentication failed",
         "debit_failed" => "the direct debit failed",
-        _ => "the payment failed",
-    };
-    format!("The payment did not go through: {why} ({code}). You can try again with another card or account.")
+        _ => "the provider refused it",
+    }
+}
+
+fn declined(code: &str) -> String {
+    format!("The payment did not go through: {} ({code}). You can try again with another card or account.", why(code))
+}
+
+const UNAVAILABLE: &str = "The payment provider did not answer; please try again in a minute.";
+
+/// A redirect after the page did its work (`returnUrl`).
+fn see_other(url: &str) -> std::result::Result<Response<Body>, HttpError> {
+    Response::builder()
+        .status(StatusCode::SEE_OTHER)
+        .header(http::header::LOCATION, url)
+        .header(http::header::CACHE_CONTROL, "no-store")
+        .body(Body::empty())
+        .map_err(|e| HttpError::for_internal_error(e.to_string()))
 }
 
 #[dropshot::endpoint { method = POST, path = "/pay/{token}", unpublished = true }]
@@ -178,19 +199,14 @@ async fn pay_submit(rqctx: RequestContext<Context>, path: Path<TokenPath>, body:
     let notice = match attempt {
         Attempt::Paid(Some(after)) => {
             if let (PaymentLinkStatus::Completed, Some(url)) = (after.status, &after.return_url) {
-                return Response::builder()
-                    .status(StatusCode::SEE_OTHER)
-                    .header(http::header::LOCATION, url.as_str())
-                    .header(http::header::CACHE_CONTROL, "no-store")
-                    .body(Body::empty())
-                    .map_err(|e| HttpError::for_internal_error(e.to_string()));
+                return see_other(url);
             }
             None
         }
         Attempt::Declined(code) => Some(declined(&code)),
         Attempt::Invalid(invalid) => Some(invalid.message),
         Attempt::NotNow(message) => Some(message),
-        Attempt::Unavailable => Some("The payment provider did not answer; you have not been charged twice. Please try again in a minute.".into()),
+        Attempt::Unavailable => Some(format!("{UNAVAILABLE} You have not been charged twice.")),
         Attempt::Paid(None) => Some("The payment went through after this link was closed; it is being refunded in full.".into()),
         Attempt::Processing | Attempt::NeedsAction => None,
     };

@@ -65,7 +65,7 @@ pub fn amount(minor: i64, currency: &str, locale: &str) -> String {
     if comma { format!("{sign}{grouped}{fraction}\u{a0}{currency}") } else { format!("{currency}\u{a0}{sign}{grouped}{fraction}") }
 }
 
-const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:32rem;margin:2rem auto;padding:0 1rem;color:#222}\
+pub(super) const STYLE: &str = "body{font-family:system-ui,sans-serif;max-width:32rem;margin:2rem auto;padding:0 1rem;color:#222}\
 table{width:100%;border-collapse:collapse}td{padding:.25rem 0}td.amount{text-align:right}tr.total td{border-top:1px solid #999;font-weight:bold}\
 label{display:block;margin-top:.75rem}input{width:100%;padding:.4rem;font-size:1rem;box-sizing:border-box}\
 button{margin-top:1rem;padding:.6rem 1.2rem;font-size:1rem}.notice{background:#fee;border:1px solid #c66;padding:.5rem}\

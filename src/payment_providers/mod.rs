@@ -165,6 +165,12 @@ pub trait PaymentProvider: Send + Sync + std::fmt::Debug {
     /// keeps it as a method to charge later; `Ok(Err)`: the page shows why
     /// it was refused.
     async fn save_method(&self, entered: &Entered, now: DateTime<Utc>) -> Result<Result<Method, Invalid>, ProviderError>;
+    /// Checks a saved method for later charges without moving money (a
+    /// setup, as a zero-amount authorisation): `Succeeded` when it may be
+    /// kept, `RequiresAction` when the person must authenticate first
+    /// (asked again with their answer in `authenticated`), `Failed` with
+    /// the provider's code when it is refused.
+    async fn set_up(&self, token: &str, authenticated: Option<bool>, now: DateTime<Utc>) -> Result<Outcome, ProviderError>;
     /// Whether the method `token` is still there and chargeable on `today`.
     async fn method_usable(&self, token: &str, today: NaiveDate) -> Result<bool, ProviderError>;
     /// Charges the method, at most once per `attempt`: asked again with the

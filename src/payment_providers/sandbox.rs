@@ -120,6 +120,24 @@ impl PaymentProvider for Sandbox {
         Ok(Ok(method))
     }
 
+    async fn set_up(&self, token: &str, authenticated: Option<bool>, now: DateTime<Utc>) -> Result<Outcome, ProviderError> {
+        let Some(method) = self.store.sandbox_method(self.name.as_str(), token).await.map_err(unavailable)? else {
+            return Ok(Outcome::Failed("payment_method_unknown".into()));
+        };
+        if method.expires_on.is_some_and(|d| d < now.date_naive()) {
+            return Ok(Outcome::Failed(EXPIRED_CARD.into()));
+        }
+        // a setup checks the card, not its funds: only an outright decline
+        // and the authentication step show here
+        Ok(match (Behaviour::parse(&method.behaviour), authenticated) {
+            (Some(Behaviour::Declines(CARD_DECLINED)), _) => Outcome::Failed(CARD_DECLINED.into()),
+            (Some(Behaviour::Authenticates), None) => Outcome::RequiresAction,
+            (Some(Behaviour::Authenticates), Some(false)) => Outcome::Failed(AUTHENTICATION_FAILED.into()),
+            (Some(_), _) => Outcome::Succeeded,
+            (None, _) => return Err(ProviderError::Refused(format!("method {token} has no behaviour"))),
+        })
+    }
+
     async fn method_usable(&self, token: &str, today: NaiveDate) -> Result<bool, ProviderError> {
         let method = self.store.sandbox_method(self.name.as_str(), token).await.map_err(unavailable)?;
         Ok(method.is_some_and(|m| m.expires_on.is_none_or(|d| d >= today)))

@@ -75,7 +75,7 @@ pub struct ProfileRow {
 const LINK_COLUMNS: &str = "seq, id, org_id, customer_id, order_id, intent_id, token, hosted_url, status, provider, amount_minor, currency, profile_id, save_profile, \
      set_default, autopay, description, return_url, cancel_url, failure_reason, paid, metadata, expires_at, completed_at, created_at, updated_at";
 
-fn flag(r: &AnyRow, col: &str) -> Result<bool> {
+pub(super) fn flag(r: &AnyRow, col: &str) -> Result<bool> {
     Ok(r.try_get::<i64, _>(col)? != 0)
 }
 

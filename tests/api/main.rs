@@ -21,6 +21,7 @@ mod login;
 mod orders;
 mod pagination;
 mod payment_links;
+mod payment_profile_sessions;
 mod payment_providers;
 mod payment_sessions;
 mod payments;

@@ -97,10 +97,11 @@ pub fn run(o: &Options) -> Result<()> {
     }
 }
 
-/// The ids of the demo's payment links, intents and profiles, which have
-/// no `rid_` references a dictionary could name: passed to the hooks
-/// (`contract/hooks.py`) in the environment, comma-separated, so that
-/// half of the positive cases name an object that exists.
+/// The ids of the demo's payment links, intents, profiles and sessions,
+/// and of a profile session made here, which have no `rid_` references a
+/// dictionary could name: passed to the hooks (`contract/hooks.py`) in the
+/// environment, comma-separated, so that half of the positive cases name
+/// an object that exists.
 fn demo_payment_ids(server: &Switchboard) -> Result<Vec<(String, String)>> {
     let key = server.demo_key()?.to_string();
     let addr = server.base().trim_start_matches("http://").to_string();
@@ -132,6 +133,14 @@ fn demo_payment_ids(server: &Switchboard) -> Result<Vec<(String, String)>> {
             bail!("the demo has no payment session");
         }
         ids.push(("SWITCHBOARD_DEMO_PAYMENT_SESSIONS".to_string(), sessions.join(",")));
+        // profile sessions have no list: one is made for the order of the
+        // demo's first link
+        let links = conn.send(&crate::http::Request::get("/api/v2/payment-links").header("x-api-key", key.clone())).await?.json()?;
+        let setup = serde_json::json!({"orderId": links["items"][0]["orderId"], "paymentProvider": "PROVIDER_1", "returnUrl": "https://shop.example/card-saved"});
+        let path = "/api/v2/payment-profiles/sessions";
+        let answer = conn.send(&crate::http::Request::json("POST", path, setup.to_string()).header("x-api-key", key.clone())).await?.success(path)?.json()?;
+        let setup_id = answer["paymentProfileSessionId"].as_str().ok_or_else(|| anyhow::anyhow!("{path} answered no id"))?;
+        ids.push(("SWITCHBOARD_DEMO_PAYMENT_PROFILE_SESSIONS".to_string(), setup_id.to_string()));
         Ok(ids)
     })
 }

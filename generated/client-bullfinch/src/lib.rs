@@ -1307,6 +1307,75 @@ pub mod types {
                 })
         }
     }
+    ///Why the session is cancelled.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    pub struct CancelPaymentProfileSessionRequest {
+        ///Replaces the session's metadata when given.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub metadata: ::std::option::Option<Metadata>,
+        ///Kept as cancellationReason.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub reason: ::std::option::Option<CancelPaymentProfileSessionRequestReason>,
+    }
+    ///Kept as cancellationReason.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CancelPaymentProfileSessionRequestReason(::std::string::String);
+    impl ::std::ops::Deref for CancelPaymentProfileSessionRequestReason {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CancelPaymentProfileSessionRequestReason>
+    for ::std::string::String {
+        fn from(value: CancelPaymentProfileSessionRequestReason) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CancelPaymentProfileSessionRequestReason {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 500usize {
+                return Err("longer than 500 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CancelPaymentProfileSessionRequestReason {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for CancelPaymentProfileSessionRequestReason {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CancelPaymentProfileSessionRequestReason {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     ///Which add-ons of the subscription to cancel, and when.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct CancelSubscriptionAddonsRequest {
@@ -2808,6 +2877,213 @@ pub mod types {
         }
     }
     impl<'de> ::serde::Deserialize<'de> for CreatePaymentLinkRequestReturnUrl {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///A setup session for an order of the organisation that is neither cancelled nor expired.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct CreatePaymentProfileSessionRequest {
+        ///Where the page's cancel link sends the payer (http or https).
+        #[serde(
+            rename = "cancelUrl",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub cancel_url: ::std::option::Option<
+            CreatePaymentProfileSessionRequestCancelUrl,
+        >,
+        ///Client data, returned unchanged.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub metadata: ::std::option::Option<Metadata>,
+        ///The order whose customer the method is saved for.
+        #[serde(rename = "orderId")]
+        pub order_id: CreatePaymentProfileSessionRequestOrderId,
+        ///The provider to keep the method; 412 payment_provider_disabled when the organisation has it disabled.
+        #[serde(rename = "paymentProvider")]
+        pub payment_provider: PaymentProvider,
+        ///Where to send the payer once the method is saved (http or https).
+        #[serde(rename = "returnUrl")]
+        pub return_url: CreatePaymentProfileSessionRequestReturnUrl,
+        ///Make the saved profile the customer's default. Left out, false.
+        #[serde(
+            rename = "setAsDefaultPaymentProfile",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub set_as_default_payment_profile: ::std::option::Option<bool>,
+    }
+    ///Where the page's cancel link sends the payer (http or https).
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CreatePaymentProfileSessionRequestCancelUrl(::std::string::String);
+    impl ::std::ops::Deref for CreatePaymentProfileSessionRequestCancelUrl {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CreatePaymentProfileSessionRequestCancelUrl>
+    for ::std::string::String {
+        fn from(value: CreatePaymentProfileSessionRequestCancelUrl) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CreatePaymentProfileSessionRequestCancelUrl {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 2048usize {
+                return Err("longer than 2048 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CreatePaymentProfileSessionRequestCancelUrl {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for CreatePaymentProfileSessionRequestCancelUrl {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CreatePaymentProfileSessionRequestCancelUrl {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The order whose customer the method is saved for.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CreatePaymentProfileSessionRequestOrderId(::std::string::String);
+    impl ::std::ops::Deref for CreatePaymentProfileSessionRequestOrderId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CreatePaymentProfileSessionRequestOrderId>
+    for ::std::string::String {
+        fn from(value: CreatePaymentProfileSessionRequestOrderId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CreatePaymentProfileSessionRequestOrderId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 64usize {
+                return Err("longer than 64 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CreatePaymentProfileSessionRequestOrderId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for CreatePaymentProfileSessionRequestOrderId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CreatePaymentProfileSessionRequestOrderId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Where to send the payer once the method is saved (http or https).
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct CreatePaymentProfileSessionRequestReturnUrl(::std::string::String);
+    impl ::std::ops::Deref for CreatePaymentProfileSessionRequestReturnUrl {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<CreatePaymentProfileSessionRequestReturnUrl>
+    for ::std::string::String {
+        fn from(value: CreatePaymentProfileSessionRequestReturnUrl) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for CreatePaymentProfileSessionRequestReturnUrl {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 2048usize {
+                return Err("longer than 2048 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for CreatePaymentProfileSessionRequestReturnUrl {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for CreatePaymentProfileSessionRequestReturnUrl {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for CreatePaymentProfileSessionRequestReturnUrl {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
             D: ::serde::Deserializer<'de>,
@@ -11345,6 +11621,563 @@ pub mod types {
         }
     }
     impl<'de> ::serde::Deserialize<'de> for PaymentProfileListItemType {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///A setup page that saves a payment method of an order's customer without charging it.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct PaymentProfileSession {
+        ///Where the page's cancel link sends the payer.
+        #[serde(
+            rename = "cancelUrl",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub cancel_url: ::std::option::Option<PaymentProfileSessionCancelUrl>,
+        ///When it was cancelled.
+        #[serde(
+            rename = "canceledAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub canceled_at: ::std::option::Option<
+            ::chrono::DateTime<::chrono::offset::Utc>,
+        >,
+        ///The reason given when it was cancelled.
+        #[serde(
+            rename = "cancellationReason",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub cancellation_reason: ::std::option::Option<
+            PaymentProfileSessionCancellationReason,
+        >,
+        ///When the method was saved.
+        #[serde(
+            rename = "completedAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub completed_at: ::std::option::Option<
+            ::chrono::DateTime<::chrono::offset::Utc>,
+        >,
+        ///When it was created.
+        #[serde(rename = "createdAt")]
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///The order's customer, whose profile the method becomes.
+        #[serde(rename = "customerId")]
+        pub customer_id: ::uuid::Uuid,
+        ///When an ACTIVE session expires (24 hours after its creation, by the organisation's clock).
+        #[serde(rename = "expiresAt")]
+        pub expires_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///The setup page to send the payer to: an unguessable address on the server's public URL, outside the API. Whoever has it can save a method for the customer; nothing else can be read or changed with it.
+        #[serde(rename = "hostedUrl")]
+        pub hosted_url: ::std::string::String,
+        ///The provider's reason for the last method the page could not save (card_declined, authentication_failed); left out once one is saved.
+        #[serde(
+            rename = "lastFailureCode",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub last_failure_code: ::std::option::Option<::std::string::String>,
+        ///Client data, returned unchanged.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub metadata: ::std::option::Option<Metadata>,
+        ///The order the method is saved for.
+        #[serde(rename = "orderId")]
+        pub order_id: ::uuid::Uuid,
+        ///Once COMPLETED, the saved profile.
+        #[serde(
+            rename = "paymentProfileId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub payment_profile_id: ::std::option::Option<::uuid::Uuid>,
+        ///Identifier of the session.
+        #[serde(rename = "paymentProfileSessionId")]
+        pub payment_profile_session_id: ::uuid::Uuid,
+        ///The provider that keeps the method.
+        #[serde(rename = "paymentProvider")]
+        pub payment_provider: PaymentProvider,
+        ///Where the payer is sent once the method is saved.
+        #[serde(rename = "returnUrl")]
+        pub return_url: PaymentProfileSessionReturnUrl,
+        ///Whether the saved profile becomes the customer's billing.defaultPaymentProfileId.
+        #[serde(rename = "setAsDefaultPaymentProfile")]
+        pub set_as_default_payment_profile: bool,
+        ///Where the session is.
+        pub status: PaymentProfileSessionStatus,
+        ///When it last changed.
+        #[serde(rename = "updatedAt")]
+        pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    }
+    ///`PaymentProfileSessionCancelPaymentProfileSessionId`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PaymentProfileSessionCancelPaymentProfileSessionId(::std::string::String);
+    impl ::std::ops::Deref for PaymentProfileSessionCancelPaymentProfileSessionId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PaymentProfileSessionCancelPaymentProfileSessionId>
+    for ::std::string::String {
+        fn from(value: PaymentProfileSessionCancelPaymentProfileSessionId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PaymentProfileSessionCancelPaymentProfileSessionId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 64usize {
+                return Err("longer than 64 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str>
+    for PaymentProfileSessionCancelPaymentProfileSessionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for PaymentProfileSessionCancelPaymentProfileSessionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de>
+    for PaymentProfileSessionCancelPaymentProfileSessionId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Where the page's cancel link sends the payer.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PaymentProfileSessionCancelUrl(::std::string::String);
+    impl ::std::ops::Deref for PaymentProfileSessionCancelUrl {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PaymentProfileSessionCancelUrl> for ::std::string::String {
+        fn from(value: PaymentProfileSessionCancelUrl) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PaymentProfileSessionCancelUrl {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 2048usize {
+                return Err("longer than 2048 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PaymentProfileSessionCancelUrl {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for PaymentProfileSessionCancelUrl {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PaymentProfileSessionCancelUrl {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`PaymentProfileSessionCancelXIdempotencyKey`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PaymentProfileSessionCancelXIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for PaymentProfileSessionCancelXIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PaymentProfileSessionCancelXIdempotencyKey>
+    for ::std::string::String {
+        fn from(value: PaymentProfileSessionCancelXIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PaymentProfileSessionCancelXIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 256usize {
+                return Err("longer than 256 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PaymentProfileSessionCancelXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for PaymentProfileSessionCancelXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PaymentProfileSessionCancelXIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The reason given when it was cancelled.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PaymentProfileSessionCancellationReason(::std::string::String);
+    impl ::std::ops::Deref for PaymentProfileSessionCancellationReason {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PaymentProfileSessionCancellationReason>
+    for ::std::string::String {
+        fn from(value: PaymentProfileSessionCancellationReason) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PaymentProfileSessionCancellationReason {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 500usize {
+                return Err("longer than 500 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PaymentProfileSessionCancellationReason {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for PaymentProfileSessionCancellationReason {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PaymentProfileSessionCancellationReason {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`PaymentProfileSessionCreateXIdempotencyKey`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PaymentProfileSessionCreateXIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for PaymentProfileSessionCreateXIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PaymentProfileSessionCreateXIdempotencyKey>
+    for ::std::string::String {
+        fn from(value: PaymentProfileSessionCreateXIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PaymentProfileSessionCreateXIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 256usize {
+                return Err("longer than 256 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PaymentProfileSessionCreateXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for PaymentProfileSessionCreateXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PaymentProfileSessionCreateXIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Where the payer is sent once the method is saved.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PaymentProfileSessionReturnUrl(::std::string::String);
+    impl ::std::ops::Deref for PaymentProfileSessionReturnUrl {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PaymentProfileSessionReturnUrl> for ::std::string::String {
+        fn from(value: PaymentProfileSessionReturnUrl) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PaymentProfileSessionReturnUrl {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 2048usize {
+                return Err("longer than 2048 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PaymentProfileSessionReturnUrl {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for PaymentProfileSessionReturnUrl {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PaymentProfileSessionReturnUrl {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///ACTIVE: its setup page takes a method. COMPLETED: a method was saved (paymentProfileId). CANCELED: cancelled; the page takes no further attempt. EXPIRED: not completed by expiresAt.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum PaymentProfileSessionStatus {
+        #[serde(rename = "ACTIVE")]
+        Active,
+        #[serde(rename = "COMPLETED")]
+        Completed,
+        #[serde(rename = "CANCELED")]
+        Canceled,
+        #[serde(rename = "EXPIRED")]
+        Expired,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
+    }
+    impl ::std::fmt::Display for PaymentProfileSessionStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Active => f.write_str("ACTIVE"),
+                Self::Completed => f.write_str("COMPLETED"),
+                Self::Canceled => f.write_str("CANCELED"),
+                Self::Expired => f.write_str("EXPIRED"),
+                Self::Unknown => f.write_str("Unknown"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for PaymentProfileSessionStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "ACTIVE" => Ok(Self::Active),
+                "COMPLETED" => Ok(Self::Completed),
+                "CANCELED" => Ok(Self::Canceled),
+                "EXPIRED" => Ok(Self::Expired),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PaymentProfileSessionStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for PaymentProfileSessionStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///`PaymentProfileSessionViewPaymentProfileSessionId`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PaymentProfileSessionViewPaymentProfileSessionId(::std::string::String);
+    impl ::std::ops::Deref for PaymentProfileSessionViewPaymentProfileSessionId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PaymentProfileSessionViewPaymentProfileSessionId>
+    for ::std::string::String {
+        fn from(value: PaymentProfileSessionViewPaymentProfileSessionId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PaymentProfileSessionViewPaymentProfileSessionId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 64usize {
+                return Err("longer than 64 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str>
+    for PaymentProfileSessionViewPaymentProfileSessionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for PaymentProfileSessionViewPaymentProfileSessionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de>
+    for PaymentProfileSessionViewPaymentProfileSessionId {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
             D: ::serde::Deserializer<'de>,
@@ -23800,6 +24633,233 @@ Arguments:
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
             404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Create a payment profile session
+
+Starts saving a payment method of an order's customer without charging it (e.g. for an order that costs nothing now): answers the session ACTIVE with its setup page at hostedUrl, for 24 hours by the organisation's clock. The order must be the organisation's (404 order_not_found) and neither cancelled nor expired (409 order_state_conflict naming its state); the provider must be enabled for the organisation (412 payment_provider_disabled). The method the payer enters is checked by the provider without moving money and saved as an ACTIVE payment profile (payment_profile.created; with setAsDefaultPaymentProfile, customer.updated), and the payer is sent to returnUrl. Needs the MANAGER role for the customer, or the API key alone.
+
+Sends a `POST` request to `/payment-profiles/sessions`
+
+Arguments:
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `body`
+*/
+    pub async fn payment_profile_session_create<'a>(
+        &'a self,
+        x_idempotency_key: Option<&'a types::PaymentProfileSessionCreateXIdempotencyKey>,
+        body: &'a types::CreatePaymentProfileSessionRequest,
+    ) -> Result<ResponseValue<types::PaymentProfileSession>, Error<types::Error>> {
+        let url = format!("{}/payment-profiles/sessions", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = x_idempotency_key {
+            header_map.append("X-Idempotency-Key", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "payment_profile_session_create",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            201u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            409u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            412u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            413u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Show a payment profile session
+
+One payment profile session; past its expiresAt it is EXPIRED here. A user sees only what belongs to their own customers.
+
+Sends a `GET` request to `/payment-profiles/sessions/{paymentProfileSessionId}`
+
+Arguments:
+- `payment_profile_session_id`: The session.
+*/
+    pub async fn payment_profile_session_view<'a>(
+        &'a self,
+        payment_profile_session_id: &'a types::PaymentProfileSessionViewPaymentProfileSessionId,
+    ) -> Result<ResponseValue<types::PaymentProfileSession>, Error<types::Error>> {
+        let url = format!(
+            "{}/payment-profiles/sessions/{}", self.baseurl, encode_path(&
+            payment_profile_session_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "payment_profile_session_view",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Cancel a payment profile session
+
+Cancels an ACTIVE session (rule 4): its setup page takes no further attempt. Any other state answers 409 payment_profile_session_state_conflict naming it. The body is optional: a reason, kept as cancellationReason, and metadata, which replaces the session's. Needs the MANAGER role for the customer, or the API key alone.
+
+Sends a `POST` request to `/payment-profiles/sessions/{paymentProfileSessionId}/cancel`
+
+Arguments:
+- `payment_profile_session_id`: The session.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `body`
+*/
+    pub async fn payment_profile_session_cancel<'a>(
+        &'a self,
+        payment_profile_session_id: &'a types::PaymentProfileSessionCancelPaymentProfileSessionId,
+        x_idempotency_key: Option<&'a types::PaymentProfileSessionCancelXIdempotencyKey>,
+        body: &'a types::CancelPaymentProfileSessionRequest,
+    ) -> Result<ResponseValue<types::PaymentProfileSession>, Error<types::Error>> {
+        let url = format!(
+            "{}/payment-profiles/sessions/{}/cancel", self.baseurl, encode_path(&
+            payment_profile_session_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = x_idempotency_key {
+            header_map.append("X-Idempotency-Key", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "payment_profile_session_cancel",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            409u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            413u16 => {
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
             429u16 => {

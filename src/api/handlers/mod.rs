@@ -13,6 +13,7 @@ pub mod operations;
 pub mod orders;
 pub mod payment_intents;
 pub mod payment_links;
+pub mod payment_profile_sessions;
 pub mod payment_profiles;
 pub mod payment_sessions;
 pub mod product_catalogs;
@@ -27,3 +28,12 @@ pub mod webhooks;
 pub enum Handlers {}
 
 pub type Result<T> = std::result::Result<Reply<T>, ApiError>;
+
+/// Where the hosted pages are: the public URL the operator gave, else
+/// where this server was reached.
+pub fn public_url(rqctx: &dropshot::RequestContext<super::context::Context>) -> String {
+    match &rqctx.context().settings.public_url {
+        Some(u) => u.clone(),
+        None => format!("http://{}", rqctx.server.local_addr),
+    }
+}

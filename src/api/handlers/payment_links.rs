@@ -22,12 +22,7 @@ pub async fn payment_link_create(
     headers: HeaderParams<params::PaymentLinkCreateHeaders>,
     body: JsonBody<types::CreatePaymentLinkRequest>,
 ) -> Result<HttpResponseCreated<types::PaymentLink>> {
-    // the pages are on the public URL the operator gave, else where this
-    // server was reached
-    let public_url = match &rqctx.context().settings.public_url {
-        Some(u) => u.clone(),
-        None => format!("http://{}", rqctx.server.local_addr),
-    };
+    let public_url = super::public_url(&rqctx);
     handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move {
         Ok(HttpResponseCreated(payments::links::create(&c, &public_url, body).await?))
     })

@@ -85,7 +85,7 @@ impl Collection {
                 Store::move_link(tx, &after, PaymentLinkStatus::Active).await?;
                 events::record(tx, caller.org, now, &Event::PaymentLinkCompleted(render::link(&after))).await?;
                 if link.save_profile {
-                    super::profiles::save(tx, caller, link.customer_id, charge, link.set_default, link.autopay).await?;
+                    super::profiles::save(tx, caller, link.customer_id, charge.provider, &charge.method, link.set_default, link.autopay).await?;
                 }
                 Ok(Some(after))
             }

@@ -16,7 +16,6 @@ use crate::wire::latest as wire;
 use chrono::{DateTime, Duration, Utc};
 use uuid::Uuid;
 
-
 /// A link expires unpaid after this long at most.
 pub const LIFETIME_HOURS: i64 = 24;
 
@@ -45,6 +44,12 @@ impl Asks {
     }
 }
 
+/// Whether `v` is an absolute http or https URL (where a page sends the
+/// payer).
+pub(super) fn is_http_url(v: &str) -> bool {
+    url::Url::parse(v).is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.has_host())
+}
+
 /// The request's fields that must agree with each other (400 for each that
 /// does not, all at once).
 fn check_fields(req: &wire::CreatePaymentLinkRequest, asks: Asks, now: DateTime<Utc>) -> Result<()> {
@@ -63,7 +68,7 @@ fn check_fields(req: &wire::CreatePaymentLinkRequest, asks: Asks, now: DateTime<
     }
     for (field, value) in [("returnUrl", &req.return_url), ("cancelUrl", &req.cancel_url)] {
         if let Some(v) = value {
-            if !url::Url::parse(v).is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.has_host()) {
+            if !is_http_url(v) {
                 bad.push(Detail::new(field, "invalid_url", "must be an absolute http or https URL"));
             }
         }

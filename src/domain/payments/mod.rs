@@ -4,13 +4,15 @@
 //! and settled after (`settle`), and a payment that succeeds submits the
 //! order in the same transaction as the link's completion (rule 1).
 //! Refunds (`refunds`) go to the provider through a job; saved methods are
-//! payment profiles (`profiles`). One transition table per resource
+//! payment profiles (`profiles`), also saved without a payment by a
+//! setup page (`profile_sessions`). One transition table per resource
 //! (`states`); the wire forms in `render`.
 
 pub mod charge;
 pub mod closing;
 pub mod collection;
 pub mod links;
+pub mod profile_sessions;
 pub mod profiles;
 pub mod refunds;
 pub mod render;

@@ -8,7 +8,8 @@ use crate::domain::{Caller, customers};
 use crate::error::{Error, InternalCode, Result};
 use crate::events::{self, Event};
 use crate::kinds::PaymentProfileStatus;
-use crate::store::{ChargeRow, CustomerRow, JobKind, ProfileRow, Store, Tx};
+use crate::payment_providers::ProviderName;
+use crate::store::{ChargedMethod, CustomerRow, JobKind, ProfileRow, Store, Tx};
 use crate::wire::latest::{self as wire, params};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
@@ -67,24 +68,25 @@ fn billing_details(customer: &wire::Customer) -> serde_json::Value {
     serde_json::to_value(details).expect("JSON")
 }
 
-/// Saves the method `charge` was paid with as a profile of `customer`, in
-/// `tx` (`payment_profile.created`); its card's expiry scheduled. Made the
+/// Saves `method`, kept by `provider` (what a charge was paid with, or
+/// what a setup page checked), as a profile of `customer`, in `tx`
+/// (`payment_profile.created`); its card's expiry scheduled. Made the
 /// default when `set_default` (the customer's billing changed,
 /// `customer.updated`), and autopay turned on when `autopay`.
-pub async fn save(tx: &mut Tx, caller: &Caller, customer: Uuid, charge: &ChargeRow, set_default: bool, autopay: bool) -> Result<ProfileRow> {
+pub async fn save(tx: &mut Tx, caller: &Caller, customer: Uuid, provider: ProviderName, method: &ChargedMethod, set_default: bool, autopay: bool) -> Result<ProfileRow> {
     let customer = customers::view(caller, &customer.to_string()).await?;
     let customer = &customer;
     let now = caller.now;
     let row = ProfileRow {
         id: crate::domain::new_id(),
-        org: charge.org,
+        org: caller.org,
         customer_id: customer.customer_id,
-        provider: charge.provider,
-        method_type: charge.method.kind.clone(),
+        provider,
+        method_type: method.kind.clone(),
         status: PaymentProfileStatus::Active,
-        display_name: charge.method.display_name.clone(),
-        token: charge.method.token.clone(),
-        expires_on: charge.method.expires_on,
+        display_name: method.display_name.clone(),
+        token: method.token.clone(),
+        expires_on: method.expires_on,
         billing_details: Some(billing_details(customer)),
         metadata: None,
         created_at: now,

@@ -3,7 +3,7 @@
 
 use crate::domain::states::{Operation, Table};
 use crate::error::InternalCode;
-use crate::kinds::{ChargeStatus as C, PaymentIntentStatus as I, PaymentLinkStatus as L, PaymentProfileStatus as P, PaymentSessionStatus as S, RefundStatus as R};
+use crate::kinds::{ChargeStatus as C, PaymentIntentStatus as I, PaymentLinkStatus as L, PaymentProfileSessionStatus as PS, PaymentProfileStatus as P, PaymentSessionStatus as S, RefundStatus as R};
 
 /// What moves a payment link.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -254,6 +254,48 @@ pub const PROFILE: Table<P, ProfileOp> = Table {
     refused: |_| InternalCode::PaymentProfileNotUsable,
 };
 
+/// What moves a payment profile session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ProfileSessionOp {
+    Cancel,
+    /// a method was saved on its page
+    Saved,
+    Expire,
+}
+
+impl Operation for ProfileSessionOp {
+    fn name(self) -> &'static str {
+        match self {
+            ProfileSessionOp::Cancel => "cancel",
+            ProfileSessionOp::Saved => "method saved on the page",
+            ProfileSessionOp::Expire => "expiresAt passes",
+        }
+    }
+
+    fn done(self) -> &'static str {
+        match self {
+            ProfileSessionOp::Cancel => "cancelled",
+            ProfileSessionOp::Saved => "completed",
+            ProfileSessionOp::Expire => "expired",
+        }
+    }
+
+    fn requested(self) -> bool {
+        self == ProfileSessionOp::Cancel
+    }
+}
+
+pub const PROFILE_SESSION: Table<PS, ProfileSessionOp> = Table {
+    resource: "payment profile session",
+    states: &[PS::Active, PS::Completed, PS::Canceled, PS::Expired],
+    moves: &[
+        (ProfileSessionOp::Cancel, &[PS::Active], PS::Canceled),
+        (ProfileSessionOp::Saved, &[PS::Active], PS::Completed),
+        (ProfileSessionOp::Expire, &[PS::Active], PS::Expired),
+    ],
+    refused: |_| InternalCode::PaymentProfileSessionStateConflict,
+};
+
 #[cfg(test)]
 mod tests {
     use crate::domain::states::tag_description;
@@ -268,6 +310,7 @@ mod tests {
                 ("Payment Intents", vec![super::INTENT.markdown(), super::CHARGE.markdown(), super::REFUND.markdown()]),
                 ("Payment Profiles", vec![super::PROFILE.markdown()]),
                 ("Payment Sessions", vec![super::SESSION.markdown()]),
+                ("Payment Profile Sessions", vec![super::PROFILE_SESSION.markdown()]),
             ];
             for (tag, tables) in tags {
                 let description = tag_description(document, tag);

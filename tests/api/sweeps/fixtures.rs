@@ -73,12 +73,17 @@ impl Fixtures {
         assert_eq!(session.status, 201, "{:#}", session.body);
         let session_id = session.body["paymentSessionId"].as_str().unwrap().to_string();
         settled_until(app, key, &format!("/payment-sessions/{session_id}"), |s| s["status"] != "PROCESSING").await;
+        let setup = json!({"orderId": order_id, "paymentProvider": "PROVIDER_1", "returnUrl": "https://shop.example/card-saved"});
+        let setup = app.call_as(Some(key), "POST", "/payment-profiles/sessions", Some(setup), &[]).await;
+        assert_eq!(setup.status, 201, "{:#}", setup.body);
+        let setup_id = setup.body["paymentProfileSessionId"].as_str().unwrap().to_string();
         let ids = BTreeMap::from([
             ("customerId", (customer_id, format!("rid_{tag}-customer"))),
             ("paymentLinkId", (link_id.clone(), link_id)),
             ("paymentIntentId", (intent_id.clone(), intent_id)),
             ("paymentProfileId", (profile_id.clone(), profile_id)),
             ("paymentSessionId", (session_id.clone(), session_id)),
+            ("paymentProfileSessionId", (setup_id.clone(), setup_id)),
             ("userId", (user_id, format!("rid_{tag}-user"))),
             // offerings have no reference ids: the id stands in for both
             ("productOfferingId", (offering.clone(), offering.clone())),
@@ -307,6 +312,16 @@ pub async fn succeeding(app: &TestApp, ours: &Fixtures, op: &Operation, n: &mut 
     }
     if op.id == "payment_session_create" {
         body = Some(json!({"orderId": own_order(app, ours, n).await, "paymentProfileId": ours.ids["paymentProfileId"].0}));
+    }
+    // a setup session for an order of its own; one cancelled is its own too
+    if op.id == "payment_profile_session_create" {
+        body = Some(json!({"orderId": own_order(app, ours, n).await, "paymentProvider": "PROVIDER_1", "returnUrl": "https://shop.example/card-saved"}));
+    }
+    if op.id == "payment_profile_session_cancel" {
+        let order = own_order(app, ours, n).await;
+        let setup = app.call("POST", "/payment-profiles/sessions", Some(json!({"orderId": order, "paymentProvider": "PROVIDER_1", "returnUrl": "https://shop.example/card-saved"}))).await;
+        assert_eq!(setup.status, 201, "{:#}", setup.body);
+        path = op.fill(|_| setup.body["paymentProfileSessionId"].as_str().unwrap().to_string());
     }
     if op.id == "payment_profile_list" {
         return (format!("{path}?customerId={}", ours.ids["customerId"].0), None);

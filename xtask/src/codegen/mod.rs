@@ -17,7 +17,7 @@ mod routed;
 mod shape;
 
 use crate::spec::{Revision, ref_name, spec_hash};
-use routed::{Emitted, dispatchers, routed_ops};
+use routed::{Emitted, dispatchers, routed_ops, routed_paths};
 use models::{RevModels, field_ident, gen_models, verbatim_schema};
 use anyhow::{Context, Result, anyhow, bail};
 use heck::{ToSnakeCase, ToUpperCamelCase};
@@ -310,7 +310,7 @@ fn server_files(revs: &[Revision]) -> Result<(String, String)> {
             let tags_attr = if tags.is_empty() { quote!() } else { quote!(tags = [#(#tags),*],) };
             // an operation of a routed pair is a plain method: the endpoint
             // is the dispatcher generated after this loop
-            let is_routed = routed.iter().any(|r| &r.var_op == op_id || &r.lit_op == op_id);
+            let is_routed = routed.iter().any(|r| r.var_op.as_ref() == Some(op_id) || &r.lit_op == op_id);
             let endpoint = if is_routed {
                 emitted.entry(op_id.clone()).or_default().push(Emitted {
                     revs: (start, end),
@@ -393,6 +393,7 @@ fn server_files(revs: &[Revision]) -> Result<(String, String)> {
         methods.extend(dispatchers(revs, r, &emitted)?);
     }
 
+    let routed_paths = routed_paths(&routed);
     let g = gen_path();
     let sides: Vec<(convert::Structs, BTreeSet<String>)> =
         models.iter().map(|m| convert::structs_of(&m.tokens)).collect::<Result<_>>()?;
@@ -474,6 +475,8 @@ fn server_files(revs: &[Revision]) -> Result<(String, String)> {
             type Context = #a::context::Context;
             #(#delegations)*
         }
+
+        #(#routed_paths)*
     };
     Ok((render(revs, wire)?, render(revs, api)?))
 }

@@ -1,0 +1,121 @@
+//! The setup page of a payment profile session (`GET`/`POST
+//! /setup/{token}`): saves a payment method without charging it
+//! (`domain::payments::profile_sessions`), at the session's organisation's
+//! time, then sends the payer to the session's `returnUrl`.
+
+use super::page::{STYLE, escape};
+use super::{NOT_FOUND, TokenPath, UNAVAILABLE, entered, html, internal, see_other, why};
+use crate::api::context::Context;
+use crate::domain::Caller;
+use crate::domain::payments::profile_sessions::{self, Setup};
+use crate::domain::payments::system;
+use crate::error::Result;
+use crate::kinds::PaymentProfileSessionStatus as Status;
+use crate::payment_providers::MethodKind;
+use crate::store::ProfileSessionRow;
+use dropshot::{Body, HttpError, Path, RequestContext, UntypedBody};
+use http::{Response, StatusCode};
+
+/// The session at `token`, with a caller of its organisation at its time
+/// (the session expired if due); None when no session has that token.
+async fn open(ctx: &Context, token: &str) -> Result<Option<(Caller, ProfileSessionRow)>> {
+    // a token is URL-safe base64 of 32 bytes; anything else finds nothing
+    if token.len() != 43 {
+        return Ok(None);
+    }
+    let Some(session) = ctx.store.profile_session_by_token(token).await? else { return Ok(None) };
+    let now = ctx.store.organisation_time(session.org, ctx.clock.now()).await?;
+    let caller = system(&ctx.store, session.org, now);
+    let session = profile_sessions::expire_if_due(&caller, session).await?;
+    Ok(Some((caller, session)))
+}
+
+/// The page for the session as it stands, with `notice` above its form.
+async fn current(caller: &Caller, session: &ProfileSessionRow, notice: Option<&str>) -> Result<String> {
+    let organisation = caller.store.organisation_name(caller.org).await?.unwrap_or_default();
+    let message = |title: &str, text: &str| render(&organisation, session, title, &format!("<p id=\"message\">{}</p>", escape(text)));
+    Ok(match session.status {
+        Status::Completed => message("Payment method saved", "Thank you: your payment method is saved."),
+        Status::Canceled => message("Setup cancelled", "This setup was cancelled; it takes no further attempt."),
+        Status::Expired => message("Setup expired", "This setup has expired; it takes no further attempt."),
+        Status::Active if session.pending_method.is_some() => render(&organisation, session, "Confirm your payment method", AUTHENTICATE),
+        Status::Active => {
+            // the reason of the last refusal, also on a reload
+            let last = session.last_failure_code.as_deref().map(refused);
+            render(&organisation, session, &format!("Save a payment method for {organisation}"), &form(session, notice.or(last.as_deref())))
+        }
+    })
+}
+
+fn refused(code: &str) -> String {
+    format!("The payment method could not be saved: {} ({code}). You can try again with another card or account.", why(code))
+}
+
+fn form(session: &ProfileSessionRow, notice: Option<&str>) -> String {
+    let notice = notice.map(|n| format!("<p class=\"notice\" id=\"notice\">{}</p>", escape(n))).unwrap_or_default();
+    let sepa = if session.provider.takes(MethodKind::SepaDebit) {
+        "<p>Or save a SEPA direct debit mandate (leave the card fields empty):</p>\
+         <label>IBAN<input name=\"iban\" autocomplete=\"off\" placeholder=\"DE89 3704 0044 0532 0130 00\"></label>"
+    } else {
+        ""
+    };
+    let cancel = session.cancel_url.as_deref().map(|u| format!("<p><a href=\"{}\">Cancel</a></p>", escape(u))).unwrap_or_default();
+    format!(
+        "{notice}<p>Nothing is charged now: the method is kept for later payments.</p>\
+         <form method=\"post\"><input type=\"hidden\" name=\"action\" value=\"save\">\
+         <label>Card number<input name=\"cardNumber\" inputmode=\"numeric\" autocomplete=\"cc-number\" placeholder=\"4242 4242 4242 4242\"></label>\
+         <label>Expiry (MM/YY)<input name=\"expiry\" autocomplete=\"cc-exp\" placeholder=\"12/30\"></label>\
+         <label>CVC<input name=\"cvc\" inputmode=\"numeric\" autocomplete=\"cc-csc\" placeholder=\"123\"></label>\
+         {sepa}<button type=\"submit\" id=\"save\">Save</button></form>{cancel}"
+    )
+}
+
+const AUTHENTICATE: &str = "<p>Your bank asks you to confirm saving this card.</p>\
+<form method=\"post\"><input type=\"hidden\" name=\"action\" value=\"approve\"><button type=\"submit\" id=\"approve\">Approve</button></form>\
+<form method=\"post\"><input type=\"hidden\" name=\"action\" value=\"fail\"><button type=\"submit\" id=\"fail\">Fail authentication</button></form>";
+
+fn render(organisation: &str, session: &ProfileSessionRow, title: &str, main: &str) -> String {
+    format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
+         <title>{title}</title><style>{STYLE}</style></head><body><h1>{title}</h1><p>{}</p>{main}\
+         <p class=\"sandbox\">Kept by {} (sandbox: use the test values of the documentation).</p></body></html>",
+        escape(organisation),
+        session.provider.as_str(),
+        title = escape(title),
+    )
+}
+
+#[dropshot::endpoint { method = GET, path = "/setup/{token}", unpublished = true }]
+pub(super) async fn setup_page(rqctx: RequestContext<Context>, path: Path<TokenPath>) -> std::result::Result<Response<Body>, HttpError> {
+    let ctx = rqctx.context();
+    let Some((caller, session)) = open(ctx, &path.into_inner().token).await.map_err(internal)? else {
+        return html(StatusCode::NOT_FOUND, NOT_FOUND.into());
+    };
+    html(StatusCode::OK, current(&caller, &session, None).await.map_err(internal)?)
+}
+
+#[dropshot::endpoint { method = POST, path = "/setup/{token}", unpublished = true }]
+pub(super) async fn setup_submit(rqctx: RequestContext<Context>, path: Path<TokenPath>, body: UntypedBody) -> std::result::Result<Response<Body>, HttpError> {
+    let ctx = rqctx.context();
+    let Some((caller, session)) = open(ctx, &path.into_inner().token).await.map_err(internal)? else {
+        return html(StatusCode::NOT_FOUND, NOT_FOUND.into());
+    };
+    let fields: Vec<(String, String)> = url::form_urlencoded::parse(body.as_bytes()).into_owned().collect();
+    let (action, entered) = entered(&fields);
+    let setup = match action.as_str() {
+        "approve" => profile_sessions::authenticate(&caller, &ctx.providers, &session, true).await,
+        "fail" => profile_sessions::authenticate(&caller, &ctx.providers, &session, false).await,
+        _ => profile_sessions::enter(&caller, &ctx.providers, &session, &entered).await,
+    }
+    .map_err(internal)?;
+    let notice = match setup {
+        Setup::Saved(after) => return see_other(&after.return_url),
+        Setup::Invalid(invalid) => Some(invalid.message),
+        Setup::Unavailable => Some(UNAVAILABLE.to_string()),
+        // the page as the session now stands says it (the step, the
+        // refusal, or that it is closed)
+        Setup::NeedsAction | Setup::Declined(_) | Setup::Closed => None,
+    };
+    let session = ctx.store.profile_session(caller.org, session.id).await.map_err(internal)?.unwrap_or(session);
+    html(StatusCode::OK, current(&caller, &session, notice.as_deref()).await.map_err(internal)?)
+}
