@@ -16,7 +16,7 @@ use crate::domain::{Caller, customers};
 use crate::error::Result;
 use crate::kinds::{PaymentIntentStatus, PaymentLinkStatus};
 use crate::payment_providers::Entered;
-use crate::store::LinkRow;
+use crate::store::{IntentRow, LinkRow};
 use dropshot::{ApiDescription, Body, HttpError, Path, RequestContext, UntypedBody};
 use http::{Response, StatusCode};
 use page::Shown;
@@ -73,13 +73,12 @@ async fn open(ctx: &Context, token: &str) -> Result<Option<(Caller, LinkRow)>> {
     Ok(Some((caller, link)))
 }
 
-async fn shown(caller: &Caller, link: &LinkRow) -> Result<Shown> {
+async fn shown(caller: &Caller, link: &LinkRow, intent: Option<&IntentRow>) -> Result<Shown> {
     let saved = match link.profile_id {
         Some(id) => caller.store.profile(caller.org, id).await?.filter(|p| p.status == crate::kinds::PaymentProfileStatus::Active).map(|p| p.display_name),
         None => None,
     };
-    let intent = caller.store.intent(caller.org, link.intent_id).await?;
-    let lines = match &intent {
+    let lines = match intent {
         Some(i) => render::stored_lines(i)?,
         None => vec![],
     };
@@ -100,7 +99,8 @@ async fn shown(caller: &Caller, link: &LinkRow) -> Result<Shown> {
 /// The page for the link as it stands, with `notice` above its form (or,
 /// on a closed link, in place of what the state says).
 async fn current(caller: &Caller, link: &LinkRow, notice: Option<&str>) -> Result<String> {
-    let shown = shown(caller, link).await?;
+    let intent = caller.store.intent(caller.org, link.intent_id).await?;
+    let shown = shown(caller, link, intent.as_ref()).await?;
     let closed = |title: &str, text: &str| page::render(&shown, page::Body::Message { title, text: notice.unwrap_or(text) });
     Ok(match link.status {
         PaymentLinkStatus::Completed => closed("Paid", "Thank you: this payment is complete, and the order has been placed."),
@@ -111,13 +111,12 @@ async fn current(caller: &Caller, link: &LinkRow, notice: Option<&str>) -> Resul
         PaymentLinkStatus::Canceled => closed("Payment link cancelled", "This payment link was cancelled; it takes no payment."),
         PaymentLinkStatus::Expired => closed("Payment link expired", "This payment link has expired; it takes no payment."),
         PaymentLinkStatus::Active => {
-            let intent = caller.store.intent(caller.org, link.intent_id).await?.map(|i| i.status);
-            match intent {
+            match intent.map(|i| i.status) {
                 Some(PaymentIntentStatus::RequiresAction) => page::render(&shown, page::Body::Authenticate),
                 Some(PaymentIntentStatus::Processing) => closed("Payment processing", "Your payment is being processed; this page shows the outcome once it has settled."),
                 Some(PaymentIntentStatus::RequiresPaymentMethod) if notice.is_none() => {
                     // the reason of the last decline, also on a reload
-                    let last = caller.store.charges_of(link.intent_id).await?.pop().and_then(|c| c.failure_code);
+                    let last = caller.store.charges_of(caller.org, link.intent_id).await?.pop().and_then(|c| c.failure_code);
                     let notice = last.map(|code| declined(&code));
                     page::render(&shown, page::Body::Form { notice: notice.as_deref() })
                 }

@@ -291,10 +291,11 @@ impl Store {
         row.as_ref().map(charge_row).transpose()
     }
 
-    /// Every charge of the intent, oldest first.
-    pub async fn charges_of(&self, intent: Uuid) -> Result<Vec<ChargeRow>> {
-        let sql = format!("SELECT {CHARGE_COLUMNS} FROM payment_charges WHERE intent_id = $1 ORDER BY seq");
-        sqlx::query(AssertSqlSafe(sql)).bind(intent.to_string()).fetch_all(&self.pool).await?.iter().map(charge_row).collect()
+    /// Every charge of the intent of `org`, oldest first.
+    pub async fn charges_of(&self, org: Uuid, intent: Uuid) -> Result<Vec<ChargeRow>> {
+        let sql = format!("SELECT {CHARGE_COLUMNS} FROM payment_charges WHERE org_id = $1 AND intent_id = $2 ORDER BY seq");
+        let rows = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).bind(intent.to_string()).fetch_all(&self.pool).await?;
+        rows.iter().map(charge_row).collect()
     }
 
     pub async fn insert_refund(tx: &mut Tx, r: &RefundRow) -> Result<()> {
@@ -339,10 +340,11 @@ impl Store {
         row.as_ref().map(refund_row).transpose()
     }
 
-    /// Every refund of the intent, oldest first.
-    pub async fn refunds_of(&self, intent: Uuid) -> Result<Vec<RefundRow>> {
-        let sql = format!("SELECT {REFUND_COLUMNS} FROM payment_refunds WHERE intent_id = $1 ORDER BY seq");
-        sqlx::query(AssertSqlSafe(sql)).bind(intent.to_string()).fetch_all(&self.pool).await?.iter().map(refund_row).collect()
+    /// Every refund of the intent of `org`, oldest first.
+    pub async fn refunds_of(&self, org: Uuid, intent: Uuid) -> Result<Vec<RefundRow>> {
+        let sql = format!("SELECT {REFUND_COLUMNS} FROM payment_refunds WHERE org_id = $1 AND intent_id = $2 ORDER BY seq");
+        let rows = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).bind(intent.to_string()).fetch_all(&self.pool).await?;
+        rows.iter().map(refund_row).collect()
     }
 
     /// What the intent's refunds have given back or are giving back

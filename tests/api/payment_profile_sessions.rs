@@ -281,3 +281,36 @@ async fn another_organisations_session_is_not_found_and_its_page_only_opens_by_t
     })
     .await;
 }
+
+/// The older revision's client collects and saves the same way.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_older_revisions_client_saves_a_method_and_pays_a_link() {
+    each_backend(|app| async move {
+        setup(&app).await;
+        let auk = app.auk_with(&app.key);
+        let o = order(&app, "+46701290001").await;
+        let req: auk::types::CreatePaymentProfileSessionRequest =
+            serde_json::from_value(json!({"orderId": o, "paymentProvider": "PROVIDER_2", "returnUrl": RETURN, "setAsDefaultPaymentProfile": true})).unwrap();
+        let s = auk.payment_profile_session_create(None, &req).await.unwrap().into_inner();
+        let (status, _, _) = submit(&s.hosted_url, &[("action", "save"), ("iban", "DE89370400440532013000")]).await;
+        assert_eq!(status, 303);
+        let id = s.payment_profile_session_id.to_string();
+        let s = auk.payment_profile_session_view(&id.parse().unwrap()).await.unwrap().into_inner();
+        assert_eq!(json_of(&s.status), "COMPLETED");
+        let profile = auk.payment_profile_view(&s.payment_profile_id.unwrap().to_string().parse().unwrap()).await.unwrap().into_inner();
+        assert_eq!((json_of(&profile.type_), profile.is_default), (json!("SEPA_DEBIT"), Some(true)));
+        // a link paid on its page, read back through the older client
+        let req: auk::types::CreatePaymentLinkRequest = serde_json::from_value(json!({"orderId": o})).unwrap();
+        let l = auk.payment_link_create(None, &req).await.unwrap().into_inner();
+        assert_eq!(crate::payments::pay_card(&l.hosted_url, "4242424242424242").await.0, 200);
+        let l = auk.payment_link_view(&l.payment_link_id.to_string().parse().unwrap()).await.unwrap().into_inner();
+        assert_eq!(json_of(&l.status), "COMPLETED");
+        let i = auk.payment_intent_view(&l.payment_intent_id.unwrap().to_string().parse().unwrap()).await.unwrap().into_inner();
+        assert_eq!((json_of(&i.status), i.charges.len()), (json!("SUCCEEDED"), 1));
+        let cancel: auk::types::CancelPaymentProfileSessionRequest = serde_json::from_value(json!({})).unwrap();
+        let err = auk.payment_profile_session_cancel(&id.parse().unwrap(), None, &cancel).await.unwrap_err();
+        assert_eq!(err.status().map(|s| s.as_u16()), Some(409));
+        app
+    })
+    .await;
+}

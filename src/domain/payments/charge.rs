@@ -105,7 +105,7 @@ pub async fn authenticate(caller: &Caller, providers: &Providers, link: &LinkRow
     if INTENT.target(IntentOp::Authenticate, intent.status).is_none() {
         return Ok(not_now(intent.status));
     }
-    let charges = caller.store.charges_of(intent.id).await?;
+    let charges = caller.store.charges_of(caller.org, intent.id).await?;
     let Some(waiting) = charges.into_iter().rev().find(|c| c.status == ChargeStatus::RequiresAction) else {
         // another answer to the step (the button pressed twice) was first
         let now = status_now(caller, &intent).await?;

@@ -78,8 +78,8 @@ pub async fn list_links(caller: &Caller, q: params::PaymentLinkListQuery) -> Res
 
 /// The intent in its full form.
 pub async fn intent_of(store: &crate::store::Store, row: &IntentRow) -> Result<wire::PaymentIntent> {
-    let charges = store.charges_of(row.id).await?;
-    let refunds = store.refunds_of(row.id).await?;
+    let charges = store.charges_of(row.org, row.id).await?;
+    let refunds = store.refunds_of(row.org, row.id).await?;
     render::intent(row, &charges, &refunds)
 }
 
@@ -87,14 +87,14 @@ pub async fn intent_of(store: &crate::store::Store, row: &IntentRow) -> Result<w
 /// before it commits (when the reader pool does not see them yet): each
 /// in place of its stored self, or beside the stored ones.
 pub async fn intent_as_written(store: &crate::store::Store, row: &IntentRow, charge: Option<&ChargeRow>, refunds: &[RefundRow]) -> Result<wire::PaymentIntent> {
-    let mut charges = store.charges_of(row.id).await?;
+    let mut charges = store.charges_of(row.org, row.id).await?;
     if let Some(c) = charge {
         match charges.iter_mut().find(|s| s.id == c.id) {
             Some(stored) => *stored = c.clone(),
             None => charges.push(c.clone()),
         }
     }
-    let mut stored_refunds = store.refunds_of(row.id).await?;
+    let mut stored_refunds = store.refunds_of(row.org, row.id).await?;
     for r in refunds {
         match stored_refunds.iter_mut().find(|s| s.id == r.id) {
             Some(stored) => *stored = r.clone(),

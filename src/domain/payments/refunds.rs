@@ -51,7 +51,7 @@ pub async fn create(caller: &Caller, key: &str, req: wire::CreatePaymentRefundRe
     let intent = super::find_intent(caller, key).await?;
     caller.require_role(intent.customer_id, Role::Manager)?;
     INTENT.next(IntentOp::Refund, intent.status)?;
-    let charges = caller.store.charges_of(intent.id).await?;
+    let charges = caller.store.charges_of(caller.org, intent.id).await?;
     let Some(paid) = charges.iter().rev().find(|c| c.status == ChargeStatus::Succeeded) else {
         return Err(Error::Internal(format!("intent {} SUCCEEDED without a charge that did", intent.id)));
     };
