@@ -77,15 +77,23 @@ async fn check_payment_profile(caller: &Caller, customer: Option<Uuid>, billing:
 /// profile, and autoPay turned on when `autopay`, in `tx`
 /// (`customer.updated`); a customer without billing is left as it is.
 pub async fn set_payment_defaults(tx: &mut crate::store::Tx, caller: &Caller, customer: Uuid, default: Option<Uuid>, autopay: bool) -> Result<()> {
-    let (mut row, users) = find_with_users(caller, &customer.to_string()).await?;
-    let Some(billing) = row.billing.as_mut() else { return Ok(()) };
-    if let Some(d) = default {
-        billing.default_payment_profile_id = Some(d.to_string());
+    // read and written in `tx`, guarded by the time it was last changed: a
+    // change committed meanwhile (a PUT) is read again, never overwritten
+    for _ in 0..3 {
+        let found = Store::customer_in(tx, caller.org, customer).await?.filter(|(c, _)| caller.sees_customer(c.id));
+        let (mut row, users) = found.ok_or_else(missing)?;
+        let read_at = row.updated_at;
+        let Some(billing) = row.billing.as_mut() else { return Ok(()) };
+        if let Some(d) = default {
+            billing.default_payment_profile_id = Some(d.to_string());
+        }
+        billing.auto_pay |= autopay;
+        row.updated_at = caller.now;
+        if Store::update_customer_if(tx, &row, read_at).await? {
+            return events::record(tx, caller.org, caller.now, &Event::CustomerUpdated(to_wire(row, users))).await;
+        }
     }
-    billing.auto_pay |= autopay;
-    row.updated_at = caller.now;
-    Store::update_customer(tx, &row).await?;
-    events::record(tx, caller.org, caller.now, &Event::CustomerUpdated(to_wire(row, users))).await
+    Err(Error::changed_meanwhile("customer"))
 }
 
 /// The contact, billing and shipping a request gives (each when given):
