@@ -216,10 +216,12 @@ async fn pay_submit(rqctx: RequestContext<Context>, path: Path<TokenPath>, body:
 #[cfg(test)]
 mod tests {
     /// The pages' URLs, the routes above and the version policy's pass
-    /// (`api::paths::HOSTED_PAGES`) name one path.
+    /// (`api::paths::HOSTED_PAGES`, `SETUP_PAGES`) name one path.
     #[test]
     fn a_hosted_url_is_where_the_pages_are_routed() {
         let url = crate::domain::payments::render::hosted_url("http://127.0.0.1:8080/", "t0ken");
         assert_eq!(url, format!("http://127.0.0.1:8080{}t0ken", crate::api::paths::HOSTED_PAGES));
+        let url = crate::domain::payments::profile_sessions::setup_url("http://127.0.0.1:8080/", "t0ken");
+        assert_eq!(url, format!("http://127.0.0.1:8080{}t0ken", crate::api::paths::SETUP_PAGES));
     }
 }

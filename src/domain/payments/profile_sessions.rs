@@ -22,9 +22,10 @@ use crate::wire::latest as wire;
 use chrono::Duration;
 use uuid::Uuid;
 
-/// Where a setup page's address is, beside the payment pages.
+/// Where a setup page's address is, beside the payment pages (the
+/// routes and the version policy name the same path: `hosted`'s tests).
 pub fn setup_url(public_url: &str, token: &str) -> String {
-    format!("{}{}{token}", public_url.trim_end_matches('/'), crate::api::paths::SETUP_PAGES)
+    format!("{}/setup/{token}", public_url.trim_end_matches('/'))
 }
 
 pub fn render(s: &ProfileSessionRow) -> wire::PaymentProfileSession {
