@@ -108,14 +108,17 @@ pub(super) async fn setup_submit(rqctx: RequestContext<Context>, path: Path<Toke
         _ => profile_sessions::enter(&caller, &ctx.providers, &session, &entered).await,
     }
     .map_err(internal)?;
-    let notice = match setup {
+    let (notice, moved) = match setup {
         Setup::Saved(after) => return see_other(&after.return_url),
-        Setup::Invalid(invalid) => Some(invalid.message),
-        Setup::Unavailable => Some(UNAVAILABLE.to_string()),
+        Setup::Invalid(invalid) => (Some(invalid.message), None),
+        Setup::Unavailable => (Some(UNAVAILABLE.to_string()), None),
         // the page as the session now stands says it (the step, the
-        // refusal, or that it is closed)
-        Setup::NeedsAction | Setup::Declined(_) | Setup::Closed => None,
+        // refusal, or that it is closed: in the state the transaction saw,
+        // which the pool may not show yet on SQLite's shared writer)
+        Setup::NeedsAction | Setup::Declined(_) => (None, None),
+        Setup::Closed(status) => (None, Some(status)),
     };
     let session = ctx.store.profile_session(caller.org, session.id).await.map_err(internal)?.unwrap_or(session);
+    let session = ProfileSessionRow { status: moved.unwrap_or(session.status), ..session };
     html(StatusCode::OK, current(&caller, &session, notice.as_deref()).await.map_err(internal)?)
 }

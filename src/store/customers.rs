@@ -184,25 +184,33 @@ impl Store {
         Ok(())
     }
 
-    pub async fn update_customer(tx: &mut Tx, c: &CustomerRow) -> Result<()> {
-        tx.execute(bind_update(sqlx::query(super::prepared::UPDATE_CUSTOMER), c)).await?;
-        Ok(())
+    /// Writes `c` over the stored customer if it has not changed since it
+    /// was read (`read_at`: its `updated_at` then), as `tx` sees it; false
+    /// when another write came first (read it again in `tx` and retry).
+    pub async fn update_customer(tx: &mut Tx, c: &CustomerRow, read_at: DateTime<Utc>) -> Result<bool> {
+        let done = sqlx::query(super::prepared::UPDATE_CUSTOMER)
+            .bind(&c.name)
+            .bind(&c.identity)
+            .bind(&c.preferred_locale)
+            .bind(&c.reference_id)
+            .bind(json_text(&Some(&c.contact)))
+            .bind(json_text(&c.billing))
+            .bind(json_text(&c.shipping))
+            .bind(c.contact_person_user_id.map(|u| u.to_string()))
+            .bind(json_text(&c.metadata))
+            .bind(ts(c.updated_at))
+            .bind(c.id.to_string())
+            .bind(c.org.to_string())
+            .bind(contact_email(c))
+            .bind(ts(read_at))
+            .execute(tx.conn().await?)
+            .await?;
+        Ok(done.rows_affected() == 1)
     }
 
     /// The customer `id` of `org` with its users, as `tx` sees it.
     pub async fn customer_in(tx: &mut Tx, org: Uuid, id: Uuid) -> Result<Option<(CustomerRow, Vec<Link>)>> {
         Ok(customers_with_users(tx.conn().await?, org, "id", vec![id.to_string()]).await?.into_values().next())
-    }
-
-    /// Writes `c` over the stored customer if it has not changed since it
-    /// was read (`read_at`: its `updated_at` then), as `tx` sees it.
-    pub async fn update_customer_if(tx: &mut Tx, c: &CustomerRow, read_at: DateTime<Utc>) -> Result<bool> {
-        let sql = format!("{} AND updated_at = $14", super::prepared::UPDATE_CUSTOMER);
-        let done = bind_update(sqlx::query(AssertSqlSafe(sql)), c)
-            .bind(ts(read_at))
-            .execute(tx.conn().await?)
-            .await?;
-        Ok(done.rows_affected() == 1)
     }
 
     /// A customer of `org` by internal id or by reference id.
@@ -328,24 +336,6 @@ fn add_link(links: &mut Vec<Link>, text: &Text) -> Result<()> {
 }
 
 /// `UPDATE_CUSTOMER`'s values ($1 to $13) from `c`.
-type AnyQuery<'q> = sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>;
-
-fn bind_update<'q>(q: AnyQuery<'q>, c: &'q CustomerRow) -> AnyQuery<'q> {
-    q.bind(&c.name)
-        .bind(&c.identity)
-        .bind(&c.preferred_locale)
-        .bind(&c.reference_id)
-        .bind(json_text(&Some(&c.contact)))
-        .bind(json_text(&c.billing))
-        .bind(json_text(&c.shipping))
-        .bind(c.contact_person_user_id.map(|u| u.to_string()))
-        .bind(json_text(&c.metadata))
-        .bind(ts(c.updated_at))
-        .bind(c.id.to_string())
-        .bind(c.org.to_string())
-        .bind(contact_email(c))
-}
-
 async fn customers_with_users(conn: &mut AnyConnection, org: Uuid, col: &str, vals: Vec<String>) -> Result<HashMap<String, (CustomerRow, Vec<Link>)>> {
     let rows = super::fetch_in(conn, org, vals, |list| {
         with_users("customers", &format!("WHERE c.org_id || '' = $1 AND c.{col} IN ({list})"), "lu.seq")

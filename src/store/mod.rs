@@ -282,6 +282,8 @@ pub(in crate::store) fn parse_uuid(s: &str) -> Result<uuid::Uuid> {
 pub enum Stateful {
     Orders,
     Subscriptions,
+    PaymentLinks,
+    PaymentProfileSessions,
 }
 
 impl Store {
@@ -294,6 +296,8 @@ impl Store {
         let sql = match table {
             Stateful::Orders => "SELECT status FROM orders WHERE org_id = $1 AND id = $2",
             Stateful::Subscriptions => "SELECT status FROM subscriptions WHERE org_id = $1 AND id = $2",
+            Stateful::PaymentLinks => "SELECT status FROM payment_links WHERE org_id = $1 AND id = $2",
+            Stateful::PaymentProfileSessions => "SELECT status FROM payment_profile_sessions WHERE org_id = $1 AND id = $2",
         };
         let row = sqlx::query(sql).bind(org.to_string()).bind(id.to_string()).fetch_optional(tx.conn().await?).await?;
         row.as_ref().map(|r| state_col(r, "status")).transpose()

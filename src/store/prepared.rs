@@ -21,7 +21,7 @@ pub(super) const INSERT_CUSTOMER: &str = "INSERT INTO customers (id, org_id, cus
 pub(super) const UPDATE_CUSTOMER: &str = "UPDATE customers SET name = $1, identity = $2, preferred_locale = $3, reference_id = $4, contact = $5,
        billing = $6, shipping = $7, contact_person_user_id = $8, metadata = $9, updated_at = $10,
        contact_email = $13
-     WHERE id = $11 AND org_id = $12";
+     WHERE id = $11 AND org_id = $12 AND updated_at = $14";
 
 /// Each statement with the name it is prepared under.
 const ALL: [(&str, &str); 4] =

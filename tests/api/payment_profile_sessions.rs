@@ -204,15 +204,38 @@ async fn creation_refuses_what_a_setup_cannot_serve() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn two_submissions_at_once_save_one_profile() {
+async fn two_submissions_at_once_save_one_profile_and_a_cancel_racing_one_is_refused_or_wins() {
     each_backend(|app| async move {
         setup(&app).await;
-        let s = session(&app, json!({"orderId": order(&app, "+46701260001").await, "paymentProvider": "PROVIDER_1", "returnUrl": RETURN})).await;
+        let s = session(&app, json!({"orderId": order(&app, "+46701260001").await, "paymentProvider": "PROVIDER_1", "returnUrl": RETURN, "setAsDefaultPaymentProfile": true})).await;
         let url = s["hostedUrl"].as_str().unwrap();
         let (a, b) = tokio::join!(enter_card(url, "4242424242424242"), enter_card(url, "4242424242424242"));
-        assert!([a.0, b.0].contains(&303), "{a:?} {b:?}");
+        // one saves and is sent on; the other is told it is done
+        let (won, lost) = if a.0 == 303 { (a, b) } else { (b, a) };
+        assert_eq!(won.1.as_deref(), Some(RETURN));
+        assert!(lost.0 == 200 && lost.2.contains("saved") && !lost.2.contains("cardNumber"), "{lost:?}");
         assert_eq!(profiles(&app).await.len(), 1);
         assert_eq!(count(&app, "payment_profile.created").await, 1);
+        assert_eq!(count(&app, "customer.updated").await, 1);
+        // a cancel racing a submission: one of them moves the session
+        let t = session(&app, json!({"orderId": order(&app, "+46701260002").await, "paymentProvider": "PROVIDER_1", "returnUrl": RETURN})).await;
+        let cancel = format!("/payment-profiles/sessions/{}/cancel", t["paymentProfileSessionId"].as_str().unwrap());
+        let (saved, cancelled) = tokio::join!(enter_card(t["hostedUrl"].as_str().unwrap(), "4242424242424242"), app.call("POST", &cancel, None));
+        let now = session_now(&app, &t).await;
+        match now["status"].as_str().unwrap() {
+            "COMPLETED" => {
+                assert_eq!(saved.0, 303);
+                cancelled.assert_error(409, "payment_profile_session_state_conflict");
+                assert!(cancelled.body["message"].as_str().unwrap().contains("COMPLETED"), "{:#}", cancelled.body);
+                assert_eq!(profiles(&app).await.len(), 2);
+            }
+            "CANCELED" => {
+                assert_eq!(cancelled.status, 200);
+                assert!(saved.0 == 200 && saved.2.contains("cancelled"), "{saved:?}");
+                assert_eq!(profiles(&app).await.len(), 1);
+            }
+            other => panic!("{other}: {now:#}"),
+        }
         app
     })
     .await;

@@ -89,7 +89,7 @@ pub async fn set_payment_defaults(tx: &mut crate::store::Tx, caller: &Caller, cu
         }
         billing.auto_pay |= autopay;
         row.updated_at = caller.now;
-        if Store::update_customer_if(tx, &row, read_at).await? {
+        if Store::update_customer(tx, &row, read_at).await? {
             return events::record(tx, caller.org, caller.now, &Event::CustomerUpdated(to_wire(row, users))).await;
         }
     }
@@ -208,12 +208,12 @@ pub async fn update(caller: &Caller, key: &str, req: wire::UpdateCustomerRequest
             });
         }
         super::check_reference_free(store, caller.org, Referenced::Customer, r, Some(row.id)).await?;
-        row.reference_id = Some(r.clone());
     }
-    if let Some(person) = &req.contact_person_user_id {
-        let user = store.user(caller.org, &IdOrRef::parse(person)).await?;
+    let mut person = None;
+    if let Some(key) = &req.contact_person_user_id {
+        let user = store.user(caller.org, &IdOrRef::parse(key)).await?;
         match user.filter(|u| users.iter().any(|(id, _, _)| *id == u.id)) {
-            Some(u) => row.contact_person_user_id = Some(u.id),
+            Some(u) => person = Some(u.id),
             None => {
                 return Err(Error::missing_reference(
                     InternalCode::UserNotFound,
@@ -223,34 +223,59 @@ pub async fn update(caller: &Caller, key: &str, req: wire::UpdateCustomerRequest
             }
         }
     }
-    if let Some(n) = req.name {
-        row.name = n;
-    }
-    if let Some(i) = req.identity {
-        row.identity = Some(i);
-    }
-    if let Some(l) = req.preferred_locale {
-        row.preferred_locale = l;
-    }
-    if let Some(c) = req.contact {
-        row.contact = c.into();
-    }
-    if let Some(b) = req.billing {
-        row.billing = Some(b.into());
-    }
-    if let Some(s) = req.shipping {
-        row.shipping = Some(s.into());
-    }
-    if let Some(m) = req.metadata {
-        row.metadata = Some(m.0);
-    }
-    row.updated_at = caller.now;
-    let customer = to_wire(row.clone(), std::mem::take(&mut users));
+    let mut read_at = row.updated_at;
+    apply(&mut row, &req, person, caller.now);
     let mut tx = store.begin().await?;
-    Store::update_customer(&mut tx, &row).await?;
+    // written guarded by when it was read: a change committed meanwhile (a
+    // payment that set the default profile, another PUT) is read again in
+    // the transaction and this request's fields laid over it, never lost
+    let mut tries = 0;
+    while !Store::update_customer(&mut tx, &row, read_at).await? {
+        tries += 1;
+        if tries == 3 {
+            return Err(Error::changed_meanwhile("customer"));
+        }
+        (row, users) = Store::customer_in(&mut tx, caller.org, row.id).await?.ok_or_else(missing)?;
+        read_at = row.updated_at;
+        apply(&mut row, &req, person, caller.now);
+    }
+    let customer = to_wire(row, users);
     events::record(&mut tx, caller.org, caller.now, &Event::CustomerUpdated(customer.clone())).await?;
     tx.commit().await?;
     Ok(customer)
+}
+
+/// Lays the request's fields over `row` (`person`: the contact person it
+/// names, found among the customer's users).
+fn apply(row: &mut CustomerRow, req: &wire::UpdateCustomerRequest, person: Option<Uuid>, now: chrono::DateTime<chrono::Utc>) {
+    if let Some(r) = &req.reference_id {
+        row.reference_id = Some(r.clone());
+    }
+    if person.is_some() {
+        row.contact_person_user_id = person;
+    }
+    if let Some(n) = &req.name {
+        row.name = n.clone();
+    }
+    if let Some(i) = &req.identity {
+        row.identity = Some(i.clone());
+    }
+    if let Some(l) = &req.preferred_locale {
+        row.preferred_locale = l.clone();
+    }
+    if let Some(c) = &req.contact {
+        row.contact = c.clone().into();
+    }
+    if let Some(b) = &req.billing {
+        row.billing = Some(b.clone().into());
+    }
+    if let Some(s) = &req.shipping {
+        row.shipping = Some(s.clone().into());
+    }
+    if let Some(m) = &req.metadata {
+        row.metadata = Some(m.0.clone());
+    }
+    row.updated_at = now;
 }
 
 pub async fn list(caller: &Caller, q: crate::wire::latest::params::CustomerListQuery) -> Result<wire::CustomerList> {

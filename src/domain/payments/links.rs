@@ -11,7 +11,7 @@ use crate::error::{Detail, Error, InternalCode, Result};
 use crate::events::{self, Event};
 use crate::kinds::{PaymentIntentStatus, PaymentLinkStatus, PaymentProfileStatus};
 use crate::payment_providers::ProviderName;
-use crate::store::{IntentRow, JobKind, LinkRow, OrderRow, Store, Tx};
+use crate::store::{IntentRow, JobKind, LinkRow, OrderRow, Stateful, Store, Tx};
 use crate::wire::latest as wire;
 use chrono::{DateTime, Duration, Utc};
 use uuid::Uuid;
@@ -44,10 +44,12 @@ impl Asks {
     }
 }
 
-/// Whether `v` is an absolute http or https URL (where a page sends the
-/// payer).
-pub(super) fn is_http_url(v: &str) -> bool {
-    url::Url::parse(v).is_ok_and(|u| matches!(u.scheme(), "http" | "https") && u.has_host())
+/// `v` as an absolute http or https URL (where a page sends the payer),
+/// written as the URL parser writes it: what is stored is what a
+/// `Location` header can carry (the parser drops tabs and line breaks and
+/// escapes what a header may not hold). None when it is no such URL.
+pub(super) fn http_url(v: &str) -> Option<String> {
+    url::Url::parse(v).ok().filter(|u| matches!(u.scheme(), "http" | "https") && u.has_host()).map(String::from)
 }
 
 /// The request's fields that must agree with each other (400 for each that
@@ -68,7 +70,7 @@ fn check_fields(req: &wire::CreatePaymentLinkRequest, asks: Asks, now: DateTime<
     }
     for (field, value) in [("returnUrl", &req.return_url), ("cancelUrl", &req.cancel_url)] {
         if let Some(v) = value {
-            if !is_http_url(v) {
+            if http_url(v).is_none() {
                 bad.push(Detail::new(field, "invalid_url", "must be an absolute http or https URL"));
             }
         }
@@ -229,8 +231,8 @@ pub async fn create(caller: &Caller, public_url: &str, req: wire::CreatePaymentL
         set_default: asks.set_default,
         autopay: asks.autopay,
         description,
-        return_url: req.return_url,
-        cancel_url: req.cancel_url,
+        return_url: req.return_url.as_deref().and_then(http_url),
+        cancel_url: req.cancel_url.as_deref().and_then(http_url),
         failure_reason: None,
         paid: false,
         metadata: req.metadata.map(|m| m.0),
@@ -270,9 +272,10 @@ pub async fn cancel(caller: &Caller, key: &str) -> Result<wire::PaymentLink> {
     }
     let mut tx = caller.store.begin().await?;
     let Some(after) = closing::close(&mut tx, &link, LinkOp::Cancel, caller.now).await? else {
-        drop(tx);
-        let now = super::find_link(caller, key).await?;
-        return Err(LINK.next(LinkOp::Cancel, now.status).err().unwrap_or_else(|| Error::changed_meanwhile("payment link")));
+        // the move that beat it, read in the transaction (on SQLite's
+        // shared writer it may not be committed yet)
+        let now: Option<PaymentLinkStatus> = Store::status_in(&mut tx, Stateful::PaymentLinks, caller.org, link.id).await?;
+        return Err(now.and_then(|s| LINK.next(LinkOp::Cancel, s).err()).unwrap_or_else(|| Error::changed_meanwhile("payment link")));
     };
     tx.commit().await?;
     Ok(render::link(&after))

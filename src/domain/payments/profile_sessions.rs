@@ -10,14 +10,14 @@
 //! the commit leaves at most a method the provider keeps that no profile
 //! names; the page asks again.
 
-use super::links::{LIFETIME_HOURS, is_http_url, new_token, provider_enabled};
+use super::links::{LIFETIME_HOURS, http_url, new_token, provider_enabled};
 use super::states::{PROFILE_SESSION, ProfileSessionOp};
 use crate::domain::access::Role;
 use crate::domain::{Caller, orders};
 use crate::error::{Detail, Error, InternalCode, Result};
 use crate::kinds::{OrderStatus, PaymentProfileSessionStatus as Status};
 use crate::payment_providers::{Entered, Invalid, Outcome, ProviderError, Providers};
-use crate::store::{ChargedMethod, ProfileSessionRow, Store};
+use crate::store::{ChargedMethod, ProfileSessionRow, Stateful, Store};
 use crate::wire::latest as wire;
 use chrono::Duration;
 use uuid::Uuid;
@@ -51,16 +51,18 @@ pub fn render(s: &ProfileSessionRow) -> wire::PaymentProfileSession {
     }
 }
 
-/// Writes `after` over `before` if it is still as read; the session as it
-/// now is otherwise (another request moved it first).
-async fn write(caller: &Caller, before: &ProfileSessionRow, after: &ProfileSessionRow) -> Result<Option<ProfileSessionRow>> {
+/// Writes `after` over `before` if it is still in the status it was read
+/// in; otherwise the status another request moved it to, read in the
+/// transaction (on SQLite's shared writer, that move may not be committed
+/// yet, so the pool would not show it).
+async fn write(caller: &Caller, before: &ProfileSessionRow, after: &ProfileSessionRow) -> Result<Option<Status>> {
     let mut tx = caller.store.begin().await?;
     if Store::move_profile_session(&mut tx, after, before.status).await? {
         tx.commit().await?;
         return Ok(None);
     }
-    drop(tx);
-    Ok(Some(caller.store.profile_session(caller.org, before.id).await?.ok_or_else(|| Error::Internal(format!("profile session {} vanished", before.id)))?))
+    let now = Store::status_in(&mut tx, Stateful::PaymentProfileSessions, caller.org, before.id).await?;
+    Ok(Some(now.ok_or_else(|| Error::Internal(format!("profile session {} vanished", before.id)))?))
 }
 
 /// An ACTIVE session past its expiresAt is EXPIRED, when it is next read
@@ -73,7 +75,14 @@ pub async fn expire_if_due(caller: &Caller, row: ProfileSessionRow) -> Result<Pr
     after.status = to;
     after.pending_method = None;
     after.updated_at = row.expires_at;
-    Ok(write(caller, &row, &after).await?.unwrap_or(after))
+    match write(caller, &row, &after).await? {
+        None => Ok(after),
+        // moved first by another request: as it now stands
+        Some(status) => {
+            let now = caller.store.profile_session(caller.org, row.id).await?.unwrap_or(row);
+            Ok(ProfileSessionRow { status, ..now })
+        }
+    }
 }
 
 async fn find(caller: &Caller, key: &str) -> Result<ProfileSessionRow> {
@@ -88,15 +97,16 @@ pub async fn view(caller: &Caller, key: &str) -> Result<wire::PaymentProfileSess
 }
 
 pub async fn create(caller: &Caller, public_url: &str, req: wire::CreatePaymentProfileSessionRequest) -> Result<wire::PaymentProfileSession> {
+    let (return_url, cancel_url) = (http_url(&req.return_url), req.cancel_url.as_deref().map(http_url));
     let mut bad = vec![];
-    for (field, value) in [("returnUrl", Some(&req.return_url)), ("cancelUrl", req.cancel_url.as_ref())] {
-        if value.is_some_and(|v| !is_http_url(v)) {
+    for (field, refused) in [("returnUrl", return_url.is_none()), ("cancelUrl", cancel_url.as_ref().is_some_and(Option::is_none))] {
+        if refused {
             bad.push(Detail::new(field, "invalid_url", "must be an absolute http or https URL"));
         }
     }
-    if !bad.is_empty() {
+    let (Some(return_url), true) = (return_url, bad.is_empty()) else {
         return Err(Error::Invalid(bad));
-    }
+    };
     let order = orders::find(caller, &req.order_id).await.map_err(|e| match e {
         Error::NotFound { code, .. } => Error::missing_reference(code, "orderId", "orderId names no order of this organisation"),
         e => e,
@@ -126,8 +136,8 @@ pub async fn create(caller: &Caller, public_url: &str, req: wire::CreatePaymentP
         token,
         status: Status::Active,
         provider,
-        return_url: req.return_url,
-        cancel_url: req.cancel_url,
+        return_url,
+        cancel_url: cancel_url.flatten(),
         set_default: req.set_as_default_payment_profile.unwrap_or(false),
         profile_id: None,
         pending_method: None,
@@ -160,7 +170,7 @@ pub async fn cancel(caller: &Caller, key: &str, req: wire::CancelPaymentProfileS
     }
     match write(caller, &row, &after).await? {
         None => Ok(render(&after)),
-        Some(now) => Err(PROFILE_SESSION.next(ProfileSessionOp::Cancel, now.status).err().unwrap_or_else(|| Error::changed_meanwhile("payment profile session"))),
+        Some(status) => Err(PROFILE_SESSION.next(ProfileSessionOp::Cancel, status).err().unwrap_or_else(|| Error::changed_meanwhile("payment profile session"))),
     }
 }
 
@@ -175,8 +185,9 @@ pub enum Setup {
     Declined(String),
     /// the page refuses what was typed
     Invalid(Invalid),
-    /// the session is not ACTIVE (any more): the page shows why
-    Closed,
+    /// nothing to do in the state the session is in (moved meanwhile by
+    /// another request, as read in its transaction): the page shows why
+    Closed(Status),
     /// the provider did not answer; nothing was saved
     Unavailable,
 }
@@ -184,7 +195,7 @@ pub enum Setup {
 /// Saves what the payer typed on the setup page of `session` (ACTIVE).
 pub async fn enter(caller: &Caller, providers: &Providers, session: &ProfileSessionRow, entered: &Entered) -> Result<Setup> {
     if session.status != Status::Active {
-        return Ok(Setup::Closed);
+        return Ok(Setup::Closed(session.status));
     }
     let provider = providers.get(session.provider);
     let method = match provider.save_method(entered, caller.now).await {
@@ -198,8 +209,9 @@ pub async fn enter(caller: &Caller, providers: &Providers, session: &ProfileSess
 
 /// The payer's answer to the authentication step of `session`.
 pub async fn authenticate(caller: &Caller, providers: &Providers, session: &ProfileSessionRow, approved: bool) -> Result<Setup> {
+    // (an answer to no step asked shows the page as it is)
     let (Status::Active, Some(method)) = (session.status, session.pending_method.clone()) else {
-        return Ok(Setup::Closed);
+        return Ok(Setup::Closed(session.status));
     };
     let outcome = providers.get(session.provider).set_up(&method.token, Some(approved), caller.now).await;
     settle(caller, session, method, outcome).await
@@ -227,8 +239,9 @@ async fn settle(caller: &Caller, session: &ProfileSessionRow, method: ChargedMet
             after.status = PROFILE_SESSION.next(ProfileSessionOp::Saved, session.status)?;
             (after.profile_id, after.pending_method, after.last_failure_code, after.completed_at) = (Some(profile.id), None, None, Some(caller.now));
             if !Store::move_profile_session(&mut tx, &after, session.status).await? {
-                // another submission moved it first: this one saves nothing
-                return Ok(Setup::Closed);
+                // another request moved it first: this one saves nothing
+                let now = Store::status_in(&mut tx, Stateful::PaymentProfileSessions, caller.org, session.id).await?;
+                return Ok(Setup::Closed(now.unwrap_or(session.status)));
             }
             tx.commit().await?;
             return Ok(Setup::Saved(after));
@@ -246,6 +259,6 @@ async fn settle(caller: &Caller, session: &ProfileSessionRow, method: ChargedMet
     };
     Ok(match write(caller, session, &after).await? {
         None => answer,
-        Some(_) => Setup::Closed,
+        Some(status) => Setup::Closed(status),
     })
 }

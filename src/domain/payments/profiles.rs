@@ -97,6 +97,8 @@ pub async fn save(tx: &mut Tx, caller: &Caller, customer: Uuid, provider: Provid
         let due = (last_day + chrono::Days::new(1)).and_hms_opt(0, 0, 0).map(|t| t.and_utc()).unwrap_or(now);
         Store::schedule_job(tx, JobKind::PaymentProfileExpiry, &row.id.to_string(), Some(row.org), due, now).await?;
     }
+    // a customer without billing details has no default to set
+    let set_default = set_default && customer.billing.is_some();
     let default = if set_default { Some(row.id.to_string()) } else { customer.billing.as_ref().and_then(|b| b.default_payment_profile_id.clone()) };
     events::record(tx, row.org, now, &Event::PaymentProfileCreated(render::profile(&row, default.as_deref())?)).await?;
     if set_default || autopay {

@@ -19,7 +19,8 @@ use std::collections::BTreeMap;
 /// calls it when the segment is the literal. When an operation has that
 /// path and method (`var_op`), the endpoint is that operation's and serves
 /// both; otherwise it is the literal's own, unpublished (the version
-/// policy lets only the documents' paths through, so it sees no other).
+/// policy lets only the documents' paths through, so it sees no other but
+/// a `%`-escaped one, which it answers 404 `no_route`).
 pub(super) struct Routed {
     pub(super) var_op: Option<String>,
     pub(super) lit_op: String,
@@ -64,6 +65,21 @@ pub(super) fn routed_ops(all_ops: &[Vec<Op>]) -> Result<Vec<Routed>> {
         let path = segments.join("/");
         let var_op = ops.iter().find(|o| o.method == l.method && o.path == path).map(|o| o.id.clone());
         out.push(Routed { var_op, lit_op: l.id.clone(), method: l.method.clone(), var_path: format!("/api/v2{path}"), segment: i + 2, literal: ls[i].to_string() });
+    }
+    // what is registered must hold together: a routed path may itself
+    // put a variable beside another path's literal (a later `POST
+    // /payment-profiles/{id}/disable` beside `.../{sessionId}/cancel`)
+    let mut registered: Vec<String> = ops.iter().filter(|o| !out.iter().any(|r| r.lit_op == o.id)).map(|o| o.path.clone()).collect();
+    registered.extend(out.iter().map(|r| r.var_path.trim_start_matches("/api/v2").to_string()));
+    for p in &registered {
+        for q in &registered {
+            let (ps, qs): (Vec<&str>, Vec<&str>) = (p.split('/').collect(), q.split('/').collect());
+            if let Some(i) = (0..ps.len().min(qs.len())).find(|&i| ps[i] != qs[i]) {
+                if variable(ps[i]) != variable(qs[i]) {
+                    bail!("{p} and {q} put a literal beside a variable that routing cannot resolve (segment {i}); give the paths one shape");
+                }
+            }
+        }
     }
     Ok(out)
 }
