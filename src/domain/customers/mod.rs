@@ -225,24 +225,27 @@ pub async fn update(caller: &Caller, key: &str, req: wire::UpdateCustomerRequest
     }
     let mut read_at = row.updated_at;
     apply(&mut row, &req, person, caller.now);
-    let mut tx = store.begin().await?;
     // written guarded by when it was read: a change committed meanwhile (a
-    // payment that set the default profile, another PUT) is read again in
-    // the transaction and this request's fields laid over it, never lost
-    let mut tries = 0;
-    while !Store::update_customer(&mut tx, &row, read_at).await? {
-        tries += 1;
-        if tries == 3 {
-            return Err(Error::changed_meanwhile("customer"));
+    // payment that set the default profile, another PUT) is read again and
+    // this request's fields laid over it, never lost. The event goes first,
+    // so that the guarded write and it reach the database together (one
+    // turn of SQLite's shared writer, one trip to PostgreSQL); a write
+    // that missed rolls its transaction back, event and all.
+    for _ in 0..3 {
+        let customer = to_wire(row.clone(), users.clone());
+        let mut tx = store.begin().await?;
+        events::record(&mut tx, caller.org, caller.now, &Event::CustomerUpdated(customer.clone())).await?;
+        if Store::update_customer(&mut tx, &row, read_at).await? {
+            tx.commit().await?;
+            return Ok(customer);
         }
+        // as the transaction sees it: on SQLite's shared writer, the
+        // change that won may not be committed yet
         (row, users) = Store::customer_in(&mut tx, caller.org, row.id).await?.ok_or_else(missing)?;
         read_at = row.updated_at;
         apply(&mut row, &req, person, caller.now);
     }
-    let customer = to_wire(row, users);
-    events::record(&mut tx, caller.org, caller.now, &Event::CustomerUpdated(customer.clone())).await?;
-    tx.commit().await?;
-    Ok(customer)
+    Err(Error::changed_meanwhile("customer"))
 }
 
 /// Lays the request's fields over `row` (`person`: the contact person it
