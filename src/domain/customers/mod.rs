@@ -76,10 +76,14 @@ async fn check_payment_profile(caller: &Caller, customer: Option<Uuid>, billing:
 /// The customer's billing made to name `default` as its default payment
 /// profile, and autoPay turned on when `autopay`, in `tx`
 /// (`customer.updated`); a customer without billing is left as it is.
+/// How often a guarded write of a customer is tried before it answers
+/// 409: each miss means another write committed in between.
+const WRITE_TRIES: usize = 5;
+
 pub async fn set_payment_defaults(tx: &mut crate::store::Tx, caller: &Caller, customer: Uuid, default: Option<Uuid>, autopay: bool) -> Result<()> {
     // read and written in `tx`, guarded by the time it was last changed: a
     // change committed meanwhile (a PUT) is read again, never overwritten
-    for _ in 0..3 {
+    for _ in 0..WRITE_TRIES {
         let found = Store::customer_in(tx, caller.org, customer).await?.filter(|(c, _)| caller.sees_customer(c.id));
         let (mut row, users) = found.ok_or_else(missing)?;
         let read_at = row.updated_at;
@@ -231,7 +235,7 @@ pub async fn update(caller: &Caller, key: &str, req: wire::UpdateCustomerRequest
     // so that the guarded write and it reach the database together (one
     // turn of SQLite's shared writer, one trip to PostgreSQL); a write
     // that missed rolls its transaction back, event and all.
-    for _ in 0..3 {
+    for _ in 0..WRITE_TRIES {
         let customer = to_wire(row.clone(), users.clone());
         let mut tx = store.begin().await?;
         events::record(&mut tx, caller.org, caller.now, &Event::CustomerUpdated(customer.clone())).await?;
