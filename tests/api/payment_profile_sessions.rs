@@ -160,6 +160,9 @@ async fn a_cancelled_session_takes_no_attempt_and_an_unfinished_one_expires_by_t
         let (_, html) = page(t["hostedUrl"].as_str().unwrap()).await;
         assert!(html.contains("expired") && !html.contains("cardNumber"), "{html}");
         assert_eq!(session_now(&app, &t).await["status"], "EXPIRED");
+        let (status, _, html) = enter_card(t["hostedUrl"].as_str().unwrap(), "4242424242424242").await;
+        assert!(status == 200 && html.contains("expired") && !html.contains("cardNumber"), "{html}");
+        assert!(profiles(&app).await.is_empty());
         let r = app.call("POST", &format!("/payment-profiles/sessions/{}/cancel", t["paymentProfileSessionId"].as_str().unwrap()), Some(json!({}))).await;
         r.assert_error(409, "payment_profile_session_state_conflict");
         app
@@ -245,12 +248,20 @@ async fn two_submissions_at_once_save_one_profile_and_a_cancel_racing_one_is_ref
 async fn a_bearer_needs_the_manager_role_to_start_or_stop_collecting_and_a_member_reads() {
     each_backend(|app| async move {
         setup(&app).await;
+        // a manager of another customer of the organisation
+        let other = app.call("POST", "/customers", Some(json!({"customerType": "BUSINESS", "name": "Other AB", "contact": {}}))).await;
+        assert_eq!(other.status, 201, "{:#}", other.body);
         let mut tokens = std::collections::HashMap::new();
-        for role in ["MEMBER", "MANAGER", "ADMIN"] {
-            let email = format!("{}@acme.example", role.to_lowercase());
-            let r = app.call("POST", "/users", Some(json!({"name": role, "email": email, "customerId": "rid_acme", "role": role}))).await;
+        for (role, customer, email) in [
+            ("MEMBER", "rid_acme", "member@acme.example"),
+            ("MANAGER", "rid_acme", "manager@acme.example"),
+            ("ADMIN", "rid_acme", "admin@acme.example"),
+            ("OTHER", other.body["customerId"].as_str().unwrap(), "manager@other.example"),
+        ] {
+            let given = if role == "OTHER" { "MANAGER" } else { role };
+            let r = app.call("POST", "/users", Some(json!({"name": role, "email": email, "customerId": customer, "role": given}))).await;
             assert_eq!(r.status, 201, "{:#}", r.body);
-            tokens.insert(role, app.login(&email, Some(&app.key)).await);
+            tokens.insert(role, app.login(email, Some(&app.key)).await);
         }
         let as_user = |role: &'static str, method: &'static str, path: String, body: Option<Value>| {
             let app = &app;
@@ -264,6 +275,10 @@ async fn a_bearer_needs_the_manager_role_to_start_or_stop_collecting_and_a_membe
         assert_eq!(s.status, 201, "{:#}", s.body);
         let id = s.body["paymentProfileSessionId"].as_str().unwrap().to_string();
         assert_eq!(as_user("MEMBER", "GET", format!("/payment-profiles/sessions/{id}"), None).await.status, 200);
+        // another customer's manager does not see it, nor may start one for its order
+        as_user("OTHER", "GET", format!("/payment-profiles/sessions/{id}"), None).await.assert_error(404, "payment_profile_session_not_found");
+        as_user("OTHER", "POST", format!("/payment-profiles/sessions/{id}/cancel"), None).await.assert_error(404, "payment_profile_session_not_found");
+        as_user("OTHER", "POST", "/payment-profiles/sessions".into(), Some(setup_body.clone())).await.assert_error(404, "order_not_found");
         as_user("MEMBER", "POST", format!("/payment-profiles/sessions/{id}/cancel"), None).await.assert_error(403, "insufficient_role");
         assert_eq!(as_user("ADMIN", "POST", format!("/payment-profiles/sessions/{id}/cancel"), None).await.status, 200);
         // links: the same roles
