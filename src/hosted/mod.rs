@@ -59,16 +59,26 @@ fn internal(e: crate::error::Error) -> HttpError {
 const NOT_FOUND: &str = "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Not found</title></head>\
 <body><h1>Not found</h1><p>There is no payment page at this address.</p></body></html>";
 
+/// Whether `token` can be a page's: URL-safe base64 of 32 bytes (anything
+/// else finds nothing, so it is not looked up).
+fn is_token(token: &str) -> bool {
+    token.len() == 43
+}
+
+/// What a page acts as: its organisation, at the organisation's time.
+async fn acting_for(ctx: &Context, org: uuid::Uuid) -> Result<Caller> {
+    let now = ctx.store.organisation_time(org, ctx.clock.now()).await?;
+    Ok(system(&ctx.store, org, now))
+}
+
 /// The link at `token`, with a caller of its organisation at its time
 /// (the link expired if due); None when no link has that token.
 async fn open(ctx: &Context, token: &str) -> Result<Option<(Caller, LinkRow)>> {
-    // a token is URL-safe base64 of 32 bytes; anything else finds nothing
-    if token.len() != 43 {
+    if !is_token(token) {
         return Ok(None);
     }
     let Some(link) = ctx.store.link_by_token(token).await? else { return Ok(None) };
-    let now = ctx.store.organisation_time(link.org, ctx.clock.now()).await?;
-    let caller = system(&ctx.store, link.org, now);
+    let caller = acting_for(ctx, link.org).await?;
     let link = payments::links::expire_if_due(&caller, link).await?;
     Ok(Some((caller, link)))
 }

@@ -87,15 +87,42 @@ fn lines(shown: &Shown) -> String {
     format!("<table>{rows}</table>")
 }
 
-fn form(shown: &Shown, notice: Option<&str>) -> String {
-    let notice = notice.map(|n| format!("<p class=\"notice\" id=\"notice\">{}</p>", escape(n))).unwrap_or_default();
-    let sepa = if shown.provider.takes(MethodKind::SepaDebit) {
-        "<p>Or pay by SEPA direct debit (leave the card fields empty):</p>\
-         <label>IBAN<input name=\"iban\" autocomplete=\"off\" placeholder=\"DE89 3704 0044 0532 0130 00\"></label>"
+/// A sentence above a form (a decline, a refused field).
+pub fn notice(text: Option<&str>) -> String {
+    text.map(|n| format!("<p class=\"notice\" id=\"notice\">{}</p>", escape(n))).unwrap_or_default()
+}
+
+/// The page's link back to where the payer came from.
+pub fn cancel_link(url: Option<&str>) -> String {
+    url.map(|u| format!("<p><a href=\"{}\">Cancel</a></p>", escape(u))).unwrap_or_default()
+}
+
+/// A method's fields: the card's, and an IBAN's at a provider that takes
+/// SEPA debits (`sepa`: the sentence before it).
+pub fn method_fields(provider: ProviderName, sepa: &str) -> String {
+    let iban = if provider.takes(MethodKind::SepaDebit) {
+        format!("<p>{sepa} (leave the card fields empty):</p><label>IBAN<input name=\"iban\" autocomplete=\"off\" placeholder=\"DE89 3704 0044 0532 0130 00\"></label>")
     } else {
-        ""
+        String::new()
     };
-    let cancel = shown.cancel_url.as_deref().map(|u| format!("<p><a href=\"{}\">Cancel</a></p>", escape(u))).unwrap_or_default();
+    format!(
+        "<label>Card number<input name=\"cardNumber\" inputmode=\"numeric\" autocomplete=\"cc-number\" placeholder=\"4242 4242 4242 4242\"></label>\
+         <label>Expiry (MM/YY)<input name=\"expiry\" autocomplete=\"cc-exp\" placeholder=\"12/30\"></label>\
+         <label>CVC<input name=\"cvc\" inputmode=\"numeric\" autocomplete=\"cc-csc\" placeholder=\"123\"></label>{iban}"
+    )
+}
+
+/// The authentication step a card asks for: approve or fail (`what`: what
+/// the bank asks to confirm).
+pub fn authenticate(what: &str) -> String {
+    format!(
+        "<p>Your bank asks you to confirm {what}.</p>\
+         <form method=\"post\"><input type=\"hidden\" name=\"action\" value=\"approve\"><button type=\"submit\" id=\"approve\">Approve</button></form>\
+         <form method=\"post\"><input type=\"hidden\" name=\"action\" value=\"fail\"><button type=\"submit\" id=\"fail\">Fail authentication</button></form>"
+    )
+}
+
+fn form(shown: &Shown, notice_text: Option<&str>) -> String {
     let saved = shown.saved.as_deref().map(|s| {
         format!(
             "<form method=\"post\"><input type=\"hidden\" name=\"action\" value=\"saved\"><button type=\"submit\" id=\"saved\">Pay with {}</button></form><p>Or enter another:</p>",
@@ -103,19 +130,14 @@ fn form(shown: &Shown, notice: Option<&str>) -> String {
         )
     });
     format!(
-        "{notice}{}<form method=\"post\"><input type=\"hidden\" name=\"action\" value=\"pay\">\
-         <label>Card number<input name=\"cardNumber\" inputmode=\"numeric\" autocomplete=\"cc-number\" placeholder=\"4242 4242 4242 4242\"></label>\
-         <label>Expiry (MM/YY)<input name=\"expiry\" autocomplete=\"cc-exp\" placeholder=\"12/30\"></label>\
-         <label>CVC<input name=\"cvc\" inputmode=\"numeric\" autocomplete=\"cc-csc\" placeholder=\"123\"></label>\
-         {sepa}<button type=\"submit\" id=\"pay\">Pay {}</button></form>{cancel}",
+        "{}{}<form method=\"post\"><input type=\"hidden\" name=\"action\" value=\"pay\">{}<button type=\"submit\" id=\"pay\">Pay {}</button></form>{}",
+        notice(notice_text),
         saved.unwrap_or_default(),
-        escape(&amount(shown.amount_minor, &shown.currency, &shown.locale))
+        method_fields(shown.provider, "Or pay by SEPA direct debit"),
+        escape(&amount(shown.amount_minor, &shown.currency, &shown.locale)),
+        cancel_link(shown.cancel_url.as_deref()),
     )
 }
-
-const AUTHENTICATE: &str = "<p>Your bank asks you to confirm this payment.</p>\
-<form method=\"post\"><input type=\"hidden\" name=\"action\" value=\"approve\"><button type=\"submit\" id=\"approve\">Approve</button></form>\
-<form method=\"post\"><input type=\"hidden\" name=\"action\" value=\"fail\"><button type=\"submit\" id=\"fail\">Fail authentication</button></form>";
 
 /// The whole page.
 pub fn render(shown: &Shown, body: Body<'_>) -> String {
@@ -126,7 +148,7 @@ pub fn render(shown: &Shown, body: Body<'_>) -> String {
     };
     let main = match body {
         Body::Form { notice } => form(shown, notice),
-        Body::Authenticate => AUTHENTICATE.to_string(),
+        Body::Authenticate => authenticate("this payment"),
         Body::Message { text, .. } => format!("<p id=\"message\">{}</p>", escape(text)),
     };
     let description = shown.description.as_deref().map(|d| format!("<p>{}</p>", escape(d))).unwrap_or_default();

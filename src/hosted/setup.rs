@@ -3,15 +3,13 @@
 //! (`domain::payments::profile_sessions`), at the session's organisation's
 //! time, then sends the payer to the session's `returnUrl`.
 
-use super::page::{STYLE, escape};
-use super::{NOT_FOUND, TokenPath, UNAVAILABLE, entered, html, internal, see_other, why};
+use super::page::{self, STYLE, escape};
+use super::{NOT_FOUND, TokenPath, UNAVAILABLE, acting_for, entered, html, internal, is_token, see_other, why};
 use crate::api::context::Context;
 use crate::domain::Caller;
 use crate::domain::payments::profile_sessions::{self, Setup};
-use crate::domain::payments::system;
 use crate::error::Result;
 use crate::kinds::PaymentProfileSessionStatus as Status;
-use crate::payment_providers::MethodKind;
 use crate::store::ProfileSessionRow;
 use dropshot::{Body, HttpError, Path, RequestContext, UntypedBody};
 use http::{Response, StatusCode};
@@ -19,13 +17,11 @@ use http::{Response, StatusCode};
 /// The session at `token`, with a caller of its organisation at its time
 /// (the session expired if due); None when no session has that token.
 async fn open(ctx: &Context, token: &str) -> Result<Option<(Caller, ProfileSessionRow)>> {
-    // a token is URL-safe base64 of 32 bytes; anything else finds nothing
-    if token.len() != 43 {
+    if !is_token(token) {
         return Ok(None);
     }
     let Some(session) = ctx.store.profile_session_by_token(token).await? else { return Ok(None) };
-    let now = ctx.store.organisation_time(session.org, ctx.clock.now()).await?;
-    let caller = system(&ctx.store, session.org, now);
+    let caller = acting_for(ctx, session.org).await?;
     let session = profile_sessions::expire_if_due(&caller, session).await?;
     Ok(Some((caller, session)))
 }
@@ -38,7 +34,7 @@ async fn current(caller: &Caller, session: &ProfileSessionRow, notice: Option<&s
         Status::Completed => message("Payment method saved", "Thank you: your payment method is saved."),
         Status::Canceled => message("Setup cancelled", "This setup was cancelled; it takes no further attempt."),
         Status::Expired => message("Setup expired", "This setup has expired; it takes no further attempt."),
-        Status::Active if session.pending_method.is_some() => render(&organisation, session, "Confirm your payment method", AUTHENTICATE),
+        Status::Active if session.pending_method.is_some() => render(&organisation, session, "Confirm your payment method", &page::authenticate("saving this card")),
         Status::Active => {
             // the reason of the last refusal, also on a reload
             let last = session.last_failure_code.as_deref().map(refused);
@@ -52,27 +48,14 @@ fn refused(code: &str) -> String {
 }
 
 fn form(session: &ProfileSessionRow, notice: Option<&str>) -> String {
-    let notice = notice.map(|n| format!("<p class=\"notice\" id=\"notice\">{}</p>", escape(n))).unwrap_or_default();
-    let sepa = if session.provider.takes(MethodKind::SepaDebit) {
-        "<p>Or save a SEPA direct debit mandate (leave the card fields empty):</p>\
-         <label>IBAN<input name=\"iban\" autocomplete=\"off\" placeholder=\"DE89 3704 0044 0532 0130 00\"></label>"
-    } else {
-        ""
-    };
-    let cancel = session.cancel_url.as_deref().map(|u| format!("<p><a href=\"{}\">Cancel</a></p>", escape(u))).unwrap_or_default();
     format!(
-        "{notice}<p>Nothing is charged now: the method is kept for later payments.</p>\
-         <form method=\"post\"><input type=\"hidden\" name=\"action\" value=\"save\">\
-         <label>Card number<input name=\"cardNumber\" inputmode=\"numeric\" autocomplete=\"cc-number\" placeholder=\"4242 4242 4242 4242\"></label>\
-         <label>Expiry (MM/YY)<input name=\"expiry\" autocomplete=\"cc-exp\" placeholder=\"12/30\"></label>\
-         <label>CVC<input name=\"cvc\" inputmode=\"numeric\" autocomplete=\"cc-csc\" placeholder=\"123\"></label>\
-         {sepa}<button type=\"submit\" id=\"save\">Save</button></form>{cancel}"
+        "{}<p>Nothing is charged now: the method is kept for later payments.</p>\
+         <form method=\"post\"><input type=\"hidden\" name=\"action\" value=\"save\">{}<button type=\"submit\" id=\"save\">Save</button></form>{}",
+        page::notice(notice),
+        page::method_fields(session.provider, "Or save a SEPA direct debit mandate"),
+        page::cancel_link(session.cancel_url.as_deref()),
     )
 }
-
-const AUTHENTICATE: &str = "<p>Your bank asks you to confirm saving this card.</p>\
-<form method=\"post\"><input type=\"hidden\" name=\"action\" value=\"approve\"><button type=\"submit\" id=\"approve\">Approve</button></form>\
-<form method=\"post\"><input type=\"hidden\" name=\"action\" value=\"fail\"><button type=\"submit\" id=\"fail\">Fail authentication</button></form>";
 
 fn render(organisation: &str, session: &ProfileSessionRow, title: &str, main: &str) -> String {
     format!(

@@ -236,7 +236,8 @@ pub async fn update(caller: &Caller, key: &str, req: wire::UpdateCustomerRequest
     // turn of SQLite's shared writer, one trip to PostgreSQL); a write
     // that missed rolls its transaction back, event and all.
     for _ in 0..WRITE_TRIES {
-        let customer = to_wire(row.clone(), users.clone());
+        // (a retry reads the users again with the customer)
+        let customer = to_wire(row.clone(), std::mem::take(&mut users));
         let mut tx = store.begin().await?;
         events::record(&mut tx, caller.org, caller.now, &Event::CustomerUpdated(customer.clone())).await?;
         if Store::update_customer(&mut tx, &row, read_at).await? {

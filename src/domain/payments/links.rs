@@ -100,6 +100,24 @@ pub async fn provider_enabled(caller: &Caller, provider: ProviderName) -> Result
     Ok(!caller.store.disabled_payment_providers(caller.org).await?.iter().any(|d| d == provider.as_str()))
 }
 
+fn disabled_error(provider: ProviderName) -> Error {
+    Error::Precondition { code: InternalCode::PaymentProviderDisabled, message: format!("{} is not enabled for this organisation.", provider.as_str()) }
+}
+
+/// 412 `payment_provider_disabled` unless the organisation may collect
+/// through `provider`.
+pub(super) async fn require_enabled(caller: &Caller, provider: ProviderName) -> Result<()> {
+    if provider_enabled(caller, provider).await? { Ok(()) } else { Err(disabled_error(provider)) }
+}
+
+/// The order named by `key`, the body field `orderId` (404 naming it).
+pub(super) async fn order_named(caller: &Caller, key: &str) -> Result<OrderRow> {
+    orders::find(caller, key).await.map_err(|e| match e {
+        Error::NotFound { code, .. } => Error::missing_reference(code, "orderId", "orderId names no order of this organisation"),
+        e => e,
+    })
+}
+
 /// The provider a link charges through, enabled for the organisation.
 async fn provider(caller: &Caller, asked: Option<ProviderName>, profile: Option<ProviderName>) -> Result<ProviderName> {
     let disabled = caller.store.disabled_payment_providers(caller.org).await?;
@@ -107,10 +125,7 @@ async fn provider(caller: &Caller, asked: Option<ProviderName>, profile: Option<
     let chosen = asked.or(profile).or_else(|| ProviderName::ALL.into_iter().find(|p| enabled(*p)));
     match chosen {
         Some(p) if enabled(p) => Ok(p),
-        Some(p) => Err(Error::Precondition {
-            code: InternalCode::PaymentProviderDisabled,
-            message: format!("{} is not enabled for this organisation.", p.as_str()),
-        }),
+        Some(p) => Err(disabled_error(p)),
         None => Err(Error::Precondition { code: InternalCode::PaymentProviderDisabled, message: "No payment provider is enabled for this organisation.".into() }),
     }
 }
@@ -120,10 +135,7 @@ async fn provider(caller: &Caller, asked: Option<ProviderName>, profile: Option<
 /// would refuse, refused now with what submission answers; something to
 /// pay now. The order as read, priced, and its initial invoice total.
 pub(super) async fn collectable(caller: &Caller, key: &str) -> Result<(OrderRow, wire::Order, i64)> {
-    let order = orders::find(caller, key).await.map_err(|e| match e {
-        Error::NotFound { code, .. } => Error::missing_reference(code, "orderId", "orderId names no order of this organisation"),
-        e => e,
-    })?;
+    let order = order_named(caller, key).await?;
     caller.require_role(order.customer_id, Role::Manager)?;
     orders::submission::ready(&order)?;
     orders::submission::check(caller, &order).await?;

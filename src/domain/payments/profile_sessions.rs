@@ -10,10 +10,10 @@
 //! the commit leaves at most a method the provider keeps that no profile
 //! names; the page asks again.
 
-use super::links::{LIFETIME_HOURS, http_url, new_token, provider_enabled};
+use super::links::{LIFETIME_HOURS, http_url, new_token, order_named, require_enabled};
 use super::states::{PROFILE_SESSION, ProfileSessionOp};
 use crate::domain::access::Role;
-use crate::domain::{Caller, orders};
+use crate::domain::Caller;
 use crate::error::{Detail, Error, InternalCode, Result};
 use crate::kinds::{OrderStatus, PaymentProfileSessionStatus as Status};
 use crate::payment_providers::{Entered, Invalid, Outcome, ProviderError, Providers};
@@ -107,10 +107,7 @@ pub async fn create(caller: &Caller, public_url: &str, req: wire::CreatePaymentP
     let (Some(return_url), true) = (return_url, bad.is_empty()) else {
         return Err(Error::Invalid(bad));
     };
-    let order = orders::find(caller, &req.order_id).await.map_err(|e| match e {
-        Error::NotFound { code, .. } => Error::missing_reference(code, "orderId", "orderId names no order of this organisation"),
-        e => e,
-    })?;
+    let order = order_named(caller, &req.order_id).await?;
     caller.require_role(order.customer_id, Role::Manager)?;
     if matches!(order.status, OrderStatus::Cancelled | OrderStatus::Expired) {
         return Err(Error::Conflict {
@@ -120,12 +117,7 @@ pub async fn create(caller: &Caller, public_url: &str, req: wire::CreatePaymentP
         });
     }
     let provider = req.payment_provider.into();
-    if !provider_enabled(caller, provider).await? {
-        return Err(Error::Precondition {
-            code: InternalCode::PaymentProviderDisabled,
-            message: format!("{} is not enabled for this organisation.", provider.as_str()),
-        });
-    }
+    require_enabled(caller, provider).await?;
     let (now, token) = (caller.now, new_token());
     let session = ProfileSessionRow {
         id: crate::domain::new_id(),

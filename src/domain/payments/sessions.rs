@@ -5,7 +5,7 @@
 //! so a crash before, during or after the call never charges twice, and
 //! `settle` ends the session with the outcome.
 
-use super::links::{claim_for_collection, collectable, provider_enabled};
+use super::links::{claim_for_collection, collectable, require_enabled};
 use super::states::{INTENT, IntentOp};
 use crate::domain::Caller;
 use crate::error::{Error, InternalCode, Result};
@@ -44,12 +44,7 @@ pub async fn view(caller: &Caller, key: &str) -> Result<wire::PaymentSession> {
 pub async fn create(caller: &Caller, req: wire::CreatePaymentSessionRequest) -> Result<wire::PaymentSession> {
     let (order, priced, amount) = collectable(caller, &req.order_id).await?;
     let profile = super::profiles::usable(caller, &req.payment_profile_id, order.customer_id).await?;
-    if !provider_enabled(caller, profile.provider).await? {
-        return Err(Error::Precondition {
-            code: InternalCode::PaymentProviderDisabled,
-            message: format!("{} is not enabled for this organisation.", profile.provider.as_str()),
-        });
-    }
+    require_enabled(caller, profile.provider).await?;
     let now = caller.now;
     let (session_id, intent_id, charge_id) = (crate::domain::new_id(), crate::domain::new_id(), crate::domain::new_id());
     let intent = IntentRow {
