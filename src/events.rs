@@ -1,5 +1,5 @@
 //! Events: one `Event` type with a variant for each of SERVICE.md's 32
-//! event types (and the payments area's own six), its payload the wire type of its resource; `record` writes
+//! event types (and the payments area's own six, the invoices' own), its payload the wire type of its resource; `record` writes
 //! one to the outbox in the transaction of the change it tells of, and
 //! `render` shows its payload in any revision with the endpoints' own
 //! conversions. The documents publish every type under `x-webhooks`; tests
@@ -78,6 +78,10 @@ events! {
     CustomWorkflowTriggered(CustomFields) = "custom.workflow_triggered",
     CustomerCreated(wire::Customer) = "customer.created",
     CustomerUpdated(wire::Customer) = "customer.updated",
+    InvoiceFinalized(wire::Invoice) = "invoice.finalized",
+    InvoicePaid(wire::Invoice) = "invoice.paid",
+    InvoicePaymentFailed(wire::Invoice) = "invoice.payment_failed",
+    InvoiceUncollectible(wire::Invoice) = "invoice.uncollectible",
     LicenseActivated(wire::License) = "license.activated",
     LicenseRenewed(wire::License) = "license.renewed",
     LicenseCreated(wire::License) = "license.created",
@@ -127,11 +131,11 @@ mod tests {
     use super::Event;
 
     #[test]
-    fn there_is_a_variant_for_each_of_the_39_types() {
+    fn there_is_a_variant_for_each_of_the_43_types() {
         let mut types = Event::TYPES.to_vec();
         types.sort();
         types.dedup();
-        assert_eq!(types.len(), 39);
+        assert_eq!(types.len(), 43);
     }
 
     /// The documents publish exactly the variants (and the integration

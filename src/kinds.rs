@@ -298,6 +298,28 @@ kind! {
     }
 }
 
+kind! {
+    /// Where an invoice stands (`invoices.status`).
+    InvoiceStatus <=> InvoiceStatus {
+        Draft = "DRAFT" <=> Draft,
+        Open = "OPEN" <=> Open,
+        Paid = "PAID" <=> Paid,
+        Void = "VOID" <=> Void,
+        Uncollectible = "UNCOLLECTIBLE" <=> Uncollectible,
+    }
+}
+
+kind! {
+    /// How an invoice was paid (`invoices.paid_method`).
+    InvoicePaymentMethod <=> InvoicePaymentMethod {
+        Autopay = "AUTOPAY" <=> Autopay,
+        PaymentLink = "PAYMENT_LINK" <=> PaymentLink,
+        BankTransfer = "BANK_TRANSFER" <=> BankTransfer,
+        Cash = "CASH" <=> Cash,
+        Other = "OTHER" <=> Other,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -336,5 +358,7 @@ mod tests {
         check(PaymentProfileStatus::ALL, PaymentProfileStatus::stored, PaymentProfileStatus::from_stored);
         check(PaymentSessionStatus::ALL, PaymentSessionStatus::stored, PaymentSessionStatus::from_stored);
         check(PaymentProfileSessionStatus::ALL, PaymentProfileSessionStatus::stored, PaymentProfileSessionStatus::from_stored);
+        check(InvoiceStatus::ALL, InvoiceStatus::stored, InvoiceStatus::from_stored);
+        check(InvoicePaymentMethod::ALL, InvoicePaymentMethod::stored, InvoicePaymentMethod::from_stored);
     }
 }

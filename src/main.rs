@@ -102,6 +102,11 @@ enum AdminCommand {
         #[command(subcommand)]
         command: admin::clock::ClockCommand,
     },
+    /// Invoices: those to print, voiding one, dunning's days.
+    Invoice {
+        #[command(subcommand)]
+        command: admin::invoices::InvoiceCommand,
+    },
 }
 
 #[derive(Subcommand)]
@@ -258,6 +263,7 @@ async fn run() -> anyhow::Result<()> {
                 AdminCommand::Webhook { command } => admin::webhooks::run(&store, &clock, command).await?,
                 AdminCommand::Usage { command } => admin::usage::run(&store, &clock, command).await?,
                 AdminCommand::Clock { command } => admin::clock::run(&store, &clock, command).await?,
+                AdminCommand::Invoice { command } => admin::invoices::run(&store, &clock, command).await?,
             };
             println!("{}", serde_json::to_string_pretty(&out)?);
             store.close().await;

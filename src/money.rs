@@ -21,8 +21,28 @@ pub fn major(minor: i64, currency: &str) -> f64 {
     minor as f64 / 10f64.powi(e as i32)
 }
 
+/// `minor` as a decimal with the currency's places, as invoices and their
+/// documents show it: 24875 SEK is "248.75", 500 JPY "500".
+pub fn decimal(minor: i64, currency: &str) -> String {
+    let places = exponent(currency).unwrap_or(2);
+    if places == 0 {
+        return minor.to_string();
+    }
+    let (sign, abs, unit) = (if minor < 0 { "-" } else { "" }, minor.unsigned_abs(), 10u64.pow(places));
+    format!("{sign}{}.{:0width$}", abs / unit, abs % unit, width = places as usize)
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn decimals_have_the_currencys_places() {
+        assert_eq!(super::decimal(24875, "SEK"), "248.75");
+        assert_eq!(super::decimal(5, "SEK"), "0.05");
+        assert_eq!(super::decimal(-1200, "EUR"), "-12.00");
+        assert_eq!(super::decimal(500, "JPY"), "500");
+        assert_eq!(super::decimal(1234, "BHD"), "1.234");
+    }
+
     use super::*;
 
     #[test]

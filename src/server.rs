@@ -49,7 +49,7 @@ pub async fn start(store: Store, clock: Arc<Clock>, listen: SocketAddr, settings
     let providers = crate::payment_providers::Providers::sandbox(&store);
     let payments_wake = Arc::new(tokio::sync::Notify::new());
     let wakes = crate::jobs::Wakes { mail: mail_wake.clone(), advance: advance_wake.clone(), payments: payments_wake.clone() };
-    let jobs = crate::jobs::start(&store, &clock, &settings, wakes, network.clone(), &providers).await?;
+    let job_settings = settings.clone();
     let config = ConfigDropshot {
         bind_address: listen,
         default_request_body_max_bytes: settings.max_body_bytes,
@@ -70,7 +70,7 @@ pub async fn start(store: Store, clock: Arc<Clock>, listen: SocketAddr, settings
         network: network.clone(),
         in_flight: Default::default(),
         settings,
-        providers,
+        providers: providers.clone(),
     };
     // dropshot's own logger costs time per request even when filtered out;
     // we log through `tracing` instead.
@@ -80,5 +80,9 @@ pub async fn start(store: Store, clock: Arc<Clock>, listen: SocketAddr, settings
         .version_policy(VersionPolicy::Dynamic(Box::new(RevisionPolicy { keys, clock: clock.clone() })))
         .start()
         .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))?;
+    // the jobs start once the address is known: the mail they send links
+    // to the hosted pages (what waits meanwhile is rows, taken then)
+    let public_url = job_settings.public_url.clone().unwrap_or_else(|| format!("http://{}", server.local_addr()));
+    let jobs = crate::jobs::start(&store, &clock, &job_settings, wakes, network.clone(), &providers, &public_url).await?;
     Ok(Running { server, store, clock, jobs, network })
 }

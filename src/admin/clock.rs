@@ -33,6 +33,10 @@ pub enum ClockCommand {
         /// How far to move it: 30d, 12h, 2w, 90m ...
         #[arg(long, value_parser = humantime::parse_duration)]
         by: Option<std::time::Duration>,
+        /// Where payers reach the server (the hosted pages that invoices
+        /// mailed during the advance link to), as `serve --public-url`.
+        #[arg(long = "public-url", env = "SWITCHBOARD_PUBLIC_URL", default_value = "http://127.0.0.1:8080")]
+        public_url: String,
     },
 }
 
@@ -42,7 +46,7 @@ const LOOK_EVERY: std::time::Duration = std::time::Duration::from_millis(200);
 pub async fn run(store: &Store, clock: &Arc<Clock>, command: ClockCommand) -> Result<Value> {
     match command {
         ClockCommand::Show { org } => Ok(json!(sandbox::show(&caller(store, org, clock).await?, clock.now()).await.map_err(explain)?)),
-        ClockCommand::Advance { org, to, by } => {
+        ClockCommand::Advance { org, to, by, public_url } => {
             let caller = caller(store, org, clock).await?;
             let to = match (to, by) {
                 (Some(to), _) => to,
@@ -51,7 +55,7 @@ pub async fn run(store: &Store, clock: &Arc<Clock>, command: ClockCommand) -> Re
             };
             sandbox::advance(&caller, clock.now(), wire::AdvanceSandboxClockRequest { to }).await.map_err(explain)?;
             loop {
-                crate::jobs::clock_advance::run_now(store, clock, org, &crate::payment_providers::Providers::sandbox(store)).await?;
+                crate::jobs::clock_advance::run_now(store, clock, org, &crate::payment_providers::Providers::sandbox(store), &public_url).await?;
                 let shown = sandbox::show(&caller, clock.now()).await.map_err(explain)?;
                 if shown.status == wire::SandboxClockStatus::Ready {
                     return Ok(json!(shown));

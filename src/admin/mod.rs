@@ -1,6 +1,7 @@
 //! Operator commands (`switchboard admin ...`): organisations (and the
 //! payment providers each collects with), API keys,
-//! support users, the mail outbox, the product catalog, webhooks and usage.
+//! support users, the mail outbox, the product catalog, webhooks, usage
+//! and invoices.
 //! Each returns the JSON the CLI prints.
 
 use crate::api::revision::Revision;
@@ -12,6 +13,7 @@ use anyhow::{Context as _, Result, bail};
 use serde_json::{Value, json};
 
 pub mod clock;
+pub mod invoices;
 pub mod usage;
 pub mod webhooks;
 

@@ -139,12 +139,15 @@ pub fn check(revision: &Revision, method: &Method, path: &str) -> Result<(), Unr
 pub const HOSTED_PAGES: &str = "/pay/";
 /// A payment profile session's setup page:
 pub const SETUP_PAGES: &str = "/setup/";
+/// An invoice's document (`GET` only):
+pub const INVOICE_DOCUMENTS: &str = "/invoice-documents/";
 
 /// Whether `method` and `path` are a hosted page's: `GET` or `POST
-/// /pay/{token}` or `/setup/{token}`.
+/// /pay/{token}` or `/setup/{token}`, or `GET /invoice-documents/{token}`.
 fn hosted_page(method: &Method, path: &str) -> bool {
-    let one_segment = [HOSTED_PAGES, SETUP_PAGES].iter().any(|pages| path.strip_prefix(pages).is_some_and(|t| !t.is_empty() && !t.contains('/')));
-    one_segment && (method == Method::GET || method == Method::POST)
+    let under = |pages: &str| path.strip_prefix(pages).is_some_and(|t| !t.is_empty() && !t.contains('/'));
+    let page = [HOSTED_PAGES, SETUP_PAGES].iter().any(|p| under(p)) && (method == Method::GET || method == Method::POST);
+    page || (under(INVOICE_DOCUMENTS) && method == Method::GET)
 }
 
 /// The answer to a request with no route.

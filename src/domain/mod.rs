@@ -5,6 +5,7 @@ pub mod addons;
 pub mod catalog;
 pub mod customers;
 pub mod cycles;
+pub mod invoices;
 pub mod licenses;
 pub mod login;
 pub mod offering_change;

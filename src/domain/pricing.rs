@@ -120,7 +120,8 @@ fn scale(a: i64, num: i64, den: i64) -> i64 {
     ((a as i128 * num as i128 * 2 + den as i128) / (den as i128 * 2)) as i64
 }
 
-fn tax(base: i64, basis_points: u32) -> i64 {
+/// The tax at `basis_points` on `base`, rounded half up.
+pub fn tax(base: i64, basis_points: u32) -> i64 {
     scale(base, basis_points as i64, 10_000)
 }
 
@@ -180,15 +181,7 @@ fn charge(
 /// A line item's pricing in `currency`, or None when the price is not
 /// offered in that currency.
 pub fn price_line(price: &Price, currency: &str, choices: Choices, taxes: &[TaxRate]) -> Option<LinePricing> {
-    let net = price.net_in(currency)?;
-    let own = price.net_price_minor.unwrap_or(0);
-    let discounts: Vec<(DiscountSource, &Discount, i64)> = discounts_of(price, choices)
-        .into_iter()
-        .map(|(s, d)| {
-            let amount = if currency == price.currency { d.amount_minor } else { scale(d.amount_minor, net, own) };
-            (s, d, amount)
-        })
-        .collect();
+    let (net, discounts) = in_currency(price, currency, choices)?;
     Some(match price.price_type {
         PriceType::OneTime => {
             LinePricing { initial: charge(net, 0..1, 0, &discounts, taxes), recurring: charge(0, 0..0, 0, &[], taxes) }
@@ -205,6 +198,34 @@ pub fn price_line(price: &Price, currency: &str, choices: Choices, taxes: &[TaxR
             }
         }
     })
+}
+
+/// The net price in `currency` and the line's discounts with their
+/// amounts in it (scaled for a currency option); None when the price is
+/// not offered in that currency.
+fn in_currency<'p>(price: &'p Price, currency: &str, choices: Choices) -> Option<(i64, Vec<(DiscountSource, &'p Discount, i64)>)> {
+    let net = price.net_in(currency)?;
+    let own = price.net_price_minor.unwrap_or(0);
+    let discounts = discounts_of(price, choices)
+        .into_iter()
+        .map(|(s, d)| {
+            let amount = if currency == price.currency { d.amount_minor } else { scale(d.amount_minor, net, own) };
+            (s, d, amount)
+        })
+        .collect();
+    Some((net, discounts))
+}
+
+/// What billing cycle `cycle` (0 the first) of a recurring price costs, with
+/// the discounts still running then: what a renewal bills. None when the
+/// price is one-time or not offered in `currency`.
+pub fn price_cycle(price: &Price, currency: &str, choices: Choices, taxes: &[TaxRate], cycle: u32) -> Option<Amounts> {
+    if price.price_type != PriceType::Recurring {
+        return None;
+    }
+    let (net, discounts) = in_currency(price, currency, choices)?;
+    let months = price.billing_cycle.as_ref().map_or(1, |c: &BillingCycle| c.interval);
+    Some(charge(net, cycle..cycle + 1, months, &discounts, taxes))
 }
 
 /// The order's pricing: the sums of its lines.
@@ -265,6 +286,17 @@ mod tests {
         assert_eq!((l.initial.tax_amount(), l.initial.total()), (61200, 306000));
         // cycle 13: 299.00 - 50.00 - 20.00 = 229.00 + 57.25 VAT
         assert_eq!(l.recurring.total(), 28625);
+    }
+
+    #[test]
+    fn a_cycle_is_billed_with_the_discounts_running_then() {
+        let plain = Choices { binding_contract: false, upfront_payment: false };
+        // cycle 2 (the third month) is inside the 3-month offer, cycle 3 is not
+        assert_eq!(price_cycle(&mobile(), "SEK", plain, &vat(), 2).unwrap().total(), 24875);
+        assert_eq!(price_cycle(&mobile(), "SEK", plain, &vat(), 3).unwrap().total(), 37375);
+        // the same as the order's recurring cost after its first cycle
+        let l = price_line(&mobile(), "SEK", plain, &vat()).unwrap();
+        assert_eq!(price_cycle(&mobile(), "SEK", plain, &vat(), 1).unwrap(), l.recurring);
     }
 
     #[test]

@@ -1,11 +1,13 @@
-//! The hosted pages: a payment link's (`GET`/`POST /pay/{token}`) and a
-//! payment profile session's setup page (`/setup/{token}`, `setup`),
+//! The hosted pages: a payment link's (`GET`/`POST /pay/{token}`), a
+//! payment profile session's setup page (`/setup/{token}`, `setup`) and an
+//! invoice's document (`/invoice-documents/{token}`, `documents`),
 //! served beside the API's routes, outside `/api/v2`, unpublished (no API
 //! operation). The token in the URL is a page's only key: whoever has it
 //! can pay this link (save a method for this session) and see what it
 //! asks, nothing else. Paying runs `domain::payments::charge` at the
 //! link's organisation's time.
 
+mod documents;
 pub mod page;
 mod setup;
 
@@ -31,7 +33,8 @@ pub fn register(api: &mut ApiDescription<Context>) -> std::result::Result<(), St
     api.register(pay_page).map_err(|e| e.to_string())?;
     api.register(pay_submit).map_err(|e| e.to_string())?;
     api.register(setup::setup_page).map_err(|e| e.to_string())?;
-    api.register(setup::setup_submit).map_err(|e| e.to_string())
+    api.register(setup::setup_submit).map_err(|e| e.to_string())?;
+    api.register(documents::invoice_document).map_err(|e| e.to_string())
 }
 
 /// A page's answer: HTML nobody caches, frames or is referred from (the
@@ -112,12 +115,13 @@ async fn current(caller: &Caller, link: &LinkRow, notice: Option<&str>) -> Resul
     let intent = caller.store.intent(caller.org, link.intent_id).await?;
     let shown = shown(caller, link, intent.as_ref()).await?;
     let closed = |title: &str, text: &str| page::render(&shown, page::Body::Message { title, text: notice.unwrap_or(text) });
+    let (placed, not_placed) = match link.invoice_id {
+        Some(_) => ("Thank you: this payment is complete, and the invoice is paid.", "The payment went through, but the invoice was no longer open, so the payment is being refunded."),
+        None => ("Thank you: this payment is complete, and the order has been placed.", "The payment went through, but the order could not be placed, so the payment is being refunded."),
+    };
     Ok(match link.status {
-        PaymentLinkStatus::Completed => closed("Paid", "Thank you: this payment is complete, and the order has been placed."),
-        PaymentLinkStatus::Failed => closed(
-            "Payment refunded",
-            &format!("The payment went through, but the order could not be placed, so the payment is being refunded. {}", link.failure_reason.clone().unwrap_or_default()),
-        ),
+        PaymentLinkStatus::Completed => closed("Paid", placed),
+        PaymentLinkStatus::Failed => closed("Payment refunded", &format!("{not_placed} {}", link.failure_reason.clone().unwrap_or_default())),
         PaymentLinkStatus::Canceled => closed("Payment link cancelled", "This payment link was cancelled; it takes no payment."),
         PaymentLinkStatus::Expired => closed("Payment link expired", "This payment link has expired; it takes no payment."),
         PaymentLinkStatus::Active => {

@@ -38,12 +38,14 @@ pub fn worker(work: Vec<Arc<Worker>>) -> Worker {
 
 /// Runs `org`'s advance here and now, unless another instance holds it
 /// (`switchboard admin clock advance`, which has no workers of its own);
-/// whether it ran here.
-pub async fn run_now(store: &Store, clock: &Arc<Clock>, org: uuid::Uuid, providers: &crate::payment_providers::Providers) -> Result<bool> {
+/// whether it ran here. It talks to the sandbox's providers and network,
+/// as the server does.
+pub async fn run_now(store: &Store, clock: &Arc<Clock>, org: uuid::Uuid, providers: &crate::payment_providers::Providers, public_url: &str) -> Result<bool> {
     let now = clock.now();
     let claim = Claim { kinds: &[JobKind::ClockAdvance], due_by: now, now, lease_until: now + LEASE, limit: 1, only: Some(org), except: &[] };
     let Some(job) = store.claim(claim).await?.pop() else { return Ok(false) };
-    worker(super::organisation_work(providers)).run_one(store, clock, job, None).await?;
+    let network: Arc<dyn crate::network::Network> = Arc::new(crate::network::Sandbox::new(chrono::Duration::zero()));
+    worker(super::organisation_work(providers, &network, public_url)).run_one(store, clock, job, None).await?;
     Ok(true)
 }
 

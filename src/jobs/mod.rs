@@ -187,7 +187,7 @@ impl Jobs {
 
 /// The workers of the organisation's own work (`store::ORGANISATION_WORK`),
 /// which an advance of a sandbox clock also runs.
-fn organisation_work(providers: &crate::payment_providers::Providers) -> Vec<Arc<Worker>> {
+fn organisation_work(providers: &crate::payment_providers::Providers, network: &Arc<dyn crate::network::Network>, public_url: &str) -> Vec<Arc<Worker>> {
     vec![
         Arc::new(order_expiry::worker()),
         Arc::new(scheduled::subscriptions()),
@@ -197,6 +197,7 @@ fn organisation_work(providers: &crate::payment_providers::Providers) -> Vec<Arc
         Arc::new(payment_refund::worker(providers.clone())),
         Arc::new(payment_link_expiry::worker()),
         Arc::new(payment_profile_expiry::worker()),
+        Arc::new(scheduled::invoices(network.clone(), public_url)),
     ]
 }
 
@@ -218,13 +219,14 @@ pub async fn start(
     wakes: Wakes,
     network: Arc<dyn crate::network::Network>,
     providers: &crate::payment_providers::Providers,
+    public_url: &str,
 ) -> anyhow::Result<Jobs> {
     // the standing jobs, due now unless already scheduled
     let now = clock.now();
     store.schedule_standing_job(JobKind::IdempotencyExpiry, crate::store::EXPIRY_SUBJECT, now).await?;
     let each = |w: Worker| Task::Each(Arc::new(w));
     let send_wake = Arc::new(Notify::new());
-    let work = organisation_work(providers);
+    let work = organisation_work(providers, &network, public_url);
     let mut tasks = vec![(each(idempotency_expiry::worker()), Arc::new(Notify::new()))];
     // a payment session's charge is sent as soon as its request commits
     let wake_of = |w: &Arc<Worker>| if w.kind == JobKind::PaymentCharge { wakes.payments.clone() } else { Arc::new(Notify::new()) };

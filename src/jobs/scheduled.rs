@@ -35,6 +35,28 @@ fn worker(kind: JobKind, run: Run) -> Worker {
     }
 }
 
+/// invoice.due (subject: an invoice's id); dunning's moves reach the
+/// network through it, and invoices are delivered by it (their mail links
+/// to the hosted pages at `public_url`)
+pub fn invoices(network: Arc<dyn crate::network::Network>, public_url: &str) -> Worker {
+    let public_url: Arc<str> = public_url.into();
+    Worker {
+        kind: JobKind::InvoiceDue,
+        lease: chrono::Duration::seconds(60),
+        batch: 16,
+        run: Arc::new(move |store, _clock, job| {
+            let (network, public_url) = (network.clone(), public_url.clone());
+            Box::pin(async move {
+                let (Some(org), Ok(id)) = (job.org, job.subject.parse()) else { return Outcome::Done };
+                match crate::domain::invoices::due::run(&store, network.as_ref(), &public_url, org, id, job.now).await {
+                    Ok(()) => Outcome::Done,
+                    Err(e) => Outcome::Retry { after: chrono::Duration::seconds(60), error: e.to_string() },
+                }
+            })
+        }),
+    }
+}
+
 /// subscription.scheduled (subject: a subscription's id)
 pub fn subscriptions() -> Worker {
     worker(JobKind::SubscriptionScheduled, |store, org, id, now| Box::pin(async move { subscriptions::scheduled::run(&store, org, id, now).await }))

@@ -46,13 +46,17 @@ pub enum JobKind {
     PaymentLinkExpiry,
     /// a saved card's expiry passes (subject: profile id)
     PaymentProfileExpiry,
+    /// something of an invoice falls due: a DRAFT is finalised at the end
+    /// of its billing day, autopay tries again, dunning suspends or gives
+    /// it up (subject: invoice id)
+    InvoiceDue,
 }
 
 /// The organisation's own work: due by the organisation's time, which a
 /// sandbox organisation's test clock moves. Everything else (mail, webhook
 /// deliveries, the idempotency keys' expiry, an advance itself) talks to
 /// the real world or protects the server, and runs on the server's time.
-pub const ORGANISATION_WORK: [JobKind; 8] = [
+pub const ORGANISATION_WORK: [JobKind; 9] = [
     JobKind::OrderExpiry,
     JobKind::SubscriptionScheduled,
     JobKind::AddonScheduled,
@@ -61,6 +65,7 @@ pub const ORGANISATION_WORK: [JobKind; 8] = [
     JobKind::PaymentRefund,
     JobKind::PaymentLinkExpiry,
     JobKind::PaymentProfileExpiry,
+    JobKind::InvoiceDue,
 ];
 
 impl JobKind {
@@ -79,6 +84,7 @@ impl JobKind {
             JobKind::PaymentRefund => "payment.refund",
             JobKind::PaymentLinkExpiry => "payment.link_expiry",
             JobKind::PaymentProfileExpiry => "payment.profile_expiry",
+            JobKind::InvoiceDue => "invoice.due",
         }
     }
 
@@ -98,6 +104,7 @@ impl JobKind {
             "payment.refund" => JobKind::PaymentRefund,
             "payment.link_expiry" => JobKind::PaymentLinkExpiry,
             "payment.profile_expiry" => JobKind::PaymentProfileExpiry,
+            "invoice.due" => JobKind::InvoiceDue,
             _ => return None,
         })
     }

@@ -21,7 +21,8 @@ impl Store {
                pending_status = $6, pending_status_at = $7, activated_at = $8, paused_at = $9, suspended_at = $10,
                blocked_at = $11, cancelled_at = $12, ended_at = $13, binding_ends_on = $14, updated_at = $15,
                offering_id = $20, terms = $21, billing_day = $22, renews_on = $23, paid_through = $24,
-               pending_offering_id = $25, pending_offering_schedule = $26, pending_offering_at = $27, due_at = $28
+               pending_offering_id = $25, pending_offering_schedule = $26, pending_offering_at = $27, due_at = $28,
+               suspended_for_invoice = $30
              WHERE id = $16 AND org_id = $17 AND status = $18 AND updated_at = $19 AND due_at IS NOT DISTINCT FROM $29",
         )
         .bind(s.status.stored())
@@ -53,6 +54,7 @@ impl Store {
         .bind(l.pending_offering.as_ref().map(|p| ts(p.at)))
         .bind(l.due_at().map(ts))
         .bind(before.life.due_at().map(ts))
+        .bind(l.suspended_for_invoice.map(|u| u.to_string()))
         .execute(tx.conn().await?)
         .await?;
         Ok(done.rows_affected() == 1)

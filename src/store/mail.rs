@@ -95,6 +95,14 @@ impl Store {
         Store::schedule_job(tx, JobKind::MailDelivery, &id, None, now, now).await
     }
 
+    /// A message written at an organisation's time `at` (a sandbox clock
+    /// may run ahead of the server's), delivered at once: mail goes out on
+    /// the server's time, whatever the organisation's.
+    pub async fn queue_mail_of_org(tx: &mut Tx, to: &str, subject: &str, body: &str, at: DateTime<Utc>) -> Result<()> {
+        let id = insert(tx, to, subject, body, MailStatus::Queued, at).await?;
+        Store::schedule_job(tx, JobKind::MailDelivery, &id, None, DateTime::UNIX_EPOCH, at).await
+    }
+
     /// The stand-in for a mail not sent (a login for an address without a
     /// user): the same two writes as `queue_mail`, a row holding nothing
     /// (never sent or listed) and the job that deletes it a day later.

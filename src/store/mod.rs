@@ -10,6 +10,7 @@ mod events;
 mod group;
 mod holds;
 mod idempotency;
+mod invoices;
 mod jobs;
 mod keys;
 mod lifecycle;
@@ -45,6 +46,7 @@ pub use events::{EventFilter, EventRow, LogPage, LogPosition};
 pub use holds::Held;
 pub use idempotency::{EXPIRY_SUBJECT, KeyHeld, KeyTimes, LIFETIME_HOURS as IDEMPOTENCY_LIFETIME_HOURS, StoredAnswer};
 pub use jobs::{Claim, Job, JobKind, ORGANISATION_WORK};
+pub use invoices::{InvoiceFilter, InvoiceRow};
 pub use keys::{ApiKeyRecord, NewApiKey};
 pub use login::{MAX_ATTEMPTS, NewChallenge, Redeemed};
 pub use mail::{Mail, MailStatus};
@@ -284,6 +286,7 @@ pub enum Stateful {
     Subscriptions,
     PaymentLinks,
     PaymentProfileSessions,
+    Invoices,
 }
 
 impl Store {
@@ -298,6 +301,7 @@ impl Store {
             Stateful::Subscriptions => "SELECT status FROM subscriptions WHERE org_id = $1 AND id = $2",
             Stateful::PaymentLinks => "SELECT status FROM payment_links WHERE org_id = $1 AND id = $2",
             Stateful::PaymentProfileSessions => "SELECT status FROM payment_profile_sessions WHERE org_id = $1 AND id = $2",
+            Stateful::Invoices => "SELECT status FROM invoices WHERE org_id = $1 AND id = $2",
         };
         let row = sqlx::query(sql).bind(org.to_string()).bind(id.to_string()).fetch_optional(tx.conn().await?).await?;
         row.as_ref().map(|r| state_col(r, "status")).transpose()

@@ -22,6 +22,8 @@ pub struct LinkRow {
     pub org: Uuid,
     pub customer_id: Uuid,
     pub order_id: Option<Uuid>,
+    /// the invoice it collects (none for an order's)
+    pub invoice_id: Option<Uuid>,
     pub intent_id: Uuid,
     pub token: String,
     pub hosted_url: String,
@@ -72,7 +74,7 @@ pub struct ProfileRow {
     pub updated_at: DateTime<Utc>,
 }
 
-const LINK_COLUMNS: &str = "seq, id, org_id, customer_id, order_id, intent_id, token, hosted_url, status, provider, amount_minor, currency, profile_id, save_profile, \
+const LINK_COLUMNS: &str = "seq, id, org_id, customer_id, order_id, invoice_id, intent_id, token, hosted_url, status, provider, amount_minor, currency, profile_id, save_profile, \
      set_default, autopay, description, return_url, cancel_url, failure_reason, paid, metadata, expires_at, completed_at, created_at, updated_at";
 
 pub(super) fn flag(r: &AnyRow, col: &str) -> Result<bool> {
@@ -87,6 +89,7 @@ fn link_row(r: &AnyRow) -> Result<(i64, LinkRow)> {
             org: parse_uuid(&r.try_get::<String, _>("org_id")?)?,
             customer_id: parse_uuid(&r.try_get::<String, _>("customer_id")?)?,
             order_id: opt_uuid(r, "order_id")?,
+            invoice_id: opt_uuid(r, "invoice_id")?,
             intent_id: parse_uuid(&r.try_get::<String, _>("intent_id")?)?,
             token: r.try_get("token")?,
             hosted_url: r.try_get("hosted_url")?,
@@ -139,8 +142,8 @@ impl Store {
             sqlx::query(
                 "INSERT INTO payment_links (id, org_id, customer_id, order_id, intent_id, token, hosted_url, status, provider, amount_minor,
                    currency, profile_id, save_profile, set_default, autopay, description, return_url, cancel_url, failure_reason, paid,
-                   metadata, expires_at, completed_at, created_at, updated_at)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25)",
+                   metadata, expires_at, completed_at, created_at, updated_at, invoice_id)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20, $21, $22, $23, $24, $25, $26)",
             )
             .bind(l.id.to_string())
             .bind(l.org.to_string())
@@ -166,7 +169,8 @@ impl Store {
             .bind(ts(l.expires_at))
             .bind(l.completed_at.map(ts))
             .bind(ts(l.created_at))
-            .bind(ts(l.updated_at)),
+            .bind(ts(l.updated_at))
+            .bind(l.invoice_id.map(|u| u.to_string())),
         )
         .await?;
         Ok(())
@@ -210,6 +214,13 @@ impl Store {
     pub async fn links_of_order_in(tx: &mut Tx, org: Uuid, order: Uuid, status: PaymentLinkStatus) -> Result<Vec<LinkRow>> {
         let sql = format!("SELECT {LINK_COLUMNS} FROM payment_links WHERE org_id = $1 AND order_id = $2 AND status = $3");
         let rows = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).bind(order.to_string()).bind(status.stored()).fetch_all(tx.conn().await?).await?;
+        rows.iter().map(|r| link_row(r).map(|(_, l)| l)).collect()
+    }
+
+    /// The links of invoice `invoice` in `status`, as `tx` sees them.
+    pub async fn links_of_invoice_in(tx: &mut Tx, org: Uuid, invoice: Uuid, status: PaymentLinkStatus) -> Result<Vec<LinkRow>> {
+        let sql = format!("SELECT {LINK_COLUMNS} FROM payment_links WHERE org_id = $1 AND invoice_id = $2 AND status = $3");
+        let rows = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).bind(invoice.to_string()).bind(status.stored()).fetch_all(tx.conn().await?).await?;
         rows.iter().map(|r| link_row(r).map(|(_, l)| l)).collect()
     }
 

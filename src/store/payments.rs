@@ -22,6 +22,8 @@ pub struct IntentRow {
     pub order_id: Option<Uuid>,
     pub link_id: Option<Uuid>,
     pub session_id: Option<Uuid>,
+    /// the invoice it collects (autopay, or an invoice's payment link)
+    pub invoice_id: Option<Uuid>,
     pub status: PaymentIntentStatus,
     pub amount_minor: i64,
     pub currency: String,
@@ -90,7 +92,7 @@ pub(super) fn provider_col(r: &AnyRow, col: &str) -> Result<ProviderName> {
     ProviderName::parse(&text).ok_or_else(|| Error::Internal(format!("column {col}: unknown provider {text:?}")))
 }
 
-const INTENT_COLUMNS: &str = "seq, id, org_id, customer_id, order_id, link_id, session_id, status, amount_minor, currency, description, due_at, line_items, created_at, updated_at";
+const INTENT_COLUMNS: &str = "seq, id, org_id, customer_id, order_id, link_id, session_id, invoice_id, status, amount_minor, currency, description, due_at, line_items, created_at, updated_at";
 
 fn intent_row(r: &AnyRow) -> Result<(i64, IntentRow)> {
     Ok((
@@ -102,6 +104,7 @@ fn intent_row(r: &AnyRow) -> Result<(i64, IntentRow)> {
             order_id: opt_uuid(r, "order_id")?,
             link_id: opt_uuid(r, "link_id")?,
             session_id: opt_uuid(r, "session_id")?,
+            invoice_id: opt_uuid(r, "invoice_id")?,
             status: state_col(r, "status")?,
             amount_minor: r.try_get("amount_minor")?,
             currency: r.try_get("currency")?,
@@ -162,8 +165,8 @@ impl Store {
         tx.execute(
             sqlx::query(
                 "INSERT INTO payment_intents (id, org_id, customer_id, order_id, link_id, session_id, status, amount_minor, currency, description,
-                   due_at, line_items, created_at, updated_at)
-                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)",
+                   due_at, line_items, created_at, updated_at, invoice_id)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15)",
             )
             .bind(i.id.to_string())
             .bind(i.org.to_string())
@@ -178,7 +181,8 @@ impl Store {
             .bind(i.due_at.map(ts))
             .bind(i.lines.to_string())
             .bind(ts(i.created_at))
-            .bind(ts(i.updated_at)),
+            .bind(ts(i.updated_at))
+            .bind(i.invoice_id.map(|u| u.to_string())),
         )
         .await?;
         Ok(())

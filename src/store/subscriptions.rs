@@ -77,6 +77,9 @@ pub struct Life {
     /// the end of the cycles paid for on the initial invoice
     pub paid_through: Option<NaiveDate>,
     pub pending_offering: Option<PendingOffering>,
+    /// the invoice whose dunning SUSPENDED it (paying that invoice restores
+    /// it; any other move forgets it)
+    pub suspended_for_invoice: Option<Uuid>,
 }
 
 impl Life {
@@ -115,7 +118,7 @@ pub(super) const SUBSCRIPTION_COLUMNS: &str = "s.seq, s.id, s.customer_id, c.nam
      s.iccid, s.esim_activation_code, s.status_reason, s.pending_status, s.pending_status_at, s.activated_at, s.paused_at, \
      s.suspended_at, s.blocked_at, s.cancelled_at, s.ended_at, s.binding_months, s.binding_ends_on, \
      s.subscriber_id, s.terms, s.billing_day, s.renews_on, s.paid_through, s.pending_offering_id, s.pending_offering_schedule, \
-     s.pending_offering_at";
+     s.pending_offering_at, s.suspended_for_invoice";
 
 pub(super) fn opt_date(r: &AnyRow, col: &str) -> Result<Option<NaiveDate>> {
     r.try_get::<Option<String>, _>(col)?
@@ -149,6 +152,7 @@ fn life(r: &AnyRow) -> Result<Life> {
         renews_on: opt_date(r, "renews_on")?,
         paid_through: opt_date(r, "paid_through")?,
         pending_offering,
+        suspended_for_invoice: super::payments::opt_uuid(r, "suspended_for_invoice")?,
     })
 }
 pub(super) const SUBSCRIPTIONS: &str = "subscriptions s JOIN customers c ON c.id = s.customer_id";
@@ -181,6 +185,14 @@ pub(super) fn subscription_row(r: &AnyRow) -> Result<(i64, SubscriptionRow)> {
 
 
 impl Store {
+    /// The organisation's subscriptions whose column `col` (a fixed name,
+    /// never input) holds `id`, as `tx` sees them.
+    pub(super) async fn subscriptions_where_in(tx: &mut Tx, org: Uuid, col: &'static str, id: Uuid) -> Result<Vec<SubscriptionRow>> {
+        let sql = format!("SELECT {SUBSCRIPTION_COLUMNS} FROM {SUBSCRIPTIONS} WHERE s.org_id = $1 AND {col} = $2 ORDER BY s.seq");
+        let rows = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).bind(id.to_string()).fetch_all(tx.conn().await?).await?;
+        rows.iter().map(|r| subscription_row(r).map(|(_, s)| s)).collect()
+    }
+
     /// A subscription of `org` by id or `rid_` reference.
     pub async fn subscription(&self, org: Uuid, key: &IdOrRef<'_>) -> Result<Option<SubscriptionRow>> {
         let (col, val) = key.column();

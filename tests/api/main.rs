@@ -12,6 +12,7 @@ mod delivery;
 mod events;
 mod guessing;
 mod idempotency;
+mod invoices;
 mod jobs;
 mod license_terms;
 mod licenses;

@@ -2474,7 +2474,7 @@ pub mod types {
         ///Shown on the page.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub description: ::std::option::Option<CreatePaymentLinkRequestDescription>,
-        ///When the link expires unpaid: in the future, at most 24 hours on and not after its order's expiresAt. Left out: the earlier of those two.
+        ///When the link expires unpaid: in the future; for an order at most 24 hours on and not after its order's expiresAt (left out: the earlier of those two); for an invoice at most 30 days on (left out: 30 days on).
         #[serde(
             rename = "expiresAt",
             skip_serializing_if = "::std::option::Option::is_none"
@@ -2486,7 +2486,7 @@ pub mod types {
             skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub grant_autopay_consent: ::std::option::Option<bool>,
-        ///An invoice to collect for. Invoice links are not available on this server yet (400 invoice_links_unavailable).
+        ///An OPEN invoice to collect for (404 invoice_not_found; 409 invoice_state_conflict naming another state). Paying it marks the invoice PAID (paymentMethod PAYMENT_LINK).
         #[serde(
             rename = "invoiceId",
             skip_serializing_if = "::std::option::Option::is_none"
@@ -2652,7 +2652,7 @@ pub mod types {
                 })
         }
     }
-    ///An invoice to collect for. Invoice links are not available on this server yet (400 invoice_links_unavailable).
+    ///An OPEN invoice to collect for (404 invoice_not_found; 409 invoice_state_conflict naming another state). Paying it marks the invoice PAID (paymentMethod PAYMENT_LINK).
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct CreatePaymentLinkRequestInvoiceId(::std::string::String);
@@ -6456,6 +6456,825 @@ pub mod types {
             value.parse()
         }
     }
+    ///What a customer owes for one billing day: the renewals, initial order invoices and priced usage of that day, in the customer's billing currency. Finalised (OPEN, numbered) at the end of its billing day by the organisation's clock; then collected by autopay or delivered by the customer's billing method. Its totals are the sums of its lines'.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct Invoice {
+        ///Once finalised: whether it is collected from the customer's default payment profile.
+        #[serde(
+            rename = "autoPay",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub auto_pay: ::std::option::Option<bool>,
+        ///The billing day whose lines it holds (by the organisation's clock).
+        #[serde(rename = "billingDate")]
+        pub billing_date: ::chrono::naive::NaiveDate,
+        ///Once finalised: how it was delivered (the customer's billing method then).
+        #[serde(
+            rename = "billingMethod",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub billing_method: ::std::option::Option<BillingMethod>,
+        ///When its first line was written.
+        #[serde(rename = "createdAt")]
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///ISO 4217 code (the customer's billing currency).
+        pub currency: InvoiceCurrency,
+        ///Who owes it.
+        #[serde(rename = "customerId")]
+        pub customer_id: ::uuid::Uuid,
+        ///Once delivered (moments after it is finalised): where its machine-readable document is downloaded, a Peppol BIS Billing 3.0 UBL Invoice (application/xml), at an address only this URL names. E_INVOICE customers are delivered it.
+        #[serde(
+            rename = "documentUrl",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub document_url: ::std::option::Option<::std::string::String>,
+        ///Once finalised: when payment is due (14 days after finalisation).
+        #[serde(
+            rename = "dueAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub due_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        ///When it was finalised.
+        #[serde(
+            rename = "finalizedAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub finalized_at: ::std::option::Option<
+            ::chrono::DateTime<::chrono::offset::Utc>,
+        >,
+        ///Identifier of the invoice.
+        #[serde(rename = "invoiceId")]
+        pub invoice_id: ::uuid::Uuid,
+        ///What it bills.
+        pub lines: ::std::vec::Vec<InvoiceLine>,
+        ///When autopay charges it again (1, 3 and 7 days after the failures), if it will.
+        #[serde(
+            rename = "nextPaymentAttemptAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub next_payment_attempt_at: ::std::option::Option<
+            ::chrono::DateTime<::chrono::offset::Utc>,
+        >,
+        ///Once finalised: its number, sequential per organisation without gaps (INV-000001, INV-000002, ...). A DRAFT has none.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub number: ::std::option::Option<::std::string::String>,
+        ///When it was paid.
+        #[serde(
+            rename = "paidAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub paid_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        ///Autopay's failed charges of it so far.
+        #[serde(
+            rename = "paymentAttempts",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub payment_attempts: ::std::option::Option<i32>,
+        ///The payment intent collecting it (autopay or a payment link), if any.
+        #[serde(
+            rename = "paymentIntentId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub payment_intent_id: ::std::option::Option<::uuid::Uuid>,
+        ///How it was paid.
+        #[serde(
+            rename = "paymentMethod",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub payment_method: ::std::option::Option<InvoicePaymentMethod>,
+        ///The reference given when it was marked paid.
+        #[serde(
+            rename = "paymentReference",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub payment_reference: ::std::option::Option<::std::string::String>,
+        ///Where the invoice is.
+        pub status: InvoiceStatus,
+        ///The sum of the lines' amountMinor.
+        #[serde(rename = "subtotalMinor")]
+        pub subtotal_minor: i64,
+        ///The sum of the lines' taxes.
+        #[serde(rename = "taxAmountMinor")]
+        pub tax_amount_minor: i64,
+        ///The taxes per rate, summed over the lines.
+        #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
+        pub taxes: ::std::vec::Vec<InvoiceTax>,
+        ///The sum of the lines' discounts.
+        #[serde(rename = "totalDiscountsMinor")]
+        pub total_discounts_minor: i64,
+        ///What is owed, subtotal less discounts plus taxes.
+        #[serde(rename = "totalMinor")]
+        pub total_minor: i64,
+        ///When it last changed.
+        #[serde(rename = "updatedAt")]
+        pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+    }
+    ///ISO 4217 code (the customer's billing currency).
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct InvoiceCurrency(::std::string::String);
+    impl ::std::ops::Deref for InvoiceCurrency {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<InvoiceCurrency> for ::std::string::String {
+        fn from(value: InvoiceCurrency) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for InvoiceCurrency {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^[A-Z]{3}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^[A-Z]{3}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for InvoiceCurrency {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for InvoiceCurrency {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for InvoiceCurrency {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///A discount taken off a line.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct InvoiceDiscount {
+        ///Amount taken off, in minor units (positive).
+        #[serde(rename = "amountMinor")]
+        pub amount_minor: i64,
+        ///The discount's name, as the catalog's price calls it.
+        pub description: ::std::string::String,
+    }
+    ///One line of an invoice: its amount before discounts, the discounts off it and the taxes on it, priced by the catalog's rules (the same as an order's pricing).
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct InvoiceLine {
+        ///The line's base cost, before discounts and taxes, in minor units.
+        #[serde(rename = "amountMinor")]
+        pub amount_minor: i64,
+        ///What the line is for, as the invoice shows it.
+        pub description: ::std::string::String,
+        ///Discounts taken off the line.
+        pub discounts: ::std::vec::Vec<InvoiceDiscount>,
+        ///The license billed, if any.
+        #[serde(
+            rename = "licenseId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub license_id: ::std::option::Option<::uuid::Uuid>,
+        ///The order whose initial invoice the line is, if any.
+        #[serde(
+            rename = "orderId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub order_id: ::std::option::Option<::uuid::Uuid>,
+        ///The day after the period billed (the next cycle's first day).
+        #[serde(
+            rename = "periodEnd",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub period_end: ::std::option::Option<::chrono::naive::NaiveDate>,
+        ///The first day of the period billed (none for a one-time charge).
+        #[serde(
+            rename = "periodStart",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub period_start: ::std::option::Option<::chrono::naive::NaiveDate>,
+        ///The subscription billed, if any.
+        #[serde(
+            rename = "subscriptionId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub subscription_id: ::std::option::Option<::uuid::Uuid>,
+        ///Taxes on the line (per rate of the customer's country).
+        pub taxes: ::std::vec::Vec<InvoiceTax>,
+        ///amountMinor less the discounts plus the taxes.
+        #[serde(rename = "totalMinor")]
+        pub total_minor: i64,
+        ///What the line bills.
+        #[serde(rename = "type")]
+        pub type_: InvoiceLineType,
+    }
+    ///What a line bills. SUBSCRIPTION_RENEWAL: a subscription's next billing cycle. LICENSE_RENEWAL: a license's next billing cycle. ORDER: an order's initial invoice line. USAGE: priced usage of a subscription (calls to international destinations).
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum InvoiceLineType {
+        #[serde(rename = "SUBSCRIPTION_RENEWAL")]
+        SubscriptionRenewal,
+        #[serde(rename = "LICENSE_RENEWAL")]
+        LicenseRenewal,
+        #[serde(rename = "ORDER")]
+        Order,
+        #[serde(rename = "USAGE")]
+        Usage,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
+    }
+    impl ::std::fmt::Display for InvoiceLineType {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::SubscriptionRenewal => f.write_str("SUBSCRIPTION_RENEWAL"),
+                Self::LicenseRenewal => f.write_str("LICENSE_RENEWAL"),
+                Self::Order => f.write_str("ORDER"),
+                Self::Usage => f.write_str("USAGE"),
+                Self::Unknown => f.write_str("Unknown"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for InvoiceLineType {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "SUBSCRIPTION_RENEWAL" => Ok(Self::SubscriptionRenewal),
+                "LICENSE_RENEWAL" => Ok(Self::LicenseRenewal),
+                "ORDER" => Ok(Self::Order),
+                "USAGE" => Ok(Self::Usage),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for InvoiceLineType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for InvoiceLineType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///One page of invoices.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct InvoiceList {
+        ///The invoices on this page.
+        pub items: ::std::vec::Vec<Invoice>,
+        ///Where the next page starts.
+        pub pagination: Pagination,
+    }
+    ///`InvoiceListCursor`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct InvoiceListCursor(::std::string::String);
+    impl ::std::ops::Deref for InvoiceListCursor {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<InvoiceListCursor> for ::std::string::String {
+        fn from(value: InvoiceListCursor) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for InvoiceListCursor {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 512usize {
+                return Err("longer than 512 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for InvoiceListCursor {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for InvoiceListCursor {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for InvoiceListCursor {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`InvoiceListCustomerIdItem`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct InvoiceListCustomerIdItem(::std::string::String);
+    impl ::std::ops::Deref for InvoiceListCustomerIdItem {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<InvoiceListCustomerIdItem> for ::std::string::String {
+        fn from(value: InvoiceListCustomerIdItem) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for InvoiceListCustomerIdItem {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 260usize {
+                return Err("longer than 260 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for InvoiceListCustomerIdItem {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for InvoiceListCustomerIdItem {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for InvoiceListCustomerIdItem {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`InvoiceListStatusItem`
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum InvoiceListStatusItem {
+        #[serde(rename = "DRAFT")]
+        Draft,
+        #[serde(rename = "OPEN")]
+        Open,
+        #[serde(rename = "PAID")]
+        Paid,
+        #[serde(rename = "VOID")]
+        Void,
+        #[serde(rename = "UNCOLLECTIBLE")]
+        Uncollectible,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
+    }
+    impl ::std::fmt::Display for InvoiceListStatusItem {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Draft => f.write_str("DRAFT"),
+                Self::Open => f.write_str("OPEN"),
+                Self::Paid => f.write_str("PAID"),
+                Self::Void => f.write_str("VOID"),
+                Self::Uncollectible => f.write_str("UNCOLLECTIBLE"),
+                Self::Unknown => f.write_str("Unknown"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for InvoiceListStatusItem {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "DRAFT" => Ok(Self::Draft),
+                "OPEN" => Ok(Self::Open),
+                "PAID" => Ok(Self::Paid),
+                "VOID" => Ok(Self::Void),
+                "UNCOLLECTIBLE" => Ok(Self::Uncollectible),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for InvoiceListStatusItem {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for InvoiceListStatusItem {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///`InvoiceMarkPaidInvoiceId`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct InvoiceMarkPaidInvoiceId(::std::string::String);
+    impl ::std::ops::Deref for InvoiceMarkPaidInvoiceId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<InvoiceMarkPaidInvoiceId> for ::std::string::String {
+        fn from(value: InvoiceMarkPaidInvoiceId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for InvoiceMarkPaidInvoiceId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 64usize {
+                return Err("longer than 64 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for InvoiceMarkPaidInvoiceId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for InvoiceMarkPaidInvoiceId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for InvoiceMarkPaidInvoiceId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`InvoiceMarkPaidXIdempotencyKey`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct InvoiceMarkPaidXIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for InvoiceMarkPaidXIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<InvoiceMarkPaidXIdempotencyKey> for ::std::string::String {
+        fn from(value: InvoiceMarkPaidXIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for InvoiceMarkPaidXIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 256usize {
+                return Err("longer than 256 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for InvoiceMarkPaidXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for InvoiceMarkPaidXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for InvoiceMarkPaidXIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///How a PAID invoice was paid. AUTOPAY: charged to the customer's default payment profile. PAYMENT_LINK: paid on a payment link's page. BANK_TRANSFER, CASH, OTHER: money received outside, marked paid.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum InvoicePaymentMethod {
+        #[serde(rename = "AUTOPAY")]
+        Autopay,
+        #[serde(rename = "PAYMENT_LINK")]
+        PaymentLink,
+        #[serde(rename = "BANK_TRANSFER")]
+        BankTransfer,
+        #[serde(rename = "CASH")]
+        Cash,
+        #[serde(rename = "OTHER")]
+        Other,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
+    }
+    impl ::std::fmt::Display for InvoicePaymentMethod {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Autopay => f.write_str("AUTOPAY"),
+                Self::PaymentLink => f.write_str("PAYMENT_LINK"),
+                Self::BankTransfer => f.write_str("BANK_TRANSFER"),
+                Self::Cash => f.write_str("CASH"),
+                Self::Other => f.write_str("OTHER"),
+                Self::Unknown => f.write_str("Unknown"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for InvoicePaymentMethod {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "AUTOPAY" => Ok(Self::Autopay),
+                "PAYMENT_LINK" => Ok(Self::PaymentLink),
+                "BANK_TRANSFER" => Ok(Self::BankTransfer),
+                "CASH" => Ok(Self::Cash),
+                "OTHER" => Ok(Self::Other),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for InvoicePaymentMethod {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for InvoicePaymentMethod {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///DRAFT: collecting the lines of its billing day; the only state that changes. OPEN: finalised and numbered, waiting for payment. PAID: paid (autopay, a payment link, or marked paid). VOID: cancelled by the operator (issued in error); owes nothing. UNCOLLECTIBLE: given up on by dunning; the customer's subscriptions it suspended are cancelled.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum InvoiceStatus {
+        #[serde(rename = "DRAFT")]
+        Draft,
+        #[serde(rename = "OPEN")]
+        Open,
+        #[serde(rename = "PAID")]
+        Paid,
+        #[serde(rename = "VOID")]
+        Void,
+        #[serde(rename = "UNCOLLECTIBLE")]
+        Uncollectible,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
+    }
+    impl ::std::fmt::Display for InvoiceStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Draft => f.write_str("DRAFT"),
+                Self::Open => f.write_str("OPEN"),
+                Self::Paid => f.write_str("PAID"),
+                Self::Void => f.write_str("VOID"),
+                Self::Uncollectible => f.write_str("UNCOLLECTIBLE"),
+                Self::Unknown => f.write_str("Unknown"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for InvoiceStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "DRAFT" => Ok(Self::Draft),
+                "OPEN" => Ok(Self::Open),
+                "PAID" => Ok(Self::Paid),
+                "VOID" => Ok(Self::Void),
+                "UNCOLLECTIBLE" => Ok(Self::Uncollectible),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for InvoiceStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for InvoiceStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///Tax at one rate, on the discounted amount.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct InvoiceTax {
+        ///The tax, in minor units, rounded half up per line.
+        #[serde(rename = "amountMinor")]
+        pub amount_minor: i64,
+        ///The tax's name (e.g. VAT 25%).
+        pub description: ::std::string::String,
+        ///The rate in basis points (2500 = 25%).
+        #[serde(rename = "rateBasisPoints")]
+        pub rate_basis_points: i32,
+    }
+    ///`InvoiceViewInvoiceId`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct InvoiceViewInvoiceId(::std::string::String);
+    impl ::std::ops::Deref for InvoiceViewInvoiceId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<InvoiceViewInvoiceId> for ::std::string::String {
+        fn from(value: InvoiceViewInvoiceId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for InvoiceViewInvoiceId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 64usize {
+                return Err("longer than 64 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for InvoiceViewInvoiceId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for InvoiceViewInvoiceId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for InvoiceViewInvoiceId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     ///A license (mostly a business telephony feature), optionally assigned to a subscription. EXTERNAL_PRODUCT order lines also create licenses, of type EXTERNAL_PRODUCT.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct License {
@@ -7485,6 +8304,145 @@ pub mod types {
         }
     }
     impl<'de> ::serde::Deserialize<'de> for LicenseViewLicenseId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///Money for an OPEN invoice received outside Switchboard. Every field is optional.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    pub struct MarkInvoicePaidRequest {
+        ///How it was received (default BANK_TRANSFER).
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub method: ::std::option::Option<MarkInvoicePaidRequestMethod>,
+        ///When the money was received; defaults to now, never in the future (organisation's clock).
+        #[serde(
+            rename = "paidAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub paid_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        ///The payment's reference (a bank transfer's OCR number, a receipt number).
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub reference: ::std::option::Option<MarkInvoicePaidRequestReference>,
+    }
+    ///How it was received (default BANK_TRANSFER).
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum MarkInvoicePaidRequestMethod {
+        #[serde(rename = "BANK_TRANSFER")]
+        BankTransfer,
+        #[serde(rename = "CASH")]
+        Cash,
+        #[serde(rename = "OTHER")]
+        Other,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
+    }
+    impl ::std::fmt::Display for MarkInvoicePaidRequestMethod {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::BankTransfer => f.write_str("BANK_TRANSFER"),
+                Self::Cash => f.write_str("CASH"),
+                Self::Other => f.write_str("OTHER"),
+                Self::Unknown => f.write_str("Unknown"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for MarkInvoicePaidRequestMethod {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "BANK_TRANSFER" => Ok(Self::BankTransfer),
+                "CASH" => Ok(Self::Cash),
+                "OTHER" => Ok(Self::Other),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for MarkInvoicePaidRequestMethod {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for MarkInvoicePaidRequestMethod {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///The payment's reference (a bank transfer's OCR number, a receipt number).
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct MarkInvoicePaidRequestReference(::std::string::String);
+    impl ::std::ops::Deref for MarkInvoicePaidRequestReference {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<MarkInvoicePaidRequestReference>
+    for ::std::string::String {
+        fn from(value: MarkInvoicePaidRequestReference) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for MarkInvoicePaidRequestReference {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for MarkInvoicePaidRequestReference {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for MarkInvoicePaidRequestReference {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for MarkInvoicePaidRequestReference {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
             D: ::serde::Deserializer<'de>,
@@ -9854,6 +10812,12 @@ pub mod types {
             skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub due_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        ///The invoice paid for (autopay, or an invoice's payment link).
+        #[serde(
+            rename = "invoiceId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub invoice_id: ::std::option::Option<::uuid::Uuid>,
         ///What is paid for, line by line.
         #[serde(rename = "lineItems")]
         pub line_items: ::std::vec::Vec<PaymentIntentLineItem>,
@@ -10541,7 +11505,7 @@ pub mod types {
         pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
         ///ISO 4217 code.
         pub currency: PaymentLinkCurrency,
-        ///The order's customer.
+        ///The customer who pays.
         #[serde(rename = "customerId")]
         pub customer_id: ::uuid::Uuid,
         ///Shown on the page.
@@ -10562,10 +11526,16 @@ pub mod types {
         ///The page to send the payer to: an unguessable address on the server's public URL, outside the API. Whoever has it can pay; nothing else can be read or changed with it.
         #[serde(rename = "hostedUrl")]
         pub hosted_url: ::std::string::String,
+        ///The invoice the link collects for (a link for an order has none).
+        #[serde(
+            rename = "invoiceId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub invoice_id: ::std::option::Option<::uuid::Uuid>,
         ///Client data, returned unchanged.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub metadata: ::std::option::Option<Metadata>,
-        ///The order the link collects for.
+        ///The order the link collects for (a link for an invoice has none).
         #[serde(
             rename = "orderId",
             skip_serializing_if = "::std::option::Option::is_none"
@@ -11194,7 +12164,7 @@ pub mod types {
                 })
         }
     }
-    ///ACTIVE: its page takes payment. COMPLETED: paid, and its order submitted. CANCELED: cancelled (by the cancel operation, or because its order was changed). EXPIRED: not paid by expiresAt. FAILED: paid, but its order could no longer be submitted; the payment is refunded.
+    ///ACTIVE: its page takes payment. COMPLETED: paid, and its order submitted. CANCELED: cancelled (by the cancel operation, because its order was changed, or because its invoice was paid otherwise, voided or given up). EXPIRED: not paid by expiresAt. FAILED: paid, but its order could no longer be submitted (or its invoice was no longer OPEN); the payment is refunded.
     #[derive(
         ::serde::Deserialize,
         ::serde::Serialize,
@@ -22997,6 +23967,227 @@ Sends a `GET` request to `/health`
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
+    /**List invoices
+
+Invoices of the organisation, oldest first. A user sees only what belongs to their own customers.
+
+Sends a `GET` request to `/invoices`
+
+Arguments:
+- `cursor`: Opaque cursor from the previous page's pagination.nextCursor.
+- `customer_id`: Only invoices of these customers (ids or `rid_` references).
+- `limit`: Page size.
+- `status`: Only invoices in these states.
+*/
+    pub async fn invoice_list<'a>(
+        &'a self,
+        cursor: Option<&'a types::InvoiceListCursor>,
+        customer_id: Option<&'a ::std::vec::Vec<types::InvoiceListCustomerIdItem>>,
+        limit: Option<::std::num::NonZeroU32>,
+        status: Option<&'a ::std::vec::Vec<types::InvoiceListStatusItem>>,
+    ) -> Result<ResponseValue<types::InvoiceList>, Error<types::Error>> {
+        let url = format!("{}/invoices", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .query(&progenitor_client::QueryParam::new("cursor", &cursor))
+            .query(&progenitor_client::QueryParam::new("customerId", &customer_id))
+            .query(&progenitor_client::QueryParam::new("limit", &limit))
+            .query(&progenitor_client::QueryParam::new("status", &status))
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "invoice_list",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Show an invoice
+
+One invoice with its lines. A user sees only what belongs to their own customers.
+
+Sends a `GET` request to `/invoices/{invoiceId}`
+
+Arguments:
+- `invoice_id`: The invoice.
+*/
+    pub async fn invoice_view<'a>(
+        &'a self,
+        invoice_id: &'a types::InvoiceViewInvoiceId,
+    ) -> Result<ResponseValue<types::Invoice>, Error<types::Error>> {
+        let url = format!(
+            "{}/invoices/{}", self.baseurl, encode_path(& invoice_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "invoice_view",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Mark an invoice paid
+
+Records money for an OPEN invoice received outside Switchboard (a bank transfer, cash): the invoice becomes PAID (invoice.paid) and the customer's subscriptions its dunning suspended are restored. Any other state answers 409 invoice_state_conflict naming it; a paidAt in the future (by the organisation's clock) answers 400. Needs the MANAGER role for the customer, or the API key alone.
+
+Sends a `POST` request to `/invoices/{invoiceId}/mark-paid`
+
+Arguments:
+- `invoice_id`: The invoice.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `body`
+*/
+    pub async fn invoice_mark_paid<'a>(
+        &'a self,
+        invoice_id: &'a types::InvoiceMarkPaidInvoiceId,
+        x_idempotency_key: Option<&'a types::InvoiceMarkPaidXIdempotencyKey>,
+        body: &'a types::MarkInvoicePaidRequest,
+    ) -> Result<ResponseValue<types::Invoice>, Error<types::Error>> {
+        let url = format!(
+            "{}/invoices/{}/mark-paid", self.baseurl, encode_path(& invoice_id
+            .to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = x_idempotency_key {
+            header_map.append("X-Idempotency-Key", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "invoice_mark_paid",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            409u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            413u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
     /**List licenses
 
 Licenses of the organisation, oldest first. A user sees only the licenses of their own customers.
@@ -24360,7 +25551,7 @@ Arguments:
     }
     /**Create a payment link
 
-Starts collecting the payment for an order: a link whose page (hostedUrl) takes the payment, and its payment intent (PENDING) for the order's initial invoice total, frozen now. Exactly one of orderId and invoiceId (invoice links: 400 invoice_links_unavailable on this server). Rule 2: an order that submission would refuse is refused here with what submission answers (409 order_validation_failed with a detail per failing field; 409 order_not_approved for an order waiting for approval; 409 order_state_conflict or order_expired for one no longer open), and nothing is collected. An order with nothing to pay now (total 0) answers 409 nothing_to_pay: save a method with a profile session instead. An order with an ACTIVE link already answers 409 payment_link_exists. The provider must be enabled for the organisation (412 payment_provider_disabled). setAsDefaultPaymentProfile and grantAutopayConsent need savePaymentProfile (400); grantAutopayConsent needs a usable default profile (setAsDefaultPaymentProfile, or an ACTIVE default already; else 409 default_payment_profile_required). paymentProfileId must be an ACTIVE profile of the customer at the link's provider (404, 409 payment_profile_not_usable). Changing the order's lines (PUT with lineItems), submitting or cancelling it, or its expiry, cancels its ACTIVE link. Needs the MANAGER role for the customer, or the API key alone.
+Starts collecting the payment for an order or an invoice: a link whose page (hostedUrl) takes the payment, and its payment intent (PENDING) for the order's initial invoice total (or the invoice's total), frozen now. Exactly one of orderId and invoiceId. An invoice must be OPEN (409 invoice_state_conflict naming its state), have no ACTIVE link (409 payment_link_exists) and no autopay charge being processed (409 payment_in_progress); paying its link marks it PAID. Rule 2: an order that submission would refuse is refused here with what submission answers (409 order_validation_failed with a detail per failing field; 409 order_not_approved for an order waiting for approval; 409 order_state_conflict or order_expired for one no longer open), and nothing is collected. An order with nothing to pay now (total 0) answers 409 nothing_to_pay: save a method with a profile session instead. An order with an ACTIVE link already answers 409 payment_link_exists. The provider must be enabled for the organisation (412 payment_provider_disabled). setAsDefaultPaymentProfile and grantAutopayConsent need savePaymentProfile (400); grantAutopayConsent needs a usable default profile (setAsDefaultPaymentProfile, or an ACTIVE default already; else 409 default_payment_profile_required). paymentProfileId must be an ACTIVE profile of the customer at the link's provider (404, 409 payment_profile_not_usable). Changing the order's lines (PUT with lineItems), submitting or cancelling it, or its expiry, cancels its ACTIVE link. Needs the MANAGER role for the customer, or the API key alone.
 
 Sends a `POST` request to `/payment-links`
 

@@ -46,8 +46,18 @@ pub async fn apply_if_due(caller: &Caller, mut l: LicenseRow) -> Result<LicenseR
                 (after, &[][..])
             }
         };
+        // a renewal of an ACTIVE license bills the cycle it begins
+        let bill = match (op, l.renews_on) {
+            (Op::RenewalDay, Some(renews)) if l.status == crate::kinds::LicenseStatus::Active => {
+                crate::domain::invoices::billed::license_renewal(caller, &l, renews, after.renews_on).await?
+            }
+            _ => None,
+        };
         let mut tx = caller.store.begin().await?;
         l = if write(caller, &mut tx, &mut offerings, &l, &after, told, at).await? {
+            if let Some(bill) = bill {
+                bill.write(&mut tx, caller, at).await?;
+            }
             tx.commit().await?;
             after
         } else {

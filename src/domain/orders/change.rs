@@ -37,6 +37,9 @@ pub async fn create_submitted(caller: &Caller, req: wire::CreateOrderRequest, ex
     // nobody else has seen the order: nothing can move it meanwhile
     let written = super::submit::write(&mut tx, caller, &row, checked).await?;
     let written = written.ok_or_else(|| Error::Internal(format!("order {} moved before it was committed", row.id)))?;
+    if let Some(bill) = crate::domain::invoices::billed::order_initial(&written.0) {
+        bill.write(&mut tx, caller, caller.now).await?;
+    }
     tx.commit().await?;
     Ok(written)
 }

@@ -104,8 +104,12 @@ pub async fn submit(caller: &Caller, key: &str) -> Result<wire::Order> {
     let Some((order, _)) = write(&mut tx, caller, &before, checked).await? else {
         return Err(moved_meanwhile(&mut tx, caller, before.id, OrderOp::Submit).await);
     };
-    // submitted without paying its link: the link collects no more
+    // submitted without paying its link: the link collects no more, and
+    // its initial invoice is billed
     crate::domain::payments::closing::order_moved(&mut tx, caller.org, before.id, caller.now).await?;
+    if let Some(bill) = crate::domain::invoices::billed::order_initial(&order) {
+        bill.write(&mut tx, caller, caller.now).await?;
+    }
     tx.commit().await?;
     Ok(order)
 }

@@ -51,3 +51,15 @@ pub async fn order_moved(tx: &mut Tx, org: Uuid, order: Uuid, now: DateTime<Utc>
     }
     Ok(())
 }
+
+/// In the transaction that pays (otherwise than through it), voids or
+/// gives up invoice `invoice`: its ACTIVE link, but `except` (the one
+/// paying it), is cancelled.
+pub async fn invoice_closed(tx: &mut Tx, org: Uuid, invoice: Uuid, except: Option<Uuid>, now: DateTime<Utc>) -> Result<()> {
+    for link in Store::links_of_invoice_in(tx, org, invoice, PaymentLinkStatus::Active).await? {
+        if Some(link.id) != except && close(tx, &link, LinkOp::InvoiceClosed, now).await?.is_none() {
+            return Err(Error::Internal(format!("link {} moved in its invoice's transaction", link.id)));
+        }
+    }
+    Ok(())
+}

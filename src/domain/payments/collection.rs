@@ -1,21 +1,24 @@
 //! What an intent collects through: a payment link (a page, where the payer
-//! may try again after a decline) or a payment session (a saved profile,
-//! charged off-session, which ends with its one charge). Each closes its
-//! own way when a charge ends (`settle`).
+//! may try again after a decline), a payment session (a saved profile,
+//! charged off-session, which ends with its one charge) or an invoice's
+//! autopay (a saved profile, charged off-session again after a decline).
+//! Each closes its own way when a charge ends (`settle`).
 
 use super::render;
 use super::states::{LINK, LinkOp, SESSION, SessionOp};
 use crate::domain::Caller;
 use crate::error::Result;
 use crate::events::{self, Event};
-use crate::kinds::{PaymentLinkStatus, PaymentSessionStatus};
-use crate::store::{ChargeRow, IntentRow, LinkRow, SessionRow, Store, Tx};
+use crate::kinds::{InvoiceStatus, PaymentLinkStatus, PaymentSessionStatus};
+use crate::store::{ChargeRow, IntentRow, InvoiceRow, LinkRow, SessionRow, Store, Tx};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 pub enum Collection {
     Link(LinkRow),
     Session(SessionRow),
+    /// an invoice's autopay
+    Invoice(InvoiceRow),
 }
 
 impl Collection {
@@ -27,6 +30,9 @@ impl Collection {
         if let Some(id) = intent.session_id {
             return Ok(store.session(intent.org, id).await?.map(Collection::Session));
         }
+        if let Some(id) = intent.invoice_id {
+            return Ok(store.invoice(intent.org, id).await?.map(Collection::Invoice));
+        }
         Ok(None)
     }
 
@@ -35,6 +41,7 @@ impl Collection {
         match self {
             Collection::Link(l) => l.status == PaymentLinkStatus::Active,
             Collection::Session(s) => s.status == PaymentSessionStatus::Processing,
+            Collection::Invoice(i) => i.status == InvoiceStatus::Open,
         }
     }
 
@@ -48,6 +55,7 @@ impl Collection {
         match self {
             Collection::Link(l) => l.order_id,
             Collection::Session(s) => Some(s.order_id),
+            Collection::Invoice(_) => None,
         }
     }
 
@@ -56,6 +64,7 @@ impl Collection {
         match self {
             Collection::Link(l) => format!("payment link was {}", l.status),
             Collection::Session(s) => format!("payment session was {}", s.status),
+            Collection::Invoice(i) => format!("invoice was {}", i.status),
         }
     }
 
@@ -71,6 +80,8 @@ impl Collection {
                 let claimed = SessionRow { updated_at: now, ..s.clone() };
                 Store::move_session(tx, &claimed, PaymentSessionStatus::Processing).await
             }
+            // paying it (`complete`) is its guarded write
+            Collection::Invoice(_) => Ok(true),
         }
     }
 
@@ -94,6 +105,8 @@ impl Collection {
                 Store::move_session(tx, &after, PaymentSessionStatus::Processing).await?;
                 Ok(None)
             }
+            // paid in `settle`, by its own guarded write
+            Collection::Invoice(_) => Ok(None),
         }
     }
 
@@ -113,16 +126,22 @@ impl Collection {
                 Store::move_session(tx, &after, PaymentSessionStatus::Processing).await?;
                 Ok(None)
             }
+            // nothing of autopay's to close: the intent keeps what it paid
+            Collection::Invoice(_) => Ok(None),
         }
     }
 
     /// Declined (`code`): a session FAILED; a link stays open for another
-    /// try.
-    pub async fn decline(self, tx: &mut Tx, now: DateTime<Utc>, code: &str) -> Result<()> {
-        if let Collection::Session(s) = self {
-            let status = SESSION.next(SessionOp::Declined, s.status)?;
-            let after = SessionRow { status, failure_code: Some(code.into()), updated_at: now, ..s };
-            Store::move_session(tx, &after, PaymentSessionStatus::Processing).await?;
+    /// try; an invoice's autopay tries again later.
+    pub async fn decline(self, tx: &mut Tx, caller: &Caller, code: &str) -> Result<()> {
+        match self {
+            Collection::Session(s) => {
+                let status = SESSION.next(SessionOp::Declined, s.status)?;
+                let after = SessionRow { status, failure_code: Some(code.into()), updated_at: caller.now, ..s };
+                Store::move_session(tx, &after, PaymentSessionStatus::Processing).await?;
+            }
+            Collection::Invoice(i) => crate::domain::invoices::collect::declined(tx, caller, &i).await?,
+            Collection::Link(_) => {}
         }
         Ok(())
     }

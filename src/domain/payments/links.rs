@@ -4,6 +4,7 @@
 
 use super::render::{self, hosted_url};
 use super::states::{LINK, LinkOp};
+use super::collecting::Collecting;
 use super::{closing, system};
 use crate::domain::access::Role;
 use crate::domain::{Caller, customers, orders};
@@ -16,8 +17,11 @@ use crate::wire::latest as wire;
 use chrono::{DateTime, Duration, Utc};
 use uuid::Uuid;
 
-/// A link expires unpaid after this long at most.
+/// An order's link expires unpaid after this long at most.
 pub const LIFETIME_HOURS: i64 = 24;
+
+/// An invoice's link (mailed with it) expires unpaid after this long at most.
+pub const INVOICE_LIFETIME_DAYS: i64 = 30;
 
 /// A page's token: 256 random bits, URL-safe. The token alone opens the
 /// page, so it must not be guessable (a link's id is not secret).
@@ -55,6 +59,7 @@ pub(super) fn http_url(v: &str) -> Option<String> {
 /// The request's fields that must agree with each other (400 for each that
 /// does not, all at once).
 fn check_fields(req: &wire::CreatePaymentLinkRequest, asks: Asks, now: DateTime<Utc>) -> Result<()> {
+    let lifetime = if req.invoice_id.is_some() { Duration::days(INVOICE_LIFETIME_DAYS) } else { Duration::hours(LIFETIME_HOURS) };
     let mut bad = vec![];
     if req.order_id.is_some() && req.invoice_id.is_some() {
         bad.push(Detail::new("invoiceId", "exactly_one", "give orderId or invoiceId, not both"));
@@ -78,18 +83,13 @@ fn check_fields(req: &wire::CreatePaymentLinkRequest, asks: Asks, now: DateTime<
     if let Some(at) = req.expires_at {
         if at <= now {
             bad.push(Detail::new("expiresAt", "in_the_past", "must be in the future"));
-        } else if at > now + Duration::hours(LIFETIME_HOURS) {
-            bad.push(Detail::new("expiresAt", "too_far", "at most 24 hours from now"));
+        } else if at > now + lifetime {
+            let most = if req.invoice_id.is_some() { "at most 30 days from now" } else { "at most 24 hours from now" };
+            bad.push(Detail::new("expiresAt", "too_far", most));
         }
     }
     if !bad.is_empty() {
         return Err(Error::Invalid(bad));
-    }
-    if req.invoice_id.is_some() {
-        return Err(Error::BadRequest {
-            code: InternalCode::InvoiceLinksUnavailable,
-            message: "Payment links for invoices are not available on this server yet; give an orderId.".into(),
-        });
     }
     Ok(())
 }
@@ -177,9 +177,14 @@ pub async fn create(caller: &Caller, public_url: &str, req: wire::CreatePaymentL
     let now = caller.now;
     let asks = Asks::of(&req);
     check_fields(&req, asks, now)?;
-    let (order, priced, amount) = collectable(caller, req.order_id.as_deref().unwrap_or_default()).await?;
+    let collecting = match (&req.order_id, &req.invoice_id) {
+        (Some(order), _) => Collecting::order(caller, order).await?,
+        (None, Some(invoice)) => Collecting::invoice(caller, invoice).await?,
+        (None, None) => return Err(Error::Internal("a link for nothing passed its checks".into())),
+    };
+    let customer = collecting.customer_id;
     let profile = match &req.payment_profile_id {
-        Some(key) => Some(super::profiles::usable(caller, key, order.customer_id).await?),
+        Some(key) => Some(super::profiles::usable(caller, key, customer).await?),
         None => None,
     };
     let provider = provider(caller, req.payment_provider.map(Into::into), profile.as_ref().map(|p| p.provider)).await?;
@@ -193,7 +198,7 @@ pub async fn create(caller: &Caller, public_url: &str, req: wire::CreatePaymentL
         }
     }
     if asks.autopay && !asks.set_default {
-        let customer = customers::find(caller, &order.customer_id.to_string()).await?;
+        let customer = customers::find(caller, &customer.to_string()).await?;
         let default = customer.billing.as_ref().and_then(|b| b.default_payment_profile_id.clone());
         let usable = match default.as_deref().and_then(|d| Uuid::parse_str(d).ok()) {
             Some(id) => caller.store.profile(caller.org, id).await?.is_some_and(|p| p.status == PaymentProfileStatus::Active),
@@ -207,62 +212,104 @@ pub async fn create(caller: &Caller, public_url: &str, req: wire::CreatePaymentL
             });
         }
     }
-    let expires_at = req.expires_at.unwrap_or(now + Duration::hours(LIFETIME_HOURS)).min(order.expires_at);
-    let (link_id, intent_id, token) = (crate::domain::new_id(), crate::domain::new_id(), new_token());
-    let description = req.description.clone().or_else(|| Some(format!("Order {}", order.id)));
-    let intent = IntentRow {
-        id: intent_id,
-        org: caller.org,
-        customer_id: order.customer_id,
-        order_id: Some(order.id),
-        link_id: Some(link_id),
-        session_id: None,
-        status: PaymentIntentStatus::Pending,
-        amount_minor: amount,
-        currency: order.currency.clone(),
-        description: description.clone(),
-        due_at: Some(expires_at),
-        lines: serde_json::to_value(render::lines_of(&priced)).expect("JSON"),
-        created_at: now,
-        updated_at: now,
-    };
+    let lifetime = if collecting.invoice_id().is_some() { Duration::days(INVOICE_LIFETIME_DAYS) } else { Duration::hours(LIFETIME_HOURS) };
+    let mut expires_at = req.expires_at.unwrap_or(now + lifetime);
+    if let Some(until) = collecting.until {
+        expires_at = expires_at.min(until);
+    }
+    let link = new_link(caller, public_url, &collecting, provider, expires_at, req.description.clone());
     let link = LinkRow {
-        id: link_id,
-        org: caller.org,
-        customer_id: order.customer_id,
-        order_id: Some(order.id),
-        intent_id,
-        hosted_url: hosted_url(public_url, &token),
-        token,
-        status: PaymentLinkStatus::Active,
-        provider,
-        amount_minor: amount,
-        currency: order.currency.clone(),
         profile_id: profile.map(|p| p.id),
         save_profile: asks.save,
         set_default: asks.set_default,
         autopay: asks.autopay,
-        description,
         return_url: req.return_url.as_deref().and_then(http_url),
         cancel_url: req.cancel_url.as_deref().and_then(http_url),
-        failure_reason: None,
-        paid: false,
         metadata: req.metadata.map(|m| m.0),
-        expires_at,
-        completed_at: None,
-        created_at: now,
-        updated_at: now,
+        ..link
     };
     let mut tx = caller.store.begin().await?;
-    claim_for_collection(&mut tx, &order).await?;
-    Store::insert_intent(&mut tx, &intent).await?;
-    Store::insert_link(&mut tx, &link).await.map_err(|e| if e.is_concurrent_conflict() { link_exists() } else { e })?;
-    Store::schedule_job(&mut tx, JobKind::PaymentLinkExpiry, &link.id.to_string(), Some(caller.org), expires_at, now).await?;
+    collecting.claim(&mut tx).await?;
+    insert(&mut tx, caller, &collecting, &link).await?;
     tx.commit().await?;
     Ok(render::link(&link))
 }
 
-fn link_exists() -> Error {
+/// A new ACTIVE link collecting `collecting` through `provider`, asking
+/// nothing beyond the payment.
+fn new_link(caller: &Caller, public_url: &str, collecting: &Collecting, provider: ProviderName, expires_at: DateTime<Utc>, description: Option<String>) -> LinkRow {
+    let now = caller.now;
+    let token = new_token();
+    LinkRow {
+        id: crate::domain::new_id(),
+        org: caller.org,
+        customer_id: collecting.customer_id,
+        order_id: collecting.order_id(),
+        invoice_id: collecting.invoice_id(),
+        intent_id: crate::domain::new_id(),
+        hosted_url: hosted_url(public_url, &token),
+        token,
+        status: PaymentLinkStatus::Active,
+        provider,
+        amount_minor: collecting.amount_minor,
+        currency: collecting.currency.clone(),
+        profile_id: None,
+        save_profile: false,
+        set_default: false,
+        autopay: false,
+        description: description.or_else(|| Some(collecting.description.clone())),
+        return_url: None,
+        cancel_url: None,
+        failure_reason: None,
+        paid: false,
+        metadata: None,
+        expires_at,
+        completed_at: None,
+        created_at: now,
+        updated_at: now,
+    }
+}
+
+/// In `tx`: `link` and its intent (PENDING), and the job that expires it.
+async fn insert(tx: &mut Tx, caller: &Caller, collecting: &Collecting, link: &LinkRow) -> Result<()> {
+    let intent = IntentRow {
+        id: link.intent_id,
+        org: caller.org,
+        customer_id: link.customer_id,
+        order_id: link.order_id,
+        link_id: Some(link.id),
+        session_id: None,
+        invoice_id: link.invoice_id,
+        status: PaymentIntentStatus::Pending,
+        amount_minor: link.amount_minor,
+        currency: link.currency.clone(),
+        description: link.description.clone(),
+        due_at: Some(link.expires_at),
+        lines: collecting.lines.clone(),
+        created_at: link.created_at,
+        updated_at: link.created_at,
+    };
+    Store::insert_intent(tx, &intent).await?;
+    Store::insert_link(tx, link).await.map_err(|e| if e.is_concurrent_conflict() { link_exists() } else { e })?;
+    Store::schedule_job(tx, JobKind::PaymentLinkExpiry, &link.id.to_string(), Some(caller.org), link.expires_at, caller.now).await
+}
+
+/// In `tx`, which delivers OPEN `invoice`: the link a mail offers to pay
+/// it, ACTIVE for `INVOICE_LIFETIME_DAYS` through the first provider the
+/// organisation has enabled; its ACTIVE link if it has one. None when no
+/// provider is enabled.
+pub async fn for_invoice(tx: &mut Tx, caller: &Caller, public_url: &str, invoice: &crate::store::InvoiceRow) -> Result<Option<LinkRow>> {
+    if let Some(active) = Store::links_of_invoice_in(tx, caller.org, invoice.id, PaymentLinkStatus::Active).await?.pop() {
+        return Ok(Some(active));
+    }
+    let Ok(provider) = provider(caller, None, None).await else { return Ok(None) };
+    let collecting = Collecting::open_invoice(invoice.clone())?;
+    let link = new_link(caller, public_url, &collecting, provider, caller.now + Duration::days(INVOICE_LIFETIME_DAYS), None);
+    insert(tx, caller, &collecting, &link).await?;
+    Ok(Some(link))
+}
+
+pub(super) fn link_exists() -> Error {
     Error::Conflict {
         code: InternalCode::PaymentLinkExists,
         message: "The order already has an ACTIVE payment link; cancel it first.".into(),

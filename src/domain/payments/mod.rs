@@ -10,6 +10,7 @@
 
 pub mod charge;
 pub mod closing;
+pub mod collecting;
 pub mod collection;
 pub mod links;
 pub mod profile_sessions;

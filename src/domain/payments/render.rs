@@ -10,8 +10,9 @@ use uuid::Uuid;
 /// A line of an intent, as kept (`payment_intents.line_items`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct IntentLine {
-    /// the order's line it stands for
-    pub line_item_id: Uuid,
+    /// the order's line it stands for (none for an invoice's)
+    #[serde(default)]
+    pub line_item_id: Option<Uuid>,
     pub description: String,
     pub amount_minor: i64,
     pub discounts: Vec<(String, i64)>,
@@ -28,7 +29,7 @@ pub fn lines_of(order: &wire::Order) -> Vec<IntentLine> {
         .line_items
         .iter()
         .map(|l| IntentLine {
-            line_item_id: l.line_item_id,
+            line_item_id: Some(l.line_item_id),
             description: l.product_offering.name.clone(),
             amount_minor: l.pricing.subtotal_minor,
             discounts: l.pricing.discounts.iter().map(|d| (d.description.clone(), d.amount_minor)).collect(),
@@ -47,7 +48,7 @@ pub fn stored_lines(row: &IntentRow) -> Result<Vec<IntentLine>> {
 pub fn with_created(row: &mut IntentRow, order: &wire::Order) -> Result<()> {
     let mut lines = stored_lines(row)?;
     for l in &mut lines {
-        if let Some(o) = order.line_items.iter().find(|o| o.line_item_id == l.line_item_id) {
+        if let Some(o) = order.line_items.iter().find(|o| Some(o.line_item_id) == l.line_item_id) {
             l.subscription_id = o.created_subscription_id.or(o.subscription_id);
             l.license_id = o.created_license_id;
         }
@@ -117,6 +118,7 @@ pub fn intent(row: &IntentRow, charges: &[ChargeRow], refunds: &[RefundRow]) -> 
         amount_refunded_minor: refunded(refunds),
         description: row.description.clone(),
         order_id: row.order_id,
+        invoice_id: row.invoice_id,
         payment_link_id: row.link_id,
         payment_session_id: row.session_id,
         due_at: row.due_at,
@@ -148,6 +150,7 @@ pub fn link(row: &LinkRow) -> wire::PaymentLink {
     wire::PaymentLink {
         payment_link_id: row.id,
         order_id: row.order_id,
+        invoice_id: row.invoice_id,
         customer_id: row.customer_id,
         payment_provider: row.provider.into(),
         payment_profile_id: row.profile_id,

@@ -54,6 +54,7 @@ pub async fn create(caller: &Caller, req: wire::CreatePaymentSessionRequest) -> 
         order_id: Some(order.id),
         link_id: None,
         session_id: Some(session_id),
+        invoice_id: None,
         // collection starts with its charge
         status: INTENT.next(IntentOp::Charge, PaymentIntentStatus::Pending)?,
         amount_minor: amount,

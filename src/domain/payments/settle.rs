@@ -7,7 +7,7 @@
 use super::render;
 use super::collection::Collection;
 use super::states::{CHARGE, ChargeOp, INTENT, IntentOp};
-use crate::domain::{Caller, orders};
+use crate::domain::{Caller, invoices, orders};
 use crate::error::{Error, Result};
 use crate::events::{self, Event};
 use crate::kinds::{ChargeStatus, PaymentIntentStatus};
@@ -123,7 +123,7 @@ pub async fn record(caller: &Caller, id: Uuid, outcome: Result<Outcome, Provider
                     // no payer to authenticate an off-session charge
                     _ => "authentication_required",
                 };
-                c.decline(&mut tx, caller.now, code).await?;
+                c.decline(&mut tx, caller, code).await?;
             }
             recorded(&charged)
         }
@@ -191,6 +191,22 @@ async fn complete(
     let refund = |why: String| super::refunds::pending(charge, charge.amount_minor, why, caller.now);
     // claimed first: a cancel or an expiry that beat this transaction to
     // it wins, and the payment is given back
+    // an invoice (autopay's, or a link's) is paid by its guarded write; one
+    // no longer OPEN gives the payment back (a link FAILED)
+    let invoice = match &collection {
+        Collection::Invoice(i) => Some((i.id, None)),
+        Collection::Link(l) => l.invoice_id.map(|i| (i, Some(l.id))),
+        Collection::Session(_) => None,
+    };
+    if let Some((invoice, link)) = invoice {
+        let open = collection.is_open() && collection.claim(tx, caller.now).await?;
+        if open && invoices::paid::by_charge(tx, caller, invoice, intent.id, link).await? {
+            return collection.complete(tx, caller, charge).await;
+        }
+        let reason = "The invoice was no longer open when the payment succeeded.".to_string();
+        refunds.push(super::refunds::write(tx, refund(reason.clone())).await?);
+        return if open { collection.refuse(tx, caller.now, &reason).await } else { Ok(None) };
+    }
     let claimed = match submission {
         Some(s) if collection.is_open() && collection.claim(tx, caller.now).await? => s,
         _ => {

@@ -11,6 +11,8 @@ pub enum LinkOp {
     Cancel,
     /// its order was changed, cancelled or expired
     OrderChanged,
+    /// its invoice was paid otherwise, voided or given up
+    InvoiceClosed,
     Completed,
     /// paid, but its order would not submit any more
     OrderRefused,
@@ -22,6 +24,7 @@ impl Operation for LinkOp {
         match self {
             LinkOp::Cancel => "cancel",
             LinkOp::OrderChanged => "order changed",
+            LinkOp::InvoiceClosed => "invoice paid otherwise or closed",
             LinkOp::Completed => "paid, order submitted",
             LinkOp::OrderRefused => "paid, order refused",
             LinkOp::Expire => "expiresAt passes",
@@ -30,7 +33,7 @@ impl Operation for LinkOp {
 
     fn done(self) -> &'static str {
         match self {
-            LinkOp::Cancel | LinkOp::OrderChanged => "cancelled",
+            LinkOp::Cancel | LinkOp::OrderChanged | LinkOp::InvoiceClosed => "cancelled",
             LinkOp::Completed => "completed",
             LinkOp::OrderRefused => "failed",
             LinkOp::Expire => "expired",
@@ -48,6 +51,7 @@ pub const LINK: Table<L, LinkOp> = Table {
     moves: &[
         (LinkOp::Cancel, &[L::Active], L::Canceled),
         (LinkOp::OrderChanged, &[L::Active], L::Canceled),
+        (LinkOp::InvoiceClosed, &[L::Active], L::Canceled),
         (LinkOp::Completed, &[L::Active], L::Completed),
         (LinkOp::OrderRefused, &[L::Active], L::Failed),
         (LinkOp::Expire, &[L::Active], L::Expired),

@@ -101,6 +101,9 @@ impl Moves<'_> {
             return Err(conflict(InternalCode::NumberNotHeld, "Another subscription holds this number at the network: this one cannot be moved.", "msisdn"));
         }
         after.life.status_reason = reason;
+        // a move asked for is no longer dunning's: paying the invoice
+        // does not undo it
+        after.life.suspended_for_invoice = None;
         after.updated_at = self.caller.now;
         Ok((before, after))
     }

@@ -10,6 +10,7 @@ use super::states::{SUBSCRIPTION, SubscriptionOp as Op};
 use super::terms::{change_to, next_cycle};
 use crate::domain::cycles::midnight;
 use crate::domain::Caller;
+use crate::domain::invoices::billed::{self, Bill};
 use crate::error::{Error, Result};
 use crate::events::Event;
 use crate::store::{IdOrRef, Store, SubscriptionRow};
@@ -28,16 +29,18 @@ fn next_due(row: &SubscriptionRow) -> Option<(DateTime<Utc>, Op)> {
     [moved, offering, renewal].into_iter().flatten().min_by_key(|(at, _)| *at)
 }
 
-/// `row` after `op`, due at `at`, and the events it records.
-async fn after(caller: &Caller, row: &SubscriptionRow, op: Op, at: DateTime<Utc>) -> Result<(SubscriptionRow, Events)> {
+/// `row` after `op`, due at `at`, the events it records, and what it
+/// bills (a renewal: the cycle it begins).
+async fn after(caller: &Caller, row: &SubscriptionRow, op: Op, at: DateTime<Utc>) -> Result<(SubscriptionRow, Events, Option<Bill>)> {
     let mut after = row.clone();
     after.updated_at = at.max(row.updated_at);
     // a state the table does not move (cancelled meanwhile) only forgets
     // what was due
     let Some(to) = SUBSCRIPTION.target(op, row.status) else {
         (after.life.pending, after.life.pending_offering, after.life.renews_on) = (None, None, None);
-        return Ok((after, &[]));
+        return Ok((after, &[], None));
     };
+    let mut bill = None;
     after.status = to;
     let events: Events = match op {
         Op::ActivationCompletes => {
@@ -61,18 +64,24 @@ async fn after(caller: &Caller, row: &SubscriptionRow, op: Op, at: DateTime<Utc>
             let renews = agreed(row.life.renews_on, "a subscription's due renewal")?;
             after.life.renews_on = next_cycle(row, renews)?;
             // a PAUSED or BLOCKED subscription is not billed: its cycle passes unrenewed
-            if matches!(row.status, Status::Activated | Status::Suspended) { &[Event::SubscriptionRenewed] } else { &[] }
+            if matches!(row.status, Status::Activated | Status::Suspended) {
+                bill = billed::subscription_renewal(caller, row, renews, after.life.renews_on).await?;
+                &[Event::SubscriptionRenewed]
+            } else {
+                &[]
+            }
         }
         other => return Err(Error::Internal(format!("subscription {}: {other:?} does not fall due", row.id))),
     };
-    Ok((after, events))
+    Ok((after, events, bill))
 }
 
 /// `row` with everything due by the caller's now done, in time order.
 pub async fn apply_if_due(caller: &Caller, mut row: SubscriptionRow) -> Result<SubscriptionRow> {
     while let Some((at, op)) = next_due(&row).filter(|(at, _)| *at <= caller.now) {
-        let (next, events) = after(caller, &row, op, at).await?;
-        row = match commit(caller, &row, &next, Also::Nothing, op, events, at).await {
+        let (next, events, bill) = after(caller, &row, op, at).await?;
+        let also = bill.as_ref().map_or(Also::Nothing, Also::Bill);
+        row = match commit(caller, &row, &next, also, op, events, at).await {
             Ok(_) => next,
             // another request or instance did it first: go on from what it left
             Err(Error::Conflict { .. }) => {

@@ -32,6 +32,12 @@ pub enum SubscriptionOp {
     RenewalDay,
     /// PUT /subscribers/{id}
     SetSubscriber,
+    /// dunning: an invoice of its customer is overdue
+    DunningSuspend,
+    /// dunning: the invoice that suspended it is paid
+    DunningRestore,
+    /// dunning: the invoice that suspended it is uncollectible
+    DunningCancel,
 }
 
 impl Operation for SubscriptionOp {
@@ -53,6 +59,9 @@ impl Operation for SubscriptionOp {
             OfferingChangeDate => "a scheduled offering change's date arrives",
             RenewalDay => "the renewal day arrives",
             SetSubscriber => "set its subscriber",
+            DunningSuspend => "dunning: an invoice overdue",
+            DunningRestore => "dunning: the invoice paid",
+            DunningCancel => "dunning: the invoice uncollectible",
         }
     }
 
@@ -73,12 +82,15 @@ impl Operation for SubscriptionOp {
             ChangeOffering | OfferingChangeDate => "changed to another offering",
             RenewalDay => "renewed",
             SetSubscriber => "given a subscriber",
+            DunningSuspend => "suspended",
+            DunningRestore => "restored",
+            DunningCancel => "cancelled",
         }
     }
 
     fn requested(self) -> bool {
         use SubscriptionOp::*;
-        !matches!(self, ActivationCompletes | CancellationDate | OfferingChangeDate | RenewalDay)
+        !matches!(self, ActivationCompletes | CancellationDate | OfferingChangeDate | RenewalDay | DunningSuspend | DunningRestore | DunningCancel)
     }
 }
 
@@ -131,6 +143,9 @@ pub const SUBSCRIPTION: Table<Status, SubscriptionOp> = Table {
         (SubscriptionOp::SetSubscriber, &[Status::Paused], Status::Paused),
         (SubscriptionOp::SetSubscriber, &[Status::Suspended], Status::Suspended),
         (SubscriptionOp::SetSubscriber, &[Status::Blocked], Status::Blocked),
+        (SubscriptionOp::DunningSuspend, &[Status::Activated], Status::Suspended),
+        (SubscriptionOp::DunningRestore, &[Status::Suspended], Status::Activated),
+        (SubscriptionOp::DunningCancel, LIVE, Status::Cancelled),
     ],
     refused: |s| match s {
         Status::Pending => InternalCode::SubscriptionPending,

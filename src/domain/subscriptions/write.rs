@@ -64,6 +64,8 @@ pub enum Also<'a> {
     Sim(&'a Sim),
     /// what its subscriber is set to
     Subscriber(&'a serde_json::Value),
+    /// the lines its renewal bills
+    Bill(&'a crate::domain::invoices::billed::Bill),
 }
 
 /// Writes a move: `after` over `before` if nobody moved it meanwhile, what
@@ -78,30 +80,48 @@ pub async fn commit(
     events: Events,
     at: DateTime<Utc>,
 ) -> Result<wire::Subscription> {
+    let mut tx = caller.store.begin().await?;
+    let answer = commit_in(&mut tx, caller, before, after, also, op, events, at).await?;
+    tx.commit().await?;
+    Ok(answer)
+}
+
+/// `commit` in a transaction of the caller's, which also writes what moved
+/// the subscription (an invoice's dunning).
+#[allow(clippy::too_many_arguments)]
+pub async fn commit_in(
+    tx: &mut Tx,
+    caller: &Caller,
+    before: &SubscriptionRow,
+    after: &SubscriptionRow,
+    also: Also<'_>,
+    op: Op,
+    events: Events,
+    at: DateTime<Utc>,
+) -> Result<wire::Subscription> {
     let answer = shown(caller, &mut Offerings::default(), after).await?;
     let (org, id) = (caller.org, after.id);
-    let mut tx = caller.store.begin().await?;
-    if !Store::update_subscription(&mut tx, org, after, before).await? {
-        return Err(moved_meanwhile(&mut tx, caller, id, op).await);
+    if !Store::update_subscription(tx, org, after, before).await? {
+        return Err(moved_meanwhile(tx, caller, id, op).await);
     }
     match also {
         Also::Nothing => {}
-        Also::Sim(sim) => Store::put_on_sim(&mut tx, org, id, &sim.iccid, after.sim_type, sim.activation_code.as_deref(), at).await?,
-        Also::Subscriber(doc) => Store::set_subscriber(&mut tx, org, after.subscriber_id, id, doc, at).await?,
+        Also::Sim(sim) => Store::put_on_sim(tx, org, id, &sim.iccid, after.sim_type, sim.activation_code.as_deref(), at).await?,
+        Also::Subscriber(doc) => Store::set_subscriber(tx, org, after.subscriber_id, id, doc, at).await?,
+        Also::Bill(bill) => bill.clone().write(tx, caller, at).await?,
     }
     if after.status == Status::Cancelled {
-        Store::block_sims(&mut tx, id, at).await?;
-        Store::release_number(&mut tx, id).await?;
+        Store::block_sims(tx, id, at).await?;
+        Store::release_number(tx, id).await?;
     }
     if let Some(due) = after.life.due_at().filter(|d| before.life.due_at() != Some(*d)) {
-        Store::schedule_job(&mut tx, JobKind::SubscriptionScheduled, &id.to_string(), Some(org), due, caller.now).await?;
+        Store::schedule_job(tx, JobKind::SubscriptionScheduled, &id.to_string(), Some(org), due, caller.now).await?;
     }
     for event in events {
-        events::record(&mut tx, org, at, &event(answer.clone())).await?;
+        events::record(tx, org, at, &event(answer.clone())).await?;
     }
     // its add-ons and licenses follow it, their events after its own
-    crate::domain::addons::lifecycle::follow(&caller.store, &mut tx, org, before.status, after, at, caller.now).await?;
-    crate::domain::licenses::lifecycle::follow(caller, &mut tx, before.status, after, at).await?;
-    tx.commit().await?;
+    crate::domain::addons::lifecycle::follow(&caller.store, tx, org, before.status, after, at, caller.now).await?;
+    crate::domain::licenses::lifecycle::follow(caller, tx, before.status, after, at).await?;
     Ok(answer)
 }

@@ -78,6 +78,8 @@ pub async fn record(store: &Store, org: Uuid, id: Uuid, record: &UsageRecord, no
         let unpaid = pay_call(&mut tx, org, row.id, record, valid).await?;
         if unpaid > 0 {
             period = Store::add_period_usage(&mut tx, org, row.id, start, Amounts { ild_minor: unpaid, ..Amounts::default() }, now).await?;
+            // what is charged is billed on the day's invoice
+            crate::domain::invoices::billed::usage(&caller, &row, unpaid).await?.write(&mut tx, &caller, now).await?;
         }
     } else {
         let before = of(&period.amounts, record.kind) - record.quantity;

@@ -1,0 +1,203 @@
+//! Autopay: an invoice of a customer who pays by autopay is charged
+//! off-session to their default payment profile when it is finalised. The
+//! intent and its charge (PROCESSING) are committed with the finalisation
+//! and sent by the payment.charge job with the charge's id as the
+//! provider's idempotency key (`payments::charge::resolve`), so a crash
+//! never charges twice. A failed charge leaves the intent
+//! REQUIRES_PAYMENT_METHOD and is tried again 1, 3 and 7 days later by the
+//! organisation's clock (`RETRY_DAYS`), each on a new charge of the same
+//! intent; the outcome is settled by `payments::settle` through the
+//! invoice's `Collection`.
+
+use super::lines;
+use super::states::{INVOICE, InvoiceOp};
+use crate::domain::Caller;
+use crate::domain::payments::render::IntentLine;
+use crate::domain::payments::states::{INTENT, IntentOp};
+use crate::error::{Error, Result};
+use crate::events::{self, Event};
+use crate::kinds::{ChargeStatus, InvoiceStatus, PaymentIntentStatus, PaymentProfileStatus};
+use crate::store::{ChargeRow, ChargedMethod, CustomerRow, IntentRow, InvoiceRow, JobKind, ProfileRow, Store, Tx};
+use chrono::{DateTime, Duration, Utc};
+use uuid::Uuid;
+
+/// Days after each failed charge before the next (then no more: dunning
+/// follows the invoice up).
+pub const RETRY_DAYS: [i64; 3] = [1, 3, 7];
+
+/// The customer's default profile, if autopay may charge it now: ACTIVE,
+/// at a provider the organisation has enabled.
+async fn usable_default(caller: &Caller, customer: &CustomerRow) -> Result<Option<ProfileRow>> {
+    let Some(id) = customer.billing.as_ref().and_then(|b| b.default_payment_profile_id.as_deref()).and_then(|d| Uuid::parse_str(d).ok()) else {
+        return Ok(None);
+    };
+    let Some(profile) = caller.store.profile(caller.org, id).await?.filter(|p| p.status == PaymentProfileStatus::Active) else { return Ok(None) };
+    if !crate::domain::payments::links::provider_enabled(caller, profile.provider).await? {
+        return Ok(None);
+    }
+    Ok(Some(profile))
+}
+
+/// A charge of `intent` to `profile`, PROCESSING, sent off-session by its job.
+fn charge_of(intent: &IntentRow, profile: &ProfileRow, now: DateTime<Utc>) -> ChargeRow {
+    ChargeRow {
+        id: crate::domain::new_id(),
+        org: intent.org,
+        intent_id: intent.id,
+        status: ChargeStatus::Processing,
+        amount_minor: intent.amount_minor,
+        currency: intent.currency.clone(),
+        provider: profile.provider,
+        method: ChargedMethod { token: profile.token.clone(), kind: profile.method_type.clone(), display_name: profile.display_name.clone(), expires_on: profile.expires_on },
+        profile_id: Some(profile.id),
+        off_session: true,
+        failure_code: None,
+        created_at: now,
+        updated_at: now,
+    }
+}
+
+/// Autopay's first charge of an invoice being finalised, to be started in
+/// the finalising transaction.
+pub struct Autopay {
+    pub intent: IntentRow,
+    charge: ChargeRow,
+}
+
+impl Autopay {
+    /// Writes the intent and its charge, and the job that sends it (due at
+    /// once).
+    pub async fn start(&self, tx: &mut Tx, caller: &Caller, invoice: &InvoiceRow) -> Result<()> {
+        let mut intent = self.intent.clone();
+        intent.description = invoice.number.as_ref().map(|n| format!("Invoice {n}"));
+        Store::insert_intent(tx, &intent).await?;
+        Store::insert_charge(tx, &self.charge).await?;
+        Store::schedule_job(tx, JobKind::PaymentCharge, &self.charge.id.to_string(), Some(caller.org), caller.now, caller.now).await
+    }
+}
+
+/// What collecting `invoice` by autopay starts with: its intent and first
+/// charge; None when the customer's default profile cannot be charged (a
+/// failed try: `failed_now`).
+pub async fn autopay(caller: &Caller, customer: &CustomerRow, invoice: &InvoiceRow) -> Result<Option<Autopay>> {
+    match usable_default(caller, customer).await? {
+        Some(profile) => Ok(Some(started(caller, invoice, &profile, caller.now)?)),
+        None => Ok(None),
+    }
+}
+
+fn started(caller: &Caller, invoice: &InvoiceRow, profile: &ProfileRow, at: DateTime<Utc>) -> Result<Autopay> {
+    let intent = IntentRow {
+        id: crate::domain::new_id(),
+        org: caller.org,
+        customer_id: invoice.customer_id,
+        order_id: None,
+        link_id: None,
+        session_id: None,
+        invoice_id: Some(invoice.id),
+        status: INTENT.next(IntentOp::Charge, PaymentIntentStatus::Pending)?,
+        amount_minor: invoice.total_minor,
+        currency: invoice.currency.clone(),
+        description: None,
+        due_at: invoice.due_at,
+        lines: serde_json::to_value(intent_lines(invoice)?).expect("JSON"),
+        created_at: at,
+        updated_at: at,
+    };
+    let charge = charge_of(&intent, profile, at);
+    Ok(Autopay { intent, charge })
+}
+
+/// `after` with a try that failed at `at` counted and the next scheduled.
+pub fn failed_now(after: &mut InvoiceRow, at: DateTime<Utc>) {
+    after.attempts += 1;
+    after.next_attempt_at = next_attempt(after.attempts, at);
+}
+
+/// The invoice's lines as an intent keeps them.
+pub fn intent_lines(invoice: &InvoiceRow) -> Result<Vec<IntentLine>> {
+    Ok(lines::parse(&invoice.lines)?
+        .into_iter()
+        .map(|l| IntentLine {
+            line_item_id: None,
+            description: l.description.clone(),
+            amount_minor: l.amount_minor,
+            discounts: l.discounts.iter().map(|d| (d.description.clone(), d.amount_minor)).collect(),
+            taxes: l.taxes.iter().map(|t| (t.description.clone(), t.amount_minor)).collect(),
+            subscription_id: l.subscription_id,
+            license_id: l.license_id,
+        })
+        .collect())
+}
+
+/// When autopay tries again after its `failed`th failed charge, if it does.
+pub fn next_attempt(failed: i64, at: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    let days = RETRY_DAYS.get(usize::try_from(failed).ok()?.checked_sub(1)?)?;
+    Some(at + Duration::days(*days))
+}
+
+/// In the transaction settling a failed charge of `invoice`'s autopay
+/// : one more failure counted, the next try scheduled, and
+/// `invoice.payment_failed`.
+pub async fn declined(tx: &mut Tx, caller: &Caller, invoice: &InvoiceRow) -> Result<()> {
+    let Some(now) = Store::invoice_in(tx, invoice.org, invoice.id).await? else { return Ok(()) };
+    if now.status != InvoiceStatus::Open {
+        return Ok(());
+    }
+    INVOICE.next(InvoiceOp::PaymentFailed, now.status)?;
+    let mut after = now.clone();
+    failed_now(&mut after, caller.now);
+    let after = super::due::written(after, caller.now);
+    if !Store::update_invoice(tx, &after).await? {
+        return Err(Error::changed_meanwhile("invoice"));
+    }
+    events::record(tx, caller.org, caller.now, &Event::InvoicePaymentFailed(super::render::invoice(&after)?)).await?;
+    super::due::schedule_next(tx, caller, &after).await
+}
+
+/// Autopay's try of `row` due at `at`: a new charge of its intent to the
+/// default profile as it is now; when there is no usable one, the try
+/// fails at once (counted, the next scheduled).
+pub async fn retry(caller: &Caller, row: &InvoiceRow, at: DateTime<Utc>) -> Result<()> {
+    let customer = super::due::customer_of(caller, row).await?;
+    let profile = usable_default(caller, &customer).await?;
+    let intent = match row.intent_id {
+        Some(id) => caller.store.intent(caller.org, id).await?,
+        None => None,
+    };
+    let mut after = row.clone();
+    after.next_attempt_at = None;
+    let mut tx = caller.store.begin().await?;
+    let chargeable = |i: &IntentRow| INTENT.target(IntentOp::Charge, i.status).is_some();
+    match (profile, intent) {
+        (Some(profile), Some(intent)) if chargeable(&intent) => {
+            let mut charging = intent.clone();
+            charging.status = INTENT.next(IntentOp::Charge, intent.status)?;
+            charging.updated_at = at;
+            if !Store::move_intent(&mut tx, &charging, intent.status).await? {
+                return Ok(());
+            }
+            let charge = charge_of(&charging, &profile, at);
+            Store::insert_charge(&mut tx, &charge).await?;
+            Store::schedule_job(&mut tx, JobKind::PaymentCharge, &charge.id.to_string(), Some(caller.org), at, caller.now).await?;
+        }
+        // a charge of it is still with the provider: its outcome decides
+        (_, Some(intent)) if intent.status == PaymentIntentStatus::Processing => {}
+        (Some(profile), None) => {
+            let autopay = started(caller, row, &profile, at)?;
+            after.intent_id = Some(autopay.intent.id);
+            autopay.start(&mut tx, caller, row).await?;
+        }
+        _ => {
+            failed_now(&mut after, at);
+            let shown = super::render::invoice(&super::due::written(after.clone(), at))?;
+            events::record(&mut tx, caller.org, at, &Event::InvoicePaymentFailed(shown)).await?;
+        }
+    }
+    let after = super::due::written(after, at);
+    if !Store::update_invoice(&mut tx, &after).await? {
+        return Ok(());
+    }
+    super::due::schedule_next(&mut tx, caller, &after).await?;
+    tx.commit().await
+}

@@ -1,0 +1,113 @@
+//! Billing: lines written to the customer's DRAFT invoice of their billing
+//! day, in the transaction of what they bill (a renewal, an order's
+//! submission, priced usage), so a line exists exactly when what it bills
+//! does. One DRAFT per customer, day and currency; it is finalised at the
+//! end of its day (`due`).
+
+use super::lines::{self, Line};
+use super::states::{INVOICE, InvoiceOp};
+use crate::domain::cycles::midnight;
+use crate::error::{Error, Result};
+use crate::kinds::InvoiceStatus;
+use crate::store::{InvoiceRow, JobKind, Store, Tx};
+use chrono::{DateTime, Days, Duration, NaiveDate, Utc};
+use uuid::Uuid;
+
+/// The last instant of billing day `day`: when its DRAFT is finalised.
+pub fn end_of(day: NaiveDate) -> DateTime<Utc> {
+    midnight(day) + Duration::days(1) - Duration::seconds(1)
+}
+
+/// How often a line is tried on a DRAFT another writer keeps changing
+/// (each try re-reads it in the transaction: on PostgreSQL a statement
+/// sees what committed before it began).
+const TRIES: usize = 5;
+
+/// Adds `new` to the customer's DRAFT of the billing day of `at` (by the
+/// organisation's clock) in `currency`, creating it (with the job that
+/// finalises it) when there is none. A day whose invoice is already
+/// finalised (a line written in its last second) bills on the next day's.
+pub async fn bill(tx: &mut Tx, org: Uuid, customer: Uuid, currency: &str, new: Vec<Line>, at: DateTime<Utc>, now: DateTime<Utc>) -> Result<()> {
+    if new.is_empty() {
+        return Ok(());
+    }
+    let mut day = at.date_naive();
+    for _ in 0..TRIES {
+        let of_day = Store::invoices_of_day_in(tx, org, customer, day, currency).await?;
+        if let Some(draft) = of_day.iter().find(|i| i.status == InvoiceStatus::Draft) {
+            INVOICE.next(InvoiceOp::AddLines, draft.status)?;
+            let mut after = draft.clone();
+            let mut all = lines::parse(&draft.lines)?;
+            for line in &new {
+                match all.iter_mut().find(|l| l.takes(line)) {
+                    Some(existing) => existing.add(line),
+                    None => all.push(line.clone()),
+                }
+            }
+            set_lines(&mut after, &all);
+            after.version += 1;
+            after.updated_at = at.max(draft.updated_at);
+            if Store::update_invoice(tx, &after).await? {
+                return Ok(());
+            }
+        } else if of_day.is_empty() {
+            let mut draft = empty(org, customer, day, currency, at);
+            set_lines(&mut draft, &new);
+            // another writer's DRAFT of the day may get there first: then
+            // the line goes on that one
+            if Store::insert_invoice(tx, &draft).await? {
+                Store::schedule_job(tx, JobKind::InvoiceDue, &draft.id.to_string(), Some(org), end_of(day), now).await?;
+                return Ok(());
+            }
+        } else {
+            // the day's invoice is finalised
+            day = day.checked_add_days(Days::new(1)).ok_or_else(|| Error::Internal("billing day out of range".into()))?;
+        }
+    }
+    Err(Error::changed_meanwhile("invoice"))
+}
+
+fn empty(org: Uuid, customer: Uuid, day: NaiveDate, currency: &str, at: DateTime<Utc>) -> InvoiceRow {
+    InvoiceRow {
+        id: crate::domain::new_id(),
+        org,
+        customer_id: customer,
+        billing_date: day,
+        currency: currency.to_string(),
+        status: InvoiceStatus::Draft,
+        version: 1,
+        number: None,
+        lines: serde_json::json!([]),
+        subtotal_minor: 0,
+        discount_minor: 0,
+        tax_minor: 0,
+        total_minor: 0,
+        billing_method: None,
+        auto_pay: None,
+        finalized_at: None,
+        due_at: None,
+        paid_at: None,
+        paid_method: None,
+        paid_reference: None,
+        intent_id: None,
+        attempts: 0,
+        next_attempt_at: None,
+        suspend_at: None,
+        give_up_at: None,
+        suspended_at: None,
+        closed_at: None,
+        delivered_at: None,
+        mailed_attempts: 0,
+        document_token: None,
+        document_url: None,
+        wake_at: Some(end_of(day)),
+        created_at: at,
+        updated_at: at,
+    }
+}
+
+/// `row` with `all` as its lines and their sums as its totals.
+fn set_lines(row: &mut InvoiceRow, all: &[Line]) {
+    (row.subtotal_minor, row.discount_minor, row.tax_minor, row.total_minor) = lines::totals(all);
+    row.lines = lines::stored(all);
+}

@@ -1,0 +1,177 @@
+//! What falls due of an invoice, by the organisation's clock: a DRAFT is
+//! finalised at the end of its billing day (numbered, OPEN, or PAID when
+//! it owes nothing). Done by the invoice.due job, and by whoever reads
+//! the invoice once its time has passed; either way dated at its own time.
+
+use super::draft::end_of;
+use super::states::{INVOICE, InvoiceOp};
+use super::{collect, dunning, render};
+use crate::domain::Caller;
+use crate::error::{Error, Result};
+use crate::events::{self, Event};
+use crate::kinds::{InvoicePaymentMethod, InvoiceStatus};
+use crate::store::{CustomerRow, IdOrRef, InvoiceRow, JobKind, Store, Tx};
+use crate::network::Network;
+use chrono::{DateTime, Duration, Utc};
+use uuid::Uuid;
+
+/// An invoice is due this long after it is finalised.
+pub const PAYMENT_TERMS_DAYS: i64 = 14;
+
+/// What falls due next of `row`, and when. At the same time autopay's
+/// try comes first (it may pay it), then dunning's steps.
+fn next_due(row: &InvoiceRow) -> Option<(DateTime<Utc>, InvoiceOp)> {
+    match row.status {
+        InvoiceStatus::Draft => Some((end_of(row.billing_date), InvoiceOp::Finalize)),
+        InvoiceStatus::Open => {
+            let retry = row.next_attempt_at.map(|at| (at, InvoiceOp::PaymentFailed));
+            let suspend = row.suspend_at.filter(|_| row.suspended_at.is_none()).map(|at| (at, InvoiceOp::Suspend));
+            let give_up = row.give_up_at.map(|at| (at, InvoiceOp::Uncollectible));
+            // min_by_key keeps the first of equals
+            [retry, suspend, give_up].into_iter().flatten().min_by_key(|(at, _)| *at)
+        }
+        _ => None,
+    }
+}
+
+/// The number an invoice is given from the organisation's counter.
+fn number(n: i64) -> String {
+    format!("INV-{n:06}")
+}
+
+/// `row` finalised if its billing day has ended by the caller's now: what
+/// a read shows. Autopay's tries and dunning depend on what the payment
+/// jobs record meanwhile, so only the invoice.due job does them (`run`),
+/// in time order with those jobs.
+pub async fn apply_if_due(caller: &Caller, row: InvoiceRow) -> Result<InvoiceRow> {
+    match next_due(&row) {
+        Some((at, InvoiceOp::Finalize)) if at <= caller.now => {
+            finalize(caller, &row, at).await?;
+            caller.store.invoice(caller.org, row.id).await?.ok_or_else(|| Error::Internal(format!("invoice {} vanished", row.id)))
+        }
+        _ => Ok(row),
+    }
+}
+
+/// `row` with everything due by the caller's now done, in time order.
+async fn apply_all(caller: &Caller, mut row: InvoiceRow) -> Result<InvoiceRow> {
+    for _ in 0..8 {
+        let Some((at, op)) = next_due(&row).filter(|(at, _)| *at <= caller.now) else { return Ok(row) };
+        match op {
+            InvoiceOp::Finalize => finalize(caller, &row, at).await?,
+            InvoiceOp::Suspend => dunning::suspend(caller, &row, at).await?,
+            InvoiceOp::Uncollectible => dunning::give_up(caller, &row, at).await?,
+            _ => collect::retry(caller, &row, at).await?,
+        }
+        row = caller.store.invoice(caller.org, row.id).await?.ok_or_else(|| Error::Internal(format!("invoice {} vanished", row.id)))?;
+    }
+    Ok(row)
+}
+
+/// The customer an invoice bills, as stored.
+pub async fn customer_of(caller: &Caller, row: &InvoiceRow) -> Result<CustomerRow> {
+    let customer = caller.store.customer(caller.org, &IdOrRef::Id(row.customer_id)).await?;
+    customer.ok_or_else(|| Error::Internal(format!("invoice {}: customer vanished", row.id)))
+}
+
+/// Finalises DRAFT `row` at `at` (the end of its billing day): numbered
+/// from the organisation's counter in the same transaction, so a number
+/// is used exactly when its invoice commits; OPEN and due in
+/// `PAYMENT_TERMS_DAYS`, collected from the default profile when the
+/// customer pays by autopay; PAID at once when it owes nothing. Nothing
+/// when another writer finalised it first.
+async fn finalize(caller: &Caller, row: &InvoiceRow, at: DateTime<Utc>) -> Result<()> {
+    let customer = customer_of(caller, row).await?;
+    let billing = customer.billing.as_ref();
+    let owed = row.total_minor > 0;
+    let mut after = row.clone();
+    after.status = INVOICE.next(if owed { InvoiceOp::Finalize } else { InvoiceOp::FinalizeNothingOwed }, row.status)?;
+    after.version += 1;
+    after.finalized_at = Some(at);
+    after.due_at = Some(at + Duration::days(PAYMENT_TERMS_DAYS));
+    after.billing_method = billing.map(|b| b.method);
+    after.auto_pay = Some(billing.is_some_and(|b| b.auto_pay));
+    after.updated_at = at;
+    if !owed {
+        (after.paid_at, after.paid_method) = (Some(at), Some(InvoicePaymentMethod::Other));
+    }
+    dunning::plan(&mut after, dunning::days(caller).await?);
+    let autopay = match owed && after.auto_pay == Some(true) {
+        true => collect::autopay(caller, &customer, &after).await?,
+        false => None,
+    };
+    let mut tx = caller.store.begin().await?;
+    after.number = Some(number(Store::next_invoice_number(&mut tx, caller.org).await?));
+    match &autopay {
+        Some(a) => after.intent_id = Some(a.intent.id),
+        // no usable default profile: autopay's first try failed
+        None if owed && after.auto_pay == Some(true) => collect::failed_now(&mut after, at),
+        None => {}
+    }
+    after.wake_at = next_due(&after).map(|(at, _)| at);
+    if !Store::update_invoice(&mut tx, &after).await? {
+        // dropped: the number goes back with the transaction
+        return Ok(());
+    }
+    if let Some(a) = &autopay {
+        a.start(&mut tx, caller, &after).await?;
+    }
+    events::record(&mut tx, caller.org, at, &Event::InvoiceFinalized(render::invoice(&after)?)).await?;
+    if after.attempts > 0 {
+        events::record(&mut tx, caller.org, at, &Event::InvoicePaymentFailed(render::invoice(&after)?)).await?;
+    }
+    if after.status == InvoiceStatus::Paid {
+        events::record(&mut tx, caller.org, at, &Event::InvoicePaid(render::invoice(&after)?)).await?;
+    }
+    // its job at once: it delivers the invoice, then waits for what is next
+    Store::schedule_job(&mut tx, JobKind::InvoiceDue, &after.id.to_string(), Some(caller.org), caller.now, caller.now).await?;
+    tx.commit().await
+}
+
+/// In `tx`, which writes `row`: its job at what falls due of it next.
+pub async fn schedule_next(tx: &mut Tx, caller: &Caller, row: &InvoiceRow) -> Result<()> {
+    if let Some(at) = row.wake_at {
+        Store::schedule_job(tx, JobKind::InvoiceDue, &row.id.to_string(), Some(caller.org), at, caller.now).await?;
+    }
+    Ok(())
+}
+
+/// `row` as written next: its version one up, `wake_at` what falls due
+/// next, changed at `at`.
+pub fn written(mut row: InvoiceRow, at: DateTime<Utc>) -> InvoiceRow {
+    row.version += 1;
+    row.updated_at = at.max(row.updated_at);
+    row.wake_at = next_due(&row).map(|(at, _)| at);
+    row
+}
+
+/// Every invoice of the caller's organisation whose billing day has ended
+/// finalised (before a list, which shows what a read of each would).
+pub async fn apply_all_due(caller: &Caller) -> Result<()> {
+    for id in caller.store.drafts_due(caller.org, caller.now).await? {
+        if let Some(row) = caller.store.invoice(caller.org, id).await? {
+            apply_if_due(caller, row).await?;
+        }
+    }
+    Ok(())
+}
+
+/// The invoice.due job: invoice `id` of `org` with what is due by `now`
+/// done, and the network following what its dunning moved (safe to run
+/// again: what was done meanwhile is left, the network told what should
+/// be); then due again when something of it next falls due.
+pub async fn run(store: &Store, network: &dyn Network, public_url: &str, org: Uuid, id: Uuid, now: DateTime<Utc>) -> Result<()> {
+    let Some(row) = store.invoice(org, id).await? else { return Ok(()) };
+    let caller = crate::domain::payments::system(store, org, now);
+    let row = apply_all(&caller, row).await?;
+    if row.suspended_at.is_some() {
+        dunning::follow_network(store, network, &row).await?;
+    }
+    let row = super::delivery::deliver(&caller, public_url, row).await?;
+    if let Some(at) = row.wake_at.filter(|at| *at > now) {
+        let mut tx = store.begin().await?;
+        Store::schedule_job(&mut tx, JobKind::InvoiceDue, &row.id.to_string(), Some(org), at, now).await?;
+        tx.commit().await?;
+    }
+    Ok(())
+}

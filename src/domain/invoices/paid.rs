@@ -1,0 +1,120 @@
+//! An invoice paid: by money received outside (mark-paid), or by a charge
+//! that succeeded (autopay, an invoice's payment link) in the transaction
+//! that settles it. Either way PAID with `invoice.paid`, and the
+//! subscriptions its dunning suspended restored.
+
+use super::states::{INVOICE, InvoiceOp};
+use super::{due, find, render};
+use crate::domain::Caller;
+use crate::domain::access::Role;
+use crate::domain::payments::states::{INTENT, IntentOp};
+use crate::error::{Error, Result};
+use crate::events::{self, Event};
+use crate::kinds::{InvoicePaymentMethod, InvoiceStatus};
+use crate::store::{InvoiceRow, Stateful, Store, Tx};
+use crate::wire::latest as wire;
+use chrono::{DateTime, Utc};
+use uuid::Uuid;
+
+/// How an invoice is being paid.
+struct Paying {
+    op: InvoiceOp,
+    at: DateTime<Utc>,
+    method: InvoicePaymentMethod,
+    reference: Option<String>,
+    /// the intent of a charge that pays it, and the link it was paid on
+    intent: Option<Uuid>,
+    link: Option<Uuid>,
+}
+
+/// `row` (as `tx` read it) PAID, its event, what paying it restores, and
+/// its other ways of being paid closed, in `tx`. None when another writer
+/// moved it first.
+async fn pay(tx: &mut Tx, caller: &Caller, row: &InvoiceRow, paying: Paying) -> Result<Option<InvoiceRow>> {
+    let Paying { op, at, method, reference, intent, link } = paying;
+    let mut after = row.clone();
+    after.status = INVOICE.next(op, row.status)?;
+    (after.paid_at, after.paid_method, after.paid_reference) = (Some(at), Some(method), reference);
+    after.next_attempt_at = None;
+    after.intent_id = intent.or(row.intent_id);
+    let after = due::written(after, caller.now);
+    if !Store::update_invoice(tx, &after).await? {
+        return Ok(None);
+    }
+    events::record(tx, caller.org, caller.now, &Event::InvoicePaid(render::invoice(&after)?)).await?;
+    super::dunning::restore(tx, caller, &after).await?;
+    // autopay's intent, when a link (or money outside) paid it
+    if row.intent_id != intent {
+        close_intent(tx, caller, row, caller.now).await?;
+    }
+    crate::domain::payments::closing::invoice_closed(tx, caller.org, row.id, link, caller.now).await?;
+    Ok(Some(after))
+}
+
+/// In `tx`, which closes `row` without its intent's payment (marked paid,
+/// voided, given up): the intent CANCELED if it still waits for a payment
+/// method. A charge with the provider is left to settle: should it
+/// succeed, it is refunded (the invoice is no longer OPEN).
+pub async fn close_intent(tx: &mut Tx, caller: &Caller, row: &InvoiceRow, at: DateTime<Utc>) -> Result<()> {
+    let Some(id) = row.intent_id else { return Ok(()) };
+    let Some(mut intent) = Store::intent_in(tx, caller.org, id).await? else { return Ok(()) };
+    if let Some(closed) = INTENT.target(IntentOp::LinkClosed, intent.status) {
+        let from = intent.status;
+        (intent.status, intent.updated_at) = (closed, at.max(intent.updated_at));
+        if !Store::move_intent(tx, &intent, from).await? {
+            return Err(Error::changed_meanwhile("invoice"));
+        }
+    }
+    Ok(())
+}
+
+/// In the transaction settling a successful charge of `intent` (autopay's,
+/// or that of `link`): invoice `invoice` PAID. False when it is no longer
+/// OPEN (marked paid, voided or given up meanwhile): the caller refunds
+/// the payment.
+pub async fn by_charge(tx: &mut Tx, caller: &Caller, invoice: Uuid, intent: Uuid, link: Option<Uuid>) -> Result<bool> {
+    let Some(now) = Store::invoice_in(tx, caller.org, invoice).await? else { return Ok(false) };
+    if INVOICE.target(InvoiceOp::Paid, now.status).is_none() {
+        return Ok(false);
+    }
+    let method = if link.is_some() { InvoicePaymentMethod::PaymentLink } else { InvoicePaymentMethod::Autopay };
+    let paying = Paying { op: InvoiceOp::Paid, at: caller.now, method, reference: None, intent: Some(intent), link };
+    Ok(pay(tx, caller, &now, paying).await?.is_some())
+}
+
+/// POST /invoices/{id}/mark-paid: money for an OPEN invoice received
+/// outside. Autopay's intent, unless a charge of it is with the provider
+/// (then 409 payment_in_progress: its outcome may pay it), is cancelled.
+pub async fn mark_paid(caller: &Caller, key: &str, req: wire::MarkInvoicePaidRequest) -> Result<wire::Invoice> {
+    let row = find(caller, key).await?;
+    caller.require_role(row.customer_id, Role::Manager)?;
+    let at = req.paid_at.unwrap_or(caller.now);
+    if at > caller.now {
+        return Err(Error::invalid("paidAt", "in_the_future", "must not be in the future"));
+    }
+    INVOICE.next(InvoiceOp::MarkPaid, row.status)?;
+    let intent = match row.intent_id {
+        Some(id) => caller.store.intent(caller.org, id).await?,
+        None => None,
+    };
+    if intent.as_ref().is_some_and(|i| i.status == crate::kinds::PaymentIntentStatus::Processing) {
+        return Err(Error::Conflict {
+            code: crate::error::InternalCode::PaymentInProgress,
+            message: "A charge of the invoice is being processed; try again once it has settled.".into(),
+            property: "status",
+        });
+    }
+    let method = req.method.map_or(InvoicePaymentMethod::BankTransfer, |m| match m {
+        wire::MarkInvoicePaidRequestMethod::BankTransfer => InvoicePaymentMethod::BankTransfer,
+        wire::MarkInvoicePaidRequestMethod::Cash => InvoicePaymentMethod::Cash,
+        wire::MarkInvoicePaidRequestMethod::Other => InvoicePaymentMethod::Other,
+    });
+    let mut tx = caller.store.begin().await?;
+    let paying = Paying { op: InvoiceOp::MarkPaid, at, method, reference: req.reference, intent: None, link: None };
+    let Some(after) = pay(&mut tx, caller, &row, paying).await? else {
+        let now: Option<InvoiceStatus> = Store::status_in(&mut tx, Stateful::Invoices, caller.org, row.id).await?;
+        return Err(now.and_then(|s| INVOICE.next(InvoiceOp::MarkPaid, s).err()).unwrap_or_else(|| Error::changed_meanwhile("invoice")));
+    };
+    tx.commit().await?;
+    render::invoice(&after)
+}

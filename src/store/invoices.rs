@@ -1,0 +1,304 @@
+//! Invoices: rows, writes guarded by the version they were read at, the
+//! organisation's gapless numbers, and the dunning settings.
+
+use super::page::ListQuery;
+use super::payments::opt_uuid;
+use super::subscriptions::{opt_date, uuid_col};
+use super::{Cursor, Page, Store, Tx, json_col, opt_ts, parse_ts, state_col, ts};
+use crate::error::{Error, Result};
+use crate::kinds::{BillingMethod, InvoicePaymentMethod, InvoiceStatus};
+use chrono::{DateTime, NaiveDate, Utc};
+use sqlx::any::AnyRow;
+use sqlx::{AssertSqlSafe, Row};
+use uuid::Uuid;
+
+/// An invoice as stored. Its lines are the domain's JSON; the totals are
+/// their sums, kept beside them for lists and exports.
+#[derive(Debug, Clone, PartialEq)]
+pub struct InvoiceRow {
+    pub id: Uuid,
+    pub org: Uuid,
+    pub customer_id: Uuid,
+    pub billing_date: NaiveDate,
+    pub currency: String,
+    pub status: InvoiceStatus,
+    /// each write adds one (the guard of the next)
+    pub version: i64,
+    pub number: Option<String>,
+    pub lines: serde_json::Value,
+    pub subtotal_minor: i64,
+    pub discount_minor: i64,
+    pub tax_minor: i64,
+    pub total_minor: i64,
+    pub billing_method: Option<BillingMethod>,
+    pub auto_pay: Option<bool>,
+    pub finalized_at: Option<DateTime<Utc>>,
+    pub due_at: Option<DateTime<Utc>>,
+    pub paid_at: Option<DateTime<Utc>>,
+    pub paid_method: Option<InvoicePaymentMethod>,
+    pub paid_reference: Option<String>,
+    pub intent_id: Option<Uuid>,
+    /// autopay's failed charges so far, and when the next is tried
+    pub attempts: i64,
+    pub next_attempt_at: Option<DateTime<Utc>>,
+    /// dunning's steps (by the organisation's settings when finalised):
+    /// when the customer's subscriptions are suspended, when it is given up
+    pub suspend_at: Option<DateTime<Utc>>,
+    pub give_up_at: Option<DateTime<Utc>>,
+    /// when dunning suspended the customer's subscriptions for it
+    pub suspended_at: Option<DateTime<Utc>>,
+    /// when it became VOID or UNCOLLECTIBLE
+    pub closed_at: Option<DateTime<Utc>>,
+    /// when it went out by its billing method, and how many of autopay's
+    /// failures were mailed (the invoice.due job's delivery)
+    pub delivered_at: Option<DateTime<Utc>>,
+    pub mailed_attempts: i64,
+    /// its machine-readable document's download token (once finalised)
+    pub document_token: Option<String>,
+    /// where the document is downloaded (set with its token at delivery)
+    pub document_url: Option<String>,
+    /// when something of it falls due next
+    pub wake_at: Option<DateTime<Utc>>,
+    pub created_at: DateTime<Utc>,
+    pub updated_at: DateTime<Utc>,
+}
+
+/// Which invoices a list shows.
+pub struct InvoiceFilter {
+    pub customers: Option<Vec<Uuid>>,
+    pub statuses: Vec<InvoiceStatus>,
+    pub visible_to: Option<Uuid>,
+}
+
+const COLUMNS: &str = "id, org_id, customer_id, billing_date, currency, status, version, number, lines, subtotal_minor, discount_minor, \
+     tax_minor, total_minor, billing_method, auto_pay, finalized_at, due_at, paid_at, paid_method, paid_reference, intent_id, attempts, \
+     next_attempt_at, suspend_at, give_up_at, suspended_at, closed_at, delivered_at, mailed_attempts, document_token, document_url, wake_at, created_at, updated_at";
+
+fn invoice_row(r: &AnyRow) -> Result<InvoiceRow> {
+    let billing_date = opt_date(r, "billing_date")?.ok_or_else(|| Error::Internal("invoice without billing_date".into()))?;
+    let paid_method: Option<String> = r.try_get("paid_method")?;
+    let billing_method: Option<String> = r.try_get("billing_method")?;
+    Ok(InvoiceRow {
+        id: uuid_col(r, "id")?,
+        org: uuid_col(r, "org_id")?,
+        customer_id: uuid_col(r, "customer_id")?,
+        billing_date,
+        currency: r.try_get("currency")?,
+        status: state_col(r, "status")?,
+        version: r.try_get("version")?,
+        number: r.try_get("number")?,
+        lines: json_col(r, "lines")?.unwrap_or(serde_json::Value::Null),
+        subtotal_minor: r.try_get("subtotal_minor")?,
+        discount_minor: r.try_get("discount_minor")?,
+        tax_minor: r.try_get("tax_minor")?,
+        total_minor: r.try_get("total_minor")?,
+        billing_method: billing_method.map(|m| super::parse_state("billing_method", &m)).transpose()?,
+        auto_pay: r.try_get::<Option<i64>, _>("auto_pay")?.map(|v| v != 0),
+        finalized_at: opt_ts(r, "finalized_at")?,
+        due_at: opt_ts(r, "due_at")?,
+        paid_at: opt_ts(r, "paid_at")?,
+        paid_method: paid_method.map(|m| super::parse_state("paid_method", &m)).transpose()?,
+        paid_reference: r.try_get("paid_reference")?,
+        intent_id: opt_uuid(r, "intent_id")?,
+        attempts: r.try_get("attempts")?,
+        next_attempt_at: opt_ts(r, "next_attempt_at")?,
+        suspend_at: opt_ts(r, "suspend_at")?,
+        give_up_at: opt_ts(r, "give_up_at")?,
+        suspended_at: opt_ts(r, "suspended_at")?,
+        closed_at: opt_ts(r, "closed_at")?,
+        delivered_at: opt_ts(r, "delivered_at")?,
+        mailed_attempts: r.try_get("mailed_attempts")?,
+        document_token: r.try_get("document_token")?,
+        document_url: r.try_get("document_url")?,
+        wake_at: opt_ts(r, "wake_at")?,
+        created_at: parse_ts(&r.try_get::<String, _>("created_at")?)?,
+        updated_at: parse_ts(&r.try_get::<String, _>("updated_at")?)?,
+    })
+}
+
+impl Store {
+    /// Inserts `i`, unless it is a DRAFT and its customer already has one
+    /// of its day and currency (then false, nothing written: a unique
+    /// violation would abort a PostgreSQL transaction).
+    pub async fn insert_invoice(tx: &mut Tx, i: &InvoiceRow) -> Result<bool> {
+        let sql = format!(
+            "INSERT INTO invoices ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, \
+             $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34)
+             ON CONFLICT (org_id, customer_id, billing_date, currency) WHERE status = 'DRAFT' DO NOTHING"
+        );
+        let q = sqlx::query(AssertSqlSafe(sql)).bind(i.id.to_string()).bind(i.org.to_string()).bind(i.customer_id.to_string());
+        let q = bind_rest(q.bind(i.billing_date.to_string()).bind(&i.currency).bind(i.status.stored()).bind(i.version), i);
+        Ok(q.execute(tx.conn().await?).await?.rows_affected() == 1)
+    }
+
+    /// Writes `i` (with its version one up) over the stored invoice if it
+    /// is still at `i.version - 1`: false when another writer was first.
+    pub async fn update_invoice(tx: &mut Tx, i: &InvoiceRow) -> Result<bool> {
+        let q = sqlx::query(
+            "UPDATE invoices SET status = $1, version = $2, number = $3, lines = $4, subtotal_minor = $5, discount_minor = $6, tax_minor = $7,
+               total_minor = $8, billing_method = $9, auto_pay = $10, finalized_at = $11, due_at = $12, paid_at = $13, paid_method = $14,
+               paid_reference = $15, intent_id = $16, attempts = $17, next_attempt_at = $18, suspend_at = $19, give_up_at = $20,
+               suspended_at = $21, closed_at = $22, delivered_at = $23, mailed_attempts = $24, document_token = $25, document_url = $26,
+               wake_at = $27, created_at = $28, updated_at = $29
+             WHERE id = $30 AND org_id = $31 AND version = $32",
+        )
+        .bind(i.status.stored())
+        .bind(i.version);
+        let done = bind_rest(q, i).bind(i.id.to_string()).bind(i.org.to_string()).bind(i.version - 1).execute(tx.conn().await?).await?;
+        Ok(done.rows_affected() == 1)
+    }
+
+    pub async fn invoice(&self, org: Uuid, id: Uuid) -> Result<Option<InvoiceRow>> {
+        let sql = format!("SELECT {COLUMNS} FROM invoices WHERE org_id = $1 AND id = $2");
+        let row = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).bind(id.to_string()).fetch_optional(&self.pool).await?;
+        row.as_ref().map(invoice_row).transpose()
+    }
+
+    /// The invoice whose document has download token `token`.
+    pub async fn invoice_by_document(&self, token: &str) -> Result<Option<InvoiceRow>> {
+        let sql = format!("SELECT {COLUMNS} FROM invoices WHERE document_token = $1");
+        let row = sqlx::query(AssertSqlSafe(sql)).bind(token).fetch_optional(&self.pool).await?;
+        row.as_ref().map(invoice_row).transpose()
+    }
+
+    /// The organisation's finalised invoices of customers billed on paper,
+    /// OPEN first (what is to be printed and posted).
+    pub async fn paper_invoices(&self, org: Uuid) -> Result<Vec<InvoiceRow>> {
+        let sql = format!("SELECT {COLUMNS} FROM invoices WHERE org_id = $1 AND billing_method = 'PAPER_INVOICE' AND status <> 'DRAFT' ORDER BY seq");
+        let rows = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).fetch_all(&self.pool).await?;
+        rows.iter().map(invoice_row).collect()
+    }
+
+    /// The invoice as `tx` sees it (with what writers before it in its
+    /// batch changed).
+    pub async fn invoice_in(tx: &mut Tx, org: Uuid, id: Uuid) -> Result<Option<InvoiceRow>> {
+        let sql = format!("SELECT {COLUMNS} FROM invoices WHERE org_id = $1 AND id = $2");
+        let row = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).bind(id.to_string()).fetch_optional(tx.conn().await?).await?;
+        row.as_ref().map(invoice_row).transpose()
+    }
+
+    /// The customer's invoices of billing day `day` in `currency`, as `tx`
+    /// sees them (at most one DRAFT among them).
+    pub async fn invoices_of_day_in(tx: &mut Tx, org: Uuid, customer: Uuid, day: NaiveDate, currency: &str) -> Result<Vec<InvoiceRow>> {
+        let sql = format!("SELECT {COLUMNS} FROM invoices WHERE org_id = $1 AND customer_id = $2 AND billing_date = $3 AND currency = $4");
+        let rows = sqlx::query(AssertSqlSafe(sql))
+            .bind(org.to_string())
+            .bind(customer.to_string())
+            .bind(day.to_string())
+            .bind(currency)
+            .fetch_all(tx.conn().await?)
+            .await?;
+        rows.iter().map(invoice_row).collect()
+    }
+
+    pub async fn invoices(&self, org: Uuid, f: &InvoiceFilter, after: Option<Cursor>, limit: usize) -> Result<Page<InvoiceRow>> {
+        let mut q = ListQuery::new(format!("SELECT seq, {COLUMNS} FROM invoices WHERE org_id = $1 AND seq > $2"));
+        if let Some(c) = &f.customers {
+            q.any_of("customer_id", c.iter().map(Uuid::to_string));
+        }
+        if !f.statuses.is_empty() {
+            q.any_of("status", f.statuses.iter().map(|s| s.stored().to_string()));
+        }
+        q.visible_to("customer_id", f.visible_to);
+        let rows = q.fetch(&self.pool, org, after, "seq", limit).await?;
+        let items = rows.iter().map(|r| Ok((r.try_get::<i64, _>("seq")?, invoice_row(r)?))).collect::<Result<_>>()?;
+        Ok(Page::from_rows(items, limit))
+    }
+
+    /// The organisation's DRAFTs whose billing day has ended by `now`.
+    pub async fn drafts_due(&self, org: Uuid, now: DateTime<Utc>) -> Result<Vec<Uuid>> {
+        let rows = sqlx::query("SELECT id FROM invoices WHERE org_id = $1 AND status = 'DRAFT' AND wake_at <= $2 ORDER BY wake_at")
+            .bind(org.to_string())
+            .bind(ts(now))
+            .fetch_all(&self.pool)
+            .await?;
+        rows.iter().map(|r| uuid_col(r, "id")).collect()
+    }
+
+    /// The customer's subscriptions, as `tx` sees them.
+    pub async fn customer_subscriptions_in(tx: &mut Tx, org: Uuid, customer: Uuid) -> Result<Vec<crate::store::SubscriptionRow>> {
+        Store::subscriptions_where_in(tx, org, "s.customer_id", customer).await
+    }
+
+    /// The subscriptions whose dunning invoice `invoice` was last, as `tx`
+    /// sees them.
+    pub async fn subscriptions_dunned_in(tx: &mut Tx, org: Uuid, invoice: Uuid) -> Result<Vec<crate::store::SubscriptionRow>> {
+        Store::subscriptions_where_in(tx, org, "s.suspended_for_invoice", invoice).await
+    }
+
+    /// The subscriptions whose dunning invoice `invoice` was last.
+    pub async fn subscriptions_dunned(&self, org: Uuid, invoice: Uuid) -> Result<Vec<crate::store::SubscriptionRow>> {
+        let sql = format!("SELECT {} FROM {} WHERE s.org_id = $1 AND s.suspended_for_invoice = $2 ORDER BY s.seq", super::subscriptions::SUBSCRIPTION_COLUMNS, super::subscriptions::SUBSCRIPTIONS);
+        let rows = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).bind(invoice.to_string()).fetch_all(&self.pool).await?;
+        rows.iter().map(|r| super::subscriptions::subscription_row(r).map(|(_, s)| s)).collect()
+    }
+
+    /// The organisation's next invoice number, taken in `tx`: the counter
+    /// row is written in the transaction that finalises the invoice, so a
+    /// number is used exactly when the invoice that carries it commits
+    /// (no gaps), and two finalisations at once wait for each other.
+    pub async fn next_invoice_number(tx: &mut Tx, org: Uuid) -> Result<i64> {
+        let row = sqlx::query(
+            "INSERT INTO invoice_numbers (org_id, last) VALUES ($1, 1)
+             ON CONFLICT (org_id) DO UPDATE SET last = invoice_numbers.last + 1 RETURNING last",
+        )
+        .bind(org.to_string())
+        .fetch_one(tx.conn().await?)
+        .await?;
+        Ok(row.try_get("last")?)
+    }
+
+    /// The organisation's dunning settings: days after an invoice's due
+    /// date before suspension, and before it is uncollectible.
+    pub async fn dunning_days(&self, org: Uuid) -> Result<(i64, i64)> {
+        let row = sqlx::query("SELECT dunning_suspend_days, dunning_uncollectible_days FROM organisations WHERE id = $1")
+            .bind(org.to_string())
+            .fetch_optional(&self.pool)
+            .await?
+            .ok_or_else(|| Error::Internal(format!("organisation {org} vanished")))?;
+        Ok((row.try_get("dunning_suspend_days")?, row.try_get("dunning_uncollectible_days")?))
+    }
+
+    /// Sets the organisation's dunning settings; false when there is no
+    /// such organisation.
+    pub async fn set_dunning_days(&self, org: Uuid, suspend: i64, uncollectible: i64) -> Result<bool> {
+        let done = sqlx::query("UPDATE organisations SET dunning_suspend_days = $1, dunning_uncollectible_days = $2 WHERE id = $3")
+            .bind(suspend)
+            .bind(uncollectible)
+            .bind(org.to_string())
+            .execute(&self.pool)
+            .await?;
+        Ok(done.rows_affected() == 1)
+    }
+}
+
+/// Binds the columns from `number` on, in `COLUMNS`' order.
+fn bind_rest<'q>(q: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>, i: &InvoiceRow) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments> {
+    q.bind(i.number.clone())
+        .bind(i.lines.to_string())
+        .bind(i.subtotal_minor)
+        .bind(i.discount_minor)
+        .bind(i.tax_minor)
+        .bind(i.total_minor)
+        .bind(i.billing_method.map(|m| m.stored()))
+        .bind(i.auto_pay.map(i64::from))
+        .bind(i.finalized_at.map(ts))
+        .bind(i.due_at.map(ts))
+        .bind(i.paid_at.map(ts))
+        .bind(i.paid_method.map(|m| m.stored()))
+        .bind(i.paid_reference.clone())
+        .bind(i.intent_id.map(|u| u.to_string()))
+        .bind(i.attempts)
+        .bind(i.next_attempt_at.map(ts))
+        .bind(i.suspend_at.map(ts))
+        .bind(i.give_up_at.map(ts))
+        .bind(i.suspended_at.map(ts))
+        .bind(i.closed_at.map(ts))
+        .bind(i.delivered_at.map(ts))
+        .bind(i.mailed_attempts)
+        .bind(i.document_token.clone())
+        .bind(i.document_url.clone())
+        .bind(i.wake_at.map(ts))
+        .bind(ts(i.created_at))
+        .bind(ts(i.updated_at))
+}
