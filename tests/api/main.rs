@@ -9,6 +9,7 @@ mod addons;
 mod catalog;
 mod customers;
 mod delivery;
+mod dunning;
 mod events;
 mod guessing;
 mod idempotency;

@@ -136,8 +136,8 @@ pub fn next_attempt(failed: i64, at: DateTime<Utc>) -> Option<DateTime<Utc>> {
     Some(at + Duration::days(*days))
 }
 
-/// In the transaction settling a failed charge of `invoice`'s autopay
-/// : one more failure counted, the next try scheduled, and
+/// In the transaction settling a failed charge of `invoice`'s autopay:
+/// one more failure counted, the next try scheduled, and
 /// `invoice.payment_failed`.
 pub async fn declined(tx: &mut Tx, caller: &Caller, invoice: &InvoiceRow) -> Result<()> {
     let Some(now) = Store::invoice_in(tx, invoice.org, invoice.id).await? else { return Ok(()) };
@@ -152,7 +152,8 @@ pub async fn declined(tx: &mut Tx, caller: &Caller, invoice: &InvoiceRow) -> Res
         return Err(Error::changed_meanwhile("invoice"));
     }
     events::record(tx, caller.org, caller.now, &Event::InvoicePaymentFailed(super::render::invoice(&after)?)).await?;
-    super::due::schedule_next(tx, caller, &after).await
+    // its job at once: it mails the failure, then waits for the next try
+    Store::schedule_job(tx, JobKind::InvoiceDue, &after.id.to_string(), Some(caller.org), caller.now, caller.now).await
 }
 
 /// Autopay's try of `row` due at `at`: a new charge of its intent to the
