@@ -24166,7 +24166,7 @@ Arguments:
     }
     /**Show an invoice
 
-One invoice with its lines. A user sees only what belongs to their own customers.
+One invoice with its lines. A DRAFT whose billing day has ended (by the organisation's clock) is finalised by this read, as its job would. A user sees only what belongs to their own customers.
 
 Sends a `GET` request to `/invoices/{invoiceId}`
 
@@ -24232,7 +24232,7 @@ Arguments:
     }
     /**Mark an invoice paid
 
-Records money for an OPEN invoice received outside Switchboard (a bank transfer, cash): the invoice becomes PAID (invoice.paid) and the customer's subscriptions its dunning suspended are restored. Any other state answers 409 invoice_state_conflict naming it; a paidAt in the future (by the organisation's clock) answers 400. Needs the MANAGER role for the customer, or the API key alone.
+Records money for an OPEN invoice received outside Switchboard (a bank transfer, cash): the invoice becomes PAID and the customer's subscriptions its dunning suspended are restored. Records the events (x-events): `invoice.paid`, `subscription.restored`. Any other state answers 409 invoice_state_conflict naming it; a paidAt in the future (by the organisation's clock) answers 400. Needs the MANAGER role for the customer, or the API key alone.
 
 Sends a `POST` request to `/invoices/{invoiceId}/mark-paid`
 

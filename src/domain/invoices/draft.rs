@@ -32,7 +32,8 @@ pub async fn bill(tx: &mut Tx, org: Uuid, customer: Uuid, currency: &str, new: V
         return Ok(());
     }
     let mut day = at.date_naive();
-    for _ in 0..TRIES {
+    let mut tries = 0;
+    while tries < TRIES {
         let of_day = Store::invoices_of_day_in(tx, org, customer, day, currency).await?;
         if let Some(draft) = of_day.iter().find(|i| i.status == InvoiceStatus::Draft) {
             INVOICE.next(InvoiceOp::AddLines, draft.status)?;
@@ -50,6 +51,7 @@ pub async fn bill(tx: &mut Tx, org: Uuid, customer: Uuid, currency: &str, new: V
             if Store::update_invoice(tx, &after).await? {
                 return Ok(());
             }
+            tries += 1;
         } else if of_day.is_empty() {
             let mut draft = empty(org, customer, day, currency, at);
             set_lines(&mut draft, &new);
@@ -59,6 +61,7 @@ pub async fn bill(tx: &mut Tx, org: Uuid, customer: Uuid, currency: &str, new: V
                 Store::schedule_job(tx, JobKind::InvoiceDue, &draft.id.to_string(), Some(org), end_of(day), now).await?;
                 return Ok(());
             }
+            tries += 1;
         } else {
             // the day's invoice is finalised
             day = day.checked_add_days(Days::new(1)).ok_or_else(|| Error::Internal("billing day out of range".into()))?;

@@ -77,7 +77,9 @@ impl Fixtures {
         let setup = app.call_as(Some(key), "POST", "/payment-profiles/sessions", Some(setup), &[]).await;
         assert_eq!(setup.status, 201, "{:#}", setup.body);
         let setup_id = setup.body["paymentProfileSessionId"].as_str().unwrap().to_string();
+        let invoice_id = open_invoice(app, org, key, &customer_id).await;
         let ids = BTreeMap::from([
+            ("invoiceId", (invoice_id.clone(), invoice_id)),
             ("customerId", (customer_id, format!("rid_{tag}-customer"))),
             ("paymentLinkId", (link_id.clone(), link_id)),
             ("paymentIntentId", (intent_id.clone(), intent_id)),
@@ -153,6 +155,21 @@ async fn paid_link(app: &TestApp, key: &str, customer: &str, offering: &str, tag
     let profiles = app.call_as(Some(key), "GET", &format!("/payment-profiles?customerId={customer}"), None, &[]).await;
     let id = |v: &Value| v.as_str().unwrap().to_string();
     (id(&link.body["paymentLinkId"]), id(&link.body["paymentIntentId"]), id(&profiles.body["items"][0]["paymentProfileId"]))
+}
+
+/// The customer's DRAFT invoice (its submitted orders' lines), finalised
+/// as its job does once its day has ended: OPEN.
+async fn open_invoice(app: &TestApp, org: Uuid, key: &str, customer: &str) -> String {
+    let listed = app.call_as(Some(key), "GET", &format!("/invoices?customerId={customer}&status=DRAFT"), None, &[]).await;
+    let draft = &listed.body["items"][0];
+    let id = draft["invoiceId"].as_str().unwrap_or_else(|| panic!("a draft: {:#}", listed.body)).to_string();
+    let day: chrono::NaiveDate = draft["billingDate"].as_str().unwrap().parse().unwrap();
+    let ended = day.succ_opt().unwrap().and_hms_opt(0, 0, 0).unwrap().and_utc();
+    let public = app.base.trim_end_matches("/api/v2");
+    switchboard::domain::invoices::due::run(&app.store, app.network(), public, org, id.parse().unwrap(), ended).await.unwrap();
+    let open = app.call_as(Some(key), "GET", &format!("/invoices/{id}"), None, &[]).await;
+    assert_eq!(open.body["status"], "OPEN", "{:#}", open.body);
+    id
 }
 
 /// The number of the subscription of the fixtures tagged `tag`: each
@@ -322,6 +339,14 @@ pub async fn succeeding(app: &TestApp, ours: &Fixtures, op: &Operation, n: &mut 
         let setup = app.call("POST", "/payment-profiles/sessions", Some(json!({"orderId": order, "paymentProvider": "PROVIDER_1", "returnUrl": "https://shop.example/card-saved"}))).await;
         assert_eq!(setup.status, 201, "{:#}", setup.body);
         path = op.fill(|_| setup.body["paymentProfileSessionId"].as_str().unwrap().to_string());
+    }
+    // an invoice marked paid is one of its own: an order's lines, finalised
+    if op.id == "invoice_mark_paid" {
+        let order = own_order(app, ours, n).await;
+        let submitted = app.call("POST", &format!("/orders/{order}/submit"), None).await;
+        assert_eq!(submitted.status, 200, "{:#}", submitted.body);
+        let id = open_invoice(app, app.org, &app.key, &ours.ids["customerId"].0).await;
+        path = op.fill(|_| id.clone());
     }
     if op.id == "payment_profile_list" {
         return (format!("{path}?customerId={}", ours.ids["customerId"].0), None);
