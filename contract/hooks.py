@@ -23,12 +23,13 @@ Two kinds, both about data the documents cannot fully describe:
    value, so it never turns a negative case into a valid one. The rules
    themselves are tested in tests/api/customers.rs. A payment link's
    fields are repaired the same way (exactly one of orderId and invoiceId,
-   which this server has no links for yet; setAsDefaultPaymentProfile and
+   half the invoiceIds naming a demo invoice; setAsDefaultPaymentProfile and
    grantAutopayConsent with savePaymentProfile; http(s) return URLs; an
    expiresAt within the next 24 hours): tests/api/payment_links.rs; so are
-   a payment profile session's return URLs.
-3. Existing payment objects. Links, intents, profiles, sessions and profile
-   sessions have no `rid_`
+   a payment profile session's return URLs; so is mark-paid's paidAt (not
+   in the future): tests/api/invoices.rs.
+3. Existing payment objects. Links, intents, profiles, sessions, profile
+   sessions and invoices have no `rid_`
    references a dictionary could name; the xtask passes the demo's ids in
    the environment, and half of the positive cases name one of them.
 """
@@ -105,6 +106,7 @@ DEMO_IDS = {
     "paymentProfileId": os.environ.get("SWITCHBOARD_DEMO_PAYMENT_PROFILES", ""),
     "paymentSessionId": os.environ.get("SWITCHBOARD_DEMO_PAYMENT_SESSIONS", ""),
     "paymentProfileSessionId": os.environ.get("SWITCHBOARD_DEMO_PAYMENT_PROFILE_SESSIONS", ""),
+    "invoiceId": os.environ.get("SWITCHBOARD_DEMO_INVOICES", ""),
 }
 
 
@@ -134,12 +136,12 @@ def _repair_payment_link(body):
     if not isinstance(body, dict):
         return
     order, invoice = body.get("orderId"), body.get("invoiceId")
-    if _valid_text(invoice, 64):
+    if _valid_text(order, 64) and _valid_text(invoice, 64):
         del body["invoiceId"]
-        if "orderId" not in body:
-            body["orderId"] = invoice
     elif "orderId" not in body and "invoiceId" not in body:
         body["orderId"] = "00000000-0000-4000-8000-000000000000"
+    if _valid_text(body.get("invoiceId"), 64) and DEMO_IDS["invoiceId"] and random.random() < 0.5:
+        body["invoiceId"] = random.choice(DEMO_IDS["invoiceId"].split(","))
     if (body.get("setAsDefaultPaymentProfile") is True or body.get("grantAutopayConsent") is True) and isinstance(body.get("savePaymentProfile", False), bool):
         body["savePaymentProfile"] = True
     _repair_return_urls(body)
@@ -148,9 +150,18 @@ def _repair_payment_link(body):
         body["expiresAt"] = soon.isoformat()
 
 
+def _repair_mark_paid(body):
+    """Money was received in the past: paidAt is not in the future."""
+    if isinstance(body, dict) and isinstance(body.get("paidAt"), str) and re.match(r"^\d{4}-\d{2}-\d{2}T", body["paidAt"]):
+        earlier = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(hours=1)
+        body["paidAt"] = earlier.isoformat()
+
+
 @schemathesis.hook
 def before_call(ctx, case, kwargs):
     _name_demo_objects(case)
+    if case.path == "/invoices/{invoiceId}/mark-paid" and case.method.upper() == "POST":
+        _repair_mark_paid(case.body)
     if case.path == "/payment-links" and case.method.upper() == "POST":
         _repair_payment_link(case.body)
     if case.path == "/payment-profiles/sessions" and case.method.upper() == "POST":

@@ -2,7 +2,7 @@
 //! few customers and users, the demo catalog (demo/catalog.yaml), and
 //! orders whose subscriptions stand in several states of their lifecycle,
 //! and payments (links, intents, a saved profile, sessions and a setup
-//! page), so a newcomer can call the API at once.
+//! page) and invoices, so a newcomer can call the API at once.
 
 use crate::wire::latest as wire;
 use chrono::Datelike;
@@ -69,6 +69,7 @@ pub async fn seed(store: &Store, clock: &Clock, public_url: &str) -> Result<Opti
     orders(&caller).await.map_err(|e| anyhow::anyhow!("demo order: {e}"))?;
     lives(&caller).await.map_err(|e| anyhow::anyhow!("demo subscriptions: {e}"))?;
     payments(&caller, public_url).await.map_err(|e| anyhow::anyhow!("demo payments: {e}"))?;
+    billing(&caller, public_url).await.map_err(|e| anyhow::anyhow!("demo invoices: {e}"))?;
     Ok(key["apiKey"].as_str().map(str::to_string))
 }
 
@@ -192,6 +193,42 @@ async fn payments(caller: &Caller, public_url: &str) -> crate::error::Result<()>
     let profile = maria.billing.and_then(|b| b.default_payment_profile_id).unwrap_or_default();
     // (its charge is sent by its job, which runs once the server does)
     sessions::create(caller, parse(serde_json::json!({"orderId": order.order_id, "paymentProfileId": profile}))?).await?;
+    Ok(())
+}
+
+/// The demo's invoices: Initech AB, billed by e-invoice, bought Mobile
+/// 10 GB 40 days ago; its initial invoice (INV-000001) is PAID by bank
+/// transfer, its first renewal's (INV-000002) OPEN with its document; the
+/// other customers' orders of today are on DRAFTs finalised tonight.
+async fn billing(caller: &Caller, public_url: &str) -> crate::error::Result<()> {
+    use crate::domain::catalog::entity_id;
+    use crate::domain::invoices;
+    use crate::domain::subscriptions::{lifecycle::Moves, scheduled};
+    let past = Caller { now: caller.now - chrono::Duration::days(40), ..caller.clone() };
+    let customer = parse(serde_json::json!({
+        "customerType": "BUSINESS", "name": "Initech AB", "referenceId": "initech", "contact": {"email": "ap@initech.example"},
+        "billing": {"method": "E_INVOICE", "currency": "SEK", "email": "ap@initech.example",
+                    "address": {"street1": "Drottninggatan 5", "city": "Uppsala", "zip": "753 10", "country": "SE"}}
+    }))?;
+    customers::create(&past, customer).await?;
+    let line = serde_json::json!([{"type": "SUBSCRIPTION", "productOfferingId": entity_id(caller.org, "offering", "mobile-10gb").to_string(),
+        "subscription": {"simType": "ESIM", "msisdn": "+46701234575", "referenceId": "initech-mobile-1"}}]);
+    order(&past, "rid_initech", line).await?;
+    let network = crate::network::Sandbox::default();
+    Moves { caller: &past, network: &network }.activate("rid_initech-mobile-1", parse(serde_json::json!({}))?).await?;
+    // what fell due since, done now as the jobs would: the renewal, the
+    // invoices finalised and delivered
+    scheduled::apply_all_due(caller).await?;
+    let initech = customers::find(caller, "rid_initech").await?;
+    let filter = crate::store::InvoiceFilter { customers: Some(vec![initech.id]), statuses: vec![], visible_to: None };
+    let billed = caller.store.invoices(caller.org, &filter, None, 10).await?.items;
+    for invoice in &billed {
+        invoices::due::run(&caller.store, &network, public_url, caller.org, invoice.id, caller.now).await?;
+    }
+    if let Some(first) = billed.first() {
+        let paid = parse(serde_json::json!({"method": "BANK_TRANSFER", "reference": "OCR 4711"}))?;
+        invoices::paid::mark_paid(caller, &first.id.to_string(), paid).await?;
+    }
     Ok(())
 }
 

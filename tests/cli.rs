@@ -146,7 +146,7 @@ async fn serve_demo_prints_a_working_key_and_stops_on_sigterm() {
     let resp = reqwest::Client::new().get(&url_in_curl).header("x-api-key", &key).send().await.unwrap();
     assert_eq!(resp.status().as_u16(), 200);
     let body: Value = resp.json().await.unwrap();
-    assert_eq!(body["items"].as_array().unwrap().len(), 3, "the demo has customers");
+    assert_eq!(body["items"].as_array().unwrap().len(), 4, "the demo has customers");
     let users = reqwest::Client::new().get(url_in_curl.replace("/customers", "/users")).header("x-api-key", &key).send().await.unwrap();
     let users: Value = users.json().await.unwrap();
     assert_eq!(users["items"].as_array().unwrap().len(), 3);
@@ -182,8 +182,8 @@ async fn serve_demo_prints_a_working_key_and_stops_on_sigterm() {
     let maria = get("/subscriptions/rid_maria-mobile-1".into()).await;
     assert_eq!((&maria["status"], &maria["pendingStatus"]), (&"ACTIVATED".into(), &"CANCELLED".into()), "{maria:#}");
     assert_eq!(get("/subscriptions/rid_globex-data-1".into()).await["status"], "PENDING");
-    // (and Maria's second, bought through a paid payment link)
-    assert_eq!(get("/subscriptions".into()).await["items"].as_array().unwrap().len(), 6);
+    // (and Maria's second, bought through a paid payment link, and Initech's)
+    assert_eq!(get("/subscriptions".into()).await["items"].as_array().unwrap().len(), 7);
     // payments: Maria paid her link, saving her card as default; Acme's
     // link waits after a declined card, its page on the listen address
     let links = get("/payment-links".into()).await;
@@ -196,6 +196,20 @@ async fn serve_demo_prints_a_working_key_and_stops_on_sigterm() {
     assert_eq!(profiles["items"][0]["isDefault"], true, "{profiles:#}");
     let intents = get("/payment-intents?status=SUCCEEDED".into()).await;
     assert_eq!(intents["items"].as_array().unwrap().len(), 1, "{intents:#}");
+    // invoices: Initech's first PAID, its renewal's OPEN with its document;
+    // today's orders on DRAFTs
+    let initech = get("/invoices?customerId=rid_initech".into()).await;
+    let states: Vec<&str> = initech["items"].as_array().unwrap().iter().map(|i| i["status"].as_str().unwrap()).collect();
+    assert_eq!(states, ["PAID", "OPEN"], "{initech:#}");
+    let document = reqwest::get(initech["items"][1]["documentUrl"].as_str().unwrap()).await.unwrap();
+    assert_eq!(document.status().as_u16(), 200);
+    assert!(document.text().await.unwrap().contains("<cbc:ID>INV-000002</cbc:ID>"));
+    assert!(!get("/invoices?status=DRAFT".into()).await["items"].as_array().unwrap().is_empty());
+    let org = admin(&url, &["org", "list"])[0]["organisationId"].as_str().unwrap().to_string();
+    assert_eq!(admin(&url, &["invoice", "list", "--org", &org]).as_array().unwrap().len(), get("/invoices".into()).await["items"].as_array().unwrap().len());
+    assert_eq!(admin(&url, &["invoice", "list", "--org", &org, "--paper"]), serde_json::json!([]), "nobody is billed on paper");
+    let days = admin(&url, &["invoice", "dunning", "--org", &org, "--suspend-after-days", "10"]);
+    assert_eq!(days, serde_json::json!({"organisationId": org, "suspendAfterDays": 10, "uncollectibleAfterDays": 60}));
     // a login code lands in the outbox, which `admin mail list` prints
     let start = url_in_curl.replace("/customers", "/auth/email/start");
     let resp = reqwest::Client::new().post(&start).json(&serde_json::json!({"email": "anna@acme.example"})).send().await.unwrap();

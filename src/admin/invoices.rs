@@ -33,14 +33,14 @@ pub enum InvoiceCommand {
     /// Print the organisation's dunning days, after setting any: days after
     /// an unpaid invoice's due date before the customer's subscriptions are
     /// suspended (default 14), and before it is uncollectible and they are
-    /// cancelled (default 60). Invoices keep the days they were finalised
-    /// under.
+    /// cancelled (default 60); 0: never. Invoices keep the days they were
+    /// finalised under.
     Dunning {
         #[arg(long)]
         org: Uuid,
-        #[arg(long = "suspend-after-days", value_parser = clap::value_parser!(i64).range(1..=365))]
+        #[arg(long = "suspend-after-days", value_parser = clap::value_parser!(i64).range(0..=365))]
         suspend_after_days: Option<i64>,
-        #[arg(long = "uncollectible-after-days", value_parser = clap::value_parser!(i64).range(1..=730))]
+        #[arg(long = "uncollectible-after-days", value_parser = clap::value_parser!(i64).range(0..=730))]
         uncollectible_after_days: Option<i64>,
     },
 }
@@ -83,7 +83,7 @@ pub async fn run(store: &Store, clock: &Arc<Clock>, command: InvoiceCommand) -> 
             caller_of(org).await?;
             let (suspend, give_up) = store.dunning_days(org).await?;
             let (suspend, give_up) = (suspend_after_days.unwrap_or(suspend), uncollectible_after_days.unwrap_or(give_up));
-            if give_up < suspend {
+            if give_up != 0 && give_up < suspend {
                 bail!("--uncollectible-after-days ({give_up}) must not be before --suspend-after-days ({suspend})");
             }
             store.set_dunning_days(org, suspend, give_up).await?;

@@ -174,6 +174,17 @@ impl TestApp {
         &self.running.as_ref().expect("running").network
     }
 
+    /// Turns dunning off for this app's organisation: a test of renewals
+    /// or of the clock that leaves its invoices unpaid sees no suspension.
+    pub async fn without_dunning(&self) {
+        assert!(self.store.set_dunning_days(self.org, 0, 0).await.unwrap());
+    }
+
+    /// The sandbox network, to hand to tasks of their own.
+    pub fn running_network(&self) -> std::sync::Arc<switchboard::network::Sandbox> {
+        self.running.as_ref().expect("running").network.clone()
+    }
+
     /// Runs the jobs due now (by the test clock) on this app's server; the
     /// number run.
     pub async fn run_jobs(&self) -> usize {

@@ -257,3 +257,44 @@ async fn mark_paid_takes_only_an_open_invoice() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invoices_finalised_at_once_take_every_number_once() {
+    each_backend(|mut app| async move {
+        app.into_sandbox().await;
+        app.stop_jobs();
+        app.demo_catalog(app.org).await;
+        let mut drafts = vec![];
+        for n in 0..8 {
+            let reference = format!("race{n}");
+            let c = customer(&app, &reference, swedish("PAPER_INVOICE", &reference)).await;
+            bought(&app, &reference, &format!("+4670200100{n}")).await;
+            drafts.push(invoices_of(&app, &c).await.remove(0)["invoiceId"].as_str().unwrap().parse::<uuid::Uuid>().unwrap());
+        }
+        // each finalised twice, all at once, as two instances' jobs would
+        let ended = chrono::DateTime::parse_from_rfc3339("2026-11-03T00:00:00Z").unwrap().to_utc();
+        let public = app.base.trim_end_matches("/api/v2").to_string();
+        let runs = drafts.iter().chain(drafts.iter()).map(|id| {
+            let (store, network, public, org, id) = (app.store.clone(), app.running_network(), public.clone(), app.org, *id);
+            tokio::spawn(async move { switchboard::domain::invoices::due::run(&store, network.as_ref(), &public, org, id, ended).await })
+        });
+        for run in futures::future::join_all(runs).await {
+            // a run that lost its race to a version is tried again by its job
+            if let Err(e) = run.unwrap() {
+                assert!(e.is_concurrent_conflict(), "{e}");
+            }
+        }
+        let mut numbers = vec![];
+        for id in &drafts {
+            let i = invoice(&app, &json!(id.to_string())).await;
+            assert_eq!(i["status"], "OPEN", "{i:#}");
+            numbers.push(i["number"].as_str().unwrap().to_string());
+        }
+        numbers.sort();
+        assert_eq!(numbers, (1..=8).map(|n| format!("INV-{n:06}")).collect::<Vec<_>>());
+        let events = app.store.event_types(app.org).await.unwrap();
+        assert_eq!(events.iter().filter(|(t, _)| t == "invoice.finalized").count(), 8, "each finalised once");
+        app
+    })
+    .await;
+}

@@ -22,7 +22,7 @@ async fn creation_refuses_what_would_not_submit_or_does_not_fit() {
         refused(json!({})).await.assert_error(400, "validation_failed");
         let r = refused(json!({"orderId": o, "invoiceId": "inv-1"})).await;
         assert_eq!(r.assert_error(400, "validation_failed").details(), [("invoiceId".to_string(), "exactly_one".to_string())]);
-        refused(json!({"invoiceId": "inv-1"})).await.assert_error(400, "invoice_links_unavailable");
+        refused(json!({"invoiceId": "inv-1"})).await.assert_error(404, "invoice_not_found");
         let r = refused(json!({"orderId": o, "setAsDefaultPaymentProfile": true, "grantAutopayConsent": true})).await;
         assert_eq!(r.assert_error(400, "validation_failed").details().len(), 2);
         refused(json!({"orderId": o, "returnUrl": "ftp://shop.example/"})).await.assert_error(400, "validation_failed");

@@ -52,6 +52,8 @@ async fn an_advance_runs_what_falls_due_each_at_its_own_time() {
         app.into_sandbox().await;
         app.stop_jobs();
         setup(&app).await;
+        // renewals bill invoices left unpaid here: no dunning
+        app.without_dunning().await;
         let untouched = app.org_fingerprint(normal).await;
         let start = clock(&app).await;
         assert_eq!((&start["status"], &start["advancedAt"]), (&json!("READY"), &Value::Null));
@@ -120,6 +122,8 @@ async fn a_clock_refuses_what_it_cannot_do() {
         app.into_sandbox().await;
         app.stop_jobs();
         setup(&app).await;
+        // renewals bill invoices left unpaid here: no dunning
+        app.without_dunning().await;
         let to = |t: &str| Some(json!({"to": t}));
 
         // only a sandbox organisation has a clock

@@ -97,7 +97,8 @@ pub fn run(o: &Options) -> Result<()> {
     }
 }
 
-/// The ids of the demo's payment links, intents, profiles and sessions,
+/// The ids of the demo's payment links, intents, profiles, sessions and
+/// invoices,
 /// and of a profile session made here, which have no `rid_` references a
 /// dictionary could name: passed to the hooks (`contract/hooks.py`) in the
 /// environment, comma-separated, so that half of the positive cases name
@@ -113,6 +114,7 @@ fn demo_payment_ids(server: &Switchboard) -> Result<Vec<(String, String)>> {
             ("SWITCHBOARD_DEMO_PAYMENT_LINKS", "/api/v2/payment-links", "paymentLinkId"),
             ("SWITCHBOARD_DEMO_PAYMENT_INTENTS", "/api/v2/payment-intents", "paymentIntentId"),
             ("SWITCHBOARD_DEMO_PAYMENT_PROFILES", "/api/v2/payment-profiles?customerId=rid_maria", "paymentProfileId"),
+            ("SWITCHBOARD_DEMO_INVOICES", "/api/v2/invoices", "invoiceId"),
         ] {
             let answer = conn.send(&crate::http::Request::get(path).header("x-api-key", key.clone())).await?.success(path)?.json()?;
             let found: Vec<&str> = answer["items"].as_array().into_iter().flatten().filter_map(|i| i[field].as_str()).collect();

@@ -25,11 +25,12 @@ pub async fn days(caller: &Caller) -> Result<(i64, i64)> {
     caller.store.dunning_days(caller.org).await
 }
 
-/// `row`, being finalised, with dunning's steps dated from its due date.
+/// `row`, being finalised, with dunning's steps dated from its due date
+/// (0 days: never).
 pub fn plan(row: &mut InvoiceRow, (suspend, give_up): (i64, i64)) {
     if let (Some(due), InvoiceStatus::Open) = (row.due_at, row.status) {
-        row.suspend_at = Some(due + Duration::days(suspend));
-        row.give_up_at = Some(due + Duration::days(give_up.max(suspend)));
+        row.suspend_at = (suspend > 0).then(|| due + Duration::days(suspend));
+        row.give_up_at = (give_up > 0).then(|| due + Duration::days(give_up.max(suspend)));
     }
 }
 
