@@ -14,6 +14,7 @@ pub mod internet;
 pub mod keys;
 pub mod kinds;
 pub mod limits;
+pub mod markup;
 pub mod listen;
 pub mod money;
 pub mod network;

@@ -28,20 +28,7 @@ pub enum Body<'a> {
     Message { title: &'a str, text: &'a str },
 }
 
-pub fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
+pub use crate::markup::escape;
 
 /// Languages that write 1 234,50 rather than 1,234.50.
 const DECIMAL_COMMA: &[&str] = &["sv", "de", "fr", "es", "it", "nl", "fi", "da", "nb", "no", "pt", "pl", "cs", "ru"];

@@ -218,3 +218,35 @@ async fn calls_abroad_are_billed_and_a_voided_invoice_owes_nothing() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_expired_default_profile_fails_autopay_at_once() {
+    each_backend(|mut app| async move {
+        app.into_sandbox().await;
+        app.stop_jobs();
+        app.demo_catalog(app.org).await;
+        let c = customer(&app, "expiring", swedish("EMAIL_INVOICE", "expiring")).await;
+        // a card valid through December: saved as the default, with autopay
+        let r = app
+            .call("POST", "/orders", Some(json!({"customerId": "rid_expiring",
+                "lineItems": [{"type": "SUBSCRIPTION", "productOfferingId": crate::orders::offering(&app, "mobile-10gb"), "subscription": {"simType": "ESIM", "msisdn": "+46702000501"}}]})))
+            .await;
+        let l = crate::payments::link(&app, json!({"orderId": r.body["orderId"], "savePaymentProfile": true, "setAsDefaultPaymentProfile": true, "grantAutopayConsent": true})).await;
+        let (status, _, html) = crate::payments::submit(l["hostedUrl"].as_str().unwrap(), &[("action", "pay"), ("cardNumber", "4242424242424242"), ("expiry", "12/26"), ("cvc", "123")]).await;
+        assert!(status == 200 && html.contains("complete"), "{html}");
+        let order = app.call("GET", &format!("/orders/{}", r.body["orderId"].as_str().unwrap()), None).await.body;
+        activate(&app, order["lineItems"][0]["createdSubscriptionId"].as_str().unwrap()).await;
+        // December's renewal is charged; by January's the card has expired
+        advance(&app, "2027-01-03T06:00:00Z").await;
+        let all = invoices_of(&app, &c).await;
+        assert_eq!((&all[0]["status"], &all[0]["paymentMethod"]), (&json!("PAID"), &json!("AUTOPAY")));
+        let january = &all[1];
+        assert_eq!((&january["status"], &january["paymentAttempts"], january.get("paymentIntentId")), (&json!("OPEN"), &json!(1), None), "{january:#}");
+        let profiles = app.call("GET", &format!("/payment-profiles?customerId={c}"), None).await.body;
+        assert_eq!(profiles["items"][0]["status"], "EXPIRED");
+        let mails = app.store.mails(Some("invoices@expiring.example")).await.unwrap();
+        assert!(mails.iter().any(|m| m.subject == format!("Payment of invoice {} failed", january["number"].as_str().unwrap())), "{mails:#?}");
+        app
+    })
+    .await;
+}

@@ -251,6 +251,10 @@ async fn mark_paid_takes_only_an_open_invoice() {
         let r = app.call("POST", &path, Some(json!({}))).await;
         r.assert_error(409, "invoice_state_conflict");
         assert!(r.body["message"].as_str().unwrap().contains("PAID"), "{:#}", r.body);
+        // the older revision reads it alike (invoices are new in both)
+        let auk = app.auk_with(&app.new_key(app.org, Some(AUK), false).await);
+        let seen = json_of(&auk.invoice_view(&draft["invoiceId"].as_str().unwrap().parse().unwrap()).await.unwrap().into_inner());
+        assert_eq!(seen, paid);
         let events = app.store.event_types(app.org).await.unwrap();
         assert_eq!(events.iter().filter(|(t, _)| t == "invoice.paid").count(), 1);
         app

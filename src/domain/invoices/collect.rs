@@ -12,12 +12,13 @@
 use super::lines;
 use super::states::{INVOICE, InvoiceOp};
 use crate::domain::Caller;
+use crate::domain::payments::profiles::off_session_charge;
 use crate::domain::payments::render::IntentLine;
 use crate::domain::payments::states::{INTENT, IntentOp};
 use crate::error::{Error, Result};
 use crate::events::{self, Event};
-use crate::kinds::{ChargeStatus, InvoiceStatus, PaymentIntentStatus, PaymentProfileStatus};
-use crate::store::{ChargeRow, ChargedMethod, CustomerRow, IntentRow, InvoiceRow, JobKind, ProfileRow, Store, Tx};
+use crate::kinds::{InvoiceStatus, PaymentIntentStatus, PaymentProfileStatus};
+use crate::store::{ChargeRow, CustomerRow, IntentRow, InvoiceRow, JobKind, ProfileRow, Store, Tx};
 use chrono::{DateTime, Duration, Utc};
 use uuid::Uuid;
 
@@ -36,25 +37,6 @@ async fn usable_default(caller: &Caller, customer: &CustomerRow) -> Result<Optio
         return Ok(None);
     }
     Ok(Some(profile))
-}
-
-/// A charge of `intent` to `profile`, PROCESSING, sent off-session by its job.
-fn charge_of(intent: &IntentRow, profile: &ProfileRow, now: DateTime<Utc>) -> ChargeRow {
-    ChargeRow {
-        id: crate::domain::new_id(),
-        org: intent.org,
-        intent_id: intent.id,
-        status: ChargeStatus::Processing,
-        amount_minor: intent.amount_minor,
-        currency: intent.currency.clone(),
-        provider: profile.provider,
-        method: ChargedMethod { token: profile.token.clone(), kind: profile.method_type.clone(), display_name: profile.display_name.clone(), expires_on: profile.expires_on },
-        profile_id: Some(profile.id),
-        off_session: true,
-        failure_code: None,
-        created_at: now,
-        updated_at: now,
-    }
 }
 
 /// Autopay's first charge of an invoice being finalised, to be started in
@@ -104,7 +86,7 @@ fn started(caller: &Caller, invoice: &InvoiceRow, profile: &ProfileRow, at: Date
         created_at: at,
         updated_at: at,
     };
-    let charge = charge_of(&intent, profile, at);
+    let charge = off_session_charge(&intent, profile, at);
     Ok(Autopay { intent, charge })
 }
 
@@ -178,7 +160,7 @@ pub async fn retry(caller: &Caller, row: &InvoiceRow, at: DateTime<Utc>) -> Resu
             if !Store::move_intent(&mut tx, &charging, intent.status).await? {
                 return Ok(());
             }
-            let charge = charge_of(&charging, &profile, at);
+            let charge = off_session_charge(&charging, &profile, at);
             Store::insert_charge(&mut tx, &charge).await?;
             Store::schedule_job(&mut tx, JobKind::PaymentCharge, &charge.id.to_string(), Some(caller.org), at, caller.now).await?;
         }

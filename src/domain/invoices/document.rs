@@ -6,6 +6,7 @@
 
 use super::lines::{self, Line};
 use crate::error::Result;
+use crate::markup::escape;
 use crate::money::decimal;
 use crate::store::{CustomerRow, InvoiceRow};
 use std::fmt::Write;
@@ -13,23 +14,6 @@ use std::fmt::Write;
 const CUSTOMIZATION: &str = "urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:billing:3.0";
 const PROFILE: &str = "urn:fdc:peppol.eu:2017:poacc:billing:01:1.0";
 
-/// `text` with what XML gives a meaning escaped.
-fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&apos;"),
-            // characters XML 1.0 cannot carry at all
-            c if (c as u32) < 0x20 && !matches!(c, '\t' | '\n' | '\r') => {}
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 /// A rate in basis points as a percentage: 2500 is "25", 1250 "12.5".
 fn percent(basis_points: u32) -> String {
@@ -155,8 +139,7 @@ pub fn ubl(invoice: &InvoiceRow, seller: &str, customer: &CustomerRow) -> Result
 #[cfg(test)]
 mod tests {
     #[test]
-    fn text_is_escaped_and_rates_are_percentages() {
-        assert_eq!(super::escape("A&B <x> \"q\" 'a'\u{1}"), "A&amp;B &lt;x&gt; &quot;q&quot; &apos;a&apos;");
+    fn rates_are_percentages() {
         assert_eq!(super::percent(2500), "25");
         assert_eq!(super::percent(1250), "12.5");
         assert_eq!(super::percent(600), "6");

@@ -122,3 +122,29 @@ pub async fn expire(store: &Store, org: Uuid, id: Uuid, now: DateTime<Utc>) -> R
     Store::move_profile(&mut tx, &after, row.status).await?;
     tx.commit().await
 }
+
+/// A charge of `intent` to saved `profile`, off-session (no payer there),
+/// PROCESSING: sent by the payment.charge job with its id as the
+/// provider's idempotency key (a payment session's, autopay's).
+pub fn off_session_charge(intent: &crate::store::IntentRow, profile: &ProfileRow, at: chrono::DateTime<chrono::Utc>) -> crate::store::ChargeRow {
+    crate::store::ChargeRow {
+        id: crate::domain::new_id(),
+        org: intent.org,
+        intent_id: intent.id,
+        status: crate::kinds::ChargeStatus::Processing,
+        amount_minor: intent.amount_minor,
+        currency: intent.currency.clone(),
+        provider: profile.provider,
+        method: crate::store::ChargedMethod {
+            token: profile.token.clone(),
+            kind: profile.method_type.clone(),
+            display_name: profile.display_name.clone(),
+            expires_on: profile.expires_on,
+        },
+        profile_id: Some(profile.id),
+        off_session: true,
+        failure_code: None,
+        created_at: at,
+        updated_at: at,
+    }
+}

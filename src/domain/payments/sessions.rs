@@ -9,8 +9,8 @@ use super::links::{claim_for_collection, collectable, require_enabled};
 use super::states::{INTENT, IntentOp};
 use crate::domain::Caller;
 use crate::error::{Error, InternalCode, Result};
-use crate::kinds::{ChargeStatus, PaymentIntentStatus, PaymentSessionStatus};
-use crate::store::{ChargeRow, ChargedMethod, IntentRow, JobKind, SessionRow, Store};
+use crate::kinds::{PaymentIntentStatus, PaymentSessionStatus};
+use crate::store::{IntentRow, JobKind, SessionRow, Store};
 use crate::wire::latest as wire;
 use uuid::Uuid;
 
@@ -46,7 +46,7 @@ pub async fn create(caller: &Caller, req: wire::CreatePaymentSessionRequest) -> 
     let profile = super::profiles::usable(caller, &req.payment_profile_id, order.customer_id).await?;
     require_enabled(caller, profile.provider).await?;
     let now = caller.now;
-    let (session_id, intent_id, charge_id) = (crate::domain::new_id(), crate::domain::new_id(), crate::domain::new_id());
+    let (session_id, intent_id) = (crate::domain::new_id(), crate::domain::new_id());
     let intent = IntentRow {
         id: intent_id,
         org: caller.org,
@@ -65,21 +65,7 @@ pub async fn create(caller: &Caller, req: wire::CreatePaymentSessionRequest) -> 
         created_at: now,
         updated_at: now,
     };
-    let charge = ChargeRow {
-        id: charge_id,
-        org: caller.org,
-        intent_id,
-        status: ChargeStatus::Processing,
-        amount_minor: amount,
-        currency: order.currency.clone(),
-        provider: profile.provider,
-        method: ChargedMethod { token: profile.token.clone(), kind: profile.method_type.clone(), display_name: profile.display_name.clone(), expires_on: profile.expires_on },
-        profile_id: Some(profile.id),
-        off_session: true,
-        failure_code: None,
-        created_at: now,
-        updated_at: now,
-    };
+    let charge = super::profiles::off_session_charge(&intent, &profile, now);
     let session = SessionRow {
         id: session_id,
         org: caller.org,
