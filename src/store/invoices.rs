@@ -2,9 +2,8 @@
 //! organisation's gapless numbers, and the dunning settings.
 
 use super::page::ListQuery;
-use super::payments::opt_uuid;
 use super::subscriptions::{opt_date, uuid_col};
-use super::{Cursor, Page, Store, Tx, json_col, opt_ts, parse_ts, state_col, ts};
+use super::{Cursor, Page, Store, Tx, json_col, opt_ts, opt_uuid, parse_ts, state_col, ts};
 use crate::error::{Error, Result};
 use crate::kinds::{BillingMethod, InvoicePaymentMethod, InvoiceStatus};
 use chrono::{DateTime, NaiveDate, Utc};

@@ -274,6 +274,11 @@ pub(in crate::store) fn opt_ts(r: &AnyRow, col: &str) -> Result<Option<DateTime<
     r.try_get::<Option<String>, _>(col)?.as_deref().map(parse_ts).transpose()
 }
 
+/// An id column that may be NULL.
+pub(in crate::store) fn opt_uuid(r: &AnyRow, col: &str) -> Result<Option<uuid::Uuid>> {
+    r.try_get::<Option<String>, _>(col)?.as_deref().map(parse_uuid).transpose()
+}
+
 pub(in crate::store) fn parse_uuid(s: &str) -> Result<uuid::Uuid> {
     uuid::Uuid::parse_str(s).map_err(|e| Error::Internal(format!("stored id {s:?}: {e}")))
 }

@@ -2,9 +2,9 @@
 //! status they were read in, and lists.
 
 use super::orders::metadata_text;
-use super::payments::{opt_uuid, provider_col};
+use super::payments::provider_col;
 use super::subscriptions::opt_date;
-use super::{Cursor, ListQuery, Page, Store, Tx, json_col, opt_ts, parse_ts, parse_uuid, state_col, ts};
+use super::{Cursor, ListQuery, Page, Store, Tx, json_col, opt_ts, opt_uuid, parse_ts, parse_uuid, state_col, ts};
 use crate::error::Result;
 use crate::kinds::{PaymentLinkStatus, PaymentProfileStatus};
 use crate::payment_providers::ProviderName;

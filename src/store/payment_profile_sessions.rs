@@ -3,9 +3,9 @@
 
 use super::orders::metadata_text;
 use super::payment_links::flag;
-use super::payments::{ChargedMethod, opt_uuid, provider_col};
+use super::payments::{ChargedMethod, provider_col};
 use super::subscriptions::uuid_col;
-use super::{Store, Tx, json_col, opt_ts, parse_ts, state_col, ts};
+use super::{Store, Tx, json_col, opt_ts, opt_uuid, parse_ts, state_col, ts};
 use crate::error::{Error, Result};
 use crate::kinds::PaymentProfileSessionStatus;
 use crate::payment_providers::ProviderName;

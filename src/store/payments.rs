@@ -2,7 +2,7 @@
 //! by the status they were read in, and lists.
 
 use super::subscriptions::{opt_date, ts_col, uuid_col};
-use super::{Cursor, ListQuery, Page, Store, Tx, json_col, parse_uuid, state_col, ts};
+use super::{Cursor, ListQuery, Page, Store, Tx, json_col, opt_uuid, state_col, ts};
 use crate::error::{Error, Result};
 use crate::kinds::{ChargeStatus, PaymentIntentStatus, RefundStatus};
 use crate::payment_providers::ProviderName;
@@ -83,9 +83,6 @@ pub struct IntentFilter {
     pub visible_to: Option<Uuid>,
 }
 
-pub(super) fn opt_uuid(r: &AnyRow, col: &str) -> Result<Option<Uuid>> {
-    r.try_get::<Option<String>, _>(col)?.as_deref().map(parse_uuid).transpose()
-}
 
 pub(super) fn provider_col(r: &AnyRow, col: &str) -> Result<ProviderName> {
     let text: String = r.try_get(col)?;

@@ -152,7 +152,7 @@ fn life(r: &AnyRow) -> Result<Life> {
         renews_on: opt_date(r, "renews_on")?,
         paid_through: opt_date(r, "paid_through")?,
         pending_offering,
-        suspended_for_invoice: super::payments::opt_uuid(r, "suspended_for_invoice")?,
+        suspended_for_invoice: super::opt_uuid(r, "suspended_for_invoice")?,
     })
 }
 pub(super) const SUBSCRIPTIONS: &str = "subscriptions s JOIN customers c ON c.id = s.customer_id";

@@ -296,3 +296,18 @@ pub async fn list(caller: &Caller, q: crate::wire::latest::params::CustomerListQ
         pagination: wire::Pagination { next_cursor: page.next.map(Cursor::encode) },
     })
 }
+
+/// Tax rates of the customer's billing country, else the organisation's
+/// default tax country.
+pub async fn tax_rates(store: &crate::store::Store, org: uuid::Uuid, customer: &crate::store::CustomerRow) -> Result<Vec<crate::domain::pricing::TaxRate>> {
+    let billing_country = customer.billing.as_ref().and_then(|b| b.address.as_ref()).map(|a| a.country.clone());
+    let country = match billing_country {
+        Some(c) => Some(c),
+        None => store.default_tax_country(org).await?,
+    };
+    let Some(country) = country else { return Ok(vec![]) };
+    Ok(match store.tax_rates(org, &country).await? {
+        Some(v) => serde_json::from_value(v).map_err(|e| Error::Internal(e.to_string()))?,
+        None => vec![],
+    })
+}

@@ -46,7 +46,7 @@ fn cycle_index(from: NaiveDate, to: NaiveDate, months: u32, day: u32) -> u32 {
 async fn taxes_of(caller: &Caller, customer: Uuid) -> Result<Vec<pricing::TaxRate>> {
     let row = caller.store.customer(caller.org, &IdOrRef::Id(customer)).await?;
     let row = row.ok_or_else(|| Error::Internal(format!("customer {customer} vanished")))?;
-    crate::domain::orders::tax_rates(&caller.store, caller.org, &row).await
+    crate::domain::customers::tax_rates(&caller.store, caller.org, &row).await
 }
 
 async fn offering_name(caller: &Caller, id: Uuid) -> Result<String> {

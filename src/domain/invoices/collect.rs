@@ -33,7 +33,7 @@ async fn usable_default(caller: &Caller, customer: &CustomerRow) -> Result<Optio
         return Ok(None);
     };
     let Some(profile) = caller.store.profile(caller.org, id).await?.filter(|p| p.status == PaymentProfileStatus::Active) else { return Ok(None) };
-    if !crate::domain::payments::links::provider_enabled(caller, profile.provider).await? {
+    if !crate::domain::payments::enabled::provider_enabled(caller, profile.provider).await? {
         return Ok(None);
     }
     Ok(Some(profile))
@@ -82,7 +82,7 @@ fn started(caller: &Caller, invoice: &InvoiceRow, profile: &ProfileRow, at: Date
         currency: invoice.currency.clone(),
         description: None,
         due_at: invoice.due_at,
-        lines: serde_json::to_value(intent_lines(invoice)?).expect("JSON"),
+        lines: intent_lines(invoice)?,
         created_at: at,
         updated_at: at,
     };
@@ -97,8 +97,8 @@ pub fn failed_now(after: &mut InvoiceRow, at: DateTime<Utc>) {
 }
 
 /// The invoice's lines as an intent keeps them.
-pub fn intent_lines(invoice: &InvoiceRow) -> Result<Vec<IntentLine>> {
-    Ok(lines::parse(&invoice.lines)?
+pub fn intent_lines(invoice: &InvoiceRow) -> Result<serde_json::Value> {
+    let kept: Vec<IntentLine> = lines::parse(&invoice.lines)?
         .into_iter()
         .map(|l| IntentLine {
             line_item_id: None,
@@ -109,7 +109,8 @@ pub fn intent_lines(invoice: &InvoiceRow) -> Result<Vec<IntentLine>> {
             subscription_id: l.subscription_id,
             license_id: l.license_id,
         })
-        .collect())
+        .collect();
+    Ok(serde_json::to_value(kept).expect("JSON"))
 }
 
 /// When autopay tries again after its `failed`th failed charge, if it does.
@@ -129,7 +130,7 @@ pub async fn declined(tx: &mut Tx, caller: &Caller, invoice: &InvoiceRow) -> Res
     INVOICE.next(InvoiceOp::PaymentFailed, now.status)?;
     let mut after = now.clone();
     failed_now(&mut after, caller.now);
-    let after = super::due::written(after, caller.now);
+    let after = super::row::written(after, caller.now);
     if !Store::update_invoice(tx, &after).await? {
         return Err(Error::changed_meanwhile("invoice"));
     }
@@ -142,7 +143,7 @@ pub async fn declined(tx: &mut Tx, caller: &Caller, invoice: &InvoiceRow) -> Res
 /// default profile as it is now; when there is no usable one, the try
 /// fails at once (counted, the next scheduled).
 pub async fn retry(caller: &Caller, row: &InvoiceRow, at: DateTime<Utc>) -> Result<()> {
-    let customer = super::due::customer_of(caller, row).await?;
+    let customer = super::row::customer_of(caller, row).await?;
     let profile = usable_default(caller, &customer).await?;
     let intent = match row.intent_id {
         Some(id) => caller.store.intent(caller.org, id).await?,
@@ -173,14 +174,14 @@ pub async fn retry(caller: &Caller, row: &InvoiceRow, at: DateTime<Utc>) -> Resu
         }
         _ => {
             failed_now(&mut after, at);
-            let shown = super::render::invoice(&super::due::written(after.clone(), at))?;
+            let shown = super::render::invoice(&super::row::written(after.clone(), at))?;
             events::record(&mut tx, caller.org, at, &Event::InvoicePaymentFailed(shown)).await?;
         }
     }
-    let after = super::due::written(after, at);
+    let after = super::row::written(after, at);
     if !Store::update_invoice(&mut tx, &after).await? {
         return Ok(());
     }
-    super::due::schedule_next(&mut tx, caller, &after).await?;
+    super::row::schedule_next(&mut tx, caller, &after).await?;
     tx.commit().await
 }

@@ -6,9 +6,10 @@
 //! PAPER_INVOICE customer's is listed for printing (`admin invoice list
 //! --paper`). Each failure of autopay is mailed with a payment link.
 
-use super::due::{customer_of, written};
+use super::row::{customer_of, written};
 use crate::domain::Caller;
-use crate::domain::payments::links;
+use super::collect::intent_lines;
+use crate::domain::payments::collecting::for_invoice;
 use crate::error::Result;
 use crate::kinds::{BillingMethod, InvoiceStatus};
 use crate::money::decimal;
@@ -54,13 +55,13 @@ pub async fn deliver(caller: &Caller, public_url: &str, row: InvoiceRow) -> Resu
     let mut tx = caller.store.begin().await?;
     if first {
         after.delivered_at = Some(caller.now);
-        let token = links::new_token();
+        let token = crate::domain::payments::render::new_token();
         after.document_url = Some(format!("{}/invoice-documents/{token}", public_url.trim_end_matches('/')));
         after.document_token = Some(token);
         if let (Some(BillingMethod::EmailInvoice), Some(to)) = (row.billing_method, &to) {
             let mut body = summary(&row)?;
             if row.status == InvoiceStatus::Open && row.auto_pay != Some(true) {
-                if let Some(link) = links::for_invoice(&mut tx, caller, public_url, &row).await? {
+                if let Some(link) = for_invoice(&mut tx, caller, public_url, &row, intent_lines(&row)?).await? {
                     let _ = writeln!(body, "\nPay it here: {}", link.hosted_url);
                 }
             } else if row.auto_pay == Some(true) {
@@ -73,7 +74,7 @@ pub async fn deliver(caller: &Caller, public_url: &str, row: InvoiceRow) -> Resu
         after.mailed_attempts = row.attempts;
         if let Some(to) = &to {
             let mut body = format!("We could not charge your saved payment method for invoice {number}.\n\n{}", summary(&row)?);
-            if let Some(link) = links::for_invoice(&mut tx, caller, public_url, &row).await? {
+            if let Some(link) = for_invoice(&mut tx, caller, public_url, &row, intent_lines(&row)?).await? {
                 let _ = writeln!(body, "\nPay it here: {}", link.hosted_url);
             }
             if let Some(next) = row.next_attempt_at {

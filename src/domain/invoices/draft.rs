@@ -6,17 +6,12 @@
 
 use super::lines::{self, Line};
 use super::states::{INVOICE, InvoiceOp};
-use crate::domain::cycles::midnight;
+use super::row::end_of;
 use crate::error::{Error, Result};
 use crate::kinds::InvoiceStatus;
 use crate::store::{InvoiceRow, JobKind, Store, Tx};
-use chrono::{DateTime, Days, Duration, NaiveDate, Utc};
+use chrono::{DateTime, Days, NaiveDate, Utc};
 use uuid::Uuid;
-
-/// The last instant of billing day `day`: when its DRAFT is finalised.
-pub fn end_of(day: NaiveDate) -> DateTime<Utc> {
-    midnight(day) + Duration::days(1) - Duration::seconds(1)
-}
 
 /// How often a line is tried on a DRAFT another writer keeps changing
 /// (each try re-reads it in the transaction: on PostgreSQL a statement

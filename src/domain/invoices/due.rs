@@ -3,36 +3,20 @@
 //! it owes nothing). Done by the invoice.due job, and by whoever reads
 //! the invoice once its time has passed; either way dated at its own time.
 
-use super::draft::end_of;
+use super::row::{customer_of, next_due};
 use super::states::{INVOICE, InvoiceOp};
 use super::{collect, dunning, render};
 use crate::domain::Caller;
 use crate::error::{Error, Result};
 use crate::events::{self, Event};
 use crate::kinds::{InvoicePaymentMethod, InvoiceStatus};
-use crate::store::{CustomerRow, IdOrRef, InvoiceRow, JobKind, Store, Tx};
+use crate::store::{InvoiceRow, JobKind, Store};
 use crate::network::Network;
 use chrono::{DateTime, Duration, Utc};
 use uuid::Uuid;
 
 /// An invoice is due this long after it is finalised.
 pub const PAYMENT_TERMS_DAYS: i64 = 14;
-
-/// What falls due next of `row`, and when. At the same time autopay's
-/// try comes first (it may pay it), then dunning's steps.
-fn next_due(row: &InvoiceRow) -> Option<(DateTime<Utc>, InvoiceOp)> {
-    match row.status {
-        InvoiceStatus::Draft => Some((end_of(row.billing_date), InvoiceOp::Finalize)),
-        InvoiceStatus::Open => {
-            let retry = row.next_attempt_at.map(|at| (at, InvoiceOp::PaymentFailed));
-            let suspend = row.suspend_at.filter(|_| row.suspended_at.is_none()).map(|at| (at, InvoiceOp::Suspend));
-            let give_up = row.give_up_at.map(|at| (at, InvoiceOp::Uncollectible));
-            // min_by_key keeps the first of equals
-            [retry, suspend, give_up].into_iter().flatten().min_by_key(|(at, _)| *at)
-        }
-        _ => None,
-    }
-}
 
 /// The number an invoice is given from the organisation's counter.
 fn number(n: i64) -> String {
@@ -66,12 +50,6 @@ async fn apply_all(caller: &Caller, mut row: InvoiceRow) -> Result<InvoiceRow> {
         row = caller.store.invoice(caller.org, row.id).await?.ok_or_else(|| Error::Internal(format!("invoice {} vanished", row.id)))?;
     }
     Ok(row)
-}
-
-/// The customer an invoice bills, as stored.
-pub async fn customer_of(caller: &Caller, row: &InvoiceRow) -> Result<CustomerRow> {
-    let customer = caller.store.customer(caller.org, &IdOrRef::Id(row.customer_id)).await?;
-    customer.ok_or_else(|| Error::Internal(format!("invoice {}: customer vanished", row.id)))
 }
 
 /// Finalises DRAFT `row` at `at` (the end of its billing day): numbered
@@ -128,23 +106,6 @@ async fn finalize(caller: &Caller, row: &InvoiceRow, at: DateTime<Utc>) -> Resul
     tx.commit().await
 }
 
-/// In `tx`, which writes `row`: its job at what falls due of it next.
-pub async fn schedule_next(tx: &mut Tx, caller: &Caller, row: &InvoiceRow) -> Result<()> {
-    if let Some(at) = row.wake_at {
-        Store::schedule_job(tx, JobKind::InvoiceDue, &row.id.to_string(), Some(caller.org), at, caller.now).await?;
-    }
-    Ok(())
-}
-
-/// `row` as written next: its version one up, `wake_at` what falls due
-/// next, changed at `at`.
-pub fn written(mut row: InvoiceRow, at: DateTime<Utc>) -> InvoiceRow {
-    row.version += 1;
-    row.updated_at = at.max(row.updated_at);
-    row.wake_at = next_due(&row).map(|(at, _)| at);
-    row
-}
-
 /// Every invoice of the caller's organisation whose billing day has ended
 /// finalised (before a list, which shows what a read of each would).
 pub async fn apply_all_due(caller: &Caller) -> Result<()> {
@@ -162,7 +123,7 @@ pub async fn apply_all_due(caller: &Caller) -> Result<()> {
 /// be); then due again when something of it next falls due.
 pub async fn run(store: &Store, network: &dyn Network, public_url: &str, org: Uuid, id: Uuid, now: DateTime<Utc>) -> Result<()> {
     let Some(row) = store.invoice(org, id).await? else { return Ok(()) };
-    let caller = crate::domain::payments::system(store, org, now);
+    let caller = Caller { store: store.clone(), org, api_key_id: Uuid::nil(), user: None, now };
     let row = apply_all(&caller, row).await?;
     if row.suspended_at.is_some() {
         dunning::follow_network(store, network, &row).await?;

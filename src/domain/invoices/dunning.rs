@@ -60,7 +60,7 @@ pub async fn suspend(caller: &Caller, row: &InvoiceRow, at: DateTime<Utc>) -> Re
     INVOICE.next(InvoiceOp::Suspend, row.status)?;
     let mut after = row.clone();
     after.suspended_at = Some(at);
-    let after = super::due::written(after, at);
+    let after = super::row::written(after, at);
     let mut tx = caller.store.begin().await?;
     if !Store::update_invoice(&mut tx, &after).await? {
         return Ok(());
@@ -77,7 +77,7 @@ pub async fn suspend(caller: &Caller, row: &InvoiceRow, at: DateTime<Utc>) -> Re
         };
         moved(&mut tx, caller, &s, Op::DunningSuspend, at, change, &[Event::SubscriptionSuspended]).await?;
     }
-    super::due::schedule_next(&mut tx, caller, &after).await?;
+    super::row::schedule_next(&mut tx, caller, &after).await?;
     network_follows(&mut tx, caller, &after).await?;
     tx.commit().await
 }
@@ -110,13 +110,13 @@ pub async fn give_up(caller: &Caller, row: &InvoiceRow, at: DateTime<Utc>) -> Re
     let mut after = row.clone();
     after.status = INVOICE.next(InvoiceOp::Uncollectible, row.status)?;
     (after.closed_at, after.next_attempt_at) = (Some(at), None);
-    let after = super::due::written(after, at);
+    let after = super::row::written(after, at);
     let mut tx = caller.store.begin().await?;
     if !Store::update_invoice(&mut tx, &after).await? {
         return Ok(());
     }
     events::record(&mut tx, caller.org, at, &Event::InvoiceUncollectible(render::invoice(&after)?)).await?;
-    super::paid::close_intent(&mut tx, caller, row, at).await?;
+    super::closing::close_others(&mut tx, caller, row, None, at).await?;
     let reason = format!("Invoice {} is uncollectible.", name(row));
     for s in Store::subscriptions_dunned_in(&mut tx, caller.org, row.id).await? {
         if SUBSCRIPTION.target(Op::DunningCancel, s.status).is_none() {

@@ -7,6 +7,7 @@
 //! `render`.
 
 pub mod billed;
+pub mod closing;
 pub mod collect;
 pub mod delivery;
 pub mod document;
@@ -16,6 +17,7 @@ pub mod dunning;
 pub mod lines;
 pub mod paid;
 pub mod render;
+pub mod row;
 pub mod states;
 pub mod void;
 

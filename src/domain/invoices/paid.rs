@@ -4,10 +4,10 @@
 //! subscriptions its dunning suspended restored.
 
 use super::states::{INVOICE, InvoiceOp};
-use super::{due, find, render};
+use super::row::written;
+use super::{find, render};
 use crate::domain::Caller;
 use crate::domain::access::Role;
-use crate::domain::payments::states::{INTENT, IntentOp};
 use crate::error::{Error, Result};
 use crate::events::{self, Event};
 use crate::kinds::{InvoicePaymentMethod, InvoiceStatus};
@@ -37,7 +37,7 @@ async fn pay(tx: &mut Tx, caller: &Caller, row: &InvoiceRow, paying: Paying) -> 
     (after.paid_at, after.paid_method, after.paid_reference) = (Some(at), Some(method), reference);
     after.next_attempt_at = None;
     after.intent_id = intent.or(row.intent_id);
-    let after = due::written(after, caller.now);
+    let after = written(after, caller.now);
     if !Store::update_invoice(tx, &after).await? {
         return Ok(None);
     }
@@ -45,28 +45,13 @@ async fn pay(tx: &mut Tx, caller: &Caller, row: &InvoiceRow, paying: Paying) -> 
     super::dunning::restore(tx, caller, &after).await?;
     // autopay's intent, when a link (or money outside) paid it
     if row.intent_id != intent {
-        close_intent(tx, caller, row, caller.now).await?;
+        super::closing::close_intent(tx, caller, row, caller.now).await?;
     }
     crate::domain::payments::closing::invoice_closed(tx, caller.org, row.id, link, caller.now).await?;
     Ok(Some(after))
 }
 
-/// In `tx`, which closes `row` without its intent's payment (marked paid,
-/// voided, given up): the intent CANCELED if it still waits for a payment
-/// method. A charge with the provider is left to settle: should it
-/// succeed, it is refunded (the invoice is no longer OPEN).
-pub async fn close_intent(tx: &mut Tx, caller: &Caller, row: &InvoiceRow, at: DateTime<Utc>) -> Result<()> {
-    let Some(id) = row.intent_id else { return Ok(()) };
-    let Some(mut intent) = Store::intent_in(tx, caller.org, id).await? else { return Ok(()) };
-    if let Some(closed) = INTENT.target(IntentOp::LinkClosed, intent.status) {
-        let from = intent.status;
-        (intent.status, intent.updated_at) = (closed, at.max(intent.updated_at));
-        if !Store::move_intent(tx, &intent, from).await? {
-            return Err(Error::changed_meanwhile("invoice"));
-        }
-    }
-    Ok(())
-}
+
 
 /// In the transaction settling a successful charge of `intent` (autopay's,
 /// or that of `link`): invoice `invoice` PAID. False when it is no longer

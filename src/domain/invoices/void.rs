@@ -3,7 +3,8 @@
 //! intent, its links) and what its dunning suspended is restored.
 
 use super::states::{INVOICE, InvoiceOp};
-use super::{due, dunning, paid, render};
+use super::row::written;
+use super::{closing, due, dunning, render};
 use crate::domain::Caller;
 use crate::error::{Error, InternalCode, Result};
 use crate::kinds::InvoiceStatus;
@@ -17,14 +18,13 @@ pub async fn void(caller: &Caller, id: Uuid) -> Result<wire::Invoice> {
     let mut after = row.clone();
     after.status = INVOICE.next(InvoiceOp::Void, row.status)?;
     (after.closed_at, after.next_attempt_at) = (Some(caller.now), None);
-    let after = due::written(after, caller.now);
+    let after = written(after, caller.now);
     let mut tx = caller.store.begin().await?;
     if !Store::update_invoice(&mut tx, &after).await? {
         let now: Option<InvoiceStatus> = Store::status_in(&mut tx, Stateful::Invoices, caller.org, row.id).await?;
         return Err(now.and_then(|s| INVOICE.next(InvoiceOp::Void, s).err()).unwrap_or_else(|| Error::changed_meanwhile("invoice")));
     }
-    paid::close_intent(&mut tx, caller, &row, caller.now).await?;
-    crate::domain::payments::closing::invoice_closed(&mut tx, caller.org, row.id, None, caller.now).await?;
+    closing::close_others(&mut tx, caller, &row, None, caller.now).await?;
     dunning::restore(&mut tx, caller, &after).await?;
     tx.commit().await?;
     render::invoice(&after)

@@ -1,7 +1,8 @@
 //! Making and changing orders: create, change (PUT), approve, cancel.
 
 use super::events::record_transition;
-use super::lines::{OrderDoc, billing_currency, check_lines, context, refusal, tax_rates};
+use super::lines::{OrderDoc, billing_currency, check_lines, context, refusal};
+use crate::domain::customers::tax_rates;
 use super::render;
 use super::states::{LINE_ITEM, LineOp, ORDER, OrderOp, moved_meanwhile};
 use crate::domain::access::Role;

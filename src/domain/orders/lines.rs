@@ -5,7 +5,7 @@ use crate::domain::catalog::price::Price;
 use crate::domain::pricing::{Choices, TaxRate};
 use crate::domain::{Caller, catalog};
 use crate::error::{Detail, Error, InternalCode, Result};
-use crate::store::{CustomerRow, IdOrRef, OrderRow, Store, SubscriptionRow};
+use crate::store::{CustomerRow, IdOrRef, OrderRow, SubscriptionRow};
 use crate::kinds::{LineStatus, ProductType, SimType};
 use crate::wire::latest as wire;
 use serde::{Deserialize, Serialize};
@@ -258,21 +258,6 @@ pub async fn check_lines(caller: &Caller, ctx: &Context, currency: &str, reqs: &
         }
     }
     Ok(if bad.is_empty() { Ok(lines) } else { Err(bad) })
-}
-
-/// Tax rates of the customer's billing country, else the organisation's
-/// default tax country.
-pub async fn tax_rates(store: &Store, org: Uuid, customer: &CustomerRow) -> Result<Vec<TaxRate>> {
-    let billing_country = customer.billing.as_ref().and_then(|b| b.address.as_ref()).map(|a| a.country.clone());
-    let country = match billing_country {
-        Some(c) => Some(c),
-        None => store.default_tax_country(org).await?,
-    };
-    let Some(country) = country else { return Ok(vec![]) };
-    Ok(match store.tax_rates(org, &country).await? {
-        Some(v) => serde_json::from_value(v).map_err(|e| Error::Internal(e.to_string()))?,
-        None => vec![],
-    })
 }
 
 pub fn billing_currency(customer: &CustomerRow) -> Option<String> {

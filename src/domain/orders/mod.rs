@@ -15,7 +15,7 @@ mod submit;
 
 pub use change::{approve, cancel, create, create_submitted, update};
 pub use expiry::expire;
-pub use lines::{Line, OfferingRef, OrderDoc, tax_rates};
+pub use lines::{Line, OfferingRef, OrderDoc};
 pub use render::priced;
 pub use submit::submit;
 /// Submission in parts, for what submits an order as part of its own

@@ -54,7 +54,7 @@ pub async fn pay(caller: &Caller, providers: &Providers, link: &LinkRow, paying:
     if INTENT.target(IntentOp::Charge, intent.status).is_none() {
         return Ok(not_now(intent.status));
     }
-    if !super::links::provider_enabled(caller, link.provider).await? {
+    if !super::enabled::provider_enabled(caller, link.provider).await? {
         return Ok(Attempt::NotNow(format!("Payments through {} are not available at the moment.", link.provider.as_str())));
     }
     let provider = providers.get(link.provider);

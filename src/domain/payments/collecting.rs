@@ -1,17 +1,21 @@
 //! What a payment link collects: an order's initial invoice (rule 2: only
-//! for an order that would submit) or an OPEN invoice. Each says who pays,
-//! how much, its lines, and claims itself in the transaction that starts
-//! collecting.
+//! for an order that would submit; `links::collectable` checks it) or an
+//! OPEN invoice. Each says who pays, how much, its lines, and claims
+//! itself in the transaction that starts collecting; a link of it is made
+//! here (also the one an invoice is mailed with).
 
-use super::links::{claim_for_collection, collectable, link_exists};
+use super::enabled::provider;
+use super::render::{hosted_url, new_token};
 use crate::domain::Caller;
-use crate::domain::access::Role;
-use crate::domain::invoices;
 use crate::error::{Error, InternalCode, Result};
 use crate::kinds::{InvoiceStatus, PaymentIntentStatus, PaymentLinkStatus};
-use crate::store::{InvoiceRow, OrderRow, Store, Tx};
-use chrono::{DateTime, Utc};
+use crate::payment_providers::ProviderName;
+use crate::store::{IntentRow, InvoiceRow, JobKind, LinkRow, OrderRow, Store, Tx};
+use chrono::{DateTime, Duration, Utc};
 use uuid::Uuid;
+
+/// An invoice's link (mailed with it) expires unpaid after this long at most.
+pub const INVOICE_LIFETIME_DAYS: i64 = 30;
 
 pub enum Of {
     Order(OrderRow),
@@ -32,35 +36,8 @@ pub struct Collecting {
 }
 
 impl Collecting {
-    /// The order named by the body's `orderId`, if collection may start
-    /// for it (`links::collectable`).
-    pub async fn order(caller: &Caller, key: &str) -> Result<Collecting> {
-        let (order, priced, amount) = collectable(caller, key).await?;
-        Ok(Collecting {
-            customer_id: order.customer_id,
-            currency: order.currency.clone(),
-            amount_minor: amount,
-            lines: serde_json::to_value(super::render::lines_of(&priced)).expect("JSON"),
-            description: format!("Order {}", order.id),
-            until: Some(order.expires_at),
-            of: Of::Order(order),
-        })
-    }
-
-    /// The invoice named by the body's `invoiceId`: one the caller sees
-    /// (404 naming the field), as a MANAGER of its customer, OPEN (409
-    /// naming its state).
-    pub async fn invoice(caller: &Caller, key: &str) -> Result<Collecting> {
-        let invoice = invoices::find(caller, key).await.map_err(|e| match e {
-            Error::NotFound { code, .. } => Error::missing_reference(code, "invoiceId", "invoiceId names no invoice of this organisation"),
-            e => e,
-        })?;
-        caller.require_role(invoice.customer_id, Role::Manager)?;
-        Collecting::open_invoice(invoice)
-    }
-
-    /// OPEN `invoice` to collect.
-    pub fn open_invoice(invoice: InvoiceRow) -> Result<Collecting> {
+    /// OPEN `invoice` to collect, with its lines as an intent keeps them.
+    pub fn open_invoice(invoice: InvoiceRow, lines: serde_json::Value) -> Result<Collecting> {
         if invoice.status != InvoiceStatus::Open {
             return Err(Error::Conflict {
                 code: InternalCode::InvoiceStateConflict,
@@ -72,7 +49,7 @@ impl Collecting {
             customer_id: invoice.customer_id,
             currency: invoice.currency.clone(),
             amount_minor: invoice.total_minor,
-            lines: serde_json::to_value(invoices::collect::intent_lines(&invoice)?).expect("JSON"),
+            lines,
             description: format!("Invoice {}", invoice.number.as_deref().unwrap_or_default()),
             until: None,
             of: Of::Invoice(invoice),
@@ -105,7 +82,7 @@ impl Collecting {
                     return Err(Error::changed_meanwhile("invoice"));
                 }
                 if !Store::links_of_invoice_in(tx, invoice.org, invoice.id, PaymentLinkStatus::Active).await?.is_empty() {
-                    return Err(link_exists());
+                    return Err(link_exists(true));
                 }
                 let autopay = match invoice.intent_id {
                     Some(id) => Store::intent_in(tx, invoice.org, id).await?,
@@ -122,4 +99,107 @@ impl Collecting {
             }
         }
     }
+}
+
+/// In the transaction that starts collecting for `order`: the order
+/// claimed as it was read and priced (a change that beat this transaction
+/// to it wins: the collection would be for a stale amount; one after it
+/// finds the link or session and closes it), and neither an ACTIVE link
+/// nor a PROCESSING session of it.
+pub async fn claim_for_collection(tx: &mut Tx, order: &OrderRow) -> Result<()> {
+    if !Store::update_order(tx, order, order).await? {
+        return Err(Error::changed_meanwhile("order"));
+    }
+    if !Store::links_of_order_in(tx, order.org, order.id, PaymentLinkStatus::Active).await?.is_empty() {
+        return Err(link_exists(false));
+    }
+    if Store::order_has_session_in(tx, order.org, order.id, crate::kinds::PaymentSessionStatus::Processing).await? {
+        return Err(Error::Conflict {
+            code: InternalCode::PaymentInProgress,
+            message: "A payment session of the order is being processed.".into(),
+            property: "orderId",
+        });
+    }
+    Ok(())
+}
+
+/// A new ACTIVE link collecting `collecting` through `provider`, asking
+/// nothing beyond the payment.
+pub fn new_link(caller: &Caller, public_url: &str, collecting: &Collecting, provider: ProviderName, expires_at: DateTime<Utc>, description: Option<String>) -> LinkRow {
+    let now = caller.now;
+    let token = new_token();
+    LinkRow {
+        id: crate::domain::new_id(),
+        org: caller.org,
+        customer_id: collecting.customer_id,
+        order_id: collecting.order_id(),
+        invoice_id: collecting.invoice_id(),
+        intent_id: crate::domain::new_id(),
+        hosted_url: hosted_url(public_url, &token),
+        token,
+        status: PaymentLinkStatus::Active,
+        provider,
+        amount_minor: collecting.amount_minor,
+        currency: collecting.currency.clone(),
+        profile_id: None,
+        save_profile: false,
+        set_default: false,
+        autopay: false,
+        description: description.or_else(|| Some(collecting.description.clone())),
+        return_url: None,
+        cancel_url: None,
+        failure_reason: None,
+        paid: false,
+        metadata: None,
+        expires_at,
+        completed_at: None,
+        created_at: now,
+        updated_at: now,
+    }
+}
+
+/// In `tx`: `link` and its intent (PENDING), and the job that expires it.
+pub async fn insert(tx: &mut Tx, caller: &Caller, collecting: &Collecting, link: &LinkRow) -> Result<()> {
+    let intent = IntentRow {
+        id: link.intent_id,
+        org: caller.org,
+        customer_id: link.customer_id,
+        order_id: link.order_id,
+        link_id: Some(link.id),
+        session_id: None,
+        invoice_id: link.invoice_id,
+        status: PaymentIntentStatus::Pending,
+        amount_minor: link.amount_minor,
+        currency: link.currency.clone(),
+        description: link.description.clone(),
+        due_at: Some(link.expires_at),
+        lines: collecting.lines.clone(),
+        created_at: link.created_at,
+        updated_at: link.created_at,
+    };
+    Store::insert_intent(tx, &intent).await?;
+    Store::insert_link(tx, link).await.map_err(|e| if e.is_concurrent_conflict() { link_exists(link.invoice_id.is_some()) } else { e })?;
+    Store::schedule_job(tx, JobKind::PaymentLinkExpiry, &link.id.to_string(), Some(caller.org), link.expires_at, caller.now).await
+}
+
+/// In `tx`, which delivers OPEN `invoice`: the link a mail offers to pay
+/// it, ACTIVE for `INVOICE_LIFETIME_DAYS` through the first provider the
+/// organisation has enabled; its ACTIVE link if it has one. None when no
+/// provider is enabled.
+pub async fn for_invoice(tx: &mut Tx, caller: &Caller, public_url: &str, invoice: &InvoiceRow, lines: serde_json::Value) -> Result<Option<LinkRow>> {
+    if let Some(active) = Store::links_of_invoice_in(tx, caller.org, invoice.id, PaymentLinkStatus::Active).await?.pop() {
+        return Ok(Some(active));
+    }
+    let Ok(provider) = provider(caller, None, None).await else { return Ok(None) };
+    let collecting = Collecting::open_invoice(invoice.clone(), lines)?;
+    let link = new_link(caller, public_url, &collecting, provider, caller.now + Duration::days(INVOICE_LIFETIME_DAYS), None);
+    insert(tx, caller, &collecting, &link).await?;
+    Ok(Some(link))
+}
+
+/// 409 `payment_link_exists`: the order's (or the invoice's) ACTIVE link
+/// must be cancelled before another is made.
+pub fn link_exists(of_invoice: bool) -> Error {
+    let (what, property) = if of_invoice { ("invoice", "invoiceId") } else { ("order", "orderId") };
+    Error::Conflict { code: InternalCode::PaymentLinkExists, message: format!("The {what} already has an ACTIVE payment link; cancel it first."), property }
 }

@@ -2,17 +2,17 @@
 //! submit), cancelling, expiring by the clock, and closing the link of an
 //! order that changed.
 
-use super::render::{self, hosted_url};
+use super::render;
 use super::states::{LINK, LinkOp};
-use super::collecting::Collecting;
+use super::collecting::{Collecting, INVOICE_LIFETIME_DAYS, Of, insert, new_link};
+use super::enabled::provider;
 use super::{closing, system};
 use crate::domain::access::Role;
-use crate::domain::{Caller, customers, orders};
+use crate::domain::{Caller, customers, invoices, orders};
 use crate::error::{Detail, Error, InternalCode, Result};
 use crate::events::{self, Event};
 use crate::kinds::{PaymentIntentStatus, PaymentLinkStatus, PaymentProfileStatus};
-use crate::payment_providers::ProviderName;
-use crate::store::{IntentRow, JobKind, LinkRow, OrderRow, Stateful, Store, Tx};
+use crate::store::{LinkRow, OrderRow, Stateful, Store};
 use crate::wire::latest as wire;
 use chrono::{DateTime, Duration, Utc};
 use uuid::Uuid;
@@ -20,18 +20,6 @@ use uuid::Uuid;
 /// An order's link expires unpaid after this long at most.
 pub const LIFETIME_HOURS: i64 = 24;
 
-/// An invoice's link (mailed with it) expires unpaid after this long at most.
-pub const INVOICE_LIFETIME_DAYS: i64 = 30;
-
-/// A page's token: 256 random bits, URL-safe. The token alone opens the
-/// page, so it must not be guessable (a link's id is not secret).
-pub fn new_token() -> String {
-    use base64::Engine;
-    use rand::RngCore;
-    let mut bytes = [0u8; 32];
-    rand::rng().fill_bytes(&mut bytes);
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
-}
 
 /// What a link asks beyond the payment, each false when left out.
 #[derive(Clone, Copy)]
@@ -94,40 +82,12 @@ fn check_fields(req: &wire::CreatePaymentLinkRequest, asks: Asks, now: DateTime<
     Ok(())
 }
 
-/// Whether the operator lets the organisation collect through `provider`
-/// (`admin org providers`).
-pub async fn provider_enabled(caller: &Caller, provider: ProviderName) -> Result<bool> {
-    Ok(!caller.store.disabled_payment_providers(caller.org).await?.iter().any(|d| d == provider.as_str()))
-}
-
-fn disabled_error(provider: ProviderName) -> Error {
-    Error::Precondition { code: InternalCode::PaymentProviderDisabled, message: format!("{} is not enabled for this organisation.", provider.as_str()) }
-}
-
-/// 412 `payment_provider_disabled` unless the organisation may collect
-/// through `provider`.
-pub(super) async fn require_enabled(caller: &Caller, provider: ProviderName) -> Result<()> {
-    if provider_enabled(caller, provider).await? { Ok(()) } else { Err(disabled_error(provider)) }
-}
-
 /// The order named by `key`, the body field `orderId` (404 naming it).
 pub(super) async fn order_named(caller: &Caller, key: &str) -> Result<OrderRow> {
     orders::find(caller, key).await.map_err(|e| match e {
         Error::NotFound { code, .. } => Error::missing_reference(code, "orderId", "orderId names no order of this organisation"),
         e => e,
     })
-}
-
-/// The provider a link charges through, enabled for the organisation.
-async fn provider(caller: &Caller, asked: Option<ProviderName>, profile: Option<ProviderName>) -> Result<ProviderName> {
-    let disabled = caller.store.disabled_payment_providers(caller.org).await?;
-    let enabled = |p: ProviderName| !disabled.iter().any(|d| d == p.as_str());
-    let chosen = asked.or(profile).or_else(|| ProviderName::ALL.into_iter().find(|p| enabled(*p)));
-    match chosen {
-        Some(p) if enabled(p) => Ok(p),
-        Some(p) => Err(disabled_error(p)),
-        None => Err(Error::Precondition { code: InternalCode::PaymentProviderDisabled, message: "No payment provider is enabled for this organisation.".into() }),
-    }
 }
 
 /// The order named by `key` (body field `orderId`) if collection may start
@@ -151,26 +111,32 @@ pub(super) async fn collectable(caller: &Caller, key: &str) -> Result<(OrderRow,
     Ok((order, priced, amount))
 }
 
-/// In the transaction that starts collecting for `order`: the order
-/// claimed as it was read and priced (a change that beat this transaction
-/// to it wins: the collection would be for a stale amount; one after it
-/// finds the link or session and closes it), and neither an ACTIVE link
-/// nor a PROCESSING session of it.
-pub(super) async fn claim_for_collection(tx: &mut Tx, order: &OrderRow) -> Result<()> {
-    if !Store::update_order(tx, order, order).await? {
-        return Err(Error::changed_meanwhile("order"));
-    }
-    if !Store::links_of_order_in(tx, order.org, order.id, PaymentLinkStatus::Active).await?.is_empty() {
-        return Err(link_exists());
-    }
-    if Store::order_has_session_in(tx, order.org, order.id, crate::kinds::PaymentSessionStatus::Processing).await? {
-        return Err(Error::Conflict {
-            code: InternalCode::PaymentInProgress,
-            message: "A payment session of the order is being processed.".into(),
-            property: "orderId",
-        });
-    }
-    Ok(())
+/// The order named by the body's `orderId`, if collection may start for
+/// it (`collectable`).
+async fn order_collecting(caller: &Caller, key: &str) -> Result<Collecting> {
+    let (order, priced, amount) = collectable(caller, key).await?;
+    Ok(Collecting {
+        customer_id: order.customer_id,
+        currency: order.currency.clone(),
+        amount_minor: amount,
+        lines: serde_json::to_value(render::lines_of(&priced)).expect("JSON"),
+        description: format!("Order {}", order.id),
+        until: Some(order.expires_at),
+        of: Of::Order(order),
+    })
+}
+
+/// The invoice named by the body's `invoiceId`: one the caller sees (404
+/// naming the field), as a MANAGER of its customer, OPEN (409 naming its
+/// state).
+async fn invoice_collecting(caller: &Caller, key: &str) -> Result<Collecting> {
+    let invoice = invoices::find(caller, key).await.map_err(|e| match e {
+        Error::NotFound { code, .. } => Error::missing_reference(code, "invoiceId", "invoiceId names no invoice of this organisation"),
+        e => e,
+    })?;
+    caller.require_role(invoice.customer_id, Role::Manager)?;
+    let lines = invoices::collect::intent_lines(&invoice)?;
+    Collecting::open_invoice(invoice, lines)
 }
 
 pub async fn create(caller: &Caller, public_url: &str, req: wire::CreatePaymentLinkRequest) -> Result<wire::PaymentLink> {
@@ -178,8 +144,8 @@ pub async fn create(caller: &Caller, public_url: &str, req: wire::CreatePaymentL
     let asks = Asks::of(&req);
     check_fields(&req, asks, now)?;
     let collecting = match (&req.order_id, &req.invoice_id) {
-        (Some(order), _) => Collecting::order(caller, order).await?,
-        (None, Some(invoice)) => Collecting::invoice(caller, invoice).await?,
+        (Some(order), _) => order_collecting(caller, order).await?,
+        (None, Some(invoice)) => invoice_collecting(caller, invoice).await?,
         (None, None) => return Err(Error::Internal("a link for nothing passed its checks".into())),
     };
     let customer = collecting.customer_id;
@@ -233,88 +199,6 @@ pub async fn create(caller: &Caller, public_url: &str, req: wire::CreatePaymentL
     insert(&mut tx, caller, &collecting, &link).await?;
     tx.commit().await?;
     Ok(render::link(&link))
-}
-
-/// A new ACTIVE link collecting `collecting` through `provider`, asking
-/// nothing beyond the payment.
-fn new_link(caller: &Caller, public_url: &str, collecting: &Collecting, provider: ProviderName, expires_at: DateTime<Utc>, description: Option<String>) -> LinkRow {
-    let now = caller.now;
-    let token = new_token();
-    LinkRow {
-        id: crate::domain::new_id(),
-        org: caller.org,
-        customer_id: collecting.customer_id,
-        order_id: collecting.order_id(),
-        invoice_id: collecting.invoice_id(),
-        intent_id: crate::domain::new_id(),
-        hosted_url: hosted_url(public_url, &token),
-        token,
-        status: PaymentLinkStatus::Active,
-        provider,
-        amount_minor: collecting.amount_minor,
-        currency: collecting.currency.clone(),
-        profile_id: None,
-        save_profile: false,
-        set_default: false,
-        autopay: false,
-        description: description.or_else(|| Some(collecting.description.clone())),
-        return_url: None,
-        cancel_url: None,
-        failure_reason: None,
-        paid: false,
-        metadata: None,
-        expires_at,
-        completed_at: None,
-        created_at: now,
-        updated_at: now,
-    }
-}
-
-/// In `tx`: `link` and its intent (PENDING), and the job that expires it.
-async fn insert(tx: &mut Tx, caller: &Caller, collecting: &Collecting, link: &LinkRow) -> Result<()> {
-    let intent = IntentRow {
-        id: link.intent_id,
-        org: caller.org,
-        customer_id: link.customer_id,
-        order_id: link.order_id,
-        link_id: Some(link.id),
-        session_id: None,
-        invoice_id: link.invoice_id,
-        status: PaymentIntentStatus::Pending,
-        amount_minor: link.amount_minor,
-        currency: link.currency.clone(),
-        description: link.description.clone(),
-        due_at: Some(link.expires_at),
-        lines: collecting.lines.clone(),
-        created_at: link.created_at,
-        updated_at: link.created_at,
-    };
-    Store::insert_intent(tx, &intent).await?;
-    Store::insert_link(tx, link).await.map_err(|e| if e.is_concurrent_conflict() { link_exists() } else { e })?;
-    Store::schedule_job(tx, JobKind::PaymentLinkExpiry, &link.id.to_string(), Some(caller.org), link.expires_at, caller.now).await
-}
-
-/// In `tx`, which delivers OPEN `invoice`: the link a mail offers to pay
-/// it, ACTIVE for `INVOICE_LIFETIME_DAYS` through the first provider the
-/// organisation has enabled; its ACTIVE link if it has one. None when no
-/// provider is enabled.
-pub async fn for_invoice(tx: &mut Tx, caller: &Caller, public_url: &str, invoice: &crate::store::InvoiceRow) -> Result<Option<LinkRow>> {
-    if let Some(active) = Store::links_of_invoice_in(tx, caller.org, invoice.id, PaymentLinkStatus::Active).await?.pop() {
-        return Ok(Some(active));
-    }
-    let Ok(provider) = provider(caller, None, None).await else { return Ok(None) };
-    let collecting = Collecting::open_invoice(invoice.clone())?;
-    let link = new_link(caller, public_url, &collecting, provider, caller.now + Duration::days(INVOICE_LIFETIME_DAYS), None);
-    insert(tx, caller, &collecting, &link).await?;
-    Ok(Some(link))
-}
-
-pub(super) fn link_exists() -> Error {
-    Error::Conflict {
-        code: InternalCode::PaymentLinkExists,
-        message: "The order already has an ACTIVE payment link; cancel it first.".into(),
-        property: "orderId",
-    }
 }
 
 pub async fn cancel(caller: &Caller, key: &str) -> Result<wire::PaymentLink> {

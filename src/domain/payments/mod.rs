@@ -12,6 +12,7 @@ pub mod charge;
 pub mod closing;
 pub mod collecting;
 pub mod collection;
+pub mod enabled;
 pub mod links;
 pub mod profile_sessions;
 pub mod profiles;

@@ -10,7 +10,9 @@
 //! the commit leaves at most a method the provider keeps that no profile
 //! names; the page asks again.
 
-use super::links::{LIFETIME_HOURS, http_url, new_token, order_named, require_enabled};
+use super::enabled::require_enabled;
+use super::links::{LIFETIME_HOURS, http_url, order_named};
+use super::render::new_token;
 use super::states::{PROFILE_SESSION, ProfileSessionOp};
 use crate::domain::access::Role;
 use crate::domain::Caller;

@@ -5,7 +5,9 @@
 //! so a crash before, during or after the call never charges twice, and
 //! `settle` ends the session with the outcome.
 
-use super::links::{claim_for_collection, collectable, require_enabled};
+use super::collecting::claim_for_collection;
+use super::enabled::require_enabled;
+use super::links::collectable;
 use super::states::{INTENT, IntentOp};
 use crate::domain::Caller;
 use crate::error::{Error, InternalCode, Result};
