@@ -82,6 +82,7 @@ events! {
     InvoicePaid(wire::Invoice) = "invoice.paid",
     InvoicePaymentFailed(wire::Invoice) = "invoice.payment_failed",
     InvoiceUncollectible(wire::Invoice) = "invoice.uncollectible",
+    InvoiceVoided(wire::Invoice) = "invoice.voided",
     LicenseActivated(wire::License) = "license.activated",
     LicenseRenewed(wire::License) = "license.renewed",
     LicenseCreated(wire::License) = "license.created",
@@ -131,11 +132,11 @@ mod tests {
     use super::Event;
 
     #[test]
-    fn there_is_a_variant_for_each_of_the_43_types() {
+    fn there_is_a_variant_for_each_of_the_44_types() {
         let mut types = Event::TYPES.to_vec();
         types.sort();
         types.dedup();
-        assert_eq!(types.len(), 43);
+        assert_eq!(types.len(), 44);
     }
 
     /// The documents publish exactly the variants (and the integration

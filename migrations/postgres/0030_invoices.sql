@@ -54,6 +54,8 @@ CREATE INDEX invoices_org_seq ON invoices (org_id, seq);
 CREATE INDEX invoices_by_customer_day ON invoices (org_id, customer_id, billing_date);
 CREATE UNIQUE INDEX invoices_one_draft ON invoices (org_id, customer_id, billing_date, currency) WHERE status = 'DRAFT';
 CREATE INDEX invoices_wake ON invoices (org_id, wake_at);
+-- the counter's backstop: a number is never given twice
+CREATE UNIQUE INDEX invoices_number ON invoices (org_id, number);
 
 CREATE TABLE invoice_numbers (
     org_id TEXT PRIMARY KEY REFERENCES organisations (id),
@@ -70,6 +72,7 @@ ALTER TABLE subscriptions ADD COLUMN suspended_for_invoice TEXT;
 CREATE INDEX subscriptions_suspended_for ON subscriptions (suspended_for_invoice);
 
 ALTER TABLE payment_intents ADD COLUMN invoice_id TEXT;
+CREATE INDEX payment_intents_by_invoice ON payment_intents (invoice_id);
 
 -- a payment link collects an order's initial invoice or an invoice
 ALTER TABLE payment_links ADD COLUMN invoice_id TEXT;

@@ -161,7 +161,7 @@ impl Store {
     }
 
     /// The organisation's finalised invoices of customers billed on paper,
-    /// OPEN first (what is to be printed and posted).
+    /// oldest first (what is to be printed and posted).
     pub async fn paper_invoices(&self, org: Uuid) -> Result<Vec<InvoiceRow>> {
         let sql = format!("SELECT {COLUMNS} FROM invoices WHERE org_id = $1 AND billing_method = 'PAPER_INVOICE' AND status <> 'DRAFT' ORDER BY seq");
         let rows = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).fetch_all(&self.pool).await?;
@@ -204,6 +204,17 @@ impl Store {
         Ok(Page::from_rows(items, limit))
     }
 
+    /// Whether a charge for invoice `invoice` (autopay's, or a link's) is
+    /// with its provider: its intent PROCESSING.
+    pub async fn invoice_charging(&self, org: Uuid, invoice: Uuid) -> Result<bool> {
+        let row = sqlx::query("SELECT id FROM payment_intents WHERE org_id = $1 AND invoice_id = $2 AND status = 'PROCESSING'")
+            .bind(org.to_string())
+            .bind(invoice.to_string())
+            .fetch_optional(&self.pool)
+            .await?;
+        Ok(row.is_some())
+    }
+
     /// The organisation's DRAFTs whose billing day has ended by `now`.
     pub async fn drafts_due(&self, org: Uuid, now: DateTime<Utc>) -> Result<Vec<Uuid>> {
         let rows = sqlx::query("SELECT id FROM invoices WHERE org_id = $1 AND status = 'DRAFT' AND wake_at <= $2 ORDER BY wake_at")
@@ -212,6 +223,16 @@ impl Store {
             .fetch_all(&self.pool)
             .await?;
         rows.iter().map(|r| uuid_col(r, "id")).collect()
+    }
+
+    /// The customer's oldest OPEN invoice but `except` that dunning has
+    /// suspended subscriptions for, as `tx` sees them.
+    pub async fn overdue_invoice_in(tx: &mut Tx, org: Uuid, customer: Uuid, except: Uuid) -> Result<Option<InvoiceRow>> {
+        let sql = format!(
+            "SELECT {COLUMNS} FROM invoices WHERE org_id = $1 AND customer_id = $2 AND id <> $3 AND status = 'OPEN' AND suspended_at IS NOT NULL ORDER BY seq LIMIT 1"
+        );
+        let row = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).bind(customer.to_string()).bind(except.to_string()).fetch_optional(tx.conn().await?).await?;
+        row.as_ref().map(invoice_row).transpose()
     }
 
     /// The customer's subscriptions, as `tx` sees them.

@@ -206,6 +206,8 @@ async fn calls_abroad_are_billed_and_a_voided_invoice_owes_nothing() {
         .await
         .unwrap();
         assert_eq!(voided["status"], "VOID");
+        let events = app.store.event_types(app.org).await.unwrap();
+        assert_eq!(events_of(&events, "invoice.voided", "invoiceId", &draft["invoiceId"]).len(), 1);
         assert_eq!(invoice(&app, &draft["invoiceId"]).await["status"], "VOID");
         app.call("POST", &format!("/invoices/{}/mark-paid", draft["invoiceId"].as_str().unwrap()), Some(json!({}))).await.assert_error(409, "invoice_state_conflict");
         let again = switchboard::admin::invoices::run(&app.store, &clock, switchboard::admin::invoices::InvoiceCommand::Void {
@@ -246,6 +248,31 @@ async fn an_expired_default_profile_fails_autopay_at_once() {
         assert_eq!(profiles["items"][0]["status"], "EXPIRED");
         let mails = app.store.mails(Some("invoices@expiring.example")).await.unwrap();
         assert!(mails.iter().any(|m| m.subject == format!("Payment of invoice {} failed", january["number"].as_str().unwrap())), "{mails:#?}");
+        app
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paying_one_of_two_overdue_invoices_keeps_the_suspension_for_the_other() {
+    each_backend(|mut app| async move {
+        app.into_sandbox().await;
+        app.stop_jobs();
+        app.demo_catalog(app.org).await;
+        let c = customer(&app, "twice", swedish("PAPER_INVOICE", "twice")).await;
+        let s = bought(&app, "twice", "+46702000601").await;
+        // 11-02's invoice suspends it on 11-30; 12-02's is overdue too by 12-30
+        advance(&app, "2026-12-31T06:00:00Z").await;
+        let all = invoices_of(&app, &c).await;
+        assert_eq!(subscription(&app, &s).await["statusReason"], "Invoice INV-000001 is overdue.");
+        mark_paid(&app, &all[0]["invoiceId"], json!({})).await;
+        let kept = subscription(&app, &s).await;
+        assert_eq!((&kept["status"], &kept["statusReason"]), (&json!("SUSPENDED"), &json!("Invoice INV-000002 is overdue.")));
+        mark_paid(&app, &all[1]["invoiceId"], json!({})).await;
+        let restored = subscription(&app, &s).await;
+        assert_eq!((&restored["status"], &restored["statusReason"]), (&json!("ACTIVATED"), &json!("Invoice INV-000002 is paid.")));
+        let events = app.store.event_types(app.org).await.unwrap();
+        assert_eq!(events_of(&events, "subscription.restored", "subscriptionId", &json!(s)).len(), 1);
         app
     })
     .await;

@@ -141,47 +141,68 @@ pub async fn declined(tx: &mut Tx, caller: &Caller, invoice: &InvoiceRow) -> Res
 
 /// Autopay's try of `row` due at `at`: a new charge of its intent to the
 /// default profile as it is now; when there is no usable one, the try
-/// fails at once (counted, the next scheduled).
-pub async fn retry(caller: &Caller, row: &InvoiceRow, at: DateTime<Utc>) -> Result<()> {
+/// fails at once (counted, the next scheduled); when the customer has
+/// turned autopay off since, no more tries. The invoice is written first
+/// (as everything that pays or closes it does, so no two writers take the
+/// invoice and its intent in opposite orders). The invoice as it is after.
+pub async fn retry(caller: &Caller, row: &InvoiceRow, at: DateTime<Utc>) -> Result<InvoiceRow> {
     let customer = super::row::customer_of(caller, row).await?;
-    let profile = usable_default(caller, &customer).await?;
+    let autopay = customer.billing.as_ref().is_some_and(|b| b.auto_pay);
+    let profile = if autopay { usable_default(caller, &customer).await? } else { None };
     let intent = match row.intent_id {
         Some(id) => caller.store.intent(caller.org, id).await?,
         None => None,
     };
+    let chargeable = |i: &IntentRow| INTENT.target(IntentOp::Charge, i.status).is_some();
     let mut after = row.clone();
     after.next_attempt_at = None;
+    let failed = autopay && profile.is_none();
+    if failed {
+        failed_now(&mut after, at);
+    }
+    let after = super::row::written(after, at);
     let mut tx = caller.store.begin().await?;
-    let chargeable = |i: &IntentRow| INTENT.target(IntentOp::Charge, i.status).is_some();
+    if !Store::update_invoice(&mut tx, &after).await? {
+        drop(tx);
+        return super::row::reread(caller, row).await;
+    }
+    let mut after = after;
     match (profile, intent) {
         (Some(profile), Some(intent)) if chargeable(&intent) => {
             let mut charging = intent.clone();
             charging.status = INTENT.next(IntentOp::Charge, intent.status)?;
             charging.updated_at = at;
             if !Store::move_intent(&mut tx, &charging, intent.status).await? {
-                return Ok(());
+                return Err(Error::changed_meanwhile("invoice"));
             }
             let charge = off_session_charge(&charging, &profile, at);
             Store::insert_charge(&mut tx, &charge).await?;
             Store::schedule_job(&mut tx, JobKind::PaymentCharge, &charge.id.to_string(), Some(caller.org), at, caller.now).await?;
         }
-        // a charge of it is still with the provider: its outcome decides
-        (_, Some(intent)) if intent.status == PaymentIntentStatus::Processing => {}
-        (Some(profile), None) => {
+        // no intent yet (no usable profile when it was finalised), or one
+        // that can take no more charges (it asked for authentication): a
+        // new one, the old closed
+        (Some(profile), _) => {
+            super::closing::close_intent(&mut tx, caller, &after, at).await?;
             let autopay = started(caller, row, &profile, at)?;
             after.intent_id = Some(autopay.intent.id);
-            autopay.start(&mut tx, caller, row).await?;
+            after.version += 1;
+            autopay.start(&mut tx, caller, &after).await?;
+            if !Store::update_invoice(&mut tx, &after).await? {
+                return Err(Error::Internal(format!("invoice {} moved in its own transaction", row.id)));
+            }
         }
-        _ => {
-            failed_now(&mut after, at);
-            let shown = super::render::invoice(&super::row::written(after.clone(), at))?;
-            events::record(&mut tx, caller.org, at, &Event::InvoicePaymentFailed(shown)).await?;
+        _ if failed => {
+            events::record(&mut tx, caller.org, at, &Event::InvoicePaymentFailed(super::render::invoice(&after)?)).await?;
+            // its job at once: it mails the failure
+            Store::schedule_job(&mut tx, JobKind::InvoiceDue, &after.id.to_string(), Some(caller.org), caller.now, caller.now).await?;
         }
+        // autopay turned off: no more tries
+        _ => {}
     }
-    let after = super::row::written(after, at);
-    if !Store::update_invoice(&mut tx, &after).await? {
-        return Ok(());
+    if !failed {
+        super::row::schedule_next(&mut tx, caller, &after).await?;
     }
-    super::row::schedule_next(&mut tx, caller, &after).await?;
-    tx.commit().await
+    tx.commit().await?;
+    Ok(after)
 }

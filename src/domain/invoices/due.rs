@@ -3,11 +3,11 @@
 //! it owes nothing). Done by the invoice.due job, and by whoever reads
 //! the invoice once its time has passed; either way dated at its own time.
 
-use super::row::{customer_of, next_due};
+use super::row::{Step, customer_of, next_due, reread};
 use super::states::{INVOICE, InvoiceOp};
 use super::{collect, dunning, render};
 use crate::domain::Caller;
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::events::{self, Event};
 use crate::kinds::{InvoicePaymentMethod, InvoiceStatus};
 use crate::store::{InvoiceRow, JobKind, Store};
@@ -29,27 +29,39 @@ fn number(n: i64) -> String {
 /// in time order with those jobs.
 pub async fn apply_if_due(caller: &Caller, row: InvoiceRow) -> Result<InvoiceRow> {
     match next_due(&row) {
-        Some((at, InvoiceOp::Finalize)) if at <= caller.now => {
-            finalize(caller, &row, at).await?;
-            caller.store.invoice(caller.org, row.id).await?.ok_or_else(|| Error::Internal(format!("invoice {} vanished", row.id)))
-        }
+        Some((at, Step::Finalize)) if at <= caller.now => finalize(caller, &row, at).await,
         _ => Ok(row),
     }
 }
 
-/// `row` with everything due by the caller's now done, in time order.
-async fn apply_all(caller: &Caller, mut row: InvoiceRow) -> Result<InvoiceRow> {
-    for _ in 0..8 {
-        let Some((at, op)) = next_due(&row).filter(|(at, _)| *at <= caller.now) else { return Ok(row) };
-        match op {
-            InvoiceOp::Finalize => finalize(caller, &row, at).await?,
-            InvoiceOp::Suspend => dunning::suspend(caller, &row, at).await?,
-            InvoiceOp::Uncollectible => dunning::give_up(caller, &row, at).await?,
-            _ => collect::retry(caller, &row, at).await?,
+/// How long dunning waits for a charge of the invoice still with its
+/// provider (its outcome may pay it).
+const WAIT_FOR_CHARGE: chrono::Duration = chrono::Duration::minutes(1);
+
+/// `row` with what is due by the caller's now done, in time order, up to
+/// a step that must wait (a charge being settled): with when to look again.
+async fn apply_all(caller: &Caller, network: &dyn Network, mut row: InvoiceRow) -> Result<(InvoiceRow, Option<DateTime<Utc>>)> {
+    // bounded: each step moves the invoice on (a missed write re-reads what
+    // another writer left); should it not, the job looks again
+    for _ in 0..16 {
+        let Some((at, step)) = next_due(&row).filter(|(at, _)| *at <= caller.now) else { return Ok((row, None)) };
+        if step != Step::Finalize && charging(caller, &row).await? {
+            return Ok((row, Some(caller.now + WAIT_FOR_CHARGE)));
         }
-        row = caller.store.invoice(caller.org, row.id).await?.ok_or_else(|| Error::Internal(format!("invoice {} vanished", row.id)))?;
+        row = match step {
+            Step::Finalize => finalize(caller, &row, at).await?,
+            Step::Suspend => dunning::suspend(caller, &row, at).await?,
+            Step::GiveUp => dunning::give_up(caller, network, &row, at).await?,
+            Step::Retry => collect::retry(caller, &row, at).await?,
+        };
     }
-    Ok(row)
+    Ok((row, Some(caller.now + WAIT_FOR_CHARGE)))
+}
+
+/// Whether a charge of `row` (autopay's, or on one of its links' pages)
+/// is with its provider.
+async fn charging(caller: &Caller, row: &InvoiceRow) -> Result<bool> {
+    caller.store.invoice_charging(caller.org, row.id).await
 }
 
 /// Finalises DRAFT `row` at `at` (the end of its billing day): numbered
@@ -58,7 +70,7 @@ async fn apply_all(caller: &Caller, mut row: InvoiceRow) -> Result<InvoiceRow> {
 /// `PAYMENT_TERMS_DAYS`, collected from the default profile when the
 /// customer pays by autopay; PAID at once when it owes nothing. Nothing
 /// when another writer finalised it first.
-async fn finalize(caller: &Caller, row: &InvoiceRow, at: DateTime<Utc>) -> Result<()> {
+async fn finalize(caller: &Caller, row: &InvoiceRow, at: DateTime<Utc>) -> Result<InvoiceRow> {
     let customer = customer_of(caller, row).await?;
     let billing = customer.billing.as_ref();
     let owed = row.total_minor > 0;
@@ -69,7 +81,7 @@ async fn finalize(caller: &Caller, row: &InvoiceRow, at: DateTime<Utc>) -> Resul
     after.due_at = Some(at + Duration::days(PAYMENT_TERMS_DAYS));
     after.billing_method = billing.map(|b| b.method);
     after.auto_pay = Some(billing.is_some_and(|b| b.auto_pay));
-    after.updated_at = at;
+    after.updated_at = at.max(row.updated_at);
     if !owed {
         (after.paid_at, after.paid_method) = (Some(at), Some(InvoicePaymentMethod::Other));
     }
@@ -89,7 +101,8 @@ async fn finalize(caller: &Caller, row: &InvoiceRow, at: DateTime<Utc>) -> Resul
     after.wake_at = next_due(&after).map(|(at, _)| at);
     if !Store::update_invoice(&mut tx, &after).await? {
         // dropped: the number goes back with the transaction
-        return Ok(());
+        drop(tx);
+        return reread(caller, row).await;
     }
     if let Some(a) = &autopay {
         a.start(&mut tx, caller, &after).await?;
@@ -103,7 +116,10 @@ async fn finalize(caller: &Caller, row: &InvoiceRow, at: DateTime<Utc>) -> Resul
     }
     // its job at once: it delivers the invoice, then waits for what is next
     Store::schedule_job(&mut tx, JobKind::InvoiceDue, &after.id.to_string(), Some(caller.org), caller.now, caller.now).await?;
-    tx.commit().await
+    tx.commit().await?;
+    // (what this transaction wrote, which a read in the same idempotent
+    // request may not see yet)
+    Ok(after)
 }
 
 /// Every invoice of the caller's organisation whose billing day has ended
@@ -124,12 +140,12 @@ pub async fn apply_all_due(caller: &Caller) -> Result<()> {
 pub async fn run(store: &Store, network: &dyn Network, public_url: &str, org: Uuid, id: Uuid, now: DateTime<Utc>) -> Result<()> {
     let Some(row) = store.invoice(org, id).await? else { return Ok(()) };
     let caller = Caller { store: store.clone(), org, api_key_id: Uuid::nil(), user: None, now };
-    let row = apply_all(&caller, row).await?;
+    let (row, wait) = apply_all(&caller, network, row).await?;
     if row.suspended_at.is_some() {
         dunning::follow_network(store, network, &row).await?;
     }
     let row = super::delivery::deliver(&caller, public_url, row).await?;
-    if let Some(at) = row.wake_at.filter(|at| *at > now) {
+    if let Some(at) = wait.or(row.wake_at).filter(|at| *at > now) {
         let mut tx = store.begin().await?;
         Store::schedule_job(&mut tx, JobKind::InvoiceDue, &row.id.to_string(), Some(org), at, now).await?;
         tx.commit().await?;

@@ -54,16 +54,17 @@ async fn network_follows(tx: &mut Tx, caller: &Caller, row: &InvoiceRow) -> Resu
 }
 
 /// Dunning's first step of OPEN `row`, due at `at`: the customer's
-/// ACTIVATED subscriptions SUSPENDED for it. Nothing when another writer
-/// moved the invoice first.
-pub async fn suspend(caller: &Caller, row: &InvoiceRow, at: DateTime<Utc>) -> Result<()> {
+/// ACTIVATED subscriptions SUSPENDED for it (those another overdue invoice
+/// suspended stay its). The invoice as it is after.
+pub async fn suspend(caller: &Caller, row: &InvoiceRow, at: DateTime<Utc>) -> Result<InvoiceRow> {
     INVOICE.next(InvoiceOp::Suspend, row.status)?;
     let mut after = row.clone();
     after.suspended_at = Some(at);
     let after = super::row::written(after, at);
     let mut tx = caller.store.begin().await?;
     if !Store::update_invoice(&mut tx, &after).await? {
-        return Ok(());
+        drop(tx);
+        return super::row::reread(caller, row).await;
     }
     let reason = format!("Invoice {} is overdue.", name(row));
     for s in Store::customer_subscriptions_in(&mut tx, caller.org, row.customer_id).await? {
@@ -79,23 +80,38 @@ pub async fn suspend(caller: &Caller, row: &InvoiceRow, at: DateTime<Utc>) -> Re
     }
     super::row::schedule_next(&mut tx, caller, &after).await?;
     network_follows(&mut tx, caller, &after).await?;
-    tx.commit().await
+    tx.commit().await?;
+    Ok(after)
 }
 
-/// In the transaction that pays `row`: the subscriptions its dunning
-/// suspended, and nobody moved since, ACTIVATED again.
-pub async fn restore(tx: &mut Tx, caller: &Caller, row: &InvoiceRow) -> Result<()> {
+/// In the transaction that pays or voids `row` (`why`: "paid", "void"):
+/// the subscriptions its dunning suspended, and nobody moved since,
+/// ACTIVATED again; unless another invoice of the customer is overdue
+/// past its own suspension, which they then stay SUSPENDED for.
+pub async fn restore(tx: &mut Tx, caller: &Caller, row: &InvoiceRow, why: &str) -> Result<()> {
     let mut any = false;
+    let other = Store::overdue_invoice_in(tx, caller.org, row.customer_id, row.id).await?;
     for s in Store::subscriptions_dunned_in(tx, caller.org, row.id).await? {
         if SUBSCRIPTION.target(Op::DunningRestore, s.status).is_none() {
             continue;
         }
-        let change = |a: &mut SubscriptionRow| {
-            a.life.suspended_at = None;
-            a.life.status_reason = Some(format!("Invoice {} is paid.", name(row)));
-        };
-        moved(tx, caller, &s, Op::DunningRestore, caller.now, change, &[Event::SubscriptionRestored]).await?;
-        any = true;
+        match &other {
+            Some(overdue) => {
+                let change = |a: &mut SubscriptionRow| {
+                    a.life.status_reason = Some(format!("Invoice {} is overdue.", name(overdue)));
+                    a.life.suspended_for_invoice = Some(overdue.id);
+                };
+                moved(tx, caller, &s, Op::DunningTransfer, caller.now, change, &[Event::SubscriptionUpdated]).await?;
+            }
+            None => {
+                let change = |a: &mut SubscriptionRow| {
+                    a.life.suspended_at = None;
+                    a.life.status_reason = Some(format!("Invoice {} is {why}.", name(row)));
+                };
+                moved(tx, caller, &s, Op::DunningRestore, caller.now, change, &[Event::SubscriptionRestored]).await?;
+                any = true;
+            }
+        }
     }
     if any {
         network_follows(tx, caller, row).await?;
@@ -105,15 +121,24 @@ pub async fn restore(tx: &mut Tx, caller: &Caller, row: &InvoiceRow) -> Result<(
 
 /// Dunning's last step of OPEN `row`, due at `at`: UNCOLLECTIBLE
 /// (`invoice.uncollectible`), autopay's intent cancelled, and the
-/// subscriptions it suspended cancelled.
-pub async fn give_up(caller: &Caller, row: &InvoiceRow, at: DateTime<Utc>) -> Result<()> {
+/// subscriptions it suspended cancelled. Their service is ended at the
+/// network first, while they still hold their numbers (as a cancellation
+/// asked for is): the cancellation releases them. The invoice as it is
+/// after.
+pub async fn give_up(caller: &Caller, network: &dyn Network, row: &InvoiceRow, at: DateTime<Utc>) -> Result<InvoiceRow> {
     let mut after = row.clone();
     after.status = INVOICE.next(InvoiceOp::Uncollectible, row.status)?;
     (after.closed_at, after.next_attempt_at) = (Some(at), None);
     let after = super::row::written(after, at);
+    for s in caller.store.subscriptions_dunned(caller.org, row.id).await? {
+        if SUBSCRIPTION.target(Op::DunningCancel, s.status).is_some() {
+            network.end_service(&s.msisdn, at).await.map_err(|r| refused(&s, r))?;
+        }
+    }
     let mut tx = caller.store.begin().await?;
     if !Store::update_invoice(&mut tx, &after).await? {
-        return Ok(());
+        drop(tx);
+        return super::row::reread(caller, row).await;
     }
     events::record(&mut tx, caller.org, at, &Event::InvoiceUncollectible(render::invoice(&after)?)).await?;
     super::closing::close_others(&mut tx, caller, row, None, at).await?;
@@ -130,23 +155,27 @@ pub async fn give_up(caller: &Caller, row: &InvoiceRow, at: DateTime<Utc>) -> Re
         };
         moved(&mut tx, caller, &s, Op::DunningCancel, at, change, &[Event::SubscriptionCancelled, Event::SubscriptionEnded]).await?;
     }
-    network_follows(&mut tx, caller, &after).await?;
-    tx.commit().await
+    tx.commit().await?;
+    Ok(after)
+}
+
+fn refused(s: &SubscriptionRow, r: crate::network::Refused) -> crate::error::Error {
+    crate::error::Error::Internal(format!("the network refused subscription {}: {}", s.id, r.0))
 }
 
 /// The network made to match what dunning of `row` left: service off for
-/// a subscription still SUSPENDED for it, on for one it restored, ended
-/// for one it cancelled. Each call says what should be, so running it
-/// again (the job after a crash) changes nothing more.
+/// a subscription still SUSPENDED for it, on for one it restored (a
+/// cancelled one's service was ended before it let its number go). Each
+/// call says what should be, so running it again (the job after a crash)
+/// changes nothing more.
 pub async fn follow_network(store: &Store, network: &dyn Network, row: &InvoiceRow) -> Result<()> {
     for s in store.subscriptions_dunned(row.org, row.id).await? {
         let done = match s.status {
             Status::Suspended => network.set_service(&s.msisdn, false).await,
             Status::Activated => network.set_service(&s.msisdn, true).await,
-            Status::Cancelled => network.end_service(&s.msisdn, s.life.ended_at.unwrap_or(row.updated_at)).await,
             _ => Ok(()),
         };
-        done.map_err(|r| crate::error::Error::Internal(format!("the network refused subscription {}: {}", s.id, r.0)))?;
+        done.map_err(|r| refused(&s, r))?;
     }
     Ok(())
 }

@@ -42,7 +42,7 @@ async fn pay(tx: &mut Tx, caller: &Caller, row: &InvoiceRow, paying: Paying) -> 
         return Ok(None);
     }
     events::record(tx, caller.org, caller.now, &Event::InvoicePaid(render::invoice(&after)?)).await?;
-    super::dunning::restore(tx, caller, &after).await?;
+    super::dunning::restore(tx, caller, &after, "paid").await?;
     // autopay's intent, when a link (or money outside) paid it
     if row.intent_id != intent {
         super::closing::close_intent(tx, caller, row, caller.now).await?;
@@ -58,14 +58,26 @@ async fn pay(tx: &mut Tx, caller: &Caller, row: &InvoiceRow, paying: Paying) -> 
 /// OPEN (marked paid, voided or given up meanwhile): the caller refunds
 /// the payment.
 pub async fn by_charge(tx: &mut Tx, caller: &Caller, invoice: Uuid, intent: Uuid, link: Option<Uuid>) -> Result<bool> {
-    let Some(now) = Store::invoice_in(tx, caller.org, invoice).await? else { return Ok(false) };
-    if INVOICE.target(InvoiceOp::Paid, now.status).is_none() {
-        return Ok(false);
-    }
     let method = if link.is_some() { InvoicePaymentMethod::PaymentLink } else { InvoicePaymentMethod::Autopay };
-    let paying = Paying { op: InvoiceOp::Paid, at: caller.now, method, reference: None, intent: Some(intent), link };
-    Ok(pay(tx, caller, &now, paying).await?.is_some())
+    // another write of the invoice (its delivery, a link's claim) may
+    // commit between the read and the guarded write: read it again, and
+    // give the money back only when it is really no longer OPEN
+    for _ in 0..TRIES {
+        let Some(now) = Store::invoice_in(tx, caller.org, invoice).await? else { return Ok(false) };
+        if INVOICE.target(InvoiceOp::Paid, now.status).is_none() {
+            return Ok(false);
+        }
+        let paying = Paying { op: InvoiceOp::Paid, at: caller.now, method, reference: None, intent: Some(intent), link };
+        if pay(tx, caller, &now, paying).await?.is_some() {
+            return Ok(true);
+        }
+    }
+    // the charge stays recorded as it was: its job settles it again
+    Err(Error::changed_meanwhile("invoice"))
 }
+
+/// How often paying by a charge reads the invoice again.
+const TRIES: usize = 5;
 
 /// POST /invoices/{id}/mark-paid: money for an OPEN invoice received
 /// outside. Autopay's intent, unless a charge of it is with the provider

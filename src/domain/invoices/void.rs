@@ -1,12 +1,14 @@
 //! Voiding an invoice issued in error (`switchboard admin invoice void`):
-//! OPEN → VOID, owing nothing. Its ways of being paid close (autopay's
-//! intent, its links) and what its dunning suspended is restored.
+//! OPEN → VOID (`invoice.voided`), owing nothing. Its ways of being paid
+//! close (autopay's intent, its links) and what its dunning suspended is
+//! restored.
 
 use super::states::{INVOICE, InvoiceOp};
 use super::row::written;
 use super::{closing, due, dunning, render};
 use crate::domain::Caller;
 use crate::error::{Error, InternalCode, Result};
+use crate::events::{self, Event};
 use crate::kinds::InvoiceStatus;
 use crate::store::{Stateful, Store};
 use crate::wire::latest as wire;
@@ -24,8 +26,9 @@ pub async fn void(caller: &Caller, id: Uuid) -> Result<wire::Invoice> {
         let now: Option<InvoiceStatus> = Store::status_in(&mut tx, Stateful::Invoices, caller.org, row.id).await?;
         return Err(now.and_then(|s| INVOICE.next(InvoiceOp::Void, s).err()).unwrap_or_else(|| Error::changed_meanwhile("invoice")));
     }
+    events::record(&mut tx, caller.org, caller.now, &Event::InvoiceVoided(render::invoice(&after)?)).await?;
     closing::close_others(&mut tx, caller, &row, None, caller.now).await?;
-    dunning::restore(&mut tx, caller, &after).await?;
+    dunning::restore(&mut tx, caller, &after, "void").await?;
     tx.commit().await?;
     render::invoice(&after)
 }

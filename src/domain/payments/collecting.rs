@@ -190,7 +190,12 @@ pub async fn for_invoice(tx: &mut Tx, caller: &Caller, public_url: &str, invoice
     if let Some(active) = Store::links_of_invoice_in(tx, caller.org, invoice.id, PaymentLinkStatus::Active).await?.pop() {
         return Ok(Some(active));
     }
-    let Ok(provider) = provider(caller, None, None).await else { return Ok(None) };
+    let provider = match provider(caller, None, None).await {
+        Ok(p) => p,
+        // none enabled: the mail goes without a link
+        Err(Error::Precondition { .. }) => return Ok(None),
+        Err(e) => return Err(e),
+    };
     let collecting = Collecting::open_invoice(invoice.clone(), lines)?;
     let link = new_link(caller, public_url, &collecting, provider, caller.now + Duration::days(INVOICE_LIFETIME_DAYS), None);
     insert(tx, caller, &collecting, &link).await?;

@@ -74,9 +74,15 @@ pub async fn record(caller: &Caller, id: Uuid, outcome: Result<Outcome, Provider
         }
         return Ok(recorded(&charge));
     }
-    let Some((charge_op, intent_op)) = moves(&outcome) else { return Ok(Attempt::Processing) };
     let intent = store.intent(caller.org, charge.intent_id).await?.ok_or_else(|| Error::Internal(format!("charge {id} has no intent")))?;
     let collection = Collection::of(store, &intent).await?;
+    // autopay has no payer to authenticate: a charge that asks is declined
+    // (its intent may take the next try)
+    let outcome = match (&collection, outcome) {
+        (Some(Collection::Invoice(_)), Outcome::RequiresAction) => Outcome::Failed("authentication_required".into()),
+        (_, o) => o,
+    };
+    let Some((charge_op, intent_op)) = moves(&outcome) else { return Ok(Attempt::Processing) };
     let open = collection.as_ref().is_some_and(Collection::is_open);
     // what submitting the order needs read, before the transaction
     let submission = match (&outcome, collection.as_ref().and_then(Collection::order_id)) {

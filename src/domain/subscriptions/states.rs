@@ -34,6 +34,9 @@ pub enum SubscriptionOp {
     SetSubscriber,
     /// dunning: an invoice of its customer is overdue
     DunningSuspend,
+    /// dunning: the invoice that suspended it is paid, another overdue one
+    /// keeps it suspended
+    DunningTransfer,
     /// dunning: the invoice that suspended it is paid
     DunningRestore,
     /// dunning: the invoice that suspended it is uncollectible
@@ -60,6 +63,7 @@ impl Operation for SubscriptionOp {
             RenewalDay => "the renewal day arrives",
             SetSubscriber => "set its subscriber",
             DunningSuspend => "dunning: an invoice overdue",
+            DunningTransfer => "dunning: the invoice paid, another overdue",
             DunningRestore => "dunning: the invoice paid",
             DunningCancel => "dunning: the invoice uncollectible",
         }
@@ -83,6 +87,7 @@ impl Operation for SubscriptionOp {
             RenewalDay => "renewed",
             SetSubscriber => "given a subscriber",
             DunningSuspend => "suspended",
+            DunningTransfer => "kept suspended",
             DunningRestore => "restored",
             DunningCancel => "cancelled",
         }
@@ -90,7 +95,7 @@ impl Operation for SubscriptionOp {
 
     fn requested(self) -> bool {
         use SubscriptionOp::*;
-        !matches!(self, ActivationCompletes | CancellationDate | OfferingChangeDate | RenewalDay | DunningSuspend | DunningRestore | DunningCancel)
+        !matches!(self, ActivationCompletes | CancellationDate | OfferingChangeDate | RenewalDay | DunningSuspend | DunningTransfer | DunningRestore | DunningCancel)
     }
 }
 
@@ -144,6 +149,7 @@ pub const SUBSCRIPTION: Table<Status, SubscriptionOp> = Table {
         (SubscriptionOp::SetSubscriber, &[Status::Suspended], Status::Suspended),
         (SubscriptionOp::SetSubscriber, &[Status::Blocked], Status::Blocked),
         (SubscriptionOp::DunningSuspend, &[Status::Activated], Status::Suspended),
+        (SubscriptionOp::DunningTransfer, &[Status::Suspended], Status::Suspended),
         (SubscriptionOp::DunningRestore, &[Status::Suspended], Status::Activated),
         (SubscriptionOp::DunningCancel, LIVE, Status::Cancelled),
     ],
