@@ -58,7 +58,7 @@ CREATE INDEX invoices_wake ON invoices (org_id, wake_at);
 CREATE UNIQUE INDEX invoices_number ON invoices (org_id, number);
 
 CREATE TABLE invoice_numbers (
-    org_id TEXT PRIMARY KEY REFERENCES organisations (id),
+    org_id TEXT NOT NULL PRIMARY KEY REFERENCES organisations (id),
     last BIGINT NOT NULL
 );
 
