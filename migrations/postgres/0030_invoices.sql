@@ -13,8 +13,7 @@ CREATE TABLE invoices (
     -- each write adds one: a write guarded by it misses when another wrote first
     version BIGINT NOT NULL,
     number TEXT,
-    -- its lines (JSON), the totals their sums
-    lines TEXT NOT NULL,
+    -- the sums of its lines' (invoice_lines), set when it is finalised
     subtotal_minor BIGINT NOT NULL,
     discount_minor BIGINT NOT NULL,
     tax_minor BIGINT NOT NULL,
@@ -56,6 +55,17 @@ CREATE UNIQUE INDEX invoices_one_draft ON invoices (org_id, customer_id, billing
 CREATE INDEX invoices_wake ON invoices (org_id, wake_at);
 -- the counter's backstop: a number is never given twice
 CREATE UNIQUE INDEX invoices_number ON invoices (org_id, number);
+
+-- an invoice's lines, each written (appended, never rewritten) in the
+-- transaction of what it bills
+CREATE TABLE invoice_lines (
+    seq BIGSERIAL PRIMARY KEY,
+    invoice_id TEXT NOT NULL REFERENCES invoices (id),
+    org_id TEXT NOT NULL,
+    line TEXT NOT NULL,
+    created_at TEXT NOT NULL
+);
+CREATE INDEX invoice_lines_by_invoice ON invoice_lines (invoice_id, seq);
 
 CREATE TABLE invoice_numbers (
     org_id TEXT NOT NULL PRIMARY KEY REFERENCES organisations (id),

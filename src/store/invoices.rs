@@ -11,8 +11,9 @@ use sqlx::any::AnyRow;
 use sqlx::{AssertSqlSafe, Row};
 use uuid::Uuid;
 
-/// An invoice as stored. Its lines are the domain's JSON; the totals are
-/// their sums, kept beside them for lists and exports.
+/// An invoice as stored. Its lines (the domain's JSON, one document each)
+/// are rows of `invoice_lines`, read with it; the totals are their sums,
+/// kept once it is finalised.
 #[derive(Debug, Clone, PartialEq)]
 pub struct InvoiceRow {
     pub id: Uuid,
@@ -24,6 +25,8 @@ pub struct InvoiceRow {
     /// each write adds one (the guard of the next)
     pub version: i64,
     pub number: Option<String>,
+    /// its lines' documents, a JSON array (Null where a read did not load
+    /// them: `invoices_of_day_in`)
     pub lines: serde_json::Value,
     pub subtotal_minor: i64,
     pub discount_minor: i64,
@@ -69,7 +72,7 @@ pub struct InvoiceFilter {
     pub visible_to: Option<Uuid>,
 }
 
-const COLUMNS: &str = "id, org_id, customer_id, billing_date, currency, status, version, number, lines, subtotal_minor, discount_minor, \
+const COLUMNS: &str = "id, org_id, customer_id, billing_date, currency, status, version, number, subtotal_minor, discount_minor, \
      tax_minor, total_minor, billing_method, auto_pay, finalized_at, due_at, paid_at, paid_method, paid_reference, intent_id, attempts, \
      next_attempt_at, suspend_at, give_up_at, suspended_at, closed_at, delivered_at, mailed_attempts, document_token, document_url, wake_at, created_at, updated_at";
 
@@ -86,7 +89,7 @@ fn invoice_row(r: &AnyRow) -> Result<InvoiceRow> {
         status: state_col(r, "status")?,
         version: r.try_get("version")?,
         number: r.try_get("number")?,
-        lines: json_col(r, "lines")?.unwrap_or(serde_json::Value::Null),
+        lines: serde_json::Value::Null,
         subtotal_minor: r.try_get("subtotal_minor")?,
         discount_minor: r.try_get("discount_minor")?,
         tax_minor: r.try_get("tax_minor")?,
@@ -122,7 +125,7 @@ impl Store {
     pub async fn insert_invoice(tx: &mut Tx, i: &InvoiceRow) -> Result<bool> {
         let sql = format!(
             "INSERT INTO invoices ({COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, \
-             $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33, $34)
+             $20, $21, $22, $23, $24, $25, $26, $27, $28, $29, $30, $31, $32, $33)
              ON CONFLICT (org_id, customer_id, billing_date, currency) WHERE status = 'DRAFT' DO NOTHING"
         );
         let q = sqlx::query(AssertSqlSafe(sql)).bind(i.id.to_string()).bind(i.org.to_string()).bind(i.customer_id.to_string());
@@ -134,12 +137,12 @@ impl Store {
     /// is still at `i.version - 1`: false when another writer was first.
     pub async fn update_invoice(tx: &mut Tx, i: &InvoiceRow) -> Result<bool> {
         let q = sqlx::query(
-            "UPDATE invoices SET status = $1, version = $2, number = $3, lines = $4, subtotal_minor = $5, discount_minor = $6, tax_minor = $7,
-               total_minor = $8, billing_method = $9, auto_pay = $10, finalized_at = $11, due_at = $12, paid_at = $13, paid_method = $14,
-               paid_reference = $15, intent_id = $16, attempts = $17, next_attempt_at = $18, suspend_at = $19, give_up_at = $20,
-               suspended_at = $21, closed_at = $22, delivered_at = $23, mailed_attempts = $24, document_token = $25, document_url = $26,
-               wake_at = $27, created_at = $28, updated_at = $29
-             WHERE id = $30 AND org_id = $31 AND version = $32",
+            "UPDATE invoices SET status = $1, version = $2, number = $3, subtotal_minor = $4, discount_minor = $5, tax_minor = $6,
+               total_minor = $7, billing_method = $8, auto_pay = $9, finalized_at = $10, due_at = $11, paid_at = $12, paid_method = $13,
+               paid_reference = $14, intent_id = $15, attempts = $16, next_attempt_at = $17, suspend_at = $18, give_up_at = $19,
+               suspended_at = $20, closed_at = $21, delivered_at = $22, mailed_attempts = $23, document_token = $24, document_url = $25,
+               wake_at = $26, created_at = $27, updated_at = $28
+             WHERE id = $29 AND org_id = $30 AND version = $31",
         )
         .bind(i.status.stored())
         .bind(i.version);
@@ -150,14 +153,64 @@ impl Store {
     pub async fn invoice(&self, org: Uuid, id: Uuid) -> Result<Option<InvoiceRow>> {
         let sql = format!("SELECT {COLUMNS} FROM invoices WHERE org_id = $1 AND id = $2");
         let row = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).bind(id.to_string()).fetch_optional(&self.pool).await?;
-        row.as_ref().map(invoice_row).transpose()
+        let Some(mut invoice) = row.as_ref().map(invoice_row).transpose()? else { return Ok(None) };
+        let lines = sqlx::query(LINES).bind(id.to_string()).fetch_all(&self.pool).await?;
+        with_lines(&mut invoice, &lines)?;
+        Ok(Some(invoice))
+    }
+
+    /// Appends `lines` (documents) to invoice `invoice`, in the transaction
+    /// of what they bill.
+    pub async fn add_invoice_lines(tx: &mut Tx, org: Uuid, invoice: Uuid, lines: &[serde_json::Value], at: DateTime<Utc>) -> Result<()> {
+        for line in lines {
+            tx.execute(
+                sqlx::query("INSERT INTO invoice_lines (invoice_id, org_id, line, created_at) VALUES ($1, $2, $3, $4)")
+                    .bind(invoice.to_string())
+                    .bind(org.to_string())
+                    .bind(line.to_string())
+                    .bind(ts(at)),
+            )
+            .await?;
+        }
+        Ok(())
+    }
+
+    /// Whether invoice `id` is still a DRAFT, as `tx` sees it, holding it
+    /// so (on PostgreSQL a share lock: lines are added by many at once,
+    /// and its finalisation waits for them; SQLite has one writer).
+    pub async fn draft_held_in(tx: &mut Tx, org: Uuid, id: Uuid) -> Result<bool> {
+        let lock = if tx.is_postgres() { " FOR SHARE" } else { "" };
+        let sql = format!("SELECT status FROM invoices WHERE org_id = $1 AND id = $2{lock}");
+        let row = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).bind(id.to_string()).fetch_optional(tx.conn().await?).await?;
+        Ok(row.map(|r| r.try_get::<String, _>("status")).transpose()?.as_deref() == Some("DRAFT"))
     }
 
     /// The invoice whose document has download token `token`.
     pub async fn invoice_by_document(&self, token: &str) -> Result<Option<InvoiceRow>> {
         let sql = format!("SELECT {COLUMNS} FROM invoices WHERE document_token = $1");
         let row = sqlx::query(AssertSqlSafe(sql)).bind(token).fetch_optional(&self.pool).await?;
-        row.as_ref().map(invoice_row).transpose()
+        let Some(mut invoice) = row.as_ref().map(invoice_row).transpose()? else { return Ok(None) };
+        self.load_lines(&mut [&mut invoice]).await?;
+        Ok(Some(invoice))
+    }
+
+    /// `invoices` with their lines, read in one query.
+    async fn load_lines(&self, invoices: &mut [&mut InvoiceRow]) -> Result<()> {
+        if invoices.is_empty() {
+            return Ok(());
+        }
+        let marks: Vec<String> = (1..=invoices.len()).map(|n| format!("${n}")).collect();
+        let sql = format!("SELECT invoice_id, line, created_at FROM invoice_lines WHERE invoice_id IN ({}) ORDER BY seq", marks.join(", "));
+        let mut q = sqlx::query(AssertSqlSafe(sql));
+        for i in invoices.iter() {
+            q = q.bind(i.id.to_string());
+        }
+        let rows = q.fetch_all(&self.pool).await?;
+        for i in invoices.iter_mut() {
+            let own: Vec<&AnyRow> = rows.iter().filter(|r| r.try_get::<String, _>("invoice_id").is_ok_and(|id| id == i.id.to_string())).collect();
+            with_lines(i, &own)?;
+        }
+        Ok(())
     }
 
     /// The organisation's finalised invoices of customers billed on paper,
@@ -165,7 +218,9 @@ impl Store {
     pub async fn paper_invoices(&self, org: Uuid) -> Result<Vec<InvoiceRow>> {
         let sql = format!("SELECT {COLUMNS} FROM invoices WHERE org_id = $1 AND billing_method = 'PAPER_INVOICE' AND status <> 'DRAFT' ORDER BY seq");
         let rows = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).fetch_all(&self.pool).await?;
-        rows.iter().map(invoice_row).collect()
+        let mut items = rows.iter().map(invoice_row).collect::<Result<Vec<_>>>()?;
+        self.load_lines(&mut items.iter_mut().collect::<Vec<_>>()).await?;
+        Ok(items)
     }
 
     /// The invoice as `tx` sees it (with what writers before it in its
@@ -173,11 +228,14 @@ impl Store {
     pub async fn invoice_in(tx: &mut Tx, org: Uuid, id: Uuid) -> Result<Option<InvoiceRow>> {
         let sql = format!("SELECT {COLUMNS} FROM invoices WHERE org_id = $1 AND id = $2");
         let row = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).bind(id.to_string()).fetch_optional(tx.conn().await?).await?;
-        row.as_ref().map(invoice_row).transpose()
+        let Some(mut invoice) = row.as_ref().map(invoice_row).transpose()? else { return Ok(None) };
+        let lines = sqlx::query(LINES).bind(id.to_string()).fetch_all(tx.conn().await?).await?;
+        with_lines(&mut invoice, &lines)?;
+        Ok(Some(invoice))
     }
 
     /// The customer's invoices of billing day `day` in `currency`, as `tx`
-    /// sees them (at most one DRAFT among them).
+    /// sees them (at most one DRAFT among them), without their lines.
     pub async fn invoices_of_day_in(tx: &mut Tx, org: Uuid, customer: Uuid, day: NaiveDate, currency: &str) -> Result<Vec<InvoiceRow>> {
         let sql = format!("SELECT {COLUMNS} FROM invoices WHERE org_id = $1 AND customer_id = $2 AND billing_date = $3 AND currency = $4");
         let rows = sqlx::query(AssertSqlSafe(sql))
@@ -200,7 +258,8 @@ impl Store {
         }
         q.visible_to("customer_id", f.visible_to);
         let rows = q.fetch(&self.pool, org, after, "seq", limit).await?;
-        let items = rows.iter().map(|r| Ok((r.try_get::<i64, _>("seq")?, invoice_row(r)?))).collect::<Result<_>>()?;
+        let mut items: Vec<(i64, InvoiceRow)> = rows.iter().map(|r| Ok((r.try_get::<i64, _>("seq")?, invoice_row(r)?))).collect::<Result<_>>()?;
+        self.load_lines(&mut items.iter_mut().map(|(_, i)| i).collect::<Vec<_>>()).await?;
         Ok(Page::from_rows(items, limit))
     }
 
@@ -292,10 +351,25 @@ impl Store {
     }
 }
 
+/// The lines of one invoice, oldest first.
+const LINES: &str = "SELECT line, created_at FROM invoice_lines WHERE invoice_id = $1 ORDER BY seq";
+
+/// `invoice` with `rows` (of `invoice_lines`) as its lines; a DRAFT changed
+/// when its last line was written.
+fn with_lines<R: std::borrow::Borrow<AnyRow>>(invoice: &mut InvoiceRow, rows: &[R]) -> Result<()> {
+    let mut lines = Vec::with_capacity(rows.len());
+    for r in rows {
+        let r = r.borrow();
+        lines.push(json_col::<serde_json::Value>(r, "line")?.unwrap_or(serde_json::Value::Null));
+        invoice.updated_at = invoice.updated_at.max(parse_ts(&r.try_get::<String, _>("created_at")?)?);
+    }
+    invoice.lines = serde_json::Value::Array(lines);
+    Ok(())
+}
+
 /// Binds the columns from `number` on, in `COLUMNS`' order.
 fn bind_rest<'q>(q: sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>, i: &InvoiceRow) -> sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments> {
     q.bind(i.number.clone())
-        .bind(i.lines.to_string())
         .bind(i.subtotal_minor)
         .bind(i.discount_minor)
         .bind(i.tax_minor)

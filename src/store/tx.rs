@@ -195,6 +195,11 @@ impl Tx {
     /// Commits; returns once the change is committed. In an idempotent
     /// request's scope the transaction is parked instead, for the answer
     /// to join it (see `Scope`).
+    /// Whether this is PostgreSQL's (its locking statements differ).
+    pub fn is_postgres(&self) -> bool {
+        matches!(self.inner, Some(Inner::Postgres(_)))
+    }
+
     pub async fn commit(mut self) -> Result<()> {
         match self.scope.take() {
             Some(scope) => {

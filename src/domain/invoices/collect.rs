@@ -28,7 +28,7 @@ pub const RETRY_DAYS: [i64; 3] = [1, 3, 7];
 
 /// The customer's default profile, if autopay may charge it now: ACTIVE,
 /// at a provider the organisation has enabled.
-async fn usable_default(caller: &Caller, customer: &CustomerRow) -> Result<Option<ProfileRow>> {
+pub async fn usable_default(caller: &Caller, customer: &CustomerRow) -> Result<Option<ProfileRow>> {
     let Some(id) = customer.billing.as_ref().and_then(|b| b.default_payment_profile_id.as_deref()).and_then(|d| Uuid::parse_str(d).ok()) else {
         return Ok(None);
     };
@@ -58,17 +58,9 @@ impl Autopay {
     }
 }
 
-/// What collecting `invoice` by autopay starts with: its intent and first
-/// charge; None when the customer's default profile cannot be charged (a
-/// failed try: `failed_now`).
-pub async fn autopay(caller: &Caller, customer: &CustomerRow, invoice: &InvoiceRow) -> Result<Option<Autopay>> {
-    match usable_default(caller, customer).await? {
-        Some(profile) => Ok(Some(started(caller, invoice, &profile, caller.now)?)),
-        None => Ok(None),
-    }
-}
-
-fn started(caller: &Caller, invoice: &InvoiceRow, profile: &ProfileRow, at: DateTime<Utc>) -> Result<Autopay> {
+/// Autopay's collection of `invoice` from `profile`, started at `at`: its
+/// intent (PROCESSING) and first charge.
+pub fn started(caller: &Caller, invoice: &InvoiceRow, profile: &ProfileRow, at: DateTime<Utc>) -> Result<Autopay> {
     let intent = IntentRow {
         id: crate::domain::new_id(),
         org: caller.org,

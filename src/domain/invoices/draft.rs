@@ -4,7 +4,7 @@
 //! does. One DRAFT per customer, day and currency; it is finalised at the
 //! end of its day (`due`).
 
-use super::lines::{self, Line};
+use super::lines::Line;
 use super::states::{INVOICE, InvoiceOp};
 use super::row::end_of;
 use crate::error::{Error, Result};
@@ -13,46 +13,39 @@ use crate::store::{InvoiceRow, JobKind, Store, Tx};
 use chrono::{DateTime, Days, NaiveDate, Utc};
 use uuid::Uuid;
 
-/// How often a line is tried on a DRAFT another writer keeps changing
-/// (each try re-reads it in the transaction: on PostgreSQL a statement
-/// sees what committed before it began).
+/// How often a line is tried on a DRAFT that another writer creates at
+/// the same moment (each try reads again in the transaction: on
+/// PostgreSQL a statement sees what committed before it began).
 const TRIES: usize = 5;
 
 /// Adds `new` to the customer's DRAFT of the billing day of `at` (by the
 /// organisation's clock) in `currency`, creating it (with the job that
 /// finalises it) when there is none. A day whose invoice is already
 /// finalised (a line written in its last second) bills on the next day's.
+/// A line is a row of its own, appended: a busy customer's DRAFT is never
+/// rewritten, and lines written at once do not wait for each other.
 pub async fn bill(tx: &mut Tx, org: Uuid, customer: Uuid, currency: &str, new: Vec<Line>, at: DateTime<Utc>, now: DateTime<Utc>) -> Result<()> {
     if new.is_empty() {
         return Ok(());
     }
+    let docs: Vec<serde_json::Value> = new.iter().map(|l| serde_json::to_value(l).expect("invoice lines are JSON")).collect();
     let mut day = at.date_naive();
     let mut tries = 0;
     while tries < TRIES {
         let of_day = Store::invoices_of_day_in(tx, org, customer, day, currency).await?;
         if let Some(draft) = of_day.iter().find(|i| i.status == InvoiceStatus::Draft) {
             INVOICE.next(InvoiceOp::AddLines, draft.status)?;
-            let mut after = draft.clone();
-            let mut all = lines::parse(&draft.lines)?;
-            for line in &new {
-                match all.iter_mut().find(|l| l.takes(line)) {
-                    Some(existing) => existing.add(line),
-                    None => all.push(line.clone()),
-                }
-            }
-            set_lines(&mut after, &all);
-            after.version += 1;
-            after.updated_at = at.max(draft.updated_at);
-            if Store::update_invoice(tx, &after).await? {
-                return Ok(());
+            // held a DRAFT until this commits: its finalisation waits
+            if Store::draft_held_in(tx, org, draft.id).await? {
+                return Store::add_invoice_lines(tx, org, draft.id, &docs, at).await;
             }
             tries += 1;
         } else if of_day.is_empty() {
-            let mut draft = empty(org, customer, day, currency, at);
-            set_lines(&mut draft, &new);
+            let draft = empty(org, customer, day, currency, at);
             // another writer's DRAFT of the day may get there first: then
             // the line goes on that one
             if Store::insert_invoice(tx, &draft).await? {
+                Store::add_invoice_lines(tx, org, draft.id, &docs, at).await?;
                 Store::schedule_job(tx, JobKind::InvoiceDue, &draft.id.to_string(), Some(org), end_of(day), now).await?;
                 return Ok(());
             }
@@ -75,7 +68,7 @@ fn empty(org: Uuid, customer: Uuid, day: NaiveDate, currency: &str, at: DateTime
         status: InvoiceStatus::Draft,
         version: 1,
         number: None,
-        lines: serde_json::json!([]),
+        lines: serde_json::Value::Null,
         subtotal_minor: 0,
         discount_minor: 0,
         tax_minor: 0,
@@ -102,10 +95,4 @@ fn empty(org: Uuid, customer: Uuid, day: NaiveDate, currency: &str, at: DateTime
         created_at: at,
         updated_at: at,
     }
-}
-
-/// `row` with `all` as its lines and their sums as its totals.
-fn set_lines(row: &mut InvoiceRow, all: &[Line]) {
-    (row.subtotal_minor, row.discount_minor, row.tax_minor, row.total_minor) = lines::totals(all);
-    row.lines = lines::stored(all);
 }

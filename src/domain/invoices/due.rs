@@ -5,9 +5,9 @@
 
 use super::row::{Step, customer_of, next_due, reread};
 use super::states::{INVOICE, InvoiceOp};
-use super::{collect, dunning, render};
+use super::{collect, dunning, lines, render};
 use crate::domain::Caller;
-use crate::error::Result;
+use crate::error::{Error, Result};
 use crate::events::{self, Event};
 use crate::kinds::{InvoicePaymentMethod, InvoiceStatus};
 use crate::store::{InvoiceRow, JobKind, Store};
@@ -73,24 +73,37 @@ async fn charging(caller: &Caller, row: &InvoiceRow) -> Result<bool> {
 async fn finalize(caller: &Caller, row: &InvoiceRow, at: DateTime<Utc>) -> Result<InvoiceRow> {
     let customer = customer_of(caller, row).await?;
     let billing = customer.billing.as_ref();
-    let owed = row.total_minor > 0;
-    let mut after = row.clone();
+    let autopay = billing.is_some_and(|b| b.auto_pay);
+    let profile = if autopay { collect::usable_default(caller, &customer).await? } else { None };
+    let days = dunning::days(caller).await?;
+    let mut tx = caller.store.begin().await?;
+    // claimed first: lines being written to it finish before (on
+    // PostgreSQL they hold it shared), later ones go on the next day's
+    let mut claimed = row.clone();
+    claimed.version += 1;
+    if !Store::update_invoice(&mut tx, &claimed).await? {
+        drop(tx);
+        return reread(caller, row).await;
+    }
+    let mut after = Store::invoice_in(&mut tx, caller.org, row.id).await?.ok_or_else(|| Error::Internal(format!("invoice {} vanished", row.id)))?;
+    let lines = lines::parse(&after.lines)?;
+    (after.subtotal_minor, after.discount_minor, after.tax_minor, after.total_minor) = lines::totals(&lines);
+    let owed = after.total_minor > 0;
     after.status = INVOICE.next(if owed { InvoiceOp::Finalize } else { InvoiceOp::FinalizeNothingOwed }, row.status)?;
     after.version += 1;
     after.finalized_at = Some(at);
     after.due_at = Some(at + Duration::days(PAYMENT_TERMS_DAYS));
     after.billing_method = billing.map(|b| b.method);
-    after.auto_pay = Some(billing.is_some_and(|b| b.auto_pay));
-    after.updated_at = at.max(row.updated_at);
+    after.auto_pay = Some(autopay);
+    after.updated_at = at.max(after.updated_at);
     if !owed {
         (after.paid_at, after.paid_method) = (Some(at), Some(InvoicePaymentMethod::Other));
     }
-    dunning::plan(&mut after, dunning::days(caller).await?);
-    let autopay = match owed && after.auto_pay == Some(true) {
-        true => collect::autopay(caller, &customer, &after).await?,
-        false => None,
+    dunning::plan(&mut after, days);
+    let autopay = match (&profile, owed && autopay) {
+        (Some(p), true) => Some(collect::started(caller, &after, p, caller.now)?),
+        _ => None,
     };
-    let mut tx = caller.store.begin().await?;
     after.number = Some(number(Store::next_invoice_number(&mut tx, caller.org).await?));
     match &autopay {
         Some(a) => after.intent_id = Some(a.intent.id),
@@ -100,9 +113,7 @@ async fn finalize(caller: &Caller, row: &InvoiceRow, at: DateTime<Utc>) -> Resul
     }
     after.wake_at = next_due(&after).map(|(at, _)| at);
     if !Store::update_invoice(&mut tx, &after).await? {
-        // dropped: the number goes back with the transaction
-        drop(tx);
-        return reread(caller, row).await;
+        return Err(Error::Internal(format!("invoice {} moved while claimed", row.id)));
     }
     if let Some(a) = &autopay {
         a.start(&mut tx, caller, &after).await?;

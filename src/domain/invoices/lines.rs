@@ -111,13 +111,18 @@ impl Line {
     }
 }
 
-/// The lines of a stored invoice.
+/// The lines of a stored invoice, as it shows them: usage of one
+/// subscription and kind on one line (`takes`), written a record at a time.
 pub fn parse(lines: &serde_json::Value) -> Result<Vec<Line>> {
-    serde_json::from_value(lines.clone()).map_err(|e| Error::Internal(format!("stored invoice lines: {e}")))
-}
-
-pub fn stored(lines: &[Line]) -> serde_json::Value {
-    serde_json::to_value(lines).expect("invoice lines are JSON")
+    let written: Vec<Line> = serde_json::from_value(lines.clone()).map_err(|e| Error::Internal(format!("stored invoice lines: {e}")))?;
+    let mut shown: Vec<Line> = Vec::with_capacity(written.len());
+    for line in written {
+        match shown.iter_mut().find(|l| l.takes(&line)) {
+            Some(existing) => existing.add(&line),
+            None => shown.push(line),
+        }
+    }
+    Ok(shown)
 }
 
 /// The invoice's totals: (subtotal, discounts, taxes, total), each the

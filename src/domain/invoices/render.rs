@@ -32,6 +32,8 @@ fn line(l: &Line) -> wire::InvoiceLine {
 
 pub fn invoice(row: &InvoiceRow) -> Result<wire::Invoice> {
     let lines = lines::parse(&row.lines)?;
+    // a DRAFT's are its lines' sums so far; a finalised one's were kept
+    let (subtotal_minor, total_discounts_minor, tax_amount_minor, total_minor) = lines::totals(&lines);
     Ok(wire::Invoice {
         invoice_id: row.id,
         number: row.number.clone(),
@@ -42,10 +44,10 @@ pub fn invoice(row: &InvoiceRow) -> Result<wire::Invoice> {
         billing_method: row.billing_method.map(Into::into),
         auto_pay: row.auto_pay,
         lines: lines.iter().map(line).collect(),
-        subtotal_minor: row.subtotal_minor,
-        total_discounts_minor: row.discount_minor,
-        tax_amount_minor: row.tax_minor,
-        total_minor: row.total_minor,
+        subtotal_minor,
+        total_discounts_minor,
+        tax_amount_minor,
+        total_minor,
         taxes: lines::taxes_by_rate(&lines).iter().map(tax).collect(),
         finalized_at: row.finalized_at,
         due_at: row.due_at,
