@@ -37,8 +37,10 @@ async fn ok(app: &TestApp, id: &str, op: &str, body: Value) -> Value {
 }
 
 /// The events recorded since `from` (an index into the log), as (type, data).
+/// The lifecycle's events recorded after the first `from` (the invoices
+/// its renewals bill are finalised by jobs beside it: tests/api/invoices.rs).
 async fn events_since(app: &TestApp, from: usize) -> Vec<(String, Value)> {
-    app.store.event_types(app.org).await.unwrap().into_iter().skip(from).collect()
+    app.store.event_types(app.org).await.unwrap().into_iter().skip(from).filter(|(t, _)| !t.starts_with("invoice.")).collect()
 }
 
 async fn event_count(app: &TestApp) -> usize {
@@ -85,6 +87,8 @@ async fn a_move_needs_no_body_where_every_field_is_optional() {
 async fn every_move_of_the_table_with_its_events() {
     each_backend(|app| async move {
         setup(&app).await;
+        // two years pass unpaid here: no dunning
+        app.without_dunning().await;
         let a = new_subscription(&app, "mobile-10gb", "ESIM", "+46701234567", true).await;
         let b = new_subscription(&app, "data-sim-20gb", "PSIM", "+46709876543", false).await;
         let today = app.clock.now().date_naive();
