@@ -70,8 +70,41 @@ pub async fn seed(store: &Store, clock: &Clock, public_url: &str) -> Result<Opti
     lives(&caller).await.map_err(|e| anyhow::anyhow!("demo subscriptions: {e}"))?;
     payments(&caller, public_url).await.map_err(|e| anyhow::anyhow!("demo payments: {e}"))?;
     billing(&caller, public_url).await.map_err(|e| anyhow::anyhow!("demo invoices: {e}"))?;
+    inventory(&caller).await?;
     Ok(key["apiKey"].as_str().map(str::to_string))
 }
+
+/// The demo's number pool and SIM inventory (after the subscriptions
+/// above, whose numbers and SIMs are outside them), and a line of Maria's
+/// given the pool's first number and activated on the first eSIM.
+async fn inventory(caller: &Caller) -> Result<()> {
+    use crate::domain::catalog::entity_id;
+    let numbers = crate::admin::numbers::parse_range(POOL, crate::kinds::NumberType::Cell)?;
+    caller.store.import_numbers(caller.org, &numbers, caller.now).await?;
+    let sims = crate::admin::sims::parse_csv(SIMS)?;
+    caller.store.import_sims(caller.org, &sims, caller.now).await?;
+    let line = serde_json::json!({"type": "SUBSCRIPTION", "productOfferingId": entity_id(caller.org, "offering", "mobile-10gb"),
+        "subscription": {"simType": "ESIM", "referenceId": "maria-pool-1"}});
+    let failed = |e: crate::error::Error| anyhow::anyhow!("demo inventory: {e}");
+    order(caller, "rid_maria", serde_json::json!([line])).await.map_err(failed)?;
+    let network = crate::network::Sandbox::default();
+    let moves = crate::domain::subscriptions::lifecycle::Moves { caller, network: &network };
+    moves.activate("rid_maria-pool-1", parse(serde_json::json!({})).map_err(failed)?).await.map_err(failed)?;
+    Ok(())
+}
+
+/// The demo organisation's number pool (docs/inventory.md).
+pub const POOL: &str = "+46701000000..+46701000999";
+
+/// The demo organisation's SIM inventory: four eSIMs and two cards.
+pub const SIMS: &str = "iccid,type
+89469900000000000010,ESIM
+89469900000000000028,ESIM
+89469900000000000036,ESIM
+89469900000000000044,ESIM
+89469800000000000011,PSIM
+89469800000000000029,PSIM
+";
 
 /// The demo's orders, all submitted: Acme's two mobile subscriptions
 /// (`rid_acme-mobile-1` with a binding contract, `rid_acme-mobile-2`),

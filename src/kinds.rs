@@ -158,6 +158,16 @@ kind! {
 }
 
 kind! {
+    /// What a number of the pool is for (`numbers.number_type`).
+    NumberType <=> NumberType {
+        Cell = "CELL" <=> Cell,
+        Data = "DATA" <=> Data,
+        Mbb = "MBB" <=> Mbb,
+        M2m = "M2M" <=> M2m,
+    }
+}
+
+kind! {
     /// A user's role at a customer (`user_roles.role`).
     CustomerRole <=> CustomerRole {
         Member = "MEMBER" <=> Member,
@@ -343,6 +353,7 @@ mod tests {
         check(AddonStatus::ALL, AddonStatus::stored, AddonStatus::from_stored);
         check(LicenseStatus::ALL, LicenseStatus::stored, LicenseStatus::from_stored);
         check(SimType::ALL, SimType::stored, SimType::from_stored);
+        check(NumberType::ALL, NumberType::stored, NumberType::from_stored);
         check(DeliveryStatus::ALL, DeliveryStatus::stored, DeliveryStatus::from_stored);
         check(CustomerRole::ALL, CustomerRole::stored, CustomerRole::from_stored);
         check(CustomerType::ALL, CustomerType::stored, CustomerType::from_stored);

@@ -107,6 +107,16 @@ enum AdminCommand {
         #[command(subcommand)]
         command: admin::invoices::InvoiceCommand,
     },
+    /// The organisation's number pool.
+    Number {
+        #[command(subcommand)]
+        command: admin::numbers::NumberCommand,
+    },
+    /// The organisation's SIM inventory.
+    Sim {
+        #[command(subcommand)]
+        command: admin::sims::SimCommand,
+    },
 }
 
 #[derive(Subcommand)]
@@ -264,6 +274,8 @@ async fn run() -> anyhow::Result<()> {
                 AdminCommand::Usage { command } => admin::usage::run(&store, &clock, command).await?,
                 AdminCommand::Clock { command } => admin::clock::run(&store, &clock, command).await?,
                 AdminCommand::Invoice { command } => admin::invoices::run(&store, &clock, command).await?,
+                AdminCommand::Number { command } => admin::numbers::run(&store, &clock, command).await?,
+                AdminCommand::Sim { command } => admin::sims::run(&store, &clock, command).await?,
             };
             println!("{}", serde_json::to_string_pretty(&out)?);
             store.close().await;

@@ -37,6 +37,17 @@ pub struct SimUsage {
     pub record: crate::store::UsageRecord,
 }
 
+/// Where an eSIM profile is, as the network reports it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum EsimStatus {
+    Released,
+    Downloaded,
+    Installed,
+    Enabled,
+    Disabled,
+    Deleted,
+}
+
 /// The network refused: why, in words for the caller.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Refused(pub String);
@@ -46,8 +57,12 @@ pub struct Refused(pub String);
 pub trait Network: Send + Sync + std::fmt::Debug {
     /// Puts `msisdn` in service on `sim`, at `now`.
     async fn activate(&self, msisdn: &str, sim: &Sim, now: DateTime<Utc>) -> Result<Activation, Refused>;
-    /// Issues a new eSIM profile for `msisdn`.
-    async fn issue_esim(&self, msisdn: &str) -> Result<Sim, Refused>;
+    /// Issues a new eSIM profile for `msisdn`: on the inventory's ICCID
+    /// `iccid` when given, else on one the network picks.
+    async fn issue_esim(&self, msisdn: &str, iccid: Option<&str>) -> Result<Sim, Refused>;
+    /// Where the eSIM profile `iccid` is now (None: the network knows no
+    /// such profile).
+    async fn esim_status(&self, iccid: &str) -> Result<Option<EsimStatus>, Refused>;
     /// Turns service of `msisdn` off (pause, suspension, block) or on again.
     async fn set_service(&self, msisdn: &str, on: bool) -> Result<(), Refused>;
     /// Moves `msisdn` from `old` to `new`; `old` is blocked for good.
@@ -81,6 +96,27 @@ pub struct Sandbox {
     /// its feed's name: the feed lives in this process, so each sandbox's
     /// is its own (a restart starts a new one, read from its start)
     feed_name: std::sync::Arc<str>,
+    /// the eSIM profiles it issued: where each is, and the profile each
+    /// number is on (kept in this process, as the feed is)
+    profiles: std::sync::Arc<std::sync::Mutex<Profiles>>,
+}
+
+/// The sandbox's eSIM profiles. A device is taken to download, install and
+/// enable a profile as soon as its line is activated; service off disables
+/// it; a swap or the end of service deletes it.
+#[derive(Debug, Default)]
+struct Profiles {
+    status: std::collections::HashMap<String, EsimStatus>,
+    /// msisdn -> the ICCID of its profile
+    on: std::collections::HashMap<String, String>,
+}
+
+impl Profiles {
+    fn set_number(&mut self, msisdn: &str, status: EsimStatus) {
+        if let Some(iccid) = self.on.get(msisdn) {
+            self.status.insert(iccid.clone(), status);
+        }
+    }
 }
 
 impl Default for Sandbox {
@@ -92,12 +128,16 @@ impl Default for Sandbox {
 impl Sandbox {
     pub fn new(activation_delay: Duration) -> Sandbox {
         let feed_name = format!("sandbox.usage.{}", uuid::Uuid::now_v7()).into();
-        Sandbox { activation_delay, feed: Default::default(), feed_name }
+        Sandbox { activation_delay, feed: Default::default(), feed_name, profiles: Default::default() }
     }
 
     /// Puts `usage` on the usage feed.
     pub fn report(&self, usage: SimUsage) {
         self.feed.lock().expect("feed lock").push(usage);
+    }
+
+    fn profiles(&self) -> std::sync::MutexGuard<'_, Profiles> {
+        self.profiles.lock().expect("profiles lock")
     }
 
     fn check(&self, values: &[&str]) -> Result<(), Refused> {
@@ -112,25 +152,50 @@ impl Sandbox {
 impl Network for Sandbox {
     async fn activate(&self, msisdn: &str, sim: &Sim, now: DateTime<Utc>) -> Result<Activation, Refused> {
         self.check(&[msisdn, &sim.iccid])?;
+        if sim.activation_code.is_some() {
+            let mut profiles = self.profiles();
+            profiles.on.insert(msisdn.to_string(), sim.iccid.clone());
+            profiles.status.insert(sim.iccid.clone(), EsimStatus::Enabled);
+        }
         Ok(if self.activation_delay > Duration::zero() { Activation::At(now + self.activation_delay) } else { Activation::Done })
     }
 
-    async fn issue_esim(&self, msisdn: &str) -> Result<Sim, Refused> {
+    async fn issue_esim(&self, msisdn: &str, iccid: Option<&str>) -> Result<Sim, Refused> {
         self.check(&[msisdn])?;
-        let iccid = new_iccid();
+        if let Some(named) = iccid {
+            self.check(&[named])?;
+        }
+        let iccid = iccid.map_or_else(|| new_iccid().to_string(), str::to_string);
         let activation_code = format!("LPA:1$smdp.sandbox.switchboard.invalid${}", uuid::Uuid::new_v4().simple().to_string().to_uppercase());
-        Ok(Sim { iccid: iccid.to_string(), activation_code: Some(activation_code) })
+        self.profiles().status.insert(iccid.clone(), EsimStatus::Released);
+        Ok(Sim { iccid, activation_code: Some(activation_code) })
     }
 
-    async fn set_service(&self, _msisdn: &str, _on: bool) -> Result<(), Refused> {
+    async fn esim_status(&self, iccid: &str) -> Result<Option<EsimStatus>, Refused> {
+        Ok(self.profiles().status.get(iccid).copied())
+    }
+
+    async fn set_service(&self, msisdn: &str, on: bool) -> Result<(), Refused> {
+        self.profiles().set_number(msisdn, if on { EsimStatus::Enabled } else { EsimStatus::Disabled });
         Ok(())
     }
 
     async fn swap_sim(&self, msisdn: &str, _old: Option<&Sim>, new: &Sim) -> Result<(), Refused> {
-        self.check(&[msisdn, &new.iccid])
+        self.check(&[msisdn, &new.iccid])?;
+        let mut profiles = self.profiles();
+        profiles.set_number(msisdn, EsimStatus::Deleted);
+        profiles.on.remove(msisdn);
+        if new.activation_code.is_some() {
+            profiles.on.insert(msisdn.to_string(), new.iccid.clone());
+            profiles.status.insert(new.iccid.clone(), EsimStatus::Enabled);
+        }
+        Ok(())
     }
 
-    async fn end_service(&self, _msisdn: &str, _at: DateTime<Utc>) -> Result<(), Refused> {
+    async fn end_service(&self, msisdn: &str, _at: DateTime<Utc>) -> Result<(), Refused> {
+        let mut profiles = self.profiles();
+        profiles.set_number(msisdn, EsimStatus::Deleted);
+        profiles.on.remove(msisdn);
         Ok(())
     }
 

@@ -1,7 +1,7 @@
 //! Operator commands (`switchboard admin ...`): organisations (and the
 //! payment providers each collects with), API keys,
-//! support users, the mail outbox, the product catalog, webhooks, usage
-//! and invoices.
+//! support users, the mail outbox, the product catalog, webhooks, usage,
+//! invoices, the number pool and the SIM inventory.
 //! Each returns the JSON the CLI prints.
 
 use crate::api::revision::Revision;
@@ -14,6 +14,8 @@ use serde_json::{Value, json};
 
 pub mod clock;
 pub mod invoices;
+pub mod numbers;
+pub mod sims;
 pub mod usage;
 pub mod webhooks;
 

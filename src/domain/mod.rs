@@ -4,6 +4,7 @@ pub mod access;
 pub mod addons;
 pub mod catalog;
 pub mod customers;
+pub mod inventory;
 pub mod cycles;
 pub mod invoices;
 pub mod licenses;

@@ -88,6 +88,9 @@ pub struct Features {
     pub activation_type: Option<ActivationType>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub sim_card_type: Option<SimType>,
+    /// a subscription of it may choose its number from the pool
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub number_selection: Option<bool>,
 }
 
 /// A catalog's stored document: what a customer's catalog shows of it.

@@ -1,10 +1,9 @@
 //! The writes of a subscription's lifecycle: a move (optimistic, like an
-//! order's), the subscriptions with something due, and the SIMs
-//! each has had.
+//! order's), and the subscriptions with something due (its SIMs are in
+//! `sims.rs`).
 
-use super::{Held, Store, SubscriptionRow, Tx, ts};
+use super::{Store, SubscriptionRow, Tx, ts};
 use crate::error::Result;
-use crate::kinds::SimType as SimCardType;
 use chrono::{DateTime, Utc};
 use sqlx::Row;
 use uuid::Uuid;
@@ -69,44 +68,5 @@ impl Store {
             .fetch_all(&self.pool)
             .await?;
         rows.iter().map(|r| super::parse_uuid(&r.try_get::<String, _>("id")?)).collect()
-    }
-
-    /// `subscription` is now on SIM `iccid`, which it holds for good; every
-    /// SIM it had before is blocked for good.
-    pub async fn put_on_sim(
-        tx: &mut Tx,
-        org: Uuid,
-        subscription: Uuid,
-        iccid: &str,
-        sim_type: SimCardType,
-        activation_code: Option<&str>,
-        now: DateTime<Utc>,
-    ) -> Result<()> {
-        Store::block_sims(tx, subscription, now).await?;
-        Store::hold(tx, Held::Iccid, iccid, org, subscription, now).await?;
-        tx.execute(
-            sqlx::query(
-                "INSERT INTO sims (org_id, iccid, subscription_id, sim_type, status, activation_code, created_at)
-                 VALUES ($1, $2, $3, $4, 'ACTIVE', $5, $6)",
-            )
-            .bind(org.to_string())
-            .bind(iccid.to_string())
-            .bind(subscription.to_string())
-            .bind(sim_type.stored())
-            .bind(activation_code.map(str::to_string))
-            .bind(ts(now)),
-        )
-        .await
-    }
-
-    /// Every SIM of `subscription` still active is blocked for good (it was
-    /// replaced, or the subscription ended).
-    pub async fn block_sims(tx: &mut Tx, subscription: Uuid, now: DateTime<Utc>) -> Result<()> {
-        tx.execute(
-            sqlx::query("UPDATE sims SET status = 'BLOCKED', blocked_at = $1 WHERE subscription_id = $2 AND status = 'ACTIVE'")
-                .bind(ts(now))
-                .bind(subscription.to_string()),
-        )
-        .await
     }
 }

@@ -279,8 +279,13 @@ async fn tenancy_another_organisations_ids_are_missing_and_unchanged() {
                 };
                 let (their_path, their_body) = request(&|n| theirs.get(op, n, by_reference));
                 // (an id that has no references is missing as a new id)
-                let (missing_path, missing_body) =
-                    request(&|n| if by_reference && theirs.has_reference(n) { "rid_nowhere".into() } else { Uuid::new_v4().to_string() });
+                // (a SIM is named by an ICCID, which a uuid is not)
+                let missing_id = |n: &str| match n {
+                    "iccid" => crate::sims::iccid(999_999),
+                    n if by_reference && theirs.has_reference(n) => "rid_nowhere".into(),
+                    _ => Uuid::new_v4().to_string(),
+                };
+                let (missing_path, missing_body) = request(&missing_id);
                 let answer = send(&app, op, Auth::Key(&app.key), &their_path, their_body.as_ref()).await;
                 let missing = send(&app, op, Auth::Key(&app.key), &missing_path, missing_body.as_ref()).await;
                 let label = format!("{} naming their {}", op.label(), if by_reference { "rid_" } else { "id" });

@@ -5900,6 +5900,84 @@ pub mod types {
                 })
         }
     }
+    ///Where the eSIM profile is, as the network reports it now. RELEASED: ready to download. DOWNLOADED: on a device, not yet installed. INSTALLED: installed, not in use. ENABLED: in use. DISABLED: installed and switched off. DELETED: removed from the device, or withdrawn by the network.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum EsimInstallationStatus {
+        #[serde(rename = "RELEASED")]
+        Released,
+        #[serde(rename = "DOWNLOADED")]
+        Downloaded,
+        #[serde(rename = "INSTALLED")]
+        Installed,
+        #[serde(rename = "ENABLED")]
+        Enabled,
+        #[serde(rename = "DISABLED")]
+        Disabled,
+        #[serde(rename = "DELETED")]
+        Deleted,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
+    }
+    impl ::std::fmt::Display for EsimInstallationStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Released => f.write_str("RELEASED"),
+                Self::Downloaded => f.write_str("DOWNLOADED"),
+                Self::Installed => f.write_str("INSTALLED"),
+                Self::Enabled => f.write_str("ENABLED"),
+                Self::Disabled => f.write_str("DISABLED"),
+                Self::Deleted => f.write_str("DELETED"),
+                Self::Unknown => f.write_str("Unknown"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for EsimInstallationStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "RELEASED" => Ok(Self::Released),
+                "DOWNLOADED" => Ok(Self::Downloaded),
+                "INSTALLED" => Ok(Self::Installed),
+                "ENABLED" => Ok(Self::Enabled),
+                "DISABLED" => Ok(Self::Disabled),
+                "DELETED" => Ok(Self::Deleted),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for EsimInstallationStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for EsimInstallationStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
     ///What every webhook delivery carries; `data` is the payload of the event's type (see x-webhooks), in the shape of `apiRevision`.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct EventEnvelope {
@@ -6454,6 +6532,171 @@ pub mod types {
             value: ::std::string::String,
         ) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
+        }
+    }
+    ///A SIM card or eSIM profile of the organisation, and the subscription on it.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct InventorySim {
+        ///When it was imported, or first used by a subscription.
+        #[serde(rename = "createdAt")]
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///For an eSIM with a profile: the code a device scans to download it (LPA format). A secret, shown to the API key alone or a user with the ADMIN role at the customer.
+        #[serde(
+            rename = "esimActivationCode",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub esim_activation_code: ::std::option::Option<::std::string::String>,
+        ///Its ICCID: 19 or 20 digits starting with 89, the last a Luhn check digit.
+        pub iccid: ::std::string::String,
+        ///For an eSIM with a profile, where the network says the profile is now.
+        #[serde(
+            rename = "installationStatus",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub installation_status: ::std::option::Option<EsimInstallationStatus>,
+        ///The number of that subscription.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub msisdn: ::std::option::Option<::std::string::String>,
+        pub status: InventorySimStatus,
+        ///The subscription on it, or that was (absent while AVAILABLE).
+        #[serde(
+            rename = "subscriptionId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub subscription_id: ::std::option::Option<::uuid::Uuid>,
+        #[serde(rename = "type")]
+        pub type_: SimCardType,
+        ///Its last change of status.
+        #[serde(
+            rename = "updatedAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub updated_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+    }
+    ///AVAILABLE: in stock, no subscription has had it. ACTIVE: a subscription is on it. BLOCKED: replaced by another SIM, barred for good. RETIRED: its subscription ended.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum InventorySimStatus {
+        #[serde(rename = "AVAILABLE")]
+        Available,
+        #[serde(rename = "ACTIVE")]
+        Active,
+        #[serde(rename = "BLOCKED")]
+        Blocked,
+        #[serde(rename = "RETIRED")]
+        Retired,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
+    }
+    impl ::std::fmt::Display for InventorySimStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Available => f.write_str("AVAILABLE"),
+                Self::Active => f.write_str("ACTIVE"),
+                Self::Blocked => f.write_str("BLOCKED"),
+                Self::Retired => f.write_str("RETIRED"),
+                Self::Unknown => f.write_str("Unknown"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for InventorySimStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "AVAILABLE" => Ok(Self::Available),
+                "ACTIVE" => Ok(Self::Active),
+                "BLOCKED" => Ok(Self::Blocked),
+                "RETIRED" => Ok(Self::Retired),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for InventorySimStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for InventorySimStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///`InventorySimViewIccid`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct InventorySimViewIccid(::std::string::String);
+    impl ::std::ops::Deref for InventorySimViewIccid {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<InventorySimViewIccid> for ::std::string::String {
+        fn from(value: InventorySimViewIccid) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for InventorySimViewIccid {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^89[0-9]{17,18}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^89[0-9]{17,18}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for InventorySimViewIccid {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for InventorySimViewIccid {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for InventorySimViewIccid {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
         }
     }
     ///What a customer owes for one billing day: the renewals, initial order invoices and priced usage of that day, in the customer's billing currency. Finalised (OPEN, numbered) at the end of its billing day by the organisation's clock; then collected by autopay or delivered by the customer's billing method. Its totals are the sums of its lines'.
@@ -7274,6 +7517,30 @@ pub mod types {
                     <D::Error as ::serde::de::Error>::custom(e.to_string())
                 })
         }
+    }
+    ///Numbers to hold for an order.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct LeaseNumbersRequest {
+        ///How many numbers to hold, of any of the types.
+        pub count: ::std::num::NonZeroU32,
+        ///The offering the numbers are for: its product must offer the choice of number (features.numberSelection; 409 number_selection_not_offered otherwise; 404 product_offering_not_found for none). Left out, nothing is checked here: the order line is checked when it is made.
+        #[serde(
+            rename = "productOfferingId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub product_offering_id: ::std::option::Option<::uuid::Uuid>,
+        ///The types wanted, in the order of preference.
+        pub types: ::std::vec::Vec<NumberType>,
+    }
+    ///A number held by a lease.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct LeasedNumber {
+        ///The number pretty-printed in international form.
+        pub display: ::std::string::String,
+        ///The number, E.164.
+        pub msisdn: ::std::string::String,
+        #[serde(rename = "type")]
+        pub type_: NumberType,
     }
     ///A license (mostly a business telephony feature), optionally assigned to a subscription. EXTERNAL_PRODUCT order lines also create licenses, of type EXTERNAL_PRODUCT.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -8556,14 +8823,15 @@ pub mod types {
             skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub display_name: ::std::option::Option<NewSubscriptionDisplayName>,
-        ///The number. E.164 (a plus sign and 2 to 15 digits), and a valid number of its country's numbering plan. With numberLeaseToken it must be one of the lease's numbers.
-        pub msisdn: NewSubscriptionMsisdn,
-        ///Token of a number lease holding msisdn.
+        ///The number. E.164 (a plus sign and 2 to 15 digits), and a valid number of its country's numbering plan. With numberLeaseToken it must be one of the lease's numbers. In an organisation with a number pool (the Inventory tag) it must be a number of the pool the line may choose, or be left out: submission then assigns one of the pool, and the line shows it from then on. Without a pool it is required (409 order_validation_failed, detail numbers_unavailable).
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub msisdn: ::std::option::Option<NewSubscriptionMsisdn>,
+        ///The leaseToken of the number lease (POST /inventory/lease-numbers) holding msisdn. Submitting the order uses the lease up.
         #[serde(
             rename = "numberLeaseToken",
             skip_serializing_if = "::std::option::Option::is_none"
         )]
-        pub number_lease_token: ::std::option::Option<NewSubscriptionNumberLeaseToken>,
+        pub number_lease_token: ::std::option::Option<::std::string::String>,
         ///The client's own id for the subscription; unique per organisation.
         #[serde(
             rename = "referenceId",
@@ -8697,7 +8965,7 @@ pub mod types {
                 })
         }
     }
-    ///The number. E.164 (a plus sign and 2 to 15 digits), and a valid number of its country's numbering plan. With numberLeaseToken it must be one of the lease's numbers.
+    ///The number. E.164 (a plus sign and 2 to 15 digits), and a valid number of its country's numbering plan. With numberLeaseToken it must be one of the lease's numbers. In an organisation with a number pool (the Inventory tag) it must be a number of the pool the line may choose, or be left out: submission then assigns one of the pool, and the line shows it from then on. Without a pool it is required (409 order_validation_failed, detail numbers_unavailable).
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct NewSubscriptionMsisdn(::std::string::String);
@@ -8745,65 +9013,6 @@ pub mod types {
         }
     }
     impl<'de> ::serde::Deserialize<'de> for NewSubscriptionMsisdn {
-        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
-        where
-            D: ::serde::Deserializer<'de>,
-        {
-            ::std::string::String::deserialize(deserializer)?
-                .parse()
-                .map_err(|e: self::error::ConversionError| {
-                    <D::Error as ::serde::de::Error>::custom(e.to_string())
-                })
-        }
-    }
-    ///Token of a number lease holding msisdn.
-    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-    #[serde(transparent)]
-    pub struct NewSubscriptionNumberLeaseToken(::std::string::String);
-    impl ::std::ops::Deref for NewSubscriptionNumberLeaseToken {
-        type Target = ::std::string::String;
-        fn deref(&self) -> &::std::string::String {
-            &self.0
-        }
-    }
-    impl ::std::convert::From<NewSubscriptionNumberLeaseToken>
-    for ::std::string::String {
-        fn from(value: NewSubscriptionNumberLeaseToken) -> Self {
-            value.0
-        }
-    }
-    impl ::std::str::FromStr for NewSubscriptionNumberLeaseToken {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            if value.chars().count() > 255usize {
-                return Err("longer than 255 characters".into());
-            }
-            if value.chars().count() < 1usize {
-                return Err("shorter than 1 characters".into());
-            }
-            Ok(Self(value.to_string()))
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for NewSubscriptionNumberLeaseToken {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String>
-    for NewSubscriptionNumberLeaseToken {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl<'de> ::serde::Deserialize<'de> for NewSubscriptionNumberLeaseToken {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
             D: ::serde::Deserializer<'de>,
@@ -8870,6 +9079,155 @@ pub mod types {
                 .map_err(|e: self::error::ConversionError| {
                     <D::Error as ::serde::de::Error>::custom(e.to_string())
                 })
+        }
+    }
+    ///How many numbers of one type are free to lease now.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct NumberAvailability {
+        ///Numbers of the type offered to no one (after this lease).
+        pub available: i64,
+        #[serde(rename = "type")]
+        pub type_: NumberType,
+    }
+    ///A lease: numbers offered to no one else until expiresAt (one hour, by the organisation's clock). An order line takes one of them by its msisdn and this leaseToken; submitting the order uses the lease up (its other numbers return to the pool). At expiresAt the numbers not taken return to the pool and the token is refused (409 order_validation_failed, detail lease_expired).
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct NumberLeaseResult {
+        ///For each type asked for, how many more numbers are free.
+        pub availability: ::std::vec::Vec<NumberAvailability>,
+        ///When the numbers not taken return to the pool.
+        #[serde(rename = "expiresAt")]
+        pub expires_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///What an order line names the lease by (numberLeaseToken). Shown once; keep it secret as the numbers' hold.
+        #[serde(rename = "leaseToken")]
+        pub lease_token: ::std::string::String,
+        ///The numbers held, up to count (fewer when fewer are free), in the order of the types asked for and then by number.
+        pub numbers: ::std::vec::Vec<LeasedNumber>,
+    }
+    ///`NumberLeaseXIdempotencyKey`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct NumberLeaseXIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for NumberLeaseXIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<NumberLeaseXIdempotencyKey> for ::std::string::String {
+        fn from(value: NumberLeaseXIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for NumberLeaseXIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 256usize {
+                return Err("longer than 256 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for NumberLeaseXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for NumberLeaseXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for NumberLeaseXIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///What a number is for: CELL a mobile voice line, DATA a data-only SIM (and travel eSIMs), MBB mobile broadband, M2M devices. A subscription takes a number of its own type (a TRAVEL_ESIM one of DATA).
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum NumberType {
+        #[serde(rename = "CELL")]
+        Cell,
+        #[serde(rename = "DATA")]
+        Data,
+        #[serde(rename = "MBB")]
+        Mbb,
+        #[serde(rename = "M2M")]
+        M2m,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
+    }
+    impl ::std::fmt::Display for NumberType {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Cell => f.write_str("CELL"),
+                Self::Data => f.write_str("DATA"),
+                Self::Mbb => f.write_str("MBB"),
+                Self::M2m => f.write_str("M2M"),
+                Self::Unknown => f.write_str("Unknown"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for NumberType {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "CELL" => Ok(Self::Cell),
+                "DATA" => Ok(Self::Data),
+                "MBB" => Ok(Self::Mbb),
+                "M2M" => Ok(Self::M2m),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for NumberType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for NumberType {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
         }
     }
     ///An OpenAPI 3.0.3 document.
@@ -14403,6 +14761,12 @@ pub mod types {
             skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub included_sms: ::std::option::Option<i64>,
+        ///Whether a subscription of it may choose its number from the organisation's pool (naming an AVAILABLE number, or a leased one with its lease token); without it the pool assigns the number at submission.
+        #[serde(
+            rename = "numberSelection",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub number_selection: ::std::option::Option<bool>,
         ///Named regions where it works.
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
         pub regions: ::std::vec::Vec<ProductFeaturesRegionsItem>,
@@ -24082,6 +24446,148 @@ Sends a `GET` request to `/health`
         match response.status().as_u16() {
             200u16 => ResponseValue::from_response(response).await,
             400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Lease numbers
+
+Holds numbers of the organisation's pool for an order, for one hour by the organisation's clock: they are offered to no one else, and an order line names one with msisdn and this lease's numberLeaseToken. When fewer than count are free the lease holds those there are; when none of the types is free the answer is 409 numbers_unavailable (an organisation that has imported no numbers has none). Choosing a number is for offerings whose product has features.numberSelection; naming productOfferingId checks that here. Needs the API key, alone or with a user who may order (a support user changes nothing).
+
+Sends a `POST` request to `/inventory/lease-numbers`
+
+Arguments:
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `body`
+*/
+    pub async fn number_lease<'a>(
+        &'a self,
+        x_idempotency_key: Option<&'a types::NumberLeaseXIdempotencyKey>,
+        body: &'a types::LeaseNumbersRequest,
+    ) -> Result<ResponseValue<types::NumberLeaseResult>, Error<types::Error>> {
+        let url = format!("{}/inventory/lease-numbers", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = x_idempotency_key {
+            header_map.append("X-Idempotency-Key", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "number_lease",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            409u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            413u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Show a SIM
+
+A SIM of the organisation's inventory, or one a subscription has had: its state, the subscription on it and, for an eSIM, where the network says its profile is now (installationStatus, asked of the network at each read). An ICCID that is not 19 or 20 digits starting with 89 with a valid Luhn check digit answers 400; one the organisation has no SIM of answers 404 sim_not_found. A user sees only the SIMs of their own customers' subscriptions (an AVAILABLE SIM only the key alone or a support user). The eSIM activation code is a secret: it is shown to the key alone or a user with the ADMIN role at the customer, and each read that shows it is recorded as `subscription.esim_activation_code_viewed`, as a fetch of the subscription's code is. Records the events (x-events): `subscription.esim_activation_code_viewed`.
+
+Sends a `GET` request to `/inventory/sims/{iccid}`
+
+Arguments:
+- `iccid`: The SIM's ICCID.
+*/
+    pub async fn inventory_sim_view<'a>(
+        &'a self,
+        iccid: &'a types::InventorySimViewIccid,
+    ) -> Result<ResponseValue<types::InventorySim>, Error<types::Error>> {
+        let url = format!(
+            "{}/inventory/sims/{}", self.baseurl, encode_path(& iccid.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "inventory_sim_view",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
             500u16 => {

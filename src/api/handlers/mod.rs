@@ -8,6 +8,7 @@ use super::reply::Reply;
 
 pub mod auth;
 pub mod customers;
+pub mod inventory;
 pub mod invoices;
 pub mod licenses;
 pub mod operations;

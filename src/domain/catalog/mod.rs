@@ -29,6 +29,7 @@ fn features(f: &Features) -> wire::ProductFeatures {
         included_sms: f.included_sms,
         regions: f.regions.clone(),
         sim_card_type: f.sim_card_type.map(Into::into),
+        number_selection: f.number_selection,
         validity_days: f.validity_days,
     }
 }

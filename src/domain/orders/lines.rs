@@ -101,6 +101,8 @@ impl OrderDoc {
 pub struct Context {
     pub customer: CustomerRow,
     catalog: HashSet<Uuid>,
+    /// whether the organisation has a number pool to check numbers against
+    pub pool: bool,
 }
 
 pub async fn context(caller: &Caller, customer: CustomerRow) -> Result<Context> {
@@ -108,7 +110,8 @@ pub async fn context(caller: &Caller, customer: CustomerRow) -> Result<Context> 
         Some((id, _)) => caller.store.catalog_offerings(id, None).await?.into_iter().map(|o| o.id).collect(),
         None => HashSet::new(),
     };
-    Ok(Context { customer, catalog })
+    let pool = caller.store.has_number_pool(caller.org).await?;
+    Ok(Context { customer, catalog, pool })
 }
 
 /// The subscription a line names, if it is this customer's and not
@@ -161,14 +164,13 @@ async fn check_line(caller: &Caller, ctx: &Context, currency: &str, i: usize, re
         match &req.subscription {
             None => bad.push(Detail::new(at("subscription"), "required", "is required for a SUBSCRIPTION line")),
             Some(s) => {
-                let valid = phonenumber::parse(None, s.msisdn.as_str()).map(|n| phonenumber::is_valid(&n)).unwrap_or(false);
+                let valid = s.msisdn.as_deref().is_none_or(|m| phonenumber::parse(None, m).map(|n| phonenumber::is_valid(&n)).unwrap_or(false));
                 if !valid {
                     bad.push(Detail::new(at("subscription.msisdn"), "invalid_msisdn", "must be a valid E.164 phone number"));
-                }
-                if s.number_lease_token.is_some() {
-                    // leases are made by POST /inventory/lease-numbers; a
-                    // token no lease of this organisation has is refused
-                    bad.push(Detail::new(at("subscription.numberLeaseToken"), "number_lease_not_found", "names no number lease of this organisation"));
+                } else {
+                    let new = crate::domain::subscriptions::NewSubscription::from(s.clone());
+                    let field = |f: &str| at(&format!("subscription.{f}"));
+                    bad.extend(crate::domain::inventory::numbers::check_line(caller, ctx.pool, &offering, &new, &field).await?);
                 }
             }
         }

@@ -13,7 +13,9 @@ use crate::events::{self, Event};
 use crate::store::{Held, IdOrRef, OfferingRow, OrderRow, Store, SubscriptionRow, Tx};
 use crate::wire::latest as wire;
 use crate::kinds::ProductType as T;
-use std::collections::HashSet;
+use crate::domain::inventory::numbers::{self, number_type_of};
+use crate::kinds::NumberType;
+use std::collections::{HashMap, HashSet};
 
 /// What one line needs read before the transaction (which only writes):
 /// its offering, and the subscription it names with that one's offering
@@ -54,14 +56,31 @@ fn not_submittable(details: Vec<Detail>) -> Error {
 
 /// Numbers and references the new subscriptions take must be free: a
 /// number in the whole installation (the network is one), a reference
-/// within the organisation. Who holds a number is not said.
+/// within the organisation; and the pool must have a number of its type
+/// for each line that leaves its number out. Who holds a number is not
+/// said.
 async fn check_new_subscriptions(caller: &Caller, doc: &OrderDoc, bad: &mut Vec<Detail>) -> Result<()> {
     let mut numbers = HashSet::new();
     let mut references = HashSet::new();
+    let mut assigned: HashMap<NumberType, i64> = HashMap::new();
     for (i, l) in doc.lines.iter().enumerate() {
         let Some(s) = &l.subscription else { continue };
-        if !numbers.insert(s.msisdn.to_string()) || caller.store.held(Held::Msisdn, &s.msisdn).await? {
-            bad.push(Detail::new(format!("lineItems[{i}].subscription.msisdn"), "msisdn_in_use", "the number is in use"));
+        let field = format!("lineItems[{i}].subscription.msisdn");
+        match &s.msisdn {
+            Some(m) if !numbers.insert(m.to_string()) || caller.store.held(Held::Msisdn, m).await? => {
+                bad.push(Detail::new(field, "msisdn_in_use", "the number is in use"));
+            }
+            Some(_) => {}
+            None => {
+                // (an offering gone is the line check's detail)
+                let Some(offering) = caller.store.offering(caller.org, l.product_offering.product_offering_id).await? else { continue };
+                let kind = number_type_of(offering.product.category);
+                let wanted = assigned.entry(kind).or_default();
+                *wanted += 1;
+                if caller.store.free_numbers(caller.org, kind, caller.now).await? < *wanted {
+                    bad.push(Detail::new(field, "numbers_unavailable", format!("is left out, and the pool has too few {kind} numbers free for the order")));
+                }
+            }
         }
         if let Some(r) = &s.reference_id {
             if !references.insert(r.to_string()) || caller.store.subscription_reference_taken(caller.org, r).await? {
@@ -119,6 +138,8 @@ pub async fn submit(caller: &Caller, key: &str) -> Result<wire::Order> {
 pub struct Checked {
     doc: OrderDoc,
     reads: Vec<Reads>,
+    /// whether the organisation has a number pool the lines take from
+    pool: bool,
 }
 
 /// Every line of `before` checked again against the catalog and the
@@ -142,14 +163,14 @@ pub async fn check(caller: &Caller, before: &OrderRow) -> Result<Checked> {
     for l in &doc.lines {
         line_reads.push(reads(caller, &mut offerings, l).await?);
     }
-    Ok(Checked { doc, reads: line_reads })
+    Ok(Checked { doc, reads: line_reads, pool: ctx.pool })
 }
 
 /// Writes the submission of `before` in `tx`: what each line creates, the
 /// order and its lines SUBMITTED, every event. The order, and the events of
 /// what the lines created; None when another request moved the order first.
 pub async fn write(tx: &mut Tx, caller: &Caller, before: &OrderRow, checked: Checked) -> Result<Option<(wire::Order, Vec<Event>)>> {
-    let Checked { mut doc, reads } = checked;
+    let Checked { mut doc, reads, pool } = checked;
     let now = caller.now;
     // the order is claimed before anything is made for it: a request that
     // moved it meanwhile (another submit, a cancel) wins, and this one
@@ -161,12 +182,19 @@ pub async fn write(tx: &mut Tx, caller: &Caller, before: &OrderRow, checked: Che
     }
     let (org, customer) = (caller.org, (before.customer_id, before.customer_name.as_str()));
     let mut created_events: Vec<Event> = vec![];
-    for (l, read) in doc.lines.iter_mut().zip(reads) {
+    let mut leases = vec![];
+    for (i, (l, read)) in doc.lines.iter_mut().zip(reads).enumerate() {
         let offering = catalog::to_wire(&read.offering)?;
-        match (l.product_type, &l.subscription, read.subscription, l.sim_type) {
+        match (l.product_type, &mut l.subscription, read.subscription, l.sim_type) {
             (T::Subscription, Some(new), _, _) => {
+                let id = crate::domain::new_id();
+                let kind = number_type_of(read.offering.product.category);
+                let (msisdn, lease) = numbers::take(tx, caller, pool, kind, new, id, format!("lineItems[{i}].subscription")).await?;
+                // the line shows the number it took from now on
+                new.msisdn = Some(msisdn);
+                leases.extend(lease);
                 let terms = subscriptions::terms::bought(&before.currency, &l.price, l.binding_contract, l.upfront_payment);
-                let s = subscriptions::create_pending(tx, org, customer, before.id, &read.offering, offering, new, terms, now).await?;
+                let s = subscriptions::create_pending(tx, org, id, customer, before.id, &read.offering, offering, new, terms, now).await?;
                 l.created_subscription_id = Some(s.subscription_id);
                 created_events.push(Event::SubscriptionCreated(s));
             }
@@ -191,6 +219,12 @@ pub async fn write(tx: &mut Tx, caller: &Caller, before: &OrderRow, checked: Che
             (t, ..) => return Err(Error::Internal(format!("line {} of type {t} lacks what its check required", l.line_item_id))),
         }
         l.status = LINE_ITEM.next(LineOp::Submit, l.status)?;
+    }
+    // every line has its number: what the leases still hold goes back
+    leases.sort();
+    leases.dedup();
+    for lease in leases {
+        Store::use_lease(tx, lease, now).await?;
     }
     let mut after = before.clone();
     after.status = ORDER.next(OrderOp::Submit, before.status)?;

@@ -29,15 +29,22 @@ pub async fn view(caller: &Caller, key: &str) -> Result<wire::EsimActivationCode
             property: "esimActivationCode",
         });
     };
+    record_viewed(caller, row.id, row.customer_id, &iccid).await?;
+    Ok(wire::EsimActivationCode { subscription_id: row.id, iccid, esim_activation_code: code })
+}
+
+/// Records (and commits) that `caller` is shown the activation code of
+/// `subscription`'s profile `iccid`: who, never the code. Done before the
+/// code is answered.
+pub async fn record_viewed(caller: &Caller, subscription: Uuid, customer: Uuid, iccid: &str) -> Result<()> {
     let viewed = wire::EsimActivationCodeViewed {
-        subscription_id: row.id,
-        customer_id: row.customer_id,
-        iccid: iccid.clone(),
+        subscription_id: subscription,
+        customer_id: customer,
+        iccid: iccid.to_string(),
         api_key_id: caller.api_key_id,
         user_id: caller.user.as_ref().map(|u| u.user_id),
     };
     let mut tx = caller.store.begin().await?;
     events::record(&mut tx, caller.org, caller.now, &Event::SubscriptionEsimActivationCodeViewed(viewed)).await?;
-    tx.commit().await?;
-    Ok(wire::EsimActivationCode { subscription_id: row.id, iccid, esim_activation_code: code })
+    tx.commit().await
 }

@@ -9,11 +9,11 @@ use super::find;
 use super::write::{Also, Events, activation_events, begin_service, commit, end_service};
 use crate::domain::Caller;
 use crate::domain::access::Role;
-use crate::domain::values::iccid;
+use crate::domain::inventory::sims;
 use crate::error::{Error, InternalCode, Result};
 use crate::events::Event;
 use crate::network::{Activation, Network, Refused, Sim};
-use crate::store::{Held, SubscriptionRow};
+use crate::store::SubscriptionRow;
 use crate::wire::latest as wire;
 use crate::kinds::{SimType, SubscriptionStatus as Status};
 use chrono::NaiveTime;
@@ -39,23 +39,6 @@ fn conflict(code: InternalCode, message: impl Into<String>, property: &'static s
     Error::Conflict { code, message: message.into(), property }
 }
 
-/// 400 unless `value` is an ICCID with a right check digit (the schema's
-/// pattern has checked its shape).
-fn check_iccid(value: Option<&String>) -> Result<()> {
-    match value {
-        Some(v) if !iccid::valid(v) => Err(Error::invalid("iccid", "invalid_iccid", "must be an ICCID: 19 or 20 digits starting with 89, the last a Luhn check digit")),
-        _ => Ok(()),
-    }
-}
-
-/// The SIM `value` names, if no subscription has had it (in the whole
-/// installation: the network is one; whose it was is not said).
-async fn free_sim(caller: &Caller, value: &str) -> Result<Sim> {
-    if caller.store.held(Held::Iccid, value).await? {
-        return Err(conflict(InternalCode::IccidTaken, "This ICCID is in use or was used before.", "iccid"));
-    }
-    Ok(Sim { iccid: value.to_string(), activation_code: None })
-}
 
 /// A move asked for, with its request.
 pub enum Move {
@@ -114,7 +97,7 @@ impl Moves<'_> {
     }
 
     pub async fn activate(&self, key: &str, req: wire::ActivateSubscriptionRequest) -> Result<wire::Subscription> {
-        check_iccid(req.iccid.as_ref())?;
+        sims::check_iccid(req.iccid.as_ref())?;
         let c = self.caller;
         let (before, mut after) = self.start(key, Op::Activate, req.reason, |_| Need::Role(Role::Manager)).await?;
         if before.life.pending.is_some_and(|(s, _)| s == Status::Activated) {
@@ -124,9 +107,9 @@ impl Moves<'_> {
             (Some(named), current) if current.as_ref() == Some(&named) => {
                 (Sim { iccid: named, activation_code: before.life.esim_activation_code.clone() }, false)
             }
-            (Some(named), _) => (free_sim(c, &named).await?, true),
+            (Some(named), _) => (sims::take(c, self.network, Some(&named), before.sim_type, &before.msisdn).await?, true),
             (None, Some(current)) => (Sim { iccid: current.clone(), activation_code: before.life.esim_activation_code.clone() }, false),
-            (None, None) if before.sim_type == SimType::Esim => (self.network.issue_esim(&before.msisdn).await.map_err(refused)?, true),
+            (None, None) if before.sim_type == SimType::Esim => (sims::take(c, self.network, None, SimType::Esim, &before.msisdn).await?, true),
             (None, None) => {
                 return Err(conflict(InternalCode::IccidRequired, "A PSIM subscription is activated on a card: name its iccid.", "iccid"));
             }
@@ -234,15 +217,12 @@ impl Moves<'_> {
     }
 
     pub async fn change_sim(&self, key: &str, req: wire::ChangeSimRequest) -> Result<wire::Subscription> {
-        check_iccid(req.iccid.as_ref())?;
+        sims::check_iccid(req.iccid.as_ref())?;
         if SimType::from(req.sim_type) == SimType::Psim && req.iccid.is_none() {
             return Err(Error::invalid("iccid", "required", "a PSIM is named by its iccid"));
         }
         let (before, mut after) = self.start(key, Op::ChangeSim, req.reason, |_| Need::Role(Role::Admin)).await?;
-        let sim = match &req.iccid {
-            Some(named) => free_sim(self.caller, named).await?,
-            None => self.network.issue_esim(&before.msisdn).await.map_err(refused)?,
-        };
+        let sim = sims::take(self.caller, self.network, req.iccid.as_deref(), req.sim_type.into(), &before.msisdn).await?;
         let old = before.life.iccid.clone().map(|iccid| Sim { iccid, activation_code: before.life.esim_activation_code.clone() });
         // a PENDING subscription is not in the network yet: its SIM is only noted
         if before.status != Status::Pending {

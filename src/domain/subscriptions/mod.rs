@@ -76,7 +76,9 @@ pub async fn list(caller: &Caller, q: SubscriptionListQuery) -> Result<wire::Sub
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NewSubscription {
-    pub msisdn: String,
+    /// None: the pool assigns one at submission (then it is the one taken)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub msisdn: Option<String>,
     pub sim_type: SimType,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub display_name: Option<String>,
@@ -89,7 +91,7 @@ pub struct NewSubscription {
 impl From<wire::NewSubscription> for NewSubscription {
     fn from(n: wire::NewSubscription) -> Self {
         NewSubscription {
-            msisdn: n.msisdn.to_string(),
+            msisdn: n.msisdn.map(|m| m.to_string()),
             sim_type: n.sim_type.into(),
             display_name: n.display_name.map(|d| d.to_string()),
             reference_id: n.reference_id.map(|r| r.to_string()),
@@ -101,7 +103,7 @@ impl From<wire::NewSubscription> for NewSubscription {
 impl From<NewSubscription> for wire::NewSubscription {
     fn from(n: NewSubscription) -> Self {
         wire::NewSubscription {
-            msisdn: n.msisdn.into(),
+            msisdn: n.msisdn.map(Into::into),
             sim_type: n.sim_type.into(),
             display_name: n.display_name.map(Into::into),
             reference_id: n.reference_id.map(Into::into),
@@ -110,12 +112,14 @@ impl From<NewSubscription> for wire::NewSubscription {
     }
 }
 
-/// What a submitted SUBSCRIPTION line creates: a PENDING subscription of
-/// `customer` (id, name) on `offering`. Its wire form, for the event.
+/// What a submitted SUBSCRIPTION line creates: the PENDING subscription
+/// `id` of `customer` (id, name) on `offering`, on the number `new` names
+/// (the one it took). Its wire form, for the event.
 #[allow(clippy::too_many_arguments)]
 pub async fn create_pending(
     tx: &mut Tx,
     org: Uuid,
+    id: Uuid,
     customer: (Uuid, &str),
     order_id: Uuid,
     offering: &OfferingRow,
@@ -124,20 +128,21 @@ pub async fn create_pending(
     terms: Terms,
     now: DateTime<Utc>,
 ) -> Result<wire::Subscription> {
+    let msisdn = new.msisdn.clone().ok_or_else(|| Error::Internal(format!("subscription {id} was made without its number")))?;
     // a binding contract chosen runs the months of the price bought
     let binding_months = match terms.binding_contract {
         true => terms::price(&terms)?.binding_contract.map(|b| i64::from(b.duration.value)),
         false => None,
     };
     let row = SubscriptionRow {
-        id: crate::domain::new_id(),
+        id,
         customer_id: customer.0,
         customer_name: customer.1.to_string(),
         order_id,
         offering_id: offering.id,
         status: SubscriptionStatus::Pending,
         subscription_type: subscription_type(offering.product.category).into(),
-        msisdn: new.msisdn.clone(),
+        msisdn,
         display_name: new.display_name.clone(),
         sim_type: new.sim_type,
         reference_id: new.reference_id.clone(),

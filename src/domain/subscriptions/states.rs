@@ -41,6 +41,8 @@ pub enum SubscriptionOp {
     DunningRestore,
     /// dunning: the invoice that suspended it is uncollectible
     DunningCancel,
+    /// its number was ported out to another operator
+    PortedOut,
 }
 
 impl Operation for SubscriptionOp {
@@ -66,6 +68,7 @@ impl Operation for SubscriptionOp {
             DunningTransfer => "dunning: the invoice paid, another overdue",
             DunningRestore => "dunning: the invoice paid",
             DunningCancel => "dunning: the invoice uncollectible",
+            PortedOut => "the number is ported out",
         }
     }
 
@@ -89,13 +92,13 @@ impl Operation for SubscriptionOp {
             DunningSuspend => "suspended",
             DunningTransfer => "kept suspended",
             DunningRestore => "restored",
-            DunningCancel => "cancelled",
+            DunningCancel | PortedOut => "cancelled",
         }
     }
 
     fn requested(self) -> bool {
         use SubscriptionOp::*;
-        !matches!(self, ActivationCompletes | CancellationDate | OfferingChangeDate | RenewalDay | DunningSuspend | DunningTransfer | DunningRestore | DunningCancel)
+        !matches!(self, ActivationCompletes | CancellationDate | OfferingChangeDate | RenewalDay | DunningSuspend | DunningTransfer | DunningRestore | DunningCancel | PortedOut)
     }
 }
 
@@ -152,6 +155,7 @@ pub const SUBSCRIPTION: Table<Status, SubscriptionOp> = Table {
         (SubscriptionOp::DunningTransfer, &[Status::Suspended], Status::Suspended),
         (SubscriptionOp::DunningRestore, &[Status::Suspended], Status::Activated),
         (SubscriptionOp::DunningCancel, LIVE, Status::Cancelled),
+        (SubscriptionOp::PortedOut, &[Status::Pending, Status::Activated, Status::Paused, Status::Suspended, Status::Blocked], Status::Cancelled),
     ],
     refused: |s| match s {
         Status::Pending => InternalCode::SubscriptionPending,

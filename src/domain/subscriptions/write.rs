@@ -111,8 +111,9 @@ pub async fn commit_in(
         Also::Bill(bill) => bill.clone().write(tx, caller, at).await?,
     }
     if after.status == Status::Cancelled {
-        Store::block_sims(tx, id, at).await?;
+        Store::end_sims(tx, id, "RETIRED", at).await?;
         Store::release_number(tx, id).await?;
+        crate::domain::inventory::numbers::released(tx, id, at).await?;
     }
     if let Some(due) = after.life.due_at().filter(|d| before.life.due_at() != Some(*d)) {
         Store::schedule_job(tx, JobKind::SubscriptionScheduled, &id.to_string(), Some(org), due, caller.now).await?;

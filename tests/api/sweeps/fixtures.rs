@@ -78,7 +78,10 @@ impl Fixtures {
         assert_eq!(setup.status, 201, "{:#}", setup.body);
         let setup_id = setup.body["paymentProfileSessionId"].as_str().unwrap().to_string();
         let invoice_id = open_invoice(app, org, key, &customer_id).await;
+        let iccid = sim_in_use(app, key, &customer_id, &offering, tag).await;
         let ids = BTreeMap::from([
+            // SIMs are named by their ICCIDs alone
+            ("iccid", (iccid.clone(), iccid)),
             ("invoiceId", (invoice_id.clone(), invoice_id)),
             ("customerId", (customer_id, format!("rid_{tag}-customer"))),
             ("paymentLinkId", (link_id.clone(), link_id)),
@@ -155,6 +158,21 @@ async fn paid_link(app: &TestApp, key: &str, customer: &str, offering: &str, tag
     let profiles = app.call_as(Some(key), "GET", &format!("/payment-profiles?customerId={customer}"), None, &[]).await;
     let id = |v: &Value| v.as_str().unwrap().to_string();
     (id(&link.body["paymentLinkId"]), id(&link.body["paymentIntentId"]), id(&profiles.body["items"][0]["paymentProfileId"]))
+}
+
+/// The ICCID of the card a new subscription of `customer` was activated
+/// on (a PSIM: an eSIM's activation code would be shown to each read, and
+/// each showing recorded).
+async fn sim_in_use(app: &TestApp, key: &str, customer: &str, offering: &str, tag: &str) -> String {
+    let line = json!({"type": "SUBSCRIPTION", "productOfferingId": offering, "subscription": {"simType": "PSIM", "msisdn": format!("{}6", &number_of(tag)[..11])}});
+    let order = app.call_as(Some(key), "POST", "/orders", Some(json!({"customerId": customer, "lineItems": [line]})), &[]).await;
+    let submitted = app.call_as(Some(key), "POST", &format!("/orders/{}/submit", order.body["orderId"].as_str().unwrap()), None, &[]).await;
+    assert_eq!(submitted.status, 200, "{:#}", submitted.body);
+    let id = submitted.body["lineItems"][0]["createdSubscriptionId"].as_str().unwrap();
+    let card = crate::sims::iccid(900_000 + tag.bytes().map(usize::from).sum::<usize>());
+    let activated = app.call_as(Some(key), "POST", &format!("/subscriptions/{id}/activate"), Some(json!({"iccid": card})), &[]).await;
+    assert_eq!(activated.status, 200, "{:#}", activated.body);
+    activated.body["iccid"].as_str().unwrap().to_string()
 }
 
 /// The customer's DRAFT invoice (its submitted orders' lines), finalised
@@ -242,12 +260,26 @@ pub fn existing_path(op: &Operation, fixtures: &Fixtures) -> String {
     })
 }
 
+/// Gives our organisation a number pool for the lease's own request, and
+/// takes it away before any other: with a pool every order would have to
+/// name its numbers from it, and the sweeps' orders name their own.
+async fn number_pool(app: &TestApp, wanted: bool) {
+    let cleared = ["DELETE FROM numbers WHERE org_id = $1", "DELETE FROM number_leases WHERE org_id = $1"];
+    for sql in cleared {
+        sqlx::query(sql).bind(app.org.to_string()).execute(app.store.pool()).await.unwrap();
+    }
+    if wanted {
+        crate::numbers::pool(app, "+46701900000..+46701900009", "CELL").await;
+    }
+}
+
 /// A request of `op` built to succeed on our organisation: its document's
 /// example body naming our fixtures, on objects that exist, and for an
 /// operation that moves or uses up an object, on one of its own in a
 /// state the move leaves (`n` numbers the objects made so far).
 pub async fn succeeding(app: &TestApp, ours: &Fixtures, op: &Operation, n: &mut usize) -> (String, Option<Value>) {
     *n += 1;
+    number_pool(app, op.id == "number_lease").await;
     let mut body = op.body.as_ref().map(|b| fresh(&with_fixtures(b, ours), *n));
     // a login code is verified as mailed for a login started now
     if op.id == "auth_email_verify" {
@@ -279,6 +311,16 @@ pub async fn succeeding(app: &TestApp, ours: &Fixtures, op: &Operation, n: &mut 
         if op.id == "license_product_offering_change" {
             body = Some(json!({"productOfferingId": offering("pbx-user-pro")}));
         }
+    }
+    // a SIM read shows (and records the showing of) an eSIM's activation code
+    if op.id == "inventory_sim_view" {
+        let line = json!({"type": "SUBSCRIPTION", "productOfferingId": ours.ids["productOfferingId"].0, "subscription": {"simType": "ESIM", "msisdn": format!("+4670444{:04}", *n)}});
+        let order = app.call("POST", "/orders", Some(json!({"customerId": ours.ids["customerId"].0, "lineItems": [line]}))).await;
+        let submitted = app.call("POST", &format!("/orders/{}/submit", order.body["orderId"].as_str().unwrap()), None).await;
+        let id = submitted.body["lineItems"][0]["createdSubscriptionId"].as_str().unwrap_or_else(|| panic!("{:#}", submitted.body)).to_string();
+        let activated = app.call("POST", &format!("/subscriptions/{id}/activate"), Some(json!({}))).await;
+        let iccid = activated.body["iccid"].as_str().unwrap_or_else(|| panic!("{:#}", activated.body)).to_string();
+        return (op.fill(|_| iccid.clone()), None);
     }
     // an endpoint deleted is one of its own
     if op.id == "webhook_endpoint_delete" {
@@ -390,7 +432,7 @@ fn fresh(body: &Value, n: usize) -> Value {
                         ("referenceId", Value::String(_)) => json!(format!("sweep-{n}")),
                         ("msisdn", Value::String(_)) => json!(format!("+4670777{n:04}")),
                         ("email", Value::String(_)) => json!(format!("sweep{n}@ours.example")),
-                        ("iccid", Value::String(_)) => json!(iccid(n)),
+                        ("iccid", Value::String(_)) => json!(crate::sims::iccid(n)),
                         _ => fresh(v, n),
                     };
                     (k.clone(), v)
@@ -402,20 +444,6 @@ fn fresh(body: &Value, n: usize) -> Value {
     }
 }
 
-/// The `n`th ICCID of the sweeps: 8946, 14 digits, and the Luhn check digit.
-fn iccid(n: usize) -> String {
-    let body = format!("8946{:014}", 77_000_000 + n);
-    let sum: u32 = body
-        .chars()
-        .rev()
-        .enumerate()
-        .map(|(i, c)| {
-            let d = c.to_digit(10).unwrap();
-            if i % 2 == 0 { if d * 2 > 9 { d * 2 - 9 } else { d * 2 } } else { d }
-        })
-        .sum();
-    format!("{body}{}", (10 - sum % 10) % 10)
-}
 
 /// Waits, running the jobs, until what `path` shows is `done`.
 async fn settled_until(app: &TestApp, key: &str, path: &str, done: impl Fn(&Value) -> bool) {

@@ -1,0 +1,139 @@
+//! The number pool as order lines meet it: which number a line may name
+//! (checked at every change of the order and at submission), and the
+//! number a submitted line takes, in the submission's transaction.
+
+use crate::domain::Caller;
+use crate::domain::subscriptions::NewSubscription;
+use crate::error::{Detail, Error, InternalCode, Result};
+use crate::kinds::{NumberType, ProductCategory};
+use crate::store::{NumberStatus, OfferingRow, Store, Tx};
+use chrono::Duration;
+use uuid::Uuid;
+
+/// How long a number released by a cancelled subscription rests before it
+/// is offered again (so calls meant for its last holder do not reach a new
+/// one); operators commonly keep 3 months.
+pub const QUARANTINE_DAYS: i64 = 90;
+
+/// The type of number a subscription of `category` takes (a travel eSIM
+/// is data-only).
+pub fn number_type_of(category: ProductCategory) -> NumberType {
+    match crate::domain::subscriptions::shown::subscription_type(category) {
+        "DATA" | "TRAVEL_ESIM" => NumberType::Data,
+        "MBB" => NumberType::Mbb,
+        "M2M" => NumberType::M2m,
+        _ => NumberType::Cell,
+    }
+}
+
+/// Whether the offering's product lets a line choose its number.
+pub fn selection_offered(offering: &OfferingRow) -> bool {
+    offering.product.features.as_ref().and_then(|f| f.number_selection).unwrap_or(false)
+}
+
+/// The lease a line's token names, refused (as a detail at `at`) when it
+/// names none of the organisation's, or one used up or expired.
+async fn lease_of(caller: &Caller, token: &str, at: &(dyn Fn(&str) -> String + Sync)) -> Result<std::result::Result<Uuid, Detail>> {
+    let Some(lease) = caller.store.number_lease(caller.org, &crate::keys::hash(token)).await? else {
+        return Ok(Err(Detail::new(at("numberLeaseToken"), "number_lease_not_found", "names no number lease of this organisation")));
+    };
+    if lease.used_at.is_some() {
+        return Ok(Err(Detail::new(at("numberLeaseToken"), "lease_used", "was used up by a submitted order")));
+    }
+    if lease.expires_at <= caller.now {
+        return Ok(Err(Detail::new(at("numberLeaseToken"), "lease_expired", format!("expired at {}", lease.expires_at.to_rfc3339()))));
+    }
+    Ok(Ok(lease.id))
+}
+
+/// What is wrong with the number a SUBSCRIPTION line asks for, given
+/// whether the organisation has a pool (`at` names a field of the line's
+/// `subscription`).
+pub async fn check_line(caller: &Caller, pool: bool, offering: &OfferingRow, new: &NewSubscription, at: &(dyn Fn(&str) -> String + Sync)) -> Result<Vec<Detail>> {
+    let kind = number_type_of(offering.product.category);
+    let Some(msisdn) = &new.msisdn else {
+        return Ok(match (pool, &new.number_lease_token) {
+            (_, Some(_)) => vec![Detail::new(at("msisdn"), "required", "is required with numberLeaseToken: the leased number the line takes")],
+            (false, None) => vec![Detail::new(at("msisdn"), "numbers_unavailable", "is required: the organisation has no number pool to assign one from")],
+            (true, None) if caller.store.free_numbers(caller.org, kind, caller.now).await? == 0 => {
+                vec![Detail::new(at("msisdn"), "numbers_unavailable", format!("is left out, and the pool has no {kind} number free to assign"))]
+            }
+            (true, None) => vec![],
+        });
+    };
+    if !pool {
+        // no pool: any valid number, as before pools; a token names nothing
+        return Ok(match new.number_lease_token {
+            Some(_) => vec![Detail::new(at("numberLeaseToken"), "number_lease_not_found", "names no number lease of this organisation")],
+            None => vec![],
+        });
+    }
+    let Some(number) = caller.store.pool_number(caller.org, msisdn).await? else {
+        return Ok(vec![Detail::new(at("msisdn"), "number_not_in_pool", "is not a number of the organisation's pool")]);
+    };
+    if !selection_offered(offering) {
+        return Ok(vec![Detail::new(at("msisdn"), "number_selection_not_offered", "cannot be chosen: the offering does not offer a choice of number (leave msisdn out)")]);
+    }
+    if number.number_type != kind {
+        return Ok(vec![Detail::new(at("msisdn"), "number_type_mismatch", format!("is a {} number; the subscription takes a {kind} one", number.number_type))]);
+    }
+    let lease = match &new.number_lease_token {
+        Some(token) => match lease_of(caller, token, at).await? {
+            Ok(lease) => Some(lease),
+            Err(refused) => return Ok(vec![refused]),
+        },
+        None => None,
+    };
+    let detail = match number.status_at(caller.now) {
+        NumberStatus::Available if lease.is_none() => return Ok(vec![]),
+        NumberStatus::Leased if lease.is_some() && number.lease_id == lease => return Ok(vec![]),
+        NumberStatus::Available => ("number_not_in_lease", "is not held by the lease numberLeaseToken names"),
+        NumberStatus::Leased => ("number_leased", "is held by a number lease; name it with its numberLeaseToken"),
+        NumberStatus::Assigned => ("msisdn_in_use", "the number is in use"),
+        NumberStatus::Quarantined => ("number_quarantined", "was released recently and rests before it is offered again"),
+        NumberStatus::PortedOut => ("number_ported_out", "was ported out to another operator"),
+    };
+    Ok(vec![Detail::new(at("msisdn"), detail.0, detail.1)])
+}
+
+/// The refusal of a line whose number was taken between its check and its
+/// transaction (another order's submission won).
+fn taken(field: String, code: &'static str, message: &str) -> Error {
+    Error::Refused {
+        code: InternalCode::OrderValidationFailed,
+        message: "The order cannot be submitted; see details for each failing line item.".into(),
+        details: vec![Detail::new(field, code, message)],
+    }
+}
+
+/// The number subscription `id` of a submitted line takes, in the
+/// submission's transaction: the one named (from the pool when there is
+/// one), else the lowest free one of its type. The lease the line's token
+/// names, to use up once every line has taken its number.
+pub async fn take(tx: &mut Tx, caller: &Caller, pool: bool, kind: NumberType, new: &NewSubscription, id: Uuid, field: String) -> Result<(String, Option<Uuid>)> {
+    let lease = match &new.number_lease_token {
+        Some(token) => match caller.store.number_lease(caller.org, &crate::keys::hash(token)).await? {
+            // another order's submission used it up since the check
+            Some(l) if l.used_at.is_some() => return Err(taken(format!("{field}.numberLeaseToken"), "lease_used", "was used up by a submitted order")),
+            l => l.map(|l| l.id),
+        },
+        None => None,
+    };
+    match (&new.msisdn, pool) {
+        (Some(msisdn), false) => Ok((msisdn.clone(), None)),
+        (Some(msisdn), true) => match Store::assign_number(tx, caller.org, msisdn, lease, id, caller.now).await? {
+            true => Ok((msisdn.clone(), lease)),
+            false => Err(taken(format!("{field}.msisdn"), "msisdn_in_use", "the number was taken meanwhile")),
+        },
+        (None, true) => match Store::assign_any_number(tx, caller.org, kind, id, caller.now).await? {
+            Some(msisdn) => Ok((msisdn, None)),
+            None => Err(taken(format!("{field}.msisdn"), "numbers_unavailable", "the pool has no number of its type free")),
+        },
+        (None, false) => Err(Error::Internal(format!("{field} has no number and the organisation no pool"))),
+    }
+}
+
+/// The subscription `id` was cancelled at `at`: its pool number rests.
+pub async fn released(tx: &mut Tx, id: Uuid, at: chrono::DateTime<chrono::Utc>) -> Result<()> {
+    Store::quarantine_number(tx, id, at + Duration::days(QUARANTINE_DAYS), at).await
+}
