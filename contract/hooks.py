@@ -76,6 +76,15 @@ def _luhn_complete(body):
 # An ICCID's last digit is a Luhn check digit, which no pattern can say.
 schemathesis.openapi.format("iccid", st.integers(0, 10**14 - 1).map(lambda n: _luhn_complete(f"8946{n:014d}")))
 
+# A Swedish personnummer (YYYYMMDD-NNNN) ends in the Luhn check digit of
+# its last ten digits, which no pattern can say either.
+schemathesis.openapi.format(
+    "se-identity",
+    st.tuples(st.integers(1940, 2005), st.integers(1, 12), st.integers(1, 28), st.integers(0, 999)).map(
+        lambda t: (lambda ten: f"{t[0] // 100}{ten[:6]}-{ten[6:]}")(_luhn_complete(f"{t[0] % 100:02d}{t[1]:02d}{t[2]:02d}{t[3]:03d}"))
+    ),
+)
+
 US_ZIP = re.compile(r"^[0-9]{5}(-[0-9]{4})?$")
 
 

@@ -75,8 +75,9 @@ pub async fn seed(store: &Store, clock: &Clock, public_url: &str) -> Result<Opti
 }
 
 /// The demo's number pool and SIM inventory (after the subscriptions
-/// above, whose numbers and SIMs are outside them), and a line of Maria's
-/// given the pool's first number and activated on the first eSIM.
+/// above, whose numbers and SIMs are outside them), a line of Maria's
+/// given the pool's first number and activated on the first eSIM, and a
+/// line of Acme's bringing its number (`rid_acme-port-1`).
 async fn inventory(caller: &Caller) -> Result<()> {
     use crate::domain::catalog::entity_id;
     let numbers = crate::admin::numbers::parse_range(POOL, crate::kinds::NumberType::Cell)?;
@@ -87,6 +88,11 @@ async fn inventory(caller: &Caller) -> Result<()> {
         "subscription": {"simType": "ESIM", "referenceId": "maria-pool-1"}});
     let failed = |e: crate::error::Error| anyhow::anyhow!("demo inventory: {e}");
     order(caller, "rid_maria", serde_json::json!([line])).await.map_err(failed)?;
+    // Acme brings a number from another operator (docs/porting.md): on a
+    // temporary number of the pool until the port completes
+    let port = serde_json::json!({"type": "SUBSCRIPTION", "productOfferingId": entity_id(caller.org, "offering", "mobile-10gb"),
+        "subscription": {"simType": "ESIM", "msisdn": "+46709871234", "referenceId": "acme-port-1", "portIn": {"details": {"identity": "556036-0793"}}}});
+    order(caller, "rid_acme", serde_json::json!([port])).await.map_err(failed)?;
     let network = crate::network::Sandbox::default();
     let moves = crate::domain::subscriptions::lifecycle::Moves { caller, network: &network };
     moves.activate("rid_maria-pool-1", parse(serde_json::json!({})).map_err(failed)?).await.map_err(failed)?;

@@ -168,6 +168,25 @@ kind! {
 }
 
 kind! {
+    /// Where a number moving between operators is (`portings.status`).
+    PortingStatus <=> PortingStatus {
+        Pending = "PENDING" <=> Pending,
+        InProgress = "IN_PROGRESS" <=> InProgress,
+        Scheduled = "SCHEDULED" <=> Scheduled,
+        Completed = "COMPLETED" <=> Completed,
+        Failed = "FAILED" <=> Failed,
+    }
+}
+
+kind! {
+    /// Which way a number moves (`portings.direction`).
+    PortingDirection <=> PortingDirection {
+        Inbound = "INBOUND" <=> Inbound,
+        Outbound = "OUTBOUND" <=> Outbound,
+    }
+}
+
+kind! {
     /// A user's role at a customer (`user_roles.role`).
     CustomerRole <=> CustomerRole {
         Member = "MEMBER" <=> Member,
@@ -354,6 +373,8 @@ mod tests {
         check(LicenseStatus::ALL, LicenseStatus::stored, LicenseStatus::from_stored);
         check(SimType::ALL, SimType::stored, SimType::from_stored);
         check(NumberType::ALL, NumberType::stored, NumberType::from_stored);
+        check(PortingStatus::ALL, PortingStatus::stored, PortingStatus::from_stored);
+        check(PortingDirection::ALL, PortingDirection::stored, PortingDirection::from_stored);
         check(DeliveryStatus::ALL, DeliveryStatus::stored, DeliveryStatus::from_stored);
         check(CustomerRole::ALL, CustomerRole::stored, CustomerRole::from_stored);
         check(CustomerType::ALL, CustomerType::stored, CustomerType::from_stored);

@@ -3,6 +3,7 @@
 
 pub mod admin;
 pub mod api;
+pub mod carrier;
 pub mod clock;
 pub mod config;
 pub mod demo;

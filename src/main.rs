@@ -117,6 +117,11 @@ enum AdminCommand {
         #[command(subcommand)]
         command: admin::sims::SimCommand,
     },
+    /// A sandbox organisation's stand-ins for other operators.
+    Sandbox {
+        #[command(subcommand)]
+        command: admin::sandbox::SandboxCommand,
+    },
 }
 
 #[derive(Subcommand)]
@@ -276,6 +281,7 @@ async fn run() -> anyhow::Result<()> {
                 AdminCommand::Invoice { command } => admin::invoices::run(&store, &clock, command).await?,
                 AdminCommand::Number { command } => admin::numbers::run(&store, &clock, command).await?,
                 AdminCommand::Sim { command } => admin::sims::run(&store, &clock, command).await?,
+                AdminCommand::Sandbox { command } => admin::sandbox::run(&store, &clock, command).await?,
             };
             println!("{}", serde_json::to_string_pretty(&out)?);
             store.close().await;

@@ -67,6 +67,9 @@ pub trait Network: Send + Sync + std::fmt::Debug {
     async fn set_service(&self, msisdn: &str, on: bool) -> Result<(), Refused>;
     /// Moves `msisdn` from `old` to `new`; `old` is blocked for good.
     async fn swap_sim(&self, msisdn: &str, old: Option<&Sim>, new: &Sim) -> Result<(), Refused>;
+    /// Moves the line on `from` (its SIM and service) to the number `to`,
+    /// brought by a port-in; asked again once moved, it changes nothing.
+    async fn change_number(&self, from: &str, to: &str) -> Result<(), Refused>;
     /// Ends service of `msisdn` for good at `at` (now, or a later date)
     /// and releases its SIM then.
     async fn end_service(&self, msisdn: &str, at: DateTime<Utc>) -> Result<(), Refused>;
@@ -188,6 +191,15 @@ impl Network for Sandbox {
         if new.activation_code.is_some() {
             profiles.on.insert(msisdn.to_string(), new.iccid.clone());
             profiles.status.insert(new.iccid.clone(), EsimStatus::Enabled);
+        }
+        Ok(())
+    }
+
+    async fn change_number(&self, from: &str, to: &str) -> Result<(), Refused> {
+        self.check(&[to])?;
+        let mut profiles = self.profiles();
+        if let Some(iccid) = profiles.on.remove(from) {
+            profiles.on.insert(to.to_string(), iccid);
         }
         Ok(())
     }

@@ -183,8 +183,11 @@ async fn serve_demo_prints_a_working_key_and_stops_on_sigterm() {
     assert_eq!((&maria["status"], &maria["pendingStatus"]), (&"ACTIVATED".into(), &"CANCELLED".into()), "{maria:#}");
     assert_eq!(get("/subscriptions/rid_globex-data-1".into()).await["status"], "PENDING");
     // (and Maria's second, bought through a paid payment link, Initech's,
-    // and Maria's third, given the first number of the demo's pool)
-    assert_eq!(get("/subscriptions".into()).await["items"].as_array().unwrap().len(), 8);
+    // Maria's third, given the first number of the demo's pool, and Acme's
+    // line bringing its number, on the pool's second meanwhile)
+    assert_eq!(get("/subscriptions".into()).await["items"].as_array().unwrap().len(), 9);
+    let porting = get("/subscriptions/rid_acme-port-1/in-porting".into()).await;
+    assert_eq!((&porting["msisdn"], &porting["direction"]), (&"+46709871234".into(), &"INBOUND".into()), "{porting:#}");
     assert_eq!(get("/subscriptions/rid_maria-pool-1".into()).await["msisdn"], "+46701000000");
     // payments: Maria paid her link, saving her card as default; Acme's
     // link waits after a declined card, its page on the listen address

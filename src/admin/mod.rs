@@ -1,7 +1,7 @@
 //! Operator commands (`switchboard admin ...`): organisations (and the
 //! payment providers each collects with), API keys,
 //! support users, the mail outbox, the product catalog, webhooks, usage,
-//! invoices, the number pool and the SIM inventory.
+//! invoices, the number pool, the SIM inventory and a sandbox's port-outs.
 //! Each returns the JSON the CLI prints.
 
 use crate::api::revision::Revision;
@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 pub mod clock;
 pub mod invoices;
 pub mod numbers;
+pub mod sandbox;
 pub mod sims;
 pub mod usage;
 pub mod webhooks;
@@ -140,7 +141,7 @@ pub async fn catalog_import(store: &Store, org: uuid::Uuid, path: &std::path::Pa
 
 /// A domain refusal as one line naming each failing field (`--property:
 /// message`, as the CLI's flags are named after the fields).
-fn explain(e: crate::error::Error) -> anyhow::Error {
+pub(crate) fn explain(e: crate::error::Error) -> anyhow::Error {
     match e {
         crate::error::Error::Invalid(details) => {
             let lines: Vec<String> = details.iter().map(|d| format!("--{}: {}", d.property, d.message)).collect();

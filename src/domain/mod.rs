@@ -12,6 +12,7 @@ pub mod login;
 pub mod offering_change;
 pub mod orders;
 pub mod payments;
+pub mod porting;
 pub mod pricing;
 pub mod purchases;
 pub mod sandbox;

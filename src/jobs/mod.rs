@@ -198,6 +198,7 @@ fn organisation_work(providers: &crate::payment_providers::Providers, network: &
         Arc::new(payment_link_expiry::worker()),
         Arc::new(payment_profile_expiry::worker()),
         Arc::new(scheduled::invoices(network.clone(), public_url)),
+        Arc::new(scheduled::portings(network.clone(), Arc::new(crate::carrier::Sandbox))),
     ]
 }
 

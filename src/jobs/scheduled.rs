@@ -57,6 +57,26 @@ pub fn invoices(network: Arc<dyn crate::network::Network>, public_url: &str) -> 
     }
 }
 
+/// porting.step (subject: a porting's id): it asks the losing carrier and
+/// the network
+pub fn portings(network: Arc<dyn crate::network::Network>, carrier: Arc<dyn crate::carrier::Carrier>) -> Worker {
+    Worker {
+        kind: JobKind::PortingStep,
+        lease: chrono::Duration::seconds(60),
+        batch: 16,
+        run: Arc::new(move |store, _clock, job| {
+            let (network, carrier) = (network.clone(), carrier.clone());
+            Box::pin(async move {
+                let (Some(org), Ok(id)) = (job.org, job.subject.parse()) else { return Outcome::Done };
+                match crate::domain::porting::step::run(&store, carrier.as_ref(), network.as_ref(), org, id, job.now).await {
+                    Ok(()) => Outcome::Done,
+                    Err(e) => Outcome::Retry { after: chrono::Duration::seconds(60), error: e.to_string() },
+                }
+            })
+        }),
+    }
+}
+
 /// subscription.scheduled (subject: a subscription's id)
 pub fn subscriptions() -> Worker {
     worker(JobKind::SubscriptionScheduled, |store, org, id, now| Box::pin(async move { subscriptions::scheduled::run(&store, org, id, now).await }))

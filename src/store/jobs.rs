@@ -50,13 +50,16 @@ pub enum JobKind {
     /// of its billing day, autopay tries again, dunning suspends or gives
     /// it up (subject: invoice id)
     InvoiceDue,
+    /// a porting's next step: submitted to the losing carrier, its answer
+    /// asked for, its date arrived (subject: porting id)
+    PortingStep,
 }
 
 /// The organisation's own work: due by the organisation's time, which a
 /// sandbox organisation's test clock moves. Everything else (mail, webhook
 /// deliveries, the idempotency keys' expiry, an advance itself) talks to
 /// the real world or protects the server, and runs on the server's time.
-pub const ORGANISATION_WORK: [JobKind; 9] = [
+pub const ORGANISATION_WORK: [JobKind; 10] = [
     JobKind::OrderExpiry,
     JobKind::SubscriptionScheduled,
     JobKind::AddonScheduled,
@@ -66,6 +69,7 @@ pub const ORGANISATION_WORK: [JobKind; 9] = [
     JobKind::PaymentLinkExpiry,
     JobKind::PaymentProfileExpiry,
     JobKind::InvoiceDue,
+    JobKind::PortingStep,
 ];
 
 impl JobKind {
@@ -85,6 +89,7 @@ impl JobKind {
             JobKind::PaymentLinkExpiry => "payment.link_expiry",
             JobKind::PaymentProfileExpiry => "payment.profile_expiry",
             JobKind::InvoiceDue => "invoice.due",
+            JobKind::PortingStep => "porting.step",
         }
     }
 
@@ -105,6 +110,7 @@ impl JobKind {
             "payment.link_expiry" => JobKind::PaymentLinkExpiry,
             "payment.profile_expiry" => JobKind::PaymentProfileExpiry,
             "invoice.due" => JobKind::InvoiceDue,
+            "porting.step" => JobKind::PortingStep,
             _ => return None,
         })
     }

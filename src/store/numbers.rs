@@ -274,11 +274,13 @@ impl Store {
     }
 
     /// `msisdn`, brought by a port-in, is `org`'s number now, ASSIGNED to
-    /// `subscription` (in the pool from now on, when there is one).
+    /// `subscription`, when the organisation has a pool (one without stays
+    /// without: its order lines keep naming any number).
     pub async fn adopt_number(tx: &mut Tx, org: Uuid, msisdn: &str, kind: NumberType, subscription: Uuid, now: DateTime<Utc>) -> Result<()> {
         tx.execute(
             sqlx::query(
-                "INSERT INTO numbers (org_id, msisdn, number_type, status, subscription_id, created_at, updated_at) VALUES ($1, $2, $3, 'ASSIGNED', $4, $5, $5)
+                "INSERT INTO numbers (org_id, msisdn, number_type, status, subscription_id, created_at, updated_at)
+                 SELECT $1, $2, $3, 'ASSIGNED', $4, $5, $5 WHERE EXISTS (SELECT 1 FROM numbers WHERE org_id = $1)
                  ON CONFLICT (org_id, msisdn) DO UPDATE SET status = 'ASSIGNED', subscription_id = excluded.subscription_id, lease_id = NULL, held_until = NULL,
                      updated_at = excluded.updated_at",
             )

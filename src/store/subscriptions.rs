@@ -80,6 +80,9 @@ pub struct Life {
     /// the invoice whose dunning SUSPENDED it (paying that invoice restores
     /// it; any other move forgets it)
     pub suspended_for_invoice: Option<Uuid>,
+    /// its latest port-in (`portings`), read only: the porting's own
+    /// writes move it
+    pub port_in: Option<Uuid>,
 }
 
 impl Life {
@@ -118,7 +121,8 @@ pub(super) const SUBSCRIPTION_COLUMNS: &str = "s.seq, s.id, s.customer_id, c.nam
      s.iccid, s.esim_activation_code, s.status_reason, s.pending_status, s.pending_status_at, s.activated_at, s.paused_at, \
      s.suspended_at, s.blocked_at, s.cancelled_at, s.ended_at, s.binding_months, s.binding_ends_on, \
      s.subscriber_id, s.terms, s.billing_day, s.renews_on, s.paid_through, s.pending_offering_id, s.pending_offering_schedule, \
-     s.pending_offering_at, s.suspended_for_invoice";
+     s.pending_offering_at, s.suspended_for_invoice, \
+     (SELECT p.id FROM portings p WHERE p.subscription_id = s.id AND p.direction = 'INBOUND' ORDER BY p.seq DESC LIMIT 1) AS port_in_id";
 
 pub(super) fn opt_date(r: &AnyRow, col: &str) -> Result<Option<NaiveDate>> {
     r.try_get::<Option<String>, _>(col)?
@@ -153,6 +157,7 @@ fn life(r: &AnyRow) -> Result<Life> {
         paid_through: opt_date(r, "paid_through")?,
         pending_offering,
         suspended_for_invoice: super::opt_uuid(r, "suspended_for_invoice")?,
+        port_in: super::opt_uuid(r, "port_in_id")?,
     })
 }
 pub(super) const SUBSCRIPTIONS: &str = "subscriptions s JOIN customers c ON c.id = s.customer_id";

@@ -30,6 +30,7 @@ mod payment_sessions;
 mod payments;
 mod races;
 mod permissions;
+mod porting;
 mod receiver;
 mod renewals;
 mod revisions;

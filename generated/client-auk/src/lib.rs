@@ -8814,6 +8814,11 @@ pub mod types {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub metadata: ::std::option::Option<Metadata>,
     }
+    ///Bringing the line's number from another operator.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct NewPortIn {
+        pub details: PortingDetails,
+    }
     ///The subscription a SUBSCRIPTION line item creates.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct NewSubscription {
@@ -8831,7 +8836,13 @@ pub mod types {
             rename = "numberLeaseToken",
             skip_serializing_if = "::std::option::Option::is_none"
         )]
-        pub number_lease_token: ::std::option::Option<::std::string::String>,
+        pub number_lease_token: ::std::option::Option<NewSubscriptionNumberLeaseToken>,
+        ///To bring msisdn from another operator (a US or Swedish number, not of the pool): the subscription starts on a temporary number of the pool and takes msisdn when the port completes (the Porting tag). Needs a pool with a free number of the subscription's type (409 order_validation_failed, detail numbers_unavailable); not with numberLeaseToken.
+        #[serde(
+            rename = "portIn",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub port_in: ::std::option::Option<NewPortIn>,
         ///The client's own id for the subscription; unique per organisation.
         #[serde(
             rename = "referenceId",
@@ -9013,6 +9024,65 @@ pub mod types {
         }
     }
     impl<'de> ::serde::Deserialize<'de> for NewSubscriptionMsisdn {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The leaseToken of the number lease (POST /inventory/lease-numbers) holding msisdn. Submitting the order uses the lease up.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct NewSubscriptionNumberLeaseToken(::std::string::String);
+    impl ::std::ops::Deref for NewSubscriptionNumberLeaseToken {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<NewSubscriptionNumberLeaseToken>
+    for ::std::string::String {
+        fn from(value: NewSubscriptionNumberLeaseToken) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for NewSubscriptionNumberLeaseToken {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 255usize {
+                return Err("longer than 255 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for NewSubscriptionNumberLeaseToken {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for NewSubscriptionNumberLeaseToken {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for NewSubscriptionNumberLeaseToken {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
             D: ::serde::Deserializer<'de>,
@@ -14257,6 +14327,764 @@ pub mod types {
         #[serde(rename = "scheduledAt")]
         pub scheduled_at: ::chrono::DateTime<::chrono::offset::Utc>,
     }
+    ///Starting a port-in, or updating the details of one PENDING or IN_PROGRESS.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct PortInRequest {
+        pub details: PortingDetails,
+        ///The number to bring (E.164, a US or Swedish number). Left out: the number of the subscription's last port-in; required when it has none.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub msisdn: ::std::option::Option<PortInRequestMsisdn>,
+    }
+    ///The number to bring (E.164, a US or Swedish number). Left out: the number of the subscription's last port-in; required when it has none.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PortInRequestMsisdn(::std::string::String);
+    impl ::std::ops::Deref for PortInRequestMsisdn {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PortInRequestMsisdn> for ::std::string::String {
+        fn from(value: PortInRequestMsisdn) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PortInRequestMsisdn {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 16usize {
+                return Err("longer than 16 characters".into());
+            }
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^\\+[1-9][0-9]{1,14}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^\\+[1-9][0-9]{1,14}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PortInRequestMsisdn {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for PortInRequestMsisdn {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PortInRequestMsisdn {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The subscription with its port-in.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    pub struct PortInResponse {
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub subscription: ::std::option::Option<Subscription>,
+    }
+    ///A number moving between this operator and another.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct Porting {
+        ///When it was asked for.
+        #[serde(rename = "createdAt")]
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///What the losing carrier checks (INBOUND; absent for OUTBOUND).
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub details: ::std::option::Option<PortingDetails>,
+        pub direction: PortingDirection,
+        ///Why it FAILED, in the losing carrier's words.
+        #[serde(
+            rename = "failureReason",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub failure_reason: ::std::option::Option<::std::string::String>,
+        ///The number being ported, E.164.
+        pub msisdn: ::std::string::String,
+        ///Its id.
+        #[serde(rename = "portingId")]
+        pub porting_id: ::uuid::Uuid,
+        ///The day the number moves (at 06:00 UTC), once the losing carrier accepted.
+        #[serde(
+            rename = "scheduledAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub scheduled_at: ::std::option::Option<::chrono::naive::NaiveDate>,
+        pub status: PortingStatus,
+        ///The subscription the number is brought to (INBOUND) or taken from (OUTBOUND).
+        #[serde(rename = "subscriptionId")]
+        pub subscription_id: ::uuid::Uuid,
+        ///Its last change.
+        #[serde(
+            rename = "updatedAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub updated_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        ///While IN_PROGRESS, what the losing carrier waits for before it answers (updated details: POST in-porting submits them again).
+        #[serde(
+            rename = "waitingFor",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub waiting_for: ::std::option::Option<::std::string::String>,
+    }
+    ///The form of the number's country (+1 the US, +46 Sweden); any other country is 400 (detail porting_country_unsupported).
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    #[serde(untagged)]
+    pub enum PortingDetails {
+        Us(PortingDetailsUs),
+        Sweden(PortingDetailsSweden),
+    }
+    impl ::std::convert::From<PortingDetailsUs> for PortingDetails {
+        fn from(value: PortingDetailsUs) -> Self {
+            Self::Us(value)
+        }
+    }
+    impl ::std::convert::From<PortingDetailsSweden> for PortingDetails {
+        fn from(value: PortingDetailsSweden) -> Self {
+            Self::Sweden(value)
+        }
+    }
+    ///What a Swedish losing carrier checks.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct PortingDetailsSweden {
+        ///The subscriber's personnummer (YYYYMMDD-NNNN or YYMMDD-NNNN) or organisationsnummer (NNNNNN-NNNN), with a valid check digit. The transfer is rejected when it does not match the losing carrier's records.
+        pub identity: PortingDetailsSwedenIdentity,
+    }
+    ///The subscriber's personnummer (YYYYMMDD-NNNN or YYMMDD-NNNN) or organisationsnummer (NNNNNN-NNNN), with a valid check digit. The transfer is rejected when it does not match the losing carrier's records.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PortingDetailsSwedenIdentity(::std::string::String);
+    impl ::std::ops::Deref for PortingDetailsSwedenIdentity {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PortingDetailsSwedenIdentity> for ::std::string::String {
+        fn from(value: PortingDetailsSwedenIdentity) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PortingDetailsSwedenIdentity {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^([0-9]{2})?[0-9]{6}[-+]?[0-9]{4}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err(
+                    "doesn't match pattern \"^([0-9]{2})?[0-9]{6}[-+]?[0-9]{4}$\"".into(),
+                );
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PortingDetailsSwedenIdentity {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for PortingDetailsSwedenIdentity {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PortingDetailsSwedenIdentity {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///What a US losing carrier checks. accountNumber and passcode may come later (for on-demand activation); the carrier then waits for them.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct PortingDetailsUs {
+        ///The customer's account number at the losing carrier.
+        #[serde(
+            rename = "accountNumber",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub account_number: ::std::option::Option<PortingDetailsUsAccountNumber>,
+        ///The account's service address.
+        pub address: Address,
+        ///The account holder's first name.
+        #[serde(rename = "firstName")]
+        pub first_name: PortingDetailsUsFirstName,
+        ///The account holder's last name.
+        #[serde(rename = "lastName")]
+        pub last_name: PortingDetailsUsLastName,
+        ///The transfer PIN the losing carrier issued.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub passcode: ::std::option::Option<PortingDetailsUsPasscode>,
+    }
+    ///The customer's account number at the losing carrier.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PortingDetailsUsAccountNumber(::std::string::String);
+    impl ::std::ops::Deref for PortingDetailsUsAccountNumber {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PortingDetailsUsAccountNumber> for ::std::string::String {
+        fn from(value: PortingDetailsUsAccountNumber) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PortingDetailsUsAccountNumber {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 64usize {
+                return Err("longer than 64 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PortingDetailsUsAccountNumber {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for PortingDetailsUsAccountNumber {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PortingDetailsUsAccountNumber {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The account holder's first name.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PortingDetailsUsFirstName(::std::string::String);
+    impl ::std::ops::Deref for PortingDetailsUsFirstName {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PortingDetailsUsFirstName> for ::std::string::String {
+        fn from(value: PortingDetailsUsFirstName) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PortingDetailsUsFirstName {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 100usize {
+                return Err("longer than 100 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PortingDetailsUsFirstName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for PortingDetailsUsFirstName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PortingDetailsUsFirstName {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The account holder's last name.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PortingDetailsUsLastName(::std::string::String);
+    impl ::std::ops::Deref for PortingDetailsUsLastName {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PortingDetailsUsLastName> for ::std::string::String {
+        fn from(value: PortingDetailsUsLastName) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PortingDetailsUsLastName {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 100usize {
+                return Err("longer than 100 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PortingDetailsUsLastName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for PortingDetailsUsLastName {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PortingDetailsUsLastName {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The transfer PIN the losing carrier issued.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PortingDetailsUsPasscode(::std::string::String);
+    impl ::std::ops::Deref for PortingDetailsUsPasscode {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PortingDetailsUsPasscode> for ::std::string::String {
+        fn from(value: PortingDetailsUsPasscode) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PortingDetailsUsPasscode {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 32usize {
+                return Err("longer than 32 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PortingDetailsUsPasscode {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for PortingDetailsUsPasscode {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PortingDetailsUsPasscode {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///INBOUND: a number brought to this operator. OUTBOUND: one of its numbers taken to another.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum PortingDirection {
+        #[serde(rename = "INBOUND")]
+        Inbound,
+        #[serde(rename = "OUTBOUND")]
+        Outbound,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
+    }
+    impl ::std::fmt::Display for PortingDirection {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Inbound => f.write_str("INBOUND"),
+                Self::Outbound => f.write_str("OUTBOUND"),
+                Self::Unknown => f.write_str("Unknown"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for PortingDirection {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "INBOUND" => Ok(Self::Inbound),
+                "OUTBOUND" => Ok(Self::Outbound),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PortingDirection {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for PortingDirection {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///`PortingInStartSubscriptionId`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PortingInStartSubscriptionId(::std::string::String);
+    impl ::std::ops::Deref for PortingInStartSubscriptionId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PortingInStartSubscriptionId> for ::std::string::String {
+        fn from(value: PortingInStartSubscriptionId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PortingInStartSubscriptionId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 260usize {
+                return Err("longer than 260 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PortingInStartSubscriptionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for PortingInStartSubscriptionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PortingInStartSubscriptionId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`PortingInStartXIdempotencyKey`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PortingInStartXIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for PortingInStartXIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PortingInStartXIdempotencyKey> for ::std::string::String {
+        fn from(value: PortingInStartXIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PortingInStartXIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 256usize {
+                return Err("longer than 256 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PortingInStartXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for PortingInStartXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PortingInStartXIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`PortingInViewSubscriptionId`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PortingInViewSubscriptionId(::std::string::String);
+    impl ::std::ops::Deref for PortingInViewSubscriptionId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PortingInViewSubscriptionId> for ::std::string::String {
+        fn from(value: PortingInViewSubscriptionId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PortingInViewSubscriptionId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 260usize {
+                return Err("longer than 260 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PortingInViewSubscriptionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for PortingInViewSubscriptionId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PortingInViewSubscriptionId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///PENDING: not yet submitted to the losing carrier (also after its details were updated). IN_PROGRESS: submitted, awaiting the losing carrier. SCHEDULED: accepted; the number moves on scheduledAt. COMPLETED: the number moved. FAILED: rejected, cancelled or impossible (failureReason says why).
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum PortingStatus {
+        #[serde(rename = "PENDING")]
+        Pending,
+        #[serde(rename = "IN_PROGRESS")]
+        InProgress,
+        #[serde(rename = "SCHEDULED")]
+        Scheduled,
+        #[serde(rename = "COMPLETED")]
+        Completed,
+        #[serde(rename = "FAILED")]
+        Failed,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
+    }
+    impl ::std::fmt::Display for PortingStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Pending => f.write_str("PENDING"),
+                Self::InProgress => f.write_str("IN_PROGRESS"),
+                Self::Scheduled => f.write_str("SCHEDULED"),
+                Self::Completed => f.write_str("COMPLETED"),
+                Self::Failed => f.write_str("FAILED"),
+                Self::Unknown => f.write_str("Unknown"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for PortingStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "PENDING" => Ok(Self::Pending),
+                "IN_PROGRESS" => Ok(Self::InProgress),
+                "SCHEDULED" => Ok(Self::Scheduled),
+                "COMPLETED" => Ok(Self::Completed),
+                "FAILED" => Ok(Self::Failed),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PortingStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for PortingStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
     ///What an offering costs. Money is in minor units of its currency.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct Price {
@@ -17390,6 +18218,12 @@ pub mod types {
         pub pending_status_at: ::std::option::Option<
             ::chrono::DateTime<::chrono::offset::Utc>,
         >,
+        ///Its latest port-in (the number it brings from another operator), or null when it has none. While it runs, msisdn is a temporary number of the pool; when it is COMPLETED, msisdn is the number brought.
+        #[serde(
+            rename = "portIn",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub port_in: ::std::option::Option<Porting>,
         ///The offering it is on now (the one bought, or the last it changed to).
         #[serde(
             rename = "productOffering",
@@ -25874,7 +26708,7 @@ Arguments:
     }
     /**Submit an order
 
-DRAFT (when no approval is needed) or APPROVED -> SUBMITTED. Checks every line item against the catalog and the customer as they are now (offering AVAILABLE and in the customer's catalog, add-on among the subscription's add-on options, price in the order currency, customer billing set, each new subscription's number not held by a live subscription anywhere in the installation: msisdn_in_use, without saying whose); a failing order is 409 order_validation_failed with one detail per failing line item (property lineItems[i].field). On success the subscriptions, add-ons and licenses of the order exist, PENDING. State machine: DRAFT -(approve)-> APPROVED; DRAFT or APPROVED -(submit)-> SUBMITTED; DRAFT or APPROVED -(cancel)-> CANCELLED; DRAFT or APPROVED -(expiresAt passes)-> EXPIRED. Only DRAFT orders change with PUT. An order created by a user with the MEMBER role needs approval by a MANAGER or ADMIN (or the API key alone) before submission. A move the state does not allow is 409 order_state_conflict; an expired order is 409 order_expired. Records the events (x-events): `order.statusChanged`, `order.submitted`, `order.lineItemStatusChanged`, `subscription.created`, `subscription.updated`, `license.created`, `license.activated`.
+DRAFT (when no approval is needed) or APPROVED -> SUBMITTED. Checks every line item against the catalog and the customer as they are now (offering AVAILABLE and in the customer's catalog, add-on among the subscription's add-on options, price in the order currency, customer billing set, each new subscription's number not held by a live subscription anywhere in the installation: msisdn_in_use, without saying whose); a failing order is 409 order_validation_failed with one detail per failing line item (property lineItems[i].field). On success the subscriptions, add-ons and licenses of the order exist, PENDING. State machine: DRAFT -(approve)-> APPROVED; DRAFT or APPROVED -(submit)-> SUBMITTED; DRAFT or APPROVED -(cancel)-> CANCELLED; DRAFT or APPROVED -(expiresAt passes)-> EXPIRED. Only DRAFT orders change with PUT. An order created by a user with the MEMBER role needs approval by a MANAGER or ADMIN (or the API key alone) before submission. A move the state does not allow is 409 order_state_conflict; an expired order is 409 order_expired. Records the events (x-events): `order.statusChanged`, `order.submitted`, `order.lineItemStatusChanged`, `subscription.created`, `subscription.portIn.created`, `subscription.updated`, `license.created`, `license.activated`.
 
 Sends a `POST` request to `/orders/{orderId}/submit`
 
@@ -27469,7 +28303,7 @@ Arguments:
     }
     /**Create a subscription
 
-Buys a subscription directly: the same as creating an order with one SUBSCRIPTION line and submitting it at once, in one step. The line is checked as an order's is (the offering AVAILABLE, of a SUBSCRIPTION product and in the customer's catalog; the number free in the whole installation (msisdn_in_use, without saying whose: the mobile network is one), with its lease when it has one; the price offered in the currency; the customer has billing details): a failing field is 409 order_validation_failed with one detail per field (property as in this body, e.g. subscription.msisdn). The order is recorded SUBMITTED (`orderId`), so pricing and history stay in one place: GET /orders/{orderId} shows its price. The subscription is PENDING until activated. Needs the MANAGER role for the customer (a MEMBER's order needs approval: a MEMBER orders through /orders) or the API key alone. Records the events (x-events): `order.created`, `order.statusChanged`, `order.submitted`, `order.lineItemStatusChanged`, `subscription.created`.
+Buys a subscription directly: the same as creating an order with one SUBSCRIPTION line and submitting it at once, in one step. The line is checked as an order's is (the offering AVAILABLE, of a SUBSCRIPTION product and in the customer's catalog; the number free in the whole installation (msisdn_in_use, without saying whose: the mobile network is one), with its lease when it has one; the price offered in the currency; the customer has billing details): a failing field is 409 order_validation_failed with one detail per field (property as in this body, e.g. subscription.msisdn). The order is recorded SUBMITTED (`orderId`), so pricing and history stay in one place: GET /orders/{orderId} shows its price. The subscription is PENDING until activated. Needs the MANAGER role for the customer (a MEMBER's order needs approval: a MEMBER orders through /orders) or the API key alone. Records the events (x-events): `order.created`, `order.statusChanged`, `order.submitted`, `order.lineItemStatusChanged`, `subscription.created`, `subscription.portIn.created`.
 
 Sends a `POST` request to `/subscriptions`
 
@@ -28498,6 +29332,154 @@ Arguments:
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
             409u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Show a subscription's port-in
+
+The subscription's latest port-in (docs/porting.md). A subscription that has none answers 404 porting_not_found. A user sees only their own customers' subscriptions.
+
+Sends a `GET` request to `/subscriptions/{subscriptionId}/in-porting`
+
+Arguments:
+- `subscription_id`: The subscription (its id or `rid_` reference).
+*/
+    pub async fn porting_in_view<'a>(
+        &'a self,
+        subscription_id: &'a types::PortingInViewSubscriptionId,
+    ) -> Result<ResponseValue<types::Porting>, Error<types::Error>> {
+        let url = format!(
+            "{}/subscriptions/{}/in-porting", self.baseurl, encode_path(& subscription_id
+            .to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "porting_in_view",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Start or update a subscription's port-in
+
+Starts bringing a number to the subscription when it has no port-in or its last one FAILED (a new one, PENDING, `subscription.portIn.created`), or updates the details of one PENDING or IN_PROGRESS (SERVICE.md rule 3: it is submitted to the losing carrier again, `subscription.portIn.updated`). One SCHEDULED or COMPLETED answers 409 porting_state_conflict naming its state. The details are the form of the number's country: +1 the US (firstName, lastName and address; accountNumber and passcode may follow), +46 Sweden (identity, a personnummer or organisationsnummer with a valid check digit); any other country is 400 (detail porting_country_unsupported). The subscription must not be CANCELLED (409 subscription_cancelled), and the number must be no one's at this operator (409 msisdn_in_use). Needs the MANAGER role for the customer, or the API key alone. Records the events (x-events): `subscription.portIn.created`, `subscription.portIn.updated`.
+
+Sends a `POST` request to `/subscriptions/{subscriptionId}/in-porting`
+
+Arguments:
+- `subscription_id`: The subscription (its id or `rid_` reference).
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `body`
+*/
+    pub async fn porting_in_start<'a>(
+        &'a self,
+        subscription_id: &'a types::PortingInStartSubscriptionId,
+        x_idempotency_key: Option<&'a types::PortingInStartXIdempotencyKey>,
+        body: &'a types::PortInRequest,
+    ) -> Result<ResponseValue<types::PortInResponse>, Error<types::Error>> {
+        let url = format!(
+            "{}/subscriptions/{}/in-porting", self.baseurl, encode_path(& subscription_id
+            .to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = x_idempotency_key {
+            header_map.append("X-Idempotency-Key", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "porting_in_start",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            409u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            413u16 => {
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
             429u16 => {

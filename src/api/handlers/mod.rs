@@ -18,6 +18,7 @@ pub mod payment_links;
 pub mod payment_profile_sessions;
 pub mod payment_profiles;
 pub mod payment_sessions;
+pub mod porting;
 pub mod product_catalogs;
 pub mod sandbox;
 pub mod subscribers;

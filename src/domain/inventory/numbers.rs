@@ -18,7 +18,12 @@ pub const QUARANTINE_DAYS: i64 = 90;
 /// The type of number a subscription of `category` takes (a travel eSIM
 /// is data-only).
 pub fn number_type_of(category: ProductCategory) -> NumberType {
-    match crate::domain::subscriptions::shown::subscription_type(category) {
+    number_type_of_subscription(crate::domain::subscriptions::shown::subscription_type(category))
+}
+
+/// The type of number a subscription of `subscription_type` takes.
+pub fn number_type_of_subscription(subscription_type: &str) -> NumberType {
+    match subscription_type {
         "DATA" | "TRAVEL_ESIM" => NumberType::Data,
         "MBB" => NumberType::Mbb,
         "M2M" => NumberType::M2m,
@@ -51,6 +56,9 @@ async fn lease_of(caller: &Caller, token: &str, at: &(dyn Fn(&str) -> String + S
 /// `subscription`).
 pub async fn check_line(caller: &Caller, pool: bool, offering: &OfferingRow, new: &NewSubscription, at: &(dyn Fn(&str) -> String + Sync)) -> Result<Vec<Detail>> {
     let kind = number_type_of(offering.product.category);
+    if let Some(port) = &new.port_in {
+        return check_port_in(caller, pool, kind, new, port, at).await;
+    }
     let Some(msisdn) = &new.msisdn else {
         return Ok(match (pool, &new.number_lease_token) {
             (_, Some(_)) => vec![Detail::new(at("msisdn"), "required", "is required with numberLeaseToken: the leased number the line takes")],
@@ -96,6 +104,32 @@ pub async fn check_line(caller: &Caller, pool: bool, offering: &OfferingRow, new
     Ok(vec![Detail::new(at("msisdn"), detail.0, detail.1)])
 }
 
+/// What is wrong with a line bringing its number from another operator
+/// (`msisdn`, the number brought; the subscription starts on a temporary
+/// number of the pool). Details that do not fit the number's country are
+/// a 400, as they are for POST in-porting.
+async fn check_port_in(caller: &Caller, pool: bool, kind: NumberType, new: &NewSubscription, port: &crate::wire::latest::NewPortIn, at: &(dyn Fn(&str) -> String + Sync)) -> Result<Vec<Detail>> {
+    let Some(msisdn) = &new.msisdn else {
+        return Ok(vec![Detail::new(at("msisdn"), "required", "is required with portIn: the number to bring")]);
+    };
+    crate::domain::porting::details::check(msisdn, &at("msisdn"), crate::wire::to_json(&port.details), &at("portIn.details"))?;
+    let mut bad = vec![];
+    if new.number_lease_token.is_some() {
+        bad.push(Detail::new(at("numberLeaseToken"), "not_allowed", "is not for a number brought from another operator"));
+    }
+    if !pool {
+        bad.push(Detail::new(at("portIn"), "numbers_unavailable", "needs a temporary number, and the organisation has no number pool"));
+    } else if caller.store.free_numbers(caller.org, kind, caller.now).await? == 0 {
+        bad.push(Detail::new(at("portIn"), "numbers_unavailable", format!("needs a temporary number, and the pool has no {kind} number free")));
+    }
+    if caller.store.pool_number(caller.org, msisdn).await?.is_some() {
+        bad.push(Detail::new(at("msisdn"), "number_in_pool", "is a number of the organisation's own pool, not another operator's"));
+    } else if caller.store.porting_open(msisdn).await? {
+        bad.push(Detail::new(at("msisdn"), "msisdn_in_use", "is being ported already"));
+    }
+    Ok(bad)
+}
+
 /// The refusal of a line whose number was taken between its check and its
 /// transaction (another order's submission won).
 fn taken(field: String, code: &'static str, message: &str) -> Error {
@@ -119,7 +153,9 @@ pub async fn take(tx: &mut Tx, caller: &Caller, pool: bool, kind: NumberType, ne
         },
         None => None,
     };
-    match (&new.msisdn, pool) {
+    // a line bringing its number starts on a temporary one of the pool
+    let asked = if new.port_in.is_some() { None } else { new.msisdn.clone() };
+    match (&asked, pool) {
         (Some(msisdn), false) => Ok((msisdn.clone(), None)),
         (Some(msisdn), true) => match Store::assign_number(tx, caller.org, msisdn, lease, id, caller.now).await? {
             true => Ok((msisdn.clone(), lease)),

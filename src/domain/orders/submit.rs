@@ -66,12 +66,15 @@ async fn check_new_subscriptions(caller: &Caller, doc: &OrderDoc, bad: &mut Vec<
     for (i, l) in doc.lines.iter().enumerate() {
         let Some(s) = &l.subscription else { continue };
         let field = format!("lineItems[{i}].subscription.msisdn");
-        match &s.msisdn {
-            Some(m) if !numbers.insert(m.to_string()) || caller.store.held(Held::Msisdn, m).await? => {
-                bad.push(Detail::new(field, "msisdn_in_use", "the number is in use"));
+        if let Some(m) = &s.msisdn {
+            if !numbers.insert(m.to_string()) || caller.store.held(Held::Msisdn, m).await? {
+                bad.push(Detail::new(field.clone(), "msisdn_in_use", "the number is in use"));
             }
-            Some(_) => {}
-            None => {
+        }
+        // a line without a number, or bringing one, takes one of the pool
+        match s.msisdn.is_none() || s.port_in.is_some() {
+            false => {}
+            true => {
                 // (an offering gone is the line check's detail)
                 let Some(offering) = caller.store.offering(caller.org, l.product_offering.product_offering_id).await? else { continue };
                 let kind = number_type_of(offering.product.category);
@@ -190,13 +193,25 @@ pub async fn write(tx: &mut Tx, caller: &Caller, before: &OrderRow, checked: Che
                 let id = crate::domain::new_id();
                 let kind = number_type_of(read.offering.product.category);
                 let (msisdn, lease) = numbers::take(tx, caller, pool, kind, new, id, format!("lineItems[{i}].subscription")).await?;
-                // the line shows the number it took from now on
-                new.msisdn = Some(msisdn);
                 leases.extend(lease);
                 let terms = subscriptions::terms::bought(&before.currency, &l.price, l.binding_contract, l.upfront_payment);
-                let s = subscriptions::create_pending(tx, org, id, customer, before.id, &read.offering, offering, new, terms, now).await?;
+                let on = subscriptions::NewSubscription { msisdn: Some(msisdn.clone()), ..new.clone() };
+                let s = subscriptions::create_pending(tx, org, id, customer, before.id, &read.offering, offering, &on, terms, now).await?;
                 l.created_subscription_id = Some(s.subscription_id);
-                created_events.push(Event::SubscriptionCreated(s));
+                match (&new.port_in, &new.msisdn) {
+                    // the number brought is asked for; the line keeps showing it
+                    (Some(port), Some(brought)) => {
+                        let p = crate::domain::porting::create_in(tx, org, id, brought, crate::wire::to_json(&port.details), now).await?;
+                        let with_port = wire::Subscription { port_in: Some(crate::domain::porting::to_wire(&p)?), ..s.clone() };
+                        created_events.push(Event::SubscriptionCreated(s));
+                        created_events.push(Event::SubscriptionPortInCreated(with_port));
+                    }
+                    // the line shows the number it took from now on
+                    _ => {
+                        new.msisdn = Some(msisdn);
+                        created_events.push(Event::SubscriptionCreated(s));
+                    }
+                }
             }
             (T::SubscriptionAddon, _, Some((parent, ..)), _) => {
                 let bought = (before.id, before.currency.as_str());

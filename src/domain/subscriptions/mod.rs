@@ -86,6 +86,10 @@ pub struct NewSubscription {
     pub reference_id: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub number_lease_token: Option<String>,
+    /// msisdn is brought from another operator (the subscription starts on
+    /// a temporary number of the pool)
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub port_in: Option<wire::NewPortIn>,
 }
 
 impl From<wire::NewSubscription> for NewSubscription {
@@ -96,6 +100,7 @@ impl From<wire::NewSubscription> for NewSubscription {
             display_name: n.display_name.map(|d| d.to_string()),
             reference_id: n.reference_id.map(|r| r.to_string()),
             number_lease_token: n.number_lease_token.map(|t| t.to_string()),
+            port_in: n.port_in,
         }
     }
 }
@@ -108,6 +113,7 @@ impl From<NewSubscription> for wire::NewSubscription {
             display_name: n.display_name.map(Into::into),
             reference_id: n.reference_id.map(Into::into),
             number_lease_token: n.number_lease_token.map(Into::into),
+            port_in: n.port_in,
         }
     }
 }

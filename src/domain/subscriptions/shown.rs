@@ -5,7 +5,7 @@ use super::terms;
 use crate::domain::Caller;
 use crate::domain::catalog::{self, Offerings};
 use crate::error::{Error, Result};
-use crate::store::{SubscriptionRow, Tx};
+use crate::store::{Store, SubscriptionRow, Tx};
 use crate::wire::latest as wire;
 use crate::kinds::ProductCategory;
 
@@ -72,6 +72,8 @@ pub fn to_wire(row: &SubscriptionRow, offering: wire::ProductOffering, pending: 
         billing_day: row.life.billing_day.map(|d| d as i32),
         renews_on: row.life.renews_on,
         next_payment_on: terms::next_payment(row),
+        // (filled by `shown_in`, which reads it)
+        port_in: None,
         pending_product_offering: match (&row.life.pending_offering, pending) {
             (Some(p), Some(o)) => Some(wire::PendingProductOffering {
                 product_offering: catalog::summary(o),
@@ -92,8 +94,17 @@ pub async fn shown(caller: &Caller, offerings: &mut Offerings, row: &Subscriptio
 pub async fn shown_in(caller: &Caller, mut tx: Option<&mut Tx>, offerings: &mut Offerings, row: &SubscriptionRow) -> Result<wire::Subscription> {
     let offering = offerings.get_in(caller, tx.as_deref_mut(), row.offering_id).await?;
     let pending = match &row.life.pending_offering {
-        Some(p) => Some(offerings.get_in(caller, tx, p.offering_id).await?),
+        Some(p) => Some(offerings.get_in(caller, tx.as_deref_mut(), p.offering_id).await?),
         None => None,
     };
-    to_wire(row, offering, pending)
+    let mut shown = to_wire(row, offering, pending)?;
+    // its latest port-in, when it has one
+    if let Some(id) = row.life.port_in {
+        let porting = match tx {
+            Some(tx) => Store::porting_in(tx, caller.org, id).await?,
+            None => caller.store.porting(caller.org, id).await?,
+        };
+        shown.port_in = porting.as_ref().map(crate::domain::porting::to_wire).transpose()?;
+    }
+    Ok(shown)
 }

@@ -322,6 +322,12 @@ pub async fn succeeding(app: &TestApp, ours: &Fixtures, op: &Operation, n: &mut 
         let iccid = activated.body["iccid"].as_str().unwrap_or_else(|| panic!("{:#}", activated.body)).to_string();
         return (op.fill(|_| iccid.clone()), None);
     }
+    // a port-in is read of a subscription that has one
+    if op.id == "porting_in_view" {
+        let subscription = &ours.ids["subscriptionId"].0;
+        let started = app.call("POST", &format!("/subscriptions/{subscription}/in-porting"), Some(json!({"msisdn": format!("+4670333{:04}", *n), "details": {"identity": "19900101-0017"}}))).await;
+        assert_eq!(started.status, 200, "{:#}", started.body);
+    }
     // an endpoint deleted is one of its own
     if op.id == "webhook_endpoint_delete" {
         let made = app.call("POST", "/webhook-endpoints", Some(json!({"url": format!("https://hooks.acme.example/delete-{n}")}))).await;

@@ -206,7 +206,7 @@ impl Writes {
             };
             let n = self.next.fetch_add(1, Ordering::Relaxed);
             let order = if n % 3 == 2 {
-                match self.payer.order(c, &self.key, n).await {
+                match self.payer.order(c, &self.key).await {
                     Some(order) => Some(order),
                     None => {
                         // cut by a kill before its session was asked for

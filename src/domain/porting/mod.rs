@@ -1,0 +1,157 @@
+//! Number porting: a port-in brings a number from another operator to a
+//! subscription, which runs on a temporary number of the pool meanwhile;
+//! a port-out takes one of the organisation's numbers to another. Below:
+//! the details each country's losing carrier checks (`details`), the
+//! transition table (`states`); above: what the porting job does at each
+//! state (`step`) and the sandbox's port-out (`outbound`).
+
+pub mod details;
+pub mod outbound;
+pub mod states;
+pub mod step;
+
+use super::Caller;
+use crate::domain::access::Role;
+use crate::domain::catalog::Offerings;
+use crate::domain::subscriptions::{self, shown::shown_in};
+use crate::error::{Detail, Error, InternalCode, Result};
+use crate::events::{self, Event};
+use crate::kinds::{PortingDirection, PortingStatus, SubscriptionStatus};
+use crate::store::{Held, JobKind, PortingRow, Store, SubscriptionRow, Tx};
+use crate::wire::latest as wire;
+use chrono::{DateTime, Utc};
+use states::{PORTING, PortingOp};
+use uuid::Uuid;
+
+/// `p` as the API shows it.
+pub fn to_wire(p: &PortingRow) -> Result<wire::Porting> {
+    let details = p.details.clone().map(serde_json::from_value).transpose().map_err(|e| Error::Internal(format!("porting {}: details: {e}", p.id)))?;
+    Ok(wire::Porting {
+        porting_id: p.id,
+        subscription_id: p.subscription_id,
+        msisdn: p.msisdn.clone(),
+        status: p.status.into(),
+        direction: p.direction.into(),
+        scheduled_at: p.scheduled_on,
+        details,
+        failure_reason: p.failure_reason.clone().filter(|_| p.status == PortingStatus::Failed),
+        waiting_for: p.failure_reason.clone().filter(|_| p.status == PortingStatus::InProgress),
+        updated_at: Some(p.updated_at),
+        created_at: p.created_at,
+    })
+}
+
+/// The subscription `row` as shown (with its latest port-in), read in
+/// `tx`: what the porting's write wrote.
+pub async fn subscription_shown(caller: &Caller, tx: Option<&mut Tx>, row: &SubscriptionRow) -> Result<wire::Subscription> {
+    shown_in(caller, tx, &mut Offerings::default(), row).await
+}
+
+/// `GET /subscriptions/{id}/in-porting`.
+pub async fn view(caller: &Caller, key: &str) -> Result<wire::Porting> {
+    let row = subscriptions::find(caller, key).await?;
+    let porting = match row.life.port_in {
+        Some(id) => caller.store.porting(caller.org, id).await?,
+        None => None,
+    };
+    to_wire(&porting.ok_or_else(|| Error::not_found(InternalCode::PortingNotFound, "port-in"))?)
+}
+
+/// Whether `msisdn` may be brought to this operator: a number no
+/// subscription of the installation holds and no porting is moving (409
+/// `msisdn_in_use` otherwise, under `field`).
+pub async fn check_portable(caller: &Caller, msisdn: &str, field: &str) -> Result<()> {
+    if caller.store.held(Held::Msisdn, msisdn).await? || caller.store.porting_open(msisdn).await? {
+        return Err(Error::Refused {
+            code: InternalCode::MsisdnInUse,
+            message: format!("{msisdn} is in use, or being ported, at this operator."),
+            details: vec![Detail::new(field, "msisdn_in_use", "the number is in use")],
+        });
+    }
+    Ok(())
+}
+
+/// A new port-in of `msisdn` to `subscription`, PENDING, in `tx`: the job
+/// submits it to the losing carrier at once.
+pub async fn create_in(tx: &mut Tx, org: Uuid, subscription: Uuid, msisdn: &str, details: serde_json::Value, now: DateTime<Utc>) -> Result<PortingRow> {
+    let p = PortingRow {
+        id: crate::domain::new_id(),
+        org_id: org,
+        subscription_id: subscription,
+        msisdn: msisdn.to_string(),
+        direction: PortingDirection::Inbound,
+        status: PortingStatus::Pending,
+        details: Some(details),
+        submissions: 0,
+        submitted_at: None,
+        scheduled_on: None,
+        failure_reason: None,
+        created_at: now,
+        updated_at: now,
+    };
+    Store::insert_porting(tx, &p).await?;
+    Store::schedule_job(tx, JobKind::PortingStep, &p.id.to_string(), Some(org), now, now).await?;
+    Ok(p)
+}
+
+/// `POST /subscriptions/{id}/in-porting`: a new port-in (none yet, or the
+/// last FAILED), or new details for one PENDING or IN_PROGRESS (submitted
+/// again); 409 naming any other state.
+pub async fn start(caller: &Caller, key: &str, req: wire::PortInRequest) -> Result<wire::PortInResponse> {
+    let row = subscriptions::find(caller, key).await?;
+    caller.require_role(row.customer_id, Role::Manager)?;
+    if row.status == SubscriptionStatus::Cancelled {
+        return Err(Error::Conflict { code: InternalCode::SubscriptionCancelled, message: "A CANCELLED subscription takes no number.".into(), property: "status" });
+    }
+    let latest = match row.life.port_in {
+        Some(id) => caller.store.porting(caller.org, id).await?,
+        None => None,
+    };
+    let msisdn = match (&req.msisdn, &latest) {
+        (Some(m), _) => m.to_string(),
+        (None, Some(p)) => p.msisdn.clone(),
+        (None, None) => return Err(Error::invalid("msisdn", "required", "is required: the subscription has no port-in to take the number of")),
+    };
+    let details = details::check(&msisdn, "msisdn", crate::wire::to_json(&req.details), "details")?;
+    let now = caller.now;
+    let mut tx = caller.store.begin().await?;
+    let (event, porting_id) = match latest.filter(|p| p.status != PortingStatus::Failed) {
+        Some(before) => {
+            let mut after = before.clone();
+            after.status = PORTING.next(PortingOp::Request, before.status)?;
+            if after.msisdn != msisdn {
+                check_portable(caller, &msisdn, "msisdn").await?;
+            }
+            (after.msisdn, after.details, after.failure_reason, after.updated_at) = (msisdn, Some(details), None, now);
+            if !Store::update_porting(&mut tx, &after, &before).await? {
+                return Err(moved_meanwhile(caller, before.id).await);
+            }
+            Store::schedule_job(&mut tx, JobKind::PortingStep, &after.id.to_string(), Some(caller.org), now, now).await?;
+            (Event::SubscriptionPortInUpdated as fn(wire::Subscription) -> Event, after.id)
+        }
+        None => {
+            if caller.store.pool_number(caller.org, &msisdn).await?.is_some() {
+                return Err(Error::invalid("msisdn", "number_in_pool", "is a number of the organisation's own pool, not another operator's"));
+            }
+            check_portable(caller, &msisdn, "msisdn").await?;
+            let p = create_in(&mut tx, caller.org, row.id, &msisdn, details, now).await?;
+            (Event::SubscriptionPortInCreated as fn(wire::Subscription) -> Event, p.id)
+        }
+    };
+    let mut shown_row = row.clone();
+    shown_row.life.port_in = Some(porting_id);
+    let shown = subscription_shown(caller, Some(&mut tx), &shown_row).await?;
+    events::record(&mut tx, caller.org, now, &event(shown.clone())).await?;
+    tx.commit().await?;
+    Ok(wire::PortInResponse { subscription: Some(shown) })
+}
+
+/// The 409 of a request whose porting another moved first: the state it
+/// meets now.
+async fn moved_meanwhile(caller: &Caller, id: Uuid) -> Error {
+    match caller.store.porting(caller.org, id).await {
+        Ok(Some(now)) => PORTING.next(PortingOp::Request, now.status).err().unwrap_or(Error::Internal(format!("porting {id} moved meanwhile"))),
+        Ok(None) => Error::Internal(format!("porting {id} vanished")),
+        Err(e) => e,
+    }
+}

@@ -1,0 +1,152 @@
+//! The porting job (`porting.step`, subject: a porting's id), on the
+//! organisation's clock: it submits a PENDING port-in to the losing
+//! carrier, asks for its answer a few minutes later, and completes a
+//! SCHEDULED porting on its date (a port-in's subscription takes the
+//! number brought; a port-out's subscription is cancelled).
+//!
+//! The carrier and the network are outside the database, so each is
+//! asked before the transaction that records what it answered, with the
+//! porting's id and submission as the carrier's idempotency key: after a
+//! crash between the two, the job runs again and asks the same thing
+//! again, which the carrier takes once.
+
+use super::states::{PORTING, PortingOp};
+use super::subscription_shown;
+use crate::carrier::{Answer, Carrier, PortRequest};
+use crate::domain::Caller;
+use crate::domain::payments::system;
+use crate::error::{Error, Result};
+use crate::events::{self, Event};
+use crate::kinds::{PortingDirection, PortingStatus as S, SubscriptionStatus};
+use crate::network::Network;
+use crate::store::{IdOrRef, JobKind, PortingRow, Store, SubscriptionRow};
+use crate::wire::latest as wire;
+use chrono::{DateTime, Duration, NaiveTime, Utc};
+use uuid::Uuid;
+
+/// When a porting accepted for `day` moves: 06:00 UTC.
+pub fn moves_at(day: chrono::NaiveDate) -> DateTime<Utc> {
+    day.and_time(NaiveTime::from_hms_opt(6, 0, 0).expect("06:00")).and_utc()
+}
+
+fn request(p: &PortingRow, submission: i64) -> PortRequest {
+    PortRequest { id: p.id, submission, msisdn: p.msisdn.clone(), details: p.details.clone().unwrap_or_default() }
+}
+
+/// Does what is due of porting `id` of `org` at `now`.
+pub async fn run(store: &Store, carrier: &dyn Carrier, network: &dyn Network, org: Uuid, id: Uuid, now: DateTime<Utc>) -> Result<()> {
+    let caller = system(store, org, now);
+    let Some(p) = store.porting(org, id).await? else { return Ok(()) };
+    let subscription = store.subscription(org, &IdOrRef::Id(p.subscription_id)).await?.ok_or_else(|| Error::Internal(format!("porting {id}: no subscription")))?;
+    if subscription.status == SubscriptionStatus::Cancelled {
+        if let Some(status) = PORTING.target(PortingOp::SubscriptionCancelled, p.status) {
+            return write(&caller, &p, &subscription, |a| (a.status, a.failure_reason) = (status, Some("The subscription was cancelled.".into())), None).await;
+        }
+        return Ok(());
+    }
+    match p.status {
+        S::Pending => {
+            let submission = p.submissions + 1;
+            carrier.submit(&request(&p, submission), now).await.map_err(|u| Error::Internal(format!("the losing carrier: {}", u.0)))?;
+            let status = PORTING.next(PortingOp::Submit, p.status)?;
+            let set = |a: &mut PortingRow| (a.status, a.submissions, a.submitted_at, a.failure_reason) = (status, submission, Some(now), None);
+            write(&caller, &p, &subscription, set, Some(now + Duration::minutes(crate::carrier::ANSWER_AFTER_MINUTES))).await
+        }
+        S::InProgress => {
+            let submitted_at = p.submitted_at.unwrap_or(p.updated_at);
+            let answer = carrier.answer(&request(&p, p.submissions), submitted_at, now).await.map_err(|u| Error::Internal(format!("the losing carrier: {}", u.0)))?;
+            match answer {
+                // not yet: asked again a little later
+                None => reschedule(store, &p, now + Duration::minutes(1), now).await,
+                Some(Answer::Accepted(day)) => {
+                    let status = PORTING.next(PortingOp::Accept, p.status)?;
+                    write(&caller, &p, &subscription, |a| (a.status, a.scheduled_on, a.failure_reason) = (status, Some(day), None), Some(moves_at(day))).await
+                }
+                // it waits for POST in-porting to update the details
+                Some(Answer::Waiting(reason)) if p.failure_reason.as_deref() != Some(reason.as_str()) => {
+                    let status = PORTING.next(PortingOp::Wait, p.status)?;
+                    write(&caller, &p, &subscription, |a| (a.status, a.failure_reason) = (status, Some(reason)), None).await
+                }
+                Some(Answer::Waiting(_)) => Ok(()),
+                Some(Answer::Rejected(reason)) => {
+                    let status = PORTING.next(PortingOp::Reject, p.status)?;
+                    write(&caller, &p, &subscription, |a| (a.status, a.failure_reason) = (status, Some(reason)), None).await
+                }
+            }
+        }
+        S::Scheduled => match p.scheduled_on.map(moves_at) {
+            Some(at) if at <= now => complete(&caller, network, &p, &subscription, at).await,
+            Some(at) => reschedule(store, &p, at, now).await,
+            None => Err(Error::Internal(format!("porting {id} is SCHEDULED without a date"))),
+        },
+        S::Completed | S::Failed => Ok(()),
+    }
+}
+
+async fn reschedule(store: &Store, p: &PortingRow, at: DateTime<Utc>, now: DateTime<Utc>) -> Result<()> {
+    let mut tx = store.begin().await?;
+    Store::schedule_job(&mut tx, JobKind::PortingStep, &p.id.to_string(), Some(p.org_id), at, now).await?;
+    tx.commit().await
+}
+
+/// The event of a port-in's move to `status`.
+fn event_of(status: S) -> fn(wire::Subscription) -> Event {
+    match status {
+        S::Completed => Event::SubscriptionPortInCompleted,
+        S::Failed => Event::SubscriptionPortInFailed,
+        _ => Event::SubscriptionPortInUpdated,
+    }
+}
+
+/// Records `p` changed by `change`, with its event (a port-in's) and its
+/// next step at `next`, unless a request moved it first (then its own
+/// step is scheduled, and nothing is written here).
+async fn write(caller: &Caller, p: &PortingRow, subscription: &SubscriptionRow, change: impl FnOnce(&mut PortingRow), next: Option<DateTime<Utc>>) -> Result<()> {
+    let now = caller.now;
+    let mut after = p.clone();
+    change(&mut after);
+    after.updated_at = now;
+    let mut tx = caller.store.begin().await?;
+    if !Store::update_porting(&mut tx, &after, p).await? {
+        return Ok(());
+    }
+    if let Some(at) = next {
+        Store::schedule_job(&mut tx, JobKind::PortingStep, &p.id.to_string(), Some(p.org_id), at, now).await?;
+    }
+    if p.direction == PortingDirection::Inbound {
+        let shown = subscription_shown(caller, Some(&mut tx), subscription).await?;
+        events::record(&mut tx, caller.org, now, &event_of(after.status)(shown)).await?;
+    }
+    tx.commit().await
+}
+
+/// A SCHEDULED porting's date arrived at `at`: the number moves. A port-in's
+/// subscription takes the number brought (its temporary one returns to the
+/// pool); a port-out's subscription is cancelled and its number PORTED_OUT.
+async fn complete(caller: &Caller, network: &dyn Network, p: &PortingRow, subscription: &SubscriptionRow, at: DateTime<Utc>) -> Result<()> {
+    if p.direction == PortingDirection::Outbound {
+        return super::outbound::complete(caller, network, p, subscription, at).await;
+    }
+    let refused = |r: crate::network::Refused| Error::Internal(format!("the network refused porting {}: {}", p.id, r.0));
+    // the network moves the line to the number brought first; asking again
+    // after a crash finds it moved already
+    if subscription.msisdn != p.msisdn {
+        network.change_number(&subscription.msisdn, &p.msisdn).await.map_err(refused)?;
+    }
+    let status = PORTING.next(PortingOp::Complete, p.status)?;
+    let mut after = p.clone();
+    (after.status, after.updated_at) = (status, at);
+    let mut tx = caller.store.begin().await?;
+    if !Store::update_porting(&mut tx, &after, p).await? {
+        return Ok(());
+    }
+    let kind = crate::domain::inventory::numbers::number_type_of_subscription(&subscription.subscription_type);
+    Store::renumber_subscription(&mut tx, caller.org, subscription.id, &p.msisdn, at).await?;
+    Store::return_number(&mut tx, caller.org, &subscription.msisdn, at).await?;
+    Store::adopt_number(&mut tx, caller.org, &p.msisdn, kind, subscription.id, at).await?;
+    let mut renumbered = subscription.clone();
+    (renumbered.msisdn, renumbered.updated_at) = (p.msisdn.clone(), at);
+    let shown = subscription_shown(caller, Some(&mut tx), &renumbered).await?;
+    events::record(&mut tx, caller.org, at, &Event::SubscriptionPortInCompleted(shown)).await?;
+    tx.commit().await
+}
