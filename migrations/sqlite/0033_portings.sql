@@ -21,3 +21,6 @@ CREATE TABLE portings (
     updated_at TEXT NOT NULL
 );
 CREATE INDEX portings_subscription ON portings (subscription_id, seq);
+-- a number is moved by one porting at a time: of two asked for at once,
+-- the second's insert fails (a concurrent conflict, 409)
+CREATE UNIQUE INDEX portings_open_msisdn ON portings (msisdn) WHERE status NOT IN ('COMPLETED', 'FAILED');

@@ -363,6 +363,9 @@ impl From<sqlx::Error> for Error {
             // both databases name the table in the message
             sqlx::Error::Database(d) if d.is_unique_violation() && d.message().contains("idempotency_keys") => Error::idempotency_key_taken(),
             sqlx::Error::Database(d) if d.is_unique_violation() => Error::concurrent_conflict(),
+            // PostgreSQL broke a deadlock between two writers (or a
+            // serialisation failure): a race as well, lost by this one
+            sqlx::Error::Database(d) if matches!(d.code().as_deref(), Some("40P01" | "40001")) => Error::concurrent_conflict(),
             _ => Error::Database(e.to_string()),
         }
     }

@@ -261,14 +261,18 @@ impl Store {
         .await
     }
 
-    /// `msisdn` of `org`'s pool, which a subscription had for a while (a
-    /// port-in's temporary number), is AVAILABLE again at `now`.
-    pub async fn return_number(tx: &mut Tx, org: Uuid, msisdn: &str, now: DateTime<Utc>) -> Result<()> {
+    /// `msisdn` of `org`'s pool, which a subscription let go at `now` for a
+    /// number it brought, is AVAILABLE again (a port-in's temporary number),
+    /// or QUARANTINED until `rests_until`.
+    pub async fn let_number_go(tx: &mut Tx, org: Uuid, msisdn: &str, rests_until: Option<DateTime<Utc>>, now: DateTime<Utc>) -> Result<()> {
+        let status = if rests_until.is_some() { "QUARANTINED" } else { "AVAILABLE" };
         tx.execute(
-            sqlx::query("UPDATE numbers SET status = 'AVAILABLE', subscription_id = NULL, held_until = NULL, updated_at = $3 WHERE org_id = $1 AND msisdn = $2 AND status = 'ASSIGNED'")
+            sqlx::query("UPDATE numbers SET status = $4, subscription_id = NULL, held_until = $5, updated_at = $3 WHERE org_id = $1 AND msisdn = $2 AND status = 'ASSIGNED'")
                 .bind(org.to_string())
                 .bind(msisdn.to_string())
-                .bind(ts(now)),
+                .bind(ts(now))
+                .bind(status)
+                .bind(rests_until.map(ts)),
         )
         .await
     }

@@ -123,11 +123,23 @@ impl Store {
         Ok(done.rows_affected() == 1)
     }
 
-    /// `subscription` of `org` is on the number `msisdn` from now on: its
-    /// row and the network's hold (released from the number it had).
-    pub async fn renumber_subscription(tx: &mut Tx, org: Uuid, subscription: Uuid, msisdn: &str, now: DateTime<Utc>) -> Result<()> {
-        tx.execute(sqlx::query("UPDATE subscriptions SET msisdn = $3, updated_at = $4 WHERE org_id = $1 AND id = $2").bind(org.to_string()).bind(subscription.to_string()).bind(msisdn.to_string()).bind(ts(now))).await?;
-        Store::release_number(tx, subscription).await?;
-        Store::hold(tx, super::Held::Msisdn, msisdn, org, subscription, now).await
+    /// `subscription` of `org` is on the number `msisdn` from `now`: its row
+    /// (unless it moved or was cancelled since it was read: false) and the
+    /// network's hold (released from the number it had).
+    pub async fn renumber_subscription(tx: &mut Tx, org: Uuid, subscription: &super::SubscriptionRow, msisdn: &str, now: DateTime<Utc>) -> Result<bool> {
+        let done = sqlx::query("UPDATE subscriptions SET msisdn = $3, updated_at = $4 WHERE org_id = $1 AND id = $2 AND updated_at = $5 AND status <> 'CANCELLED'")
+            .bind(org.to_string())
+            .bind(subscription.id.to_string())
+            .bind(msisdn.to_string())
+            .bind(ts(now))
+            .bind(ts(subscription.updated_at))
+            .execute(tx.conn().await?)
+            .await?;
+        if done.rows_affected() != 1 {
+            return Ok(false);
+        }
+        Store::release_number(tx, subscription.id).await?;
+        Store::hold(tx, super::Held::Msisdn, msisdn, org, subscription.id, now).await?;
+        Ok(true)
     }
 }

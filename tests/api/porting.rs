@@ -52,6 +52,14 @@ async fn later(app: &TestApp, minutes: i64) {
     advance(app, &(now + chrono::Duration::minutes(minutes)).to_rfc3339()).await;
 }
 
+/// Submits what is PENDING, then lets the losing carrier's few minutes
+/// pass: `id`'s port-in as answered.
+async fn answered(app: &TestApp, id: &str) -> Value {
+    app.run_jobs().await;
+    later(app, 5).await;
+    port_in(app, id).await
+}
+
 fn port_events(app_events: &[(String, Value)], id: &str) -> Vec<String> {
     app_events.iter().filter(|(t, d)| t.starts_with("subscription.portIn.") && d["subscriptionId"] == id).map(|(t, d)| format!("{t} {}", d["portIn"]["status"].as_str().unwrap_or("-"))).collect()
 }
@@ -107,9 +115,7 @@ async fn the_sandbox_carrier_answers_by_the_number_and_details_are_checked() {
         let app = started(app).await;
         // 0001: rejected; a new port-in after it starts over
         let rejected = ported(&app, "+46709870001", json!({"identity": SWEDE})).await;
-        app.run_jobs().await;
-        later(&app, 5).await;
-        let p = port_in(&app, &rejected).await;
+        let p = answered(&app, &rejected).await;
         assert_eq!((&p["status"], &p["failureReason"]), (&json!("FAILED"), &json!("The identity does not match the losing carrier's records.")));
         let again = update(&app, &rejected, json!({"details": {"identity": "900101-0017"}})).await;
         assert_eq!(again.status, 200, "{:#}", again.body);
@@ -118,35 +124,25 @@ async fn the_sandbox_carrier_answers_by_the_number_and_details_are_checked() {
 
         // 0002 (Sweden): waits for the identity again, then accepts
         let waiting = ported(&app, "+46709870002", json!({"identity": SWEDE})).await;
-        app.run_jobs().await;
-        later(&app, 5).await;
-        let p = port_in(&app, &waiting).await;
+        let p = answered(&app, &waiting).await;
         assert_eq!((&p["status"], &p["waitingFor"]), (&json!("IN_PROGRESS"), &json!("The losing carrier asks for the identity to be submitted again.")));
         // (through the generated client)
         let body = serde_json::from_value(json!({"details": {"identity": SWEDE}})).unwrap();
         let updated = json_of(&app.bullfinch().porting_in_start(&waiting.parse().unwrap(), None, &body).await.unwrap().into_inner());
         assert_eq!(updated["subscription"]["portIn"]["status"], "PENDING", "{updated:#}");
-        app.run_jobs().await;
-        later(&app, 5).await;
-        assert_eq!(port_in(&app, &waiting).await["status"], "SCHEDULED");
+        assert_eq!(answered(&app, &waiting).await["status"], "SCHEDULED");
 
         // 0003: five working days ahead (from Monday 2026-11-02: Monday 2026-11-09)
         let slow = ported(&app, "+46709870003", json!({"identity": "556036-0793"})).await;
-        app.run_jobs().await;
-        later(&app, 5).await;
-        assert_eq!(port_in(&app, &slow).await["scheduledAt"], "2026-11-09");
+        assert_eq!(answered(&app, &slow).await["scheduledAt"], "2026-11-09");
 
         // 0002 (US): waits for the passcode; an update with it is accepted
         let us = ported(&app, "+12127360002", us_details()).await;
-        app.run_jobs().await;
-        later(&app, 5).await;
-        assert_eq!(port_in(&app, &us).await["waitingFor"], "The losing carrier waits for the account's passcode.");
+        assert_eq!(answered(&app, &us).await["waitingFor"], "The losing carrier waits for the account's passcode.");
         let mut with_passcode = us_details();
         with_passcode["passcode"] = json!("4321");
         assert_eq!(update(&app, &us, json!({"details": with_passcode})).await.status, 200);
-        app.run_jobs().await;
-        later(&app, 5).await;
-        assert_eq!(port_in(&app, &us).await["status"], "SCHEDULED");
+        assert_eq!(answered(&app, &us).await["status"], "SCHEDULED");
 
         // each country's form, and only those countries
         let s = app.call("POST", "/subscriptions", Some(json!({"customerId": "rid_acme", "productOfferingId": offering(&app, "mobile-10gb"), "subscription": {"simType": "ESIM"}}))).await;

@@ -1,7 +1,9 @@
 //! The organisation's inventory: its pool of numbers, which order lines
 //! take numbers from (`numbers`), the leases that hold numbers for an
-//! order (`lease`), and its SIMs (`sims`).
+//! order (`lease`), the rest of a number let go (`quarantine`), and its
+//! SIMs (`sims`).
 
 pub mod lease;
 pub mod numbers;
+pub mod quarantine;
 pub mod sims;

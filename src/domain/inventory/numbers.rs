@@ -7,13 +7,7 @@ use crate::domain::subscriptions::NewSubscription;
 use crate::error::{Detail, Error, InternalCode, Result};
 use crate::kinds::{NumberType, ProductCategory};
 use crate::store::{NumberStatus, OfferingRow, Store, Tx};
-use chrono::Duration;
 use uuid::Uuid;
-
-/// How long a number released by a cancelled subscription rests before it
-/// is offered again (so calls meant for its last holder do not reach a new
-/// one); operators commonly keep 3 months.
-pub const QUARANTINE_DAYS: i64 = 90;
 
 /// The type of number a subscription of `category` takes (a travel eSIM
 /// is data-only).
@@ -167,9 +161,4 @@ pub async fn take(tx: &mut Tx, caller: &Caller, pool: bool, kind: NumberType, ne
         },
         (None, false) => Err(Error::Internal(format!("{field} has no number and the organisation no pool"))),
     }
-}
-
-/// The subscription `id` was cancelled at `at`: its pool number rests.
-pub async fn released(tx: &mut Tx, id: Uuid, at: chrono::DateTime<chrono::Utc>) -> Result<()> {
-    Store::quarantine_number(tx, id, at + Duration::days(QUARANTINE_DAYS), at).await
 }

@@ -67,7 +67,7 @@ async fn check_new_subscriptions(caller: &Caller, doc: &OrderDoc, bad: &mut Vec<
         let Some(s) = &l.subscription else { continue };
         let field = format!("lineItems[{i}].subscription.msisdn");
         if let Some(m) = &s.msisdn {
-            if !numbers.insert(m.to_string()) || caller.store.held(Held::Msisdn, m).await? {
+            if !numbers.insert(m.to_string()) || caller.store.held(Held::Msisdn, m).await? || caller.store.porting_open(m).await? {
                 bad.push(Detail::new(field.clone(), "msisdn_in_use", "the number is in use"));
             }
         }

@@ -3,12 +3,16 @@
 //! a port-out takes one of the organisation's numbers to another. Below:
 //! the details each country's losing carrier checks (`details`), the
 //! transition table (`states`); above: what the porting job does at each
-//! state (`step`) and the sandbox's port-out (`outbound`).
+//! state (`step`) and the sandbox's port-out (`outbound`). A porting as the
+//! API shows it is `shown`'s (a subscription read shows its port-in).
 
 pub mod details;
+pub mod shown;
 pub mod outbound;
 pub mod states;
 pub mod step;
+
+pub use shown::to_wire;
 
 use super::Caller;
 use crate::domain::access::Role;
@@ -23,28 +27,15 @@ use chrono::{DateTime, Utc};
 use states::{PORTING, PortingOp};
 use uuid::Uuid;
 
-/// `p` as the API shows it.
-pub fn to_wire(p: &PortingRow) -> Result<wire::Porting> {
-    let details = p.details.clone().map(serde_json::from_value).transpose().map_err(|e| Error::Internal(format!("porting {}: details: {e}", p.id)))?;
-    Ok(wire::Porting {
-        porting_id: p.id,
-        subscription_id: p.subscription_id,
-        msisdn: p.msisdn.clone(),
-        status: p.status.into(),
-        direction: p.direction.into(),
-        scheduled_at: p.scheduled_on,
-        details,
-        failure_reason: p.failure_reason.clone().filter(|_| p.status == PortingStatus::Failed),
-        waiting_for: p.failure_reason.clone().filter(|_| p.status == PortingStatus::InProgress),
-        updated_at: Some(p.updated_at),
-        created_at: p.created_at,
-    })
-}
-
 /// The subscription `row` as shown (with its latest port-in), read in
 /// `tx`: what the porting's write wrote.
 pub async fn subscription_shown(caller: &Caller, tx: Option<&mut Tx>, row: &SubscriptionRow) -> Result<wire::Subscription> {
     shown_in(caller, tx, &mut Offerings::default(), row).await
+}
+
+/// When a porting accepted for `day` moves: 06:00 UTC.
+pub fn moves_at(day: chrono::NaiveDate) -> DateTime<Utc> {
+    day.and_time(chrono::NaiveTime::from_hms_opt(6, 0, 0).expect("06:00")).and_utc()
 }
 
 /// `GET /subscriptions/{id}/in-porting`.
@@ -69,6 +60,14 @@ pub async fn check_portable(caller: &Caller, msisdn: &str, field: &str) -> Resul
         });
     }
     Ok(())
+}
+
+/// 400 when `msisdn` is a number of the organisation's own pool.
+async fn not_in_pool(caller: &Caller, msisdn: &str) -> Result<()> {
+    match caller.store.pool_number(caller.org, msisdn).await? {
+        Some(_) => Err(Error::invalid("msisdn", "number_in_pool", "is a number of the organisation's own pool, not another operator's")),
+        None => Ok(()),
+    }
 }
 
 /// A new port-in of `msisdn` to `subscription`, PENDING, in `tx`: the job
@@ -120,9 +119,13 @@ pub async fn start(caller: &Caller, key: &str, req: wire::PortInRequest) -> Resu
             let mut after = before.clone();
             after.status = PORTING.next(PortingOp::Request, before.status)?;
             if after.msisdn != msisdn {
+                not_in_pool(caller, &msisdn).await?;
                 check_portable(caller, &msisdn, "msisdn").await?;
             }
             (after.msisdn, after.details, after.failure_reason, after.updated_at) = (msisdn, Some(details), None, now);
+            // the updated details are a new submission: the carrier's key
+            // (id, submission) of the one before must not carry them
+            after.submissions = before.submissions + 1;
             if !Store::update_porting(&mut tx, &after, &before).await? {
                 return Err(moved_meanwhile(caller, before.id).await);
             }
@@ -130,9 +133,7 @@ pub async fn start(caller: &Caller, key: &str, req: wire::PortInRequest) -> Resu
             (Event::SubscriptionPortInUpdated as fn(wire::Subscription) -> Event, after.id)
         }
         None => {
-            if caller.store.pool_number(caller.org, &msisdn).await?.is_some() {
-                return Err(Error::invalid("msisdn", "number_in_pool", "is a number of the organisation's own pool, not another operator's"));
-            }
+            not_in_pool(caller, &msisdn).await?;
             check_portable(caller, &msisdn, "msisdn").await?;
             let p = create_in(&mut tx, caller.org, row.id, &msisdn, details, now).await?;
             (Event::SubscriptionPortInCreated as fn(wire::Subscription) -> Event, p.id)
@@ -147,10 +148,11 @@ pub async fn start(caller: &Caller, key: &str, req: wire::PortInRequest) -> Resu
 }
 
 /// The 409 of a request whose porting another moved first: the state it
-/// meets now.
+/// meets now, or (a move the table allows again) the concurrent conflict,
+/// which a retry resolves.
 async fn moved_meanwhile(caller: &Caller, id: Uuid) -> Error {
     match caller.store.porting(caller.org, id).await {
-        Ok(Some(now)) => PORTING.next(PortingOp::Request, now.status).err().unwrap_or(Error::Internal(format!("porting {id} moved meanwhile"))),
+        Ok(Some(now)) => PORTING.next(PortingOp::Request, now.status).err().unwrap_or_else(Error::concurrent_conflict),
         Ok(None) => Error::Internal(format!("porting {id} vanished")),
         Err(e) => e,
     }

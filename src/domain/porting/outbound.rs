@@ -45,7 +45,7 @@ pub async fn request(caller: &Caller, msisdn: &str) -> Result<PortingRow> {
     };
     let mut tx = caller.store.begin().await?;
     Store::insert_porting(&mut tx, &p).await?;
-    Store::schedule_job(&mut tx, JobKind::PortingStep, &p.id.to_string(), Some(caller.org), super::step::moves_at(day), caller.now).await?;
+    Store::schedule_job(&mut tx, JobKind::PortingStep, &p.id.to_string(), Some(caller.org), super::moves_at(day), caller.now).await?;
     tx.commit().await?;
     Ok(p)
 }

@@ -11,7 +11,7 @@
 //! again, which the carrier takes once.
 
 use super::states::{PORTING, PortingOp};
-use super::subscription_shown;
+use super::{moves_at, subscription_shown};
 use crate::carrier::{Answer, Carrier, PortRequest};
 use crate::domain::Caller;
 use crate::domain::payments::system;
@@ -21,13 +21,8 @@ use crate::kinds::{PortingDirection, PortingStatus as S, SubscriptionStatus};
 use crate::network::Network;
 use crate::store::{IdOrRef, JobKind, PortingRow, Store, SubscriptionRow};
 use crate::wire::latest as wire;
-use chrono::{DateTime, Duration, NaiveTime, Utc};
+use chrono::{DateTime, Duration, Utc};
 use uuid::Uuid;
-
-/// When a porting accepted for `day` moves: 06:00 UTC.
-pub fn moves_at(day: chrono::NaiveDate) -> DateTime<Utc> {
-    day.and_time(NaiveTime::from_hms_opt(6, 0, 0).expect("06:00")).and_utc()
-}
 
 fn request(p: &PortingRow, submission: i64) -> PortRequest {
     PortRequest { id: p.id, submission, msisdn: p.msisdn.clone(), details: p.details.clone().unwrap_or_default() }
@@ -128,6 +123,10 @@ async fn complete(caller: &Caller, network: &dyn Network, p: &PortingRow, subscr
         return super::outbound::complete(caller, network, p, subscription, at).await;
     }
     let refused = |r: crate::network::Refused| Error::Internal(format!("the network refused porting {}: {}", p.id, r.0));
+    // a number someone at this operator took meanwhile cannot be brought
+    if subscription.msisdn != p.msisdn && caller.store.held(crate::store::Held::Msisdn, &p.msisdn).await? {
+        return write(caller, p, subscription, |a| (a.status, a.failure_reason) = (S::Failed, Some("The number is in use at this operator.".into())), None).await;
+    }
     // the network moves the line to the number brought first; asking again
     // after a crash finds it moved already
     if subscription.msisdn != p.msisdn {
@@ -141,11 +140,20 @@ async fn complete(caller: &Caller, network: &dyn Network, p: &PortingRow, subscr
         return Ok(());
     }
     let kind = crate::domain::inventory::numbers::number_type_of_subscription(&subscription.subscription_type);
-    Store::renumber_subscription(&mut tx, caller.org, subscription.id, &p.msisdn, at).await?;
-    Store::return_number(&mut tx, caller.org, &subscription.msisdn, at).await?;
+    let updated_at = at.max(subscription.updated_at);
+    // guarded by what the job read: a cancellation meanwhile wins, and the
+    // job's next run fails the port-in instead
+    if !Store::renumber_subscription(&mut tx, caller.org, subscription, &p.msisdn, updated_at).await? {
+        return Err(Error::Internal(format!("subscription {} moved while its port-in completed", subscription.id)));
+    }
+    // the temporary number an order line started on is free again; a
+    // number the subscription had before it asked for the port rests
+    let temporary = p.created_at == subscription.created_at;
+    let rests = (!temporary).then(|| at + Duration::days(crate::domain::inventory::quarantine::QUARANTINE_DAYS));
+    Store::let_number_go(&mut tx, caller.org, &subscription.msisdn, rests, at).await?;
     Store::adopt_number(&mut tx, caller.org, &p.msisdn, kind, subscription.id, at).await?;
     let mut renumbered = subscription.clone();
-    (renumbered.msisdn, renumbered.updated_at) = (p.msisdn.clone(), at);
+    (renumbered.msisdn, renumbered.updated_at) = (p.msisdn.clone(), updated_at);
     let shown = subscription_shown(caller, Some(&mut tx), &renumbered).await?;
     events::record(&mut tx, caller.org, at, &Event::SubscriptionPortInCompleted(shown)).await?;
     tx.commit().await

@@ -113,7 +113,11 @@ pub async fn commit_in(
     if after.status == Status::Cancelled {
         Store::end_sims(tx, id, "RETIRED", at).await?;
         Store::release_number(tx, id).await?;
-        crate::domain::inventory::numbers::released(tx, id, at).await?;
+        crate::domain::inventory::quarantine::released(tx, id, at).await?;
+        // its port-in, if one is open, fails at its next step: due now
+        if let Some(porting) = after.life.port_in {
+            Store::schedule_job(tx, JobKind::PortingStep, &porting.to_string(), Some(org), at, caller.now).await?;
+        }
     }
     if let Some(due) = after.life.due_at().filter(|d| before.life.due_at() != Some(*d)) {
         Store::schedule_job(tx, JobKind::SubscriptionScheduled, &id.to_string(), Some(org), due, caller.now).await?;

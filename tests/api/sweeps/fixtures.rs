@@ -327,6 +327,9 @@ pub async fn succeeding(app: &TestApp, ours: &Fixtures, op: &Operation, n: &mut 
         let subscription = &ours.ids["subscriptionId"].0;
         let started = app.call("POST", &format!("/subscriptions/{subscription}/in-porting"), Some(json!({"msisdn": format!("+4670333{:04}", *n), "details": {"identity": "19900101-0017"}}))).await;
         assert_eq!(started.status, 200, "{:#}", started.body);
+        // submitted to the carrier by its job before the read: what that
+        // records is not the read's
+        settled_until(app, &app.key, &format!("/subscriptions/{subscription}/in-porting"), |p| p["status"] != "PENDING").await;
     }
     // an endpoint deleted is one of its own
     if op.id == "webhook_endpoint_delete" {
@@ -477,6 +480,11 @@ pub async fn settled(app: &TestApp, op: &Operation, body: &Value) {
         "payment_intent_refund" => {
             let path = format!("/payment-intents/{}", body["paymentIntentId"].as_str().unwrap());
             settled_until(app, &app.key, &path, |i| i["refunds"].as_array().into_iter().flatten().all(|r| r["status"] != "PENDING")).await
+        }
+        // a port-in's submission to the carrier is its job's
+        "porting_in_start" => {
+            let path = format!("/subscriptions/{}/in-porting", body["subscription"]["subscriptionId"].as_str().unwrap());
+            settled_until(app, &app.key, &path, |p| p["status"] != "PENDING").await
         }
         _ => {}
     }
