@@ -68,20 +68,31 @@ pub async fn seed(store: &Store, clock: &Clock, public_url: &str) -> Result<Opti
     load_catalog(store, org).await?;
     orders(&caller).await.map_err(|e| anyhow::anyhow!("demo order: {e}"))?;
     lives(&caller).await.map_err(|e| anyhow::anyhow!("demo subscriptions: {e}"))?;
+    // from here on orders take their numbers from the pool: those paid or
+    // charged once the server runs too
+    pool(&caller).await?;
     payments(&caller, public_url).await.map_err(|e| anyhow::anyhow!("demo payments: {e}"))?;
     billing(&caller, public_url).await.map_err(|e| anyhow::anyhow!("demo invoices: {e}"))?;
     inventory(&caller).await?;
     Ok(key["apiKey"].as_str().map(str::to_string))
 }
 
-/// The demo's number pool and SIM inventory (after the subscriptions
-/// above, whose numbers and SIMs are outside them), a line of Maria's
-/// given the pool's first number and activated on the first eSIM, and a
-/// line of Acme's bringing its number (`rid_acme-port-1`).
+/// The demo's number pool, imported after the first subscriptions (whose
+/// numbers are outside it).
+async fn pool(caller: &Caller) -> Result<()> {
+    for (range, kind) in [(POOL, crate::kinds::NumberType::Cell), (DATA_POOL, crate::kinds::NumberType::Data)] {
+        let numbers = crate::admin::numbers::parse_range(range, kind)?;
+        caller.store.import_numbers(caller.org, &numbers, caller.now).await?;
+    }
+    Ok(())
+}
+
+/// The demo's SIM inventory (after the subscriptions above, whose SIMs
+/// are outside it), a line of Maria's given a number of the pool and
+/// activated on the first eSIM, and a line of Acme's bringing its number
+/// (`rid_acme-port-1`).
 async fn inventory(caller: &Caller) -> Result<()> {
     use crate::domain::catalog::entity_id;
-    let numbers = crate::admin::numbers::parse_range(POOL, crate::kinds::NumberType::Cell)?;
-    caller.store.import_numbers(caller.org, &numbers, caller.now).await?;
     let sims = crate::admin::sims::parse_csv(SIMS)?;
     caller.store.import_sims(caller.org, &sims, caller.now).await?;
     let line = serde_json::json!({"type": "SUBSCRIPTION", "productOfferingId": entity_id(caller.org, "offering", "mobile-10gb"),
@@ -99,8 +110,10 @@ async fn inventory(caller: &Caller) -> Result<()> {
     Ok(())
 }
 
-/// The demo organisation's number pool (docs/inventory.md).
+/// The demo organisation's number pool (docs/inventory.md): mobile numbers,
 pub const POOL: &str = "+46701000000..+46701000999";
+/// and data-only ones.
+pub const DATA_POOL: &str = "+46731000000..+46731000099";
 
 /// The demo organisation's SIM inventory: four eSIMs and two cards.
 pub const SIMS: &str = "iccid,type
@@ -207,9 +220,10 @@ async fn payments(caller: &Caller, public_url: &str) -> crate::error::Result<()>
     use crate::payment_providers::{Entered, Providers};
     let providers = Providers::sandbox(&caller.store);
     let card = |number: &str| Entered::Card { number: number.into(), expiry: "12/30".into(), cvc: "123".into() };
-    for (customer, msisdn, number, save) in [("rid_maria", "+46701234572", "4242424242424242", true), ("rid_acme", "+46701234573", "4000000000000002", false)] {
+    // (the lines leave their numbers out: the pool gives them)
+    for (customer, number, save) in [("rid_maria", "4242424242424242", true), ("rid_acme", "4000000000000002", false)] {
         let line = serde_json::json!([{"type": "SUBSCRIPTION", "productOfferingId": entity_id(caller.org, "offering", "mobile-10gb").to_string(),
-            "subscription": {"simType": "ESIM", "msisdn": msisdn}}]);
+            "subscription": {"simType": "ESIM"}}]);
         let request: wire::CreateOrderRequest = parse(serde_json::json!({"customerId": customer, "lineItems": line}))?;
         let order = crate::domain::orders::create(caller, request, chrono::Duration::days(7)).await?;
         let request = parse(serde_json::json!({"orderId": order.order_id, "savePaymentProfile": save, "setAsDefaultPaymentProfile": save,
@@ -226,7 +240,7 @@ async fn payments(caller: &Caller, public_url: &str) -> crate::error::Result<()>
         }
     }
     let line = serde_json::json!([{"type": "SUBSCRIPTION", "productOfferingId": entity_id(caller.org, "offering", "data-sim-20gb").to_string(),
-        "subscription": {"simType": "ESIM", "msisdn": "+46701234574"}}]);
+        "subscription": {"simType": "ESIM"}}]);
     let order = crate::domain::orders::create(caller, parse(serde_json::json!({"customerId": "rid_maria", "lineItems": line}))?, chrono::Duration::days(7)).await?;
     let maria = crate::domain::customers::find(caller, "rid_maria").await?;
     let profile = maria.billing.and_then(|b| b.default_payment_profile_id).unwrap_or_default();
@@ -251,7 +265,7 @@ async fn billing(caller: &Caller, public_url: &str) -> crate::error::Result<()> 
     }))?;
     customers::create(&past, customer).await?;
     let line = serde_json::json!([{"type": "SUBSCRIPTION", "productOfferingId": entity_id(caller.org, "offering", "mobile-10gb").to_string(),
-        "subscription": {"simType": "ESIM", "msisdn": "+46701234575", "referenceId": "initech-mobile-1"}}]);
+        "subscription": {"simType": "ESIM", "referenceId": "initech-mobile-1"}}]);
     order(&past, "rid_initech", line).await?;
     let network = crate::network::Sandbox::default();
     Moves { caller: &past, network: &network }.activate("rid_initech-mobile-1", parse(serde_json::json!({}))?).await?;

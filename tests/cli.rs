@@ -183,12 +183,12 @@ async fn serve_demo_prints_a_working_key_and_stops_on_sigterm() {
     assert_eq!((&maria["status"], &maria["pendingStatus"]), (&"ACTIVATED".into(), &"CANCELLED".into()), "{maria:#}");
     assert_eq!(get("/subscriptions/rid_globex-data-1".into()).await["status"], "PENDING");
     // (and Maria's second, bought through a paid payment link, Initech's,
-    // Maria's third, given the first number of the demo's pool, and Acme's
-    // line bringing its number, on the pool's second meanwhile)
+    // Maria's third, given a number of the demo's pool, and Acme's line
+    // bringing its number, on another meanwhile)
     assert_eq!(get("/subscriptions".into()).await["items"].as_array().unwrap().len(), 9);
     let porting = get("/subscriptions/rid_acme-port-1/in-porting".into()).await;
     assert_eq!((&porting["msisdn"], &porting["direction"]), (&"+46709871234".into(), &"INBOUND".into()), "{porting:#}");
-    assert_eq!(get("/subscriptions/rid_maria-pool-1".into()).await["msisdn"], "+46701000000");
+    assert!(get("/subscriptions/rid_maria-pool-1".into()).await["msisdn"].as_str().unwrap().starts_with("+46701000"), "a number of the pool");
     // payments: Maria paid her link, saving her card as default; Acme's
     // link waits after a declined card, its page on the listen address
     let links = get("/payment-links".into()).await;
