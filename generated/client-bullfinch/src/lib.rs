@@ -6547,7 +6547,7 @@ pub mod types {
         )]
         pub esim_activation_code: ::std::option::Option<::std::string::String>,
         ///Its ICCID: 19 or 20 digits starting with 89, the last a Luhn check digit.
-        pub iccid: ::std::string::String,
+        pub iccid: InventorySimIccid,
         ///For an eSIM with a profile, where the network says the profile is now.
         #[serde(
             rename = "installationStatus",
@@ -6556,7 +6556,8 @@ pub mod types {
         pub installation_status: ::std::option::Option<EsimInstallationStatus>,
         ///The number of that subscription.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-        pub msisdn: ::std::option::Option<::std::string::String>,
+        pub msisdn: ::std::option::Option<InventorySimMsisdn>,
+        ///Where it is.
         pub status: InventorySimStatus,
         ///The subscription on it, or that was (absent while AVAILABLE).
         #[serde(
@@ -6564,6 +6565,7 @@ pub mod types {
             skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub subscription_id: ::std::option::Option<::uuid::Uuid>,
+        ///A physical card or an eSIM profile.
         #[serde(rename = "type")]
         pub type_: SimCardType,
         ///Its last change of status.
@@ -6572,6 +6574,118 @@ pub mod types {
             skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub updated_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+    }
+    ///Its ICCID: 19 or 20 digits starting with 89, the last a Luhn check digit.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct InventorySimIccid(::std::string::String);
+    impl ::std::ops::Deref for InventorySimIccid {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<InventorySimIccid> for ::std::string::String {
+        fn from(value: InventorySimIccid) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for InventorySimIccid {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^89[0-9]{17,18}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^89[0-9]{17,18}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for InventorySimIccid {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for InventorySimIccid {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for InventorySimIccid {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The number of that subscription.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct InventorySimMsisdn(::std::string::String);
+    impl ::std::ops::Deref for InventorySimMsisdn {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<InventorySimMsisdn> for ::std::string::String {
+        fn from(value: InventorySimMsisdn) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for InventorySimMsisdn {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^\\+[1-9][0-9]{1,14}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^\\+[1-9][0-9]{1,14}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for InventorySimMsisdn {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for InventorySimMsisdn {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for InventorySimMsisdn {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
     }
     ///AVAILABLE: in stock, no subscription has had it. ACTIVE: a subscription is on it. BLOCKED: replaced by another SIM, barred for good. RETIRED: its subscription ended.
     #[derive(
@@ -7538,9 +7652,66 @@ pub mod types {
         ///The number pretty-printed in international form.
         pub display: ::std::string::String,
         ///The number, E.164.
-        pub msisdn: ::std::string::String,
+        pub msisdn: LeasedNumberMsisdn,
+        ///What the number is for.
         #[serde(rename = "type")]
         pub type_: NumberType,
+    }
+    ///The number, E.164.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct LeasedNumberMsisdn(::std::string::String);
+    impl ::std::ops::Deref for LeasedNumberMsisdn {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<LeasedNumberMsisdn> for ::std::string::String {
+        fn from(value: LeasedNumberMsisdn) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for LeasedNumberMsisdn {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^\\+[1-9][0-9]{1,14}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^\\+[1-9][0-9]{1,14}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for LeasedNumberMsisdn {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for LeasedNumberMsisdn {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for LeasedNumberMsisdn {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
     }
     ///A license (mostly a business telephony feature), optionally assigned to a subscription. EXTERNAL_PRODUCT order lines also create licenses, of type EXTERNAL_PRODUCT.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -8817,6 +8988,7 @@ pub mod types {
     ///Bringing the line's number from another operator.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct NewPortIn {
+        ///What the losing carrier checks, in the form of the number's country.
         pub details: PortingDetails,
     }
     ///The subscription a SUBSCRIPTION line item creates.
@@ -9156,6 +9328,7 @@ pub mod types {
     pub struct NumberAvailability {
         ///Numbers of the type offered to no one (after this lease).
         pub available: i64,
+        ///The type counted.
         #[serde(rename = "type")]
         pub type_: NumberType,
     }
@@ -14239,6 +14412,7 @@ pub mod types {
     ///Starting a port-in, or updating the details of one PENDING or IN_PROGRESS.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct PortInRequest {
+        ///What the losing carrier checks, in the form of the number's country.
         pub details: PortingDetails,
         ///The number to bring (E.164, a US or Swedish number). Left out: the number of the subscription's last port-in; required when it has none.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
@@ -14306,6 +14480,7 @@ pub mod types {
     ///The subscription with its port-in.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     pub struct PortInResponse {
+        ///The subscription, its portIn the port-in started or updated.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub subscription: ::std::option::Option<Subscription>,
     }
@@ -14318,6 +14493,7 @@ pub mod types {
         ///What the losing carrier checks (INBOUND; absent for OUTBOUND).
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub details: ::std::option::Option<PortingDetails>,
+        ///Which way the number moves.
         pub direction: PortingDirection,
         ///Why it FAILED, in the losing carrier's words.
         #[serde(
@@ -14326,7 +14502,7 @@ pub mod types {
         )]
         pub failure_reason: ::std::option::Option<::std::string::String>,
         ///The number being ported, E.164.
-        pub msisdn: ::std::string::String,
+        pub msisdn: PortingMsisdn,
         ///Its id.
         #[serde(rename = "portingId")]
         pub porting_id: ::uuid::Uuid,
@@ -14336,6 +14512,7 @@ pub mod types {
             skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub scheduled_at: ::std::option::Option<::chrono::naive::NaiveDate>,
+        ///Where it is.
         pub status: PortingStatus,
         ///The subscription the number is brought to (INBOUND) or taken from (OUTBOUND).
         #[serde(rename = "subscriptionId")]
@@ -14374,66 +14551,7 @@ pub mod types {
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct PortingDetailsSweden {
         ///The subscriber's personnummer (YYYYMMDD-NNNN or YYMMDD-NNNN) or organisationsnummer (NNNNNN-NNNN), with a valid check digit. The transfer is rejected when it does not match the losing carrier's records.
-        pub identity: PortingDetailsSwedenIdentity,
-    }
-    ///The subscriber's personnummer (YYYYMMDD-NNNN or YYMMDD-NNNN) or organisationsnummer (NNNNNN-NNNN), with a valid check digit. The transfer is rejected when it does not match the losing carrier's records.
-    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
-    #[serde(transparent)]
-    pub struct PortingDetailsSwedenIdentity(::std::string::String);
-    impl ::std::ops::Deref for PortingDetailsSwedenIdentity {
-        type Target = ::std::string::String;
-        fn deref(&self) -> &::std::string::String {
-            &self.0
-        }
-    }
-    impl ::std::convert::From<PortingDetailsSwedenIdentity> for ::std::string::String {
-        fn from(value: PortingDetailsSwedenIdentity) -> Self {
-            value.0
-        }
-    }
-    impl ::std::str::FromStr for PortingDetailsSwedenIdentity {
-        type Err = self::error::ConversionError;
-        fn from_str(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
-            { ::regress::Regex::new("^([0-9]{2})?[0-9]{6}[-+]?[0-9]{4}$").unwrap() });
-            if PATTERN.find(value).is_none() {
-                return Err(
-                    "doesn't match pattern \"^([0-9]{2})?[0-9]{6}[-+]?[0-9]{4}$\"".into(),
-                );
-            }
-            Ok(Self(value.to_string()))
-        }
-    }
-    impl ::std::convert::TryFrom<&str> for PortingDetailsSwedenIdentity {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: &str,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl ::std::convert::TryFrom<::std::string::String>
-    for PortingDetailsSwedenIdentity {
-        type Error = self::error::ConversionError;
-        fn try_from(
-            value: ::std::string::String,
-        ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            value.parse()
-        }
-    }
-    impl<'de> ::serde::Deserialize<'de> for PortingDetailsSwedenIdentity {
-        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
-        where
-            D: ::serde::Deserializer<'de>,
-        {
-            ::std::string::String::deserialize(deserializer)?
-                .parse()
-                .map_err(|e: self::error::ConversionError| {
-                    <D::Error as ::serde::de::Error>::custom(e.to_string())
-                })
-        }
+        pub identity: ::std::string::String,
     }
     ///What a US losing carrier checks. accountNumber and passcode may come later (for on-demand activation); the carrier then waits for them.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -14909,6 +15027,62 @@ pub mod types {
         }
     }
     impl<'de> ::serde::Deserialize<'de> for PortingInViewSubscriptionId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The number being ported, E.164.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PortingMsisdn(::std::string::String);
+    impl ::std::ops::Deref for PortingMsisdn {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PortingMsisdn> for ::std::string::String {
+        fn from(value: PortingMsisdn) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PortingMsisdn {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
+            { ::regress::Regex::new("^\\+[1-9][0-9]{1,14}$").unwrap() });
+            if PATTERN.find(value).is_none() {
+                return Err("doesn't match pattern \"^\\+[1-9][0-9]{1,14}$\"".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PortingMsisdn {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for PortingMsisdn {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PortingMsisdn {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
             D: ::serde::Deserializer<'de>,
