@@ -25,7 +25,8 @@ const catalog = await api("GET", "/customers/rid_acme/product-catalog");
 const offering = catalog.items.find((o) => o.name === "Mobile 10 GB").productOfferingId;
 const order = await api("POST", "/orders", {
   customerId: "rid_acme",
-  lineItems: [{ type: "SUBSCRIPTION", productOfferingId: offering, subscription: { simType: "ESIM", msisdn: "+46709990001" } }],
+  // (the demo has a number pool: the line leaves its number out)
+  lineItems: [{ type: "SUBSCRIPTION", productOfferingId: offering, subscription: { simType: "ESIM" } }],
 });
 // back to this server once paid: the browser reaches nothing else
 const returnUrl = `${base}/api/v2/health`;
