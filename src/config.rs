@@ -19,6 +19,8 @@ pub mod defaults {
     pub const MAIL_FROM: &str = "Switchboard <no-reply@switchboard.invalid>";
     pub const WEBHOOK_TIMEOUT_SECONDS: &str = "15";
     pub const NETWORK_ACTIVATION_DELAY_SECONDS: u64 = 0;
+    pub const DATA_DIR: &str = "switchboard-data";
+    pub const REPORT_URL_SECONDS: u32 = 900;
 }
 
 #[derive(Debug, Clone, Args)]
@@ -93,6 +95,41 @@ pub struct Settings {
     /// it, the address the server listens on.
     #[arg(long = "public-url", env = "SWITCHBOARD_PUBLIC_URL", value_parser = public_url)]
     pub public_url: Option<String>,
+    #[command(flatten)]
+    pub files: Files,
+    /// Seconds a report's downloadUrl works (a fresh one at each read of
+    /// the run).
+    #[arg(long = "report-url-seconds", env = "SWITCHBOARD_REPORT_URL_SECONDS", default_value_t = defaults::REPORT_URL_SECONDS,
+          value_parser = clap::value_parser!(u32).range(10..=86_400))]
+    pub report_url_seconds: u32,
+}
+
+/// Where the server keeps files (report runs' files).
+#[derive(Debug, Clone, Args)]
+pub struct Files {
+    /// The directory of the server's files, unless --report-store names
+    /// object storage.
+    #[arg(long = "data-dir", env = "SWITCHBOARD_DATA_DIR", default_value = defaults::DATA_DIR)]
+    pub data_dir: std::path::PathBuf,
+    /// Keep report files in S3 or S3-compatible storage instead of
+    /// --data-dir, so several instances share them: s3://BUCKET[/PREFIX].
+    /// Credentials, region and endpoint come from the usual AWS_*
+    /// variables (AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_REGION,
+    /// AWS_ENDPOINT for S3-compatible storage, AWS_ALLOW_HTTP).
+    #[arg(long = "report-store", env = "SWITCHBOARD_REPORT_STORE")]
+    pub report_store: Option<String>,
+}
+
+impl Default for Files {
+    fn default() -> Self {
+        Files { data_dir: defaults::DATA_DIR.into(), report_store: None }
+    }
+}
+
+impl Files {
+    pub fn open(&self) -> anyhow::Result<crate::report_files::ReportFiles> {
+        crate::report_files::ReportFiles::open(&self.data_dir, self.report_store.as_deref())
+    }
 }
 
 /// Which webhook URLs may be registered. By default only https URLs whose
@@ -143,6 +180,8 @@ impl Default for Settings {
             webhook_timeout: webhook_timeout(defaults::WEBHOOK_TIMEOUT_SECONDS).expect("the default is in range"),
             network_activation_delay_seconds: defaults::NETWORK_ACTIVATION_DELAY_SECONDS,
             public_url: None,
+            files: Files::default(),
+            report_url_seconds: defaults::REPORT_URL_SECONDS,
         }
     }
 }

@@ -74,6 +74,10 @@ pub async fn seed(store: &Store, clock: &Clock, public_url: &str) -> Result<Opti
     payments(&caller, public_url).await.map_err(|e| anyhow::anyhow!("demo payments: {e}"))?;
     billing(&caller, public_url).await.map_err(|e| anyhow::anyhow!("demo invoices: {e}"))?;
     inventory(&caller).await?;
+    // a report of every subscription, which the server's worker writes as
+    // soon as it runs (docs/reports.md)
+    let report = wire::NewReportRun { report_key: wire::ReportKey::Subscriptions, format: None, parameters: None };
+    crate::domain::reports::create(&caller, report).await.map_err(|e| anyhow::anyhow!("demo report: {e}"))?;
     Ok(key["apiKey"].as_str().map(str::to_string))
 }
 
@@ -273,7 +277,7 @@ async fn billing(caller: &Caller, public_url: &str) -> crate::error::Result<()> 
     // invoices finalised and delivered
     scheduled::apply_all_due(caller).await?;
     let initech = customers::find(caller, "rid_initech").await?;
-    let filter = crate::store::InvoiceFilter { customers: Some(vec![initech.id]), statuses: vec![], visible_to: None };
+    let filter = crate::store::InvoiceFilter { customers: Some(vec![initech.id]), ..Default::default() };
     let billed = caller.store.invoices(caller.org, &filter, None, 10).await?.items;
     for invoice in &billed {
         invoices::due::run(&caller.store, &network, public_url, caller.org, invoice.id, caller.now).await?;

@@ -1,5 +1,6 @@
 //! Events: one `Event` type with a variant for each of SERVICE.md's 32
-//! event types (and the payments area's own six, the invoices' own), its payload the wire type of its resource; `record` writes
+//! event types (and the payments area's own six, the invoices' own, the
+//! report runs' own two), its payload the wire type of its resource; `record` writes
 //! one to the outbox in the transaction of the change it tells of, and
 //! `render` shows its payload in any revision with the endpoints' own
 //! conversions. The documents publish every type under `x-webhooks`; tests
@@ -102,6 +103,8 @@ events! {
     PaymentLinkCompleted(wire::PaymentLink) = "payment_link.completed",
     PaymentLinkExpired(wire::PaymentLink) = "payment_link.expired",
     PaymentProfileCreated(wire::PaymentProfile) = "payment_profile.created",
+    ReportRunSucceeded(wire::ReportRun) = "report_run.succeeded",
+    ReportRunFailed(wire::ReportRun) = "report_run.failed",
     SubscriptionCreated(wire::Subscription) = "subscription.created",
     SubscriptionUpdated(wire::Subscription) = "subscription.updated",
     SubscriptionActivated(wire::Subscription) = "subscription.activated",
@@ -132,11 +135,11 @@ mod tests {
     use super::Event;
 
     #[test]
-    fn there_is_a_variant_for_each_of_the_44_types() {
+    fn there_is_a_variant_for_each_of_the_46_types() {
         let mut types = Event::TYPES.to_vec();
         types.sort();
         types.dedup();
-        assert_eq!(types.len(), 44);
+        assert_eq!(types.len(), 46);
     }
 
     /// The documents publish exactly the variants (and the integration

@@ -179,6 +179,36 @@ kind! {
 }
 
 kind! {
+    /// Where a report run is (`report_runs.status`).
+    ReportRunStatus <=> ReportRunStatus {
+        Queued = "QUEUED" <=> Queued,
+        Running = "RUNNING" <=> Running,
+        Succeeded = "SUCCEEDED" <=> Succeeded,
+        Failed = "FAILED" <=> Failed,
+    }
+}
+
+kind! {
+    /// Which report a run is of (`report_runs.report_key`).
+    ReportKey <=> ReportKey {
+        Subscriptions = "subscriptions" <=> Subscriptions,
+        Usage = "usage" <=> Usage,
+        Orders = "orders" <=> Orders,
+        PaymentIntents = "payment_intents" <=> PaymentIntents,
+        Invoices = "invoices" <=> Invoices,
+        Events = "events" <=> Events,
+    }
+}
+
+kind! {
+    /// A report file's format (`report_runs.format`).
+    ReportFormat <=> ReportFormat {
+        Csv = "CSV" <=> Csv,
+        Jsonl = "JSONL" <=> Jsonl,
+    }
+}
+
+kind! {
     /// Which way a number moves (`portings.direction`).
     PortingDirection <=> PortingDirection {
         Inbound = "INBOUND" <=> Inbound,
@@ -375,6 +405,9 @@ mod tests {
         check(NumberType::ALL, NumberType::stored, NumberType::from_stored);
         check(PortingStatus::ALL, PortingStatus::stored, PortingStatus::from_stored);
         check(PortingDirection::ALL, PortingDirection::stored, PortingDirection::from_stored);
+        check(ReportRunStatus::ALL, ReportRunStatus::stored, ReportRunStatus::from_stored);
+        check(ReportKey::ALL, ReportKey::stored, ReportKey::from_stored);
+        check(ReportFormat::ALL, ReportFormat::stored, ReportFormat::from_stored);
         check(DeliveryStatus::ALL, DeliveryStatus::stored, DeliveryStatus::from_stored);
         check(CustomerRole::ALL, CustomerRole::stored, CustomerRole::from_stored);
         check(CustomerType::ALL, CustomerType::stored, CustomerType::from_stored);

@@ -20,6 +20,7 @@ pub mod listen;
 pub mod money;
 pub mod network;
 pub mod payment_providers;
+pub mod report_files;
 pub mod jobs;
 pub mod server;
 pub mod startup_pages;

@@ -48,8 +48,10 @@ pub async fn start(store: Store, clock: Arc<Clock>, listen: SocketAddr, settings
     // root store (never a request's scoped one)
     let providers = crate::payment_providers::Providers::sandbox(&store);
     let payments_wake = Arc::new(tokio::sync::Notify::new());
-    let wakes = crate::jobs::Wakes { mail: mail_wake.clone(), advance: advance_wake.clone(), payments: payments_wake.clone() };
+    let reports_wake = Arc::new(tokio::sync::Notify::new());
+    let wakes = crate::jobs::Wakes { mail: mail_wake.clone(), advance: advance_wake.clone(), payments: payments_wake.clone(), reports: reports_wake.clone() };
     let job_settings = settings.clone();
+    let files = settings.files.open()?;
     let config = ConfigDropshot {
         bind_address: listen,
         default_request_body_max_bytes: settings.max_body_bytes,
@@ -67,10 +69,12 @@ pub async fn start(store: Store, clock: Arc<Clock>, listen: SocketAddr, settings
         mail_wake,
         advance_wake,
         payments_wake,
+        reports_wake,
         network: network.clone(),
         in_flight: Default::default(),
         settings,
         providers: providers.clone(),
+        files: files.clone(),
     };
     // dropshot's own logger costs time per request even when filtered out;
     // we log through `tracing` instead.
@@ -83,6 +87,6 @@ pub async fn start(store: Store, clock: Arc<Clock>, listen: SocketAddr, settings
     // the jobs start once the address is known: the mail they send links
     // to the hosted pages (what waits meanwhile is rows, taken then)
     let public_url = job_settings.public_url.clone().unwrap_or_else(|| format!("http://{}", server.local_addr()));
-    let jobs = crate::jobs::start(&store, &clock, &job_settings, wakes, network.clone(), &providers, &public_url).await?;
+    let jobs = crate::jobs::start(&store, &clock, &job_settings, wakes, network.clone(), &providers, &public_url, &files).await?;
     Ok(Running { server, store, clock, jobs, network })
 }

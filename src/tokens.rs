@@ -49,6 +49,8 @@ pub struct Tokens {
     decoding: DecodingKey,
     validation: Validation,
     code_key: Vec<u8>,
+    /// signs report files' download URLs (`domain::reports::download`)
+    download_key: Vec<u8>,
     pub lifetime_seconds: i64,
 }
 
@@ -86,8 +88,15 @@ impl Tokens {
             decoding: DecodingKey::from_secret(&signing),
             validation,
             code_key: derive(secret, "switchboard login code"),
+            download_key: derive(secret, "switchboard report download"),
             lifetime_seconds: i64::from(lifetime_seconds),
         }
+    }
+
+    /// The key of report files' download URLs: the server's secret under a
+    /// label of its own, so every instance over the database signs alike.
+    pub fn download_key(&self) -> &[u8] {
+        &self.download_key
     }
 
     /// A token for `user` of `org`, valid from `now` for the lifetime.

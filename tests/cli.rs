@@ -69,7 +69,9 @@ fn a_sandbox_organisation_and_its_clock_from_the_cli() {
     assert!(!theirs["apiKey"].as_str().unwrap().starts_with("sbk_test_") && theirs["sandbox"] == false, "{theirs}");
     let shown = admin(&url, &["clock", "show", "--org", org]);
     assert_eq!((&shown["status"], &shown["advancedAt"]), (&Value::from("READY"), &Value::Null));
-    let advanced = admin(&url, &["clock", "advance", "--org", org, "--by", "30d"]);
+    let files = std::env::temp_dir().join(format!("switchboard-cli-files-{}", uuid::Uuid::new_v4().simple()));
+    let advanced = admin(&url, &["clock", "advance", "--org", org, "--by", "30d", "--data-dir", files.to_str().unwrap()]);
+    let _ = std::fs::remove_dir_all(&files);
     assert_eq!(advanced["status"], "READY");
     let days = |v: &Value| chrono::DateTime::parse_from_rfc3339(v["now"].as_str().unwrap()).unwrap();
     // each command reads the clock in its own process: within a minute of 30 days
@@ -133,6 +135,8 @@ async fn serve_demo_prints_a_working_key_and_stops_on_sigterm() {
     let (url, file) = db();
     let mut child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
         .args(["--database-url", &url, "serve", "--demo", "--listen", "127.0.0.1:0"])
+        .arg("--data-dir")
+        .arg(file.with_extension("files"))
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
@@ -186,6 +190,9 @@ async fn serve_demo_prints_a_working_key_and_stops_on_sigterm() {
     // Maria's third, given a number of the demo's pool, and Acme's line
     // bringing its number, on another meanwhile)
     assert_eq!(get("/subscriptions".into()).await["items"].as_array().unwrap().len(), 9);
+    // a report of the subscriptions, which the server's worker writes
+    let reports = get("/reports?reportKey=subscriptions".into()).await;
+    assert_eq!(reports["items"].as_array().unwrap().len(), 1, "{reports:#}");
     let porting = get("/subscriptions/rid_acme-port-1/in-porting".into()).await;
     assert_eq!((&porting["msisdn"], &porting["direction"]), (&"+46709871234".into(), &"INBOUND".into()), "{porting:#}");
     assert!(get("/subscriptions/rid_maria-pool-1".into()).await["msisdn"].as_str().unwrap().starts_with("+46701000"), "a number of the pool");
@@ -238,6 +245,7 @@ async fn serve_demo_prints_a_working_key_and_stops_on_sigterm() {
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
     }
+    let _ = std::fs::remove_dir_all(file.with_extension("files"));
 }
 
 #[test]

@@ -37,6 +37,10 @@ pub enum ClockCommand {
         /// mailed during the advance link to), as `serve --public-url`.
         #[arg(long = "public-url", env = "SWITCHBOARD_PUBLIC_URL", default_value = "http://127.0.0.1:8080")]
         public_url: String,
+        /// Where report files are (the runs that fall due write theirs), as
+        /// `serve` has them.
+        #[command(flatten)]
+        files: crate::config::Files,
     },
 }
 
@@ -46,7 +50,8 @@ const LOOK_EVERY: std::time::Duration = std::time::Duration::from_millis(200);
 pub async fn run(store: &Store, clock: &Arc<Clock>, command: ClockCommand) -> Result<Value> {
     match command {
         ClockCommand::Show { org } => Ok(json!(sandbox::show(&caller(store, org, clock).await?, clock.now()).await.map_err(explain)?)),
-        ClockCommand::Advance { org, to, by, public_url } => {
+        ClockCommand::Advance { org, to, by, public_url, files } => {
+            let files = files.open()?;
             let caller = caller(store, org, clock).await?;
             let to = match (to, by) {
                 (Some(to), _) => to,
@@ -55,7 +60,7 @@ pub async fn run(store: &Store, clock: &Arc<Clock>, command: ClockCommand) -> Re
             };
             sandbox::advance(&caller, clock.now(), wire::AdvanceSandboxClockRequest { to }).await.map_err(explain)?;
             loop {
-                crate::jobs::clock_advance::run_now(store, clock, org, &crate::payment_providers::Providers::sandbox(store), &public_url).await?;
+                crate::jobs::clock_advance::run_now(store, clock, org, &crate::payment_providers::Providers::sandbox(store), &public_url, &files).await?;
                 let shown = sandbox::show(&caller, clock.now()).await.map_err(explain)?;
                 if shown.status == wire::SandboxClockStatus::Ready {
                     return Ok(json!(shown));

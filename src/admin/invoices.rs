@@ -59,7 +59,7 @@ pub async fn run(store: &Store, clock: &Arc<Clock>, command: InvoiceCommand) -> 
             let rows = if paper {
                 store.paper_invoices(org).await?
             } else {
-                let filter = InvoiceFilter { customers: None, statuses: vec![], visible_to: None };
+                let filter = InvoiceFilter::default();
                 let mut rows = vec![];
                 let mut after = None;
                 loop {

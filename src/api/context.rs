@@ -22,6 +22,8 @@ pub struct Context {
     pub advance_wake: Arc<tokio::sync::Notify>,
     /// wakes the sender of payment sessions' charges when one commits
     pub payments_wake: Arc<tokio::sync::Notify>,
+    /// wakes the report writer when a run is asked for
+    pub reports_wake: Arc<tokio::sync::Notify>,
     pub settings: crate::config::Settings,
     /// who moves the money (built over the root store: never called
     /// while a request holds a transaction)
@@ -30,6 +32,8 @@ pub struct Context {
     pub network: Arc<dyn crate::network::Network>,
     /// idempotency keys whose requests are executing here
     pub in_flight: super::idempotency::InFlight,
+    /// where report files are (the download route reads them)
+    pub files: crate::report_files::ReportFiles,
 }
 
 /// How a request's revision was decided.

@@ -141,13 +141,16 @@ pub const HOSTED_PAGES: &str = "/pay/";
 pub const SETUP_PAGES: &str = "/setup/";
 /// An invoice's document (`GET` only):
 pub const INVOICE_DOCUMENTS: &str = "/invoice-documents/";
+/// A report run's file (`GET` only):
+pub const REPORT_FILES: &str = crate::domain::reports::download::PATH;
 
 /// Whether `method` and `path` are a hosted page's: `GET` or `POST
-/// /pay/{token}` or `/setup/{token}`, or `GET /invoice-documents/{token}`.
+/// /pay/{token}` or `/setup/{token}`, or `GET /invoice-documents/{token}`
+/// or `/report-files/{reportRunId}`.
 fn hosted_page(method: &Method, path: &str) -> bool {
     let under = |pages: &str| path.strip_prefix(pages).is_some_and(|t| !t.is_empty() && !t.contains('/'));
     let page = [HOSTED_PAGES, SETUP_PAGES].iter().any(|p| under(p)) && (method == Method::GET || method == Method::POST);
-    page || (under(INVOICE_DOCUMENTS) && method == Method::GET)
+    page || ([INVOICE_DOCUMENTS, REPORT_FILES].iter().any(|p| under(p)) && method == Method::GET)
 }
 
 /// The answer to a request with no route.

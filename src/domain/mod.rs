@@ -15,6 +15,7 @@ pub mod payments;
 pub mod porting;
 pub mod pricing;
 pub mod purchases;
+pub mod reports;
 pub mod sandbox;
 pub mod states;
 pub mod subscribers;

@@ -1,6 +1,7 @@
 //! The hosted pages: a payment link's (`GET`/`POST /pay/{token}`), a
 //! payment profile session's setup page (`/setup/{token}`, `setup`) and an
-//! invoice's document (`/invoice-documents/{token}`, `documents`),
+//! invoice's document (`/invoice-documents/{token}`, `documents`) and a
+//! report run's file (`/report-files/{reportRunId}`, `report_files`),
 //! served beside the API's routes, outside `/api/v2`, unpublished (no API
 //! operation). The token in the URL is a page's only key: whoever has it
 //! can pay this link (save a method for this session) and see what it
@@ -9,6 +10,7 @@
 
 mod documents;
 pub mod page;
+mod report_files;
 mod setup;
 
 use crate::api::context::Context;
@@ -34,7 +36,8 @@ pub fn register(api: &mut ApiDescription<Context>) -> std::result::Result<(), St
     api.register(pay_submit).map_err(|e| e.to_string())?;
     api.register(setup::setup_page).map_err(|e| e.to_string())?;
     api.register(setup::setup_submit).map_err(|e| e.to_string())?;
-    api.register(documents::invoice_document).map_err(|e| e.to_string())
+    api.register(documents::invoice_document).map_err(|e| e.to_string())?;
+    api.register(report_files::report_file).map_err(|e| e.to_string())
 }
 
 /// A page's answer: HTML nobody caches, frames or is referred from (the

@@ -40,12 +40,19 @@ pub fn worker(work: Vec<Arc<Worker>>) -> Worker {
 /// (`switchboard admin clock advance`, which has no workers of its own);
 /// whether it ran here. It talks to the sandbox's providers and network,
 /// as the server does.
-pub async fn run_now(store: &Store, clock: &Arc<Clock>, org: uuid::Uuid, providers: &crate::payment_providers::Providers, public_url: &str) -> Result<bool> {
+pub async fn run_now(
+    store: &Store,
+    clock: &Arc<Clock>,
+    org: uuid::Uuid,
+    providers: &crate::payment_providers::Providers,
+    public_url: &str,
+    files: &crate::report_files::ReportFiles,
+) -> Result<bool> {
     let now = clock.now();
     let claim = Claim { kinds: &[JobKind::ClockAdvance], due_by: now, now, lease_until: now + LEASE, limit: 1, only: Some(org), except: &[] };
     let Some(job) = store.claim(claim).await?.pop() else { return Ok(false) };
     let network: Arc<dyn crate::network::Network> = Arc::new(crate::network::Sandbox::new(chrono::Duration::zero()));
-    worker(super::organisation_work(providers, &network, public_url)).run_one(store, clock, job, None).await?;
+    worker(super::organisation_work(providers, &network, public_url, files)).run_one(store, clock, job, None).await?;
     Ok(true)
 }
 

@@ -18,6 +18,7 @@ pub mod payment_charge;
 pub mod payment_link_expiry;
 pub mod payment_profile_expiry;
 pub mod payment_refund;
+pub mod report_run;
 pub mod scheduled;
 pub mod usage_collect;
 pub mod webhook_delivery;
@@ -34,6 +35,9 @@ use tokio::task::JoinHandle;
 /// How one item ended.
 pub enum Outcome {
     Done,
+    /// the item recorded its own end (done, or due again), under a claim
+    /// it renewed as it went (`report_run`)
+    Recorded,
     /// failed for now: due again after `after`
     Retry { after: chrono::Duration, error: String },
 }
@@ -140,6 +144,7 @@ impl Worker {
     async fn run_one(&self, store: &Store, clock: &Arc<Clock>, job: Job, retry_from: Option<chrono::DateTime<chrono::Utc>>) -> crate::error::Result<()> {
         match (self.run)(store.clone(), clock.clone(), job.clone()).await {
             Outcome::Done => store.finish_job(&job).await,
+            Outcome::Recorded => Ok(()),
             Outcome::Retry { after, error } => {
                 tracing::warn!(kind = ?job.kind, subject = %job.subject, %error, "job failed; will retry");
                 let claimed_at = job.lease_until - self.lease;
@@ -187,7 +192,12 @@ impl Jobs {
 
 /// The workers of the organisation's own work (`store::ORGANISATION_WORK`),
 /// which an advance of a sandbox clock also runs.
-fn organisation_work(providers: &crate::payment_providers::Providers, network: &Arc<dyn crate::network::Network>, public_url: &str) -> Vec<Arc<Worker>> {
+fn organisation_work(
+    providers: &crate::payment_providers::Providers,
+    network: &Arc<dyn crate::network::Network>,
+    public_url: &str,
+    files: &crate::report_files::ReportFiles,
+) -> Vec<Arc<Worker>> {
     vec![
         Arc::new(order_expiry::worker()),
         Arc::new(scheduled::subscriptions()),
@@ -199,6 +209,8 @@ fn organisation_work(providers: &crate::payment_providers::Providers, network: &
         Arc::new(payment_profile_expiry::worker()),
         Arc::new(scheduled::invoices(network.clone(), public_url)),
         Arc::new(scheduled::portings(network.clone(), Arc::new(crate::carrier::Sandbox))),
+        Arc::new(report_run::runs(files.clone())),
+        Arc::new(report_run::expiry(files.clone())),
     ]
 }
 
@@ -210,6 +222,8 @@ pub struct Wakes {
     pub advance: Arc<Notify>,
     /// the sender of payment sessions' charges, when one commits
     pub payments: Arc<Notify>,
+    /// the report writer, when a run is asked for
+    pub reports: Arc<Notify>,
 }
 
 /// Starts every job `settings` ask for.
@@ -221,16 +235,22 @@ pub async fn start(
     network: Arc<dyn crate::network::Network>,
     providers: &crate::payment_providers::Providers,
     public_url: &str,
+    files: &crate::report_files::ReportFiles,
 ) -> anyhow::Result<Jobs> {
     // the standing jobs, due now unless already scheduled
     let now = clock.now();
     store.schedule_standing_job(JobKind::IdempotencyExpiry, crate::store::EXPIRY_SUBJECT, now).await?;
     let each = |w: Worker| Task::Each(Arc::new(w));
     let send_wake = Arc::new(Notify::new());
-    let work = organisation_work(providers, &network, public_url);
+    let work = organisation_work(providers, &network, public_url, files);
     let mut tasks = vec![(each(idempotency_expiry::worker()), Arc::new(Notify::new()))];
-    // a payment session's charge is sent as soon as its request commits
-    let wake_of = |w: &Arc<Worker>| if w.kind == JobKind::PaymentCharge { wakes.payments.clone() } else { Arc::new(Notify::new()) };
+    // a payment session's charge is sent, and a report written, as soon as
+    // its request commits
+    let wake_of = |w: &Arc<Worker>| match w.kind {
+        JobKind::PaymentCharge => wakes.payments.clone(),
+        JobKind::ReportRun => wakes.reports.clone(),
+        _ => Arc::new(Notify::new()),
+    };
     tasks.extend(work.iter().map(|w| (Task::Each(w.clone()), wake_of(w))));
     tasks.extend([
         (each(clock_advance::worker(work)), wakes.advance),

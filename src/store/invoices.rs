@@ -66,10 +66,13 @@ pub struct InvoiceRow {
 }
 
 /// Which invoices a list shows.
+#[derive(Debug, Default)]
 pub struct InvoiceFilter {
     pub customers: Option<Vec<Uuid>>,
     pub statuses: Vec<InvoiceStatus>,
     pub visible_to: Option<Uuid>,
+    /// only invoices created within this period
+    pub created: super::Period,
 }
 
 const COLUMNS: &str = "id, org_id, customer_id, billing_date, currency, status, version, number, subtotal_minor, discount_minor, \
@@ -257,6 +260,7 @@ impl Store {
             q.any_of("status", f.statuses.iter().map(|s| s.stored().to_string()));
         }
         q.visible_to("customer_id", f.visible_to);
+        q.within("created_at", &f.created);
         let rows = q.fetch(&self.pool, org, after, "seq", limit).await?;
         let mut items: Vec<(i64, InvoiceRow)> = rows.iter().map(|r| Ok((r.try_get::<i64, _>("seq")?, invoice_row(r)?))).collect::<Result<_>>()?;
         self.load_lines(&mut items.iter_mut().map(|(_, i)| i).collect::<Vec<_>>()).await?;

@@ -53,13 +53,18 @@ pub enum JobKind {
     /// a porting's next step: submitted to the losing carrier, its answer
     /// asked for, its date arrived (subject: porting id)
     PortingStep,
+    /// a report run's file is written (subject: report run id)
+    ReportRun,
+    /// a report run and its file are deleted, 30 days after it was asked
+    /// for (subject: report run id)
+    ReportExpiry,
 }
 
 /// The organisation's own work: due by the organisation's time, which a
 /// sandbox organisation's test clock moves. Everything else (mail, webhook
 /// deliveries, the idempotency keys' expiry, an advance itself) talks to
 /// the real world or protects the server, and runs on the server's time.
-pub const ORGANISATION_WORK: [JobKind; 10] = [
+pub const ORGANISATION_WORK: [JobKind; 12] = [
     JobKind::OrderExpiry,
     JobKind::SubscriptionScheduled,
     JobKind::AddonScheduled,
@@ -70,6 +75,8 @@ pub const ORGANISATION_WORK: [JobKind; 10] = [
     JobKind::PaymentProfileExpiry,
     JobKind::InvoiceDue,
     JobKind::PortingStep,
+    JobKind::ReportRun,
+    JobKind::ReportExpiry,
 ];
 
 impl JobKind {
@@ -90,6 +97,8 @@ impl JobKind {
             JobKind::PaymentProfileExpiry => "payment.profile_expiry",
             JobKind::InvoiceDue => "invoice.due",
             JobKind::PortingStep => "porting.step",
+            JobKind::ReportRun => "report.run",
+            JobKind::ReportExpiry => "report.expiry",
         }
     }
 
@@ -111,6 +120,8 @@ impl JobKind {
             "payment.profile_expiry" => JobKind::PaymentProfileExpiry,
             "invoice.due" => JobKind::InvoiceDue,
             "porting.step" => JobKind::PortingStep,
+            "report.run" => JobKind::ReportRun,
+            "report.expiry" => JobKind::ReportExpiry,
             _ => return None,
         })
     }
@@ -318,6 +329,20 @@ impl Store {
                 .bind(ts(job.lease_until)),
         )
         .await
+    }
+
+    /// Holds the claimed item until `until` (work that takes longer than
+    /// one lease renews it as it goes): the item as now held, or None when
+    /// another instance took it over after the lease ran out.
+    pub async fn renew_job(&self, job: &Job, until: DateTime<Utc>) -> Result<Option<Job>> {
+        let done = sqlx::query("UPDATE jobs SET lease_until = $1 WHERE kind = $2 AND subject = $3 AND lease_until = $4")
+            .bind(ts(until))
+            .bind(job.kind.as_str())
+            .bind(job.subject.clone())
+            .bind(ts(job.lease_until))
+            .execute(&self.pool)
+            .await?;
+        Ok((done.rows_affected() == 1).then(|| Job { lease_until: until, ..job.clone() }))
     }
 
     /// The claimed item failed for now: it is due again at `retry_at`.

@@ -37,6 +37,8 @@ pub struct OrderFilter {
     pub statuses: Vec<OrderStatus>,
     /// only orders of customers this user is assigned to
     pub visible_to: Option<Uuid>,
+    /// only orders created within this period
+    pub created: super::Period,
 }
 
 const COLUMNS: &str = "o.seq, o.id, o.org_id, o.customer_id, c.name AS customer_name, o.status, o.currency, o.reference_id, \
@@ -153,6 +155,7 @@ impl Store {
             q.any_of("o.status", f.statuses.iter().map(|s| s.stored().to_string()));
         }
         q.visible_to("o.customer_id", f.visible_to);
+        q.within("o.created_at", &f.created);
         let rows = q.fetch(&self.pool, org, after, "o.seq", limit).await?;
         Ok(Page::from_rows(rows.iter().map(from_row).collect::<Result<_>>()?, limit))
     }

@@ -56,6 +56,14 @@ pub fn limit_or_default(limit: Option<i64>) -> usize {
     limit.unwrap_or(100).clamp(1, 1000) as usize
 }
 
+/// Rows created within a period: at or after `from`, before `to` (either
+/// end open when None).
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct Period {
+    pub from: Option<chrono::DateTime<chrono::Utc>>,
+    pub to: Option<chrono::DateTime<chrono::Utc>>,
+}
+
 /// A keyset-paged list query: `base` selects the rows of organisation `$1`
 /// after sequence number `$2` (`AND <seq column> > $2` included); each
 /// filter adds a condition and binds its values from `$3` on.
@@ -103,6 +111,17 @@ impl ListQuery {
 
     pub fn eq(&mut self, col: &str, value: String) -> &mut Self {
         self.condition(value, |p| format!("{col} = {p}"))
+    }
+
+    /// Only rows whose `col` (a timestamp) is within `period`.
+    pub fn within(&mut self, col: &str, period: &Period) -> &mut Self {
+        if let Some(from) = period.from {
+            self.condition(super::ts(from), |p| format!("{col} >= {p}"));
+        }
+        if let Some(to) = period.to {
+            self.condition(super::ts(to), |p| format!("{col} < {p}"));
+        }
+        self
     }
 
     /// Only rows whose customer (`customer_col`) the user `viewer` is

@@ -81,6 +81,8 @@ pub struct IntentFilter {
     pub customers: Option<Vec<Uuid>>,
     pub statuses: Vec<PaymentIntentStatus>,
     pub visible_to: Option<Uuid>,
+    /// only intents created within this period
+    pub created: super::Period,
 }
 
 
@@ -223,6 +225,7 @@ impl Store {
             q.any_of("status", f.statuses.iter().map(|s| s.stored().to_string()));
         }
         q.visible_to("customer_id", f.visible_to);
+        q.within("created_at", &f.created);
         let rows = q.fetch(&self.pool, org, after, "seq", limit).await?;
         Ok(Page::from_rows(rows.iter().map(intent_row).collect::<Result<_>>()?, limit))
     }

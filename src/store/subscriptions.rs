@@ -104,6 +104,8 @@ pub struct SubscriptionFilter {
     pub visible_to: Option<Uuid>,
     /// only subscriptions activated at least once
     pub activated: bool,
+    /// only subscriptions created within this period
+    pub created: super::Period,
 }
 
 
@@ -224,6 +226,7 @@ impl Store {
         if f.activated {
             q.fixed("s.activated_at IS NOT NULL");
         }
+        q.within("s.created_at", &f.created);
         let rows = q.fetch(&self.pool, org, after, "s.seq", limit).await?;
         Ok(Page::from_rows(rows.iter().map(subscription_row).collect::<Result<_>>()?, limit))
     }

@@ -198,6 +198,36 @@ impl Store {
         row.as_ref().map(period_usage).transpose()
     }
 
+    /// The recorded periods of the subscriptions `of` (one page of a
+    /// report) beginning on or after `from` and before `to`, by
+    /// subscription and then period.
+    pub async fn periods_of(&self, org: Uuid, of: &[Uuid], from: Option<NaiveDate>, to: Option<NaiveDate>) -> Result<Vec<(Uuid, NaiveDate, PeriodUsage)>> {
+        if of.is_empty() {
+            return Ok(vec![]);
+        }
+        let sql = format!(
+            "SELECT subscription_id, period_start, {PERIOD_COLUMNS} FROM usage_periods
+             WHERE org_id = $1 AND period_start >= $2 AND period_start < $3 AND subscription_id IN ({})
+             ORDER BY subscription_id, period_start",
+            super::placeholders(4, of.len())
+        );
+        let mut q = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(org.to_string())
+            .bind(from.map_or_else(|| "0000-01-01".to_string(), |d| d.to_string()))
+            .bind(to.map_or_else(|| "9999-12-31".to_string(), |d| d.to_string()));
+        for id in of {
+            q = q.bind(id.to_string());
+        }
+        let rows = q.fetch_all(&self.pool).await?;
+        rows.iter()
+            .map(|r| {
+                let start: String = r.try_get("period_start")?;
+                let start = start.parse().map_err(|e| crate::error::Error::Internal(format!("usage_periods.period_start: {e}")))?;
+                Ok((parse_uuid(&r.try_get::<String, _>("subscription_id")?)?, start, period_usage(r)?))
+            })
+            .collect()
+    }
+
     /// What each package of `subscription` has given, by add-on; read in
     /// `tx` when it is recording usage (so it sees its own batch).
     pub async fn package_usage(&self, tx: Option<&mut Tx>, org: Uuid, subscription: Uuid) -> Result<HashMap<Uuid, Amounts>> {

@@ -122,6 +122,8 @@ impl TestApp {
         crate::coverage::arm();
         let internet = Arc::new(TestInternet::default());
         settings.webhooks.internet = switchboard::internet::Internet(internet.clone());
+        // report files in a directory of the test's own, removed by `finish`
+        settings.files.data_dir = std::env::temp_dir().join(format!("switchboard-test-files-{}", Uuid::new_v4()));
         let database = crate::databases::TestDatabase::new(backend).await;
         let url = database.url.clone();
         let store = Store::connect(&url).await.expect("store");
@@ -391,6 +393,7 @@ impl TestApp {
         if let Some(database) = self.database.take() {
             database.remove().await;
         }
+        let _ = std::fs::remove_dir_all(&self.settings.files.data_dir);
     }
 }
 

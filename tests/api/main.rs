@@ -36,6 +36,7 @@ mod renewals;
 mod revisions;
 mod sandbox;
 mod secrets;
+mod reports;
 mod sims;
 mod store;
 mod subscribers;

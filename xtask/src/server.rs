@@ -131,6 +131,9 @@ impl Switchboard {
             .arg(&l.database_url)
             .args(["serve", "--listen", &format!("127.0.0.1:{}", l.port)])
             .args(["--rate-limit", &limit, "--login-rate-limit-address", &limit, "--login-rate-limit-email", &limit])
+            // report files beside the log, not in the working directory
+            .arg("--data-dir")
+            .arg(l.log.with_extension("files"))
             // schemathesis sends made-up keys and codes from one address
             // among its valid requests: no lockout for that
             .args(["--auth-failures-per-minute", &limit, "--login-failures-per-day", "1000000"])

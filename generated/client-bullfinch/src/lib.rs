@@ -8991,6 +8991,19 @@ pub mod types {
         ///What the losing carrier checks, in the form of the number's country.
         pub details: PortingDetails,
     }
+    ///A report to run.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct NewReportRun {
+        ///The file's format; CSV when left out.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub format: ::std::option::Option<ReportFormat>,
+        ///What it holds; every row when left out.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub parameters: ::std::option::Option<ReportParameters>,
+        ///Which report.
+        #[serde(rename = "reportKey")]
+        pub report_key: ReportKey,
+    }
     ///The subscription a SUBSCRIPTION line item creates.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct NewSubscription {
@@ -17214,6 +17227,540 @@ pub mod types {
         ///And before this time; default: now. A window that ends where it starts, or before, queues nothing.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub until: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+    }
+    ///`ReportCreateXIdempotencyKey`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ReportCreateXIdempotencyKey(::std::string::String);
+    impl ::std::ops::Deref for ReportCreateXIdempotencyKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ReportCreateXIdempotencyKey> for ::std::string::String {
+        fn from(value: ReportCreateXIdempotencyKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ReportCreateXIdempotencyKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 256usize {
+                return Err("longer than 256 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ReportCreateXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ReportCreateXIdempotencyKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ReportCreateXIdempotencyKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The file's format. CSV: RFC 4180, UTF-8, a header row, CRLF line ends. JSONL: JSON Lines, one object per row with the CSV's column names as keys.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum ReportFormat {
+        #[serde(rename = "CSV")]
+        Csv,
+        #[serde(rename = "JSONL")]
+        Jsonl,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
+    }
+    impl ::std::fmt::Display for ReportFormat {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Csv => f.write_str("CSV"),
+                Self::Jsonl => f.write_str("JSONL"),
+                Self::Unknown => f.write_str("Unknown"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for ReportFormat {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "CSV" => Ok(Self::Csv),
+                "JSONL" => Ok(Self::Jsonl),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ReportFormat {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ReportFormat {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///Which report: subscriptions (every subscription with its state, offering, number, customer and dates), usage (each subscription's usage per billing period), orders, payment_intents, invoices or events (the event log, each event's payload as stored). More keys may be added.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum ReportKey {
+        #[serde(rename = "subscriptions")]
+        Subscriptions,
+        #[serde(rename = "usage")]
+        Usage,
+        #[serde(rename = "orders")]
+        Orders,
+        #[serde(rename = "payment_intents")]
+        PaymentIntents,
+        #[serde(rename = "invoices")]
+        Invoices,
+        #[serde(rename = "events")]
+        Events,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
+    }
+    impl ::std::fmt::Display for ReportKey {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Subscriptions => f.write_str("subscriptions"),
+                Self::Usage => f.write_str("usage"),
+                Self::Orders => f.write_str("orders"),
+                Self::PaymentIntents => f.write_str("payment_intents"),
+                Self::Invoices => f.write_str("invoices"),
+                Self::Events => f.write_str("events"),
+                Self::Unknown => f.write_str("Unknown"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for ReportKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "subscriptions" => Ok(Self::Subscriptions),
+                "usage" => Ok(Self::Usage),
+                "orders" => Ok(Self::Orders),
+                "payment_intents" => Ok(Self::PaymentIntents),
+                "invoices" => Ok(Self::Invoices),
+                "events" => Ok(Self::Events),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ReportKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ReportKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///`ReportListCursor`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ReportListCursor(::std::string::String);
+    impl ::std::ops::Deref for ReportListCursor {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ReportListCursor> for ::std::string::String {
+        fn from(value: ReportListCursor) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ReportListCursor {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 512usize {
+                return Err("longer than 512 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ReportListCursor {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ReportListCursor {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ReportListCursor {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`ReportListReportKey`
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum ReportListReportKey {
+        #[serde(rename = "subscriptions")]
+        Subscriptions,
+        #[serde(rename = "usage")]
+        Usage,
+        #[serde(rename = "orders")]
+        Orders,
+        #[serde(rename = "payment_intents")]
+        PaymentIntents,
+        #[serde(rename = "invoices")]
+        Invoices,
+        #[serde(rename = "events")]
+        Events,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
+    }
+    impl ::std::fmt::Display for ReportListReportKey {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Subscriptions => f.write_str("subscriptions"),
+                Self::Usage => f.write_str("usage"),
+                Self::Orders => f.write_str("orders"),
+                Self::PaymentIntents => f.write_str("payment_intents"),
+                Self::Invoices => f.write_str("invoices"),
+                Self::Events => f.write_str("events"),
+                Self::Unknown => f.write_str("Unknown"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for ReportListReportKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "subscriptions" => Ok(Self::Subscriptions),
+                "usage" => Ok(Self::Usage),
+                "orders" => Ok(Self::Orders),
+                "payment_intents" => Ok(Self::PaymentIntents),
+                "invoices" => Ok(Self::Invoices),
+                "events" => Ok(Self::Events),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ReportListReportKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ReportListReportKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///What the report holds. The period is of each row's creation (a usage row's billing period start, an event's occurredAt); both ends optional. Left out entirely: every row.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
+    #[serde(deny_unknown_fields)]
+    pub struct ReportParameters {
+        ///Only this customer's rows: an id or `rid_` reference (404 customer_not_found for none). Not for the events report (400).
+        #[serde(
+            rename = "customerId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub customer_id: ::std::option::Option<ReportParametersCustomerId>,
+        ///Only rows created at or after this time.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub from: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+        ///Only rows created before this time (after from).
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub to: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
+    }
+    ///Only this customer's rows: an id or `rid_` reference (404 customer_not_found for none). Not for the events report (400).
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ReportParametersCustomerId(::std::string::String);
+    impl ::std::ops::Deref for ReportParametersCustomerId {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<ReportParametersCustomerId> for ::std::string::String {
+        fn from(value: ReportParametersCustomerId) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for ReportParametersCustomerId {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 260usize {
+                return Err("longer than 260 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ReportParametersCustomerId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ReportParametersCustomerId {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ReportParametersCustomerId {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///One run of a report: queued when asked for, written by a background worker, then downloadable at downloadUrl for 30 days (a fresh time-limited URL at each read).
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct ReportRun {
+        ///When it SUCCEEDED or FAILED; null while it is QUEUED or RUNNING.
+        #[serde(
+            rename = "completedAt",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub completed_at: ::std::option::Option<
+            ::chrono::DateTime<::chrono::offset::Utc>,
+        >,
+        ///When the run was asked for.
+        #[serde(rename = "createdAt")]
+        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        ///When downloadUrl stops working; null when there is none.
+        #[serde(
+            rename = "downloadExpiresAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub download_expires_at: ::std::option::Option<
+            ::chrono::DateTime<::chrono::offset::Utc>,
+        >,
+        ///Where to fetch the file, with no credentials: a signed URL valid until downloadExpiresAt (15 minutes by default); each read of the run gives a fresh one. Null until the run has SUCCEEDED, and null if it FAILED. An expired or altered URL answers 403.
+        #[serde(
+            rename = "downloadUrl",
+            deserialize_with = "::std::option::Option::deserialize"
+        )]
+        pub download_url: ::std::option::Option<::std::string::String>,
+        ///Why the run FAILED; null otherwise.
+        #[serde(
+            rename = "failureMessage",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub failure_message: ::std::option::Option<::std::string::String>,
+        ///The file's format.
+        pub format: ReportFormat,
+        ///What the report holds, as asked (a customer's `rid_` reference as its id).
+        pub parameters: ReportParameters,
+        ///Which report.
+        #[serde(rename = "reportKey")]
+        pub report_key: ReportKey,
+        ///The run's id.
+        #[serde(rename = "reportRunId")]
+        pub report_run_id: ::uuid::Uuid,
+        ///Rows in the file (not counting the CSV header); null until the run has SUCCEEDED.
+        #[serde(
+            rename = "rowCount",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub row_count: ::std::option::Option<i64>,
+        ///Where the run is.
+        pub status: ReportRunStatus,
+    }
+    ///One page of report runs.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct ReportRunList {
+        ///The runs on this page, newest first.
+        pub items: ::std::vec::Vec<ReportRun>,
+        ///Where the next page starts.
+        pub pagination: Pagination,
+    }
+    ///QUEUED: waiting for a worker. RUNNING: being written. SUCCEEDED: the file is ready (downloadUrl). FAILED: no file (failureMessage says why).
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum ReportRunStatus {
+        #[serde(rename = "QUEUED")]
+        Queued,
+        #[serde(rename = "RUNNING")]
+        Running,
+        #[serde(rename = "SUCCEEDED")]
+        Succeeded,
+        #[serde(rename = "FAILED")]
+        Failed,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
+    }
+    impl ::std::fmt::Display for ReportRunStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Queued => f.write_str("QUEUED"),
+                Self::Running => f.write_str("RUNNING"),
+                Self::Succeeded => f.write_str("SUCCEEDED"),
+                Self::Failed => f.write_str("FAILED"),
+                Self::Unknown => f.write_str("Unknown"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for ReportRunStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "QUEUED" => Ok(Self::Queued),
+                "RUNNING" => Ok(Self::Running),
+                "SUCCEEDED" => Ok(Self::Succeeded),
+                "FAILED" => Ok(Self::Failed),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ReportRunStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ReportRunStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
     }
     ///A sandbox organisation's test clock.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -27901,6 +28448,216 @@ Arguments:
             .build()?;
         let info = OperationInfo {
             operation_id: "product_offering_view",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**List report runs
+
+The runs of one report, newest first, of the last 30 days (by the organisation's clock; older runs and their files are deleted). reportKey is required (400 without). The organisation's API key alone: with a bearer token it answers 403 insufficient_role.
+
+Sends a `GET` request to `/reports`
+
+Arguments:
+- `cursor`: Opaque cursor from the previous page's pagination.nextCursor.
+- `limit`: Page size.
+- `report_key`: Which report's runs.
+*/
+    pub async fn report_list<'a>(
+        &'a self,
+        cursor: Option<&'a types::ReportListCursor>,
+        limit: Option<::std::num::NonZeroU32>,
+        report_key: types::ReportListReportKey,
+    ) -> Result<ResponseValue<types::ReportRunList>, Error<types::Error>> {
+        let url = format!("{}/reports", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .query(&progenitor_client::QueryParam::new("cursor", &cursor))
+            .query(&progenitor_client::QueryParam::new("limit", &limit))
+            .query(&progenitor_client::QueryParam::new("reportKey", &report_key))
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "report_list",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Run a report
+
+Queues a run of a report over the organisation's data; a background worker writes its file (QUEUED, RUNNING, then SUCCEEDED or FAILED), recording `report_run.succeeded` or `report_run.failed` when it ends. Read the run again (or wait for the event) for its downloadUrl. An unknown reportKey answers 400 naming the known ones; a customerId of no customer, 404 customer_not_found. The organisation's API key alone: with a bearer token it answers 403 insufficient_role. Records the events (x-events): `report_run.succeeded`, `report_run.failed`.
+
+Sends a `POST` request to `/reports`
+
+Arguments:
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `body`
+*/
+    pub async fn report_create<'a>(
+        &'a self,
+        x_idempotency_key: Option<&'a types::ReportCreateXIdempotencyKey>,
+        body: &'a types::NewReportRun,
+    ) -> Result<ResponseValue<types::ReportRun>, Error<types::Error>> {
+        let url = format!("{}/reports", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = x_idempotency_key {
+            header_map.append("X-Idempotency-Key", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "report_create",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            201u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            403u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            409u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            413u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Show a report run
+
+One run, with a fresh downloadUrl once it has SUCCEEDED. A reportRunId that is not a uuid answers 400; an unknown run, another organisation's or one older than 30 days, 404 report_run_not_found. The organisation's API key alone: with a bearer token it answers 403 insufficient_role.
+
+Sends a `GET` request to `/reports/{reportRunId}`
+
+Arguments:
+- `report_run_id`: The run's id.
+*/
+    pub async fn report_view<'a>(
+        &'a self,
+        report_run_id: &'a ::uuid::Uuid,
+    ) -> Result<ResponseValue<types::ReportRun>, Error<types::Error>> {
+        let url = format!(
+            "{}/reports/{}", self.baseurl, encode_path(& report_run_id.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "report_view",
         };
         match (crate::set_headers)(&self.inner, &mut request).await {
             Ok(_) => {}

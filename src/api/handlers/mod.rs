@@ -20,6 +20,7 @@ pub mod payment_profiles;
 pub mod payment_sessions;
 pub mod porting;
 pub mod product_catalogs;
+pub mod reports;
 pub mod sandbox;
 pub mod subscribers;
 pub mod subscription_add_ons;

@@ -47,6 +47,7 @@ pub async fn list(caller: &Caller, q: params::InvoiceListQuery) -> Result<wire::
         customers: customers::find_all(caller, &q.customer_id).await?,
         statuses: super::filter_of::<wire::InvoiceStatus, _>("status", &q.status)?,
         visible_to: caller.viewer(),
+        ..Default::default()
     };
     let page = caller.store.invoices(caller.org, &filter, after, limit_or_default(q.limit)).await?;
     Ok(wire::InvoiceList {

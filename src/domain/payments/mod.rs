@@ -116,6 +116,7 @@ pub async fn list_intents(caller: &Caller, q: params::PaymentIntentListQuery) ->
         customers: customers::find_all(caller, &q.customer_id).await?,
         statuses: super::filter_of::<wire::PaymentIntentStatus, _>("status", &q.status)?,
         visible_to: caller.viewer(),
+        ..Default::default()
     };
     let page = caller.store.intents(caller.org, &filter, after, limit_or_default(q.limit)).await?;
     Ok(wire::PaymentIntentList {

@@ -61,7 +61,7 @@ pub async fn list(caller: &Caller, q: SubscriptionListQuery) -> Result<wire::Sub
         types: q.type_,
         msisdn: q.msisdn,
         visible_to: caller.viewer(),
-        activated: false,
+        ..Default::default()
     };
     let page = caller.store.subscriptions(caller.org, &filter, after, limit_or_default(q.limit)).await?;
     let mut offerings = Offerings::default();

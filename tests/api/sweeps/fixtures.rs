@@ -79,7 +79,13 @@ impl Fixtures {
         let setup_id = setup.body["paymentProfileSessionId"].as_str().unwrap().to_string();
         let invoice_id = open_invoice(app, org, key, &customer_id).await;
         let iccid = sim_in_use(app, key, &customer_id, &offering, tag).await;
+        let run = app.call_as(Some(key), "POST", "/reports", Some(json!({"reportKey": "events"})), &[]).await;
+        assert_eq!(run.status, 201, "{:#}", run.body);
+        let run_id = run.body["reportRunId"].as_str().unwrap().to_string();
+        settled_until(app, key, &format!("/reports/{run_id}"), |r| r["status"] == "SUCCEEDED").await;
         let ids = BTreeMap::from([
+            // report runs have no reference ids
+            ("reportRunId", (run_id.clone(), run_id)),
             // SIMs are named by their ICCIDs alone
             ("iccid", (iccid.clone(), iccid)),
             ("invoiceId", (invoice_id.clone(), invoice_id)),
@@ -338,6 +344,10 @@ pub async fn succeeding(app: &TestApp, ours: &Fixtures, op: &Operation, n: &mut 
         let id = made.body["webhookEndpointId"].as_str().unwrap().to_string();
         return (op.fill(|_| id.clone()), body);
     }
+    // the runs of one report, which the list must name
+    if op.id == "report_list" {
+        return (format!("{}?reportKey=events", op.fill(|_| String::new())), None);
+    }
     // an offering change names an offering other than the fixture's own
     if op.id == "subscription_product_offering_change" {
         let unlimited = switchboard::domain::catalog::entity_id(app.org, "offering", "mobile-unlimited").to_string();
@@ -480,6 +490,11 @@ pub async fn settled(app: &TestApp, op: &Operation, body: &Value) {
         "payment_intent_refund" => {
             let path = format!("/payment-intents/{}", body["paymentIntentId"].as_str().unwrap());
             settled_until(app, &app.key, &path, |i| i["refunds"].as_array().into_iter().flatten().all(|r| r["status"] != "PENDING")).await
+        }
+        // a report's run is its job's
+        "report_create" => {
+            let path = format!("/reports/{}", body["reportRunId"].as_str().unwrap());
+            settled_until(app, &app.key, &path, |r| r["status"] == "SUCCEEDED" || r["status"] == "FAILED").await
         }
         // a port-in's submission to the carrier is its job's
         "porting_in_start" => {
