@@ -1,7 +1,7 @@
 //! `switchboard-bench`: what `cargo xtask bench` and `cargo xtask crash`
 //! need beside the product: a baseline server (a minimal hand-written axum +
-//! sqlx app over Switchboard's own schema, on SQLite or PostgreSQL), a bulk
-//! seeder, and fresh PostgreSQL databases. Not part of the product.
+//! sqlx app over Switchboard's own schema, on SQLite or PostgreSQL), bulk
+//! seeders (customers, subscriptions), and fresh PostgreSQL databases. Not part of the product.
 
 mod app;
 mod customers;
@@ -9,6 +9,7 @@ mod orders;
 mod pg;
 mod seed;
 mod serve;
+mod subscriptions;
 
 use clap::{Parser, Subcommand};
 use std::net::SocketAddr;
@@ -41,6 +42,18 @@ enum Command {
         #[arg(long)]
         count: u32,
     },
+    /// Insert copies of one of an organisation's ACTIVATED subscriptions
+    /// straight into the table, in one transaction.
+    SeedSubscriptions {
+        /// sqlite://FILE or postgres://... of a database `switchboard` has migrated
+        #[arg(long)]
+        db: String,
+        /// The organisation; by default the database's only one.
+        #[arg(long)]
+        org: Option<String>,
+        #[arg(long)]
+        count: u64,
+    },
     /// Create an empty PostgreSQL database.
     Createdb { admin_url: String, name: String },
     /// Drop a PostgreSQL database, closing its connections.
@@ -52,6 +65,7 @@ async fn main() -> anyhow::Result<()> {
     match Cli::parse().command {
         Command::Serve { db, listen } => serve::run(&db, listen).await,
         Command::Seed { db, org, count } => seed::run(&db, org.as_deref(), count).await,
+        Command::SeedSubscriptions { db, org, count } => subscriptions::run(&db, org.as_deref(), count).await,
         Command::Createdb { admin_url, name } => pg::create(&admin_url, &name).await,
         Command::Dropdb { admin_url, name } => pg::drop(&admin_url, &name).await,
     }

@@ -85,7 +85,7 @@ pub async fn run(url: &str, org: Option<&str>, count: u32) -> Result<()> {
     Ok(())
 }
 
-async fn only_organisation(pool: &sqlx::AnyPool) -> Result<String> {
+pub(crate) async fn only_organisation(pool: &sqlx::AnyPool) -> Result<String> {
     let rows = sqlx::query("SELECT id FROM organisations").fetch_all(pool).await?;
     match &rows[..] {
         [row] => Ok(row.try_get("id")?),

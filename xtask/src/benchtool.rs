@@ -20,6 +20,17 @@ pub fn seed(binary: &Path, url: &str, count: u32) -> Result<()> {
     run(binary, &["seed", "--db", url, "--count", &count.to_string()])
 }
 
+/// Inserts `count` copies of an ACTIVATED subscription of `org` (by
+/// default the database's only organisation).
+pub fn seed_subscriptions(binary: &Path, url: &str, org: Option<&str>, count: u64) -> Result<()> {
+    let count = count.to_string();
+    let mut args = vec!["seed-subscriptions", "--db", url, "--count", &count];
+    if let Some(org) = org {
+        args.extend(["--org", org]);
+    }
+    run(binary, &args)
+}
+
 /// The baseline server over a SQLite database, on `port`.
 pub fn baseline(binary: &Path, url: &str, port: u16, log: &Path) -> Result<Process> {
     let mut cmd = Command::new(binary);

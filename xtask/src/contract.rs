@@ -115,6 +115,7 @@ fn demo_payment_ids(server: &Switchboard) -> Result<Vec<(String, String)>> {
             ("SWITCHBOARD_DEMO_PAYMENT_INTENTS", "/api/v2/payment-intents", "paymentIntentId"),
             ("SWITCHBOARD_DEMO_PAYMENT_PROFILES", "/api/v2/payment-profiles?customerId=rid_maria", "paymentProfileId"),
             ("SWITCHBOARD_DEMO_INVOICES", "/api/v2/invoices", "invoiceId"),
+            ("SWITCHBOARD_DEMO_REPORT_RUNS", "/api/v2/reports?reportKey=subscriptions", "reportRunId"),
         ] {
             let answer = conn.send(&crate::http::Request::get(path).header("x-api-key", key.clone())).await?.success(path)?.json()?;
             let found: Vec<&str> = answer["items"].as_array().into_iter().flatten().filter_map(|i| i[field].as_str()).collect();

@@ -5,10 +5,12 @@
 //! rounds; the figures that matter are the ratios to the baseline, since
 //! one absolute figure on a shared machine means little.
 //! `cargo xtask bench login` is the timing check of login start;
-//! `cargo xtask bench webhooks` measures delivery under write load.
+//! `cargo xtask bench webhooks` measures delivery under write load;
+//! `cargo xtask bench report` a report run over a million subscriptions.
 
 mod login;
 mod report;
+mod report_runs;
 mod scenarios;
 mod setup;
 mod webhooks;
@@ -23,12 +25,13 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const USAGE: &str = "usage: cargo xtask bench [--quick | --smoke] [--rounds N] [--duration S] [--warmup S] \
-[--connections N] [--customers N] [--only TEXT]... | bench login | bench webhooks [--quick | --smoke] [--duration S] [--connections N]";
+[--connections N] [--customers N] [--only TEXT]... | bench login | bench webhooks [--quick | --smoke] [--duration S] [--connections N] | bench report [--rows N] [--smoke]";
 
 pub fn run(args: &[String]) -> Result<()> {
     match args.first().map(String::as_str) {
         Some("login") => login::run(),
         Some("webhooks") => webhooks::run(&args[1..]),
+        Some("report") => report_runs::run(&args[1..]),
         _ => suite(&Options::parse(args)?),
     }
 }
