@@ -375,3 +375,44 @@ async fn a_bad_request_is_400_and_changes_nothing() {
     })
     .await;
 }
+
+/// The bucket `cargo xtask s3` makes in its S3 stand-in, and the prefix
+/// this test's files go under.
+const S3_STORE: &str = "s3://switchboard-test/reports-test";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn on_s3_a_run_is_written_downloaded_and_deleted() {
+    // `cargo xtask s3` runs this with an S3 stand-in on loopback (its
+    // address here, and in the AWS_* variables the report store reads)
+    let Ok(endpoint) = std::env::var("SWITCHBOARD_TEST_S3") else {
+        eprintln!("S3 SKIPPED: SWITCHBOARD_TEST_S3 is not set (cargo xtask s3 sets it)");
+        return;
+    };
+    each_backend_with(|s| s.files.report_store = Some(S3_STORE.into()), |mut app| {
+        let endpoint = endpoint.clone();
+        async move {
+            app.into_sandbox().await;
+            app.stop_jobs();
+            crate::orders::setup(&app).await;
+            let run = ran(&app, json!({"reportKey": "events", "format": "JSONL"})).await;
+            assert_eq!(run["status"], "SUCCEEDED", "{run:#}");
+            let (status, text) = fetch(run["downloadUrl"].as_str().unwrap()).await;
+            assert_eq!(status, 200, "{text}");
+            assert_eq!(lines(&text).len() as u64, run["rowCount"].as_u64().unwrap());
+            // the object is in the bucket, under the prefix, and nothing is on disk
+            assert!(endpoint.starts_with("http://127.0.0.1:"), "loopback only: {endpoint}");
+            let bucket = switchboard::report_files::ReportFiles::open(&app.settings.files.data_dir, Some(S3_STORE)).unwrap();
+            let object = format!("reports/{}/{}/1.jsonl", app.org, run["reportRunId"].as_str().unwrap());
+            let (size, _) = bucket.read(&object).await.unwrap().expect("the file is in the bucket");
+            assert_eq!(size, text.len() as u64);
+            assert!(walk(&app.settings.files.data_dir).is_empty());
+            // 30 days on, by the organisation's clock, it is deleted
+            let now: chrono::DateTime<chrono::Utc> = run["createdAt"].as_str().unwrap().parse().unwrap();
+            crate::invoices::advance(&app, &(now + chrono::Duration::days(30)).to_rfc3339()).await;
+            assert!(bucket.read(&object).await.unwrap().is_none(), "deleted from the bucket");
+            assert_eq!(fetch(run["downloadUrl"].as_str().unwrap()).await.0, 404);
+            app
+        }
+    })
+    .await;
+}

@@ -10,7 +10,8 @@
 //! baseline server, `cargo xtask bench webhooks` whether delivery keeps up
 //! with writes, and `cargo xtask bench login` what login start reveals
 //! by its timing; `cargo xtask crash` kills the server under idempotent
-//! writes and checks that each was executed exactly once.
+//! writes and checks that each was executed exactly once; `cargo xtask s3`
+//! runs the report store's test against an S3 stand-in.
 
 mod api;
 mod backwards;
@@ -26,6 +27,7 @@ mod http;
 mod load;
 mod release;
 mod rng;
+mod s3;
 mod server;
 mod source;
 mod spec;
@@ -36,7 +38,7 @@ const USAGE: &str = "usage: cargo xtask spec [--check] | codegen [--check] | dif
 | contract [--install-only] [--no-sweeps] [--seed N|random] [--max-examples N] \
 | clients [--install-only] [--server PATH] \
 | bench [--quick] [--rounds N] [--duration S] [--warmup S] [--connections N] [--customers N] | bench login | bench webhooks \
-| crash [--kills N] [--seed S] | browser";
+| bench report [--rows N] [--smoke] | crash [--kills N] [--seed S] | browser | s3 [--install-only]";
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -59,6 +61,7 @@ fn main() -> Result<()> {
         Some("bench") => bench::run(&args[1..]),
         Some("crash") => crash::run(&args[1..]),
         Some("browser") => browser::run(),
+        Some("s3") => s3::run(&args[1..]),
         Some("diff") => {
             let [_, a, b] = &args[..] else { bail!(USAGE) };
             let a = spec::Revision::load(std::path::Path::new(a))?;

@@ -17667,7 +17667,7 @@ pub mod types {
         pub failure_message: ::std::option::Option<::std::string::String>,
         ///The file's format.
         pub format: ReportFormat,
-        ///What the report holds, as asked (a customer's `rid_` reference as its id).
+        ///What the report holds, as asked.
         pub parameters: ReportParameters,
         ///Which report.
         #[serde(rename = "reportKey")]
