@@ -1,7 +1,7 @@
 //! The organisation's number pool and its leases. A lease or a quarantine
 //! ends by the organisation's clock without a write: a LEASED or
 //! QUARANTINED number whose `held_until` has passed is free, and every
-//! query that takes a number says so in `FREE`.
+//! query that takes a number says so with `free`.
 
 use super::{Store, Tx, opt_ts, opt_uuid, parse_ts, ts};
 use crate::error::Result;
@@ -72,15 +72,15 @@ pub struct LeaseRow {
     pub used_at: Option<DateTime<Utc>>,
 }
 
-/// The condition of a number free to take at `$now` (named `$now` by the
-/// query that uses it): neither held by the pool's states nor, at the
-/// network, by a subscription (one made before the number was imported,
-/// or another organisation's).
-const FREE: &str = "((status = 'AVAILABLE' OR (status IN ('LEASED', 'QUARANTINED') AND held_until <= $now))
-    AND NOT EXISTS (SELECT 1 FROM network_holds h WHERE h.kind = 'msisdn' AND h.value = numbers.msisdn))";
-
+/// The condition of a number free to take at the time bound to
+/// placeholder `$now_param` of the query that uses it: neither held by
+/// the pool's states nor, at the network, by a subscription (one made
+/// before the number was imported, or another organisation's).
 fn free(now_param: usize) -> String {
-    FREE.replace("$now", &format!("${now_param}"))
+    format!(
+        "((status = 'AVAILABLE' OR (status IN ('LEASED', 'QUARANTINED') AND held_until <= ${now_param}))
+    AND NOT EXISTS (SELECT 1 FROM network_holds h WHERE h.kind = 'msisdn' AND h.value = numbers.msisdn))"
+    )
 }
 
 fn number_row(r: &sqlx::any::AnyRow) -> Result<NumberRow> {

@@ -63,6 +63,8 @@ async fn check_new_subscriptions(caller: &Caller, doc: &OrderDoc, bad: &mut Vec<
     let mut numbers = HashSet::new();
     let mut references = HashSet::new();
     let mut assigned: HashMap<NumberType, i64> = HashMap::new();
+    // the pool's free numbers of each type, counted once per order
+    let mut free: HashMap<NumberType, i64> = HashMap::new();
     for (i, l) in doc.lines.iter().enumerate() {
         let Some(s) = &l.subscription else { continue };
         let field = format!("lineItems[{i}].subscription.msisdn");
@@ -80,7 +82,15 @@ async fn check_new_subscriptions(caller: &Caller, doc: &OrderDoc, bad: &mut Vec<
                 let kind = number_type_of(offering.product.category);
                 let wanted = assigned.entry(kind).or_default();
                 *wanted += 1;
-                if caller.store.free_numbers(caller.org, kind, caller.now).await? < *wanted {
+                let have = match free.get(&kind) {
+                    Some(&n) => n,
+                    None => {
+                        let n = caller.store.free_numbers(caller.org, kind, caller.now).await?;
+                        free.insert(kind, n);
+                        n
+                    }
+                };
+                if have < *wanted {
                     bad.push(Detail::new(field, "numbers_unavailable", format!("is left out, and the pool has too few {kind} numbers free for the order")));
                 }
             }

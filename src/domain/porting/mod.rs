@@ -21,17 +21,11 @@ use crate::domain::subscriptions::{self, shown::shown_in};
 use crate::error::{Detail, Error, InternalCode, Result};
 use crate::events::{self, Event};
 use crate::kinds::{PortingDirection, PortingStatus, SubscriptionStatus};
-use crate::store::{Held, JobKind, PortingRow, Store, SubscriptionRow, Tx};
+use crate::store::{Held, JobKind, PortingRow, Store, Tx};
 use crate::wire::latest as wire;
 use chrono::{DateTime, Utc};
 use states::{PORTING, PortingOp};
 use uuid::Uuid;
-
-/// The subscription `row` as shown (with its latest port-in), read in
-/// `tx`: what the porting's write wrote.
-pub async fn subscription_shown(caller: &Caller, tx: Option<&mut Tx>, row: &SubscriptionRow) -> Result<wire::Subscription> {
-    shown_in(caller, tx, &mut Offerings::default(), row).await
-}
 
 /// When a porting accepted for `day` moves: 06:00 UTC.
 pub fn moves_at(day: chrono::NaiveDate) -> DateTime<Utc> {
@@ -141,7 +135,7 @@ pub async fn start(caller: &Caller, key: &str, req: wire::PortInRequest) -> Resu
     };
     let mut shown_row = row.clone();
     shown_row.life.port_in = Some(porting_id);
-    let shown = subscription_shown(caller, Some(&mut tx), &shown_row).await?;
+    let shown = shown_in(caller, Some(&mut tx), &mut Offerings::default(), &shown_row).await?;
     events::record(&mut tx, caller.org, now, &event(shown.clone())).await?;
     tx.commit().await?;
     Ok(wire::PortInResponse { subscription: Some(shown) })

@@ -11,7 +11,9 @@
 //! again, which the carrier takes once.
 
 use super::states::{PORTING, PortingOp};
-use super::{moves_at, subscription_shown};
+use super::moves_at;
+use crate::domain::catalog::Offerings;
+use crate::domain::subscriptions::shown::shown_in;
 use crate::carrier::{Answer, Carrier, PortRequest};
 use crate::domain::Caller;
 use crate::domain::payments::system;
@@ -109,7 +111,7 @@ async fn write(caller: &Caller, p: &PortingRow, subscription: &SubscriptionRow, 
         Store::schedule_job(&mut tx, JobKind::PortingStep, &p.id.to_string(), Some(p.org_id), at, now).await?;
     }
     if p.direction == PortingDirection::Inbound {
-        let shown = subscription_shown(caller, Some(&mut tx), subscription).await?;
+        let shown = shown_in(caller, Some(&mut tx), &mut Offerings::default(), subscription).await?;
         events::record(&mut tx, caller.org, now, &event_of(after.status)(shown)).await?;
     }
     tx.commit().await
@@ -154,7 +156,7 @@ async fn complete(caller: &Caller, network: &dyn Network, p: &PortingRow, subscr
     Store::adopt_number(&mut tx, caller.org, &p.msisdn, kind, subscription.id, at).await?;
     let mut renumbered = subscription.clone();
     (renumbered.msisdn, renumbered.updated_at) = (p.msisdn.clone(), updated_at);
-    let shown = subscription_shown(caller, Some(&mut tx), &renumbered).await?;
+    let shown = shown_in(caller, Some(&mut tx), &mut Offerings::default(), &renumbered).await?;
     events::record(&mut tx, caller.org, at, &Event::SubscriptionPortInCompleted(shown)).await?;
     tx.commit().await
 }
