@@ -68,7 +68,9 @@ impl ReportFiles {
             }
             None => {
                 std::fs::create_dir_all(dir).with_context(|| format!("creating the data directory {}", dir.display()))?;
-                Arc::new(object_store::local::LocalFileSystem::new_with_prefix(dir).with_context(|| format!("the data directory {}", dir.display()))?)
+                let local = object_store::local::LocalFileSystem::new_with_prefix(dir).with_context(|| format!("the data directory {}", dir.display()))?;
+                // a run's directory goes with its last file
+                Arc::new(local.with_automatic_cleanup(true))
             }
         };
         Ok(ReportFiles { store })
@@ -90,6 +92,16 @@ impl ReportFiles {
             Err(object_store::Error::NotFound { .. }) => Ok(None),
             Err(e) => Err(failed(e)),
         }
+    }
+
+    /// Deletes every file under `prefix` (a run's: its own, and any a
+    /// cut-off try left).
+    pub async fn delete_all(&self, prefix: &str) -> crate::error::Result<()> {
+        let mut listed = self.store.list(Some(&Path::from(prefix)));
+        while let Some(meta) = listed.next().await {
+            self.delete(meta.map_err(failed)?.location.as_ref()).await?;
+        }
+        Ok(())
     }
 
     /// Deletes the file at `key`; nothing there is no error.

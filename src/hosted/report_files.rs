@@ -8,7 +8,7 @@ use crate::api::context::Context;
 use crate::domain::reports::download;
 use crate::kinds::{ReportFormat, ReportRunStatus};
 use bytes::Bytes;
-use dropshot::{Body, HttpError, Path, Query, RequestContext};
+use dropshot::{Body, HttpError, Path, RequestContext};
 use futures::StreamExt;
 use http::{Response, StatusCode};
 use std::pin::Pin;
@@ -19,10 +19,26 @@ pub struct RunPath {
     run: String,
 }
 
-#[derive(serde::Deserialize, schemars::JsonSchema)]
-pub struct Signed {
-    expires: Option<String>,
-    signature: Option<String>,
+/// The signed parts of the URL's query: `expires` (unix seconds, as
+/// written when signed) and `signature`, each once; None for anything
+/// else (read here, not by an extractor, so a malformed query is the same
+/// 403 as a wrong signature).
+fn signed(query: Option<&str>) -> Option<(i64, String)> {
+    let (mut expires, mut signature) = (None, None);
+    for (name, value) in form_urlencoded::parse(query?.as_bytes()) {
+        let slot = match name.as_ref() {
+            "expires" => &mut expires,
+            "signature" => &mut signature,
+            _ => return None,
+        };
+        if slot.replace(value.into_owned()).is_some() {
+            return None;
+        }
+    }
+    let (expires, signature) = (expires?, signature?);
+    let at: i64 = expires.parse().ok()?;
+    // as signed: no sign, no leading zeros
+    (at.to_string() == expires).then_some((at, signature))
 }
 
 fn text(status: StatusCode, body: &'static str) -> Result<Response<Body>, HttpError> {
@@ -48,11 +64,10 @@ impl http_body::Body for Chunks {
 }
 
 #[dropshot::endpoint { method = GET, path = "/report-files/{run}", unpublished = true }]
-pub(super) async fn report_file(rqctx: RequestContext<Context>, path: Path<RunPath>, query: Query<Signed>) -> Result<Response<Body>, HttpError> {
+pub(super) async fn report_file(rqctx: RequestContext<Context>, path: Path<RunPath>) -> Result<Response<Body>, HttpError> {
     let ctx = rqctx.context();
     let forbidden = || text(StatusCode::FORBIDDEN, "This download link has expired or is not valid. Read the report run again for a fresh one.\n");
-    let q = query.into_inner();
-    let (Ok(run), Some(Ok(expires)), Some(signature)) = (uuid::Uuid::parse_str(&path.into_inner().run), q.expires.map(|e| e.parse::<i64>()), q.signature) else {
+    let (Ok(run), Some((expires, signature))) = (uuid::Uuid::parse_str(&path.into_inner().run), signed(rqctx.request.uri().query())) else {
         return forbidden();
     };
     if !download::valid(ctx.tokens.download_key(), run, expires, &signature, ctx.clock.now()) {
@@ -85,4 +100,18 @@ pub(super) async fn report_file(rqctx: RequestContext<Context>, path: Path<RunPa
         .header("x-content-type-options", "nosniff")
         .body(Body::wrap(Chunks(rx)))
         .map_err(|e| HttpError::for_internal_error(e.to_string()))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn only_the_query_as_signed_is_read() {
+        assert_eq!(super::signed(Some("expires=1793610900&signature=ab")), Some((1793610900, "ab".into())));
+        assert_eq!(super::signed(Some("signature=ab&expires=1793610900")), Some((1793610900, "ab".into())));
+        for bad in ["expires=1&expires=2&signature=ab", "expires=+1793610900&signature=ab", "expires=01793610900&signature=ab",
+                    "expires=1793610900", "expires=1793610900&signature=ab&x=1", "expires=x&signature=ab", ""] {
+            assert_eq!(super::signed(Some(bad)), None, "{bad}");
+        }
+        assert_eq!(super::signed(None), None);
+    }
 }

@@ -35,11 +35,14 @@ use tokio::task::JoinHandle;
 /// How one item ended.
 pub enum Outcome {
     Done,
-    /// the item recorded its own end (done, or due again), under a claim
-    /// it renewed as it went (`report_run`)
-    Recorded,
     /// failed for now: due again after `after`
     Retry { after: chrono::Duration, error: String },
+    /// the item recorded its own end in the transaction of its work, under
+    /// its claim (or found the claim taken over): nothing more to do
+    Recorded,
+    /// `outcome`, for an item whose claim was renewed as it ran (a report
+    /// run): `held` is the item as now held
+    Held { held: Job, outcome: Box<Outcome> },
 }
 
 /// One kind of work: what runs an item, and how long a claim holds.
@@ -142,16 +145,46 @@ impl Worker {
     /// again `after` it failed (in the item's time: `job.now` and what has
     /// passed since its claim), or `after` `retry_from` when given.
     async fn run_one(&self, store: &Store, clock: &Arc<Clock>, job: Job, retry_from: Option<chrono::DateTime<chrono::Utc>>) -> crate::error::Result<()> {
-        match (self.run)(store.clone(), clock.clone(), job.clone()).await {
-            Outcome::Done => store.finish_job(&job).await,
-            Outcome::Recorded => Ok(()),
+        let (held, outcome) = match (self.run)(store.clone(), clock.clone(), job.clone()).await {
+            Outcome::Held { held, outcome } => (held, *outcome),
+            outcome => (job.clone(), outcome),
+        };
+        match outcome {
+            Outcome::Done => store.finish_job(&held).await,
+            Outcome::Recorded | Outcome::Held { .. } => Ok(()),
             Outcome::Retry { after, error } => {
                 tracing::warn!(kind = ?job.kind, subject = %job.subject, %error, "job failed; will retry");
+                // (the claim as first taken: how long the item has run)
                 let claimed_at = job.lease_until - self.lease;
                 let failed_at = retry_from.unwrap_or(job.now + (clock.now() - claimed_at));
-                store.retry_job(&job, &error, failed_at + after).await
+                store.retry_job(&held, &error, failed_at + after).await
             }
         }
+    }
+}
+
+/// Does what is due by a time for one subject (org, id), with what the
+/// worker holds (`C`: the network, a carrier, ...).
+type Run<C> = fn(Store, C, uuid::Uuid, uuid::Uuid, chrono::DateTime<chrono::Utc>) -> BoxFuture<'static, crate::error::Result<()>>;
+
+/// A worker of `kind` whose items each name one subject of an
+/// organisation (`job.subject` its id), run at the item's time with
+/// `with`; a failure is tried again a minute later.
+pub(crate) fn per_subject<C: Clone + Send + Sync + 'static>(kind: JobKind, with: C, run: Run<C>) -> Worker {
+    Worker {
+        kind,
+        lease: chrono::Duration::seconds(60),
+        batch: 16,
+        run: Arc::new(move |store, _clock, job| {
+            let with = with.clone();
+            Box::pin(async move {
+                let (Some(org), Ok(id)) = (job.org, job.subject.parse()) else { return Outcome::Done };
+                match run(store, with, org, id, job.now).await {
+                    Ok(()) => Outcome::Done,
+                    Err(e) => Outcome::Retry { after: chrono::Duration::seconds(60), error: e.to_string() },
+                }
+            })
+        }),
     }
 }
 

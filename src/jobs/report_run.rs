@@ -4,7 +4,7 @@
 //! deleted (both by the organisation's clock).
 
 use super::{Outcome, Worker};
-use crate::domain::reports::run::{Runner, expire};
+use crate::domain::reports::run::{Ended, Runner, expire};
 use crate::report_files::ReportFiles;
 use crate::store::JobKind;
 use std::sync::Arc;
@@ -24,8 +24,10 @@ pub fn runs(files: ReportFiles) -> Worker {
             let files = files.clone();
             Box::pin(async move {
                 match (Runner { store: &store, files: &files, clock: &clock, lease }).run(job).await {
-                    Ok(()) => Outcome::Recorded,
-                    Err(e) => Outcome::Retry { after: chrono::Duration::seconds(60), error: e.to_string() },
+                    Ended::Recorded => Outcome::Recorded,
+                    Ended::Retry { held, error } => {
+                        Outcome::Held { held, outcome: Box::new(Outcome::Retry { after: chrono::Duration::seconds(60), error }) }
+                    }
                 }
             })
         }),
@@ -33,19 +35,5 @@ pub fn runs(files: ReportFiles) -> Worker {
 }
 
 pub fn expiry(files: ReportFiles) -> Worker {
-    Worker {
-        kind: JobKind::ReportExpiry,
-        lease: chrono::Duration::seconds(60),
-        batch: 16,
-        run: Arc::new(move |store, _clock, job| {
-            let files = files.clone();
-            Box::pin(async move {
-                let (Some(org), Ok(id)) = (job.org, job.subject.parse()) else { return Outcome::Done };
-                match expire(&store, &files, org, id, job.now).await {
-                    Ok(()) => Outcome::Done,
-                    Err(e) => Outcome::Retry { after: chrono::Duration::seconds(60), error: e.to_string() },
-                }
-            })
-        }),
-    }
+    super::per_subject(JobKind::ReportExpiry, files, |store, files, org, id, now| Box::pin(async move { expire(&store, &files, org, id, now).await }))
 }

@@ -345,6 +345,19 @@ impl Store {
         Ok((done.rows_affected() == 1).then(|| Job { lease_until: until, ..job.clone() }))
     }
 
+    /// Whether this instance still holds `job` under its claim, asked in
+    /// the transaction that records the item's outcome (on PostgreSQL the
+    /// item's row is then locked until it commits, so a takeover waits).
+    pub async fn holds_job_in(tx: &mut Tx, job: &Job) -> Result<bool> {
+        let done = sqlx::query("UPDATE jobs SET lease_until = lease_until WHERE kind = $1 AND subject = $2 AND lease_until = $3")
+            .bind(job.kind.as_str())
+            .bind(job.subject.clone())
+            .bind(ts(job.lease_until))
+            .execute(tx.conn().await?)
+            .await?;
+        Ok(done.rows_affected() == 1)
+    }
+
     /// The claimed item failed for now: it is due again at `retry_at`.
     pub async fn retry_job(&self, job: &Job, error: &str, retry_at: DateTime<Utc>) -> Result<()> {
         let mut tx = self.begin().await?;

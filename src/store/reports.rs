@@ -97,11 +97,11 @@ impl Store {
         Ok(row.as_ref().map(report_row).transpose()?.map(|(_, r)| r))
     }
 
-    /// One page of `org`'s runs of `key` asked for since `since`, newest
+    /// One page of `org`'s runs of `key` asked for after `since`, newest
     /// first (the cursor names the last run shown; older ones follow).
     pub async fn report_runs(&self, org: Uuid, key: ReportKey, since: DateTime<Utc>, after: Option<Cursor>, limit: usize) -> Result<Page<ReportRunRow>> {
         let sql = format!(
-            "SELECT {COLUMNS} FROM report_runs WHERE org_id = $1 AND report_key = $2 AND created_at >= $3 AND seq < $4 ORDER BY seq DESC LIMIT $5"
+            "SELECT {COLUMNS} FROM report_runs WHERE org_id = $1 AND report_key = $2 AND created_at > $3 AND seq < $4 ORDER BY seq DESC LIMIT $5"
         );
         let rows = sqlx::query(AssertSqlSafe(sql))
             .bind(org.to_string())

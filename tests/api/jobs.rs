@@ -126,3 +126,32 @@ async fn discarded_stand_ins_are_deleted_a_day_later() {
     })
     .await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_renewed_claim_holds_and_one_taken_over_is_refused() {
+    each_backend(|app| async move {
+        let t = app.clock.now();
+        let s = |n: i64| t + Duration::seconds(n);
+        let mut tx = app.store.begin().await.unwrap();
+        Store::schedule_job(&mut tx, KIND, "long", None, t, t).await.unwrap();
+        tx.commit().await.unwrap();
+        let first = app.store.claim_jobs(KIND, t, s(60), 1).await.unwrap().pop().unwrap();
+        // renewed before it lapses: no one else takes it
+        let first = app.store.renew_job(&first, s(110)).await.unwrap().expect("still held");
+        assert!(app.store.claim_jobs(KIND, s(90), s(150), 1).await.unwrap().is_empty(), "held by its renewal");
+        let mut tx = app.store.begin().await.unwrap();
+        assert!(Store::holds_job_in(&mut tx, &first).await.unwrap());
+        drop(tx);
+        // lapsed: taken over; the first holder can neither renew nor end it
+        let second = app.store.claim_jobs(KIND, s(111), s(171), 1).await.unwrap().pop().expect("taken over");
+        assert!(app.store.renew_job(&first, s(200)).await.unwrap().is_none());
+        let mut tx = app.store.begin().await.unwrap();
+        assert!(!Store::holds_job_in(&mut tx, &first).await.unwrap());
+        assert!(Store::holds_job_in(&mut tx, &second).await.unwrap());
+        tx.commit().await.unwrap();
+        app.store.finish_job(&second).await.unwrap();
+        assert!(app.store.claim_jobs(KIND, s(10_000), s(10_060), 1).await.unwrap().is_empty(), "done is gone");
+        app
+    })
+    .await;
+}

@@ -17347,7 +17347,7 @@ pub mod types {
             value.parse()
         }
     }
-    ///Which report: subscriptions (every subscription with its state, offering, number, customer and dates), usage (each subscription's usage per billing period), orders, payment_intents, invoices or events (the event log, each event's payload as stored). More keys may be added.
+    ///Which report: subscriptions (every subscription with its state, offering, number, customer and dates), usage (each subscription's usage per billing period), orders, payment_intents, invoices or events (the event log, each event's payload in the organisation's webhook revision, as GET /events shows it). More keys may be added.
     #[derive(
         ::serde::Deserialize,
         ::serde::Serialize,
@@ -17557,7 +17557,7 @@ pub mod types {
             value.parse()
         }
     }
-    ///What the report holds. The period is of each row's creation (a usage row's billing period start, an event's occurredAt); both ends optional. Left out entirely: every row.
+    ///What the report holds. The period is of each row's creation (an event's occurredAt; for usage, a billing period's first day, on or after from's date and before to's); both ends optional. Left out entirely: every row.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     #[serde(deny_unknown_fields)]
     pub struct ReportParameters {
