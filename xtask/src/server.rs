@@ -115,6 +115,19 @@ impl Launch<'_> {
     }
 }
 
+impl Launch<'_> {
+    /// Runs `serve --demo` once, for its schema, demo organisation and key,
+    /// and stops it (the launch then starts without `--demo`): the key.
+    pub(crate) fn demo_once(&mut self) -> Result<String> {
+        self.demo = true;
+        let mut demo = Switchboard::start(self)?;
+        let key = demo.demo_key()?.to_string();
+        demo.process.stop()?;
+        self.demo = false;
+        Ok(key)
+    }
+}
+
 /// A running `switchboard serve`.
 pub(crate) struct Switchboard {
     pub(crate) process: Process,

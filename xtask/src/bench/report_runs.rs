@@ -89,19 +89,13 @@ fn one(bins: &Binaries, db: &Database, work: &Path, rows: u64, rt: &tokio::runti
         binary: &bins.switchboard,
         database_url: db.url().to_string(),
         port: free_port()?,
-        demo: true,
+        demo: false,
         rate_limit: 1_000_000,
         args: vec![],
         log: work.join(format!("switchboard-{}.log", db.label())),
     };
-    let key = {
-        let mut demo = Switchboard::start(&launch)?;
-        let key = demo.demo_key()?.to_string();
-        demo.process.stop()?;
-        key
-    };
+    let key = launch.demo_once()?;
     benchtool::seed_subscriptions(&bins.bench, db.url(), None, rows)?;
-    launch.demo = false;
     let server = Switchboard::start(&launch)?;
     let (addr, pid) = (server.process.addr(), server.process.pid());
     rt.block_on(async {

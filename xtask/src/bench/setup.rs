@@ -38,19 +38,13 @@ pub fn switchboard(bins: &Binaries, db: &Database, work: &Path, customers: u32, 
         binary: &bins.switchboard,
         database_url: db.url().to_string(),
         port: free_port()?,
-        demo: true,
+        demo: false,
         rate_limit: RATE_LIMIT,
         args: vec![],
         log: work.join(format!("switchboard-{}.log", db.label())),
     };
-    let key = {
-        let mut demo = Switchboard::start(&launch)?;
-        let key = demo.demo_key()?.to_string();
-        demo.process.stop()?;
-        key
-    };
+    let key = launch.demo_once()?;
     benchtool::seed(&bins.bench, db.url(), customers)?;
-    launch.demo = false;
     let server = Switchboard::start(&launch)?;
     let addr = server.process.addr();
     let found = rt.block_on(explore(&addr, &key, customers))?;
