@@ -40,7 +40,8 @@ pub fn run(args: &[String]) -> Result<()> {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     check_status(
         Command::new(cargo)
-            .args(["test", "--locked", "--test", "api", "--", "reports::on_s3"])
+            // (--workspace: the features of CI's one build, so nothing is built again)
+            .args(["test", "--workspace", "--locked", "--test", "api", "--", "reports::on_s3"])
             .current_dir(&root)
             .env("SWITCHBOARD_TEST_S3", &endpoint)
             .env("AWS_ENDPOINT", &endpoint)
