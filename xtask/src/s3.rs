@@ -8,7 +8,7 @@
 use crate::contract::{check_status, install_venv, target_dir};
 use crate::http::{Conn, Request};
 use crate::server::{Process, free_port};
-use anyhow::Result;
+use anyhow::{Context, Result};
 use std::process::{Command, Stdio};
 
 /// The bucket the test's `--report-store` names.
@@ -37,11 +37,9 @@ pub fn run(args: &[String]) -> Result<()> {
         conn.send(&Request::new("PUT", format!("/{BUCKET}"))).await?.success("creating the bucket")?;
         anyhow::Ok(())
     })?;
-    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     check_status(
-        Command::new(cargo)
-            // (--workspace: the features of CI's one build, so nothing is built again)
-            .args(["test", "--workspace", "--locked", "--test", "api", "--", "reports::on_s3"])
+        Command::new(api_tests(&root)?)
+            .arg("reports::on_s3")
             .current_dir(&root)
             .env("SWITCHBOARD_TEST_S3", &endpoint)
             .env("AWS_ENDPOINT", &endpoint)
@@ -51,4 +49,24 @@ pub fn run(args: &[String]) -> Result<()> {
             .env("AWS_SECRET_ACCESS_KEY", "test"),
         "the reports' S3 test",
     )
+}
+
+/// The API tests' executable of the workspace's test build (`cargo test
+/// --workspace`, as CI builds it: selecting one test target would resolve
+/// other features and build much of the tree again).
+fn api_tests(root: &std::path::Path) -> Result<std::path::PathBuf> {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(cargo)
+        .args(["test", "--workspace", "--locked", "--no-run", "--message-format=json"])
+        .current_dir(root)
+        .stderr(Stdio::inherit())
+        .output()
+        .context("cargo test --no-run")?;
+    anyhow::ensure!(out.status.success(), "cargo test --no-run exited with {}", out.status);
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .find(|m| m["target"]["name"] == "api" && m["target"]["kind"][0] == "test" && m["executable"].is_string())
+        .and_then(|m| m["executable"].as_str().map(Into::into))
+        .context("no executable of the API tests in cargo's build")
 }
