@@ -233,15 +233,16 @@ impl Drop for Tx {
     fn drop(&mut self) {
         // a pool transaction rolls itself back, and statements not sent
         // are simply dropped; a savepoint is rolled back by the next holder
-        // of the connection, and if no writer is queued to be that, by a
-        // task started here, so the batch is not held open
+        // of the connection, and a task started here is one such holder,
+        // which commits the batch if it is still open, so the batch is not
+        // held open. (Always, not only when no writer is queued now: the
+        // writers queued may be cancelled too, as when a server's workers
+        // are stopped, and then none would come.)
         if let Some(Inner::Group(Turn { group, guard: Some(guard), .. })) = self.inner.take() {
             // its savepoint is not released: `rollback_pending` is set
             let number = guard.batch.as_ref().map(|b| b.number);
             drop(guard);
-            if let (Some(number), Ok(runtime)) = (number, tokio::runtime::Handle::try_current())
-                && group.nobody_waiting()
-            {
+            if let (Some(number), Ok(runtime)) = (number, tokio::runtime::Handle::try_current()) {
                 runtime.spawn(async move { group.finish_batch(number).await });
             }
         }

@@ -312,3 +312,42 @@ async fn sqlite_synchronous_is_a_setting() {
         let _ = std::fs::remove_file(&file);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn writers_cancelled_together_leave_no_batch_open() {
+    each_backend(|app| async move {
+        let (store, org) = (app.store.clone(), app.org);
+        // one writer holds SQLite's writing connection, another is queued
+        // for it; both are cancelled, as a server's stopped workers are
+        let (holding, held) = tokio::sync::oneshot::channel();
+        let holder = tokio::spawn({
+            let store = store.clone();
+            async move {
+                let mut tx = store.begin().await.unwrap();
+                Store::porting_in(&mut tx, org, Uuid::new_v4()).await.unwrap();
+                holding.send(()).unwrap();
+                std::future::pending::<()>().await;
+            }
+        });
+        held.await.unwrap();
+        let queued = tokio::spawn({
+            let store = store.clone();
+            async move {
+                let mut tx = store.begin().await.unwrap();
+                Store::porting_in(&mut tx, org, Uuid::new_v4()).await.unwrap();
+            }
+        });
+        for _ in 0..100 {
+            tokio::task::yield_now().await;
+        }
+        holder.abort();
+        let _ = holder.await;
+        queued.abort();
+        let _ = queued.await;
+        // the batch they left is committed: a write beside the group (an
+        // operator's command, another process) is not locked out
+        assert!(store.set_dunning_days(org, 0, 0).await.unwrap());
+        app
+    })
+    .await;
+}
