@@ -122,6 +122,21 @@ enum AdminCommand {
         #[command(subcommand)]
         command: admin::sandbox::SandboxCommand,
     },
+    /// Copy a SQLite database, while the server runs, to a new file
+    /// (PostgreSQL: says how with pg_dump).
+    Backup {
+        #[arg(long)]
+        to: std::path::PathBuf,
+    },
+    /// Put a backup in place of a stopped server's SQLite database (checked
+    /// first; an existing database only with --force), then migrate it up
+    /// to date (PostgreSQL: says how with pg_restore).
+    Restore {
+        #[arg(long)]
+        from: std::path::PathBuf,
+        #[arg(long)]
+        force: bool,
+    },
 }
 
 #[derive(Subcommand)]
@@ -249,6 +264,12 @@ async fn run() -> anyhow::Result<()> {
         };
         return switchboard::listen::run(options, clock, |line| println!("{line}"), stop).await;
     }
+    // the database's file itself, not a connection to it
+    match &cli.command {
+        Command::Admin { command: AdminCommand::Backup { to } } => return print(admin::backup::backup(&cli.database_url, to).await?),
+        Command::Admin { command: AdminCommand::Restore { from, force } } => return print(admin::backup::restore(&cli.database_url, from, *force).await?),
+        _ => {}
+    }
     let store = Store::connect_with(&cli.database_url, cli.sqlite_synchronous).await?;
     match cli.command {
         Command::Serve { listen, demo, settings } => serve(store, clock, listen, demo, settings).await,
@@ -282,6 +303,7 @@ async fn run() -> anyhow::Result<()> {
                 AdminCommand::Number { command } => admin::numbers::run(&store, &clock, command).await?,
                 AdminCommand::Sim { command } => admin::sims::run(&store, &clock, command).await?,
                 AdminCommand::Sandbox { command } => admin::sandbox::run(&store, &clock, command).await?,
+                AdminCommand::Backup { .. } | AdminCommand::Restore { .. } => unreachable!("handled above"),
             };
             println!("{}", serde_json::to_string_pretty(&out)?);
             store.close().await;
@@ -330,4 +352,10 @@ async fn shutdown_signal() {
     }
     #[cfg(not(unix))]
     ctrl_c.await.ok();
+}
+
+/// Prints a command's JSON.
+fn print(out: serde_json::Value) -> anyhow::Result<()> {
+    println!("{}", serde_json::to_string_pretty(&out)?);
+    Ok(())
 }

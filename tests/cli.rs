@@ -378,3 +378,37 @@ fn urls_never_show_their_passwords() {
     assert!(ok && !said.contains("hunter2"), "{said}");
     let _ = std::fs::remove_file(file);
 }
+
+#[test]
+fn admin_backup_copies_a_live_database_and_restore_puts_it_back() {
+    let (url, file) = db();
+    let backup = file.with_extension("backup");
+    admin(&url, &["org", "create", "--name", "Before"]);
+    // (VACUUM INTO reads one snapshot: a running server's database is copied as of one commit)
+    let out = admin(&url, &["backup", "--to", backup.to_str().unwrap()]);
+    assert!(out["bytes"].as_u64().unwrap() > 0, "{out:#}");
+    let again = Command::new(env!("CARGO_BIN_EXE_switchboard")).args(["--database-url", &url, "admin", "backup", "--to", backup.to_str().unwrap()]).output().unwrap();
+    assert!(!again.status.success() && String::from_utf8_lossy(&again.stderr).contains("exists already"), "a backup never overwrites");
+    admin(&url, &["org", "create", "--name", "After"]);
+    // over an existing database only with --force
+    let refused = Command::new(env!("CARGO_BIN_EXE_switchboard")).args(["--database-url", &url, "admin", "restore", "--from", backup.to_str().unwrap()]).output().unwrap();
+    assert!(!refused.status.success() && String::from_utf8_lossy(&refused.stderr).contains("--force"));
+    // nothing that is not a Switchboard database is restored
+    let junk = file.with_extension("junk");
+    std::fs::write(&junk, "not a database").unwrap();
+    let bad = Command::new(env!("CARGO_BIN_EXE_switchboard")).args(["--database-url", &url, "admin", "restore", "--from", junk.to_str().unwrap(), "--force"]).output().unwrap();
+    assert!(!bad.status.success(), "{}", String::from_utf8_lossy(&bad.stdout));
+    let restored = admin(&url, &["restore", "--from", backup.to_str().unwrap(), "--force"]);
+    assert_eq!(restored["organisations"], 1, "{restored:#}");
+    let names: Vec<String> = admin(&url, &["org", "list"]).as_array().unwrap().iter().map(|o| o["name"].as_str().unwrap().to_string()).collect();
+    assert_eq!(names, ["Before"], "the database as it was backed up");
+    // PostgreSQL's are pg_dump's
+    let pg = Command::new(env!("CARGO_BIN_EXE_switchboard")).args(["--database-url", "postgres://nobody@127.0.0.1:1/none", "admin", "backup", "--to", "/nonexistent"]).output().unwrap();
+    assert!(!pg.status.success() && String::from_utf8_lossy(&pg.stderr).contains("pg_dump"));
+    for path in [backup, junk] {
+        let _ = std::fs::remove_file(path);
+    }
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
+    }
+}

@@ -1,7 +1,8 @@
 //! Operator commands (`switchboard admin ...`): organisations (and the
 //! payment providers each collects with), API keys,
 //! support users, the mail outbox, the product catalog, webhooks, usage,
-//! invoices, the number pool, the SIM inventory and a sandbox's port-outs.
+//! invoices, the number pool, the SIM inventory, a sandbox's port-outs,
+//! and backups.
 //! Each returns the JSON the CLI prints.
 
 use crate::api::revision::Revision;
@@ -12,6 +13,7 @@ use crate::store::{NewApiKey, Store};
 use anyhow::{Context as _, Result, bail};
 use serde_json::{Value, json};
 
+pub mod backup;
 pub mod clock;
 pub mod invoices;
 pub mod numbers;

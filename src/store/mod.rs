@@ -109,7 +109,23 @@ pub struct Store {
 static MIGRATE_SQLITE: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
 static MIGRATE_POSTGRES: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
 
+/// The newest migration this binary applies (SQLite's and PostgreSQL's
+/// are numbered alike).
+pub fn newest_migration() -> i64 {
+    MIGRATE_SQLITE.iter().map(|m| m.version).max().unwrap_or(0)
+}
+
 impl Store {
+    /// Copies a SQLite database, as of one commit, into the new file
+    /// `path` while it is in use (`VACUUM INTO`).
+    pub async fn backup_into(&self, path: &str) -> Result<()> {
+        if self.backend != Backend::Sqlite {
+            return Err(Error::Internal("VACUUM INTO is SQLite's".into()));
+        }
+        sqlx::query("VACUUM INTO $1").bind(path.to_string()).execute(&self.pool).await?;
+        Ok(())
+    }
+
     /// Connects and brings the schema up to date. `url` is `sqlite://FILE`
     /// (created when missing) or `postgres://...`.
     pub async fn connect(url: &str) -> anyhow::Result<Store> {

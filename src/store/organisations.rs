@@ -76,6 +76,10 @@ impl Store {
             .collect()
     }
 
+    pub async fn organisation_count(&self) -> Result<i64> {
+        Ok(sqlx::query("SELECT COUNT(*) AS n FROM organisations").fetch_one(&self.pool).await?.try_get("n")?)
+    }
+
     pub async fn has_organisations(&self) -> Result<bool> {
         let row = sqlx::query("SELECT id FROM organisations LIMIT 1").fetch_optional(&self.pool).await?;
         Ok(row.is_some())
