@@ -21,6 +21,7 @@ pub mod defaults {
     pub const NETWORK_ACTIVATION_DELAY_SECONDS: u64 = 0;
     pub const DATA_DIR: &str = "switchboard-data";
     pub const REPORT_URL_SECONDS: u32 = 900;
+    pub const SHUTDOWN_GRACE_SECONDS: u32 = 10;
 }
 
 #[derive(Debug, Clone, Args)]
@@ -102,6 +103,16 @@ pub struct Settings {
     #[arg(long = "report-url-seconds", env = "SWITCHBOARD_REPORT_URL_SECONDS", default_value_t = defaults::REPORT_URL_SECONDS,
           value_parser = clap::value_parser!(u32).range(10..=86_400))]
     pub report_url_seconds: u32,
+    /// Seconds a stopping server (SIGTERM) gives its jobs to finish the
+    /// item each is on; then what is still running stops, and every item
+    /// this instance claimed is released for other instances at once.
+    #[arg(long = "shutdown-grace-seconds", env = "SWITCHBOARD_SHUTDOWN_GRACE_SECONDS", default_value_t = defaults::SHUTDOWN_GRACE_SECONDS,
+          value_parser = clap::value_parser!(u32).range(0..=300))]
+    pub shutdown_grace_seconds: u32,
+    /// Serve Prometheus metrics (`GET /metrics`) on this address, e.g.
+    /// 127.0.0.1:9090; without it, none are served.
+    #[arg(long = "metrics-listen", env = "SWITCHBOARD_METRICS_LISTEN")]
+    pub metrics_listen: Option<std::net::SocketAddr>,
 }
 
 /// Where the server keeps files (report runs' files).
@@ -182,6 +193,8 @@ impl Default for Settings {
             public_url: None,
             files: Files::default(),
             report_url_seconds: defaults::REPORT_URL_SECONDS,
+            shutdown_grace_seconds: defaults::SHUTDOWN_GRACE_SECONDS,
+            metrics_listen: None,
         }
     }
 }

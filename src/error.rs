@@ -23,6 +23,7 @@ pub enum InternalCode {
     SupportUserReadOnly,
     InsufficientRole,
     NotFound,
+    MethodNotAllowed,
     CustomerNotFound,
     UserNotFound,
     PaymentProfileNotFound,
@@ -104,6 +105,7 @@ pub enum InternalCode {
     EmailTaken,
     PayloadTooLarge,
     TooManyRequests,
+    NotReady,
     InternalError,
 }
 
@@ -127,6 +129,7 @@ impl InternalCode {
             SupportUserReadOnly => "support_user_read_only",
             InsufficientRole => "insufficient_role",
             NotFound => "not_found",
+            MethodNotAllowed => "method_not_allowed",
             CustomerNotFound => "customer_not_found",
             UserNotFound => "user_not_found",
             PaymentProfileNotFound => "payment_profile_not_found",
@@ -208,6 +211,7 @@ impl InternalCode {
             EmailTaken => "email_taken",
             PayloadTooLarge => "payload_too_large",
             TooManyRequests => "too_many_requests",
+            NotReady => "not_ready",
             InternalError => "internal_error",
         }
     }

@@ -1,7 +1,7 @@
 //! The `switchboard` binary: `serve`, the operator's `admin` commands and
 //! `listen` (local forwarding of events).
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use switchboard::payment_providers::ProviderName;
@@ -39,13 +39,24 @@ struct Cli {
 enum Command {
     /// Serve the API under /api/v2.
     Serve {
-        #[arg(long, default_value = "127.0.0.1:8080")]
+        /// The API's address (host:port).
+        #[arg(long, env = "SWITCHBOARD_LISTEN", default_value = "127.0.0.1:8080")]
         listen: SocketAddr,
         /// On an empty database, create a demo organisation, key and data.
-        #[arg(long)]
+        #[arg(long, env = "SWITCHBOARD_DEMO")]
         demo: bool,
+        /// A TOML file of these settings, named as their flags are
+        /// (docs/operating.md); a flag or an environment variable wins
+        /// over it.
+        #[arg(long, env = "SWITCHBOARD_CONFIG")]
+        config: Option<std::path::PathBuf>,
         #[command(flatten)]
         settings: Settings,
+    },
+    /// The configuration file.
+    Config {
+        #[command(subcommand)]
+        command: ConfigCommand,
     },
     /// Forward the organisation's events to a local URL, signed as
     /// deliveries are (no public endpoint needed).
@@ -58,6 +69,13 @@ enum Command {
         #[command(subcommand)]
         command: AdminCommand,
     },
+}
+
+#[derive(Subcommand)]
+enum ConfigCommand {
+    /// Check a file as `serve --config` reads it: each setting named and
+    /// valid (prints {file, settings}; a problem is one line, exit 1).
+    Check { file: std::path::PathBuf },
 }
 
 #[derive(Subcommand)]
@@ -255,8 +273,17 @@ async fn run() -> anyhow::Result<()> {
         .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
         .with_writer(std::io::stderr)
         .init();
-    let cli = Cli::parse();
+    let mut cli = Cli::parse();
+    // the file's settings, under the command line's and the environment's
+    if let Command::Serve { config: Some(file), .. } = &cli.command {
+        let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+        cli = Cli::try_parse_from(switchboard::config_file::with_file(file, &Cli::command(), &args)?)?;
+    }
     let clock = Arc::new(Clock::default());
+    if let Command::Config { command: ConfigCommand::Check { file } } = &cli.command {
+        let settings = switchboard::config_file::check(file, &Cli::command())?;
+        return print(serde_json::json!({"file": file, "settings": settings}));
+    }
     if let Command::Listen { options } = cli.command {
         // a client of a server, anywhere: no database of its own
         let stop = async {
@@ -272,8 +299,8 @@ async fn run() -> anyhow::Result<()> {
     }
     let store = Store::connect_with(&cli.database_url, cli.sqlite_synchronous).await?;
     match cli.command {
-        Command::Serve { listen, demo, settings } => serve(store, clock, listen, demo, settings).await,
-        Command::Listen { .. } => unreachable!("handled above"),
+        Command::Serve { listen, demo, settings, .. } => serve(store, clock, listen, demo, settings).await,
+        Command::Listen { .. } | Command::Config { .. } => unreachable!("handled above"),
         Command::Admin { command } => {
             let out = match command {
                 AdminCommand::Org { command: OrgCommand::Create { name, sandbox } } => admin::org_create(&store, &clock, &name, sandbox).await?,

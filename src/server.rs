@@ -18,6 +18,8 @@ pub struct Running {
     pub jobs: crate::jobs::Jobs,
     /// the sandbox network (tests and the demo report usage on its feed)
     pub network: Arc<crate::network::Sandbox>,
+    /// `GET /metrics`, when `--metrics-listen` asks for it
+    pub metrics: Option<dropshot::HttpServer<crate::metrics::serve::Scraped>>,
 }
 
 impl Running {
@@ -25,10 +27,15 @@ impl Running {
         self.server.local_addr()
     }
 
-    /// Stops accepting, lets requests in flight finish, closes the pool.
+    /// Says it is not ready, stops accepting and lets requests in flight
+    /// finish while its jobs finish their items and release what this
+    /// instance claimed (`Jobs::stop`), then closes the pool.
     pub async fn close(self) -> anyhow::Result<()> {
-        self.jobs.stop();
-        self.server.close().await.map_err(|e| anyhow::anyhow!(e))?;
+        let (closed, ()) = tokio::join!(self.server.close(), self.jobs.stop());
+        closed.map_err(|e| anyhow::anyhow!(e))?;
+        if let Some(metrics) = self.metrics {
+            metrics.close().await.map_err(|e| anyhow::anyhow!(e))?;
+        }
         self.store.close().await;
         Ok(())
     }
@@ -36,6 +43,8 @@ impl Running {
 
 /// Starts serving `store` on `listen` as `settings` say.
 pub async fn start(store: Store, clock: Arc<Clock>, listen: SocketAddr, settings: Settings) -> anyhow::Result<Running> {
+    // dropshot's own answers (no route, ...) as the Error object
+    dropshot::render_own_errors_with(crate::api::error::render_dropshot_error);
     let mut api = switchboard_api_mod::api_description::<Handlers>().map_err(|e| anyhow::anyhow!("{e}"))?;
     crate::hosted::register(&mut api).map_err(|e| anyhow::anyhow!("{e}"))?;
     let keys = Arc::new(KeyCache::new(store.clone(), clock.clone()));
@@ -52,6 +61,7 @@ pub async fn start(store: Store, clock: Arc<Clock>, listen: SocketAddr, settings
     let wakes = crate::jobs::Wakes { mail: mail_wake.clone(), advance: advance_wake.clone(), payments: payments_wake.clone(), reports: reports_wake.clone() };
     let job_settings = settings.clone();
     let files = settings.files.open()?;
+    let jobs_state = Arc::new(crate::jobs::State::default());
     let config = ConfigDropshot {
         bind_address: listen,
         default_request_body_max_bytes: settings.max_body_bytes,
@@ -75,6 +85,7 @@ pub async fn start(store: Store, clock: Arc<Clock>, listen: SocketAddr, settings
         settings,
         providers: providers.clone(),
         files: files.clone(),
+        jobs: jobs_state.clone(),
     };
     // dropshot's own logger costs time per request even when filtered out;
     // we log through `tracing` instead.
@@ -87,6 +98,10 @@ pub async fn start(store: Store, clock: Arc<Clock>, listen: SocketAddr, settings
     // the jobs start once the address is known: the mail they send links
     // to the hosted pages (what waits meanwhile is rows, taken then)
     let public_url = job_settings.public_url.clone().unwrap_or_else(|| format!("http://{}", server.local_addr()));
-    let jobs = crate::jobs::start(&store, &clock, &job_settings, wakes, network.clone(), &providers, &public_url, &files).await?;
-    Ok(Running { server, store, clock, jobs, network })
+    let jobs = crate::jobs::start(jobs_state, &store, &clock, &job_settings, wakes, network.clone(), &providers, &public_url, &files).await?;
+    let metrics = match job_settings.metrics_listen {
+        Some(listen) => Some(crate::metrics::serve::start(store.clone(), clock.clone(), listen)?),
+        None => None,
+    };
+    Ok(Running { server, store, clock, jobs, network, metrics })
 }

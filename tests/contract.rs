@@ -127,6 +127,16 @@ fn normalise_spec(spec: &Value) -> Value {
                 if let Some(h) = r.get_mut("headers").and_then(Value::as_object_mut) {
                     h.remove("Idempotent-Replayed");
                 }
+                // 23. a success body in another media type than JSON (the
+                //     reference page's `text/html`) is a string: codegen
+                //     types it `String`, which dropshot documents as JSON,
+                //     titled as schemars titles it and without the
+                //     schema's description; the handler sends it in its
+                //     own media type.
+                let other = r["content"].as_object().filter(|c| !c.contains_key("application/json")).and_then(|c| c.values().next()).cloned();
+                if other.is_some_and(|m| m["schema"]["type"] == "string") {
+                    r["content"] = json!({"application/json": {"schema": {"title": "String", "type": "string"}}});
+                }
             }
             if let Some(m) = r.pointer_mut("/content/application~1json").and_then(Value::as_object_mut) {
                 m.remove("example");

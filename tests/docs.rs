@@ -75,3 +75,35 @@ fn a_link_is_found_outside_code_and_without_its_anchor() {
     let text = "see [a](docs/a.md#part) and [b](https://example.com)\n```\n[c](c.md)\n```\n[d](d.md)";
     assert_eq!(relative_links(text), ["docs/a.md", "d.md"]);
 }
+
+/// docs/operating.md's Settings table lists every setting of `serve`,
+/// with its environment variable, and its example file is one `serve`
+/// accepts.
+#[test]
+fn every_setting_of_serve_is_documented_and_the_example_file_checks() {
+    let page = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/operating.md")).unwrap();
+    let help = std::process::Command::new(env!("CARGO_BIN_EXE_switchboard")).args(["serve", "--help"]).output().unwrap();
+    let help = String::from_utf8(help.stdout).unwrap();
+    let mut flags = vec![];
+    let mut lines = help.lines().peekable();
+    while let Some(line) = lines.next() {
+        let Some(flag) = line.trim_start().strip_prefix("--") else { continue };
+        let flag = flag.split([' ', '<']).next().unwrap().to_string();
+        // its environment variable: the next `[env: NAME...]` before the next flag
+        let env = lines.clone().take_while(|l| !l.trim_start().starts_with("--")).find_map(|l| l.trim().strip_prefix("[env: ").map(|e| e.trim_end_matches(']').trim_end_matches('=').to_string()));
+        if flag != "config" && flag != "help" {
+            flags.push((flag, env));
+        }
+    }
+    assert!(flags.len() > 25, "{flags:?}");
+    for (flag, env) in &flags {
+        let env = env.as_deref().unwrap_or_else(|| panic!("--{flag} has no environment variable"));
+        assert!(page.contains(&format!("| `{flag}` | `{env}` |")), "docs/operating.md's Settings table lacks `{flag}` with `{env}`");
+    }
+    let example = page.split("```toml\n").nth(1).expect("an example file").split("```").next().unwrap();
+    let file = std::env::temp_dir().join(format!("switchboard-docs-{}.toml", std::process::id()));
+    std::fs::write(&file, example).unwrap();
+    let checked = std::process::Command::new(env!("CARGO_BIN_EXE_switchboard")).args(["config", "check"]).arg(&file).output().unwrap();
+    let _ = std::fs::remove_file(&file);
+    assert!(checked.status.success(), "the example: {}", String::from_utf8_lossy(&checked.stderr));
+}

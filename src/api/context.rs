@@ -34,6 +34,8 @@ pub struct Context {
     pub in_flight: super::idempotency::InFlight,
     /// where report files are (the download route reads them)
     pub files: crate::report_files::ReportFiles,
+    /// whether this instance's jobs run (`/ready`)
+    pub jobs: Arc<crate::jobs::State>,
 }
 
 /// How a request's revision was decided.
@@ -94,7 +96,7 @@ impl dropshot::DynamicVersionPolicy for RevisionPolicy {
         _log: &slog::Logger,
     ) -> Result<semver::Version, HttpError> {
         let revision = resolve(request.headers(), &self.keys, &self.clock).revision();
-        super::paths::check(revision, request.method(), request.uri().path()).map_err(super::paths::refusal)?;
+        super::paths::check(revision, request.method(), request.uri().path()).map_err(|u| super::paths::refusal(u, revision))?;
         Ok(revision.version.clone())
     }
 }

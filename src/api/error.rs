@@ -83,6 +83,36 @@ impl ApiError {
     }
 }
 
+/// An error dropshot answers itself (no route, a method not allowed, a
+/// body it could not read), rendered as the Error object: installed in
+/// dropshot (vendor/dropshot/PATCHED.md) as the server starts. It keeps
+/// the headers the version policy set (`Api-Revision`, `Allow`); one the
+/// policy never saw is in the current revision.
+pub fn render_dropshot_error(e: HttpError, request_id: &str) -> Response<Body> {
+    let (internal, message) = match e.status_code.as_u16() {
+        404 => (InternalCode::NotFound, "No operation has this path.".to_string()),
+        405 => (InternalCode::MethodNotAllowed, e.external_message),
+        _ if e.status_code.is_client_error() => (InternalCode::BadRequest, e.external_message),
+        _ => (InternalCode::InternalError, e.external_message),
+    };
+    let headers = e.headers.clone();
+    let revision = headers
+        .as_ref()
+        .and_then(|h| h.get(API_REVISION))
+        .and_then(|v| v.to_str().ok())
+        .and_then(crate::api::revision::Revision::by_name)
+        .unwrap_or_else(crate::api::revision::Revision::current);
+    let mut response = ApiError::new(e.status_code, internal, message).into_response(revision.name, request_id);
+    let out = response.headers_mut();
+    for (name, value) in headers.iter().flat_map(|h| h.iter()) {
+        out.insert(name.clone(), value.clone());
+    }
+    for (name, value) in [(http::header::CACHE_CONTROL, "no-store"), (http::header::X_CONTENT_TYPE_OPTIONS, "nosniff")] {
+        out.entry(name).or_insert(http::HeaderValue::from_static(value));
+    }
+    response
+}
+
 /// `code` is deprecated in favour of internalCode; it carries the status name.
 fn code_for(status: ErrorStatusCode) -> &'static str {
     match status.as_u16() {
@@ -90,10 +120,12 @@ fn code_for(status: ErrorStatusCode) -> &'static str {
         401 => "unauthorized",
         403 => "forbidden",
         404 => "not_found",
+        405 => "method_not_allowed",
         409 => "conflict",
         412 => "precondition_failed",
         413 => "payload_too_large",
         429 => "too_many_requests",
+        503 => "service_unavailable",
         _ => "internal_server_error",
     }
 }

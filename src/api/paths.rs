@@ -153,9 +153,10 @@ fn hosted_page(method: &Method, path: &str) -> bool {
     page || ([INVOICE_DOCUMENTS, REPORT_FILES].iter().any(|p| under(p)) && method == Method::GET)
 }
 
-/// The answer to a request with no route.
-pub fn refusal(unrouted: Unrouted) -> dropshot::HttpError {
+/// The answer to a request with no route in `revision`.
+pub fn refusal(unrouted: Unrouted, revision: &Revision) -> dropshot::HttpError {
     let mut headers = HeaderMap::new();
+    headers.insert(super::revision::API_REVISION, HeaderValue::from_static(revision.name));
     headers.insert(
         http::header::CACHE_CONTROL,
         HeaderValue::from_static("no-store"),

@@ -15,6 +15,7 @@ use crate::domain::Caller;
 use crate::domain::access::UserAccess;
 use crate::domain::login::{Login, Scope};
 use crate::error::{Detail, InternalCode};
+use crate::metrics::Answer;
 use crate::store::{self, ApiKeyRecord};
 use crate::tokens::Refusal;
 use dropshot::{Body, ErrorStatusCode, HttpCodedResponse, HttpResponseOk, RequestContext};
@@ -329,6 +330,7 @@ async fn answer<T: HttpCodedResponse, Fut>(
 where
     Fut: Future<Output = Result<Answered<T>, ApiError>>,
 {
+    let started = std::time::Instant::now();
     let ctx = rqctx.context();
     let resolution = resolve(rqctx.request.headers(), &ctx.keys, &ctx.clock);
     let revision = resolution.revision();
@@ -343,6 +345,17 @@ where
             Err(e) => Err(e),
         },
     };
+    let (status, how) = match &outcome {
+        Ok(Answered::Body(_)) => (T::STATUS_CODE.as_u16(), Answer::Plain),
+        Ok(Answered::Sent(r)) if r.headers().contains_key(idempotency::REPLAYED) => (r.status().as_u16(), Answer::Replayed),
+        Ok(Answered::Sent(r)) => (r.status().as_u16(), Answer::Plain),
+        Err(e) => (e.status.as_u16(), match e.body.internal_code.as_str() {
+            code if code == InternalCode::IdempotencyKeyLocked.as_str() => Answer::KeyLocked,
+            code if code == InternalCode::TooManyRequests.as_str() => Answer::RateLimited,
+            _ => Answer::Plain,
+        }),
+    };
+    crate::metrics::request(&rqctx.endpoint.operation_id, revision.name, status, started.elapsed().as_secs_f64(), how);
     Ok(match outcome {
         Ok(Answered::Body(t)) => Reply::new(revision.name, t),
         Ok(Answered::Sent(response)) => Reply::raw(revision.name, response),

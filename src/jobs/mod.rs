@@ -78,45 +78,57 @@ enum Task {
 }
 
 impl Task {
-    async fn run_due(&self, store: &Store, clock: &Arc<Clock>) -> crate::error::Result<usize> {
+    async fn run_due(&self, store: &Store, clock: &Arc<Clock>, stop: &Stop) -> crate::error::Result<usize> {
         match self {
-            Task::Each(w) => w.run_due(store, clock).await,
+            Task::Each(w) => w.run_due(store, clock, stop).await,
             Task::Drain(d) => (d.run)(store.clone(), clock.clone()).await,
         }
     }
 
-    async fn serve(self, store: Store, clock: Arc<Clock>, wake: Arc<Notify>, rounds: Arc<tokio::sync::watch::Sender<u64>>) {
+    /// Runs what is due, round after round, until told to stop.
+    async fn serve(self, store: Store, clock: Arc<Clock>, wake: Arc<Notify>, rounds: Arc<tokio::sync::watch::Sender<u64>>, mut stop: Stop) {
         let (name, poll) = match &self {
             Task::Each(w) => (w.kind.as_str(), POLL),
             Task::Drain(d) => (d.name, d.poll),
         };
-        loop {
-            if let Err(e) = self.run_due(&store, &clock).await {
+        while !*stop.borrow() {
+            if let Err(e) = self.run_due(&store, &clock, &stop).await {
                 tracing::warn!(job = name, error = %e, "jobs unreadable");
             }
             rounds.send_modify(|n| *n += 1);
             tokio::select! {
                 _ = wake.notified() => {}
                 _ = tokio::time::sleep(poll) => {}
+                // (an error: the jobs were dropped without `stop`)
+                changed = stop.changed() => if changed.is_err() { break },
             }
         }
     }
 }
 
+/// Set when the instance stops: a worker ends after the item it is on.
+type Stop = tokio::sync::watch::Receiver<bool>;
+
 impl Worker {
-    /// Claims and runs every item due now; the number run.
-    async fn run_due(&self, store: &Store, clock: &Arc<Clock>) -> crate::error::Result<usize> {
+    /// Claims and runs every item due now, until told to stop (what it
+    /// claimed and has not started is released with the instance's other
+    /// claims); the number run.
+    async fn run_due(&self, store: &Store, clock: &Arc<Clock>, stop: &Stop) -> crate::error::Result<usize> {
         let mut done = 0;
-        loop {
+        while !*stop.borrow() {
             let claimed = self.claim_due(store, clock.now()).await?;
             if claimed.is_empty() {
-                return Ok(done);
+                break;
             }
             for job in claimed {
+                if *stop.borrow() {
+                    break;
+                }
                 self.run_one(store, clock, job, None).await?;
                 done += 1;
             }
         }
+        Ok(done)
     }
 
     /// The items due at the server's time `now`. The organisation's own
@@ -149,6 +161,7 @@ impl Worker {
             Outcome::Held { held, outcome } => (held, *outcome),
             outcome => (job.clone(), outcome),
         };
+        crate::metrics::job_run(job.kind.as_str(), matches!(outcome, Outcome::Retry { .. }));
         match outcome {
             Outcome::Done => store.finish_job(&held).await,
             Outcome::Recorded | Outcome::Held { .. } => Ok(()),
@@ -192,10 +205,49 @@ pub(crate) fn per_subject<C: Clone + Send + Sync + 'static>(kind: JobKind, with:
 pub struct Jobs {
     tasks_run: Vec<Task>,
     tasks: Vec<JoinHandle<()>>,
+    /// the store the workers claim through, as this instance
     store: Store,
     clock: Arc<Clock>,
     /// how many rounds the workers have finished, all together
     rounds: Arc<tokio::sync::watch::Sender<u64>>,
+    stop: tokio::sync::watch::Sender<bool>,
+    state: Arc<State>,
+    /// how long `stop` waits for the workers to finish their items
+    grace: std::time::Duration,
+}
+
+/// Whether an instance's jobs run, as `/ready` reports it.
+#[derive(Debug, Default)]
+pub struct State {
+    /// workers started, and those still running
+    started: std::sync::atomic::AtomicUsize,
+    running: std::sync::atomic::AtomicUsize,
+    stopping: std::sync::atomic::AtomicBool,
+}
+
+impl State {
+    /// Every worker started runs, and none was told to stop.
+    pub fn running(&self) -> bool {
+        use std::sync::atomic::Ordering::SeqCst;
+        let started = self.started.load(SeqCst);
+        started > 0 && self.running.load(SeqCst) == started && !self.stopping.load(SeqCst)
+    }
+}
+
+/// Counts a worker as running while it lives (ended, aborted or panicked).
+struct Alive(Arc<State>);
+
+impl Alive {
+    fn new(state: &Arc<State>) -> Alive {
+        state.running.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        Alive(state.clone())
+    }
+}
+
+impl Drop for Alive {
+    fn drop(&mut self) {
+        self.0.running.fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+    }
 }
 
 impl Jobs {
@@ -210,16 +262,39 @@ impl Jobs {
     /// this instead of waiting. The number run.
     pub async fn run_due(&self) -> crate::error::Result<usize> {
         let mut n = 0;
+        let stop = self.stop.subscribe();
         for t in &self.tasks_run {
-            n += t.run_due(&self.store, &self.clock).await?;
+            n += t.run_due(&self.store, &self.clock, &stop).await?;
         }
         Ok(n)
     }
 
-    /// Stops every worker; what they had claimed is taken again when its
-    /// lease runs out.
-    pub fn stop(&self) {
+    /// Cuts every worker off where it is, as a crash would: what they had
+    /// claimed is taken again when its lease runs out. (`run_due` still
+    /// runs what is due, here.)
+    pub fn abort(&self) {
         self.tasks.iter().for_each(JoinHandle::abort);
+    }
+
+    /// Stops every worker: each finishes the item it is on, for up to the
+    /// grace period; those still running then are cut short. Then every
+    /// item this instance claimed is released, so that other instances
+    /// take it at once rather than when its lease runs out (an item cut
+    /// short runs again there, as after a crash: every job is safe to run
+    /// again).
+    pub async fn stop(mut self) {
+        self.state.stopping.store(true, std::sync::atomic::Ordering::SeqCst);
+        let _ = self.stop.send(true);
+        let aborts: Vec<_> = self.tasks.iter().map(JoinHandle::abort_handle).collect();
+        let mut finished = futures::future::join_all(std::mem::take(&mut self.tasks));
+        if tokio::time::timeout(self.grace, &mut finished).await.is_err() {
+            tracing::warn!(grace = ?self.grace, "jobs still running after the grace period: stopping them");
+            aborts.iter().for_each(tokio::task::AbortHandle::abort);
+            finished.await;
+        }
+        if let Err(e) = self.store.release_claims().await {
+            tracing::warn!(error = %e, "could not release this instance's job claims; they are taken again when their leases run out");
+        }
     }
 }
 
@@ -259,8 +334,9 @@ pub struct Wakes {
     pub reports: Arc<Notify>,
 }
 
-/// Starts every job `settings` ask for.
+/// Starts every job `settings` ask for, `state` saying whether they run.
 pub async fn start(
+    state: Arc<State>,
     store: &Store,
     clock: &Arc<Clock>,
     settings: &Settings,
@@ -270,6 +346,8 @@ pub async fn start(
     public_url: &str,
     files: &crate::report_files::ReportFiles,
 ) -> anyhow::Result<Jobs> {
+    // this start's claims, released together when it stops
+    let store = &store.claiming_as(uuid::Uuid::new_v4());
     // the standing jobs, due now unless already scheduled
     let now = clock.now();
     store.schedule_standing_job(JobKind::IdempotencyExpiry, crate::store::EXPIRY_SUBJECT, now).await?;
@@ -298,6 +376,19 @@ pub async fn start(
         tasks.push((each(mail::worker(mail::Sender::new(url, &settings.mail_from)?)), wakes.mail));
     }
     let rounds = Arc::new(tokio::sync::watch::channel(0).0);
-    let handles = tasks.iter().map(|(t, wake)| tokio::spawn(t.clone().serve(store.clone(), clock.clone(), wake.clone(), rounds.clone()))).collect();
-    Ok(Jobs { tasks_run: tasks.into_iter().map(|(t, _)| t).collect(), tasks: handles, store: store.clone(), clock: clock.clone(), rounds })
+    let (stop, stopped) = tokio::sync::watch::channel(false);
+    state.started.store(tasks.len(), std::sync::atomic::Ordering::SeqCst);
+    let handles = tasks
+        .iter()
+        .map(|(t, wake)| {
+            let alive = Alive::new(&state);
+            let serve = t.clone().serve(store.clone(), clock.clone(), wake.clone(), rounds.clone(), stopped.clone());
+            tokio::spawn(async move {
+                let _alive = alive;
+                serve.await
+            })
+        })
+        .collect();
+    let grace = std::time::Duration::from_secs(settings.shutdown_grace_seconds.into());
+    Ok(Jobs { tasks_run: tasks.into_iter().map(|(t, _)| t).collect(), tasks: handles, store: store.clone(), clock: clock.clone(), rounds, stop, state, grace })
 }

@@ -375,6 +375,12 @@ async fn record(store: &Store, now: DateTime<Utc>, chunk: Vec<std::result::Resul
                 None => (Move::GivenUp, None),
             }
         };
+        let outcome = match moved {
+            Move::Acknowledged => "acknowledged",
+            Move::TriedAgain => "retried",
+            _ => "failed",
+        };
+        crate::metrics::delivery(outcome, made.attempt.latency_ms as f64 / 1000.0);
         let after = After { status: deliveries::after_attempt(moved)?, retry_at };
         recorded.push(Recorded::Attempt { job: made.job, endpoint, event: made.work.event.id, attempt: made.attempt, after });
     }

@@ -80,6 +80,27 @@ pub const ORGANISATION_WORK: [JobKind; 12] = [
 ];
 
 impl JobKind {
+    /// Every kind (the metrics show each, also with no items).
+    pub const ALL: [JobKind; 17] = [
+        JobKind::OrderExpiry,
+        JobKind::MailDelivery,
+        JobKind::MailCleanup,
+        JobKind::IdempotencyExpiry,
+        JobKind::WebhookDelivery,
+        JobKind::SubscriptionScheduled,
+        JobKind::AddonScheduled,
+        JobKind::LicenseScheduled,
+        JobKind::ClockAdvance,
+        JobKind::PaymentCharge,
+        JobKind::PaymentRefund,
+        JobKind::PaymentLinkExpiry,
+        JobKind::PaymentProfileExpiry,
+        JobKind::InvoiceDue,
+        JobKind::PortingStep,
+        JobKind::ReportRun,
+        JobKind::ReportExpiry,
+    ];
+
     pub(crate) fn as_str(self) -> &'static str {
         match self {
             JobKind::OrderExpiry => "order.expiry",
@@ -285,10 +306,11 @@ impl Store {
                 continue;
             }
             let mut claim = sqlx::query(AssertSqlSafe(format!(
-                "UPDATE jobs SET lease_until = $1, attempts = attempts + 1 WHERE kind = $2 AND subject IN ({})",
-                super::placeholders(3, subjects.len())
+                "UPDATE jobs SET lease_until = $1, attempts = attempts + 1, claimed_by = $2 WHERE kind = $3 AND subject IN ({})",
+                super::placeholders(4, subjects.len())
             )))
             .bind(ts(c.lease_until))
+            .bind(self.claimer.map(|i| i.to_string()))
             .bind(kind.as_str());
             for subject in subjects {
                 claim = claim.bind(subject.to_string());
@@ -356,6 +378,52 @@ impl Store {
             .execute(tx.conn().await?)
             .await?;
         Ok(done.rows_affected() == 1)
+    }
+
+    /// Each kind's items in the database at `now` (the server's time):
+    /// `(kind, due and held by none, held, when the oldest due one fell
+    /// due)`. For a scrape of the metrics: one pass over the table.
+    pub async fn jobs_now(&self, now: DateTime<Utc>) -> Result<Vec<(JobKind, i64, i64, Option<DateTime<Utc>>)>> {
+        let waiting = "due_at <= $1 AND (lease_until IS NULL OR lease_until < $1)";
+        let rows = sqlx::query(AssertSqlSafe(format!(
+            "SELECT kind,
+                    CAST(SUM(CASE WHEN {waiting} THEN 1 ELSE 0 END) AS BIGINT) AS due,
+                    CAST(SUM(CASE WHEN lease_until >= $1 THEN 1 ELSE 0 END) AS BIGINT) AS held,
+                    MIN(CASE WHEN {waiting} THEN due_at END) AS oldest
+             FROM jobs GROUP BY kind"
+        )))
+        .bind(ts(now))
+        .fetch_all(&self.pool)
+        .await?;
+        let mut found = std::collections::HashMap::new();
+        for r in &rows {
+            let kind: String = r.try_get("kind")?;
+            let oldest: Option<String> = r.try_get("oldest")?;
+            let row = (r.try_get::<Option<i64>, _>("due")?.unwrap_or(0), r.try_get::<Option<i64>, _>("held")?.unwrap_or(0), oldest.as_deref().map(parse_ts).transpose()?);
+            found.insert(kind, row);
+        }
+        Ok(JobKind::ALL
+            .iter()
+            .map(|k| {
+                let (due, held, oldest) = found.remove(k.as_str()).unwrap_or((0, 0, None));
+                (*k, due, held, oldest)
+            })
+            .collect())
+    }
+
+    /// Lets go of every item this instance holds (see `claiming_as`), as it
+    /// stops: other instances take them at once instead of when their
+    /// leases run out. Only once nothing of this instance runs them any
+    /// more.
+    pub async fn release_claims(&self) -> Result<()> {
+        let Some(instance) = self.claimer else { return Ok(()) };
+        let mut tx = self.begin().await?;
+        tx.execute(
+            sqlx::query("UPDATE jobs SET lease_until = NULL, claimed_by = NULL WHERE claimed_by = $1 AND lease_until IS NOT NULL")
+                .bind(instance.to_string()),
+        )
+        .await?;
+        tx.commit().await
     }
 
     /// The claimed item failed for now: it is due again at `retry_at`.

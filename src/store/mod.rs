@@ -104,6 +104,9 @@ pub struct Store {
     answers_by_key: idempotency::AnswersByKey,
     /// told when a transaction that recorded an event commits
     events_recorded: Arc<tokio::sync::Notify>,
+    /// the server instance whose jobs claim through this handle (see
+    /// `claiming_as`)
+    claimer: Option<uuid::Uuid>,
 }
 
 static MIGRATE_SQLITE: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
@@ -213,7 +216,22 @@ impl Store {
             group,
             scope: None,
             events_recorded: Arc::default(),
+            claimer: None,
         })
+    }
+
+    /// This store, its job claims marked as `instance`'s, so that the
+    /// instance can release them all as it stops (`release_claims`).
+    pub fn claiming_as(&self, instance: uuid::Uuid) -> Store {
+        Store { claimer: Some(instance), ..self.clone() }
+    }
+
+    /// The newest migration applied to the database (0 for none).
+    pub async fn applied_migration(&self) -> Result<i64> {
+        let newest: Option<i64> = sqlx::query_scalar("SELECT MAX(version) FROM _sqlx_migrations WHERE success")
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(newest.unwrap_or(0))
     }
 
     /// Told each time a transaction that recorded an event commits.

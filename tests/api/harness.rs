@@ -163,12 +163,18 @@ impl TestApp {
     /// and clock, on a new port.
     pub async fn restart(&mut self) {
         let running = self.running.take().expect("running");
-        running.jobs.stop();
-        running.close().await.unwrap();
+        running.jobs.abort();
+        running.server.close().await.unwrap();
+        running.store.close().await;
         self.store = Store::connect(&self.url).await.expect("store");
         let running = server::start(self.store.clone(), self.clock.clone(), "127.0.0.1:0".parse().unwrap(), self.settings.clone()).await.unwrap();
         self.base = format!("http://{}/api/v2", running.local_addr());
         self.running = Some(running);
+    }
+
+    /// The running server (its metrics' address, ...).
+    pub fn server(&self) -> &Running {
+        self.running.as_ref().expect("running")
     }
 
     /// The running server's sandbox network (its usage feed).
@@ -242,7 +248,7 @@ impl TestApp {
     /// Stops the server's workers: nothing runs in the background until
     /// `run_jobs` (an advance then stays ADVANCING until the test runs it).
     pub fn stop_jobs(&self) {
-        self.running.as_ref().expect("running").jobs.stop();
+        self.running.as_ref().expect("running").jobs.abort();
     }
 
     /// Another organisation with its own key.

@@ -208,3 +208,36 @@ async fn every_answer_is_kept_by_no_cache_and_read_only_as_json() {
     })
     .await;
 }
+
+/// A request for no operation (an unknown path, a method the path is not
+/// served with, a path dropshot's router turns down itself) is answered
+/// in the Error object with `Api-Revision`, as every other answer is.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_for_no_operation_get_the_error_object_and_the_revision() {
+    each_backend(|app| async move {
+        let http = TestApp::http(Some(&app.key));
+        let cases = [
+            (http.get(format!("{}/customerz", app.base)), 404, "not_found", BULLFINCH),
+            (http.get(format!("{}/customerz", app.base)).header("api-revision", AUK), 404, "not_found", AUK),
+            (http.delete(format!("{}/customers", app.base)), 405, "method_not_allowed", BULLFINCH),
+            // no key: the oldest supported revision
+            (TestApp::http(None).get(app.base.replace("/api/v2", "/nowhere")), 404, "not_found", AUK),
+            // decoded by the router itself, not seen by the revision policy
+            (http.get(format!("{}/customer%7A", app.base)), 404, "not_found", BULLFINCH),
+        ];
+        for (request, status, internal, revision) in cases {
+            let r = request.send().await.unwrap();
+            let url = r.url().to_string();
+            assert_eq!(r.status().as_u16(), status, "{url}");
+            assert_eq!(r.headers()["api-revision"], revision, "{url}");
+            assert_eq!(r.headers()["content-type"], "application/json", "{url}");
+            let body: serde_json::Value = r.json().await.unwrap();
+            assert_eq!(body["internalCode"], internal, "{url}: {body}");
+            assert_eq!(body["code"], internal, "{url}: {body}");
+            assert!(body["message"].as_str().is_some_and(|m| !m.is_empty()) && body["traceId"].as_str().is_some_and(|t| !t.is_empty()), "{url}: {body}");
+            assert!(body.get("request_id").is_none() && body.get("error_code").is_none(), "not dropshot's own shape: {body}");
+        }
+        app
+    })
+    .await;
+}

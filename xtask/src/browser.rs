@@ -3,7 +3,12 @@
 //! core from `contract/package-lock.json`, starts `serve --demo` on a fresh
 //! SQLite database, and runs `contract/browser.mjs`: one screenshot of the
 //! page, one real form submission that pays a new link and submits its
-//! order (tests/api/payments.rs covers the page's logic over plain HTTP).
+//! order (tests/api/payments.rs covers the page's logic over plain HTTP);
+//! then `contract/reference.mjs`: the reference pages (`/api/v2/docs`),
+//! every operation and event type on them, the revision switcher followed,
+//! no request anywhere but the server, and a full-page screenshot,
+//! `browser-run/reference-page.png` (tests/api/reference.rs covers the
+//! pages over plain HTTP).
 
 use crate::contract::{check_status, install_node, target_dir};
 use crate::server::{Launch, Switchboard};
@@ -36,5 +41,16 @@ pub fn run() -> Result<()> {
     let screenshot = work.join("payment-page.png");
     let mut cmd = Command::new("node");
     cmd.arg("browser.mjs").arg(server.base()).arg(server.demo_key()?).arg(&screenshot).current_dir(&node);
-    check_status(&mut cmd, "node contract/browser.mjs")
+    let paid = check_status(&mut cmd, "node contract/browser.mjs");
+    // the reference pages, on the same server (going on past a failure of
+    // the payment page, so one run shows both)
+    std::fs::copy(root.join("contract/reference.mjs"), node.join("reference.mjs"))?;
+    let page = work.join("reference-page.png");
+    let mut cmd = Command::new("node");
+    cmd.arg("reference.mjs").arg(server.base()).arg(&page).current_dir(&node);
+    let shown = check_status(&mut cmd, "node contract/reference.mjs");
+    match (paid, shown) {
+        (Err(a), Err(b)) => Err(anyhow::anyhow!("{a}; {b}")),
+        (paid, shown) => paid.and(shown),
+    }
 }

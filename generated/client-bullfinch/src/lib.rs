@@ -5332,6 +5332,63 @@ pub mod types {
             value.parse()
         }
     }
+    ///`DocsRevisionViewRevision`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct DocsRevisionViewRevision(::std::string::String);
+    impl ::std::ops::Deref for DocsRevisionViewRevision {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<DocsRevisionViewRevision> for ::std::string::String {
+        fn from(value: DocsRevisionViewRevision) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for DocsRevisionViewRevision {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 64usize {
+                return Err("longer than 64 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for DocsRevisionViewRevision {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for DocsRevisionViewRevision {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for DocsRevisionViewRevision {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     ///A length of time.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct Duration {
@@ -17209,6 +17266,250 @@ pub mod types {
         ///Its usage in the period as of this event.
         pub usage: SubscriptionUsage,
     }
+    ///Every check of a ready instance. An instance that is not ready answers 503 with the Error object instead, one detail per failing check.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct Readiness {
+        ///ok when the database answers a query.
+        pub database: ReadinessDatabase,
+        ///ok while this instance's job workers run (they stop when it shuts down).
+        pub jobs: ReadinessJobs,
+        ///ok when the database has every migration of this build applied.
+        pub migrations: ReadinessMigrations,
+        ///ready when every check is ok.
+        pub status: ReadinessStatus,
+    }
+    ///ok when the database answers a query.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum ReadinessDatabase {
+        #[serde(rename = "ok")]
+        Ok,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
+    }
+    impl ::std::fmt::Display for ReadinessDatabase {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Ok => f.write_str("ok"),
+                Self::Unknown => f.write_str("Unknown"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for ReadinessDatabase {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "ok" => Ok(Self::Ok),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ReadinessDatabase {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ReadinessDatabase {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///ok while this instance's job workers run (they stop when it shuts down).
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum ReadinessJobs {
+        #[serde(rename = "ok")]
+        Ok,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
+    }
+    impl ::std::fmt::Display for ReadinessJobs {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Ok => f.write_str("ok"),
+                Self::Unknown => f.write_str("Unknown"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for ReadinessJobs {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "ok" => Ok(Self::Ok),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ReadinessJobs {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ReadinessJobs {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///ok when the database has every migration of this build applied.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum ReadinessMigrations {
+        #[serde(rename = "ok")]
+        Ok,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
+    }
+    impl ::std::fmt::Display for ReadinessMigrations {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Ok => f.write_str("ok"),
+                Self::Unknown => f.write_str("Unknown"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for ReadinessMigrations {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "ok" => Ok(Self::Ok),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ReadinessMigrations {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ReadinessMigrations {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    ///ready when every check is ok.
+    #[derive(
+        ::serde::Deserialize,
+        ::serde::Serialize,
+        Clone,
+        Copy,
+        Debug,
+        Eq,
+        Hash,
+        Ord,
+        PartialEq,
+        PartialOrd
+    )]
+    pub enum ReadinessStatus {
+        #[serde(rename = "ready")]
+        Ready,
+        /// A value newer than this client: additive changes reach every
+        /// revision (SERVICE.md convention 6), so an answer may carry a
+        /// value added after this client was generated. Only read, never
+        /// sent: the server refuses it in a request.
+        #[serde(other)]
+        Unknown,
+    }
+    impl ::std::fmt::Display for ReadinessStatus {
+        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+            match *self {
+                Self::Ready => f.write_str("ready"),
+                Self::Unknown => f.write_str("Unknown"),
+            }
+        }
+    }
+    impl ::std::str::FromStr for ReadinessStatus {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            match value {
+                "ready" => Ok(Self::Ready),
+                _ => Err("invalid value".into()),
+            }
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for ReadinessStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for ReadinessStatus {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
     ///Where to send an event again.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     pub struct RedeliverEventRequest {
@@ -25614,6 +25915,96 @@ Arguments:
             _ => Err(Error::UnexpectedResponse(response)),
         }
     }
+    /**The current revision's reference page
+
+The reference of the current revision's document as one HTML page, events included, with links to every revision's page. The page loads nothing from elsewhere (no script, no outside resource). Needs no credentials.
+
+Sends a `GET` request to `/docs`
+
+*/
+    pub async fn docs_view<'a>(
+        &'a self,
+    ) -> Result<ResponseValue<ByteStream>, Error<types::Error>> {
+        let url = format!("{}/docs", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self.client.get(url).headers(header_map).build()?;
+        let info = OperationInfo {
+            operation_id: "docs_view",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => Ok(ResponseValue::stream(response)),
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**One revision's reference page
+
+The reference of one revision's document as one HTML page, events included, with links to every revision's page. The page loads nothing from elsewhere (no script, no outside resource). Needs no credentials.
+
+Sends a `GET` request to `/docs/{revision}`
+
+Arguments:
+- `revision`: The revision's full name (for example 2026-08-21.auk).
+*/
+    pub async fn docs_revision_view<'a>(
+        &'a self,
+        revision: &'a types::DocsRevisionViewRevision,
+    ) -> Result<ResponseValue<ByteStream>, Error<types::Error>> {
+        let url = format!(
+            "{}/docs/{}", self.baseurl, encode_path(& revision.to_string()),
+        );
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self.client.get(url).headers(header_map).build()?;
+        let info = OperationInfo {
+            operation_id: "docs_revision_view",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => Ok(ResponseValue::stream(response)),
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            404u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
     /**List events
 
 The organisation's event log, oldest first: every event recorded in the last 30 days at least, each as a webhook delivery carries it, in the organisation's webhook revision (whatever revision the request names). The organisation's API key alone: with a bearer token it answers 403 insufficient_role.
@@ -28475,6 +28866,58 @@ Arguments:
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
             500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Readiness
+
+Answers 200 when this instance should be sent requests: its database answers, every migration this build knows is applied, and its jobs run. Otherwise 503 with one detail per failing check (`database_unreachable`, `migrations_pending`, `jobs_stopped`), for example while the instance shuts down after SIGTERM or before a newer instance has migrated the database. A load balancer routes by this; a liveness probe uses /health. Needs no credentials.
+
+Sends a `GET` request to `/ready`
+
+*/
+    pub async fn ready_view<'a>(
+        &'a self,
+    ) -> Result<ResponseValue<types::Readiness>, Error<types::Error>> {
+        let url = format!("{}/ready", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .get(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "ready_view",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            503u16 => {
                 Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
             }
             _ => Err(Error::UnexpectedResponse(response)),

@@ -258,10 +258,12 @@ pub async fn addon_case(app: &TestApp, ours: &Fixtures, op: &Operation, n: &mut 
 }
 
 /// The operation's path naming objects that exist: fixtures for ids, and
-/// for parameters that are not ids (the document name), a real value.
+/// for parameters that are not ids (the document name, the revision of a
+/// reference page), a real value.
 pub fn existing_path(op: &Operation, fixtures: &Fixtures) -> String {
     op.fill(|name| match name {
         "document" => format!("{}.json", op.revision),
+        "revision" => op.revision.clone(),
         _ => fixtures.get(op, name, false),
     })
 }

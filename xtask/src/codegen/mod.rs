@@ -181,7 +181,7 @@ fn success(op: &Op, models: &RevModels) -> Result<TokenStream> {
     let body = resp["content"]["application/json"]["schema"].clone();
     let body_ty = match ref_name(&body) {
         Some(n) => Some(models.paths.get(&n).ok_or_else(|| anyhow!("unknown schema {n}"))?.clone()),
-        None if body.is_null() => None,
+        None if body.is_null() => text_body(op, resp)?,
         None => bail!("{}: success body must be a $ref", op.id),
     };
     Ok(match (code.as_str(), body_ty) {
@@ -192,6 +192,18 @@ fn success(op: &Op, models: &RevModels) -> Result<TokenStream> {
         ("204", None) => quote!(dropshot::HttpResponseUpdatedNoContent),
         (c, _) => bail!("{}: unsupported success response {c}", op.id),
     })
+}
+
+/// A success body in one media type other than JSON whose schema is a
+/// string (the reference page's `text/html`): typed `String`, which
+/// dropshot documents as JSON (an allowance of tests/contract.rs); the
+/// handler sends the bytes with their media type itself (`Reply::raw`).
+fn text_body(op: &Op, resp: &Value) -> Result<Option<TokenStream>> {
+    let Some(content) = resp["content"].as_object().filter(|c| !c.is_empty()) else { return Ok(None) };
+    match content.iter().collect::<Vec<_>>().as_slice() {
+        [(_, media)] if media["schema"]["type"] == "string" => Ok(Some(quote!(::std::string::String))),
+        _ => bail!("{}: a success body other than JSON must be one media type whose schema is a string", op.id),
+    }
 }
 
 /// (`generated/wire.rs`, `generated/api.rs`).
