@@ -21,7 +21,9 @@ pub mod defaults {
     pub const NETWORK_ACTIVATION_DELAY_SECONDS: u64 = 0;
     pub const DATA_DIR: &str = "switchboard-data";
     pub const REPORT_URL_SECONDS: u32 = 900;
-    pub const SHUTDOWN_GRACE_SECONDS: u32 = 10;
+    /// longer than a webhook receiver's default 15 s: attempts in flight land
+    pub const SHUTDOWN_GRACE_SECONDS: u32 = 20;
+    pub const SHUTDOWN_DELAY_SECONDS: u32 = 0;
 }
 
 #[derive(Debug, Clone, Args)]
@@ -109,6 +111,12 @@ pub struct Settings {
     #[arg(long = "shutdown-grace-seconds", env = "SWITCHBOARD_SHUTDOWN_GRACE_SECONDS", default_value_t = defaults::SHUTDOWN_GRACE_SECONDS,
           value_parser = clap::value_parser!(u32).range(0..=300))]
     pub shutdown_grace_seconds: u32,
+    /// Seconds a stopping server (SIGTERM) goes on serving with `/ready`
+    /// answering 503 before it stops accepting, so that a load balancer
+    /// polling `/ready` takes it out of rotation first.
+    #[arg(long = "shutdown-delay-seconds", env = "SWITCHBOARD_SHUTDOWN_DELAY_SECONDS", default_value_t = defaults::SHUTDOWN_DELAY_SECONDS,
+          value_parser = clap::value_parser!(u32).range(0..=300))]
+    pub shutdown_delay_seconds: u32,
     /// Serve Prometheus metrics (`GET /metrics`) on this address, e.g.
     /// 127.0.0.1:9090; without it, none are served.
     #[arg(long = "metrics-listen", env = "SWITCHBOARD_METRICS_LISTEN")]
@@ -194,6 +202,7 @@ impl Default for Settings {
             files: Files::default(),
             report_url_seconds: defaults::REPORT_URL_SECONDS,
             shutdown_grace_seconds: defaults::SHUTDOWN_GRACE_SECONDS,
+            shutdown_delay_seconds: defaults::SHUTDOWN_DELAY_SECONDS,
             metrics_listen: None,
         }
     }

@@ -18,22 +18,34 @@ struct Setting {
     values: Option<Vec<String>>,
 }
 
-/// The command line `serve` runs with: `args` (the process's, `serve`
-/// among them) with each setting of `file` added that neither `args` nor
-/// the environment gives. `command` is the whole CLI's (`Cli::command()`).
+/// The command line a command runs with: `args` (the process's) with each
+/// setting of `file` added that neither `args` nor the environment gives:
+/// the global ones (`database-url`, `sqlite-synchronous`) for every
+/// command, the others for `serve`. `command` is the whole CLI's
+/// (`Cli::command()`).
 pub fn with_file(file: &Path, command: &clap::Command, args: &[OsString]) -> anyhow::Result<Vec<OsString>> {
     let settings = read(file, command)?;
-    let serve = args.iter().position(|a| a == "serve").ok_or_else(|| anyhow!("--config is serve's"))?;
     let given = |flag: &str| args.iter().any(|a| a.to_str().is_some_and(|a| a == format!("--{flag}") || a.starts_with(&format!("--{flag}="))));
-    let mut out: Vec<OsString> = args[..=serve].to_vec();
+    let (mut global, mut serve) = (vec![], vec![]);
     for s in settings {
         let arg = serve_arg(command, &s.flag).expect("checked by read");
         let from_env = arg.get_env().is_some_and(|name| std::env::var_os(name).is_some());
-        if !given(&s.flag) && !from_env {
-            out.extend(s.as_args().into_iter().map(OsString::from));
+        if given(&s.flag) || from_env {
+            continue;
         }
+        let is_global = command.get_arguments().any(|a| a.get_id() == arg.get_id());
+        (if is_global { &mut global } else { &mut serve }).extend(s.as_args().into_iter().map(OsString::from));
     }
-    out.extend(args[serve + 1..].iter().cloned());
+    let mut out: Vec<OsString> = args[..1].to_vec();
+    out.extend(global);
+    match args.iter().position(|a| a == "serve") {
+        Some(at) => {
+            out.extend(args[1..=at].iter().cloned());
+            out.extend(serve);
+            out.extend(args[at + 1..].iter().cloned());
+        }
+        None => out.extend(args[1..].iter().cloned()),
+    }
     Ok(out)
 }
 
@@ -66,7 +78,7 @@ fn read(file: &Path, command: &clap::Command) -> anyhow::Result<Vec<Setting>> {
     let name = file.display();
     let text = std::fs::read_to_string(file).with_context(|| format!("cannot read {name}"))?;
     let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-        let at = e.span().map(|s| format!(" (line {})", text[..s.start].lines().count().max(1))).unwrap_or_default();
+        let at = e.span().map(|s| format!(" (line {})", text[..s.start].matches('\n').count() + 1)).unwrap_or_default();
         anyhow!("{name}{at}: not TOML: {}", e.message().trim())
     })?;
     let mut settings = vec![];

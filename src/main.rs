@@ -31,6 +31,11 @@ struct Cli {
     /// the cost of a sync per commit.
     #[arg(long, global = true, env = "SWITCHBOARD_SQLITE_SYNCHRONOUS", value_enum, default_value = "normal")]
     sqlite_synchronous: Synchronous,
+    /// A TOML file of serve's settings, named as their flags are
+    /// (docs/operating.md); a flag or an environment variable wins over
+    /// it. Other commands take its database-url.
+    #[arg(long, global = true, env = "SWITCHBOARD_CONFIG")]
+    config: Option<std::path::PathBuf>,
     #[command(subcommand)]
     command: Command,
 }
@@ -45,11 +50,6 @@ enum Command {
         /// On an empty database, create a demo organisation, key and data.
         #[arg(long, env = "SWITCHBOARD_DEMO")]
         demo: bool,
-        /// A TOML file of these settings, named as their flags are
-        /// (docs/operating.md); a flag or an environment variable wins
-        /// over it.
-        #[arg(long, env = "SWITCHBOARD_CONFIG")]
-        config: Option<std::path::PathBuf>,
         #[command(flatten)]
         settings: Settings,
     },
@@ -275,7 +275,7 @@ async fn run() -> anyhow::Result<()> {
         .init();
     let mut cli = Cli::parse();
     // the file's settings, under the command line's and the environment's
-    if let Command::Serve { config: Some(file), .. } = &cli.command {
+    if let Some(file) = &cli.config {
         let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
         cli = Cli::try_parse_from(switchboard::config_file::with_file(file, &Cli::command(), &args)?)?;
     }

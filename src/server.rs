@@ -20,6 +20,8 @@ pub struct Running {
     pub network: Arc<crate::network::Sandbox>,
     /// `GET /metrics`, when `--metrics-listen` asks for it
     pub metrics: Option<dropshot::HttpServer<crate::metrics::serve::Scraped>>,
+    /// how long `close` goes on serving, not ready, before it stops accepting
+    drain: std::time::Duration,
 }
 
 impl Running {
@@ -27,17 +29,32 @@ impl Running {
         self.server.local_addr()
     }
 
-    /// Says it is not ready, stops accepting and lets requests in flight
-    /// finish while its jobs finish their items and release what this
-    /// instance claimed (`Jobs::stop`), then closes the pool.
+    /// Says it is not ready (`/ready` 503) and goes on serving for
+    /// `--shutdown-delay-seconds`, so that a load balancer takes it out;
+    /// then stops accepting and lets requests in flight finish while its
+    /// jobs finish their items and release what this instance claimed
+    /// (`Jobs::stop`); then closes the pool.
     pub async fn close(self) -> anyhow::Result<()> {
+        self.jobs.mark_stopping();
+        tokio::time::sleep(self.drain).await;
         let (closed, ()) = tokio::join!(self.server.close(), self.jobs.stop());
-        closed.map_err(|e| anyhow::anyhow!(e))?;
+        let metrics = match self.metrics {
+            Some(metrics) => metrics.close().await,
+            None => Ok(()),
+        };
+        self.store.close().await;
+        closed.and(metrics).map_err(|e| anyhow::anyhow!(e))
+    }
+
+    /// Stops as a crash would, for tests: jobs cut off mid-item, their
+    /// claims left to run out; the listeners and the pool closed.
+    pub async fn crash(self) {
+        self.jobs.abort();
+        let _ = self.server.close().await;
         if let Some(metrics) = self.metrics {
-            metrics.close().await.map_err(|e| anyhow::anyhow!(e))?;
+            let _ = metrics.close().await;
         }
         self.store.close().await;
-        Ok(())
     }
 }
 
@@ -45,6 +62,11 @@ impl Running {
 pub async fn start(store: Store, clock: Arc<Clock>, listen: SocketAddr, settings: Settings) -> anyhow::Result<Running> {
     // dropshot's own answers (no route, ...) as the Error object
     dropshot::render_own_errors_with(crate::api::error::render_dropshot_error);
+    // bound first: nothing else has started if its address is taken
+    let metrics = match settings.metrics_listen {
+        Some(at) => Some(crate::metrics::serve::start(store.clone(), clock.clone(), at)?),
+        None => None,
+    };
     let mut api = switchboard_api_mod::api_description::<Handlers>().map_err(|e| anyhow::anyhow!("{e}"))?;
     crate::hosted::register(&mut api).map_err(|e| anyhow::anyhow!("{e}"))?;
     let keys = Arc::new(KeyCache::new(store.clone(), clock.clone()));
@@ -99,9 +121,6 @@ pub async fn start(store: Store, clock: Arc<Clock>, listen: SocketAddr, settings
     // to the hosted pages (what waits meanwhile is rows, taken then)
     let public_url = job_settings.public_url.clone().unwrap_or_else(|| format!("http://{}", server.local_addr()));
     let jobs = crate::jobs::start(jobs_state, &store, &clock, &job_settings, wakes, network.clone(), &providers, &public_url, &files).await?;
-    let metrics = match job_settings.metrics_listen {
-        Some(listen) => Some(crate::metrics::serve::start(store.clone(), clock.clone(), listen)?),
-        None => None,
-    };
-    Ok(Running { server, store, clock, jobs, network, metrics })
+    let drain = std::time::Duration::from_secs(job_settings.shutdown_delay_seconds.into());
+    Ok(Running { server, store, clock, jobs, network, metrics, drain })
 }

@@ -82,7 +82,8 @@ fn a_link_is_found_outside_code_and_without_its_anchor() {
 #[test]
 fn every_setting_of_serve_is_documented_and_the_example_file_checks() {
     let page = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/operating.md")).unwrap();
-    let help = std::process::Command::new(env!("CARGO_BIN_EXE_switchboard")).args(["serve", "--help"]).output().unwrap();
+    // (without the environment: clap shows a set variable's value)
+    let help = std::process::Command::new(env!("CARGO_BIN_EXE_switchboard")).args(["serve", "--help"]).env_clear().output().unwrap();
     let help = String::from_utf8(help.stdout).unwrap();
     let mut flags = vec![];
     let mut lines = help.lines().peekable();
@@ -90,7 +91,7 @@ fn every_setting_of_serve_is_documented_and_the_example_file_checks() {
         let Some(flag) = line.trim_start().strip_prefix("--") else { continue };
         let flag = flag.split([' ', '<']).next().unwrap().to_string();
         // its environment variable: the next `[env: NAME...]` before the next flag
-        let env = lines.clone().take_while(|l| !l.trim_start().starts_with("--")).find_map(|l| l.trim().strip_prefix("[env: ").map(|e| e.trim_end_matches(']').trim_end_matches('=').to_string()));
+        let env = lines.clone().take_while(|l| !l.trim_start().starts_with("--")).find_map(|l| l.trim().strip_prefix("[env: ").map(|e| e.trim_end_matches(']').split('=').next().unwrap().to_string()));
         if flag != "config" && flag != "help" {
             flags.push((flag, env));
         }

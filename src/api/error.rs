@@ -89,9 +89,15 @@ impl ApiError {
 /// the headers the version policy set (`Api-Revision`, `Allow`); one the
 /// policy never saw is in the current revision.
 pub fn render_dropshot_error(e: HttpError, request_id: &str) -> Response<Body> {
+    if e.status_code.is_server_error() {
+        tracing::error!(trace_id = %request_id, error = %e.internal_message, "request failed");
+    }
     let (internal, message) = match e.status_code.as_u16() {
-        404 => (InternalCode::NotFound, "No operation has this path.".to_string()),
+        // the version policy's refusal says it already; the router's says "Not Found"
+        404 if e.error_code.is_none() => (InternalCode::NotFound, "No operation has this path.".to_string()),
+        404 => (InternalCode::NotFound, e.external_message),
         405 => (InternalCode::MethodNotAllowed, e.external_message),
+        413 => (InternalCode::PayloadTooLarge, e.external_message),
         _ if e.status_code.is_client_error() => (InternalCode::BadRequest, e.external_message),
         _ => (InternalCode::InternalError, e.external_message),
     };

@@ -58,10 +58,11 @@ pub struct Worker {
 }
 
 /// Work that runs everything due itself, many items at once; the number
-/// of items run.
+/// of items run. Told to stop, it takes no new item and returns once the
+/// items it has started end.
 pub struct Drain {
     pub name: &'static str,
-    pub run: Arc<dyn Fn(Store, Arc<Clock>) -> BoxFuture<'static, crate::error::Result<usize>> + Send + Sync>,
+    pub run: Arc<dyn Fn(Store, Arc<Clock>, Stop) -> BoxFuture<'static, crate::error::Result<usize>> + Send + Sync>,
     /// how often it looks for due work without being woken
     pub poll: std::time::Duration,
 }
@@ -81,7 +82,7 @@ impl Task {
     async fn run_due(&self, store: &Store, clock: &Arc<Clock>, stop: &Stop) -> crate::error::Result<usize> {
         match self {
             Task::Each(w) => w.run_due(store, clock, stop).await,
-            Task::Drain(d) => (d.run)(store.clone(), clock.clone()).await,
+            Task::Drain(d) => (d.run)(store.clone(), clock.clone(), stop.clone()).await,
         }
     }
 
@@ -107,7 +108,7 @@ impl Task {
 }
 
 /// Set when the instance stops: a worker ends after the item it is on.
-type Stop = tokio::sync::watch::Receiver<bool>;
+pub type Stop = tokio::sync::watch::Receiver<bool>;
 
 impl Worker {
     /// Claims and runs every item due now, until told to stop (what it
@@ -269,10 +270,16 @@ impl Jobs {
         Ok(n)
     }
 
+    /// `/ready` answers 503 from now on (the instance is about to stop).
+    pub fn mark_stopping(&self) {
+        self.state.stopping.store(true, std::sync::atomic::Ordering::SeqCst);
+    }
+
     /// Cuts every worker off where it is, as a crash would: what they had
     /// claimed is taken again when its lease runs out. (`run_due` still
     /// runs what is due, here.)
     pub fn abort(&self) {
+        self.state.stopping.store(true, std::sync::atomic::Ordering::SeqCst);
         self.tasks.iter().for_each(JoinHandle::abort);
     }
 

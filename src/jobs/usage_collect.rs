@@ -20,12 +20,12 @@ pub fn drain(network: Arc<dyn Network>) -> Drain {
     Drain {
         name: "usage_collect",
         poll: std::time::Duration::from_secs(30),
-        run: Arc::new(move |store, clock| {
+        run: Arc::new(move |store, clock, stop| {
             let network = network.clone();
             Box::pin(async move {
                 let feed = network.usage_feed();
                 let mut done = 0;
-                loop {
+                while !*stop.borrow() {
                     let after = store.feed_position(&feed).await?;
                     let batch = network.usage(after, BATCH).await.map_err(|e| Error::Internal(format!("the network's usage feed: {}", e.0)))?;
                     if batch.is_empty() {
@@ -45,6 +45,7 @@ pub fn drain(network: Arc<dyn Network>) -> Drain {
                     }
                     store.set_feed_position(&feed, read, clock.now()).await?;
                 }
+                Ok(done)
             })
         }),
     }

@@ -159,7 +159,7 @@ pub fn drain(sender: Sender, wake: Arc<Notify>) -> Drain {
     Drain {
         name: "webhook.delivery",
         poll: POLL,
-        run: Arc::new(move |store, clock| Box::pin(run(sender.clone(), store, clock, wake.clone()))),
+        run: Arc::new(move |store, clock, stop| Box::pin(run(sender.clone(), store, clock, wake.clone(), stop))),
     }
 }
 
@@ -168,8 +168,10 @@ const POLL: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Sends every delivery due now, and those that fall due while attempts
 /// are still in flight; the number of jobs run. It returns when nothing
-/// is in flight and nothing is due.
-async fn run(sender: Arc<Sender>, store: Store, clock: Arc<Clock>, wake: Arc<Notify>) -> Result<usize> {
+/// is in flight and nothing is due, or, told to stop, once the attempts in
+/// flight have landed and are recorded (those claimed and waiting for a
+/// place are released with the instance's other claims).
+async fn run(sender: Arc<Sender>, store: Store, clock: Arc<Clock>, wake: Arc<Notify>, mut stop: super::Stop) -> Result<usize> {
     // a delivery may wait here behind its organisation's others (at most
     // a claim's worth, `IN_FLIGHT / PER_ORGANISATION` rounds of attempts),
     // then take the timeout itself
@@ -178,8 +180,13 @@ async fn run(sender: Arc<Sender>, store: Store, clock: Arc<Clock>, wake: Arc<Not
     let mut flight = Flight::default();
     let mut run = 0;
     let mut look = true;
+    let mut dropped = false;
     loop {
-        if look && flight.flying.len() < IN_FLIGHT {
+        let stopping = dropped || *stop.borrow();
+        if stopping {
+            flight.waiting.clear();
+        }
+        if look && !stopping && flight.flying.len() < IN_FLIGHT {
             let room = IN_FLIGHT - flight.flying.len();
             let items = claim(&store, &clock, lease, room, &flight.busy()).await?;
             look = !items.is_empty();
@@ -226,6 +233,8 @@ async fn run(sender: Arc<Sender>, store: Store, clock: Arc<Clock>, wake: Arc<Not
             // work queued meanwhile, or falling due
             _ = wake.notified() => look = true,
             _ = tokio::time::sleep(POLL) => look = true,
+            // (an error: the jobs were dropped without `stop`: as a stop)
+            changed = stop.changed(), if !stopping => dropped = changed.is_err(),
         }
     }
 }
@@ -378,9 +387,11 @@ async fn record(store: &Store, now: DateTime<Utc>, chunk: Vec<std::result::Resul
         let outcome = match moved {
             Move::Acknowledged => "acknowledged",
             Move::TriedAgain => "retried",
-            _ => "failed",
+            Move::GivenUp | Move::SentAgain => "failed",
         };
-        crate::metrics::delivery(outcome, made.attempt.latency_ms as f64 / 1000.0);
+        // (an attempt never sent, its URL refused, took no receiver's time)
+        let sent = made.attempt.status_code.is_some() || made.attempt.error.as_deref().is_none_or(|e| !e.starts_with("not sent"));
+        crate::metrics::delivery(outcome, sent.then(|| made.attempt.latency_ms as f64 / 1000.0));
         let after = After { status: deliveries::after_attempt(moved)?, retry_at };
         recorded.push(Recorded::Attempt { job: made.job, endpoint, event: made.work.event.id, attempt: made.attempt, after });
     }

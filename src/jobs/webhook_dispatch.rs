@@ -17,14 +17,14 @@ pub fn drain(sender: Arc<Notify>) -> Drain {
     Drain {
         name: "webhook.dispatch",
         poll: std::time::Duration::from_secs(1),
-        run: Arc::new(move |store, clock| {
+        run: Arc::new(move |store, clock, stop| {
             let sender = sender.clone();
             Box::pin(async move {
                 let mut events = 0;
                 // queued deliveries (a redelivery, a replay) wake this task
                 // too: the sender hears of them from here
                 sender.notify_one();
-                while store.undispatched_events().await? {
+                while !*stop.borrow() && store.undispatched_events().await? {
                     let (dispatched, deliveries) = store.dispatch_events(clock.now(), BATCH).await?;
                     if deliveries > 0 {
                         sender.notify_one();

@@ -102,7 +102,7 @@ fn metrics() -> &'static Metrics {
         r.register("job_failures", "Job items that failed and were scheduled again, by kind", m.job_failures.clone());
         r.register("webhook_deliveries", "Webhook attempts, by outcome: acknowledged (2xx), retried, or failed for good", m.deliveries.clone());
         r.register("webhook_delivery_duration_seconds", "Time a webhook receiver took to answer an attempt", m.delivery_seconds.clone());
-        r.register("db_connections", "Database connections of this instance's pool, idle or in use", m.connections.clone());
+        r.register("db_connections", "Database connections of this instance's pool, idle or in use (SQLite: its readers; the writer is apart)", m.connections.clone());
         r.register("db_connections_max", "The most connections this instance's pool opens", m.connections_max.clone());
         Metrics { registry, ..m }
     })
@@ -147,11 +147,13 @@ pub fn job_run(kind: &'static str, failed: bool) {
 }
 
 /// One webhook attempt: `acknowledged`, `retried` or `failed`, and how
-/// long the receiver took.
-pub fn delivery(outcome: &'static str, seconds: f64) {
+/// long the receiver took (None: never sent).
+pub fn delivery(outcome: &'static str, seconds: Option<f64>) {
     let m = metrics();
     m.deliveries.get_or_create(&Outcome { outcome }).inc();
-    m.delivery_seconds.observe(seconds);
+    if let Some(seconds) = seconds {
+        m.delivery_seconds.observe(seconds);
+    }
 }
 
 /// One kind of job as a scrape reads it from the database.
@@ -173,7 +175,7 @@ pub fn render(jobs: &[JobsNow], pool: &sqlx::AnyPool) -> String {
     }
     let (size, idle) = (i64::from(pool.size()), i64::try_from(pool.num_idle()).unwrap_or(i64::MAX));
     m.connections.get_or_create(&Connections { state: "idle" }).set(idle);
-    m.connections.get_or_create(&Connections { state: "in_use" }).set(size - idle);
+    m.connections.get_or_create(&Connections { state: "in_use" }).set((size - idle).max(0));
     m.connections_max.set(i64::from(pool.options().get_max_connections()));
     let mut text = String::new();
     prometheus_client::encoding::text::encode(&mut text, &m.registry).expect("writing to a String");

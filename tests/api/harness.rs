@@ -112,6 +112,8 @@ impl TestApp {
             login_per_address_per_minute: 10_000,
             login_per_email_per_minute: 10_000,
             auth_failures_per_minute: 10_000,
+            // a test's end cuts its jobs off (a hanging receiver's attempts)
+            shutdown_grace_seconds: 0,
             ..Settings::default()
         }
     }
@@ -163,9 +165,7 @@ impl TestApp {
     /// and clock, on a new port.
     pub async fn restart(&mut self) {
         let running = self.running.take().expect("running");
-        running.jobs.abort();
-        running.server.close().await.unwrap();
-        running.store.close().await;
+        running.crash().await;
         self.store = Store::connect(&self.url).await.expect("store");
         let running = server::start(self.store.clone(), self.clock.clone(), "127.0.0.1:0".parse().unwrap(), self.settings.clone()).await.unwrap();
         self.base = format!("http://{}/api/v2", running.local_addr());
