@@ -28,6 +28,7 @@ pub mod jobs;
 pub mod server;
 pub mod startup_pages;
 pub mod store;
+pub mod telemetry;
 pub mod tokens;
 pub mod wire;
 

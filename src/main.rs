@@ -36,6 +36,10 @@ struct Cli {
     /// it. Other commands take its database-url.
     #[arg(long, global = true, env = "SWITCHBOARD_CONFIG")]
     config: Option<std::path::PathBuf>,
+    /// How log lines are written to standard error: `text`, or `json`
+    /// (one object per line, with the request's trace_id and span_id).
+    #[arg(long, global = true, env = "SWITCHBOARD_LOG_FORMAT", value_enum, default_value = "text")]
+    log_format: switchboard::telemetry::LogFormat,
     #[command(subcommand)]
     command: Command,
 }
@@ -269,16 +273,14 @@ fn main() -> std::process::ExitCode {
 }
 
 async fn run() -> anyhow::Result<()> {
-    tracing_subscriber::fmt()
-        .with_env_filter(tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "info".into()))
-        .with_writer(std::io::stderr)
-        .init();
     let mut cli = Cli::parse();
     // the file's settings, under the command line's and the environment's
     if let Some(file) = &cli.config {
         let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
         cli = Cli::try_parse_from(switchboard::config_file::with_file(file, &Cli::command(), &args)?)?;
     }
+    // only a server's spans are exported
+    let telemetry = switchboard::telemetry::init(cli.log_format, matches!(cli.command, Command::Serve { .. }))?;
     let clock = Arc::new(Clock::default());
     if let Command::Config { command: ConfigCommand::Check { file } } = &cli.command {
         let settings = switchboard::config_file::check(file, &Cli::command())?;
@@ -299,7 +301,11 @@ async fn run() -> anyhow::Result<()> {
     }
     let store = Store::connect_with(&cli.database_url, cli.sqlite_synchronous).await?;
     match cli.command {
-        Command::Serve { listen, demo, settings, .. } => serve(store, clock, listen, demo, settings).await,
+        Command::Serve { listen, demo, settings, .. } => {
+            let served = serve(store, clock, listen, demo, settings).await;
+            telemetry.shutdown().await;
+            served
+        }
         Command::Listen { .. } | Command::Config { .. } => unreachable!("handled above"),
         Command::Admin { command } => {
             let out = match command {

@@ -1,10 +1,12 @@
 //! `switchboard serve` as a process: stopped by SIGTERM and started again
 //! under load, losing no acknowledged request; its settings from a file
-//! under the environment and the flags; its metrics, counted exactly.
+//! under the environment and the flags; its metrics, counted exactly; its
+//! spans exported by OTLP and its JSON log, found by an Error's traceId.
 
 mod common;
 
-use common::{admin, db, free_address, serve_on};
+use common::collector::{Collector, attribute};
+use common::{admin, db, free_address, serve_logging_to, serve_on};
 use serde_json::Value;
 use std::process::{Command, Stdio};
 
@@ -169,7 +171,10 @@ async fn metrics_count_exactly_the_requests_sent() {
         let r = http.post(format!("{base}/customers")).header("x-api-key", &key).header("x-idempotency-key", "m-1").json(&body).send().await.unwrap();
         assert_eq!(r.status(), 201);
     }
-    let missing = http.get(format!("{base}/customers/{}", uuid::Uuid::new_v4())).header("x-api-key", &key).send().await.unwrap();
+    // (a caller's own trace, which the request's span links to)
+    let caller = ("4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7");
+    let traceparent = format!("00-{}-{}-01", caller.0, caller.1);
+    let missing = http.get(format!("{base}/customers/{}", uuid::Uuid::new_v4())).header("x-api-key", &key).header("traceparent", traceparent).send().await.unwrap();
     assert_eq!(missing.status(), 404);
     let mut statuses = vec![];
     for _ in 0..3 {
@@ -195,6 +200,86 @@ async fn metrics_count_exactly_the_requests_sent() {
     assert!(text.lines().any(|l| l.starts_with(r#"switchboard_http_requests_total{operation="customer_list""#) && l.contains(r#"status="401"} 2"#)), "{text}");
     server.kill().unwrap();
     server.wait().unwrap();
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
+    }
+}
+
+/// An Error object's `traceId` is its `x-request-id` and the trace id of
+/// the span exported for it (by OTLP, to a receiver on loopback), and its
+/// `spanId` is that span's, linked to the caller's `traceparent`;
+/// dropshot's own 404 and a job's item have their spans too; `--log-format json` writes the request's trace id on
+/// its lines. The exporter's batches wait for the stop (a schedule of ten
+/// minutes): the spans not yet sent are sent as the server exits.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_error_objects_trace_id_finds_its_exported_span_and_its_log_lines() {
+    let (url, file) = db();
+    let org = admin(&url, &["org", "create", "--name", "Traced Ltd", "--sandbox"]);
+    let key = admin(&url, &["key", "create", "--org", org["organisationId"].as_str().unwrap()])["apiKey"].as_str().unwrap().to_string();
+    let mut collector = Collector::start().await;
+    let addr = free_address();
+    let log_file = std::env::temp_dir().join(format!("switchboard-log-{}.jsonl", uuid::Uuid::new_v4().simple()));
+    let env = [
+        ("OTEL_EXPORTER_OTLP_ENDPOINT", collector.url.as_str()),
+        ("OTEL_EXPORTER_OTLP_PROTOCOL", "http/json"),
+        ("OTEL_BSP_SCHEDULE_DELAY", "600000"),
+        ("RUST_LOG", "info,switchboard::api=debug"),
+    ];
+    let log = Stdio::from(std::fs::File::create(&log_file).unwrap());
+    let mut server = serve_logging_to(&url, &["--listen", &addr, "--log-format", "json"], &env, &addr, log).await;
+    let http = reqwest::Client::new();
+    let base = format!("http://{addr}/api/v2");
+
+    // (a caller's own trace, which the request's span links to)
+    let caller = ("4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7");
+    let traceparent = format!("00-{}-{}-01", caller.0, caller.1);
+    let missing = http.get(format!("{base}/customers/{}", uuid::Uuid::new_v4())).header("x-api-key", &key).header("traceparent", traceparent).send().await.unwrap();
+    assert_eq!(missing.status(), 404);
+    let request_id = missing.headers()["x-request-id"].to_str().unwrap().to_string();
+    let error: Value = missing.json().await.unwrap();
+    assert_eq!(error["traceId"], request_id.as_str(), "{error:#}");
+    assert!(request_id.len() == 32 && request_id.chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()), "{request_id}");
+    let span_id = error["spanId"].as_str().unwrap_or_else(|| panic!("a spanId: {error:#}")).to_string();
+    let unrouted: Value = http.get(format!("{base}/no-such-thing")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(unrouted["internalCode"], "not_found", "{unrouted:#}");
+
+    // a job's item: the sandbox clock advanced a day, by this server's worker
+    let clock = || async { http.get(format!("{base}/sandbox/clock")).header("x-api-key", &key).send().await.unwrap().json::<Value>().await.unwrap() };
+    let now: chrono::DateTime<chrono::Utc> = clock().await["now"].as_str().unwrap().parse().unwrap();
+    let to = (now + chrono::Duration::days(1)).to_rfc3339();
+    let advanced = http.post(format!("{base}/sandbox/clock/advance")).header("x-api-key", &key).json(&serde_json::json!({"to": to})).send().await.unwrap();
+    assert_eq!(advanced.status(), 202);
+    for _ in 0..500 {
+        if clock().await["status"] == "READY" {
+            break;
+        }
+        // (polling for the worker to finish, not waiting for time)
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(clock().await["status"], "READY");
+    assert!(Command::new("kill").args(["-TERM", &server.id().to_string()]).status().unwrap().success());
+    assert!(server.wait().unwrap().success());
+
+    let spans = collector.spans();
+    let of_trace = |id: &Value| spans.iter().find(|s| s["traceId"] == *id).unwrap_or_else(|| panic!("no span of trace {id} in {spans:#?}"));
+    let span = of_trace(&error["traceId"]);
+    assert_eq!((span["spanId"].as_str(), span["name"].as_str()), (Some(span_id.as_str()), Some("customer_view")), "{span:#}");
+    assert!(span["parentSpanId"].as_str().unwrap_or_default().is_empty(), "a request's span is its trace's root: {span:#}");
+    assert_eq!((span["links"][0]["traceId"].as_str(), span["links"][0]["spanId"].as_str()), (Some(caller.0), Some(caller.1)), "{span:#}");
+    assert_eq!(attribute(span, "http.response.status_code").as_deref(), Some("404"), "{span:#}");
+    assert_eq!(attribute(span, "http.request.method").as_deref(), Some("GET"), "{span:#}");
+    assert_eq!(attribute(&span["resource"], "service.name").as_deref(), Some("switchboard"), "{span:#}");
+    let refused = of_trace(&unrouted["traceId"]);
+    assert_eq!((&refused["spanId"], refused["name"].as_str()), (&unrouted["spanId"], Some("refused")), "{refused:#}");
+    let job = spans.iter().find(|s| s["name"] == "clock.advance").unwrap_or_else(|| panic!("no span of the clock's advance in {spans:#?}"));
+    assert_eq!(attribute(job, "outcome").as_deref(), Some("done"), "{job:#}");
+    assert_eq!(attribute(job, "org").as_deref(), org["organisationId"].as_str(), "{job:#}");
+
+    let log = std::fs::read_to_string(&log_file).unwrap();
+    let lines: Vec<Value> = log.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("not a JSON line ({e}): {l}"))).collect();
+    let answered = lines.iter().find(|l| l["span"]["trace_id"] == request_id.as_str()).unwrap_or_else(|| panic!("no line of {request_id} in\n{log}"));
+    assert_eq!((&answered["span"]["span_id"], &answered["fields"]["status"]), (&Value::from(span_id), &Value::from(404)), "{answered:#}");
+    let _ = std::fs::remove_file(log_file);
     for suffix in ["", "-wal", "-shm"] {
         let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
     }

@@ -68,9 +68,11 @@ impl ApiError {
         ApiError::new(ErrorStatusCode::NOT_FOUND, InternalCode::NotFound, "No operation has this path.")
     }
 
-    /// The full response: body, `Api-Revision` and the trace id.
+    /// The full response: body, `Api-Revision`, the trace id (the
+    /// request's id) and the id of the request's span.
     pub fn into_response(mut self, revision: &str, trace_id: &str) -> Response<Body> {
         self.body.trace_id = trace_id.to_string();
+        self.body.span_id = crate::telemetry::span_id_of(trace_id);
         let body = serde_json::to_string(&self.body).expect("Error serializes");
         let mut builder = Response::builder()
             .status(self.status.as_status())
@@ -89,9 +91,6 @@ impl ApiError {
 /// the headers the version policy set (`Api-Revision`, `Allow`); one the
 /// policy never saw is in the current revision.
 pub fn render_dropshot_error(e: HttpError, request_id: &str) -> Response<Body> {
-    if e.status_code.is_server_error() {
-        tracing::error!(trace_id = %request_id, error = %e.internal_message, "request failed");
-    }
     let (internal, message) = match e.status_code.as_u16() {
         // the version policy's refusal says it already; the router's says "Not Found"
         404 if e.error_code.is_none() => (InternalCode::NotFound, "No operation has this path.".to_string()),
@@ -108,14 +107,18 @@ pub fn render_dropshot_error(e: HttpError, request_id: &str) -> Response<Body> {
         .and_then(|v| v.to_str().ok())
         .and_then(crate::api::revision::Revision::by_name)
         .unwrap_or_else(crate::api::revision::Revision::current);
+    // (the span of a request no operation answered)
+    let span = crate::telemetry::request_span(request_id, "refused", None, revision.name);
+    crate::telemetry::request_ended(&span, e.status_code.as_u16());
+    if e.status_code.is_server_error() {
+        tracing::error!(parent: &span, trace_id = %request_id, error = %e.internal_message, "request failed");
+    }
     let mut response = ApiError::new(e.status_code, internal, message).into_response(revision.name, request_id);
     let out = response.headers_mut();
     for (name, value) in headers.iter().flat_map(|h| h.iter()) {
         out.insert(name.clone(), value.clone());
     }
-    for (name, value) in [(http::header::CACHE_CONTROL, "no-store"), (http::header::X_CONTENT_TYPE_OPTIONS, "nosniff")] {
-        out.entry(name).or_insert(http::HeaderValue::from_static(value));
-    }
+    super::reply::kept_private(out);
     response
 }
 

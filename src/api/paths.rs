@@ -156,15 +156,8 @@ fn hosted_page(method: &Method, path: &str) -> bool {
 /// The answer to a request with no route in `revision`.
 pub fn refusal(unrouted: Unrouted, revision: &Revision) -> dropshot::HttpError {
     let mut headers = HeaderMap::new();
+    // (no-store and nosniff are added as it renders: render_dropshot_error)
     headers.insert(super::revision::API_REVISION, HeaderValue::from_static(revision.name));
-    headers.insert(
-        http::header::CACHE_CONTROL,
-        HeaderValue::from_static("no-store"),
-    );
-    headers.insert(
-        http::header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
     use dropshot::ClientErrorStatusCode as Status;
     let (status, code, message) = match unrouted {
         Unrouted::NoPath => (

@@ -49,6 +49,13 @@ impl<T: HttpCodedResponse> Reply<T> {
     }
 }
 
+/// Answers carry tenants' data, tokens and signing secrets: no cache keeps
+/// them, and no browser reads them as anything but what they say they are.
+pub(super) fn kept_private(headers: &mut http::HeaderMap) {
+    headers.insert(http::header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(http::header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+}
+
 impl<T: HttpCodedResponse> HttpResponse for Reply<T> {
     fn to_result(self) -> Result<Response<Body>, HttpError> {
         let mut resp: Response<Body> = match self.inner {
@@ -59,10 +66,7 @@ impl<T: HttpCodedResponse> HttpResponse for Reply<T> {
         if !headers.contains_key(API_REVISION) {
             headers.insert(API_REVISION, HeaderValue::from_static(self.revision));
         }
-        // answers carry tenants' data, tokens and signing secrets: no cache
-        // keeps them, and no browser reads them as anything but JSON
-        headers.insert(http::header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-        headers.insert(http::header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+        kept_private(headers);
         Ok(resp)
     }
     fn response_metadata() -> ApiEndpointResponse {
@@ -104,5 +108,8 @@ pub async fn endpoint_removed<C: super::revision::ApiContext>(
     rqctx: &dropshot::RequestContext<C>,
 ) -> Result<Reply<dropshot::HttpResponseOk<()>>, super::error::ApiError> {
     let revision = rqctx.context().revision_of(rqctx.request.headers());
-    Ok(Reply::raw(revision.name, super::error::ApiError::endpoint_removed().into_response(revision.name, &rqctx.request_id)))
+    let span = crate::telemetry::request_span(&rqctx.request_id, &rqctx.endpoint.operation_id, Some(rqctx.request.method()), revision.name);
+    let removed = super::error::ApiError::endpoint_removed();
+    crate::telemetry::request_ended(&span, removed.status.as_u16());
+    Ok(Reply::raw(revision.name, removed.into_response(revision.name, &rqctx.request_id)))
 }

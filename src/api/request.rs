@@ -16,12 +16,14 @@ use crate::domain::access::UserAccess;
 use crate::domain::login::{Login, Scope};
 use crate::error::{Detail, InternalCode};
 use crate::metrics::Answer;
+use crate::telemetry;
 use crate::store::{self, ApiKeyRecord};
 use crate::tokens::Refusal;
 use dropshot::{Body, ErrorStatusCode, HttpCodedResponse, HttpResponseOk, RequestContext};
 use http::{HeaderValue, Response};
 use std::future::Future;
 use std::sync::Arc;
+use tracing::Instrument;
 
 /// What an operation needs from the key.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -334,17 +336,23 @@ where
     let ctx = rqctx.context();
     let resolution = resolve(rqctx.request.headers(), &ctx.keys, &ctx.clock);
     let revision = resolution.revision();
-    let outcome = match resolution {
-        Resolution::UnknownHeader(_) => Err(ApiError::new(
-            ErrorStatusCode::BAD_REQUEST,
-            InternalCode::UnknownApiRevision,
-            "Api-Revision must name a revision in full, e.g. 2026-09-01.bullfinch.",
-        )),
-        Resolution::Resolved(_) => match check_header_text(rqctx.request.headers()) {
-            Ok(()) => work(revision.name).await,
-            Err(e) => Err(e),
-        },
-    };
+    let span = telemetry::request_span(&rqctx.request_id, &rqctx.endpoint.operation_id, Some(rqctx.request.method()), revision.name);
+    telemetry::link_caller(&span, rqctx.request.headers());
+    let outcome = async {
+        match resolution {
+            Resolution::UnknownHeader(_) => Err(ApiError::new(
+                ErrorStatusCode::BAD_REQUEST,
+                InternalCode::UnknownApiRevision,
+                "Api-Revision must name a revision in full, e.g. 2026-09-01.bullfinch.",
+            )),
+            Resolution::Resolved(_) => match check_header_text(rqctx.request.headers()) {
+                Ok(()) => work(revision.name).await,
+                Err(e) => Err(e),
+            },
+        }
+    }
+    .instrument(span.clone())
+    .await;
     let (status, how) = match &outcome {
         Ok(Answered::Body(_)) => (T::STATUS_CODE.as_u16(), Answer::Plain),
         Ok(Answered::Sent(r)) if r.headers().contains_key(idempotency::REPLAYED) => (r.status().as_u16(), Answer::Replayed),
@@ -355,13 +363,17 @@ where
             _ => Answer::Plain,
         }),
     };
-    crate::metrics::request(&rqctx.endpoint.operation_id, revision.name, status, started.elapsed().as_secs_f64(), how);
+    let seconds = started.elapsed().as_secs_f64();
+    crate::metrics::request(&rqctx.endpoint.operation_id, revision.name, status, seconds, how);
+    telemetry::request_ended(&span, status);
+    // the access log, for who asks for it (RUST_LOG=switchboard::api=debug)
+    tracing::debug!(parent: &span, status, seconds, "answered");
     Ok(match outcome {
         Ok(Answered::Body(t)) => Reply::new(revision.name, t),
         Ok(Answered::Sent(response)) => Reply::raw(revision.name, response),
         Err(e) => {
             if e.status.as_u16() >= 500 {
-                tracing::error!(trace_id = %rqctx.request_id, error = %e, "request failed");
+                tracing::error!(parent: &span, trace_id = %rqctx.request_id, error = %e, "request failed");
             }
             Reply::raw(revision.name, e.into_response(revision.name, &rqctx.request_id))
         }

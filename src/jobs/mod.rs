@@ -30,6 +30,7 @@ use crate::store::{Claim, Job, JobKind, Store};
 use futures::future::BoxFuture;
 use std::sync::Arc;
 use tokio::sync::Notify;
+use tracing::Instrument;
 use tokio::task::JoinHandle;
 
 /// How one item ended.
@@ -158,16 +159,23 @@ impl Worker {
     /// again `after` it failed (in the item's time: `job.now` and what has
     /// passed since its claim), or `after` `retry_from` when given.
     async fn run_one(&self, store: &Store, clock: &Arc<Clock>, job: Job, retry_from: Option<chrono::DateTime<chrono::Utc>>) -> crate::error::Result<()> {
-        let (held, outcome) = match (self.run)(store.clone(), clock.clone(), job.clone()).await {
+        let span = crate::telemetry::job_span(job.kind.as_str(), &job.subject, job.org, job.attempts);
+        let ran = (self.run)(store.clone(), clock.clone(), job.clone()).instrument(span.clone()).await;
+        let (held, outcome) = match ran {
             Outcome::Held { held, outcome } => (held, *outcome),
             outcome => (job.clone(), outcome),
         };
         crate::metrics::job_run(job.kind.as_str(), matches!(outcome, Outcome::Retry { .. }));
+        crate::telemetry::job_ended(&span, match outcome {
+            Outcome::Done => "done",
+            Outcome::Recorded | Outcome::Held { .. } => "recorded",
+            Outcome::Retry { .. } => "retry",
+        });
         match outcome {
             Outcome::Done => store.finish_job(&held).await,
             Outcome::Recorded | Outcome::Held { .. } => Ok(()),
             Outcome::Retry { after, error } => {
-                tracing::warn!(kind = ?job.kind, subject = %job.subject, %error, "job failed; will retry");
+                tracing::warn!(parent: &span, kind = ?job.kind, subject = %job.subject, %error, "job failed; will retry");
                 // (the claim as first taken: how long the item has run)
                 let claimed_at = job.lease_until - self.lease;
                 let failed_at = retry_from.unwrap_or(job.now + (clock.now() - claimed_at));

@@ -24,6 +24,7 @@ use chrono::{DateTime, Duration, Utc};
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use tokio::sync::Notify;
+use tracing::Instrument;
 
 /// Attempts in flight at once, and so the most deliveries one claim takes.
 const IN_FLIGHT: usize = 256;
@@ -274,12 +275,17 @@ impl Flight {
         }
         *n += 1;
         let (sender, clock) = (sender.clone(), clock.clone());
-        let attempt = self.flying.spawn(async move {
-            let Send { job, work, body } = send;
-            let secrets = secrets(&work, clock.now());
-            let (attempt, retry_after, ok) = sender.post(&work.endpoint.url, &work.event.id.to_string(), body, &secrets, clock.now()).await;
-            Made { job, work, attempt, retry_after, ok }
-        });
+        let span = crate::telemetry::job_span(send.job.kind.as_str(), &send.job.subject, send.job.org, send.job.attempts);
+        let attempt = self.flying.spawn(
+            async move {
+                let Send { job, work, body } = send;
+                let secrets = secrets(&work, clock.now());
+                let (attempt, retry_after, ok) = sender.post(&work.endpoint.url, &work.event.id.to_string(), body, &secrets, clock.now()).await;
+                crate::telemetry::job_ended(&tracing::Span::current(), if ok { "done" } else { "retry" });
+                Made { job, work, attempt, retry_after, ok }
+            }
+            .instrument(span),
+        );
         self.of.insert(attempt.id(), org);
     }
 

@@ -17,14 +17,14 @@ use std::sync::atomic::AtomicU64;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct Request {
-    operation: String,
+    operation: &'static str,
     revision: &'static str,
     status: u16,
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct Operation {
-    operation: String,
+    operation: &'static str,
     revision: &'static str,
 }
 
@@ -120,8 +120,8 @@ pub enum Answer {
 /// One answered API request.
 pub fn request(operation: &str, revision: &'static str, status: u16, seconds: f64, answer: Answer) {
     let m = metrics();
-    let op = Operation { operation: operation.to_string(), revision };
-    m.requests.get_or_create(&Request { operation: op.operation.clone(), revision, status }).inc();
+    let op = Operation { operation: interned(operation), revision };
+    m.requests.get_or_create(&Request { operation: op.operation, revision, status }).inc();
     m.durations.get_or_create(&op).observe(seconds);
     match answer {
         Answer::Plain => {}
@@ -133,6 +133,25 @@ pub fn request(operation: &str, revision: &'static str, status: u16, seconds: f6
         }
         Answer::RateLimited => {
             m.rate_limited.get_or_create(&op).inc();
+        }
+    }
+}
+
+/// The operation's id as a label, allocated once per operation (there are
+/// as many as the documents have) rather than twice per request.
+fn interned(operation: &str) -> &'static str {
+    static NAMES: OnceLock<std::sync::RwLock<std::collections::HashSet<&'static str>>> = OnceLock::new();
+    let names = NAMES.get_or_init(Default::default);
+    if let Some(name) = names.read().unwrap_or_else(|e| e.into_inner()).get(operation) {
+        return name;
+    }
+    let mut names = names.write().unwrap_or_else(|e| e.into_inner());
+    match names.get(operation) {
+        Some(name) => name,
+        None => {
+            let name: &'static str = Box::leak(operation.into());
+            names.insert(name);
+            name
         }
     }
 }

@@ -446,7 +446,9 @@ impl Raw {
         assert_eq!(self.body["internalCode"], internal_code, "{:#}", self.body);
         assert!(self.body["message"].is_string(), "{:#}", self.body);
         assert!(self.body["code"].is_string(), "{:#}", self.body);
-        assert!(self.body["traceId"].is_string(), "{:#}", self.body);
+        let trace = self.body["traceId"].as_str().unwrap_or_else(|| panic!("no traceId: {:#}", self.body));
+        // the request's span: the trace id's last 16 digits (src/telemetry/ids.rs)
+        assert_eq!(self.body["spanId"].as_str(), trace.get(16..), "{:#}", self.body);
         assert!(self.revision.is_some(), "error without Api-Revision");
         self
     }

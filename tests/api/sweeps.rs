@@ -248,10 +248,10 @@ async fn snapshot(app: &TestApp, ops: &[Operation], key: &str, fixtures: &Fixtur
     for op in ops.iter().filter(|op| op.method == "GET" && !op.open && op.revision == BULLFINCH) {
         let path = op.fill(|name| fixtures.get(op, name, false));
         let mut a = send(app, op, Auth::Key(key), &path, None).await;
-        // (an error answer's traceId is new each time, and so is a report
-        // run's signed download URL)
+        // (an error answer's traceId and spanId are new each time, and so
+        // is a report run's signed download URL)
         if let Some(body) = a.body.as_object_mut() {
-            for fresh in ["traceId", "downloadUrl", "downloadExpiresAt"] {
+            for fresh in ["traceId", "spanId", "downloadUrl", "downloadExpiresAt"] {
                 body.remove(fresh);
             }
         }

@@ -1,6 +1,8 @@
 //! What the tests of the binary share: a fresh SQLite file, admin
-//! commands, a free port and a served instance.
+//! commands, a free port, a served instance and a receiver of its spans.
 #![allow(dead_code)]
+
+pub mod collector;
 
 use serde_json::Value;
 use std::process::{Command, Stdio};
@@ -23,6 +25,11 @@ pub fn free_address() -> String {
 
 /// `serve` with `args` and `env`, once `/api/v2/health` answers on `addr`.
 pub async fn serve_on(url: &str, args: &[&str], env: &[(&str, &str)], addr: &str) -> std::process::Child {
+    serve_logging_to(url, args, env, addr, Stdio::null()).await
+}
+
+/// `serve_on`, its log written to `log`.
+pub async fn serve_logging_to(url: &str, args: &[&str], env: &[(&str, &str)], addr: &str, log: Stdio) -> std::process::Child {
     let files = std::env::temp_dir().join(format!("switchboard-cli-{}", uuid::Uuid::new_v4().simple()));
     let mut child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
         .args(["--database-url", url, "serve", "--data-dir"])
@@ -30,7 +37,7 @@ pub async fn serve_on(url: &str, args: &[&str], env: &[(&str, &str)], addr: &str
         .args(args)
         .envs(env.iter().copied())
         .stdout(Stdio::null())
-        .stderr(Stdio::null())
+        .stderr(log)
         .spawn()
         .unwrap();
     let health = format!("http://{addr}/api/v2/health");

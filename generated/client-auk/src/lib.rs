@@ -5725,13 +5725,13 @@ pub mod types {
         pub internal_code: ::std::string::String,
         ///Human-readable description of the failure.
         pub message: ::std::string::String,
-        ///Identifies the failing span.
+        ///Identifies the failing span (the request's, in that trace; 16 hex digits).
         #[serde(
             rename = "spanId",
             skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub span_id: ::std::option::Option<::std::string::String>,
-        ///Identifies this request; quote it when reporting a problem.
+        ///Identifies this request (its `x-request-id` header, 32 hex digits); quote it when reporting a problem. It is the id of the request's trace in the operator's tracing.
         #[serde(rename = "traceId")]
         pub trace_id: ::std::string::String,
     }

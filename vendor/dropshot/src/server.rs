@@ -1032,8 +1032,10 @@ async fn http_request_handle<C: ServerContext>(
 // possible to determine from a given request id which service it was from.
 // TODO should we encode more information here?  Service?  Instance?  Time up to
 // the hour?
+// PATCHED for Switchboard (see PATCHED.md): 32 lowercase hex digits, the
+// form of a W3C trace id, so that a request's id is its trace's id.
 fn generate_request_id() -> String {
-    format!("{}", Uuid::new_v4())
+    format!("{}", Uuid::new_v4().simple())
 }
 
 /// ServerConnectionHandler is a Hyper Service implementation that forwards
