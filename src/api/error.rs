@@ -108,7 +108,7 @@ pub fn render_dropshot_error(e: HttpError, request_id: &str) -> Response<Body> {
         .and_then(crate::api::revision::Revision::by_name)
         .unwrap_or_else(crate::api::revision::Revision::current);
     // (the span of a request no operation answered)
-    let span = crate::telemetry::request_span(request_id, "refused", None, revision.name);
+    let span = crate::telemetry::request_span(request_id, "refused", None, Some(revision.name));
     crate::telemetry::request_ended(&span, e.status_code.as_u16());
     if e.status_code.is_server_error() {
         tracing::error!(parent: &span, trace_id = %request_id, error = %e.internal_message, "request failed");

@@ -108,7 +108,7 @@ pub async fn endpoint_removed<C: super::revision::ApiContext>(
     rqctx: &dropshot::RequestContext<C>,
 ) -> Result<Reply<dropshot::HttpResponseOk<()>>, super::error::ApiError> {
     let revision = rqctx.context().revision_of(rqctx.request.headers());
-    let span = crate::telemetry::request_span(&rqctx.request_id, &rqctx.endpoint.operation_id, Some(rqctx.request.method()), revision.name);
+    let span = crate::telemetry::request_span(&rqctx.request_id, &rqctx.endpoint.operation_id, Some(rqctx.request.method()), Some(revision.name));
     let removed = super::error::ApiError::endpoint_removed();
     crate::telemetry::request_ended(&span, removed.status.as_u16());
     Ok(Reply::raw(revision.name, removed.into_response(revision.name, &rqctx.request_id)))

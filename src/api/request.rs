@@ -336,7 +336,7 @@ where
     let ctx = rqctx.context();
     let resolution = resolve(rqctx.request.headers(), &ctx.keys, &ctx.clock);
     let revision = resolution.revision();
-    let span = telemetry::request_span(&rqctx.request_id, &rqctx.endpoint.operation_id, Some(rqctx.request.method()), revision.name);
+    let span = telemetry::request_span(&rqctx.request_id, &rqctx.endpoint.operation_id, Some(rqctx.request.method()), Some(revision.name));
     telemetry::link_caller(&span, rqctx.request.headers());
     let outcome = async {
         match resolution {

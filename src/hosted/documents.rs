@@ -22,6 +22,10 @@ fn answer(status: StatusCode, content_type: &str, body: String) -> Result<Respon
 
 #[dropshot::endpoint { method = GET, path = "/invoice-documents/{token}", unpublished = true }]
 pub(super) async fn invoice_document(rqctx: RequestContext<Context>, path: Path<TokenPath>) -> Result<Response<Body>, HttpError> {
+    super::traced(&rqctx, invoice_document_answered(&rqctx, path)).await
+}
+
+async fn invoice_document_answered(rqctx: &RequestContext<Context>, path: Path<TokenPath>) -> Result<Response<Body>, HttpError> {
     let ctx = rqctx.context();
     let token = path.into_inner().token;
     let not_found = || answer(StatusCode::NOT_FOUND, "text/plain; charset=utf-8", "There is no document at this address.\n".into());

@@ -24,6 +24,7 @@ use crate::store::{IntentRow, LinkRow};
 use dropshot::{ApiDescription, Body, HttpError, Path, RequestContext, UntypedBody};
 use http::{Response, StatusCode};
 use page::Shown;
+use tracing::Instrument;
 
 #[derive(serde::Deserialize, schemars::JsonSchema)]
 pub struct TokenPath {
@@ -55,6 +56,15 @@ fn html(status: StatusCode, body: String) -> std::result::Result<Response<Body>,
         .header("content-security-policy", "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'")
         .body(Body::from(body))
         .map_err(|e| HttpError::for_internal_error(e.to_string()))
+}
+
+/// A page's request in its span, a trace of its own as an API request's
+/// is (`telemetry::request_span`).
+async fn traced(rqctx: &RequestContext<Context>, page: impl Future<Output = std::result::Result<Response<Body>, HttpError>>) -> std::result::Result<Response<Body>, HttpError> {
+    let span = crate::telemetry::request_span(&rqctx.request_id, &rqctx.endpoint.operation_id, Some(rqctx.request.method()), None);
+    let answered = page.instrument(span.clone()).await;
+    crate::telemetry::request_ended(&span, answered.as_ref().map_or_else(|e| e.status_code.as_u16(), |r| r.status().as_u16()));
+    answered
 }
 
 fn internal(e: crate::error::Error) -> HttpError {
@@ -145,6 +155,10 @@ async fn current(caller: &Caller, link: &LinkRow, notice: Option<&str>) -> Resul
 
 #[dropshot::endpoint { method = GET, path = "/pay/{token}", unpublished = true }]
 async fn pay_page(rqctx: RequestContext<Context>, path: Path<TokenPath>) -> std::result::Result<Response<Body>, HttpError> {
+    traced(&rqctx, pay_page_answered(&rqctx, path)).await
+}
+
+async fn pay_page_answered(rqctx: &RequestContext<Context>, path: Path<TokenPath>) -> std::result::Result<Response<Body>, HttpError> {
     let ctx = rqctx.context();
     let Some((caller, link)) = open(ctx, &path.into_inner().token).await.map_err(internal)? else {
         return html(StatusCode::NOT_FOUND, NOT_FOUND.into());
@@ -196,6 +210,10 @@ fn see_other(url: &str) -> std::result::Result<Response<Body>, HttpError> {
 
 #[dropshot::endpoint { method = POST, path = "/pay/{token}", unpublished = true }]
 async fn pay_submit(rqctx: RequestContext<Context>, path: Path<TokenPath>, body: UntypedBody) -> std::result::Result<Response<Body>, HttpError> {
+    traced(&rqctx, pay_submit_answered(&rqctx, path, body)).await
+}
+
+async fn pay_submit_answered(rqctx: &RequestContext<Context>, path: Path<TokenPath>, body: UntypedBody) -> std::result::Result<Response<Body>, HttpError> {
     let ctx = rqctx.context();
     let Some((caller, link)) = open(ctx, &path.into_inner().token).await.map_err(internal)? else {
         return html(StatusCode::NOT_FOUND, NOT_FOUND.into());

@@ -65,6 +65,10 @@ impl http_body::Body for Chunks {
 
 #[dropshot::endpoint { method = GET, path = "/report-files/{run}", unpublished = true }]
 pub(super) async fn report_file(rqctx: RequestContext<Context>, path: Path<RunPath>) -> Result<Response<Body>, HttpError> {
+    super::traced(&rqctx, report_file_answered(&rqctx, path)).await
+}
+
+async fn report_file_answered(rqctx: &RequestContext<Context>, path: Path<RunPath>) -> Result<Response<Body>, HttpError> {
     let ctx = rqctx.context();
     let forbidden = || text(StatusCode::FORBIDDEN, "This download link has expired or is not valid. Read the report run again for a fresh one.\n");
     let (Ok(run), Some((expires, signature))) = (uuid::Uuid::parse_str(&path.into_inner().run), signed(rqctx.request.uri().query())) else {

@@ -70,6 +70,10 @@ fn render(organisation: &str, session: &ProfileSessionRow, title: &str, main: &s
 
 #[dropshot::endpoint { method = GET, path = "/setup/{token}", unpublished = true }]
 pub(super) async fn setup_page(rqctx: RequestContext<Context>, path: Path<TokenPath>) -> std::result::Result<Response<Body>, HttpError> {
+    super::traced(&rqctx, setup_page_answered(&rqctx, path)).await
+}
+
+async fn setup_page_answered(rqctx: &RequestContext<Context>, path: Path<TokenPath>) -> std::result::Result<Response<Body>, HttpError> {
     let ctx = rqctx.context();
     let Some((caller, session)) = open(ctx, &path.into_inner().token).await.map_err(internal)? else {
         return html(StatusCode::NOT_FOUND, NOT_FOUND.into());
@@ -79,6 +83,10 @@ pub(super) async fn setup_page(rqctx: RequestContext<Context>, path: Path<TokenP
 
 #[dropshot::endpoint { method = POST, path = "/setup/{token}", unpublished = true }]
 pub(super) async fn setup_submit(rqctx: RequestContext<Context>, path: Path<TokenPath>, body: UntypedBody) -> std::result::Result<Response<Body>, HttpError> {
+    super::traced(&rqctx, setup_submit_answered(&rqctx, path, body)).await
+}
+
+async fn setup_submit_answered(rqctx: &RequestContext<Context>, path: Path<TokenPath>, body: UntypedBody) -> std::result::Result<Response<Body>, HttpError> {
     let ctx = rqctx.context();
     let Some((caller, session)) = open(ctx, &path.into_inner().token).await.map_err(internal)? else {
         return html(StatusCode::NOT_FOUND, NOT_FOUND.into());

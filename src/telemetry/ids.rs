@@ -64,9 +64,9 @@ pub fn span_id_of(request_id: &str) -> Option<String> {
 }
 
 /// The span of one request, a trace's root: `operation` (its method when
-/// known) in `revision`, its ids those of `request_id`. Its status is
-/// recorded as it ends (`request_ended`).
-pub fn request_span(request_id: &str, operation: &str, method: Option<&http::Method>, revision: &str) -> tracing::Span {
+/// known) in `revision` (none for a hosted page), its ids those of
+/// `request_id`. Its status is recorded as it ends (`request_ended`).
+pub fn request_span(request_id: &str, operation: &str, method: Option<&http::Method>, revision: Option<&str>) -> tracing::Span {
     let (trace_id, span_id) = ids_of(request_id);
     let span = tracing::info_span!(
         parent: None,
