@@ -3284,7 +3284,12 @@ pub trait SwitchboardApi {
         crate::api::error::ApiError,
     > {
         if rqctx.request.uri().path().split('/').nth(4usize) != Some("sessions") {
-            return Err(crate::api::error::ApiError::no_route());
+            return Ok(
+                crate::api::reply::refused(
+                    &rqctx,
+                    crate::api::error::ApiError::no_route(),
+                ),
+            );
         }
         Self::payment_profile_session_create(rqctx, headers, body).await
     }
@@ -3308,12 +3313,21 @@ pub trait SwitchboardApi {
         crate::api::error::ApiError,
     > {
         if rqctx.request.uri().path().split('/').nth(4usize) != Some("sessions") {
-            return Err(crate::api::error::ApiError::no_route());
+            return Ok(
+                crate::api::reply::refused(
+                    &rqctx,
+                    crate::api::error::ApiError::no_route(),
+                ),
+            );
         }
-        let path = <dropshot::Path<
+        let path = match <dropshot::Path<
             crate::wire::bullfinch::params::PaymentProfileSessionViewPath,
         > as dropshot::SharedExtractor>::from_request(&rqctx)
-            .await?;
+            .await
+        {
+            Ok(read) => read,
+            Err(e) => return Ok(crate::api::reply::refused(&rqctx, e.into())),
+        };
         Self::payment_profile_session_view(rqctx, path, headers).await
     }
     #[endpoint{method = POST,
@@ -3342,12 +3356,21 @@ pub trait SwitchboardApi {
         crate::api::error::ApiError,
     > {
         if rqctx.request.uri().path().split('/').nth(4usize) != Some("sessions") {
-            return Err(crate::api::error::ApiError::no_route());
+            return Ok(
+                crate::api::reply::refused(
+                    &rqctx,
+                    crate::api::error::ApiError::no_route(),
+                ),
+            );
         }
-        let path = <dropshot::Path<
+        let path = match <dropshot::Path<
             crate::wire::bullfinch::params::PaymentProfileSessionCancelPath,
         > as dropshot::SharedExtractor>::from_request(&rqctx)
-            .await?;
+            .await
+        {
+            Ok(read) => read,
+            Err(e) => return Ok(crate::api::reply::refused(&rqctx, e.into())),
+        };
         Self::payment_profile_session_cancel(rqctx, path, headers, body).await
     }
     ///Fetch a subscription
@@ -3371,14 +3394,22 @@ pub trait SwitchboardApi {
         crate::api::error::ApiError,
     > {
         if rqctx.request.uri().path().split('/').nth(4usize) == Some("usage") {
-            let query = <crate::api::extract::QueryParams<
+            let query = match <crate::api::extract::QueryParams<
                 crate::wire::bullfinch::params::SubscriptionUsageListQuery,
             > as dropshot::SharedExtractor>::from_request(&rqctx)
-                .await?;
-            let headers = <crate::api::extract::HeaderParams<
+                .await
+            {
+                Ok(read) => read,
+                Err(e) => return Ok(crate::api::reply::refused(&rqctx, e.into())),
+            };
+            let headers = match <crate::api::extract::HeaderParams<
                 crate::wire::bullfinch::params::SubscriptionUsageListHeaders,
             > as dropshot::SharedExtractor>::from_request(&rqctx)
-                .await?;
+                .await
+            {
+                Ok(read) => read,
+                Err(e) => return Ok(crate::api::reply::refused(&rqctx, e.into())),
+            };
             return crate::api::reply::Reply::rerouted(
                 Self::subscription_usage_list_auk(rqctx, query, headers).await?,
             );
@@ -3406,14 +3437,22 @@ pub trait SwitchboardApi {
         crate::api::error::ApiError,
     > {
         if rqctx.request.uri().path().split('/').nth(4usize) == Some("usage") {
-            let query = <crate::api::extract::QueryParams<
+            let query = match <crate::api::extract::QueryParams<
                 crate::wire::bullfinch::params::SubscriptionUsageListQuery,
             > as dropshot::SharedExtractor>::from_request(&rqctx)
-                .await?;
-            let headers = <crate::api::extract::HeaderParams<
+                .await
+            {
+                Ok(read) => read,
+                Err(e) => return Ok(crate::api::reply::refused(&rqctx, e.into())),
+            };
+            let headers = match <crate::api::extract::HeaderParams<
                 crate::wire::bullfinch::params::SubscriptionUsageListHeaders,
             > as dropshot::SharedExtractor>::from_request(&rqctx)
-                .await?;
+                .await
+            {
+                Ok(read) => read,
+                Err(e) => return Ok(crate::api::reply::refused(&rqctx, e.into())),
+            };
             return crate::api::reply::Reply::rerouted(
                 Self::subscription_usage_list(rqctx, query, headers).await?,
             );

@@ -62,6 +62,8 @@ impl Running {
 pub async fn start(store: Store, clock: Arc<Clock>, listen: SocketAddr, settings: Settings) -> anyhow::Result<Running> {
     // dropshot's own answers (no route, ...) as the Error object
     dropshot::render_own_errors_with(crate::api::error::render_dropshot_error);
+    // a request's id is its trace's (src/telemetry/ids.rs)
+    dropshot::make_request_ids_with(crate::telemetry::new_request_id);
     // bound first: nothing else has started if its address is taken
     let metrics = match settings.metrics_listen {
         Some(at) => Some(crate::metrics::serve::start(store.clone(), clock.clone(), at)?),

@@ -87,10 +87,33 @@ impl ApiError {
 
 /// An error dropshot answers itself (no route, a method not allowed, a
 /// body it could not read), rendered as the Error object: installed in
-/// dropshot (vendor/dropshot/PATCHED.md) as the server starts. It keeps
-/// the headers the version policy set (`Api-Revision`, `Allow`); one the
-/// policy never saw is in the current revision.
+/// dropshot (vendor/dropshot/PATCHED.md) as the server starts. Its span is
+/// a `refused` request's.
 pub fn render_dropshot_error(e: HttpError, request_id: &str) -> Response<Body> {
+    let span = crate::telemetry::request_span(request_id, "refused", None, Some(revision_of(&e).name), None);
+    error_response(e, request_id, &span)
+}
+
+/// The revision an error is answered in: the one the version policy set
+/// on it (`Api-Revision`), else the current one.
+fn revision_of(e: &HttpError) -> &'static crate::api::revision::Revision {
+    e.headers
+        .as_ref()
+        .and_then(|h| h.get(API_REVISION))
+        .and_then(|v| v.to_str().ok())
+        .and_then(crate::api::revision::Revision::by_name)
+        .unwrap_or_else(crate::api::revision::Revision::current)
+}
+
+/// `e` as the Error object, its end recorded on the request's `span`. It
+/// keeps the headers the version policy set (`Api-Revision`, `Allow`).
+pub fn error_response(e: HttpError, request_id: &str, span: &tracing::Span) -> Response<Body> {
+    crate::telemetry::request_ended(span, e.status_code.as_u16());
+    if e.status_code.is_server_error() {
+        tracing::error!(parent: span, trace_id = %request_id, error = %e.internal_message, "request failed");
+    }
+    let revision = revision_of(&e);
+    let headers = e.headers.clone();
     let (internal, message) = match e.status_code.as_u16() {
         // the version policy's refusal says it already; the router's says "Not Found"
         404 if e.error_code.is_none() => (InternalCode::NotFound, "No operation has this path.".to_string()),
@@ -100,19 +123,6 @@ pub fn render_dropshot_error(e: HttpError, request_id: &str) -> Response<Body> {
         _ if e.status_code.is_client_error() => (InternalCode::BadRequest, e.external_message),
         _ => (InternalCode::InternalError, e.external_message),
     };
-    let headers = e.headers.clone();
-    let revision = headers
-        .as_ref()
-        .and_then(|h| h.get(API_REVISION))
-        .and_then(|v| v.to_str().ok())
-        .and_then(crate::api::revision::Revision::by_name)
-        .unwrap_or_else(crate::api::revision::Revision::current);
-    // (the span of a request no operation answered)
-    let span = crate::telemetry::request_span(request_id, "refused", None, Some(revision.name));
-    crate::telemetry::request_ended(&span, e.status_code.as_u16());
-    if e.status_code.is_server_error() {
-        tracing::error!(parent: &span, trace_id = %request_id, error = %e.internal_message, "request failed");
-    }
     let mut response = ApiError::new(e.status_code, internal, message).into_response(revision.name, request_id);
     let out = response.headers_mut();
     for (name, value) in headers.iter().flat_map(|h| h.iter()) {

@@ -107,9 +107,16 @@ map_body!(HttpResponseAccepted);
 pub async fn endpoint_removed<C: super::revision::ApiContext>(
     rqctx: &dropshot::RequestContext<C>,
 ) -> Result<Reply<dropshot::HttpResponseOk<()>>, super::error::ApiError> {
-    let revision = rqctx.context().revision_of(rqctx.request.headers());
-    let span = crate::telemetry::request_span(&rqctx.request_id, &rqctx.endpoint.operation_id, Some(rqctx.request.method()), Some(revision.name));
-    let removed = super::error::ApiError::endpoint_removed();
-    crate::telemetry::request_ended(&span, removed.status.as_u16());
-    Ok(Reply::raw(revision.name, removed.into_response(revision.name, &rqctx.request_id)))
+    Ok(refused(rqctx, super::error::ApiError::endpoint_removed()))
+}
+
+/// `error`, answered by an endpoint before any operation's prelude ran (a
+/// removed operation, an unpublished route's path it does not serve or
+/// cannot read): in the request's revision, with its trace id and span.
+pub fn refused<C: super::revision::ApiContext, T: HttpCodedResponse>(rqctx: &dropshot::RequestContext<C>, error: super::error::ApiError) -> Reply<T> {
+    let (request, id) = (&rqctx.request, &rqctx.request_id);
+    let revision = rqctx.context().revision_of(request.headers());
+    let span = crate::telemetry::request_span(id, &rqctx.endpoint.operation_id, Some(request.method()), Some(revision.name), Some(request.headers()));
+    crate::telemetry::request_ended(&span, error.status.as_u16());
+    Reply::raw(revision.name, error.into_response(revision.name, id))
 }

@@ -336,8 +336,8 @@ where
     let ctx = rqctx.context();
     let resolution = resolve(rqctx.request.headers(), &ctx.keys, &ctx.clock);
     let revision = resolution.revision();
-    let span = telemetry::request_span(&rqctx.request_id, &rqctx.endpoint.operation_id, Some(rqctx.request.method()), Some(revision.name));
-    telemetry::link_caller(&span, rqctx.request.headers());
+    let headers = rqctx.request.headers();
+    let span = telemetry::request_span(&rqctx.request_id, &rqctx.endpoint.operation_id, Some(rqctx.request.method()), Some(revision.name), Some(headers));
     let outcome = async {
         match resolution {
             Resolution::UnknownHeader(_) => Err(ApiError::new(
@@ -373,6 +373,7 @@ where
         Ok(Answered::Sent(response)) => Reply::raw(revision.name, response),
         Err(e) => {
             if e.status.as_u16() >= 500 {
+                // (the trace id also here: RUST_LOG may leave the span out)
                 tracing::error!(parent: &span, trace_id = %rqctx.request_id, error = %e, "request failed");
             }
             Reply::raw(revision.name, e.into_response(revision.name, &rqctx.request_id))

@@ -59,12 +59,18 @@ fn html(status: StatusCode, body: String) -> std::result::Result<Response<Body>,
 }
 
 /// A page's request in its span, a trace of its own as an API request's
-/// is (`telemetry::request_span`).
+/// is (`telemetry::request_span`); a failure answered here as the Error
+/// object, in that span (left to dropshot, it would be a `refused` one).
 async fn traced(rqctx: &RequestContext<Context>, page: impl Future<Output = std::result::Result<Response<Body>, HttpError>>) -> std::result::Result<Response<Body>, HttpError> {
-    let span = crate::telemetry::request_span(&rqctx.request_id, &rqctx.endpoint.operation_id, Some(rqctx.request.method()), None);
-    let answered = page.instrument(span.clone()).await;
-    crate::telemetry::request_ended(&span, answered.as_ref().map_or_else(|e| e.status_code.as_u16(), |r| r.status().as_u16()));
-    answered
+    let (request, id) = (&rqctx.request, &rqctx.request_id);
+    let span = crate::telemetry::request_span(id, &rqctx.endpoint.operation_id, Some(request.method()), None, Some(request.headers()));
+    match page.instrument(span.clone()).await {
+        Ok(answer) => {
+            crate::telemetry::request_ended(&span, answer.status().as_u16());
+            Ok(answer)
+        }
+        Err(e) => Ok(crate::api::error::error_response(e, id, &span)),
+    }
 }
 
 fn internal(e: crate::error::Error) -> HttpError {

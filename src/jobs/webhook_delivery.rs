@@ -277,12 +277,15 @@ impl Flight {
         let (sender, clock) = (sender.clone(), clock.clone());
         let span = crate::telemetry::job_span(send.job.kind.as_str(), &send.job.subject, send.job.org, send.job.attempts);
         let attempt = self.flying.spawn(
-            async move {
-                let Send { job, work, body } = send;
-                let secrets = secrets(&work, clock.now());
-                let (attempt, retry_after, ok) = sender.post(&work.endpoint.url, &work.event.id.to_string(), body, &secrets, clock.now()).await;
-                crate::telemetry::job_ended(&tracing::Span::current(), if ok { "done" } else { "retry" });
-                Made { job, work, attempt, retry_after, ok }
+            {
+                let span = span.clone();
+                async move {
+                    let Send { job, work, body } = send;
+                    let secrets = secrets(&work, clock.now());
+                    let (attempt, retry_after, ok) = sender.post(&work.endpoint.url, &work.event.id.to_string(), body, &secrets, clock.now()).await;
+                    crate::telemetry::job_ended(&span, if ok { "done" } else { "retry" });
+                    Made { job, work, attempt, retry_after, ok }
+                }
             }
             .instrument(span),
         );

@@ -31,7 +31,12 @@ pub async fn serve_on(url: &str, args: &[&str], env: &[(&str, &str)], addr: &str
 /// `serve_on`, its log written to `log`.
 pub async fn serve_logging_to(url: &str, args: &[&str], env: &[(&str, &str)], addr: &str, log: Stdio) -> std::process::Child {
     let files = std::env::temp_dir().join(format!("switchboard-cli-{}", uuid::Uuid::new_v4().simple()));
-    let mut child = Command::new(env!("CARGO_BIN_EXE_switchboard"))
+    let mut command = Command::new(env!("CARGO_BIN_EXE_switchboard"));
+    // (the test's OpenTelemetry settings, not the machine's)
+    for (name, _) in std::env::vars_os().filter(|(k, _)| k.to_string_lossy().starts_with("OTEL_")) {
+        command.env_remove(name);
+    }
+    let mut child = command
         .args(["--database-url", url, "serve", "--data-dir"])
         .arg(&files)
         .args(args)

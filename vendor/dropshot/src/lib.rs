@@ -921,6 +921,8 @@ pub use error::HttpErrorResponseBody;
 // PATCHED for Switchboard (see PATCHED.md)
 pub use error::OwnErrorRenderer;
 pub use error::render_own_errors_with;
+pub use server::RequestIdMaker;
+pub use server::make_request_ids_with;
 pub use error_status_code::ClientErrorStatusCode;
 pub use error_status_code::ErrorStatusCode;
 pub use error_status_code::InvalidClientErrorStatusCode;

@@ -1032,10 +1032,24 @@ async fn http_request_handle<C: ServerContext>(
 // possible to determine from a given request id which service it was from.
 // TODO should we encode more information here?  Service?  Instance?  Time up to
 // the hour?
-// PATCHED for Switchboard (see PATCHED.md): 32 lowercase hex digits, the
-// form of a W3C trace id, so that a request's id is its trace's id.
+// PATCHED for Switchboard (see PATCHED.md): a server may make its requests'
+// ids (Switchboard's are W3C trace ids: a request's id is its trace's).
+
+/// Makes a request's id: text that is a valid header value.
+pub type RequestIdMaker = fn() -> String;
+
+static REQUEST_IDS: std::sync::OnceLock<RequestIdMaker> = std::sync::OnceLock::new();
+
+/// Installs `maker` for the process's servers (the first install wins).
+pub fn make_request_ids_with(maker: RequestIdMaker) {
+    let _ = REQUEST_IDS.set(maker);
+}
+
 fn generate_request_id() -> String {
-    format!("{}", Uuid::new_v4().simple())
+    match REQUEST_IDS.get() {
+        Some(make) => make(),
+        None => format!("{}", Uuid::new_v4()),
+    }
 }
 
 /// ServerConnectionHandler is a Hyper Service implementation that forwards

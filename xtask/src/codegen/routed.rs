@@ -188,7 +188,12 @@ fn read_param(loc: &str, ty: &TokenStream) -> TokenStream {
         _ => quote!(#a::extract::HeaderParams),
     };
     let arg = param_arg(loc);
-    quote!(let #arg = <#wrap<#ty> as dropshot::SharedExtractor>::from_request(&rqctx).await?;)
+    quote!(
+        let #arg = match <#wrap<#ty> as dropshot::SharedExtractor>::from_request(&rqctx).await {
+            Ok(read) => read,
+            Err(e) => return Ok(#a::reply::refused(&rqctx, e.into())),
+        };
+    )
 }
 
 /// The unpublished endpoints of a literal no operation has the variable's
@@ -220,7 +225,7 @@ fn alone(revs: &[Revision], r: &Routed, emitted: &BTreeMap<String, Vec<Emitted>>
                 #(#args),*
             ) -> ::std::result::Result<#a::reply::Reply<#coded>, #a::error::ApiError> {
                 if rqctx.request.uri().path().split('/').nth(#seg) != Some(#lit) {
-                    return Err(#a::error::ApiError::no_route());
+                    return Ok(#a::reply::refused(&rqctx, #a::error::ApiError::no_route()));
                 }
                 #read_path
                 Self::#l_fn(rqctx, #(#call),*).await
