@@ -128,7 +128,7 @@ pub fn error_response(e: HttpError, request_id: &str, span: &tracing::Span) -> R
     for (name, value) in headers.iter().flat_map(|h| h.iter()) {
         out.insert(name.clone(), value.clone());
     }
-    super::reply::kept_private(out);
+    super::headers::kept_private(out);
     response
 }
 

@@ -7,6 +7,7 @@ pub mod error;
 pub mod extract;
 mod client;
 pub mod handlers;
+mod headers;
 pub mod paths;
 pub mod idempotency;
 pub mod reply;

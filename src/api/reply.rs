@@ -49,13 +49,6 @@ impl<T: HttpCodedResponse> Reply<T> {
     }
 }
 
-/// Answers carry tenants' data, tokens and signing secrets: no cache keeps
-/// them, and no browser reads them as anything but what they say they are.
-pub(super) fn kept_private(headers: &mut http::HeaderMap) {
-    headers.insert(http::header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    headers.insert(http::header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-}
-
 impl<T: HttpCodedResponse> HttpResponse for Reply<T> {
     fn to_result(self) -> Result<Response<Body>, HttpError> {
         let mut resp: Response<Body> = match self.inner {
@@ -66,7 +59,7 @@ impl<T: HttpCodedResponse> HttpResponse for Reply<T> {
         if !headers.contains_key(API_REVISION) {
             headers.insert(API_REVISION, HeaderValue::from_static(self.revision));
         }
-        kept_private(headers);
+        super::headers::kept_private(headers);
         Ok(resp)
     }
     fn response_metadata() -> ApiEndpointResponse {
