@@ -23,6 +23,7 @@ pub mod money;
 pub mod network;
 pub mod payment_providers;
 pub mod reference;
+pub mod sealing;
 pub mod report_files;
 pub mod jobs;
 pub mod server;

@@ -40,6 +40,16 @@ struct Cli {
     /// (one object per line, with the request's trace_id and span_id).
     #[arg(long, global = true, env = "SWITCHBOARD_LOG_FORMAT", value_enum, default_value = "text")]
     log_format: switchboard::telemetry::LogFormat,
+    /// The master key that seals secrets at rest (webhook signing secrets,
+    /// the server's own secret): the base64 of 32 random bytes (`switchboard
+    /// admin secrets new-key`). Without it they are stored in plain.
+    #[arg(long, global = true, env = "SWITCHBOARD_MASTER_KEY", hide_env_values = true)]
+    master_key: Option<String>,
+    /// Master keys before the current one, comma-separated: they only open
+    /// what they sealed, until `switchboard admin secrets reseal` (or a
+    /// start of `serve`) has sealed it again under --master-key.
+    #[arg(long, global = true, env = "SWITCHBOARD_PREVIOUS_MASTER_KEYS", hide_env_values = true, value_delimiter = ',')]
+    previous_master_keys: Vec<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -143,6 +153,11 @@ enum AdminCommand {
     Sandbox {
         #[command(subcommand)]
         command: admin::sandbox::SandboxCommand,
+    },
+    /// Secrets at rest: how they are kept, resealing, a new master key.
+    Secrets {
+        #[command(subcommand)]
+        command: admin::secrets::SecretsCommand,
     },
     /// Copy a SQLite database, while the server runs, to a new file
     /// (PostgreSQL: says how with pg_dump).
@@ -297,9 +312,11 @@ async fn run() -> anyhow::Result<()> {
     match &cli.command {
         Command::Admin { command: AdminCommand::Backup { to } } => return print(admin::backup::backup(&cli.database_url, to).await?),
         Command::Admin { command: AdminCommand::Restore { from, force } } => return print(admin::backup::restore(&cli.database_url, from, *force).await?),
+        Command::Admin { command: AdminCommand::Secrets { command: admin::secrets::SecretsCommand::NewKey } } => return print(admin::secrets::new_key()),
         _ => {}
     }
-    let store = Store::connect_with(&cli.database_url, cli.sqlite_synchronous).await?;
+    let sealing = switchboard::sealing::Sealing::new(cli.master_key.as_deref(), &cli.previous_master_keys)?;
+    let store = Store::connect_with(&cli.database_url, cli.sqlite_synchronous).await?.sealed_with(Arc::new(sealing));
     match cli.command {
         Command::Serve { listen, demo, settings, .. } => {
             let served = serve(store, clock, listen, demo, settings).await;
@@ -336,6 +353,7 @@ async fn run() -> anyhow::Result<()> {
                 AdminCommand::Number { command } => admin::numbers::run(&store, &clock, command).await?,
                 AdminCommand::Sim { command } => admin::sims::run(&store, &clock, command).await?,
                 AdminCommand::Sandbox { command } => admin::sandbox::run(&store, &clock, command).await?,
+                AdminCommand::Secrets { command } => admin::secrets::run(&store, command).await?,
                 AdminCommand::Backup { .. } | AdminCommand::Restore { .. } => unreachable!("handled above"),
             };
             println!("{}", serde_json::to_string_pretty(&out)?);

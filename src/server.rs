@@ -58,6 +58,19 @@ impl Running {
     }
 }
 
+/// Seals the secrets at rest that are not yet under the current master
+/// key (the first start with a key, or after a rotation); says so once
+/// when there is no key.
+async fn seal_secrets(store: &Store) -> anyhow::Result<()> {
+    let done = store.reseal_secrets().await.map_err(|e| anyhow::anyhow!("sealing the secrets at rest: {e}"))?;
+    match store.sealing().current_id() {
+        None => tracing::warn!("secrets at rest are stored in plain: set SWITCHBOARD_MASTER_KEY (docs/operating.md, Secrets at rest)"),
+        Some(key) if done.resealed > 0 => tracing::info!(resealed = done.resealed, key, "secrets at rest sealed under the current master key"),
+        Some(_) => {}
+    }
+    Ok(())
+}
+
 /// Starts serving `store` on `listen` as `settings` say.
 pub async fn start(store: Store, clock: Arc<Clock>, listen: SocketAddr, settings: Settings) -> anyhow::Result<Running> {
     // dropshot's own answers (no route, ...) as the Error object
@@ -71,6 +84,7 @@ pub async fn start(store: Store, clock: Arc<Clock>, listen: SocketAddr, settings
     };
     let mut api = switchboard_api_mod::api_description::<Handlers>().map_err(|e| anyhow::anyhow!("{e}"))?;
     crate::hosted::register(&mut api).map_err(|e| anyhow::anyhow!("{e}"))?;
+    seal_secrets(&store).await?;
     let keys = Arc::new(KeyCache::new(store.clone(), clock.clone()));
     let tokens = Arc::new(Tokens::load(&store, clock.now(), settings.token_secret.as_deref(), settings.access_token_seconds).await?);
     let mail_wake = Arc::new(tokio::sync::Notify::new());

@@ -405,3 +405,44 @@ fn admin_backup_copies_a_live_database_and_restore_puts_it_back() {
         let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
     }
 }
+
+/// Secrets at rest from the CLI: a new master key, endpoints' secrets
+/// sealed under it, a command without it refused naming it, `reseal` with
+/// the old key kept as previous, and a previous key without a current one
+/// refused.
+#[test]
+fn admin_secrets_seal_with_the_master_key_and_reseal_after_a_rotation() {
+    let (url, file) = db();
+    let new_key = || admin(&url, &["secrets", "new-key"])["masterKey"].as_str().unwrap().to_string();
+    let (a, b) = (new_key(), new_key());
+    assert_ne!(a, b);
+    let org = admin(&url, &["org", "create", "--name", "Acme Telecom"]);
+    let o = org["organisationId"].as_str().unwrap().to_string();
+    let under_a = ["--master-key", a.as_str()];
+    let create = ["webhook", "create", "--org", &o, "--url", "https://127.0.0.1:9/hooks", "--webhooks-allow-private"];
+    let created = admin(&url, &[&create[..], &under_a].concat());
+    let e = created["webhookEndpointId"].as_str().unwrap().to_string();
+    let status = admin(&url, &["secrets", "status", "--master-key", &a]);
+    let id_a = status["currentKey"].as_str().unwrap().to_string();
+    assert_eq!(status["secrets"], serde_json::json!({"plain": 0, "sealedUnder": {id_a.as_str(): 1}}));
+
+    // under the new key alone, the old key's secrets are named, not opened
+    let rotate = ["webhook", "rotate-secret", "--org", &o, "--endpoint", &e];
+    let refused = admin_fails(&url, &[&rotate[..], &["--master-key", &b]].concat());
+    assert!(refused.contains(&format!("master key {id_a}, which is not configured")), "{refused}");
+    let resealed = admin(&url, &["secrets", "reseal", "--master-key", &b, "--previous-master-keys", &a]);
+    let id_b = resealed["currentKey"].as_str().unwrap().to_string();
+    assert_eq!(resealed["resealed"], 1);
+    assert_eq!(resealed["secrets"], serde_json::json!({"plain": 0, "sealedUnder": {id_b.as_str(): 1}}));
+    let rotated = admin(&url, &[&rotate[..], &["--master-key", &b]].concat());
+    assert!(rotated["secret"].as_str().unwrap().starts_with("whsec_"));
+    assert_eq!(admin(&url, &["secrets", "status"])["secrets"]["sealedUnder"][&id_b], 2, "the new secret and the one before it");
+
+    let alone = admin_fails(&url, &["secrets", "status", "--previous-master-keys", &a]);
+    assert!(alone.contains("--previous-master-keys needs --master-key"), "{alone}");
+    let short = admin_fails(&url, &["secrets", "status", "--master-key", "c2hvcnQ="]);
+    assert!(short.contains("a master key is 32 bytes"), "{short}");
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", file.display()));
+    }
+}

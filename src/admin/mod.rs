@@ -18,6 +18,7 @@ pub mod clock;
 pub mod invoices;
 pub mod numbers;
 pub mod sandbox;
+pub mod secrets;
 pub mod sims;
 pub mod usage;
 pub mod webhooks;

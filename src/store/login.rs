@@ -2,7 +2,7 @@
 //! login, its code only as a keyed hash), and the user lookups login needs.
 
 use super::{Store, Tx, parse_ts, parse_uuid, ts};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use chrono::{DateTime, Utc};
 use sqlx::Row;
 use uuid::Uuid;
@@ -40,18 +40,20 @@ pub struct Redeemed {
 impl Store {
     /// The secret named `name`: the stored one, or `fresh` stored now. Every
     /// instance that starts over this database ends up with the same value.
+    /// It is sealed at rest (`sealed`).
     pub async fn server_secret(&self, name: &str, fresh: &str, now: DateTime<Utc>) -> Result<String> {
+        let place = super::sealed::place("server_secrets", "value", name);
         let mut tx = self.begin().await?;
         tx.execute(
             sqlx::query("INSERT INTO server_secrets (name, value, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING")
                 .bind(name)
-                .bind(fresh)
+                .bind(self.sealing.seal(&place, fresh))
                 .bind(ts(now)),
         )
         .await?;
         let row = sqlx::query("SELECT value FROM server_secrets WHERE name = $1").bind(name).fetch_one(tx.conn().await?).await?;
         tx.commit().await?;
-        Ok(row.try_get("value")?)
+        self.sealing.open(&place, &row.try_get::<String, _>("value")?).map_err(|e| Error::Internal(format!("the server secret {name}: {e}")))
     }
 
     /// Users who sign in with this address, or wait to confirm it as

@@ -30,6 +30,7 @@ mod portings;
 mod pg_tx;
 mod prepared;
 mod redeliveries;
+mod sealed;
 mod reports;
 mod sims;
 mod sandbox_payments;
@@ -58,6 +59,7 @@ pub use mail::{Mail, MailStatus};
 pub use numbers::{LeaseRow, NumberRow, NumberStatus};
 pub use portings::PortingRow;
 pub use reports::ReportRunRow;
+pub use sealed::{Resealed, SecretsAtRest};
 pub use orders::{OrderFilter, OrderRow};
 pub use organisations::{ClockRow, OrganisationRow};
 pub use page::{Cursor, Page, Period, limit_or_default};
@@ -107,6 +109,8 @@ pub struct Store {
     /// the server instance whose jobs claim through this handle (see
     /// `claiming_as`)
     claimer: Option<uuid::Uuid>,
+    /// the master keys that seal secrets at rest (`sealed_with`)
+    sealing: Arc<crate::sealing::Sealing>,
 }
 
 static MIGRATE_SQLITE: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
@@ -217,6 +221,7 @@ impl Store {
             scope: None,
             events_recorded: Arc::default(),
             claimer: None,
+            sealing: Arc::default(),
         })
     }
 
@@ -224,6 +229,17 @@ impl Store {
     /// instance can release them all as it stops (`release_claims`).
     pub fn claiming_as(&self, instance: uuid::Uuid) -> Store {
         Store { claimer: Some(instance), ..self.clone() }
+    }
+
+    /// This store, sealing the secrets it writes and opening those it
+    /// reads with `sealing`'s master keys (src/sealing.rs).
+    pub fn sealed_with(self, sealing: Arc<crate::sealing::Sealing>) -> Store {
+        Store { sealing, ..self }
+    }
+
+    /// The master keys of secrets at rest.
+    pub fn sealing(&self) -> &crate::sealing::Sealing {
+        &self.sealing
     }
 
     /// The newest migration applied to the database (0 for none).

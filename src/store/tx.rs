@@ -31,6 +31,8 @@ pub struct Tx {
     /// delivery commits (the webhook dispatcher waits on it)
     events: Arc<Notify>,
     webhooks_changed: bool,
+    /// the store's master keys, for the secrets this transaction writes
+    sealing: Arc<crate::sealing::Sealing>,
 }
 
 enum Inner {
@@ -71,7 +73,13 @@ impl Store {
             None => Inner::Postgres(PgTx::new(self.pool.clone())),
             Some(group) => Inner::Group(Turn { group: group.clone(), guard: None, pending: Pending::default(), broken: false }),
         };
-        Ok(Tx { inner: Some(inner), scope: self.scope.clone(), events: self.events_recorded.clone(), webhooks_changed: false })
+        Ok(Tx {
+            inner: Some(inner),
+            scope: self.scope.clone(),
+            events: self.events_recorded.clone(),
+            webhooks_changed: false,
+            sealing: self.sealing.clone(),
+        })
     }
 
     /// The same store, its writes parked in `scope` instead of committed.
@@ -169,6 +177,11 @@ async fn leave(group: &Group, guard: OwnedMutexGuard<Writer>) {
 }
 
 impl Tx {
+    /// The master keys of the secrets this transaction writes.
+    pub(super) fn sealing(&self) -> &crate::sealing::Sealing {
+        &self.sealing
+    }
+
     /// Runs a statement whose result the transaction does not read. It
     /// waits, to go with the next statement that needs the connection or
     /// with the commit, so its failure (a constraint) is reported there

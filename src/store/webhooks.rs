@@ -1,7 +1,9 @@
 //! Webhook endpoints and each organisation's webhook revision.
 
+use super::sealed::place;
 use super::{Cursor, ListQuery, Page, Store, Tx, json_col, parse_ts, parse_uuid, ts};
 use crate::error::{Error, Result};
+use crate::sealing::Sealing;
 use chrono::{DateTime, Utc};
 use sqlx::Row;
 use sqlx::any::AnyRow;
@@ -39,24 +41,30 @@ impl WebhookEndpointRow {
 const COLUMNS: &str = "seq, id, org_id, url, events, description, status, disabled_reason, secret, previous_secret, \
                        previous_secret_until, failing_since, created_at, updated_at";
 
-fn from_row(r: &AnyRow) -> Result<(i64, WebhookEndpointRow)> {
+/// The secrets a row holds, opened.
+fn open(sealing: &Sealing, column: &str, id: &str, stored: &str) -> Result<String> {
+    sealing.open(&place("webhook_endpoints", column, id), stored).map_err(|e| Error::Internal(format!("webhook endpoint {id}: {e}")))
+}
+
+fn from_row(r: &AnyRow, sealing: &Sealing) -> Result<(i64, WebhookEndpointRow)> {
+    let id: String = r.try_get("id")?;
     let previous: Option<String> = r.try_get("previous_secret")?;
     let until: Option<String> = r.try_get("previous_secret_until")?;
     let previous_secret = match (previous, until) {
-        (Some(secret), Some(until)) => Some((secret, parse_ts(&until)?)),
+        (Some(secret), Some(until)) => Some((open(sealing, "previous_secret", &id, &secret)?, parse_ts(&until)?)),
         _ => None,
     };
     Ok((
         r.try_get("seq")?,
         WebhookEndpointRow {
-            id: parse_uuid(&r.try_get::<String, _>("id")?)?,
+            id: parse_uuid(&id)?,
             org: parse_uuid(&r.try_get::<String, _>("org_id")?)?,
             url: r.try_get("url")?,
             events: json_col(r, "events")?.unwrap_or_default(),
             description: r.try_get("description")?,
             status: r.try_get("status")?,
             disabled_reason: r.try_get("disabled_reason")?,
-            secret: r.try_get("secret")?,
+            secret: open(sealing, "secret", &id, &r.try_get::<String, _>("secret")?)?,
             previous_secret,
             failing_since: r.try_get::<Option<String>, _>("failing_since")?.as_deref().map(parse_ts).transpose()?,
             created_at: parse_ts(&r.try_get::<String, _>("created_at")?)?,
@@ -69,15 +77,16 @@ type Query<'q> = sqlx::query::Query<'q, sqlx::Any, sqlx::any::AnyArguments>;
 
 /// Binds what an insert and an update both write, as `$1` to `$9`: url,
 /// events, description, status, disabled_reason, secret, previous_secret,
-/// previous_secret_until, updated_at.
-fn bind_fields<'q>(q: Query<'q>, e: &WebhookEndpointRow) -> Query<'q> {
+/// previous_secret_until, updated_at. The secrets are sealed.
+fn bind_fields<'q>(q: Query<'q>, e: &WebhookEndpointRow, sealing: &Sealing) -> Query<'q> {
+    let id = e.id.to_string();
     q.bind(e.url.clone())
         .bind(serde_json::to_string(&e.events).expect("a list of strings is JSON"))
         .bind(e.description.clone())
         .bind(e.status.clone())
         .bind(e.disabled_reason.clone())
-        .bind(e.secret.clone())
-        .bind(e.previous_secret.as_ref().map(|(s, _)| s.clone()))
+        .bind(sealing.seal(&place("webhook_endpoints", "secret", &id), &e.secret))
+        .bind(e.previous_secret.as_ref().map(|(s, _)| sealing.seal(&place("webhook_endpoints", "previous_secret", &id), s)))
         .bind(e.previous_secret.as_ref().map(|(_, t)| ts(*t)))
         .bind(ts(e.updated_at))
 }
@@ -102,7 +111,8 @@ impl Store {
                                             previous_secret_until, updated_at, id, org_id, created_at)
              VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
         );
-        tx.execute(bind_fields(insert, e).bind(e.id.to_string()).bind(org).bind(ts(e.created_at))).await?;
+        let insert = bind_fields(insert, e, tx.sealing());
+        tx.execute(insert.bind(e.id.to_string()).bind(org).bind(ts(e.created_at))).await?;
         Ok(true)
     }
 
@@ -113,7 +123,8 @@ impl Store {
                     secret = $6, previous_secret = $7, previous_secret_until = $8, updated_at = $9
              WHERE id = $10 AND org_id = $11",
         );
-        tx.execute(bind_fields(update, e).bind(e.id.to_string()).bind(e.org.to_string())).await
+        let update = bind_fields(update, e, tx.sealing());
+        tx.execute(update.bind(e.id.to_string()).bind(e.org.to_string())).await
     }
 
     /// Deletes an endpoint of `org`; false if there was none.
@@ -133,7 +144,7 @@ impl Store {
             .bind(id.to_string())
             .fetch_optional(&self.pool)
             .await?;
-        Ok(row.as_ref().map(from_row).transpose()?.map(|(_, e)| e))
+        Ok(row.as_ref().map(|r| from_row(r, &self.sealing)).transpose()?.map(|(_, e)| e))
     }
 
     /// The endpoints `ids`, whatever their organisation (the delivery
@@ -149,7 +160,7 @@ impl Store {
         for id in ids {
             q = q.bind(id.clone());
         }
-        q.fetch_all(&self.pool).await?.iter().map(|r| from_row(r).map(|(_, e)| e)).collect()
+        q.fetch_all(&self.pool).await?.iter().map(|r| from_row(r, &self.sealing).map(|(_, e)| e)).collect()
     }
 
     /// One page of `org`'s endpoints, oldest first.
@@ -157,7 +168,7 @@ impl Store {
         let rows = ListQuery::new(format!("SELECT {COLUMNS} FROM webhook_endpoints WHERE org_id = $1 AND seq > $2"))
             .fetch(&self.pool, org, after, "seq", limit)
             .await?;
-        Ok(Page::from_rows(rows.iter().map(from_row).collect::<Result<_>>()?, limit))
+        Ok(Page::from_rows(rows.iter().map(|r| from_row(r, &self.sealing)).collect::<Result<_>>()?, limit))
     }
 
     /// The organisation's webhook revision as set (None: never set), or

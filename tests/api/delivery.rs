@@ -69,7 +69,7 @@ async fn later(app: &TestApp, d: Duration) {
 }
 
 /// The signature a receiver computes with the endpoint's secret.
-fn expected_signature(secret: &str, r: &Received) -> String {
+pub fn expected_signature(secret: &str, r: &Received) -> String {
     let key = base64::engine::general_purpose::STANDARD.decode(secret.strip_prefix("whsec_").unwrap()).unwrap();
     let mut mac = Hmac::<sha2::Sha256>::new_from_slice(&key).unwrap();
     mac.update(format!("{}.{}.{}", r.header("webhook-id"), r.header("webhook-timestamp"), r.body).as_bytes());

@@ -21,6 +21,15 @@ pub const BULLFINCH: &str = "2026-09-01.bullfinch";
 /// on any date the machine has. Retirement is tested by moving the clock
 /// past it (`revisions.rs`).
 pub const TEST_START: &str = "2026-11-02T09:00:00Z";
+/// The master key every test server seals its secrets at rest with (the
+/// base64 of "switchboard tests' master key!!!").
+pub const TEST_MASTER_KEY: &str = "c3dpdGNoYm9hcmQgdGVzdHMnIG1hc3RlciBrZXkhISE=";
+
+/// A store over `url` as a test server uses it: sealing with `TEST_MASTER_KEY`.
+pub async fn connect(url: &str) -> Store {
+    let sealing = switchboard::sealing::Sealing::new(Some(TEST_MASTER_KEY), &[]).expect("the tests' master key");
+    Store::connect(url).await.expect("store").sealed_with(Arc::new(sealing))
+}
 
 pub struct TestApp {
     pub base: String,
@@ -128,7 +137,7 @@ impl TestApp {
         settings.files.data_dir = std::env::temp_dir().join(format!("switchboard-test-files-{}", Uuid::new_v4()));
         let database = crate::databases::TestDatabase::new(backend).await;
         let url = database.url.clone();
-        let store = Store::connect(&url).await.expect("store");
+        let store = connect(&url).await;
         let clock = Arc::new(Clock::starting_at(TEST_START.parse().unwrap()));
         let org = store.create_organisation("Test Org", false, clock.now()).await.unwrap();
         let running = server::start(store.clone(), clock.clone(), "127.0.0.1:0".parse().unwrap(), settings.clone()).await.unwrap();
@@ -154,7 +163,7 @@ impl TestApp {
     /// rate limits), as a second instance behind a load balancer would be.
     /// Close it before the app finishes.
     pub async fn second_instance(&self) -> (Running, String) {
-        let store = Store::connect(&self.url).await.expect("store");
+        let store = connect(&self.url).await;
         let running = server::start(store, self.clock.clone(), "127.0.0.1:0".parse().unwrap(), self.settings.clone()).await.unwrap();
         let base = format!("http://{}/api/v2", running.local_addr());
         (running, base)
@@ -166,7 +175,7 @@ impl TestApp {
     pub async fn restart(&mut self) {
         let running = self.running.take().expect("running");
         running.crash().await;
-        self.store = Store::connect(&self.url).await.expect("store");
+        self.store = connect(&self.url).await;
         let running = server::start(self.store.clone(), self.clock.clone(), "127.0.0.1:0".parse().unwrap(), self.settings.clone()).await.unwrap();
         self.base = format!("http://{}/api/v2", running.local_addr());
         self.running = Some(running);

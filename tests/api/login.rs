@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 use uuid::Uuid;
 
 /// A customer of `app.org` with one user (ADMIN) whose address is `email`.
-async fn user_with_email(app: &TestApp, key: &str, email: &str) -> Uuid {
+pub async fn user_with_email(app: &TestApp, key: &str, email: &str) -> Uuid {
     let c = app
         .call_as(Some(key), "POST", "/customers", Some(json!({"customerType": "CONSUMER", "name": email, "contact": {}})), &[])
         .await;
@@ -352,7 +352,7 @@ async fn the_generated_secret_is_shared_by_instances_and_a_configured_one_is_use
         assert_eq!(resp.status().as_u16(), 200, "a second instance accepts the first one's token");
         second.close().await.unwrap();
         // an instance configured with its own secret does not
-        let store = switchboard::store::Store::connect(&app.url).await.unwrap();
+        let store = crate::harness::connect(&app.url).await;
         let settings = switchboard::config::Settings { token_secret: Some("x".repeat(32)), ..app.settings.clone() };
         let third = switchboard::server::start(store, app.clock.clone(), "127.0.0.1:0".parse().unwrap(), settings).await.unwrap();
         let base = format!("http://{}/api/v2", third.local_addr());
@@ -360,7 +360,7 @@ async fn the_generated_secret_is_shared_by_instances_and_a_configured_one_is_use
         assert_eq!(resp.status().as_u16(), 401);
         third.close().await.unwrap();
         let short = switchboard::config::Settings { token_secret: Some("short".into()), ..app.settings.clone() };
-        let store = switchboard::store::Store::connect(&app.url).await.unwrap();
+        let store = crate::harness::connect(&app.url).await;
         assert!(switchboard::server::start(store, app.clock.clone(), "127.0.0.1:0".parse().unwrap(), short).await.is_err());
         app
     })

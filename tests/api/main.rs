@@ -38,6 +38,7 @@ mod renewals;
 mod revisions;
 mod sandbox;
 mod secrets;
+mod secrets_at_rest;
 mod reports;
 mod restarts;
 mod sims;

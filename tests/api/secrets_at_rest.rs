@@ -1,0 +1,124 @@
+//! Secrets at rest (src/sealing.rs): webhook signing secrets and the
+//! server's own secret are sealed under the master key in the database,
+//! yet deliveries sign and tokens verify; a secret stored in plain before
+//! the key was set is sealed at the next start; a rotation of the master
+//! key reseals everything under the new one, and a key not configured is
+//! named, never guessed around; a sealed value moved to another row does
+//! not open.
+
+use crate::delivery::{expected_signature, local_webhooks, new_customer, register};
+use crate::harness::*;
+use crate::receiver::Receiver;
+use serde_json::json;
+use std::sync::Arc;
+use switchboard::sealing::{Sealing, new_master_key, sealed_under};
+use switchboard::store::Store;
+
+/// The stored `secret` and `previous_secret` of endpoint `id`, and the
+/// stored server secret, as the database holds them.
+async fn stored(app: &TestApp, id: &str) -> (String, Option<String>, String) {
+    let (secret, previous): (String, Option<String>) =
+        sqlx::query_as("SELECT secret, previous_secret FROM webhook_endpoints WHERE id = $1").bind(id).fetch_one(app.store.pool()).await.unwrap();
+    let server: String = sqlx::query_scalar("SELECT value FROM server_secrets").fetch_one(app.store.pool()).await.unwrap();
+    (secret, previous, server)
+}
+
+/// A store over the app's database with these master keys.
+async fn keyed(app: &TestApp, current: &str, previous: &[&str]) -> Store {
+    let sealing = Sealing::new(Some(current), &previous.iter().map(|k| k.to_string()).collect::<Vec<_>>()).unwrap();
+    Store::connect(&app.url).await.unwrap().sealed_with(Arc::new(sealing))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn secrets_are_sealed_at_rest_and_deliveries_still_sign() {
+    each_backend_with(local_webhooks, |app| async move {
+        let mut receiver = Receiver::start().await;
+        let (id, first) = register(&app, &receiver.url, json!(["customer.created"])).await;
+        let rotated = app.call("POST", &format!("/webhook-endpoints/{id}/rotate-secret"), None).await;
+        assert_eq!(rotated.status, 200, "{:#}", rotated.body);
+        let secret = rotated.body["secret"].as_str().unwrap().to_string();
+
+        let (kept, previous, server) = stored(&app, &id).await;
+        let test_key = app.store.sealing().current_id().unwrap().to_string();
+        for value in [&kept, previous.as_ref().unwrap(), &server] {
+            assert_eq!(sealed_under(value), Some(test_key.as_str()), "{value}");
+        }
+        assert!(!kept.contains(&secret) && !previous.as_ref().unwrap().contains(&first));
+        let counts = app.store.secrets_at_rest().await.unwrap();
+        assert_eq!((counts.plain, counts.sealed_under.get(&test_key)), (0, Some(&3)));
+
+        // opened where they are used: the delivery is signed with the new secret
+        new_customer(&app, &app.key, "Acme AB").await;
+        let r = receiver.next().await;
+        assert!(r.header("webhook-signature").split(' ').any(|s| s == expected_signature(&secret, &r)), "{}", r.header("webhook-signature"));
+        // and a login still issues tokens that verify (with the key, as users sign in)
+        crate::login::user_with_email(&app, &app.key, "sam@example.com").await;
+        let token = app.login("sam@example.com", None).await;
+        let me = TestApp::http_as(Some(&app.key), Some(&token)).get(format!("{}/customers", app.base)).send().await.unwrap();
+        assert_eq!(me.status(), 200);
+        app
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_plain_secret_is_sealed_at_start_and_a_new_master_key_reseals_everything() {
+    each_backend_with(local_webhooks, |mut app| async move {
+        let mut receiver = Receiver::start().await;
+        let (id, secret) = register(&app, &receiver.url, json!(["customer.created"])).await;
+        // as a server before master keys kept it
+        sqlx::query("UPDATE webhook_endpoints SET secret = $1 WHERE id = $2").bind(&secret).bind(&id).execute(app.store.pool()).await.unwrap();
+        assert_eq!(app.store.secrets_at_rest().await.unwrap().plain, 1);
+        app.restart().await;
+        let test_key = app.store.sealing().current_id().unwrap().to_string();
+        assert_eq!(sealed_under(&stored(&app, &id).await.0), Some(test_key.as_str()), "sealed at the start");
+
+        // rotation: the new key seals, the old one only opens
+        let new = new_master_key();
+        let rotating = keyed(&app, &new, &[TEST_MASTER_KEY]).await;
+        let new_id = rotating.sealing().current_id().unwrap().to_string();
+        let done = rotating.reseal_secrets().await.unwrap();
+        assert_eq!(done.resealed, 2, "the endpoint's secret and the server's");
+        assert_eq!(done.secrets.sealed_under.keys().collect::<Vec<_>>(), [&new_id]);
+        assert_eq!(rotating.reseal_secrets().await.unwrap().resealed, 0, "nothing left to move");
+        let endpoint = rotating.webhook_endpoint(app.org, id.parse().unwrap()).await.unwrap().unwrap();
+        assert_eq!(endpoint.secret, secret);
+
+        // a process without the new key names it, and does not start
+        let old_only = keyed(&app, TEST_MASTER_KEY, &[]).await;
+        let refused = old_only.webhook_endpoint(app.org, id.parse().unwrap()).await.unwrap_err().to_string();
+        assert!(refused.contains(&format!("master key {new_id}, which is not configured")), "{refused}");
+        let start = switchboard::server::start(old_only, app.clock.clone(), "127.0.0.1:0".parse().unwrap(), app.settings.clone()).await;
+        assert!(start.err().unwrap().to_string().contains(&new_id));
+
+        // back under the tests' key (the harness restarts with it), and
+        // deliveries sign with the same secret throughout
+        keyed(&app, TEST_MASTER_KEY, &[&new]).await.reseal_secrets().await.unwrap();
+        app.restart().await;
+        new_customer(&app, &app.key, "Acme AB").await;
+        let r = receiver.next().await;
+        assert_eq!(r.header("webhook-signature"), expected_signature(&secret, &r));
+        rotating.close().await;
+        app
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sealed_secret_moved_to_another_row_does_not_open() {
+    each_backend_with(local_webhooks, |app| async move {
+        let receiver = Receiver::start().await;
+        let (theirs, _) = register(&app, &receiver.url, json!(["*"])).await;
+        let (mine, _) = register(&app, &format!("{}/mine", receiver.url), json!(["*"])).await;
+        let (sealed, _, _) = stored(&app, &theirs).await;
+        sqlx::query("UPDATE webhook_endpoints SET secret = $1 WHERE id = $2").bind(&sealed).bind(&mine).execute(app.store.pool()).await.unwrap();
+        let refused = app.store.webhook_endpoint(app.org, mine.parse().unwrap()).await.unwrap_err().to_string();
+        assert!(refused.contains("altered, or moved from another row"), "{refused}");
+        // the row it came from still opens
+        assert!(app.store.webhook_endpoint(app.org, theirs.parse().unwrap()).await.is_ok());
+        // (put back, so the app's end reads every endpoint)
+        sqlx::query("DELETE FROM webhook_endpoints WHERE id = $1").bind(&mine).execute(app.store.pool()).await.unwrap();
+        app
+    })
+    .await;
+}
