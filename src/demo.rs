@@ -275,18 +275,36 @@ async fn billing(caller: &Caller, public_url: &str) -> crate::error::Result<()> 
     Moves { caller: &past, network: &network }.activate("rid_initech-mobile-1", parse(serde_json::json!({}))?).await?;
     // what fell due since, done now as the jobs would: the renewal, the
     // invoices finalised and delivered
-    scheduled::apply_all_due(caller).await?;
+    again_if_changed(|| scheduled::apply_all_due(caller)).await?;
     let initech = customers::find(caller, "rid_initech").await?;
     let filter = crate::store::InvoiceFilter { customers: Some(vec![initech.id]), ..Default::default() };
     let billed = caller.store.invoices(caller.org, &filter, None, 10).await?.items;
     for invoice in &billed {
-        invoices::due::run(&caller.store, &network, public_url, caller.org, invoice.id, caller.now).await?;
+        again_if_changed(|| invoices::due::run(&caller.store, &network, public_url, caller.org, invoice.id, caller.now)).await?;
     }
     if let Some(first) = billed.first() {
-        let paid = parse(serde_json::json!({"method": "BANK_TRANSFER", "reference": "OCR 4711"}))?;
-        invoices::paid::mark_paid(caller, &first.id.to_string(), paid).await?;
+        let paid = || async { invoices::paid::mark_paid(caller, &first.id.to_string(), parse(serde_json::json!({"method": "BANK_TRANSFER", "reference": "OCR 4711"}))?).await };
+        again_if_changed(paid).await?;
     }
     Ok(())
+}
+
+/// `work`, done again when another writer changed what it read meanwhile:
+/// the demo is seeded while the server's jobs run, and they may be at the
+/// same subscription or invoice (seen on PostgreSQL with several
+/// instances starting). Reading again decides, as the error says.
+async fn again_if_changed<T, F, Fut>(mut work: F) -> crate::error::Result<T>
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = crate::error::Result<T>>,
+{
+    let mut tries = 0;
+    loop {
+        match work().await {
+            Err(crate::error::Error::Conflict { code: crate::error::InternalCode::Conflict, .. }) if tries < 5 => tries += 1,
+            done => return done,
+        }
+    }
 }
 
 /// The demo catalog, in the format of `admin catalog import`.

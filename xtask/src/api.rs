@@ -10,11 +10,13 @@ pub async fn get_json(conn: &mut Conn, key: &str, path: &str) -> Result<Value> {
     conn.send(&Request::get(path).header("x-api-key", key)).await?.success(&format!("GET {path}"))?.json()
 }
 
-/// One page of a list (`path` is e.g. `/api/v2/customers`): its items and
+/// One page of a list (`path` is e.g. `/api/v2/customers`, perhaps with a
+/// query of its own): its items and
 /// the cursor of the next page, if any.
 pub async fn page(conn: &mut Conn, key: &str, path: &str, limit: usize, cursor: Option<&str>) -> Result<(Vec<Value>, Option<String>)> {
     let after = cursor.map(|c| format!("&cursor={c}")).unwrap_or_default();
-    let mut page = get_json(conn, key, &format!("{path}?limit={limit}{after}")).await?;
+    let join = if path.contains('?') { '&' } else { '?' };
+    let mut page = get_json(conn, key, &format!("{path}{join}limit={limit}{after}")).await?;
     let items = match page["items"].take() {
         Value::Array(items) => items,
         _ => anyhow::bail!("GET {path}: a page without items"),

@@ -2,7 +2,8 @@
 //! TCP connection that writes a request's bytes and reads the whole answer
 //! (status line, headers, a content-length or chunked body). Raw TCP keeps
 //! the client's own cost small and visible, and lets the crash test resend
-//! a request byte for byte.
+//! a request byte for byte. And the server side of the webhook receivers
+//! (`read_incoming`): a request with a content-length body.
 
 use anyhow::{Context, Result, bail};
 use std::fmt::Write as _;
@@ -185,6 +186,45 @@ impl Conn {
             self.line().await?;
         }
     }
+}
+
+/// A request a receiver read.
+pub struct Incoming {
+    pub path: String,
+    /// names in lowercase
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Incoming {
+    pub fn header(&self, name: &str) -> &str {
+        self.headers.iter().find(|(n, _)| n == name).map_or("", |(_, v)| v.as_str())
+    }
+}
+
+/// The next request on a kept-alive connection; None when the client hung up.
+pub async fn read_incoming<R: tokio::io::AsyncBufRead + Unpin>(reader: &mut R) -> Result<Option<Incoming>> {
+    let mut line = String::new();
+    if reader.read_line(&mut line).await? == 0 {
+        return Ok(None);
+    }
+    let path = line.split_whitespace().nth(1).unwrap_or_default().to_string();
+    let mut headers = vec![];
+    loop {
+        line.clear();
+        reader.read_line(&mut line).await?;
+        let l = line.trim_end();
+        if l.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = l.split_once(':') {
+            headers.push((name.trim().to_ascii_lowercase(), value.trim().to_string()));
+        }
+    }
+    let length: usize = headers.iter().find(|(n, _)| n == "content-length").map(|(_, v)| v.parse()).transpose()?.unwrap_or(0);
+    let mut body = vec![0; length];
+    reader.read_exact(&mut body).await?;
+    Ok(Some(Incoming { path, headers, body }))
 }
 
 #[cfg(test)]

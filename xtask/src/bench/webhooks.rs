@@ -18,7 +18,7 @@ use std::collections::HashSet;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncWriteExt, BufReader};
 
 use crate::release::Profile;
 
@@ -187,29 +187,9 @@ async fn receive(listener: tokio::net::TcpListener, received: Arc<Received>) {
 
 async fn connection(socket: tokio::net::TcpStream, received: &Received) -> Result<()> {
     let mut reader = BufReader::new(socket);
-    let mut line = String::new();
-    loop {
-        line.clear();
-        if reader.read_line(&mut line).await? == 0 {
-            return Ok(());
-        }
-        let mut length = 0;
-        loop {
-            line.clear();
-            reader.read_line(&mut line).await?;
-            let l = line.trim_end();
-            if l.is_empty() {
-                break;
-            }
-            if let Some((name, value)) = l.split_once(':')
-                && name.eq_ignore_ascii_case("content-length")
-            {
-                length = value.trim().parse()?;
-            }
-        }
-        let mut body = vec![0; length];
-        reader.read_exact(&mut body).await?;
-        received.record(&body);
+    while let Some(request) = crate::http::read_incoming(&mut reader).await? {
+        received.record(&request.body);
         reader.get_mut().write_all(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok").await?;
     }
+    Ok(())
 }

@@ -11,9 +11,17 @@
 //! replay matched its first answer, and every session was charged exactly
 //! once and SUCCEEDED (`payments`). On SQLite, and on PostgreSQL when
 //! `SWITCHBOARD_TEST_POSTGRES` is set.
+//!
+//! `--instances N --minutes M`: several instances on one PostgreSQL, with
+//! more kinds of load and faults (`multi`).
 
+mod fleet;
 mod ledger;
+mod multi;
 mod payments;
+mod proxy;
+mod receiver;
+mod sandbox;
 
 use crate::api;
 use crate::benchtool::{self, Database};
@@ -29,7 +37,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use tokio::runtime::Runtime;
 
-const USAGE: &str = "usage: cargo xtask crash [--kills N] [--seed S] [--debug]";
+const USAGE: &str = "usage: cargo xtask crash [--kills N] [--seed S] [--debug] | crash --instances N [--minutes M] [--seed S] [--debug]";
 
 /// Concurrent writers.
 const WORKERS: usize = 16;
@@ -43,6 +51,9 @@ const OFFERING: &str = "PBX user";
 struct Options {
     kills: u32,
     seed: u64,
+    /// `--instances N`: the multi-instance run (`multi`), for `minutes`
+    instances: Option<usize>,
+    minutes: f64,
     /// `--debug`: the debug build (CI's one build); the verdict holds the
     /// same, only the load is lighter
     profile: Profile,
@@ -50,13 +61,15 @@ struct Options {
 
 impl Options {
     fn parse(args: &[String]) -> Result<Options> {
-        let mut o = Options { kills: 20, seed: crate::rng::clock_seed(), profile: Profile::Release };
+        let mut o = Options { kills: 20, seed: crate::rng::clock_seed(), instances: None, minutes: 10.0, profile: Profile::Release };
         let mut it = args.iter();
         while let Some(a) = it.next() {
             let mut value = || it.next().with_context(|| format!("{a} needs a value; {USAGE}"));
             match a.as_str() {
                 "--kills" => o.kills = value()?.parse()?,
                 "--seed" => o.seed = value()?.parse()?,
+                "--instances" => o.instances = Some(value()?.parse()?),
+                "--minutes" => o.minutes = value()?.parse()?,
                 "--debug" => o.profile = Profile::Debug,
                 other => bail!("crash: unknown argument {other}; {USAGE}"),
             }
@@ -72,6 +85,9 @@ pub fn run(args: &[String]) -> Result<()> {
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work)?;
     let rt = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    if let Some(instances) = o.instances {
+        return multi::run(&o, instances, &bins, &rt, &work);
+    }
     let mut failed = vec![];
     for db in benchtool::databases(&bins.bench, &work, "crash")? {
         let started = Instant::now();
@@ -132,20 +148,26 @@ fn campaign(bins: &Binaries, db: &Database, work: &std::path::Path, o: &Options,
     for w in workers {
         rt.block_on(w)?;
     }
+    let judged = rt.block_on(judge_writes(&writes, &addr, &key))?;
+    server.process.stop()?;
+    Ok(judged)
+}
+
+/// Retries every key the writers sent, byte for byte, on `addr`, finds
+/// their resources through the API (payment sessions once settled), and
+/// judges: the verdict, and how many customers, orders and sessions.
+async fn judge_writes(writes: &Writes, addr: &str, key: &str) -> Result<(ledger::Verdict, (usize, usize, usize))> {
     eprintln!("   retrying every key");
     let mut sent = std::mem::take(&mut *writes.ledger.sent.lock().expect("ledger lock"));
-    rt.block_on(retry_all(&addr, &mut sent))?;
-    let (customers, orders) = rt.block_on(async {
-        let mut conn = Conn::open(&addr).await?;
-        let customers = api::all(&mut conn, &key, "/api/v2/customers").await?;
-        // an order's metadata is only in its full form, not in the list
-        let ids = api::all(&mut conn, &key, "/api/v2/orders").await?;
-        let paths = ids.iter().filter_map(|o| o["orderId"].as_str().map(|id| format!("/api/v2/orders/{id}"))).collect();
-        anyhow::Ok((customers, api::get_many(&addr, &key, paths, WORKERS).await?))
-    })?;
+    retry_all(addr, &mut sent).await?;
+    let mut conn = Conn::open(addr).await?;
+    let customers = api::all(&mut conn, key, "/api/v2/customers").await?;
+    // an order's metadata is only in its full form, not in the list
+    let ids = api::all(&mut conn, key, "/api/v2/orders").await?;
+    let paths = ids.iter().filter_map(|o| o["orderId"].as_str().map(|id| format!("/api/v2/orders/{id}"))).collect();
+    let orders = api::get_many(addr, key, paths, WORKERS).await?;
     eprintln!("   waiting for the payment sessions to settle");
-    let (sessions, payment_problems) = rt.block_on(writes.payer.settled(&addr, &key, WORKERS))?;
-    server.process.stop()?;
+    let (sessions, payment_problems) = writes.payer.settled(addr, key, WORKERS).await?;
     let mut resources: HashMap<String, usize> = HashMap::new();
     for item in customers.iter().chain(&orders).chain(&sessions) {
         if let Some(k) = item["metadata"]["crashKey"].as_str() {

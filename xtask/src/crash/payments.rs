@@ -42,12 +42,17 @@ impl Payer {
     /// own: an order a kill cut off is only never paid); None then. Its
     /// line leaves the number out: the demo's pool gives one.
     pub async fn order(&self, conn: &mut Conn, key: &str) -> Option<String> {
+        let answer = conn.send(&self.order_request(key)).await.ok()?;
+        answer.json().ok()?["orderId"].as_str().map(str::to_string)
+    }
+
+    /// The request of `order`.
+    pub fn order_request(&self, key: &str) -> Request {
         let body = format!(
             r#"{{"customerId":"{}","lineItems":[{{"type":"SUBSCRIPTION","productOfferingId":"{}","subscription":{{"simType":"ESIM"}}}}]}}"#,
             self.customer, self.offering
         );
-        let answer = conn.send(&Request::json("POST", "/api/v2/orders", body).header("x-api-key", key.to_string())).await.ok()?;
-        answer.json().ok()?["orderId"].as_str().map(str::to_string)
+        Request::json("POST", "/api/v2/orders", body).header("x-api-key", key.to_string())
     }
 
     /// The body of key `crash_key`'s session for `order`.
