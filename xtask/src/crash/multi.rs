@@ -94,6 +94,7 @@ pub fn run(o: &Options, instances: usize, bins: &Binaries, rt: &Runtime, work: &
     let mut fleet = Fleet::start(launches)?;
     let key = fleet.first().and_then(|s| s.key.clone()).ok_or_else(|| anyhow::anyhow!("the first instance printed no demo key"))?;
     let addrs = fleet.addrs();
+    super::sandbox::widen_demo_pool(&bins.switchboard, &db.url)?;
     let sandbox = Arc::new(Sandbox::create(&bins.switchboard, &db.url, work)?);
     let (writes, before) = rt.block_on(prepare(&addrs[0], &key, &sandbox, &receiver))?;
     let writes = Arc::new(writes);

@@ -34,6 +34,16 @@ fn admin(binary: &Path, url: &str, args: &[&str]) -> Result<Value> {
     Ok(serde_json::from_slice(&out.stdout)?)
 }
 
+/// Widens the demo organisation's number pool: each payment's order takes a
+/// number of it, and a ten-minute run orders more than the demo keeps.
+pub fn widen_demo_pool(binary: &Path, url: &str) -> Result<()> {
+    let orgs = admin(binary, url, &["org", "list"])?;
+    let demo = orgs.as_array().into_iter().flatten().find(|o| o["sandbox"] == false).and_then(|o| o["organisationId"].as_str());
+    let demo = demo.context("no demo organisation")?;
+    admin(binary, url, &["number", "import", "--org", demo, "--range", "+46708000000..+46708099999"])?;
+    Ok(())
+}
+
 impl Sandbox {
     /// A sandbox organisation with the demo catalog (its assignments of the
     /// demo's customers left out), a number pool and an API key.
