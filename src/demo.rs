@@ -301,7 +301,7 @@ where
     let mut tries = 0;
     loop {
         match work().await {
-            Err(crate::error::Error::Conflict { code: crate::error::InternalCode::Conflict, .. }) if tries < 5 => tries += 1,
+            Err(e) if e.is_concurrent_conflict() && tries < 5 => tries += 1,
             done => return done,
         }
     }

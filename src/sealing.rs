@@ -19,7 +19,10 @@ use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use hmac::{Hmac, Mac};
 use sha2::Sha256;
 
-/// What every sealed value starts with (the format's version is in it).
+/// What every sealed value starts with; then the format's version. A value
+/// with this prefix in a version this binary does not know is refused,
+/// never taken for a plain one.
+const SEALED: &str = "sealed:";
 const PREFIX: &str = "sealed:v1:";
 /// A master key's length: AES-256.
 pub const KEY_BYTES: usize = 32;
@@ -55,7 +58,7 @@ pub enum Unsealable {
     UnknownKey(String),
     #[error("a secret at rest does not open under master key {0}: altered, or moved from another row")]
     Altered(String),
-    #[error("a secret at rest is not in the sealed form")]
+    #[error("a secret at rest is not in the sealed form this version reads")]
     Malformed,
 }
 
@@ -86,6 +89,11 @@ impl Sealing {
         if current.is_none() && !previous.is_empty() {
             anyhow::bail!("--previous-master-keys needs --master-key: previous keys only open what the current one will reseal");
         }
+        let mut ids: Vec<&str> = current.iter().chain(&previous).map(|k| k.id.as_str()).collect();
+        ids.sort_unstable();
+        if let Some(twice) = ids.windows(2).find(|w| w[0] == w[1]) {
+            anyhow::bail!("two master keys have the id {}: give each key once", twice[0]);
+        }
         Ok(Sealing { current, previous })
     }
 
@@ -108,7 +116,10 @@ impl Sealing {
     /// The plain text of `stored`, read from `place`. A plain value (from
     /// before a master key was set) is its own text.
     pub fn open(&self, place: &str, stored: &str) -> Result<String, Unsealable> {
-        let Some(rest) = stored.strip_prefix(PREFIX) else { return Ok(stored.to_string()) };
+        if !stored.starts_with(SEALED) {
+            return Ok(stored.to_string());
+        }
+        let rest = stored.strip_prefix(PREFIX).ok_or(Unsealable::Malformed)?;
         let (id, payload) = rest.split_once(':').ok_or(Unsealable::Malformed)?;
         let key = self.keys().find(|k| k.id == id).ok_or_else(|| Unsealable::UnknownKey(id.to_string()))?;
         let mut payload = URL_SAFE_NO_PAD.decode(payload).map_err(|_| Unsealable::Malformed)?;
@@ -125,6 +136,15 @@ impl Sealing {
     /// plain or sealed under another key.
     pub fn needs_resealing(&self, stored: &str) -> bool {
         self.current_id().is_some_and(|id| sealed_under(stored) != Some(id))
+    }
+
+    /// Whether `stored` opens here without being sealed again: a process
+    /// without a master key cannot open a sealed value.
+    pub fn opens(&self, stored: &str) -> Result<(), Unsealable> {
+        match sealed_under(stored) {
+            Some(id) if !self.keys().any(|k| k.id == id) => Err(Unsealable::UnknownKey(id.to_string())),
+            _ => Ok(()),
+        }
     }
 
     fn keys(&self) -> impl Iterator<Item = &MasterKey> {
@@ -170,6 +190,8 @@ mod tests {
         flipped[last] = if flipped[last] == b'A' { b'B' } else { b'A' };
         assert!(s.open("webhook_endpoints.secret:1", &String::from_utf8(flipped).unwrap()).is_err());
         assert_eq!(s.open("x", "sealed:v1:nocolon"), Err(Unsealable::Malformed));
+        // a later format is refused, not taken for plain text
+        assert_eq!(s.open("x", "sealed:v2:abcd:efgh"), Err(Unsealable::Malformed));
     }
 
     #[test]
@@ -194,5 +216,11 @@ mod tests {
         assert!(Sealing::new(Some(&STANDARD.encode([0u8; 16])), &[]).is_err());
         assert!(Sealing::new(None, &[new_master_key()]).is_err());
         assert!(Sealing::new(None, &[]).unwrap().current_id().is_none());
+        let k = new_master_key();
+        assert!(Sealing::new(Some(&k), &[k.clone()]).unwrap_err().to_string().contains("two master keys have the id"));
+        // without keys, a sealed value is named, not read
+        let sealed = Sealing::new(Some(&k), &[]).unwrap().seal("p", "text");
+        assert!(matches!(Sealing::none().opens(&sealed), Err(Unsealable::UnknownKey(_))));
+        assert!(Sealing::none().opens("plain").is_ok());
     }
 }

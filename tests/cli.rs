@@ -407,7 +407,7 @@ fn admin_backup_copies_a_live_database_and_restore_puts_it_back() {
 }
 
 /// Secrets at rest from the CLI: a new master key, endpoints' secrets
-/// sealed under it, a command without it refused naming it, `reseal` with
+/// sealed under it, a reseal without it refused naming it, `reseal` with
 /// the old key kept as previous, and a previous key without a current one
 /// refused.
 #[test]
@@ -427,9 +427,11 @@ fn admin_secrets_seal_with_the_master_key_and_reseal_after_a_rotation() {
     assert_eq!(status["secrets"], serde_json::json!({"plain": 0, "sealedUnder": {id_a.as_str(): 1}}));
 
     // under the new key alone, the old key's secrets are named, not opened
-    let rotate = ["webhook", "rotate-secret", "--org", &o, "--endpoint", &e];
-    let refused = admin_fails(&url, &[&rotate[..], &["--master-key", &b]].concat());
+    let refused = admin_fails(&url, &["secrets", "reseal", "--master-key", &b]);
     assert!(refused.contains(&format!("master key {id_a}, which is not configured")), "{refused}");
+    let keyless = admin_fails(&url, &["secrets", "reseal"]);
+    assert!(keyless.contains("reseal needs --master-key"), "{keyless}");
+    let rotate = ["webhook", "rotate-secret", "--org", &o, "--endpoint", &e];
     let resealed = admin(&url, &["secrets", "reseal", "--master-key", &b, "--previous-master-keys", &a]);
     let id_b = resealed["currentKey"].as_str().unwrap().to_string();
     assert_eq!(resealed["resealed"], 1);

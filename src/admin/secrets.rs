@@ -25,6 +25,9 @@ pub async fn run(store: &Store, command: SecretsCommand) -> Result<Value> {
     Ok(match command {
         SecretsCommand::Status => json!({"currentKey": current, "secrets": store.secrets_at_rest().await?}),
         SecretsCommand::Reseal => {
+            if current.is_none() {
+                anyhow::bail!("reseal needs --master-key (SWITCHBOARD_MASTER_KEY): the key to seal under");
+            }
             let done = store.reseal_secrets().await?;
             json!({"currentKey": current, "resealed": done.resealed, "secrets": done.secrets})
         }

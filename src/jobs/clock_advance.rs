@@ -11,11 +11,14 @@ use crate::error::Result;
 use crate::store::{Claim, Job, JobKind, ORGANISATION_WORK, Store};
 use std::sync::Arc;
 
-/// Longer than an advance of two years over a few hundred subscriptions
-/// takes (seconds; docs/sandbox.md). An advance that outlasts it is taken
-/// over by another instance: both then run its items (each once, by their
-/// claims), and the first to find none left ends it.
-const LEASE: chrono::Duration = chrono::Duration::minutes(10);
+/// How long a claim on an advance, and on each item it runs, holds. The
+/// advance renews its own as it goes (every third of a lease), so an
+/// advance of any length keeps it, and one whose instance died (SIGKILL)
+/// is taken over within a minute rather than leaving the clock ADVANCING.
+/// An advance taken over while it still ran (a stall longer than the
+/// lease) is run by both, its items each once by their claims; the one
+/// that finds its claim gone stops.
+const LEASE: chrono::Duration = chrono::Duration::seconds(60);
 
 /// `work`: the workers of every kind of the organisation's own work.
 pub fn worker(work: Vec<Arc<Worker>>) -> Worker {
@@ -27,10 +30,13 @@ pub fn worker(work: Vec<Arc<Worker>>) -> Worker {
         run: Arc::new(move |store, clock, job| {
             let work = work.clone();
             Box::pin(async move {
-                match advance(&store, &clock, &work, &job).await {
-                    Ok(()) => Outcome::Done,
+                let mut held = job;
+                let outcome = match advance(&store, &clock, &work, &mut held).await {
+                    Ok(true) => Outcome::Done,
+                    Ok(false) => Outcome::Recorded,
                     Err(e) => Outcome::Retry { after: chrono::Duration::seconds(5), error: e.to_string() },
-                }
+                };
+                Outcome::Held { held, outcome: Box::new(outcome) }
             })
         }),
     }
@@ -56,10 +62,20 @@ pub async fn run_now(
     Ok(true)
 }
 
-async fn advance(store: &Store, clock: &Arc<Clock>, work: &[Arc<Worker>], job: &Job) -> Result<()> {
-    let Some(org) = job.org else { return Ok(()) };
-    let Some(to) = store.clock_of(org).await?.and_then(|c| c.advancing_to) else { return Ok(()) };
+/// Runs the advance `job` (renewing its claim as it goes): true when the
+/// clock is READY, false when another instance took the advance over.
+async fn advance(store: &Store, clock: &Arc<Clock>, work: &[Arc<Worker>], job: &mut Job) -> Result<bool> {
+    let Some(org) = job.org else { return Ok(true) };
+    let Some(to) = store.clock_of(org).await?.and_then(|c| c.advancing_to) else { return Ok(true) };
+    let mut renewed = std::time::Instant::now();
     loop {
+        if renewed.elapsed() >= (LEASE / 3).to_std().unwrap_or_default() {
+            match store.renew_job(job, clock.now() + LEASE).await? {
+                Some(held) => *job = held,
+                None => return Ok(false),
+            }
+            renewed = std::time::Instant::now();
+        }
         let now = clock.now();
         let claim = Claim { kinds: &ORGANISATION_WORK, due_by: to, now, lease_until: now + LEASE, limit: 1, only: Some(org), except: &[] };
         let Some(mut item) = store.claim(claim).await?.pop() else { break };
@@ -76,5 +92,6 @@ async fn advance(store: &Store, clock: &Arc<Clock>, work: &[Arc<Worker>], job: &
     if left > 0 {
         return Err(crate::error::Error::Internal(format!("{left} items due by the advance's time are still held")));
     }
-    store.end_advance(org, to).await
+    store.end_advance(org, to).await?;
+    Ok(true)
 }

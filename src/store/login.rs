@@ -42,7 +42,7 @@ impl Store {
     /// instance that starts over this database ends up with the same value.
     /// It is sealed at rest (`sealed`).
     pub async fn server_secret(&self, name: &str, fresh: &str, now: DateTime<Utc>) -> Result<String> {
-        let place = super::sealed::place("server_secrets", "value", name);
+        let place = super::sealed::SERVER_SECRET.place(name);
         let mut tx = self.begin().await?;
         tx.execute(
             sqlx::query("INSERT INTO server_secrets (name, value, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING")

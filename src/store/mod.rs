@@ -74,7 +74,7 @@ pub use subscriptions::{Life, PendingOffering, SubscriptionFilter, SubscriptionR
 pub use tx::{Scope, Tx};
 pub use usage::{Amounts, PeriodUsage, UsageKind, UsageRecord};
 pub use users::{UserFilter, UserGrants, UserRow, email_key};
-pub use webhooks::WebhookEndpointRow;
+pub use webhooks::{UNREADABLE as UNREADABLE_SECRET, WebhookEndpointRow};
 
 use crate::error::{Error, Result};
 use chrono::{DateTime, Utc};

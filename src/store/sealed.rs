@@ -11,24 +11,27 @@ use std::collections::BTreeMap;
 
 /// A column of secrets: its table, the column that names the row, and
 /// the column itself.
-struct Column {
+pub(super) struct Column {
     table: &'static str,
     key: &'static str,
     column: &'static str,
 }
 
-/// Every column of secrets at rest.
-const COLUMNS: [Column; 3] = [
-    // the server's own secret (access tokens, login codes, download URLs)
-    Column { table: "server_secrets", key: "name", column: "value" },
-    Column { table: "webhook_endpoints", key: "id", column: "secret" },
-    Column { table: "webhook_endpoints", key: "id", column: "previous_secret" },
-];
+/// The server's own secret (access tokens, login codes, download URLs).
+pub(super) const SERVER_SECRET: Column = Column { table: "server_secrets", key: "name", column: "value" };
+/// A webhook endpoint's signing secret, and the one before its rotation.
+pub(super) const ENDPOINT_SECRET: Column = Column { table: "webhook_endpoints", key: "id", column: "secret" };
+pub(super) const ENDPOINT_PREVIOUS_SECRET: Column = Column { table: "webhook_endpoints", key: "id", column: "previous_secret" };
 
-/// Where a secret is, as its sealing's associated data: a value sealed for
-/// one row or column does not open in another.
-pub(super) fn place(table: &str, column: &str, key: &str) -> String {
-    format!("{table}.{column}:{key}")
+/// Every column of secrets at rest.
+const COLUMNS: [Column; 3] = [SERVER_SECRET, ENDPOINT_SECRET, ENDPOINT_PREVIOUS_SECRET];
+
+impl Column {
+    /// Where row `key`'s value is, as its sealing's associated data: a
+    /// value sealed for one row or column does not open in another.
+    pub(super) fn place(&self, key: &str) -> String {
+        format!("{}.{}:{key}", self.table, self.column)
+    }
 }
 
 /// How the database's secrets are kept: in plain, or sealed under which
@@ -74,18 +77,22 @@ impl Store {
     }
 
     /// Seals every secret that is in plain or under another key with the
-    /// current master key; nothing without one. Each value is replaced
-    /// only if it is still what was read, so instances resealing at once,
-    /// or a rotation of an endpoint's secret meanwhile, lose nothing. A
-    /// value no configured key opens stops it, naming the key.
+    /// current master key. Each value is replaced only if it is still what
+    /// was read, so instances resealing at once, or a rotation of an
+    /// endpoint's secret meanwhile, lose nothing. A value no configured
+    /// key opens stops it, naming the key; so does a sealed value when
+    /// there is no key at all (a process must not start and write secrets
+    /// in plain beside sealed ones).
     pub async fn reseal_secrets(&self) -> Result<Resealed> {
         let mut resealed = 0;
         for (c, key, stored) in self.secrets_stored().await? {
+            let unopened = |e: crate::sealing::Unsealable| Error::Internal(format!("{}.{} of {key}: {e}", c.table, c.column));
             if !self.sealing.needs_resealing(&stored) {
+                self.sealing.opens(&stored).map_err(unopened)?;
                 continue;
             }
-            let place = place(c.table, c.column, &key);
-            let plain = self.sealing.open(&place, &stored).map_err(|e| Error::Internal(format!("{}.{} of {key}: {e}", c.table, c.column)))?;
+            let place = c.place(&key);
+            let plain = self.sealing.open(&place, &stored).map_err(unopened)?;
             let sql = format!("UPDATE {table} SET {column} = $1 WHERE {key} = $2 AND {column} = $3", table = c.table, column = c.column, key = c.key);
             let mut tx = self.begin().await?;
             let changed = sqlx::query(AssertSqlSafe(sql))

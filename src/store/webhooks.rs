@@ -1,6 +1,6 @@
 //! Webhook endpoints and each organisation's webhook revision.
 
-use super::sealed::place;
+use super::sealed::{ENDPOINT_PREVIOUS_SECRET, ENDPOINT_SECRET, Column};
 use super::{Cursor, ListQuery, Page, Store, Tx, json_col, parse_ts, parse_uuid, ts};
 use crate::error::{Error, Result};
 use crate::sealing::Sealing;
@@ -41,17 +41,27 @@ impl WebhookEndpointRow {
 const COLUMNS: &str = "seq, id, org_id, url, events, description, status, disabled_reason, secret, previous_secret, \
                        previous_secret_until, failing_since, created_at, updated_at";
 
-/// The secrets a row holds, opened.
-fn open(sealing: &Sealing, column: &str, id: &str, stored: &str) -> Result<String> {
-    sealing.open(&place("webhook_endpoints", column, id), stored).map_err(|e| Error::Internal(format!("webhook endpoint {id}: {e}")))
+/// A secret the row holds, opened; `UNREADABLE` (said in the log) when no
+/// configured master key opens it. Reading the endpoint still works (its
+/// secret is shown only by create and rotate), and each delivery to it is
+/// recorded as not sent, "the endpoint's secret is unreadable", and tried
+/// again on the schedule: one such row holds up no other endpoint.
+fn open(sealing: &Sealing, column: &Column, id: &str, stored: &str) -> String {
+    sealing.open(&column.place(id), stored).unwrap_or_else(|e| {
+        tracing::error!(endpoint = id, "webhook endpoint's secret: {e}");
+        UNREADABLE.to_string()
+    })
 }
+
+/// The secret of an endpoint whose stored secret does not open.
+pub const UNREADABLE: &str = "";
 
 fn from_row(r: &AnyRow, sealing: &Sealing) -> Result<(i64, WebhookEndpointRow)> {
     let id: String = r.try_get("id")?;
     let previous: Option<String> = r.try_get("previous_secret")?;
     let until: Option<String> = r.try_get("previous_secret_until")?;
     let previous_secret = match (previous, until) {
-        (Some(secret), Some(until)) => Some((open(sealing, "previous_secret", &id, &secret)?, parse_ts(&until)?)),
+        (Some(secret), Some(until)) => Some((open(sealing, &ENDPOINT_PREVIOUS_SECRET, &id, &secret), parse_ts(&until)?)),
         _ => None,
     };
     Ok((
@@ -64,7 +74,7 @@ fn from_row(r: &AnyRow, sealing: &Sealing) -> Result<(i64, WebhookEndpointRow)> 
             description: r.try_get("description")?,
             status: r.try_get("status")?,
             disabled_reason: r.try_get("disabled_reason")?,
-            secret: open(sealing, "secret", &id, &r.try_get::<String, _>("secret")?)?,
+            secret: open(sealing, &ENDPOINT_SECRET, &id, &r.try_get::<String, _>("secret")?),
             previous_secret,
             failing_since: r.try_get::<Option<String>, _>("failing_since")?.as_deref().map(parse_ts).transpose()?,
             created_at: parse_ts(&r.try_get::<String, _>("created_at")?)?,
@@ -85,8 +95,8 @@ fn bind_fields<'q>(q: Query<'q>, e: &WebhookEndpointRow, sealing: &Sealing) -> Q
         .bind(e.description.clone())
         .bind(e.status.clone())
         .bind(e.disabled_reason.clone())
-        .bind(sealing.seal(&place("webhook_endpoints", "secret", &id), &e.secret))
-        .bind(e.previous_secret.as_ref().map(|(s, _)| sealing.seal(&place("webhook_endpoints", "previous_secret", &id), s)))
+        .bind(sealing.seal(&ENDPOINT_SECRET.place(&id), &e.secret))
+        .bind(e.previous_secret.as_ref().map(|(s, _)| sealing.seal(&ENDPOINT_PREVIOUS_SECRET.place(&id), s)))
         .bind(e.previous_secret.as_ref().map(|(_, t)| ts(*t)))
         .bind(ts(e.updated_at))
 }

@@ -3,8 +3,9 @@
 //! yet deliveries sign and tokens verify; a secret stored in plain before
 //! the key was set is sealed at the next start; a rotation of the master
 //! key reseals everything under the new one, and a key not configured is
-//! named, never guessed around; a sealed value moved to another row does
-//! not open.
+//! named, never guessed around (the server does not start); a sealed
+//! value moved to another row does not open, and its endpoint's
+//! deliveries wait without holding up another's.
 
 use crate::delivery::{expected_signature, local_webhooks, new_customer, register};
 use crate::harness::*;
@@ -84,11 +85,16 @@ async fn a_plain_secret_is_sealed_at_start_and_a_new_master_key_reseals_everythi
         let endpoint = rotating.webhook_endpoint(app.org, id.parse().unwrap()).await.unwrap().unwrap();
         assert_eq!(endpoint.secret, secret);
 
-        // a process without the new key names it, and does not start
+        // a process without the new key reads no secret, and does not
+        // start; nor does one without any key (it would write in plain)
         let old_only = keyed(&app, TEST_MASTER_KEY, &[]).await;
-        let refused = old_only.webhook_endpoint(app.org, id.parse().unwrap()).await.unwrap_err().to_string();
-        assert!(refused.contains(&format!("master key {new_id}, which is not configured")), "{refused}");
+        let unread = old_only.webhook_endpoint(app.org, id.parse().unwrap()).await.unwrap().unwrap();
+        assert_eq!(unread.secret, switchboard::store::UNREADABLE_SECRET);
         let start = switchboard::server::start(old_only, app.clock.clone(), "127.0.0.1:0".parse().unwrap(), app.settings.clone()).await;
+        assert!(start.err().unwrap().to_string().contains(&format!("master key {new_id}, which is not configured")));
+        let keyless = Store::connect(&app.url).await.unwrap();
+        let configured = switchboard::config::Settings { token_secret: Some("t".repeat(32)), ..app.settings.clone() };
+        let start = switchboard::server::start(keyless, app.clock.clone(), "127.0.0.1:0".parse().unwrap(), configured).await;
         assert!(start.err().unwrap().to_string().contains(&new_id));
 
         // back under the tests' key (the harness restarts with it), and
@@ -105,19 +111,29 @@ async fn a_plain_secret_is_sealed_at_start_and_a_new_master_key_reseals_everythi
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_sealed_secret_moved_to_another_row_does_not_open() {
+async fn a_sealed_secret_moved_to_another_row_does_not_open_and_holds_up_no_other_endpoint() {
     each_backend_with(local_webhooks, |app| async move {
-        let receiver = Receiver::start().await;
-        let (theirs, _) = register(&app, &receiver.url, json!(["*"])).await;
-        let (mine, _) = register(&app, &format!("{}/mine", receiver.url), json!(["*"])).await;
+        let mut receiver = Receiver::start().await;
+        let (theirs, secret) = register(&app, &receiver.url, json!(["customer.created"])).await;
+        let (mine, _) = register(&app, &format!("{}/mine", receiver.url), json!(["customer.created"])).await;
         let (sealed, _, _) = stored(&app, &theirs).await;
         sqlx::query("UPDATE webhook_endpoints SET secret = $1 WHERE id = $2").bind(&sealed).bind(&mine).execute(app.store.pool()).await.unwrap();
-        let refused = app.store.webhook_endpoint(app.org, mine.parse().unwrap()).await.unwrap_err().to_string();
-        assert!(refused.contains("altered, or moved from another row"), "{refused}");
-        // the row it came from still opens
-        assert!(app.store.webhook_endpoint(app.org, theirs.parse().unwrap()).await.is_ok());
-        // (put back, so the app's end reads every endpoint)
-        sqlx::query("DELETE FROM webhook_endpoints WHERE id = $1").bind(&mine).execute(app.store.pool()).await.unwrap();
+        let moved = app.store.webhook_endpoint(app.org, mine.parse().unwrap()).await.unwrap().unwrap();
+        assert_eq!(moved.secret, switchboard::store::UNREADABLE_SECRET, "not the other row's secret");
+        assert_eq!(app.store.webhook_endpoint(app.org, theirs.parse().unwrap()).await.unwrap().unwrap().secret, secret);
+        assert_eq!(app.call("GET", "/webhook-endpoints", None).await.status, 200, "the list shows no secret, and reads");
+
+        // the event reaches the other endpoint signed; this one's attempt is
+        // recorded as not sent, to be tried again
+        new_customer(&app, &app.key, "Acme AB").await;
+        let r = receiver.next().await;
+        assert_eq!((r.path.as_str(), r.header("webhook-signature")), ("/hooks", expected_signature(&secret, &r).as_str()));
+        crate::delivery::settle(&app).await;
+        let errors: Vec<Option<String>> =
+            sqlx::query_scalar("SELECT error FROM webhook_attempts WHERE endpoint_id = $1").bind(&mine).fetch_all(app.store.pool()).await.unwrap();
+        assert_eq!(errors.len(), 1);
+        assert!(errors[0].as_deref().unwrap_or_default().contains("the endpoint's secret is unreadable"), "{errors:?}");
+        assert!(receiver.taken().is_empty(), "nothing was sent to it");
         app
     })
     .await;

@@ -270,7 +270,8 @@ pub async fn delete(o: &Owner<'_>, id: &str) -> Result<()> {
 pub async fn rotate_secret(o: &Owner<'_>, id: &str) -> Result<wire::WebhookEndpoint> {
     let mut row = find(o, id).await?;
     let previous = std::mem::replace(&mut row.secret, secret::mint());
-    row.previous_secret = Some((previous, o.now + previous_secret_lifetime()));
+    // (a secret no master key opened signs nothing: it is not kept)
+    row.previous_secret = (previous != crate::store::UNREADABLE_SECRET).then(|| (previous, o.now + previous_secret_lifetime()));
     save(o, row, None, true).await
 }
 

@@ -1,9 +1,9 @@
 //! The instances of a multi-instance crash run and how its clients reach
 //! them: `Fleet` starts, kills (SIGKILL) and restarts `switchboard serve`
-//! processes, each on a port of its own over one database; `Client` sends a
-//! request to an instance at random and, when no answer comes (a kill) or
-//! a 5xx or `idempotency_key_locked` does, sends the same bytes to another,
-//! as a client behind a load balancer would. Every 5xx is noted with the
+//! processes, each on a port of its own over one database; `Client` keeps a
+//! connection to an instance picked at random and, when no answer comes (a
+//! kill) or a 5xx or `idempotency_key_locked` does, sends the same bytes to
+//! another picked at random, as a client behind a load balancer would. Every 5xx is noted with the
 //! time it came, to be judged against the database's outages.
 
 use crate::http::{Conn, Request, Response};
@@ -88,18 +88,23 @@ pub struct Client {
     addrs: Vec<String>,
     rng: Rng,
     conn: Option<(usize, Conn)>,
+    /// the instance that failed last: the next try goes to another
+    failed: Option<usize>,
 }
 
 impl Client {
     pub fn new(addrs: Vec<String>, seed: u64) -> Client {
-        Client { addrs, rng: Rng::new(seed), conn: None }
+        Client { addrs, rng: Rng::new(seed), conn: None, failed: None }
     }
 
     /// Sends `bytes` to one instance: its answer, or None when the
     /// connection broke or could not be opened.
     async fn once(&mut self, request: &Request) -> Option<Response> {
         if self.conn.as_ref().is_none_or(|(_, c)| c.is_closed()) {
-            let i = self.rng.below(self.addrs.len() as u64) as usize;
+            let mut i = self.rng.below(self.addrs.len() as u64) as usize;
+            if self.failed == Some(i) && self.addrs.len() > 1 {
+                i = (i + 1 + self.rng.below(self.addrs.len() as u64 - 1) as usize) % self.addrs.len();
+            }
             self.conn = Some((i, Conn::open(&self.addrs[i]).await.ok()?));
         }
         let (_, conn) = self.conn.as_mut()?;
@@ -127,7 +132,7 @@ impl Client {
                 Some(r) => return Some(r),
                 None => {}
             }
-            self.conn = None;
+            self.failed = self.conn.take().map(|(i, _)| i).or(self.failed);
             tokio::time::sleep(Duration::from_millis(250)).await;
         }
         last

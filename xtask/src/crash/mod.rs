@@ -69,7 +69,12 @@ impl Options {
                 "--kills" => o.kills = value()?.parse()?,
                 "--seed" => o.seed = value()?.parse()?,
                 "--instances" => o.instances = Some(value()?.parse()?),
-                "--minutes" => o.minutes = value()?.parse()?,
+                "--minutes" => {
+                    o.minutes = value()?.parse()?;
+                    if !(o.minutes.is_finite() && o.minutes > 0.0) {
+                        bail!("--minutes must be a positive number; {USAGE}");
+                    }
+                }
                 "--debug" => o.profile = Profile::Debug,
                 other => bail!("crash: unknown argument {other}; {USAGE}"),
             }

@@ -21,27 +21,17 @@ use std::time::{Duration, Instant};
 pub struct Sandbox {
     pub key: String,
     pub cancelled: Mutex<Vec<String>>,
-    /// chains cut short: a step refused (not for a fault), with why
-    pub refused: Mutex<Vec<String>>,
+    /// chains cut short by a refusal: its status, and what and why
+    pub refused: Mutex<Vec<(u16, String)>>,
 }
 
 /// `switchboard admin ARGS` on `url`, its JSON.
-fn admin(binary: &Path, url: &str, args: &[&str]) -> Result<Value> {
+pub(super) fn admin(binary: &Path, url: &str, args: &[&str]) -> Result<Value> {
     let out = Command::new(binary).args(["--database-url", url, "admin"]).args(args).output()?;
     if !out.status.success() {
         bail!("admin {args:?}: {}", String::from_utf8_lossy(&out.stderr));
     }
     Ok(serde_json::from_slice(&out.stdout)?)
-}
-
-/// Widens the demo organisation's number pool: each payment's order takes a
-/// number of it, and a ten-minute run orders more than the demo keeps.
-pub fn widen_demo_pool(binary: &Path, url: &str) -> Result<()> {
-    let orgs = admin(binary, url, &["org", "list"])?;
-    let demo = orgs.as_array().into_iter().flatten().find(|o| o["sandbox"] == false).and_then(|o| o["organisationId"].as_str());
-    let demo = demo.context("no demo organisation")?;
-    admin(binary, url, &["number", "import", "--org", demo, "--range", "+46708000000..+46708099999"])?;
-    Ok(())
 }
 
 impl Sandbox {
@@ -74,7 +64,7 @@ impl Sandbox {
         match client.send(&request, faults).await {
             Some(r) if r.is_success() => r.json().ok(),
             Some(r) => {
-                self.refused.lock().expect("refused lock").push(format!("{what}: {} {}", r.status, r.text()));
+                self.refused.lock().expect("refused lock").push((r.status, format!("{what}: {}", r.text())));
                 None
             }
             None => None,
