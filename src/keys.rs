@@ -145,15 +145,17 @@ impl KeyCache {
     }
 
     /// Like `verify`, for synchronous callers (dropshot's version policy):
-    /// a cache miss blocks this worker thread on one indexed lookup.
-    pub fn verify_blocking(&self, secret: &str) -> Option<ApiKeyRecord> {
+    /// a cache miss blocks this worker thread on one indexed lookup. A
+    /// lookup that failed is an error, not "no such key": the caller must
+    /// not guess the key's pinned revision.
+    pub fn verify_blocking(&self, secret: &str) -> crate::error::Result<Option<ApiKeyRecord>> {
         if let Some((hit, _)) = self.cached(&hash(secret), false) {
-            return hit;
+            return Ok(hit);
         }
-        let handle = tokio::runtime::Handle::try_current().ok()?;
+        let Ok(handle) = tokio::runtime::Handle::try_current() else { return Ok(None) };
         if handle.runtime_flavor() != tokio::runtime::RuntimeFlavor::MultiThread {
-            return None;
+            return Ok(None);
         }
-        tokio::task::block_in_place(|| handle.block_on(self.verify(secret))).ok().flatten()
+        tokio::task::block_in_place(|| handle.block_on(self.verify(secret)))
     }
 }

@@ -45,13 +45,30 @@ pub enum Resolution {
     /// `Api-Revision` named no revision: answered 400 unknown_api_revision,
     /// in the oldest supported revision.
     UnknownHeader(&'static Revision),
+    /// The key's pin could not be read (the database failed): answered 500
+    /// in the oldest supported revision, never executed in a guessed one.
+    /// A guess would answer in the wrong shape, and a retry of the same
+    /// request, once the key reads again, would meet its own
+    /// `X-Idempotency-Key` as another request's (`idempotency_key_mismatch`).
+    KeyUnread(&'static Revision),
 }
 
 impl Resolution {
     pub fn revision(self) -> &'static Revision {
         match self {
-            Resolution::Resolved(r) | Resolution::UnknownHeader(r) => r,
+            Resolution::Resolved(r) | Resolution::UnknownHeader(r) | Resolution::KeyUnread(r) => r,
         }
+    }
+
+    /// The refusal of a request whose key could not be read, in the
+    /// oldest supported revision (`revision`).
+    pub fn key_unread(revision: &Revision) -> HttpError {
+        let mut e = HttpError::for_internal_error("database: the API key could not be read".into());
+        e.external_message = "The server failed to complete the request.".into();
+        let mut headers = HeaderMap::new();
+        headers.insert(super::revision::API_REVISION, http::HeaderValue::from_static(revision.name));
+        e.headers = Some(Box::new(headers));
+        e
     }
 }
 
@@ -63,11 +80,14 @@ pub fn resolve(headers: &HeaderMap, keys: &KeyCache, clock: &Clock) -> Resolutio
             None => Resolution::UnknownHeader(Revision::oldest_supported(today)),
         };
     }
-    let pinned = headers
-        .get("x-api-key")
-        .and_then(|k| k.to_str().ok())
-        .and_then(|k| keys.verify_blocking(k))
-        .and_then(|k| Revision::by_name(&k.revision));
+    let key = match headers.get("x-api-key").and_then(|k| k.to_str().ok()).map(|k| keys.verify_blocking(k)).transpose() {
+        Ok(key) => key.flatten(),
+        Err(e) => {
+            tracing::warn!(error = %e, "the API key's revision could not be read");
+            return Resolution::KeyUnread(Revision::oldest_supported(today));
+        }
+    };
+    let pinned = key.and_then(|k| Revision::by_name(&k.revision));
     Resolution::Resolved(match pinned {
         Some(r) => r.or_oldest_supported(today),
         None => Revision::oldest_supported(today),
@@ -95,8 +115,38 @@ impl dropshot::DynamicVersionPolicy for RevisionPolicy {
         request: &http::Request<Body>,
         _log: &slog::Logger,
     ) -> Result<semver::Version, HttpError> {
-        let revision = resolve(request.headers(), &self.keys, &self.clock).revision();
+        let resolution = resolve(request.headers(), &self.keys, &self.clock);
+        let revision = resolution.revision();
+        if let Resolution::KeyUnread(oldest) = resolution {
+            return Err(Resolution::key_unread(oldest));
+        }
         super::paths::check(revision, request.method(), request.uri().path()).map_err(|u| super::paths::refusal(u, revision))?;
         Ok(revision.version.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A key the database could not be asked about is not taken for "no
+    /// such key", which would answer in the oldest revision: a key pinned to
+    /// another would get the wrong shape, and its retry, once the database
+    /// answers, a mismatch of its own idempotency key.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_key_the_database_could_not_read_resolves_to_no_revision() {
+        let dir = std::env::temp_dir().join(format!("switchboard-resolve-{}", uuid::Uuid::new_v4()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let store = Store::connect(&format!("sqlite://{}", dir.join("db.sqlite").display())).await.unwrap();
+        let clock = Arc::new(Clock::default());
+        let keys = KeyCache::new(store.clone(), clock.clone());
+        let mut headers = HeaderMap::new();
+        headers.insert("x-api-key", http::HeaderValue::from_static("sk_test_unknown"));
+        // while the database answers, an unknown key is no pin: the oldest revision
+        assert!(matches!(resolve(&headers, &keys, &clock), Resolution::Resolved(r) if r.name == Revision::oldest_supported(clock.now().date_naive()).name));
+        headers.insert("x-api-key", http::HeaderValue::from_static("sk_test_another"));
+        store.close().await;
+        assert!(matches!(resolve(&headers, &keys, &clock), Resolution::KeyUnread(_)));
+        let _ = std::fs::remove_dir_all(dir);
     }
 }

@@ -345,6 +345,7 @@ where
                 InternalCode::UnknownApiRevision,
                 "Api-Revision must name a revision in full, e.g. 2026-09-01.bullfinch.",
             )),
+            Resolution::KeyUnread(oldest) => Err(Resolution::key_unread(oldest).into()),
             Resolution::Resolved(_) => match check_header_text(rqctx.request.headers()) {
                 Ok(()) => work(revision.name).await,
                 Err(e) => Err(e),
