@@ -57,7 +57,7 @@ pub async fn check_line(caller: &Caller, pool: bool, offering: &OfferingRow, new
         return Ok(match (pool, &new.number_lease_token) {
             (_, Some(_)) => vec![Detail::new(at("msisdn"), "required", "is required with numberLeaseToken: the leased number the line takes")],
             (false, None) => vec![Detail::new(at("msisdn"), "numbers_unavailable", "is required: the organisation has no number pool to assign one from")],
-            (true, None) if caller.store.free_numbers(caller.org, kind, caller.now).await? == 0 => {
+            (true, None) if caller.store.free_numbers_up_to(caller.org, kind, caller.now, 1).await? == 0 => {
                 vec![Detail::new(at("msisdn"), "numbers_unavailable", format!("is left out, and the pool has no {kind} number free to assign"))]
             }
             (true, None) => vec![],
@@ -113,7 +113,7 @@ async fn check_port_in(caller: &Caller, pool: bool, kind: NumberType, new: &NewS
     }
     if !pool {
         bad.push(Detail::new(at("portIn"), "numbers_unavailable", "needs a temporary number, and the organisation has no number pool"));
-    } else if caller.store.free_numbers(caller.org, kind, caller.now).await? == 0 {
+    } else if caller.store.free_numbers_up_to(caller.org, kind, caller.now, 1).await? == 0 {
         bad.push(Detail::new(at("portIn"), "numbers_unavailable", format!("needs a temporary number, and the pool has no {kind} number free")));
     }
     if caller.store.pool_number(caller.org, msisdn).await?.is_some() {

@@ -85,7 +85,8 @@ async fn check_new_subscriptions(caller: &Caller, doc: &OrderDoc, bad: &mut Vec<
                 let have = match free.get(&kind) {
                     Some(&n) => n,
                     None => {
-                        let n = caller.store.free_numbers(caller.org, kind, caller.now).await?;
+                        // (no order wants more than it has lines)
+                        let n = caller.store.free_numbers_up_to(caller.org, kind, caller.now, doc.lines.len() as i64).await?;
                         free.insert(kind, n);
                         n
                     }

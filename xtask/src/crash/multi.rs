@@ -264,7 +264,7 @@ fn widen_demo_pool(binary: &Path, url: &str) -> Result<()> {
     // (the one organisation there is yet: the sandbox one comes next)
     let demo = orgs.as_array().and_then(|all| all.first()).and_then(|o| o["organisationId"].as_str());
     let demo = demo.context("no demo organisation")?;
-    super::sandbox::admin(binary, url, &["number", "import", "--org", demo, "--range", "+46708000000..+46708099999"])?;
+    super::sandbox::admin(binary, url, &["number", "import", "--org", demo, "--range", "+46708000000..+46708019999"])?;
     Ok(())
 }
 
