@@ -26,3 +26,23 @@ mod tests {
         assert_eq!(super::escape("A&B <x> \"q\" 'a'\u{1}\n"), "A&amp;B &lt;x&gt; &quot;q&quot; &#39;a&#39;\n");
     }
 }
+
+/// The headers of every HTML page the server answers (the reference pages,
+/// the hosted pages): nobody caches, frames, sniffs or is referred from it
+/// (a hosted page's token is in its URL), and it may load nothing from
+/// anywhere, run no script and set no base. `forms_leave` leaves
+/// `form-action` out: a hosted page's form is answered by a redirect to
+/// the seller's `returnUrl`, which `form-action` would govern.
+pub fn page_headers(builder: http::response::Builder, forms_leave: bool) -> http::response::Builder {
+    let policy = match forms_leave {
+        true => "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'",
+        false => "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+    };
+    builder
+        .header(http::header::CONTENT_TYPE, "text/html; charset=utf-8")
+        .header(http::header::CACHE_CONTROL, "no-store")
+        .header("referrer-policy", "no-referrer")
+        .header("x-frame-options", "DENY")
+        .header("x-content-type-options", "nosniff")
+        .header("content-security-policy", policy)
+}

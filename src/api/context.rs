@@ -72,13 +72,19 @@ impl Resolution {
     }
 }
 
+/// The revision an `Api-Revision` header's value names on `today` (when
+/// the header is there, the key's pin is not asked).
+pub fn from_header(v: &http::HeaderValue, today: chrono::NaiveDate) -> Resolution {
+    match v.to_str().ok().and_then(Revision::by_name) {
+        Some(r) => Resolution::Resolved(r.or_oldest_supported(today)),
+        None => Resolution::UnknownHeader(Revision::oldest_supported(today)),
+    }
+}
+
 pub fn resolve(headers: &HeaderMap, keys: &KeyCache, clock: &Clock) -> Resolution {
     let today = clock.now().date_naive();
     if let Some(v) = headers.get(super::revision::API_REVISION) {
-        return match v.to_str().ok().and_then(Revision::by_name) {
-            Some(r) => Resolution::Resolved(r.or_oldest_supported(today)),
-            None => Resolution::UnknownHeader(Revision::oldest_supported(today)),
-        };
+        return from_header(v, today);
     }
     let key = match headers.get("x-api-key").and_then(|k| k.to_str().ok()).map(|k| keys.verify_blocking(k)).transpose() {
         Ok(key) => key.flatten(),

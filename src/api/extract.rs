@@ -148,15 +148,50 @@ fn params_object<T: ParamSchema + 'static>(pairs: Vec<(String, String)>) -> Resu
     if details.is_empty() { Ok(Value::Object(obj)) } else { Err(invalid(details)) }
 }
 
+/// The typed parameters of a query string (what `QueryParams` holds).
+/// Public for the fuzz targets (`fuzz/targets.rs`).
+#[doc(hidden)]
+pub fn query_value<T: DeserializeOwned + ParamSchema + 'static>(query: &str) -> Result<T, ApiError> {
+    let pairs = form_urlencoded::parse(query.as_bytes()).into_owned().collect();
+    params_object::<T>(pairs).and_then(typed_params::<T>)
+}
+
+/// The typed body of a request (what `JsonBody` holds), given its
+/// `Content-Type` header (None when it is missing or not text) and the
+/// bytes read. Public for the fuzz targets (`fuzz/targets.rs`).
+#[doc(hidden)]
+pub fn body_value<T: DeserializeOwned + JsonSchema + 'static, const OPTIONAL: bool>(content_type: Option<&str>, bytes: &[u8]) -> Result<T, ApiError> {
+    let content_type = content_type.map(|v| v.split(';').next().unwrap_or("").trim().to_ascii_lowercase());
+    if content_type.as_deref().is_some_and(|ct| ct != "application/json") {
+        Err(ApiError::new(
+            ErrorStatusCode::BAD_REQUEST,
+            InternalCode::BadRequest,
+            "The request body must be application/json.",
+        ))
+    } else if bytes.iter().all(u8::is_ascii_whitespace) {
+        match OPTIONAL {
+            true => typed::<T>(Value::Object(Default::default())),
+            false => Err(invalid(vec![Detail::new("", "required", "a JSON request body is required")])),
+        }
+    } else {
+        match serde_json::from_slice::<Value>(bytes) {
+            Ok(v) => typed::<T>(v),
+            Err(e) => Err(ApiError::new(
+                ErrorStatusCode::BAD_REQUEST,
+                InternalCode::MalformedJson,
+                format!("The request body is not valid JSON: {e}"),
+            )),
+        }
+    }
+}
+
 #[async_trait]
 impl<T> SharedExtractor for QueryParams<T>
 where
     T: DeserializeOwned + JsonSchema + ParamSchema + Send + Sync + 'static,
 {
     async fn from_request<C: ServerContext>(rqctx: &RequestContext<C>) -> Result<Self, dropshot::HttpError> {
-        let query = rqctx.request.uri().query().unwrap_or("");
-        let pairs = form_urlencoded::parse(query.as_bytes()).into_owned().collect();
-        Ok(QueryParams(params_object::<T>(pairs).and_then(typed_params::<T>)))
+        Ok(QueryParams(query_value::<T>(rqctx.request.uri().query().unwrap_or(""))))
     }
 
     fn metadata(ct: ApiEndpointBodyContentType) -> ExtractorMetadata {
@@ -206,11 +241,7 @@ where
         rqctx: &RequestContext<C>,
         request: http::Request<dropshot::Body>,
     ) -> Result<Self, dropshot::HttpError> {
-        let content_type = request
-            .headers()
-            .get(http::header::CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .map(|v| v.split(';').next().unwrap_or("").trim().to_ascii_lowercase());
+        let content_type = request.headers().get(http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(str::to_string);
         // read here rather than through dropshot's UntypedBody, which
         // answers an over-long body with a 400: it is a 413
         let limit = rqctx.request_body_max_bytes();
@@ -226,30 +257,7 @@ where
                 format!("The request body is larger than {limit} bytes."),
             )),
             Err(e) => Err(ApiError::new(ErrorStatusCode::BAD_REQUEST, InternalCode::BadRequest, format!("The request body could not be read: {e}"))),
-            Ok(b) => {
-                let bytes = &b[..];
-                if content_type.as_deref().is_some_and(|ct| ct != "application/json") {
-                    Err(ApiError::new(
-                        ErrorStatusCode::BAD_REQUEST,
-                        InternalCode::BadRequest,
-                        "The request body must be application/json.",
-                    ))
-                } else if bytes.iter().all(u8::is_ascii_whitespace) {
-                    match OPTIONAL {
-                        true => typed::<T>(Value::Object(Default::default())),
-                        false => Err(invalid(vec![Detail::new("", "required", "a JSON request body is required")])),
-                    }
-                } else {
-                    match serde_json::from_slice::<Value>(bytes) {
-                        Ok(v) => typed::<T>(v),
-                        Err(e) => Err(ApiError::new(
-                            ErrorStatusCode::BAD_REQUEST,
-                            InternalCode::MalformedJson,
-                            format!("The request body is not valid JSON: {e}"),
-                        )),
-                    }
-                }
-            }
+            Ok(b) => body_value::<T, OPTIONAL>(content_type.as_deref(), &b),
         };
         Ok(JsonBody { value: result, digest })
     }

@@ -96,7 +96,7 @@ async fn bearer_user(ctx: &Context, value: &str, org: uuid::Uuid) -> Result<User
 }
 
 /// The client address a request counts against (see `client`).
-fn client_of(rqctx: &RequestContext<Context>) -> std::net::IpAddr {
+pub(crate) fn client_of(rqctx: &RequestContext<Context>) -> std::net::IpAddr {
     let ctx = rqctx.context();
     super::client::address(rqctx.request.remote_addr().ip(), rqctx.request.headers(), &ctx.settings.trusted_proxies)
 }

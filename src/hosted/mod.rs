@@ -10,7 +10,8 @@
 
 mod documents;
 pub mod page;
-mod report_files;
+#[doc(hidden)]
+pub mod report_files;
 mod setup;
 
 use crate::api::context::Context;
@@ -42,18 +43,9 @@ pub fn register(api: &mut ApiDescription<Context>) -> std::result::Result<(), St
 }
 
 /// A page's answer: HTML nobody caches, frames or is referred from (the
-/// token is in its URL).
+/// token is in its URL), its form answered by a redirect.
 fn html(status: StatusCode, body: String) -> std::result::Result<Response<Body>, HttpError> {
-    Response::builder()
-        .status(status)
-        .header(http::header::CONTENT_TYPE, "text/html; charset=utf-8")
-        .header(http::header::CACHE_CONTROL, "no-store")
-        .header("referrer-policy", "no-referrer")
-        .header("x-frame-options", "DENY")
-        .header("x-content-type-options", "nosniff")
-        // (no form-action: a payment's redirect to the link's returnUrl
-        // would fall under it)
-        .header("content-security-policy", "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'")
+    crate::markup::page_headers(Response::builder().status(status), true)
         .body(Body::from(body))
         .map_err(|e| HttpError::for_internal_error(e.to_string()))
 }
@@ -61,17 +53,42 @@ fn html(status: StatusCode, body: String) -> std::result::Result<Response<Body>,
 /// A page's request in its span, a trace of its own as an API request's
 /// is (`telemetry::request_span`); a failure answered here as the Error
 /// object, in that span (left to dropshot, it would be a `refused` one).
+///
+/// A page's token (or signed URL) is its only key, so guessing one is
+/// limited as guessing an API key is: an address whose tokens found
+/// nothing (404) or whose signature was refused (403) too often in a
+/// minute (`--auth-failures-per-minute`, the one budget of the unknown API
+/// keys) is answered 429 before its next token is looked up.
 async fn traced(rqctx: &RequestContext<Context>, page: impl Future<Output = std::result::Result<Response<Body>, HttpError>>) -> std::result::Result<Response<Body>, HttpError> {
-    let (request, id) = (&rqctx.request, &rqctx.request_id);
+    let (ctx, request, id) = (rqctx.context(), &rqctx.request, &rqctx.request_id);
     let span = crate::telemetry::request_span(id, &rqctx.endpoint.operation_id, Some(request.method()), None, Some(request.headers()));
-    match page.instrument(span.clone()).await {
+    let client = crate::api::request::client_of(rqctx);
+    let answered = match ctx.limits.may_authenticate(client) {
+        Err(seconds) => too_many_guesses(seconds),
+        Ok(()) => page.instrument(span.clone()).await,
+    };
+    match answered {
         Ok(answer) => {
-            crate::telemetry::request_ended(&span, answer.status().as_u16());
+            let status = answer.status();
+            if status == StatusCode::NOT_FOUND || status == StatusCode::FORBIDDEN {
+                ctx.limits.failed_authentication(client);
+            }
+            crate::telemetry::request_ended(&span, status.as_u16());
             Ok(answer)
         }
         Err(e) => Ok(crate::api::error::error_response(e, id, &span)),
     }
 }
+
+/// The page of an address that guessed too often, and when to come back.
+fn too_many_guesses(seconds: u64) -> std::result::Result<Response<Body>, HttpError> {
+    let mut answer = html(StatusCode::TOO_MANY_REQUESTS, TOO_MANY_GUESSES.into())?;
+    answer.headers_mut().insert(http::header::RETRY_AFTER, http::HeaderValue::from(seconds));
+    Ok(answer)
+}
+
+const TOO_MANY_GUESSES: &str = "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>Too many attempts</title></head>\
+<body><h1>Too many attempts</h1><p>Too many addresses that lead nowhere were tried from your network; try again in a minute.</p></body></html>";
 
 fn internal(e: crate::error::Error) -> HttpError {
     tracing::error!(error = %e, "hosted page");
@@ -174,8 +191,9 @@ async fn pay_page_answered(rqctx: &RequestContext<Context>, path: Path<TokenPath
 
 /// What the form sent: `action` (pay with the card fields or `iban`, pay
 /// with the saved method, approve or fail the authentication step) and
-/// what was typed.
-fn entered(fields: &[(String, String)]) -> (String, Entered) {
+/// what was typed. Public for the fuzz targets.
+#[doc(hidden)]
+pub fn entered(fields: &[(String, String)]) -> (String, Entered) {
     let get = |name: &str| fields.iter().find(|(k, _)| k == name).map(|(_, v)| v.trim().to_string()).unwrap_or_default();
     let iban = get("iban");
     let entered = if !iban.is_empty() && get("cardNumber").is_empty() {
@@ -236,6 +254,10 @@ async fn pay_submit_answered(rqctx: &RequestContext<Context>, path: Path<TokenPa
         _ => charge::pay(&caller, &ctx.providers, &link, charge::Paying::Entered(&entered)).await,
     }
     .map_err(internal)?;
+    let status = match attempt {
+        Attempt::TooManyAttempts => StatusCode::TOO_MANY_REQUESTS,
+        _ => StatusCode::OK,
+    };
     let notice = match attempt {
         Attempt::Paid(Some(after)) => {
             if let (PaymentLinkStatus::Completed, Some(url)) = (after.status, &after.return_url) {
@@ -247,11 +269,12 @@ async fn pay_submit_answered(rqctx: &RequestContext<Context>, path: Path<TokenPa
         Attempt::Invalid(invalid) => Some(invalid.message),
         Attempt::NotNow(message) => Some(message),
         Attempt::Unavailable => Some(format!("{UNAVAILABLE} You have not been charged twice.")),
+        Attempt::TooManyAttempts => Some(payments::TOO_MANY_ATTEMPTS.into()),
         Attempt::Paid(None) => Some("The payment went through after this link was closed; it is being refunded in full.".into()),
         Attempt::Processing | Attempt::NeedsAction => None,
     };
     let link = ctx.store.link(caller.org, link.id).await.map_err(internal)?.unwrap_or(link);
-    html(StatusCode::OK, current(&caller, &link, notice.as_deref()).await.map_err(internal)?)
+    html(status, current(&caller, &link, notice.as_deref()).await.map_err(internal)?)
 }
 
 #[cfg(test)]

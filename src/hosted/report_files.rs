@@ -22,8 +22,8 @@ pub struct RunPath {
 /// The signed parts of the URL's query: `expires` (unix seconds, as
 /// written when signed) and `signature`, each once; None for anything
 /// else (read here, not by an extractor, so a malformed query is the same
-/// 403 as a wrong signature).
-fn signed(query: Option<&str>) -> Option<(i64, String)> {
+/// 403 as a wrong signature). Public for the fuzz targets.
+pub fn signed(query: Option<&str>) -> Option<(i64, String)> {
     let (mut expires, mut signature) = (None, None);
     for (name, value) in form_urlencoded::parse(query?.as_bytes()) {
         let slot = match name.as_ref() {

@@ -99,10 +99,12 @@ async fn setup_submit_answered(rqctx: &RequestContext<Context>, path: Path<Token
         _ => profile_sessions::enter(&caller, &ctx.providers, &session, &entered).await,
     }
     .map_err(internal)?;
+    let too_many = matches!(setup, Setup::TooManyAttempts);
     let (notice, moved) = match setup {
         Setup::Saved(after) => return see_other(&after.return_url),
         Setup::Invalid(invalid) => (Some(invalid.message), None),
         Setup::Unavailable => (Some(UNAVAILABLE.to_string()), None),
+        Setup::TooManyAttempts => (Some(crate::domain::payments::TOO_MANY_ATTEMPTS.to_string()), None),
         // the page as the session now stands says it (the step, the
         // refusal, or that it is closed: in the state the transaction saw,
         // which the pool may not show yet on SQLite's shared writer)
@@ -111,5 +113,6 @@ async fn setup_submit_answered(rqctx: &RequestContext<Context>, path: Path<Token
     };
     let session = ctx.store.profile_session(caller.org, session.id).await.map_err(internal)?.unwrap_or(session);
     let session = ProfileSessionRow { status: moved.unwrap_or(session.status), ..session };
-    html(StatusCode::OK, current(&caller, &session, notice.as_deref()).await.map_err(internal)?)
+    let status = if too_many { StatusCode::TOO_MANY_REQUESTS } else { StatusCode::OK };
+    html(status, current(&caller, &session, notice.as_deref()).await.map_err(internal)?)
 }

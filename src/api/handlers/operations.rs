@@ -65,15 +65,7 @@ pub async fn docs_revision_view(
 /// A revision's reference page (rendered once, `crate::reference`): HTML
 /// that may load nothing from anywhere, as the hosted pages.
 fn reference_page(revision: &'static Revision) -> std::result::Result<Response<Body>, ApiError> {
-    Response::builder()
-        .status(http::StatusCode::OK)
-        .header(http::header::CONTENT_TYPE, "text/html; charset=utf-8")
-        .header("referrer-policy", "no-referrer")
-        .header("x-frame-options", "DENY")
-        .header(
-            "content-security-policy",
-            "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
-        )
+    crate::markup::page_headers(Response::builder().status(http::StatusCode::OK), false)
         .body(Body::from(crate::reference::page(revision)))
         .map_err(|e| ApiError::internal(format!("the reference page's response: {e}")))
 }

@@ -57,6 +57,11 @@ pub async fn pay(caller: &Caller, providers: &Providers, link: &LinkRow, paying:
     if !super::enabled::provider_enabled(caller, link.provider).await? {
         return Ok(Attempt::NotNow(format!("Payments through {} are not available at the moment.", link.provider.as_str())));
     }
+    // (each attempt is a charge, one at a time: the intent is PROCESSING
+    // while one is asked)
+    if caller.store.charges_of(caller.org, intent.id).await?.len() >= super::ATTEMPTS_AT_MOST as usize {
+        return Ok(Attempt::TooManyAttempts);
+    }
     let provider = providers.get(link.provider);
     let (method, profile_id) = match paying {
         Paying::Profile => match offered(caller, link).await? {

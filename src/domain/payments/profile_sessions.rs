@@ -184,6 +184,8 @@ pub enum Setup {
     Closed(Status),
     /// the provider did not answer; nothing was saved
     Unavailable,
+    /// the session took `ATTEMPTS_AT_MOST` attempts: no new one
+    TooManyAttempts,
 }
 
 /// Saves what the payer typed on the setup page of `session` (ACTIVE).
@@ -197,6 +199,12 @@ pub async fn enter(caller: &Caller, providers: &Providers, session: &ProfileSess
         Ok(Err(invalid)) => return Ok(Setup::Invalid(invalid)),
         Err(e) => return Ok(unavailable(e)),
     };
+    // a method the provider will be asked about (a mistyped one is not an
+    // attempt), counted before it is asked, so that attempts sent at once
+    // count each
+    if !caller.store.take_setup_attempt(caller.org, session.id, super::ATTEMPTS_AT_MOST).await? {
+        return Ok(Setup::TooManyAttempts);
+    }
     let outcome = provider.set_up(&method.token, None, caller.now).await;
     settle(caller, session, method, outcome).await
 }

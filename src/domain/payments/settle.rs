@@ -30,6 +30,8 @@ pub enum Attempt {
     Invalid(Invalid),
     /// the intent takes no attempt now (the page says why)
     NotNow(String),
+    /// the page took `ATTEMPTS_AT_MOST` attempts: no new one
+    TooManyAttempts,
     /// the provider did not answer: the attempt is resolved later
     Unavailable,
 }

@@ -28,6 +28,11 @@ pub fn country_of(msisdn: &str, field: &str) -> Result<Country> {
 /// 60 more) or organisationsnummer (NNNNNN-NNNN, its third digit 2 or
 /// more), its last digit the Luhn check digit of the ten.
 pub fn swedish_identity(identity: &str) -> bool {
+    // (every valid identity is ASCII; the split below counts bytes, and
+    // anything else could split a character)
+    if !identity.is_ascii() {
+        return false;
+    }
     let (head, tail) = match identity.find(['-', '+']) {
         Some(i) => (&identity[..i], &identity[i + 1..]),
         None if identity.len() >= 4 => identity.split_at(identity.len() - 4),
@@ -96,6 +101,15 @@ mod tests {
             assert!(swedish_identity(good), "{good}");
         }
         for bad in ["19900101-0018", "900101-001", "19901301-0017", "abc", "556036-0794", ""] {
+            assert!(!swedish_identity(bad), "{bad}");
+        }
+    }
+
+    /// Found by the fuzz target `swedish_identity`: the last four bytes of
+    /// a text that is not ASCII were split off inside a character (a panic).
+    #[test]
+    fn an_identity_that_is_not_ascii_is_refused_without_a_panic() {
+        for bad in ["９００１００１７", "１９９００１０１００１７", "19900101001７", "é0017", "900101-001é", "€"] {
             assert!(!swedish_identity(bad), "{bad}");
         }
     }

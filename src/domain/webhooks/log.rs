@@ -55,8 +55,9 @@ pub async fn list(store: &Store, org: Uuid, now: DateTime<Utc>, q: EventListQuer
     Ok(wire::EventList { items: envelopes(page.items)?, pagination: wire::Pagination { next_cursor: page.next.map(Cursor::encode) } })
 }
 
-/// `after` as a position in the log.
-fn position(after: &str) -> Result<LogPosition> {
+/// `after` as a position in the log. Public for the fuzz targets.
+#[doc(hidden)]
+pub fn position(after: &str) -> Result<LogPosition> {
     match after {
         "start" => Ok(LogPosition::Start),
         "end" => Ok(LogPosition::End),
@@ -65,7 +66,8 @@ fn position(after: &str) -> Result<LogPosition> {
 }
 
 /// A position as `after` names it.
-fn position_text(p: LogPosition) -> String {
+#[doc(hidden)]
+pub fn position_text(p: LogPosition) -> String {
     match p {
         LogPosition::Start => "start".into(),
         LogPosition::End => "end".into(),

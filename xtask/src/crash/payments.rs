@@ -15,6 +15,8 @@ use std::time::{Duration, Instant};
 /// the last restart: a job the killed process held is taken over when its
 /// one-minute lease runs out.
 const SETTLE_WITHIN: Duration = Duration::from_secs(150);
+/// How long the wait goes on past `SETTLE_WITHIN` once no session settled.
+const SETTLE_STALLED: Duration = Duration::from_secs(60);
 
 /// Who pays, and for what.
 pub struct Payer {
@@ -64,30 +66,37 @@ impl Payer {
     /// PROCESSING any more, and what is wrong with any: not SUCCEEDED, or
     /// charged other than once.
     pub async fn settled(&self, addr: &str, key: &str, connections: usize) -> Result<(Vec<Value>, Vec<String>)> {
-        let deadline = Instant::now() + SETTLE_WITHIN;
-        loop {
-            let intents = api::all(&mut Conn::open(addr).await?, key, "/api/v2/payment-intents").await?;
-            let paths = intents
-                .iter()
-                .filter(|i| i["customerId"] == self.customer.as_str())
-                .filter_map(|i| i["paymentIntentId"].as_str().map(|id| format!("/api/v2/payment-intents/{id}")))
-                .collect();
-            let intents = api::get_many(addr, key, paths, connections).await?;
-            let with_sessions: Vec<&Value> = intents.iter().filter(|i| i["paymentSessionId"].is_string()).collect();
-            let paths = with_sessions.iter().map(|i| format!("/api/v2/payment-sessions/{}", i["paymentSessionId"].as_str().unwrap_or_default())).collect();
-            let sessions = api::get_many(addr, key, paths, connections).await?;
-            let processing = sessions.iter().filter(|s| s["status"] == "PROCESSING").count();
+        // (a long run leaves a backlog of charges the instances work
+        // through one at a time each: the wait goes on while it shrinks)
+        let mut deadline = Instant::now() + SETTLE_WITHIN;
+        let mut fewest = usize::MAX;
+        let intents = loop {
+            // (the list says each intent's status: PROCESSING while its
+            // session's charge is)
+            let listed = api::all(&mut Conn::open(addr).await?, key, "/api/v2/payment-intents").await?;
+            let maria: Vec<Value> = listed.into_iter().filter(|i| i["customerId"] == self.customer.as_str()).collect();
+            let processing = maria.iter().filter(|i| i["status"] == "PROCESSING").count();
+            if processing < fewest {
+                fewest = processing;
+                deadline = deadline.max(Instant::now() + SETTLE_STALLED);
+            }
             if processing == 0 || Instant::now() > deadline {
-                let mut problems = vec![];
-                for (s, i) in sessions.iter().zip(&with_sessions) {
-                    let charges = i["charges"].as_array().map_or(0, Vec::len);
-                    if s["status"] != "SUCCEEDED" || charges != 1 {
-                        problems.push(format!("session {} ({}): {}, {charges} charge(s)", s["paymentSessionId"], s["metadata"]["crashKey"], s["status"]));
-                    }
-                }
-                return Ok((sessions, problems));
+                break maria;
             }
             tokio::time::sleep(Duration::from_secs(2)).await;
+        };
+        let paths = intents.iter().filter_map(|i| i["paymentIntentId"].as_str().map(|id| format!("/api/v2/payment-intents/{id}"))).collect();
+        let intents = api::get_many(addr, key, paths, connections).await?;
+        let with_sessions: Vec<&Value> = intents.iter().filter(|i| i["paymentSessionId"].is_string()).collect();
+        let paths = with_sessions.iter().map(|i| format!("/api/v2/payment-sessions/{}", i["paymentSessionId"].as_str().unwrap_or_default())).collect();
+        let sessions = api::get_many(addr, key, paths, connections).await?;
+        let mut problems = vec![];
+        for (s, i) in sessions.iter().zip(&with_sessions) {
+            let charges = i["charges"].as_array().map_or(0, Vec::len);
+            if s["status"] != "SUCCEEDED" || charges != 1 {
+                problems.push(format!("session {} ({}): {}, {charges} charge(s)", s["paymentSessionId"], s["metadata"]["crashKey"], s["status"]));
+            }
         }
+        Ok((sessions, problems))
     }
 }
