@@ -54,6 +54,49 @@ pub trait Carrier: Send + Sync + std::fmt::Debug {
     async fn answer(&self, request: &PortRequest, submitted_at: DateTime<Utc>, now: DateTime<Utc>) -> Result<Option<Answer>, Unreachable>;
 }
 
+/// A carrier's answers, checked before the porting job uses them (the
+/// job is given every carrier behind it): what a carrier says is outside
+/// input. An acceptance for a day before the submission or more than
+/// `ACCEPTED_WITHIN_DAYS` after it is not taken (as if the carrier had
+/// not answered: asked again later, and logged); a reason, stored and
+/// shown in the API, keeps no control characters and at most
+/// `REASON_CHARS` characters.
+#[derive(Debug)]
+pub struct Checked(pub std::sync::Arc<dyn Carrier>);
+
+/// How far ahead an acceptance may move a number.
+pub const ACCEPTED_WITHIN_DAYS: i64 = 90;
+const REASON_CHARS: usize = 500;
+
+/// `reason` as it is kept.
+fn kept(reason: &str) -> String {
+    let clean: String = reason.chars().map(|c| if c.is_control() { ' ' } else { c }).collect::<String>().trim().chars().take(REASON_CHARS).collect();
+    if clean.is_empty() { "The losing carrier gave no reason.".into() } else { clean }
+}
+
+#[async_trait]
+impl Carrier for Checked {
+    async fn submit(&self, request: &PortRequest, now: DateTime<Utc>) -> Result<(), Unreachable> {
+        self.0.submit(request, now).await
+    }
+
+    async fn answer(&self, request: &PortRequest, submitted_at: DateTime<Utc>, now: DateTime<Utc>) -> Result<Option<Answer>, Unreachable> {
+        Ok(match self.0.answer(request, submitted_at, now).await? {
+            Some(Answer::Accepted(day)) => {
+                let from = submitted_at.date_naive();
+                if day < from || day > from + Duration::days(ACCEPTED_WITHIN_DAYS) {
+                    tracing::warn!(porting = %request.id, %day, "the losing carrier accepted for a day out of bounds: not taken");
+                    return Err(Unreachable(format!("an acceptance for {day}, not within {ACCEPTED_WITHIN_DAYS} days of the submission")));
+                }
+                Some(Answer::Accepted(day))
+            }
+            Some(Answer::Rejected(reason)) => Some(Answer::Rejected(kept(&reason))),
+            Some(Answer::Waiting(reason)) => Some(Answer::Waiting(kept(&reason))),
+            None => None,
+        })
+    }
+}
+
 /// How long the sandbox takes to answer a submission.
 pub const ANSWER_AFTER_MINUTES: i64 = 5;
 
@@ -104,6 +147,40 @@ impl Carrier for Sandbox {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A carrier that answers what it is told to.
+    #[derive(Debug)]
+    struct Says(Answer);
+
+    #[async_trait]
+    impl Carrier for Says {
+        async fn submit(&self, _: &PortRequest, _: DateTime<Utc>) -> Result<(), Unreachable> {
+            Ok(())
+        }
+        async fn answer(&self, _: &PortRequest, _: DateTime<Utc>, _: DateTime<Utc>) -> Result<Option<Answer>, Unreachable> {
+            Ok(Some(self.0.clone()))
+        }
+    }
+
+    #[tokio::test]
+    async fn a_carriers_answer_is_checked_before_it_is_used() {
+        let submitted: DateTime<Utc> = "2026-10-01T10:00:00Z".parse().unwrap();
+        let said = |a: Answer| async move {
+            let request = PortRequest { id: uuid::Uuid::nil(), submission: 1, msisdn: "+46701234567".into(), details: serde_json::json!({}) };
+            Checked(std::sync::Arc::new(Says(a))).answer(&request, submitted, submitted).await
+        };
+        let day = |s: &str| s.parse::<NaiveDate>().unwrap();
+        for ok in ["2026-10-01", "2026-10-02", "2026-12-30"] {
+            assert_eq!(said(Answer::Accepted(day(ok))).await, Ok(Some(Answer::Accepted(day(ok)))), "{ok}");
+        }
+        for out in ["2026-09-30", "2026-12-31", "2199-01-01"] {
+            assert!(said(Answer::Accepted(day(out))).await.is_err(), "{out}");
+        }
+        let long = "r".repeat(600);
+        assert_eq!(said(Answer::Rejected(long)).await, Ok(Some(Answer::Rejected("r".repeat(500)))));
+        assert_eq!(said(Answer::Waiting(" \u{7}Send\nthe passcode\u{0} ".into())).await, Ok(Some(Answer::Waiting("Send the passcode".into()))));
+        assert_eq!(said(Answer::Rejected("\u{0}".into())).await, Ok(Some(Answer::Rejected("The losing carrier gave no reason.".into()))));
+    }
 
     #[test]
     fn working_days_skip_weekends() {

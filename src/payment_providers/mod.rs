@@ -9,6 +9,7 @@
 //! crash between a call and the commit of its outcome, the attempt is
 //! resolved by asking about it (`charge_status`), never by charging again.
 
+pub mod checked;
 mod sandbox;
 pub mod test_values;
 
@@ -195,8 +196,10 @@ pub struct Providers {
 }
 
 impl Providers {
+    /// Each behind `checked::Checked`: what they answer is checked before
+    /// it is used.
     pub fn new(provider_1: Arc<dyn PaymentProvider>, provider_2: Arc<dyn PaymentProvider>) -> Providers {
-        Providers { provider_1, provider_2 }
+        Providers { provider_1: Arc::new(checked::Checked(provider_1)), provider_2: Arc::new(checked::Checked(provider_2)) }
     }
 
     /// Both providers played by the sandbox, its ledger in `store`.
