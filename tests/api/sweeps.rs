@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use uuid::Uuid;
 
-mod fixtures;
+pub mod fixtures;
 pub use fixtures::Fixtures;
 use fixtures::{existing_path, succeeding};
 

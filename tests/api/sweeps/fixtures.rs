@@ -183,7 +183,7 @@ async fn sim_in_use(app: &TestApp, key: &str, customer: &str, offering: &str, ta
 
 /// The customer's DRAFT invoice (its submitted orders' lines), finalised
 /// as its job does once its day has ended: OPEN.
-async fn open_invoice(app: &TestApp, org: Uuid, key: &str, customer: &str) -> String {
+pub async fn open_invoice(app: &TestApp, org: Uuid, key: &str, customer: &str) -> String {
     let listed = app.call_as(Some(key), "GET", &format!("/invoices?customerId={customer}&status=DRAFT"), None, &[]).await;
     let draft = &listed.body["items"][0];
     let id = draft["invoiceId"].as_str().unwrap_or_else(|| panic!("a draft: {:#}", listed.body)).to_string();
