@@ -55,7 +55,7 @@ pub trait Carrier: Send + Sync + std::fmt::Debug {
 }
 
 /// A carrier's answers, checked before the porting job uses them (the
-/// job is given every carrier behind it): what a carrier says is outside
+/// job puts every carrier it is given behind it: `jobs::scheduled::portings`): what a carrier says is outside
 /// input. An acceptance for a day before the submission or more than
 /// `ACCEPTED_WITHIN_DAYS` after it is not taken (as if the carrier had
 /// not answered: asked again later, and logged); a reason, stored and

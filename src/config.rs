@@ -43,9 +43,10 @@ pub struct Settings {
     #[arg(long = "login-failures-per-day", env = "SWITCHBOARD_LOGIN_FAILURES_PER_DAY", default_value_t = defaults::LOGIN_FAILURES_PER_DAY,
           value_parser = clap::value_parser!(u32).range(1..=1_000_000))]
     pub login_failures_per_day: u32,
-    /// Unknown or revoked API keys (and hosted pages' tokens that find
-    /// nothing) one client address may send per minute (also its burst);
-    /// past it, its requests answer 429 before any key is looked at.
+    /// Unknown or revoked API keys one client address may send per minute
+    /// (also its burst); past it, its requests answer 429 before any key is
+    /// looked at. Hosted pages' tokens that find nothing count apart, in a
+    /// budget of the same size.
     #[arg(long = "auth-failures-per-minute", env = "SWITCHBOARD_AUTH_FAILURES_PER_MINUTE", default_value_t = defaults::AUTH_FAILURES_PER_MINUTE)]
     pub auth_failures_per_minute: u32,
     /// Proxies in front of the server (addresses or CIDR blocks, e.g.

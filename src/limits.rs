@@ -65,6 +65,8 @@ impl<K: Hash + Eq> Limit<K> {
 pub struct RateLimits {
     per_key: Limit<uuid::Uuid>,
     auth_failures: Limit<IpAddr>,
+    /// hosted pages' tokens that found nothing (a budget of the same size)
+    page_misses: Limit<IpAddr>,
     login_per_address: Limit<IpAddr>,
     login_per_email: Limit<String>,
     clock: Arc<Clock>,
@@ -94,6 +96,7 @@ impl RateLimits {
         RateLimits {
             per_key: Limit::new(settings.per_key_per_second, 1),
             auth_failures: Limit::new(settings.auth_failures_per_minute, 60),
+            page_misses: Limit::new(settings.auth_failures_per_minute, 60),
             login_per_address: Limit::new(settings.login_per_address_per_minute, 60),
             login_per_email: Limit::new(settings.login_per_email_per_minute, 60),
             clock,
@@ -118,6 +121,17 @@ impl RateLimits {
     /// `client` sent an unknown or revoked API key.
     pub fn failed_authentication(&self, client: IpAddr) {
         let _ = self.auth_failures.check(bucket(client), self.now(), true);
+    }
+
+    /// Whether `client` may still open a hosted page: Ok, or the seconds
+    /// until its tokens that found nothing allow another.
+    pub fn may_open_page(&self, client: IpAddr) -> Result<(), u64> {
+        self.page_misses.check(bucket(client), self.now(), false).map_err(seconds)
+    }
+
+    /// `client` asked for a hosted page whose token found nothing.
+    pub fn missed_page(&self, client: IpAddr) {
+        let _ = self.page_misses.check(bucket(client), self.now(), true);
     }
 
     /// A login request from `client`.

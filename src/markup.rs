@@ -1,5 +1,6 @@
 //! Text made safe to place in HTML (the hosted pages) and XML (an
-//! invoice's document): the characters markup gives a meaning escaped.
+//! invoice's document): the characters markup gives a meaning escaped;
+//! and the headers every HTML page carries.
 
 /// `text` with `& < > " '` escaped, and the control characters XML 1.0
 /// cannot carry at all left out (a tab and line breaks stay).
@@ -19,24 +20,24 @@ pub fn escape(text: &str) -> String {
     out
 }
 
-#[cfg(test)]
-mod tests {
-    #[test]
-    fn what_markup_means_is_escaped() {
-        assert_eq!(super::escape("A&B <x> \"q\" 'a'\u{1}\n"), "A&amp;B &lt;x&gt; &quot;q&quot; &#39;a&#39;\n");
-    }
+/// What a page's forms do, for its `form-action`.
+#[derive(Debug, Clone, Copy)]
+pub enum Forms {
+    /// it has none: `form-action 'none'`
+    None,
+    /// its form is answered by a redirect to the seller's `returnUrl`,
+    /// which `form-action` would govern: left out
+    Redirect,
 }
 
 /// The headers of every HTML page the server answers (the reference pages,
 /// the hosted pages): nobody caches, frames, sniffs or is referred from it
 /// (a hosted page's token is in its URL), and it may load nothing from
-/// anywhere, run no script and set no base. `forms_leave` leaves
-/// `form-action` out: a hosted page's form is answered by a redirect to
-/// the seller's `returnUrl`, which `form-action` would govern.
-pub fn page_headers(builder: http::response::Builder, forms_leave: bool) -> http::response::Builder {
-    let policy = match forms_leave {
-        true => "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'",
-        false => "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+/// anywhere, run no script and set no base.
+pub fn page_headers(builder: http::response::Builder, forms: Forms) -> http::response::Builder {
+    let policy = match forms {
+        Forms::Redirect => "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; frame-ancestors 'none'",
+        Forms::None => "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
     };
     builder
         .header(http::header::CONTENT_TYPE, "text/html; charset=utf-8")
@@ -45,4 +46,12 @@ pub fn page_headers(builder: http::response::Builder, forms_leave: bool) -> http
         .header("x-frame-options", "DENY")
         .header("x-content-type-options", "nosniff")
         .header("content-security-policy", policy)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn what_markup_means_is_escaped() {
+        assert_eq!(super::escape("A&B <x> \"q\" 'a'\u{1}\n"), "A&amp;B &lt;x&gt; &quot;q&quot; &#39;a&#39;\n");
+    }
 }

@@ -140,7 +140,7 @@ mod tests {
     /// another would get the wrong shape, and its retry, once the database
     /// answers, a mismatch of its own idempotency key.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_key_the_database_could_not_read_resolves_to_no_revision() {
+    async fn a_key_the_database_could_not_read_is_refused_not_given_a_guessed_revision() {
         let dir = std::env::temp_dir().join(format!("switchboard-resolve-{}", uuid::Uuid::new_v4()));
         std::fs::create_dir_all(&dir).unwrap();
         let store = Store::connect(&format!("sqlite://{}", dir.join("db.sqlite").display())).await.unwrap();

@@ -29,10 +29,14 @@ async fn invoice_document_answered(rqctx: &RequestContext<Context>, path: Path<T
     let ctx = rqctx.context();
     let token = path.into_inner().token;
     let not_found = || answer(StatusCode::NOT_FOUND, "text/plain; charset=utf-8", "There is no document at this address.\n".into());
-    if !is_token(&token) {
+    let invoice = match is_token(&token) {
+        true => ctx.store.invoice_by_document(&token).await.map_err(internal)?,
+        false => None,
+    };
+    let Some(invoice) = invoice else {
+        super::missed(rqctx);
         return not_found();
-    }
-    let Some(invoice) = ctx.store.invoice_by_document(&token).await.map_err(internal)? else { return not_found() };
+    };
     let customer = ctx.store.customer(invoice.org, &IdOrRef::Id(invoice.customer_id)).await.map_err(internal)?;
     let Some(customer) = customer else { return not_found() };
     let seller = ctx.store.organisation_name(invoice.org).await.map_err(internal)?.unwrap_or_default();

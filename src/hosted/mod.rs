@@ -45,7 +45,7 @@ pub fn register(api: &mut ApiDescription<Context>) -> std::result::Result<(), St
 /// A page's answer: HTML nobody caches, frames or is referred from (the
 /// token is in its URL), its form answered by a redirect.
 fn html(status: StatusCode, body: String) -> std::result::Result<Response<Body>, HttpError> {
-    crate::markup::page_headers(Response::builder().status(status), true)
+    crate::markup::page_headers(Response::builder().status(status), crate::markup::Forms::Redirect)
         .body(Body::from(body))
         .map_err(|e| HttpError::for_internal_error(e.to_string()))
 }
@@ -56,28 +56,30 @@ fn html(status: StatusCode, body: String) -> std::result::Result<Response<Body>,
 ///
 /// A page's token (or signed URL) is its only key, so guessing one is
 /// limited as guessing an API key is: an address whose tokens found
-/// nothing (404) or whose signature was refused (403) too often in a
-/// minute (`--auth-failures-per-minute`, the one budget of the unknown API
-/// keys) is answered 429 before its next token is looked up.
+/// nothing too often in a minute (`missed`; as many as
+/// `--auth-failures-per-minute`, a budget apart from the API keys', so
+/// that guessing at one closes not the other) is answered 429 before its
+/// next token is looked up.
 async fn traced(rqctx: &RequestContext<Context>, page: impl Future<Output = std::result::Result<Response<Body>, HttpError>>) -> std::result::Result<Response<Body>, HttpError> {
-    let (ctx, request, id) = (rqctx.context(), &rqctx.request, &rqctx.request_id);
+    let (request, id) = (&rqctx.request, &rqctx.request_id);
     let span = crate::telemetry::request_span(id, &rqctx.endpoint.operation_id, Some(request.method()), None, Some(request.headers()));
-    let client = crate::api::request::client_of(rqctx);
-    let answered = match ctx.limits.may_authenticate(client) {
+    let answered = match rqctx.context().limits.may_open_page(crate::api::request::client_of(rqctx)) {
         Err(seconds) => too_many_guesses(seconds),
         Ok(()) => page.instrument(span.clone()).await,
     };
     match answered {
         Ok(answer) => {
-            let status = answer.status();
-            if status == StatusCode::NOT_FOUND || status == StatusCode::FORBIDDEN {
-                ctx.limits.failed_authentication(client);
-            }
-            crate::telemetry::request_ended(&span, status.as_u16());
+            crate::telemetry::request_ended(&span, answer.status().as_u16());
             Ok(answer)
         }
         Err(e) => Ok(crate::api::error::error_response(e, id, &span)),
     }
+}
+
+/// The request's token (or signed URL) found nothing: a guess, counted
+/// against its client address (`traced`).
+fn missed(rqctx: &RequestContext<Context>) {
+    rqctx.context().limits.missed_page(crate::api::request::client_of(rqctx));
 }
 
 /// The page of an address that guessed too often, and when to come back.
@@ -184,6 +186,7 @@ async fn pay_page(rqctx: RequestContext<Context>, path: Path<TokenPath>) -> std:
 async fn pay_page_answered(rqctx: &RequestContext<Context>, path: Path<TokenPath>) -> std::result::Result<Response<Body>, HttpError> {
     let ctx = rqctx.context();
     let Some((caller, link)) = open(ctx, &path.into_inner().token).await.map_err(internal)? else {
+        missed(rqctx);
         return html(StatusCode::NOT_FOUND, NOT_FOUND.into());
     };
     html(StatusCode::OK, current(&caller, &link, None).await.map_err(internal)?)
@@ -240,6 +243,7 @@ async fn pay_submit(rqctx: RequestContext<Context>, path: Path<TokenPath>, body:
 async fn pay_submit_answered(rqctx: &RequestContext<Context>, path: Path<TokenPath>, body: UntypedBody) -> std::result::Result<Response<Body>, HttpError> {
     let ctx = rqctx.context();
     let Some((caller, link)) = open(ctx, &path.into_inner().token).await.map_err(internal)? else {
+        missed(rqctx);
         return html(StatusCode::NOT_FOUND, NOT_FOUND.into());
     };
     if link.status != PaymentLinkStatus::Active {

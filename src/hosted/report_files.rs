@@ -70,7 +70,11 @@ pub(super) async fn report_file(rqctx: RequestContext<Context>, path: Path<RunPa
 
 async fn report_file_answered(rqctx: &RequestContext<Context>, path: Path<RunPath>) -> Result<Response<Body>, HttpError> {
     let ctx = rqctx.context();
-    let forbidden = || text(StatusCode::FORBIDDEN, "This download link has expired or is not valid. Read the report run again for a fresh one.\n");
+    // (an expired or altered URL is a guess, as a page's unknown token is)
+    let forbidden = || {
+        super::missed(rqctx);
+        text(StatusCode::FORBIDDEN, "This download link has expired or is not valid. Read the report run again for a fresh one.\n")
+    };
     let (Ok(run), Some((expires, signature))) = (uuid::Uuid::parse_str(&path.into_inner().run), signed(rqctx.request.uri().query())) else {
         return forbidden();
     };

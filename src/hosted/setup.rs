@@ -4,7 +4,7 @@
 //! time, then sends the payer to the session's `returnUrl`.
 
 use super::page::{self, STYLE, escape};
-use super::{NOT_FOUND, TokenPath, UNAVAILABLE, acting_for, entered, html, internal, is_token, see_other, why};
+use super::{NOT_FOUND, TokenPath, UNAVAILABLE, acting_for, entered, html, internal, is_token, missed, see_other, why};
 use crate::api::context::Context;
 use crate::domain::Caller;
 use crate::domain::payments::profile_sessions::{self, Setup};
@@ -76,6 +76,7 @@ pub(super) async fn setup_page(rqctx: RequestContext<Context>, path: Path<TokenP
 async fn setup_page_answered(rqctx: &RequestContext<Context>, path: Path<TokenPath>) -> std::result::Result<Response<Body>, HttpError> {
     let ctx = rqctx.context();
     let Some((caller, session)) = open(ctx, &path.into_inner().token).await.map_err(internal)? else {
+        missed(rqctx);
         return html(StatusCode::NOT_FOUND, NOT_FOUND.into());
     };
     html(StatusCode::OK, current(&caller, &session, None).await.map_err(internal)?)
@@ -89,6 +90,7 @@ pub(super) async fn setup_submit(rqctx: RequestContext<Context>, path: Path<Toke
 async fn setup_submit_answered(rqctx: &RequestContext<Context>, path: Path<TokenPath>, body: UntypedBody) -> std::result::Result<Response<Body>, HttpError> {
     let ctx = rqctx.context();
     let Some((caller, session)) = open(ctx, &path.into_inner().token).await.map_err(internal)? else {
+        missed(rqctx);
         return html(StatusCode::NOT_FOUND, NOT_FOUND.into());
     };
     let fields: Vec<(String, String)> = url::form_urlencoded::parse(body.as_bytes()).into_owned().collect();

@@ -331,7 +331,7 @@ fn organisation_work(
         Arc::new(payment_link_expiry::worker()),
         Arc::new(payment_profile_expiry::worker()),
         Arc::new(scheduled::invoices(network.clone(), public_url)),
-        Arc::new(scheduled::portings(network.clone(), Arc::new(crate::carrier::Checked(Arc::new(crate::carrier::Sandbox))))),
+        Arc::new(scheduled::portings(network.clone(), Arc::new(crate::carrier::Sandbox))),
         Arc::new(report_run::runs(files.clone())),
         Arc::new(report_run::expiry(files.clone())),
     ]

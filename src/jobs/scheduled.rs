@@ -22,9 +22,10 @@ pub fn invoices(network: Arc<dyn crate::network::Network>, public_url: &str) -> 
     })
 }
 
-/// porting.step (subject: a porting's id): it asks the losing carrier and
-/// the network
+/// porting.step (subject: a porting's id): it asks the losing carrier
+/// (whatever carrier, behind `carrier::Checked`) and the network
 pub fn portings(network: Arc<dyn crate::network::Network>, carrier: Arc<dyn crate::carrier::Carrier>) -> Worker {
+    let carrier: Arc<dyn crate::carrier::Carrier> = Arc::new(crate::carrier::Checked(carrier));
     per_subject(JobKind::PortingStep, (network, carrier), |store, (network, carrier), org, id, now| {
         Box::pin(async move { crate::domain::porting::step::run(&store, carrier.as_ref(), network.as_ref(), org, id, now).await })
     })

@@ -21,6 +21,7 @@ mod numbers;
 mod orders;
 mod organisations;
 mod page;
+mod page_attempts;
 mod params;
 mod payment_links;
 mod payment_profile_sessions;
@@ -46,6 +47,7 @@ pub use catalog::{CatalogDoc, Change, Columns, Features, GroupDoc, Kind, Offerin
 pub use customers::{Address, Billing, Contact, CustomerFilter, CustomerRow, IdOrRef, Link, Shipping};
 pub use deliveries::{After, AttemptRow, DeliveryRow, DeliveryWork, Recorded, delivery_subject, parse_delivery_subject};
 pub use redeliveries::Which;
+pub use page_attempts::HostedPage;
 pub use sims::SimRow;
 pub use sandbox_payments::{SandboxCharge, SandboxMethod, SandboxRefund};
 pub use events::{EventFilter, EventRow, LogPage, LogPosition};

@@ -143,20 +143,6 @@ impl Store {
         Ok(done.rows_affected() == 1)
     }
 
-    /// Counts an attempt of `org`'s session `id` if it has taken fewer than
-    /// `at_most`: whether it had (false: no attempt may be made).
-    pub async fn take_setup_attempt(&self, org: Uuid, id: Uuid, at_most: i64) -> Result<bool> {
-        let mut tx = self.begin().await?;
-        let done = sqlx::query("UPDATE payment_profile_sessions SET attempts = attempts + 1 WHERE id = $1 AND org_id = $2 AND attempts < $3")
-            .bind(id.to_string())
-            .bind(org.to_string())
-            .bind(at_most)
-            .execute(tx.conn().await?)
-            .await?;
-        tx.commit().await?;
-        Ok(done.rows_affected() == 1)
-    }
-
     pub async fn profile_session(&self, org: Uuid, id: Uuid) -> Result<Option<ProfileSessionRow>> {
         let sql = format!("SELECT {COLUMNS} FROM payment_profile_sessions WHERE org_id = $1 AND id = $2");
         let row = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).bind(id.to_string()).fetch_optional(&self.pool).await?;

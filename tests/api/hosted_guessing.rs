@@ -1,8 +1,8 @@
 //! Guessing at the hosted pages, on both databases: a page's token is its
 //! only key, so addresses whose tokens find nothing are limited as unknown
-//! API keys are (one budget per client address); and a page takes ten
-//! attempts (cards or accounts tried) at most, so it cannot serve to test
-//! stolen cards one after another.
+//! API keys are (a budget of their own per client address); and a page
+//! takes ten attempts (cards or accounts tried) at most, also sent at once,
+//! so it cannot serve to test stolen cards one after another.
 
 use crate::harness::*;
 use crate::orders::setup;
@@ -44,12 +44,11 @@ async fn tokens_that_find_nothing_are_limited_per_client_address() {
         assert_eq!(status, 429, "{html}");
         let (status, _, _) = pay_card(&url, "4242424242424242").await;
         assert_eq!(status, 429);
-        // one budget: the API's unknown keys count in it, and are refused too
-        app.call_as(Some("sbk_invented"), "GET", "/customers", None, &[]).await.assert_error(429, "too_many_requests");
+        // a budget apart from the API keys': the API still answers the address
+        assert_eq!(link_now(&app, &l["paymentLinkId"]).await["status"], "ACTIVE", "the refused form paid nothing");
         // one failure every 20 seconds
         app.clock.advance(Duration::seconds(20));
         assert_eq!(page(&url).await.0, 200);
-        assert_eq!(link_now(&app, &l["paymentLinkId"]).await["status"], "ACTIVE", "the refused form paid nothing");
         app
     })
     .await;
@@ -71,15 +70,55 @@ async fn a_payment_page_takes_ten_attempts_then_no_more() {
             let (status, _, html) = pay_card(&url, DECLINED).await;
             assert!(status == 200 && html.contains("card_declined"), "{status} {html}");
         }
-        // the eleventh, a card that would pay, is not tried
+        // the eleventh, a card that would pay, is not tried: the provider
+        // is not even asked to keep it
+        let methods = sandbox_methods(&app).await;
         let (status, _, html) = pay_card(&url, "4242424242424242").await;
         assert_eq!(status, 429, "{html}");
         assert!(html.contains("as many attempts as it allows"), "{html}");
+        assert_eq!(sandbox_methods(&app).await, methods);
         let i = intent_of(&app, &l).await;
         assert_eq!((i["status"].as_str(), i["charges"].as_array().unwrap().len()), (Some("REQUIRES_PAYMENT_METHOD"), 10), "{i:#}");
         assert_eq!(link_now(&app, &l["paymentLinkId"]).await["status"], "ACTIVE");
         // the page itself still shows
         assert_eq!(page(&url).await.0, 200);
+        app
+    })
+    .await;
+}
+
+/// The methods the sandbox providers were asked to keep.
+async fn sandbox_methods(app: &TestApp) -> i64 {
+    use sqlx::Row;
+    sqlx::query("SELECT COUNT(*) AS n FROM sandbox_payment_methods").fetch_one(app.store.pool()).await.unwrap().get("n")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_payment_page_sent_cards_at_once_charges_ten_at_most() {
+    each_backend(|app| async move {
+        setup(&app).await;
+        let l = link(&app, json!({"orderId": order(&app, "+46701130006").await})).await;
+        let url = l["hostedUrl"].as_str().unwrap().to_string();
+        // bursts of twelve at once, then one at a time until refused: a
+        // request that finds the intent busy with another's charge tries
+        // nothing ("being processed"), and no burst gets past ten charges
+        let mut refused = false;
+        for _ in 0..3 {
+            let answers = futures::future::join_all((0..12).map(|_| pay_card(&url, DECLINED))).await;
+            refused |= answers.iter().any(|a| a.0 == 429);
+        }
+        for _ in 0..12 {
+            if refused {
+                break;
+            }
+            refused = pay_card(&url, DECLINED).await.0 == 429;
+        }
+        assert!(refused, "the page never refused");
+        let charges = intent_of(&app, &l).await["charges"].as_array().unwrap().len();
+        assert!((1..=10).contains(&charges), "{charges}");
+        let methods = sandbox_methods(&app).await;
+        assert_eq!(pay_card(&url, DECLINED).await.0, 429);
+        assert_eq!((intent_of(&app, &l).await["charges"].as_array().unwrap().len(), sandbox_methods(&app).await), (charges, methods));
         app
     })
     .await;
@@ -106,8 +145,10 @@ async fn a_setup_page_takes_ten_attempts_then_no_more_also_sent_at_once() {
         let mut statuses: Vec<u16> = answers.iter().map(|a| a.0).collect();
         statuses.sort();
         assert_eq!(statuses, [vec![200; 10], vec![429; 2]].concat(), "{answers:?}");
+        let methods = sandbox_methods(&app).await;
         let (status, location, html) = enter("4242424242424242").await;
         assert_eq!((status, location), (429, None), "{html}");
+        assert_eq!(sandbox_methods(&app).await, methods, "the provider was not asked");
         assert!(html.contains("as many attempts as it allows"), "{html}");
         assert!(profiles(&app).await.is_empty());
         let s = app.call("GET", &format!("/payment-profiles/sessions/{}", r.body["paymentProfileSessionId"].as_str().unwrap()), None).await;

@@ -65,7 +65,7 @@ pub async fn docs_revision_view(
 /// A revision's reference page (rendered once, `crate::reference`): HTML
 /// that may load nothing from anywhere, as the hosted pages.
 fn reference_page(revision: &'static Revision) -> std::result::Result<Response<Body>, ApiError> {
-    crate::markup::page_headers(Response::builder().status(http::StatusCode::OK), false)
+    crate::markup::page_headers(Response::builder().status(http::StatusCode::OK), crate::markup::Forms::None)
         .body(Body::from(crate::reference::page(revision)))
         .map_err(|e| ApiError::internal(format!("the reference page's response: {e}")))
 }

@@ -11,7 +11,7 @@ use crate::domain::Caller;
 use crate::error::{Error, Result};
 use crate::kinds::{ChargeStatus, PaymentIntentStatus};
 use crate::payment_providers::{ChargeRequest, Entered, Invalid, MethodKind, Providers};
-use crate::store::{ChargeRow, ChargedMethod, IntentRow, JobKind, LinkRow, Store};
+use crate::store::{ChargeRow, ChargedMethod, HostedPage, IntentRow, JobKind, LinkRow, Store};
 use chrono::Duration;
 
 /// When the job that resolves an attempt looks at it, should the request
@@ -57,9 +57,9 @@ pub async fn pay(caller: &Caller, providers: &Providers, link: &LinkRow, paying:
     if !super::enabled::provider_enabled(caller, link.provider).await? {
         return Ok(Attempt::NotNow(format!("Payments through {} are not available at the moment.", link.provider.as_str())));
     }
-    // (each attempt is a charge, one at a time: the intent is PROCESSING
-    // while one is asked)
-    if caller.store.charges_of(caller.org, intent.id).await?.len() >= super::ATTEMPTS_AT_MOST as usize {
+    // (the page's attempts so far: a page that took them all asks the
+    // provider nothing more)
+    if caller.store.page_attempts(HostedPage::Link, caller.org, link.id).await? >= super::ATTEMPTS_AT_MOST {
         return Ok(Attempt::TooManyAttempts);
     }
     let provider = providers.get(link.provider);
@@ -94,6 +94,11 @@ pub async fn pay(caller: &Caller, providers: &Providers, link: &LinkRow, paying:
         created_at: caller.now,
         updated_at: caller.now,
     };
+    // counted before the charge is asked for, so that attempts sent at once
+    // count each (a mistyped card, refused above, is none)
+    if !caller.store.take_page_attempt(HostedPage::Link, caller.org, link.id, super::ATTEMPTS_AT_MOST).await? {
+        return Ok(Attempt::TooManyAttempts);
+    }
     if !begin(caller, &intent, IntentOp::Charge, &charge, None).await? {
         let now = status_now(caller, &intent).await?;
         return Ok(not_now(now));

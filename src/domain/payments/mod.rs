@@ -23,6 +23,10 @@ pub mod settle;
 pub mod states;
 
 use super::{Caller, customers};
+use crate::error::{Error, InternalCode, Result};
+use crate::store::{ChargeRow, Cursor, IntentFilter, IntentRow, LinkFilter, LinkRow, RefundRow, limit_or_default};
+use crate::wire::latest::{self as wire, params};
+use uuid::Uuid;
 
 /// Attempts a hosted page takes (a payment link's, a setup session's),
 /// each a card or account tried: then it takes no new one, so the page
@@ -32,10 +36,6 @@ pub const ATTEMPTS_AT_MOST: i64 = 10;
 
 /// What a page says once it has taken `ATTEMPTS_AT_MOST` attempts.
 pub const TOO_MANY_ATTEMPTS: &str = "This page has taken as many attempts as it allows and takes no further one; ask the seller for a new one.";
-use crate::error::{Error, InternalCode, Result};
-use crate::store::{ChargeRow, Cursor, IntentFilter, IntentRow, LinkFilter, LinkRow, RefundRow, limit_or_default};
-use crate::wire::latest::{self as wire, params};
-use uuid::Uuid;
 
 /// A system caller of `org` at `now`: what the page and the jobs act as.
 pub fn system(store: &crate::store::Store, org: Uuid, now: chrono::DateTime<chrono::Utc>) -> Caller {

@@ -19,7 +19,7 @@ use crate::domain::Caller;
 use crate::error::{Detail, Error, InternalCode, Result};
 use crate::kinds::{OrderStatus, PaymentProfileSessionStatus as Status};
 use crate::payment_providers::{Entered, Invalid, Outcome, ProviderError, Providers};
-use crate::store::{ChargedMethod, ProfileSessionRow, Stateful, Store};
+use crate::store::{ChargedMethod, HostedPage, ProfileSessionRow, Stateful, Store};
 use crate::wire::latest as wire;
 use chrono::Duration;
 use uuid::Uuid;
@@ -193,6 +193,10 @@ pub async fn enter(caller: &Caller, providers: &Providers, session: &ProfileSess
     if session.status != Status::Active {
         return Ok(Setup::Closed(session.status));
     }
+    // (a page that took all its attempts asks the provider nothing more)
+    if caller.store.page_attempts(HostedPage::Setup, caller.org, session.id).await? >= super::ATTEMPTS_AT_MOST {
+        return Ok(Setup::TooManyAttempts);
+    }
     let provider = providers.get(session.provider);
     let method = match provider.save_method(entered, caller.now).await {
         Ok(Ok(m)) => ChargedMethod { token: m.token, kind: m.kind.as_str().into(), display_name: m.display_name, expires_on: m.expires_on },
@@ -202,7 +206,7 @@ pub async fn enter(caller: &Caller, providers: &Providers, session: &ProfileSess
     // a method the provider will be asked about (a mistyped one is not an
     // attempt), counted before it is asked, so that attempts sent at once
     // count each
-    if !caller.store.take_setup_attempt(caller.org, session.id, super::ATTEMPTS_AT_MOST).await? {
+    if !caller.store.take_page_attempt(HostedPage::Setup, caller.org, session.id, super::ATTEMPTS_AT_MOST).await? {
         return Ok(Setup::TooManyAttempts);
     }
     let outcome = provider.set_up(&method.token, None, caller.now).await;
