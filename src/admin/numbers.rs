@@ -57,7 +57,12 @@ fn number_type(text: &str) -> Result<NumberType> {
 /// `text` if it is a valid E.164 number.
 fn msisdn(text: &str) -> Result<String> {
     let text = text.trim();
-    let valid = text.starts_with('+') && phonenumber::parse(None, text).map(|n| phonenumber::is_valid(&n)).unwrap_or(false);
+    // written as the API writes it, `+` and digits only: phonenumber also
+    // reads "+46 70 ..." and "+46-70-...", which would be kept as typed and
+    // never match the number the API is given (found by the number_import
+    // fuzz target)
+    let e164 = text.strip_prefix('+').is_some_and(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()));
+    let valid = e164 && phonenumber::parse(None, text).map(|n| phonenumber::is_valid(&n)).unwrap_or(false);
     if !valid {
         bail!("{text:?} is not a valid E.164 number");
     }
@@ -154,5 +159,8 @@ mod tests {
         assert!(parse_csv("+46701000001,CELL\n").is_err());
         assert!(parse_csv("msisdn,type\n+4670,CELL\n").is_err());
         assert!(parse_csv("msisdn,type\n+46701000001,VOICE\n").is_err());
+        for spaced in ["+46 70 100 00 01", "+46-701000001", "+46(70)1000001"] {
+            assert!(parse_csv(&format!("msisdn,type\n{spaced},CELL\n")).is_err(), "{spaced}");
+        }
     }
 }

@@ -11,7 +11,8 @@
 //! with writes, and `cargo xtask bench login` what login start reveals
 //! by its timing; `cargo xtask crash` kills the server under idempotent
 //! writes and checks that each was executed exactly once; `cargo xtask s3`
-//! runs the report store's test against an S3 stand-in.
+//! runs the report store's test against an S3 stand-in; `cargo xtask fuzz`
+//! runs the fuzz targets of `fuzz/` (cargo-fuzz, nightly).
 
 mod api;
 mod backwards;
@@ -23,6 +24,7 @@ mod codegen;
 mod contract;
 mod crash;
 mod diff;
+mod fuzz;
 mod http;
 mod load;
 mod release;
@@ -38,7 +40,8 @@ const USAGE: &str = "usage: cargo xtask spec [--check] | codegen [--check] | dif
 | contract [--install-only] [--no-sweeps] [--seed N|random] [--max-examples N] \
 | clients [--install-only] [--server PATH] \
 | bench [--quick] [--rounds N] [--duration S] [--warmup S] [--connections N] [--customers N] | bench login | bench webhooks \
-| bench report [--rows N] [--smoke] | crash [--kills N] [--seed S] | browser | s3 [--install-only]";
+| bench report [--rows N] [--smoke] | crash [--kills N] [--seed S] | browser | s3 [--install-only] \
+| fuzz [--seconds N] [--cmin] [TARGET...]";
 
 fn main() -> Result<()> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -62,6 +65,7 @@ fn main() -> Result<()> {
         Some("crash") => crash::run(&args[1..]),
         Some("browser") => browser::run(),
         Some("s3") => s3::run(&args[1..]),
+        Some("fuzz") => fuzz::run(&args[1..]),
         Some("diff") => {
             let [_, a, b] = &args[..] else { bail!(USAGE) };
             let a = spec::Revision::load(std::path::Path::new(a))?;

@@ -73,7 +73,8 @@ pub fn verify_at(secret: &str, headers: &HeaderMap, body: &[u8], tolerance: Dura
     let id = header("webhook-id")?;
     let timestamp: i64 = header("webhook-timestamp")?.trim().parse().map_err(|_| VerifyError::InvalidTimestamp)?;
     let signatures = header("webhook-signature")?;
-    if (now - timestamp).unsigned_abs() > tolerance.as_secs() {
+    // (abs_diff: a timestamp far from now overflows a subtraction)
+    if now.abs_diff(timestamp) > tolerance.as_secs() {
         return Err(VerifyError::TimestampOutOfTolerance);
     }
     let key = STANDARD.decode(secret.strip_prefix("whsec_").unwrap_or(secret)).map_err(|_| VerifyError::InvalidSecret)?;
@@ -90,4 +91,23 @@ pub fn verify_at(secret: &str, headers: &HeaderMap, body: &[u8], tolerance: Dura
         return Err(VerifyError::InvalidSignature);
     }
     serde_json::from_slice(body).map_err(VerifyError::InvalidBody)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Found by the fuzz target `sdk_webhook_verify`: a timestamp at either
+    /// end of i64 overflowed the distance to now (a panic in a debug build).
+    #[test]
+    fn a_timestamp_at_the_end_of_the_range_is_out_of_tolerance() {
+        for (timestamp, now) in [(i64::MIN, 1_614_265_330), (i64::MAX, -1), (i64::MIN, i64::MAX)] {
+            let mut headers = HeaderMap::new();
+            headers.insert("webhook-id", "msg_p5jXN8AQM9LWM0D4loKWxJek".parse().unwrap());
+            headers.insert("webhook-timestamp", timestamp.to_string().parse().unwrap());
+            headers.insert("webhook-signature", "v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=".parse().unwrap());
+            let verdict = verify_at("whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw", &headers, b"{}", Duration::from_secs(300), now);
+            assert!(matches!(verdict, Err(VerifyError::TimestampOutOfTolerance)), "{verdict:?}");
+        }
+    }
 }
