@@ -21,7 +21,7 @@ use crate::domain::{Caller, customers};
 use crate::error::Result;
 use crate::kinds::{PaymentIntentStatus, PaymentLinkStatus};
 use crate::payment_providers::Entered;
-use crate::store::{IntentRow, LinkRow};
+use crate::store::{HostedPage, IntentRow, LinkRow};
 use dropshot::{ApiDescription, Body, HttpError, Path, RequestContext, UntypedBody};
 use http::{Response, StatusCode};
 use page::Shown;
@@ -166,6 +166,10 @@ async fn current(caller: &Caller, link: &LinkRow, notice: Option<&str>) -> Resul
             match intent.map(|i| i.status) {
                 Some(PaymentIntentStatus::RequiresAction) => page::render(&shown, page::Body::Authenticate),
                 Some(PaymentIntentStatus::Processing) => closed("Payment processing", "Your payment is being processed; this page shows the outcome once it has settled."),
+                // a page that took all its attempts shows no form again
+                _ if payments::attempts_spent(caller, HostedPage::Link, link.id).await? => {
+                    page::render(&shown, page::Body::Message { title: "No further attempts", text: &payments::attempts_spent_notice(notice) })
+                }
                 Some(PaymentIntentStatus::RequiresPaymentMethod) if notice.is_none() => {
                     // the reason of the last decline, also on a reload
                     let last = caller.store.charges_of(caller.org, link.intent_id).await?.pop().and_then(|c| c.failure_code);

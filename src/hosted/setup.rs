@@ -7,10 +7,10 @@ use super::page::{self, STYLE, escape};
 use super::{NOT_FOUND, TokenPath, UNAVAILABLE, acting_for, entered, html, internal, is_token, missed, see_other, why};
 use crate::api::context::Context;
 use crate::domain::Caller;
-use crate::domain::payments::profile_sessions::{self, Setup};
+use crate::domain::payments::{self, profile_sessions::{self, Setup}};
 use crate::error::Result;
 use crate::kinds::PaymentProfileSessionStatus as Status;
-use crate::store::ProfileSessionRow;
+use crate::store::{HostedPage, ProfileSessionRow};
 use dropshot::{Body, HttpError, Path, RequestContext, UntypedBody};
 use http::{Response, StatusCode};
 
@@ -35,6 +35,10 @@ async fn current(caller: &Caller, session: &ProfileSessionRow, notice: Option<&s
         Status::Canceled => message("Setup cancelled", "This setup was cancelled; it takes no further attempt."),
         Status::Expired => message("Setup expired", "This setup has expired; it takes no further attempt."),
         Status::Active if session.pending_method.is_some() => render(&organisation, session, "Confirm your payment method", &page::authenticate("saving this card")),
+        // a page that took all its attempts shows no form again
+        Status::Active if payments::attempts_spent(caller, HostedPage::Setup, session.id).await? => {
+            message("No further attempts", &payments::attempts_spent_notice(notice))
+        }
         Status::Active => {
             // the reason of the last refusal, also on a reload
             let last = session.last_failure_code.as_deref().map(refused);
@@ -106,7 +110,7 @@ async fn setup_submit_answered(rqctx: &RequestContext<Context>, path: Path<Token
         Setup::Saved(after) => return see_other(&after.return_url),
         Setup::Invalid(invalid) => (Some(invalid.message), None),
         Setup::Unavailable => (Some(UNAVAILABLE.to_string()), None),
-        Setup::TooManyAttempts => (Some(crate::domain::payments::TOO_MANY_ATTEMPTS.to_string()), None),
+        Setup::TooManyAttempts => (Some(payments::TOO_MANY_ATTEMPTS.to_string()), None),
         // the page as the session now stands says it (the step, the
         // refusal, or that it is closed: in the state the transaction saw,
         // which the pool may not show yet on SQLite's shared writer)

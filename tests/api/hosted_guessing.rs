@@ -80,8 +80,10 @@ async fn a_payment_page_takes_ten_attempts_then_no_more() {
         let i = intent_of(&app, &l).await;
         assert_eq!((i["status"].as_str(), i["charges"].as_array().unwrap().len()), (Some("REQUIRES_PAYMENT_METHOD"), 10), "{i:#}");
         assert_eq!(link_now(&app, &l["paymentLinkId"]).await["status"], "ACTIVE");
-        // the page itself still shows
-        assert_eq!(page(&url).await.0, 200);
+        // the page itself still shows, with no form to try another card
+        let (status, html) = page(&url).await;
+        assert_eq!(status, 200);
+        assert!(html.contains("as many attempts as it allows") && !html.contains("<form"), "{html}");
         app
     })
     .await;
@@ -151,6 +153,9 @@ async fn a_setup_page_takes_ten_attempts_then_no_more_also_sent_at_once() {
         assert_eq!(sandbox_methods(&app).await, methods, "the provider was not asked");
         assert!(html.contains("as many attempts as it allows"), "{html}");
         assert!(profiles(&app).await.is_empty());
+        let (status, html) = page(&url).await;
+        assert_eq!(status, 200);
+        assert!(html.contains("as many attempts as it allows") && !html.contains("<form"), "{html}");
         let s = app.call("GET", &format!("/payment-profiles/sessions/{}", r.body["paymentProfileSessionId"].as_str().unwrap()), None).await;
         assert_eq!(s.body["status"], "ACTIVE", "{:#}", s.body);
         app

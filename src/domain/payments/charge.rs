@@ -59,7 +59,7 @@ pub async fn pay(caller: &Caller, providers: &Providers, link: &LinkRow, paying:
     }
     // (the page's attempts so far: a page that took them all asks the
     // provider nothing more)
-    if caller.store.page_attempts(HostedPage::Link, caller.org, link.id).await? >= super::ATTEMPTS_AT_MOST {
+    if super::attempts_spent(caller, HostedPage::Link, link.id).await? {
         return Ok(Attempt::TooManyAttempts);
     }
     let provider = providers.get(link.provider);

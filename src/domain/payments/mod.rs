@@ -37,6 +37,21 @@ pub const ATTEMPTS_AT_MOST: i64 = 10;
 /// What a page says once it has taken `ATTEMPTS_AT_MOST` attempts.
 pub const TOO_MANY_ATTEMPTS: &str = "This page has taken as many attempts as it allows and takes no further one; ask the seller for a new one.";
 
+/// Whether `org`'s page `id` took all its attempts: it then asks the
+/// provider nothing more and no longer shows its form.
+pub async fn attempts_spent(caller: &Caller, page: crate::store::HostedPage, id: Uuid) -> Result<bool> {
+    Ok(caller.store.page_attempts(page, caller.org, id).await? >= ATTEMPTS_AT_MOST)
+}
+
+/// What a page whose attempts are spent says, after `notice` (what its
+/// last attempt came to) if there is one.
+pub fn attempts_spent_notice(notice: Option<&str>) -> String {
+    match notice {
+        Some(n) if n != TOO_MANY_ATTEMPTS => format!("{n} {TOO_MANY_ATTEMPTS}"),
+        _ => TOO_MANY_ATTEMPTS.to_string(),
+    }
+}
+
 /// A system caller of `org` at `now`: what the page and the jobs act as.
 pub fn system(store: &crate::store::Store, org: Uuid, now: chrono::DateTime<chrono::Utc>) -> Caller {
     Caller { store: store.clone(), org, api_key_id: Uuid::nil(), user: None, now }

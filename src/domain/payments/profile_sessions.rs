@@ -194,7 +194,7 @@ pub async fn enter(caller: &Caller, providers: &Providers, session: &ProfileSess
         return Ok(Setup::Closed(session.status));
     }
     // (a page that took all its attempts asks the provider nothing more)
-    if caller.store.page_attempts(HostedPage::Setup, caller.org, session.id).await? >= super::ATTEMPTS_AT_MOST {
+    if super::attempts_spent(caller, HostedPage::Setup, session.id).await? {
         return Ok(Setup::TooManyAttempts);
     }
     let provider = providers.get(session.provider);
