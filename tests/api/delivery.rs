@@ -17,8 +17,9 @@ pub fn local_webhooks(s: &mut switchboard::config::Settings) {
     s.webhooks.allow_private = true;
     s.webhooks.allow_http = true;
     // reached only by a receiver that hangs (`failed_attempts_...` sets
-    // its own, shorter), never by a slow machine
-    s.webhook_timeout = std::time::Duration::from_secs(5);
+    // its own, shorter), never by a slow machine (an attempt that timed
+    // out is tried again only when the test's clock moves)
+    s.webhook_timeout = std::time::Duration::from_secs(15);
 }
 
 /// Registers `url` for `events`; its id and secret.

@@ -3,6 +3,7 @@
 mod coverage;
 mod databases;
 mod harness;
+mod test_internet;
 
 mod access;
 mod addons;
