@@ -166,9 +166,12 @@ async fn current(caller: &Caller, link: &LinkRow, notice: Option<&str>) -> Resul
             match intent.map(|i| i.status) {
                 Some(PaymentIntentStatus::RequiresAction) => page::render(&shown, page::Body::Authenticate),
                 Some(PaymentIntentStatus::Processing) => closed("Payment processing", "Your payment is being processed; this page shows the outcome once it has settled."),
-                // a page that took all its attempts shows no form again
+                // a page that took all its attempts shows no form again; it
+                // says why the last was refused (what `notice` says of it
+                // invites another try)
                 _ if payments::attempts_spent(caller, HostedPage::Link, link.id).await? => {
-                    page::render(&shown, page::Body::Message { title: "No further attempts", text: &payments::attempts_spent_notice(notice) })
+                    let last = caller.store.charges_of(caller.org, link.intent_id).await?.pop().and_then(|c| c.failure_code);
+                    page::render(&shown, page::Body::Spent { text: &spent(last.as_deref()) })
                 }
                 Some(PaymentIntentStatus::RequiresPaymentMethod) if notice.is_none() => {
                     // the reason of the last decline, also on a reload
@@ -220,6 +223,15 @@ fn why(code: &str) -> &'static str {
         "authentication_failed" => "the authentication failed",
         "debit_failed" => "the direct debit failed",
         _ => "the provider refused it",
+    }
+}
+
+/// What a page that took all its attempts says: why the last was
+/// refused (`refused`, its code), if it was, then that it takes no more.
+fn spent(refused: Option<&str>) -> String {
+    match refused {
+        Some(code) => format!("The last attempt did not go through: {} ({code}). {}", why(code), payments::TOO_MANY_ATTEMPTS),
+        None => payments::TOO_MANY_ATTEMPTS.to_string(),
     }
 }
 

@@ -26,6 +26,9 @@ pub enum Body<'a> {
     Authenticate,
     /// a sentence and no form (paid, processing, closed)
     Message { title: &'a str, text: &'a str },
+    /// a sentence, no form, and the way back to the seller: a page that
+    /// took all its attempts
+    Spent { text: &'a str },
 }
 
 pub use crate::markup::escape;
@@ -80,6 +83,9 @@ pub fn notice(text: Option<&str>) -> String {
 }
 
 /// The page's link back to where the payer came from.
+/// The title of a page that took all its attempts.
+pub const SPENT_TITLE: &str = "No further attempts";
+
 pub fn cancel_link(url: Option<&str>) -> String {
     url.map(|u| format!("<p><a href=\"{}\">Cancel</a></p>", escape(u))).unwrap_or_default()
 }
@@ -131,12 +137,14 @@ pub fn render(shown: &Shown, body: Body<'_>) -> String {
     // the organisation is named in the title of the form, else beneath it
     let (title, named) = match &body {
         Body::Message { title, .. } => (title.to_string(), format!("<p>{}</p>", escape(&shown.organisation))),
+        Body::Spent { .. } => (SPENT_TITLE.to_string(), format!("<p>{}</p>", escape(&shown.organisation))),
         _ => (format!("Pay {}", shown.organisation), String::new()),
     };
     let main = match body {
         Body::Form { notice } => form(shown, notice),
         Body::Authenticate => authenticate("this payment"),
         Body::Message { text, .. } => format!("<p id=\"message\">{}</p>", escape(text)),
+        Body::Spent { text } => format!("<p id=\"message\">{}</p>{}", escape(text), cancel_link(shown.cancel_url.as_deref())),
     };
     let description = shown.description.as_deref().map(|d| format!("<p>{}</p>", escape(d))).unwrap_or_default();
     format!(

@@ -4,7 +4,7 @@
 //! time, then sends the payer to the session's `returnUrl`.
 
 use super::page::{self, STYLE, escape};
-use super::{NOT_FOUND, TokenPath, UNAVAILABLE, acting_for, entered, html, internal, is_token, missed, see_other, why};
+use super::{NOT_FOUND, TokenPath, UNAVAILABLE, acting_for, entered, html, internal, is_token, missed, see_other, spent, why};
 use crate::api::context::Context;
 use crate::domain::Caller;
 use crate::domain::payments::{self, profile_sessions::{self, Setup}};
@@ -35,9 +35,11 @@ async fn current(caller: &Caller, session: &ProfileSessionRow, notice: Option<&s
         Status::Canceled => message("Setup cancelled", "This setup was cancelled; it takes no further attempt."),
         Status::Expired => message("Setup expired", "This setup has expired; it takes no further attempt."),
         Status::Active if session.pending_method.is_some() => render(&organisation, session, "Confirm your payment method", &page::authenticate("saving this card")),
-        // a page that took all its attempts shows no form again
+        // a page that took all its attempts shows no form again, and why
+        // the last was refused (`notice` invites another try)
         Status::Active if payments::attempts_spent(caller, HostedPage::Setup, session.id).await? => {
-            message("No further attempts", &payments::attempts_spent_notice(notice))
+            let text = spent(session.last_failure_code.as_deref());
+            render(&organisation, session, page::SPENT_TITLE, &format!("<p id=\"message\">{}</p>{}", escape(&text), page::cancel_link(session.cancel_url.as_deref())))
         }
         Status::Active => {
             // the reason of the last refusal, also on a reload

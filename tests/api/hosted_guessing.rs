@@ -61,29 +61,35 @@ const DECLINED: &str = "4000 0000 0000 0002";
 async fn a_payment_page_takes_ten_attempts_then_no_more() {
     each_backend(|app| async move {
         setup(&app).await;
-        let l = link(&app, json!({"orderId": order(&app, "+46701130002").await})).await;
+        let cancel = "https://shop.example/cancelled";
+        let l = link(&app, json!({"orderId": order(&app, "+46701130002").await, "cancelUrl": cancel})).await;
         let url = l["hostedUrl"].as_str().unwrap().to_string();
         // a mistyped card is no attempt: the provider is never asked
         let (status, _, _) = pay_card(&url, "4242 4242 4242 4241").await;
         assert_eq!(status, 200);
-        for _ in 0..10 {
+        for _ in 0..9 {
             let (status, _, html) = pay_card(&url, DECLINED).await;
-            assert!(status == 200 && html.contains("card_declined"), "{status} {html}");
+            assert!(status == 200 && html.contains("card_declined") && html.contains("<form"), "{status} {html}");
         }
+        // the tenth says why it was declined, and no more: no form, no
+        // invitation to try again, the way back to the seller
+        let spent = |html: &str| {
+            html.contains("card_declined") && html.contains("as many attempts as it allows") && !html.contains("<form") && !html.contains("try again") && html.contains(cancel)
+        };
+        let (status, _, html) = pay_card(&url, DECLINED).await;
+        assert!(status == 200 && spent(&html), "{status} {html}");
         // the eleventh, a card that would pay, is not tried: the provider
         // is not even asked to keep it
         let methods = sandbox_methods(&app).await;
         let (status, _, html) = pay_card(&url, "4242424242424242").await;
-        assert_eq!(status, 429, "{html}");
-        assert!(html.contains("as many attempts as it allows"), "{html}");
+        assert!(status == 429 && spent(&html), "{status} {html}");
         assert_eq!(sandbox_methods(&app).await, methods);
         let i = intent_of(&app, &l).await;
         assert_eq!((i["status"].as_str(), i["charges"].as_array().unwrap().len()), (Some("REQUIRES_PAYMENT_METHOD"), 10), "{i:#}");
         assert_eq!(link_now(&app, &l["paymentLinkId"]).await["status"], "ACTIVE");
-        // the page itself still shows, with no form to try another card
+        // the page itself still shows so, also on a reload
         let (status, html) = page(&url).await;
-        assert_eq!(status, 200);
-        assert!(html.contains("as many attempts as it allows") && !html.contains("<form"), "{html}");
+        assert!(status == 200 && spent(&html), "{status} {html}");
         app
     })
     .await;
@@ -135,7 +141,7 @@ async fn a_setup_page_takes_ten_attempts_then_no_more_also_sent_at_once() {
     each_backend(|app| async move {
         setup(&app).await;
         let o = order(&app, "+46701130003").await;
-        let r = app.call("POST", "/payment-profiles/sessions", Some(json!({"orderId": o, "paymentProvider": "PROVIDER_1", "returnUrl": "https://shop.example/saved"}))).await;
+        let r = app.call("POST", "/payment-profiles/sessions", Some(json!({"orderId": o, "paymentProvider": "PROVIDER_1", "returnUrl": "https://shop.example/saved", "cancelUrl": "https://shop.example/back"}))).await;
         assert_eq!(r.status, 201, "{:#}", r.body);
         let url = r.body["hostedUrl"].as_str().unwrap().to_string();
         let enter = |number: &'static str| {
@@ -151,11 +157,19 @@ async fn a_setup_page_takes_ten_attempts_then_no_more_also_sent_at_once() {
         let (status, location, html) = enter("4242424242424242").await;
         assert_eq!((status, location), (429, None), "{html}");
         assert_eq!(sandbox_methods(&app).await, methods, "the provider was not asked");
-        assert!(html.contains("as many attempts as it allows"), "{html}");
+        // why the last was refused, and no more: no form, no invitation to
+        // try again, the way back to the seller; also on a reload
+        let spent = |html: &str| {
+            html.contains("card_declined")
+                && html.contains("as many attempts as it allows")
+                && !html.contains("<form")
+                && !html.contains("try again")
+                && html.contains("https://shop.example/back")
+        };
+        assert!(spent(&html), "{html}");
         assert!(profiles(&app).await.is_empty());
         let (status, html) = page(&url).await;
-        assert_eq!(status, 200);
-        assert!(html.contains("as many attempts as it allows") && !html.contains("<form"), "{html}");
+        assert!(status == 200 && spent(&html), "{status} {html}");
         let s = app.call("GET", &format!("/payment-profiles/sessions/{}", r.body["paymentProfileSessionId"].as_str().unwrap()), None).await;
         assert_eq!(s.body["status"], "ACTIVE", "{:#}", s.body);
         app

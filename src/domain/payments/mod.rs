@@ -43,15 +43,6 @@ pub async fn attempts_spent(caller: &Caller, page: crate::store::HostedPage, id:
     Ok(caller.store.page_attempts(page, caller.org, id).await? >= ATTEMPTS_AT_MOST)
 }
 
-/// What a page whose attempts are spent says, after `notice` (what its
-/// last attempt came to) if there is one.
-pub fn attempts_spent_notice(notice: Option<&str>) -> String {
-    match notice {
-        Some(n) if n != TOO_MANY_ATTEMPTS => format!("{n} {TOO_MANY_ATTEMPTS}"),
-        _ => TOO_MANY_ATTEMPTS.to_string(),
-    }
-}
-
 /// A system caller of `org` at `now`: what the page and the jobs act as.
 pub fn system(store: &crate::store::Store, org: Uuid, now: chrono::DateTime<chrono::Utc>) -> Caller {
     Caller { store: store.clone(), org, api_key_id: Uuid::nil(), user: None, now }
