@@ -8,7 +8,9 @@
 //!
 //! Only requests that begin executing are stored: one refused before that
 //! (authentication, malformed or invalid input) leaves the key unused, so
-//! the client can fix the request and retry with the same key.
+//! the client can fix the request and retry with the same key. One that
+//! failed on the server's side (5xx) is not stored either, and commits
+//! nothing: its retry executes.
 
 use super::error::ApiError;
 use super::revision::API_REVISION;
@@ -173,6 +175,14 @@ where
         KeyHeld::Unused => false,
     };
     let response = render(work.await);
+    // a failure on the server's side (a 5xx: the database lost mid-way,
+    // say) is not stored, and nothing of its work commits (its parked
+    // transaction is dropped, rolled back): a retry executes anew, rather
+    // than replay a failure for a day
+    if response.status().is_server_error() {
+        drop(scope.take());
+        return Ok(response);
+    }
     let (answer, response) = store_form(response).await?;
     // the work's parked transaction, or (it wrote nothing: a refusal) one
     // of the answer's own

@@ -122,6 +122,28 @@ async fn business_refusals_are_stored_and_refusals_before_executing_are_not() {
     .await;
 }
 
+/// A failure on the server's side (the database refusing mid-way) is not
+/// stored and commits nothing: the retry executes, once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_failure_is_not_stored_and_its_retry_executes() {
+    each_backend(|app| async move {
+        let mut body = customer("Acme AB");
+        body["referenceId"] = json!("crm-9");
+        let rename = |from: &str, to: &str| format!("ALTER TABLE {from} RENAME TO {to}");
+        sqlx::query(sqlx::AssertSqlSafe(rename("customers", "customers_away"))).execute(app.store.pool()).await.unwrap();
+        let (status, _, text) = post(&app.base, &app.key, "fails", &body, &[]).await;
+        sqlx::query(sqlx::AssertSqlSafe(rename("customers_away", "customers"))).execute(app.store.pool()).await.unwrap();
+        assert_eq!((status, internal_code(&text).as_str()), (500, "internal_error"), "{text}");
+        let (status, headers, text) = post(&app.base, &app.key, "fails", &body, &[]).await;
+        assert_eq!(status, 201, "{text}");
+        assert!(headers.get("idempotent-replayed").is_none());
+        assert_eq!(post(&app.base, &app.key, "fails", &body, &[]).await.0, 201, "then replayed");
+        assert_eq!(customer_count(&app).await, 1);
+        app
+    })
+    .await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn keys_live_24_hours_per_organisation() {
     each_backend(|app| async move {

@@ -25638,7 +25638,7 @@ Creates a customer. referenceId is unique per organisation. Records the events (
 Sends a `POST` request to `/customers`
 
 Arguments:
-- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up, nor do server errors (5xx), which change nothing: their retry executes.
 - `body`
 */
     pub async fn customer_create<'a>(
@@ -26159,7 +26159,7 @@ Sends a `POST` request to `/events/{eventId}/redeliver`
 
 Arguments:
 - `event_id`: The event's id (eventId, the webhook-id of its deliveries).
-- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up, nor do server errors (5xx), which change nothing: their retry executes.
 - `body`
 */
     pub async fn event_redeliver<'a>(
@@ -26284,7 +26284,7 @@ Holds numbers of the organisation's pool for an order, for one hour by the organ
 Sends a `POST` request to `/inventory/lease-numbers`
 
 Arguments:
-- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up, nor do server errors (5xx), which change nothing: their retry executes.
 - `body`
 */
     pub async fn number_lease<'a>(
@@ -26567,7 +26567,7 @@ Sends a `POST` request to `/invoices/{invoiceId}/mark-paid`
 
 Arguments:
 - `invoice_id`: The invoice.
-- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up, nor do server errors (5xx), which change nothing: their retry executes.
 - `body`
 */
     pub async fn invoice_mark_paid<'a>(
@@ -26728,7 +26728,7 @@ Buys a license directly: the same as creating an order with one LICENSE (or EXTE
 Sends a `POST` request to `/licenses`
 
 Arguments:
-- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up, nor do server errors (5xx), which change nothing: their retry executes.
 - `body`
 */
     pub async fn license_create<'a>(
@@ -26871,7 +26871,7 @@ Sends a `POST` request to `/licenses/{licenseId}/cancel`
 
 Arguments:
 - `license_id`: The license's id.
-- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up, nor do server errors (5xx), which change nothing: their retry executes.
 - `body`
 */
     pub async fn license_cancel<'a>(
@@ -27270,7 +27270,7 @@ A DRAFT order for a customer. Every line item is checked now and at submission, 
 Sends a `POST` request to `/orders`
 
 Arguments:
-- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up, nor do server errors (5xx), which change nothing: their retry executes.
 - `body`
 */
     pub async fn order_create<'a>(
@@ -27488,7 +27488,7 @@ Sends a `POST` request to `/orders/{orderId}/approve`
 
 Arguments:
 - `order_id`: The order's id.
-- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up, nor do server errors (5xx), which change nothing: their retry executes.
 */
     pub async fn order_approve<'a>(
         &'a self,
@@ -27562,7 +27562,7 @@ Sends a `POST` request to `/orders/{orderId}/cancel`
 
 Arguments:
 - `order_id`: The order's id.
-- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up, nor do server errors (5xx), which change nothing: their retry executes.
 */
     pub async fn order_cancel<'a>(
         &'a self,
@@ -27636,7 +27636,7 @@ Sends a `POST` request to `/orders/{orderId}/submit`
 
 Arguments:
 - `order_id`: The order's id.
-- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up, nor do server errors (5xx), which change nothing: their retry executes.
 */
     pub async fn order_submit<'a>(
         &'a self,
@@ -27851,7 +27851,7 @@ Sends a `POST` request to `/payment-intents/{paymentIntentId}/refunds`
 
 Arguments:
 - `payment_intent_id`: The intent.
-- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up, nor do server errors (5xx), which change nothing: their retry executes.
 - `body`
 */
     pub async fn payment_intent_refund<'a>(
@@ -28008,7 +28008,7 @@ Starts collecting the payment for an order or an invoice: a link whose page (hos
 Sends a `POST` request to `/payment-links`
 
 Arguments:
-- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up, nor do server errors (5xx), which change nothing: their retry executes.
 - `body`
 */
     pub async fn payment_link_create<'a>(
@@ -28155,7 +28155,7 @@ Sends a `POST` request to `/payment-links/{paymentLinkId}/cancel`
 
 Arguments:
 - `payment_link_id`: The link.
-- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up, nor do server errors (5xx), which change nothing: their retry executes.
 */
     pub async fn payment_link_cancel<'a>(
         &'a self,
@@ -28294,7 +28294,7 @@ Starts saving a payment method of an order's customer without charging it (e.g. 
 Sends a `POST` request to `/payment-profiles/sessions`
 
 Arguments:
-- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up, nor do server errors (5xx), which change nothing: their retry executes.
 - `body`
 */
     pub async fn payment_profile_session_create<'a>(
@@ -28441,7 +28441,7 @@ Sends a `POST` request to `/payment-profiles/sessions/{paymentProfileSessionId}/
 
 Arguments:
 - `payment_profile_session_id`: The session.
-- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up, nor do server errors (5xx), which change nothing: their retry executes.
 - `body`
 */
     pub async fn payment_profile_session_cancel<'a>(
@@ -28588,7 +28588,7 @@ Collects the payment for an order server to server, from a saved payment profile
 Sends a `POST` request to `/payment-sessions`
 
 Arguments:
-- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up, nor do server errors (5xx), which change nothing: their retry executes.
 - `body`
 */
     pub async fn payment_session_create<'a>(
@@ -28998,7 +28998,7 @@ Queues a run of a report over the organisation's data; a background worker write
 Sends a `POST` request to `/reports`
 
 Arguments:
-- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up, nor do server errors (5xx), which change nothing: their retry executes.
 - `body`
 */
     pub async fn report_create<'a>(
@@ -29198,7 +29198,7 @@ Moves a sandbox organisation's clock forward to `to` and answers at once, ADVANC
 Sends a `POST` request to `/sandbox/clock/advance`
 
 Arguments:
-- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up, nor do server errors (5xx), which change nothing: their retry executes.
 - `body`
 */
     pub async fn sandbox_clock_advance<'a>(
@@ -29492,7 +29492,7 @@ Buys a subscription directly: the same as creating an order with one SUBSCRIPTIO
 Sends a `POST` request to `/subscriptions`
 
 Arguments:
-- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up, nor do server errors (5xx), which change nothing: their retry executes.
 - `body`
 */
     pub async fn subscription_create<'a>(
@@ -29712,7 +29712,7 @@ Sends a `POST` request to `/subscriptions/{subscriptionId}/activate`
 
 Arguments:
 - `subscription_id`: The subscription's id, or `rid_` followed by its referenceId.
-- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up, nor do server errors (5xx), which change nothing: their retry executes.
 - `body`
 */
     pub async fn subscription_activate<'a>(
@@ -29924,7 +29924,7 @@ Sends a `POST` request to `/subscriptions/{subscriptionId}/addons`
 
 Arguments:
 - `subscription_id`: The subscription's id, or `rid_` followed by its referenceId.
-- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up, nor do server errors (5xx), which change nothing: their retry executes.
 - `body`
 */
     pub async fn subscription_addon_create<'a>(
@@ -30002,7 +30002,7 @@ Sends a `POST` request to `/subscriptions/{subscriptionId}/addons/cancel`
 
 Arguments:
 - `subscription_id`: The subscription's id, or `rid_` followed by its referenceId.
-- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up, nor do server errors (5xx), which change nothing: their retry executes.
 - `body`
 */
     pub async fn subscription_addon_cancel<'a>(
@@ -30231,7 +30231,7 @@ Sends a `POST` request to `/subscriptions/{subscriptionId}/block-sim`
 
 Arguments:
 - `subscription_id`: The subscription's id, or `rid_` followed by its referenceId.
-- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up, nor do server errors (5xx), which change nothing: their retry executes.
 - `body`
 */
     pub async fn subscription_block_sim<'a>(
@@ -30309,7 +30309,7 @@ Sends a `POST` request to `/subscriptions/{subscriptionId}/cancel`
 
 Arguments:
 - `subscription_id`: The subscription's id, or `rid_` followed by its referenceId.
-- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up, nor do server errors (5xx), which change nothing: their retry executes.
 - `body`
 */
     pub async fn subscription_cancel<'a>(
@@ -30387,7 +30387,7 @@ Sends a `POST` request to `/subscriptions/{subscriptionId}/change-sim`
 
 Arguments:
 - `subscription_id`: The subscription's id, or `rid_` followed by its referenceId.
-- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up, nor do server errors (5xx), which change nothing: their retry executes.
 - `body`
 */
     pub async fn subscription_change_sim<'a>(
@@ -30602,7 +30602,7 @@ Sends a `POST` request to `/subscriptions/{subscriptionId}/in-porting`
 
 Arguments:
 - `subscription_id`: The subscription (its id or `rid_` reference).
-- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up, nor do server errors (5xx), which change nothing: their retry executes.
 - `body`
 */
     pub async fn porting_in_start<'a>(
@@ -30683,7 +30683,7 @@ Sends a `POST` request to `/subscriptions/{subscriptionId}/pause`
 
 Arguments:
 - `subscription_id`: The subscription's id, or `rid_` followed by its referenceId.
-- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up, nor do server errors (5xx), which change nothing: their retry executes.
 - `body`
 */
     pub async fn subscription_pause<'a>(
@@ -30904,7 +30904,7 @@ Sends a `POST` request to `/subscriptions/{subscriptionId}/restore`
 
 Arguments:
 - `subscription_id`: The subscription's id, or `rid_` followed by its referenceId.
-- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up, nor do server errors (5xx), which change nothing: their retry executes.
 - `body`
 */
     pub async fn subscription_restore<'a>(
@@ -30982,7 +30982,7 @@ Sends a `POST` request to `/subscriptions/{subscriptionId}/suspend`
 
 Arguments:
 - `subscription_id`: The subscription's id, or `rid_` followed by its referenceId.
-- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up, nor do server errors (5xx), which change nothing: their retry executes.
 - `body`
 */
     pub async fn subscription_suspend<'a>(
@@ -31130,7 +31130,7 @@ Sends a `POST` request to `/subscriptions/{subscriptionId}/withdraw-cancellation
 
 Arguments:
 - `subscription_id`: The subscription's id, or `rid_` followed by its referenceId.
-- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up, nor do server errors (5xx), which change nothing: their retry executes.
 - `body`
 */
     pub async fn subscription_withdraw_cancellation<'a>(
@@ -31283,7 +31283,7 @@ Creates a user acting for one customer with the given role (default MEMBER). Ema
 Sends a `POST` request to `/users`
 
 Arguments:
-- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up, nor do server errors (5xx), which change nothing: their retry executes.
 - `body`
 */
     pub async fn user_create<'a>(
@@ -31565,7 +31565,7 @@ Registers a URL for the organisation's events. The answer carries the signing se
 Sends a `POST` request to `/webhook-endpoints`
 
 Arguments:
-- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up, nor do server errors (5xx), which change nothing: their retry executes.
 - `body`
 */
     pub async fn webhook_endpoint_create<'a>(
@@ -31922,7 +31922,7 @@ Sends a `POST` request to `/webhook-endpoints/{webhookEndpointId}/replay`
 
 Arguments:
 - `webhook_endpoint_id`: The endpoint's id.
-- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up, nor do server errors (5xx), which change nothing: their retry executes.
 - `body`
 */
     pub async fn webhook_endpoint_replay<'a>(
@@ -32000,7 +32000,7 @@ Sends a `POST` request to `/webhook-endpoints/{webhookEndpointId}/rotate-secret`
 
 Arguments:
 - `webhook_endpoint_id`: The endpoint's id.
-- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up.
+- `x_idempotency_key`: A key, unique per distinct operation, that makes a retry safe: for 24 hours the first answer to a request with this key is replayed to every identical retry (same method, path, query, body, revision and caller). The same key on a different request answers 409 idempotency_key_mismatch; while the first request still runs, 409 idempotency_key_locked. Requests refused before executing (authentication, invalid input) do not use the key up, nor do server errors (5xx), which change nothing: their retry executes.
 */
     pub async fn webhook_endpoint_rotate_secret<'a>(
         &'a self,
