@@ -19,7 +19,7 @@ pub async fn seed(store: &Store, clock: &Clock, public_url: &str) -> Result<Opti
     }
     let org = store.create_organisation("Demo Telecom", true, clock.now()).await?;
     let key = crate::admin::key_create(store, clock, org, None, false).await?;
-    let caller = Caller { store: store.clone(), org, api_key_id: uuid::Uuid::nil(), user: None, now: clock.now() };
+    let caller = Caller::system(&store, org, clock.now());
     let people = [
         ("Acme AB", wire::CustomerType::Business, "acme", "Anna Svensson", "anna", "anna@acme.example", "SEK"),
         ("Globex Inc", wire::CustomerType::Business, "globex", "Hank Scorpio", "hank", "hank@globex.example", "USD"),

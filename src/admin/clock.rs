@@ -77,5 +77,5 @@ async fn caller(store: &Store, org: Uuid, clock: &Clock) -> Result<Caller> {
         bail!("no organisation {org}");
     }
     let now = store.organisation_time(org, clock.now()).await?;
-    Ok(Caller { store: store.clone(), org, api_key_id: Uuid::nil(), user: None, now })
+    Ok(Caller::system(store, org, now))
 }

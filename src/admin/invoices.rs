@@ -4,7 +4,6 @@
 
 use crate::clock::Clock;
 use crate::domain::invoices;
-use crate::domain::payments::system;
 use crate::store::{InvoiceFilter, Store};
 use anyhow::{Result, anyhow, bail};
 use clap::Subcommand;
@@ -50,7 +49,7 @@ pub async fn run(store: &Store, clock: &Arc<Clock>, command: InvoiceCommand) -> 
         if !store.organisation_exists(org).await? {
             bail!("no organisation {org}");
         }
-        Ok::<_, anyhow::Error>(system(store, org, store.organisation_time(org, clock.now()).await?))
+        Ok::<_, anyhow::Error>(crate::domain::Caller::system(store, org, store.organisation_time(org, clock.now()).await?))
     };
     match command {
         InvoiceCommand::List { org, paper } => {

@@ -3,7 +3,6 @@
 //! numbers (docs/porting.md).
 
 use crate::clock::Clock;
-use crate::domain::payments::system;
 use crate::domain::porting;
 use crate::store::Store;
 use anyhow::{Result, bail};
@@ -35,7 +34,7 @@ pub async fn run(store: &Store, clock: &Arc<Clock>, command: SandboxCommand) -> 
                 Some(c) if !c.sandbox => bail!("organisation {org} is not a sandbox organisation: its numbers are ported out by real operators"),
                 Some(_) => {}
             }
-            let caller = system(store, org, store.organisation_time(org, clock.now()).await?);
+            let caller = crate::domain::Caller::system(store, org, store.organisation_time(org, clock.now()).await?);
             let p = porting::outbound::request(&caller, &msisdn).await.map_err(super::explain)?;
             Ok(crate::wire::to_json(&porting::to_wire(&p)?))
         }

@@ -148,6 +148,7 @@ async fn authenticate(rqctx: &RequestContext<Context>, access: Access) -> Result
         org: record.organisation_id,
         api_key_id: record.api_key_id,
         user: user.map(Arc::new),
+        read_only: record.read_only,
         // the organisation's time: the server's, moved by a sandbox
         // organisation's test clock (its offset came with the key)
         now: ctx.clock.now() + record.clock_offset,

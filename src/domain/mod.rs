@@ -40,7 +40,17 @@ pub struct Caller {
     pub api_key_id: Uuid,
     /// the user of a bearer token sent with the key; None for a key alone
     pub user: Option<std::sync::Arc<access::UserAccess>>,
+    /// the key may only read: it writes nothing and is shown no secret
+    pub read_only: bool,
     pub now: DateTime<Utc>,
+}
+
+impl Caller {
+    /// The organisation `org` itself at `now`: what jobs, hosted pages and
+    /// admin commands act as (the key alone's rights, no key's id).
+    pub fn system(store: &Store, org: Uuid, now: DateTime<Utc>) -> Caller {
+        Caller { store: store.clone(), org, api_key_id: Uuid::nil(), user: None, read_only: false, now }
+    }
 }
 
 /// The ids a list filter names (ids or `rid_`), each found by `find`,

@@ -16,7 +16,7 @@ mod setup;
 
 use crate::api::context::Context;
 use crate::domain::payments::settle::Attempt;
-use crate::domain::payments::{self, charge, render, system};
+use crate::domain::payments::{self, charge, render};
 use crate::domain::{Caller, customers};
 use crate::error::Result;
 use crate::kinds::{PaymentIntentStatus, PaymentLinkStatus};
@@ -109,7 +109,7 @@ fn is_token(token: &str) -> bool {
 /// What a page acts as: its organisation, at the organisation's time.
 async fn acting_for(ctx: &Context, org: uuid::Uuid) -> Result<Caller> {
     let now = ctx.store.organisation_time(org, ctx.clock.now()).await?;
-    Ok(system(&ctx.store, org, now))
+    Ok(Caller::system(&ctx.store, org, now))
 }
 
 /// The link at `token`, with a caller of its organisation at its time

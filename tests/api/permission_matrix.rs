@@ -67,7 +67,7 @@ const fn row(op: &'static str, method: &'static str, path: &'static str, expect:
 }
 
 /// The matrix. Sources: docs/payments.md "Permissions and tenancy" and each operation's description (MANAGER or ADMIN of the customer, or the
-/// key alone, changes; every user of it reads); docs/billing.md (mark-paid: MANAGER, or the key alone); docs/porting.md and the Porting
+/// key alone, changes; every user of it reads); docs/billing.md and docs/payments.md (mark-paid and refunds: the key alone, back-office acts no bearer token makes); docs/porting.md and the Porting
 /// operations (MANAGER starts); docs/inventory.md (a lease: the key alone or a user who may order, and any user may order, a MEMBER's order
 /// waiting for approval; a SIM: the users of its subscription's customer); docs/reports.md and docs/sandbox.md (the key alone: a bearer token
 /// is 403 insufficient_role); docs/users.md for the rest (404 for what a user does not see, in views, filters and body references).
@@ -76,7 +76,7 @@ const TABLE: &[Row] = &[
     // columns: key alone, read-only key alone, ADMIN / MANAGER / MEMBER of A, ADMIN of B only, support user, read-only key with A's ADMIN
     row("payment_intent_list",             "GET",  "/payment-intents?customerId={customerId}",                        [OK, OK, OK,   OK,   OK,   nf("customer_not_found"),                 OK,  OK]),
     row("payment_intent_view",             "GET",  "/payment-intents/{paymentIntentId}",                              [OK, OK, OK,   OK,   OK,   nf("payment_intent_not_found"),           OK,  OK]),
-    row("payment_intent_refund",           "POST", "/payment-intents/{paymentIntentId}/refunds",                      [OK, RO, OK,   OK,   ROLE, nf("payment_intent_not_found"),           SUP, RO]),
+    row("payment_intent_refund",           "POST", "/payment-intents/{paymentIntentId}/refunds",                      [OK, RO, ROLE, ROLE, ROLE, nf("payment_intent_not_found"),           SUP, RO]),
     row("payment_link_list",               "GET",  "/payment-links?customerId={customerId}",                          [OK, OK, OK,   OK,   OK,   nf("customer_not_found"),                 OK,  OK]),
     row("payment_link_create",             "POST", "/payment-links",                                                  [OK, RO, OK,   OK,   ROLE, nf("order_not_found"),                    SUP, RO]),
     row("payment_link_view",               "GET",  "/payment-links/{paymentLinkId}",                                  [OK, OK, OK,   OK,   OK,   nf("payment_link_not_found"),             OK,  OK]),
@@ -90,7 +90,7 @@ const TABLE: &[Row] = &[
     row("payment_session_view",            "GET",  "/payment-sessions/{paymentSessionId}",                            [OK, OK, OK,   OK,   OK,   nf("payment_session_not_found"),          OK,  OK]),
     row("invoice_list",                    "GET",  "/invoices?customerId={customerId}",                               [OK, OK, OK,   OK,   OK,   nf("customer_not_found"),                 OK,  OK]),
     row("invoice_view",                    "GET",  "/invoices/{invoiceId}",                                           [OK, OK, OK,   OK,   OK,   nf("invoice_not_found"),                  OK,  OK]),
-    row("invoice_mark_paid",               "POST", "/invoices/{invoiceId}/mark-paid",                                 [OK, RO, OK,   OK,   ROLE, nf("invoice_not_found"),                  SUP, RO]),
+    row("invoice_mark_paid",               "POST", "/invoices/{invoiceId}/mark-paid",                                 [OK, RO, ROLE, ROLE, ROLE, nf("invoice_not_found"),                  SUP, RO]),
     row("porting_in_view",                 "GET",  "/subscriptions/{subscriptionId}/in-porting",                      [OK, OK, OK,   OK,   OK,   nf("subscription_not_found"),             OK,  OK]),
     row("porting_in_start",                "POST", "/subscriptions/{subscriptionId}/in-porting",                      [OK, RO, OK,   OK,   ROLE, nf("subscription_not_found"),             SUP, RO]),
     row("number_lease",                    "POST", "/inventory/lease-numbers",                                        [OK, RO, OK,   OK,   OK,   OK,                                       SUP, RO]),

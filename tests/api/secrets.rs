@@ -73,3 +73,37 @@ async fn an_esim_activation_code_is_shown_once_and_fetched_audited() {
     })
     .await;
 }
+
+/// A read-only key (the kind handed to BI tools) reads subscriptions and SIMs but is shown no activation code: its own operation answers
+/// 403 `read_only_api_key`, alone or with an ADMIN's token, and the SIM comes without it; nothing is recorded as viewed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_only_key_is_shown_no_activation_code() {
+    each_backend(|app| async move {
+        setup(&app).await;
+        let sub = new_subscription(&app, "mobile-10gb", "ESIM", "+46701230201", false).await;
+        let activated = app.call("POST", &format!("/subscriptions/{sub}/activate"), Some(json!({}))).await;
+        assert_eq!(activated.status, 200, "{:#}", activated.body);
+        let iccid = activated.body["iccid"].as_str().unwrap().to_string();
+        let u = app.call("POST", "/users", Some(json!({"name": "Ada", "email": "ada@acme.example", "customerId": "rid_acme", "role": "ADMIN"}))).await;
+        assert_eq!(u.status, 201, "{:#}", u.body);
+        let token = app.login("ada@acme.example", Some(&app.key)).await;
+        let read_only = app.new_key(app.org, None, true).await;
+        let viewed = |events: Vec<(String, serde_json::Value)>| events.iter().filter(|(t, _)| t == "subscription.esim_activation_code_viewed").count();
+        let before = viewed(app.store.event_types(app.org).await.unwrap());
+        let bearer = format!("Bearer {token}");
+        for headers in [vec![], vec![("authorization", bearer.as_str())]] {
+            let code = app.call_as(Some(&read_only), "GET", &format!("/subscriptions/{sub}/esim-activation-code"), None, &headers).await;
+            code.assert_error(403, "read_only_api_key");
+            let sim = app.call_as(Some(&read_only), "GET", &format!("/inventory/sims/{iccid}"), None, &headers).await;
+            assert_eq!(sim.status, 200, "{:#}", sim.body);
+            assert!(sim.body.get("esimActivationCode").is_none(), "a read-only key is shown the code: {:#}", sim.body);
+            assert_eq!(sim.body["subscriptionId"], json!(sub));
+        }
+        assert_eq!(viewed(app.store.event_types(app.org).await.unwrap()), before, "a refused fetch is recorded as viewed");
+        // the full key behind the same ADMIN is shown it
+        let full = app.call_as(Some(&app.key), "GET", &format!("/subscriptions/{sub}/esim-activation-code"), None, &[("authorization", &bearer)]).await;
+        assert_eq!((full.status, &full.body["esimActivationCode"]), (200, &activated.body["esimActivationCode"]));
+        app
+    })
+    .await;
+}

@@ -26355,7 +26355,7 @@ Arguments:
     }
     /**Show a SIM
 
-A SIM of the organisation's inventory, or one a subscription has had: its state, the subscription on it and, for an eSIM, where the network says its profile is now (installationStatus, asked of the network at each read). An ICCID that is not 19 or 20 digits starting with 89 with a valid Luhn check digit answers 400; one the organisation has no SIM of answers 404 sim_not_found. A user sees only the SIMs of their own customers' subscriptions (an AVAILABLE SIM only the key alone or a support user). The eSIM activation code is a secret: it is shown to the key alone or a user with the ADMIN role at the customer, and each read that shows it is recorded as `subscription.esim_activation_code_viewed`, as a fetch of the subscription's code is. Records the events (x-events): `subscription.esim_activation_code_viewed`.
+A SIM of the organisation's inventory, or one a subscription has had: its state, the subscription on it and, for an eSIM, where the network says its profile is now (installationStatus, asked of the network at each read). An ICCID that is not 19 or 20 digits starting with 89 with a valid Luhn check digit answers 400; one the organisation has no SIM of answers 404 sim_not_found. A user sees only the SIMs of their own customers' subscriptions (an AVAILABLE SIM only the key alone or a support user). The eSIM activation code is a secret: it is shown to a full key alone or a user with the ADMIN role at the customer behind one (never to a read-only key, which gets the SIM without it), and each read that shows it is recorded as `subscription.esim_activation_code_viewed`, as a fetch of the subscription's code is. Records the events (x-events): `subscription.esim_activation_code_viewed`.
 
 Sends a `GET` request to `/inventory/sims/{iccid}`
 
@@ -26561,7 +26561,7 @@ Arguments:
     }
     /**Mark an invoice paid
 
-Records money for an OPEN invoice received outside Switchboard (a bank transfer, cash): the invoice becomes PAID and the customer's subscriptions its dunning suspended are restored. Records the events (x-events): `invoice.paid`, `subscription.restored`. Any other state answers 409 invoice_state_conflict naming it; a paidAt in the future (by the organisation's clock) answers 400. Needs the MANAGER role for the customer, or the API key alone.
+Records money for an OPEN invoice received outside Switchboard (a bank transfer, cash): the invoice becomes PAID and the customer's subscriptions its dunning suspended are restored. Records the events (x-events): `invoice.paid`, `subscription.restored`. Any other state answers 409 invoice_state_conflict naming it; a paidAt in the future (by the organisation's clock) answers 400. A back-office act: the API key alone (a bearer token, whatever its role, answers 403 insufficient_role).
 
 Sends a `POST` request to `/invoices/{invoiceId}/mark-paid`
 
@@ -27845,7 +27845,7 @@ Arguments:
     }
     /**Refund a payment
 
-Gives back some or all of a SUCCEEDED payment: the refund is recorded PENDING and sent to the provider by a job, with its id as the provider's idempotency key; it becomes SUCCEEDED (`payment_intent.refunded`) or FAILED. More than is left to refund answers 409 refund_exceeds_payment; an intent not SUCCEEDED answers 409 naming its state. Needs the MANAGER role for the customer, or the API key alone.
+Gives back some or all of a SUCCEEDED payment: the refund is recorded PENDING and sent to the provider by a job, with its id as the provider's idempotency key; it becomes SUCCEEDED (`payment_intent.refunded`) or FAILED. More than is left to refund answers 409 refund_exceeds_payment; an intent not SUCCEEDED answers 409 naming its state. A back-office act: the API key alone (a bearer token, whatever its role, answers 403 insufficient_role).
 
 Sends a `POST` request to `/payment-intents/{paymentIntentId}/refunds`
 
@@ -30459,7 +30459,7 @@ Arguments:
     }
     /**Fetch a subscription's eSIM activation code
 
-The activation code (LPA string) of the subscription's current eSIM profile: what lets a device take the line, so it is a secret. It is shown in the answer of the move that issues a profile (activate, change-sim) to the API key alone or an ADMIN of the customer, and otherwise only here, never in a Subscription read or an event. Every fetch is recorded as `subscription.esim_activation_code_viewed` (who fetched it, not the code), so the event log is its audit trail. Needs the ADMIN role for the customer (a support user may not) or the API key alone (403 insufficient_role). A subscription without an eSIM profile (a PSIM, or an eSIM not activated yet) is 409 no_esim_profile. Records the events (x-events): `subscription.esim_activation_code_viewed`.
+The activation code (LPA string) of the subscription's current eSIM profile: what lets a device take the line, so it is a secret. It is shown in the answer of the move that issues a profile (activate, change-sim) to the API key alone or an ADMIN of the customer, and otherwise only here, never in a Subscription read or an event. Every fetch is recorded as `subscription.esim_activation_code_viewed` (who fetched it, not the code), so the event log is its audit trail. Needs the ADMIN role for the customer (a support user may not) or the API key alone (403 insufficient_role); a read-only key is shown no secret (403 read_only_api_key, with or without a bearer token). A subscription without an eSIM profile (a PSIM, or an eSIM not activated yet) is 409 no_esim_profile. Records the events (x-events): `subscription.esim_activation_code_viewed`.
 
 Sends a `GET` request to `/subscriptions/{subscriptionId}/esim-activation-code`
 

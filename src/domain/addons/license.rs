@@ -39,7 +39,7 @@ pub fn ends(before: &AddonRow, after: &AddonRow) -> bool {
 /// too, dated when the add-on ended.
 pub async fn end_with(store: &Store, tx: &mut Tx, org: Uuid, a: &AddonRow, now: DateTime<Utc>) -> Result<()> {
     let Some(id) = a.license_id else { return Ok(()) };
-    let caller = Caller { store: store.clone(), org, api_key_id: Uuid::nil(), user: None, now };
+    let caller = Caller::system(store, org, now);
     end_with_addon(&caller, tx, id, a.ended_at.unwrap_or(now)).await
 }
 

@@ -330,7 +330,7 @@ pub(crate) async fn tell(caller: &Caller, tx: &mut Tx, parent: &SubscriptionRow,
 /// the other way.)
 pub async fn run(store: &Store, org: Uuid, id: Uuid, now: DateTime<Utc>) -> Result<()> {
     let Some(a) = store.addon(org, id).await? else { return Ok(()) };
-    let caller = Caller { store: store.clone(), org, api_key_id: Uuid::nil(), user: None, now };
+    let caller = Caller::system(store, org, now);
     apply_if_due(&caller, a).await.map(drop)
 }
 

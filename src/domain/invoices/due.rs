@@ -150,7 +150,7 @@ pub async fn apply_all_due(caller: &Caller) -> Result<()> {
 /// be); then due again when something of it next falls due.
 pub async fn run(store: &Store, network: &dyn Network, public_url: &str, org: Uuid, id: Uuid, now: DateTime<Utc>) -> Result<()> {
     let Some(row) = store.invoice(org, id).await? else { return Ok(()) };
-    let caller = Caller { store: store.clone(), org, api_key_id: Uuid::nil(), user: None, now };
+    let caller = Caller::system(store, org, now);
     let (row, wait) = apply_all(&caller, network, row).await?;
     if row.suspended_at.is_some() {
         dunning::follow_network(store, network, &row).await?;

@@ -78,6 +78,6 @@ pub async fn apply_if_due(caller: &Caller, mut l: LicenseRow) -> Result<LicenseR
 /// `now` done.
 pub async fn run(store: &Store, org: Uuid, id: Uuid, now: DateTime<Utc>) -> Result<()> {
     let Some(l) = store.license(org, id).await? else { return Ok(()) };
-    let caller = Caller { store: store.clone(), org, api_key_id: Uuid::nil(), user: None, now };
+    let caller = Caller::system(store, org, now);
     apply_if_due(&caller, l).await.map(drop)
 }

@@ -43,7 +43,7 @@ pub async fn expire_if_due(caller: &Caller, row: OrderRow) -> Result<OrderRow> {
 /// left as it is). Whether this call expired it.
 pub async fn expire(store: &Store, org: Uuid, id: Uuid, now: DateTime<Utc>) -> Result<bool> {
     let Some(row) = store.order(org, id).await? else { return Ok(false) };
-    let caller = Caller { store: store.clone(), org, api_key_id: Uuid::nil(), user: None, now };
+    let caller = Caller::system(store, org, now);
     let before = row.status;
     Ok(expire_if_due(&caller, row).await?.status != before)
 }

@@ -167,7 +167,7 @@ pub async fn resolve(store: &Store, providers: &Providers, org: uuid::Uuid, id: 
     if charge.status != ChargeStatus::Processing {
         return Ok(());
     }
-    let caller = super::system(store, org, now);
+    let caller = Caller::system(store, org, now);
     let provider = providers.get(charge.provider);
     let outcome = if charge.off_session {
         // a payment session's charge is sent by this job: asked again (a

@@ -6,7 +6,7 @@ use super::render;
 use super::states::{LINK, LinkOp};
 use super::collecting::{Collecting, INVOICE_LIFETIME_DAYS, Of, insert, new_link};
 use super::enabled::provider;
-use super::{closing, system};
+use super::closing;
 use crate::domain::access::Role;
 use crate::domain::{Caller, customers, invoices, orders};
 use crate::error::{Detail, Error, InternalCode, Result};
@@ -249,7 +249,7 @@ pub async fn expire_if_due(caller: &Caller, row: LinkRow) -> Result<LinkRow> {
 /// ACTIVE past its expiry at `now` (safe to run again).
 pub async fn expire(store: &Store, org: Uuid, id: Uuid, now: DateTime<Utc>) -> Result<()> {
     if let Some(row) = store.link(org, id).await? {
-        expire_if_due(&system(store, org, now), row).await?;
+        expire_if_due(&Caller::system(store, org, now), row).await?;
     }
     Ok(())
 }

@@ -43,10 +43,6 @@ pub async fn attempts_spent(caller: &Caller, page: crate::store::HostedPage, id:
     Ok(caller.store.page_attempts(page, caller.org, id).await? >= ATTEMPTS_AT_MOST)
 }
 
-/// A system caller of `org` at `now`: what the page and the jobs act as.
-pub fn system(store: &crate::store::Store, org: Uuid, now: chrono::DateTime<chrono::Utc>) -> Caller {
-    Caller { store: store.clone(), org, api_key_id: Uuid::nil(), user: None, now }
-}
 
 fn parse_id(key: &str, code: InternalCode, what: &str) -> Result<Uuid> {
     Uuid::parse_str(key).map_err(|_| Error::not_found(code, what))

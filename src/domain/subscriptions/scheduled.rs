@@ -113,6 +113,6 @@ pub async fn apply_all_due(caller: &Caller) -> Result<()> {
 /// due by `now` done (safe to run again: what was done meanwhile is left).
 pub async fn run(store: &Store, org: Uuid, id: Uuid, now: DateTime<Utc>) -> Result<()> {
     let Some(row) = store.subscription(org, &IdOrRef::Id(id)).await? else { return Ok(()) };
-    let caller = Caller { store: store.clone(), org, api_key_id: Uuid::nil(), user: None, now };
+    let caller = Caller::system(store, org, now);
     apply_if_due(&caller, row).await.map(drop)
 }

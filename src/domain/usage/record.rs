@@ -52,7 +52,7 @@ pub async fn record(store: &Store, org: Uuid, id: Uuid, record: &UsageRecord, no
     if record.quantity < 0 || record.charge_minor < 0 {
         return Err(Error::invalid("quantity", "out_of_range", "usage is never negative"));
     }
-    let caller = Caller { store: store.clone(), org, api_key_id: Uuid::nil(), user: None, now };
+    let caller = Caller::system(store, org, now);
     let row = store.subscription(org, &IdOrRef::Id(id)).await?.ok_or_else(|| Error::not_found(InternalCode::SubscriptionNotFound, "subscription"))?;
     let row = scheduled::apply_if_due(&caller, row).await?;
     if row.life.activated_at.is_none() {
