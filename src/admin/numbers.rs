@@ -19,7 +19,9 @@ pub enum NumberCommand {
     /// with the header row `msisdn,type` (type CELL, DATA, MBB or M2M;
     /// empty: CELL), or a range `--range +46701000000..+46701000999` of
     /// `--type` (CELL by default). A number already in the pool is left as
-    /// it is. Nothing is added unless every number is valid.
+    /// it is; one in use at this operator (in another organisation's pool,
+    /// or its live subscription's) is left out and listed as `inUse`.
+    /// Nothing is added unless every number is valid.
     Import {
         #[arg(long)]
         org: Uuid,
@@ -124,8 +126,9 @@ pub async fn run(store: &Store, clock: &Arc<Clock>, command: NumberCommand) -> R
                 (None, Some(range)) => parse_range(&range, number_type(&kind)?)?,
                 (None, None) => bail!("give a FILE or --range"),
             };
-            let added = store.import_numbers(org, &numbers, store.organisation_time(org, clock.now()).await?).await?;
-            Ok(json!({ "organisationId": org, "numbers": numbers.len(), "added": added }))
+            let imported = store.import_numbers(org, &numbers, store.organisation_time(org, clock.now()).await?).await?;
+            // in use: another organisation's pool or live subscription has it
+            Ok(json!({ "organisationId": org, "numbers": numbers.len(), "added": imported.added, "inUse": imported.in_use }))
         }
         NumberCommand::List { org, limit, after } => {
             let now = store.organisation_time(org, clock.now()).await?;

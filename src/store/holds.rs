@@ -1,5 +1,6 @@
 //! What the one mobile network is addressed by, held installation-wide: a
-//! live number (until its subscription is cancelled) and a SIM (for good).
+//! live number (until its subscription is cancelled) and a SIM (for good);
+//! and whether a number is in use anywhere (held, or in another pool).
 //! The primary key makes two organisations' claims on one value race to a
 //! single winner; the loser's write fails as a concurrent conflict.
 
@@ -35,6 +36,23 @@ impl Store {
             .bind(value)
             .fetch_optional(&self.pool)
             .await?;
+        Ok(row.is_some())
+    }
+
+    /// Whether `msisdn` is in use for `org`: held by a live subscription of
+    /// any organisation, or in another organisation's pool (in any state
+    /// but PORTED_OUT: an AVAILABLE, LEASED or QUARANTINED number is that
+    /// pool's to give). Who has it is never said.
+    pub async fn number_in_use(&self, org: Uuid, msisdn: &str) -> Result<bool> {
+        let row = sqlx::query(
+            "SELECT 1 AS one FROM network_holds WHERE kind = 'msisdn' AND value = $1
+             UNION ALL SELECT 1 AS one FROM numbers WHERE msisdn = $1 AND org_id <> $2 AND status <> 'PORTED_OUT'
+             LIMIT 1",
+        )
+        .bind(msisdn)
+        .bind(org.to_string())
+        .fetch_optional(&self.pool)
+        .await?;
         Ok(row.is_some())
     }
 

@@ -58,7 +58,7 @@ pub use invoices::{InvoiceFilter, InvoiceRow};
 pub use keys::{ApiKeyRecord, NewApiKey};
 pub use login::{MAX_ATTEMPTS, NewChallenge, Redeemed};
 pub use mail::{Mail, MailStatus};
-pub use numbers::{LeaseRow, NumberRow, NumberStatus};
+pub use numbers::{Imported, LeaseRow, NumberRow, NumberStatus};
 pub use portings::PortingRow;
 pub use reports::ReportRunRow;
 pub use sealed::{Resealed, SecretsAtRest};

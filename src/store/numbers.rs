@@ -44,6 +44,14 @@ impl NumberStatus {
 }
 
 /// A number of the pool as stored.
+/// What an import did: the numbers it added, and those it left out as in
+/// use at this operator (another organisation's; whose is not said).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Imported {
+    pub added: u64,
+    pub in_use: Vec<String>,
+}
+
 #[derive(Debug, Clone)]
 pub struct NumberRow {
     pub msisdn: String,
@@ -135,12 +143,18 @@ impl Store {
 
     /// Adds `numbers` (msisdn, type) to `org`'s pool, AVAILABLE; a number
     /// already there is left as it is. How many were added.
-    pub async fn import_numbers(&self, org: Uuid, numbers: &[(String, NumberType)], now: DateTime<Utc>) -> Result<u64> {
+    pub async fn import_numbers(&self, org: Uuid, numbers: &[(String, NumberType)], now: DateTime<Utc>) -> Result<Imported> {
         let mut tx = self.begin().await?;
-        let mut added = 0;
+        let mut imported = Imported::default();
         for (msisdn, kind) in numbers {
+            // a number in another organisation's pool, or held by another
+            // organisation's live subscription, is theirs (the unique index
+            // numbers_one_organisation holds it against a race)
             let done = sqlx::query(
-                "INSERT INTO numbers (org_id, msisdn, number_type, status, created_at, updated_at) VALUES ($1, $2, $3, 'AVAILABLE', $4, $4)
+                "INSERT INTO numbers (org_id, msisdn, number_type, status, created_at, updated_at)
+                 SELECT $1, $2, $3, 'AVAILABLE', $4, $4
+                 WHERE NOT EXISTS (SELECT 1 FROM numbers o WHERE o.msisdn = $2 AND o.org_id <> $1 AND o.status <> 'PORTED_OUT')
+                   AND NOT EXISTS (SELECT 1 FROM network_holds h WHERE h.kind = 'msisdn' AND h.value = $2 AND h.org_id <> $1)
                  ON CONFLICT (org_id, msisdn) DO NOTHING",
             )
             .bind(org.to_string())
@@ -149,7 +163,17 @@ impl Store {
             .bind(ts(now))
             .execute(tx.conn().await?)
             .await?;
-            added += done.rows_affected();
+            imported.added += done.rows_affected();
+            if done.rows_affected() == 0 {
+                let ours = sqlx::query("SELECT 1 AS one FROM numbers WHERE org_id = $1 AND msisdn = $2")
+                    .bind(org.to_string())
+                    .bind(msisdn.as_str())
+                    .fetch_optional(tx.conn().await?)
+                    .await?;
+                if ours.is_none() {
+                    imported.in_use.push(msisdn.clone());
+                }
+            }
         }
         // a number this organisation's subscriptions had before the pool
         // is theirs: ASSIGNED, and quarantined when it is released
@@ -165,7 +189,7 @@ impl Store {
         )
         .await?;
         tx.commit().await?;
-        Ok(added)
+        Ok(imported)
     }
 
     /// A new lease `id` of `org` holding, until `until`, up to `count` free

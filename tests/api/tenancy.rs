@@ -139,3 +139,60 @@ async fn a_hanging_receiver_does_not_hold_up_another_organisations_deliveries() 
     })
     .await;
 }
+
+/// A number of one organisation's pool, AVAILABLE, LEASED or QUARANTINED, is in use for every other organisation: its orders, its port-ins
+/// and its import leave it alone, saying nothing of whose it is, and one unique index across organisations holds it on both databases.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_pool_number_is_its_organisations_in_every_state() {
+    each_backend(|app| async move {
+        crate::orders::setup(&app).await;
+        crate::numbers::pool(&app, "+46702000000..+46702000009", "CELL").await;
+        // the lowest is taken by a subscription, then released: QUARANTINED for 90 days
+        let offering = crate::orders::offering(&app, "mobile-10gb");
+        let r = app.call("POST", "/subscriptions", Some(json!({"customerId": "rid_acme", "productOfferingId": offering, "subscription": {"simType": "ESIM"}}))).await;
+        assert_eq!(r.status, 201, "{:#}", r.body);
+        let quarantined = r.body["msisdn"].as_str().unwrap().to_string();
+        let r = app.call("POST", &format!("/subscriptions/{}/cancel", r.body["subscriptionId"].as_str().unwrap()), Some(json!({"force": true}))).await;
+        assert_eq!((r.status, r.body["status"].as_str()), (200, Some("CANCELLED")), "{:#}", r.body);
+        let r = app.call("POST", "/inventory/lease-numbers", Some(json!({"types": ["CELL"], "count": 1}))).await;
+        assert_eq!(r.status, 200, "{:#}", r.body);
+        let leased = r.body["numbers"][0]["msisdn"].as_str().unwrap().to_string();
+        let available = "+46702000009".to_string();
+        let ours = [available, leased, quarantined];
+
+        let (beta_org, beta) = second_operator(&app).await;
+        let own = buy(&app, beta_org, &beta, "+46701239999", "ESIM").await;
+        assert_eq!(own.status, 201, "{:#}", own.body);
+        let own = own.body["subscriptionId"].as_str().unwrap().to_string();
+        for number in &ours {
+            let r = buy(&app, beta_org, &beta, number, "ESIM").await;
+            r.assert_error(409, "order_validation_failed");
+            assert_eq!(r.details(), [("subscription.msisdn".to_string(), "msisdn_in_use".to_string())], "{number}");
+            assert!(!r.body.to_string().contains("Acme"), "{:#}", r.body);
+            // nor brought in from "another operator"
+            let body = json!({"msisdn": number, "details": {"identity": "19900101-0017"}});
+            let r = app.call_as(Some(&beta), "POST", &format!("/subscriptions/{own}/in-porting"), Some(body), &[]).await;
+            r.assert_error(409, "msisdn_in_use");
+        }
+        // nor imported into a pool of its own: the rest of the range is
+        let numbers = switchboard::admin::numbers::parse_range("+46702000005..+46702000014", "CELL".parse().unwrap()).unwrap();
+        let imported = app.store.import_numbers(beta_org, &numbers, app.clock.now()).await.unwrap();
+        assert_eq!(imported.added, 5);
+        assert_eq!(imported.in_use, (5..10).map(|n| format!("+4670200000{n}")).collect::<Vec<_>>());
+        for number in &ours {
+            let r = buy(&app, beta_org, &beta, number, "ESIM").await;
+            r.assert_error(409, "order_validation_failed");
+        }
+        // the database holds it whatever the code does
+        let now = app.clock.now().to_rfc3339();
+        let twice = sqlx::query("INSERT INTO numbers (org_id, msisdn, number_type, status, created_at, updated_at) VALUES ($1, $2, 'CELL', 'AVAILABLE', $3, $3)")
+            .bind(beta_org.to_string())
+            .bind(&ours[0])
+            .bind(&now)
+            .execute(app.store.pool())
+            .await;
+        assert!(twice.is_err(), "a second pool took {}", ours[0]);
+        app
+    })
+    .await;
+}

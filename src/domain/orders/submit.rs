@@ -10,7 +10,7 @@ use crate::domain::access::Role;
 use crate::domain::{Caller, catalog, customers, licenses, subscriptions};
 use crate::error::{Detail, Error, InternalCode, Result};
 use crate::events::{self, Event};
-use crate::store::{Held, IdOrRef, OfferingRow, OrderRow, Store, SubscriptionRow, Tx};
+use crate::store::{IdOrRef, OfferingRow, OrderRow, Store, SubscriptionRow, Tx};
 use crate::wire::latest as wire;
 use crate::kinds::ProductType as T;
 use crate::domain::inventory::numbers::{self, number_type_of};
@@ -69,7 +69,7 @@ async fn check_new_subscriptions(caller: &Caller, doc: &OrderDoc, bad: &mut Vec<
         let Some(s) = &l.subscription else { continue };
         let field = format!("lineItems[{i}].subscription.msisdn");
         if let Some(m) = &s.msisdn {
-            if !numbers.insert(m.to_string()) || caller.store.held(Held::Msisdn, m).await? || caller.store.porting_open(m).await? {
+            if !numbers.insert(m.to_string()) || caller.store.number_in_use(caller.org, m).await? || caller.store.porting_open(m).await? {
                 bad.push(Detail::new(field.clone(), "msisdn_in_use", "the number is in use"));
             }
         }

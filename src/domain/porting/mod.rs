@@ -21,7 +21,7 @@ use crate::domain::subscriptions::{self, shown::shown_in};
 use crate::error::{Detail, Error, InternalCode, Result};
 use crate::events::{self, Event};
 use crate::kinds::{PortingDirection, PortingStatus, SubscriptionStatus};
-use crate::store::{Held, JobKind, PortingRow, Store, Tx};
+use crate::store::{JobKind, PortingRow, Store, Tx};
 use crate::wire::latest as wire;
 use chrono::{DateTime, Utc};
 use states::{PORTING, PortingOp};
@@ -43,10 +43,10 @@ pub async fn view(caller: &Caller, key: &str) -> Result<wire::Porting> {
 }
 
 /// Whether `msisdn` may be brought to this operator: a number no
-/// subscription of the installation holds and no porting is moving (409
-/// `msisdn_in_use` otherwise, under `field`).
+/// subscription of the installation holds, in no other organisation's pool
+/// and no porting is moving (409 `msisdn_in_use` otherwise, under `field`).
 pub async fn check_portable(caller: &Caller, msisdn: &str, field: &str) -> Result<()> {
-    if caller.store.held(Held::Msisdn, msisdn).await? || caller.store.porting_open(msisdn).await? {
+    if caller.store.number_in_use(caller.org, msisdn).await? || caller.store.porting_open(msisdn).await? {
         return Err(Error::Refused {
             code: InternalCode::MsisdnInUse,
             message: format!("{msisdn} is in use, or being ported, at this operator."),

@@ -124,8 +124,9 @@ async fn complete(caller: &Caller, network: &dyn Network, p: &PortingRow, subscr
         return super::outbound::complete(caller, network, p, subscription, at).await;
     }
     let refused = |r: crate::network::Refused| Error::Internal(format!("the network refused porting {}: {}", p.id, r.0));
-    // a number someone at this operator took meanwhile cannot be brought
-    if subscription.msisdn != p.msisdn && caller.store.held(crate::store::Held::Msisdn, &p.msisdn).await? {
+    // a number someone at this operator took (or put in a pool) meanwhile
+    // cannot be brought
+    if subscription.msisdn != p.msisdn && caller.store.number_in_use(caller.org, &p.msisdn).await? {
         return write(caller, p, subscription, |a| (a.status, a.failure_reason) = (S::Failed, Some("The number is in use at this operator.".into())), None).await;
     }
     // the network moves the line to the number brought first; asking again
