@@ -8,6 +8,7 @@ use chrono::{DateTime, Duration, Utc};
 use rand::RngCore;
 use sha2::{Digest, Sha256};
 use lru::LruCache;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// Every key starts with this, so a leaked one is recognisable in logs.
@@ -59,6 +60,9 @@ pub struct KeyCache {
     clock: Arc<Clock>,
     known: Mutex<LruCache<String, Entry>>,
     unknown: Mutex<LruCache<String, Entry>>,
+    /// the keys asked of the database so far (the test of the limit before
+    /// lookups counts them)
+    lookups: AtomicU64,
 }
 
 impl std::fmt::Debug for KeyCache {
@@ -69,7 +73,18 @@ impl std::fmt::Debug for KeyCache {
 
 impl KeyCache {
     pub fn new(store: Store, clock: Arc<Clock>) -> Self {
-        KeyCache { store, clock, known: Mutex::new(LruCache::unbounded()), unknown: Mutex::new(LruCache::unbounded()) }
+        KeyCache { store, clock, known: Mutex::new(LruCache::unbounded()), unknown: Mutex::new(LruCache::unbounded()), lookups: AtomicU64::new(0) }
+    }
+
+    /// How many keys this cache has asked the database about.
+    pub fn lookups(&self) -> u64 {
+        self.lookups.load(Ordering::Relaxed)
+    }
+
+    /// The cached answer for `secret` (Some(None): known to be no key), or
+    /// None when only the database can tell.
+    pub fn cached_only(&self, secret: &str) -> Option<Option<ApiKeyRecord>> {
+        self.cached(&hash(secret), false).map(|(hit, _)| hit)
     }
 
     /// The cached answer for `hash` if it is younger than
@@ -113,6 +128,7 @@ impl KeyCache {
             Some((hit, true)) => Some(hit),
             None => None,
         };
+        self.lookups.fetch_add(1, Ordering::Relaxed);
         let key = match (self.store.api_key_by_hash(&h).await, young) {
             (Ok(key), _) => key.filter(|k| k.revoked_at.is_none()),
             (Err(e), None) => return Err(e),

@@ -91,6 +91,12 @@ pub fn bucket(address: IpAddr) -> IpAddr {
     }
 }
 
+impl std::fmt::Debug for RateLimits {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("RateLimits")
+    }
+}
+
 impl RateLimits {
     pub fn new(settings: &Settings, clock: Arc<Clock>) -> Self {
         RateLimits {

@@ -16,6 +16,8 @@ pub struct Running {
     pub store: Store,
     pub clock: Arc<Clock>,
     pub jobs: crate::jobs::Jobs,
+    /// the API keys' cache (the tests count its lookups)
+    pub keys: Arc<KeyCache>,
     /// the sandbox network (tests and the demo report usage on its feed)
     pub network: Arc<crate::network::Sandbox>,
     /// `GET /metrics`, when `--metrics-listen` asks for it
@@ -86,6 +88,8 @@ pub async fn start(store: Store, clock: Arc<Clock>, listen: SocketAddr, settings
     crate::hosted::register(&mut api).map_err(|e| anyhow::anyhow!("{e}"))?;
     seal_secrets(&store).await?;
     let keys = Arc::new(KeyCache::new(store.clone(), clock.clone()));
+    let limits = Arc::new(RateLimits::new(&settings, clock.clone()));
+    let trusted_proxies = settings.trusted_proxies.clone();
     let tokens = Arc::new(Tokens::load(&store, clock.now(), settings.token_secret.as_deref(), settings.access_token_seconds).await?);
     let mail_wake = Arc::new(tokio::sync::Notify::new());
     let advance_wake = Arc::new(tokio::sync::Notify::new());
@@ -112,7 +116,7 @@ pub async fn start(store: Store, clock: Arc<Clock>, listen: SocketAddr, settings
         store: store.clone(),
         clock: clock.clone(),
         keys: keys.clone(),
-        limits: RateLimits::new(&settings, clock.clone()),
+        limits: limits.clone(),
         tokens,
         mail_wake,
         advance_wake,
@@ -130,7 +134,7 @@ pub async fn start(store: Store, clock: Arc<Clock>, listen: SocketAddr, settings
     let log = slog::Logger::root(slog::Discard, slog::o!());
     let server = ServerBuilder::new(api, context, log)
         .config(config)
-        .version_policy(VersionPolicy::Dynamic(Box::new(RevisionPolicy { keys, clock: clock.clone() })))
+        .version_policy(VersionPolicy::Dynamic(Box::new(RevisionPolicy { keys: keys.clone(), clock: clock.clone(), limits, trusted_proxies })))
         .start()
         .map_err(|e| anyhow::anyhow!("cannot listen on {listen}: {e}"))?;
     // the jobs start once the address is known: the mail they send links
@@ -138,5 +142,5 @@ pub async fn start(store: Store, clock: Arc<Clock>, listen: SocketAddr, settings
     let public_url = job_settings.public_url.clone().unwrap_or_else(|| format!("http://{}", server.local_addr()));
     let jobs = crate::jobs::start(jobs_state, &store, &clock, &job_settings, wakes, network.clone(), &providers, &public_url, &files).await?;
     let drain = std::time::Duration::from_secs(job_settings.shutdown_delay_seconds.into());
-    Ok(Running { server, store, clock, jobs, network, metrics, drain })
+    Ok(Running { server, store, clock, jobs, keys, network, metrics, drain })
 }

@@ -1,6 +1,7 @@
 //! The server's shared state, and the version policy that picks each
 //! request's revision: `Api-Revision` header, else the key's pin, else the
-//! oldest supported revision.
+//! oldest supported revision. A key it has not seen lately is looked up
+//! only while the client address has unknown keys left in its budget.
 
 use super::revision::{ApiContext, Revision};
 use crate::clock::Clock;
@@ -14,7 +15,7 @@ pub struct Context {
     pub store: Store,
     pub clock: Arc<Clock>,
     pub keys: Arc<KeyCache>,
-    pub limits: crate::limits::RateLimits,
+    pub limits: Arc<crate::limits::RateLimits>,
     pub tokens: Arc<crate::tokens::Tokens>,
     /// woken when mail is queued, so the SMTP sender goes at once
     pub mail_wake: Arc<tokio::sync::Notify>,
@@ -51,13 +52,31 @@ pub enum Resolution {
     /// request, once the key reads again, would meet its own
     /// `X-Idempotency-Key` as another request's (`idempotency_key_mismatch`).
     KeyUnread(&'static Revision),
+    /// The key is not cached and the client address has spent its budget
+    /// of unknown keys: answered 429 (retry after the seconds) in the
+    /// oldest supported revision, the key never looked up, so a flood of
+    /// invented keys costs the database nothing. Every request from the
+    /// address is refused so anyway (`authenticate`), a real key's too.
+    Limited(&'static Revision, u64),
 }
 
 impl Resolution {
     pub fn revision(self) -> &'static Revision {
         match self {
-            Resolution::Resolved(r) | Resolution::UnknownHeader(r) | Resolution::KeyUnread(r) => r,
+            Resolution::Resolved(r) | Resolution::UnknownHeader(r) | Resolution::KeyUnread(r) | Resolution::Limited(r, _) => r,
         }
+    }
+
+    /// The refusal of a request whose key was not looked up: the client
+    /// address may try another in `seconds`.
+    pub fn limited(revision: &Revision, seconds: u64) -> HttpError {
+        let message = format!("Too many requests with unknown API keys from this address; retry after {seconds} seconds.");
+        let mut e = HttpError::for_client_error(None, dropshot::ClientErrorStatusCode::TOO_MANY_REQUESTS, message);
+        let mut headers = HeaderMap::new();
+        headers.insert(super::revision::API_REVISION, http::HeaderValue::from_static(revision.name));
+        headers.insert(http::header::RETRY_AFTER, http::HeaderValue::from(seconds));
+        e.headers = Some(Box::new(headers));
+        e
     }
 
     /// The refusal of a request whose key could not be read, in the
@@ -81,13 +100,25 @@ pub fn from_header(v: &http::HeaderValue, today: chrono::NaiveDate) -> Resolutio
     }
 }
 
-pub fn resolve(headers: &HeaderMap, keys: &KeyCache, clock: &Clock) -> Resolution {
+/// The revision of a request with `headers`. A key not cached is looked up
+/// only if `may_look_up` (the client address's budget of unknown keys:
+/// Ok, or the seconds until it allows another).
+pub fn resolve(headers: &HeaderMap, keys: &KeyCache, clock: &Clock, may_look_up: impl FnOnce() -> Result<(), u64>) -> Resolution {
     let today = clock.now().date_naive();
     if let Some(v) = headers.get(super::revision::API_REVISION) {
         return from_header(v, today);
     }
-    let key = match headers.get("x-api-key").and_then(|k| k.to_str().ok()).map(|k| keys.verify_blocking(k)).transpose() {
-        Ok(key) => key.flatten(),
+    let secret = headers.get("x-api-key").and_then(|k| k.to_str().ok());
+    let looked_up = match secret.map(|s| (s, keys.cached_only(s))) {
+        None => Ok(None),
+        Some((_, Some(hit))) => Ok(hit),
+        Some((secret, None)) => match may_look_up() {
+            Err(seconds) => return Resolution::Limited(Revision::oldest_supported(today), seconds),
+            Ok(()) => keys.verify_blocking(secret),
+        },
+    };
+    let key = match looked_up {
+        Ok(key) => key,
         Err(e) => {
             tracing::warn!(error = %e, "the API key's revision could not be read");
             return Resolution::KeyUnread(Revision::oldest_supported(today));
@@ -100,9 +131,17 @@ pub fn resolve(headers: &HeaderMap, keys: &KeyCache, clock: &Clock) -> Resolutio
     })
 }
 
+impl Context {
+    /// Whether a request from `peer` (the connection's address) with
+    /// `headers` may have its key looked up: the client address's budget.
+    pub fn may_look_up(&self, peer: std::net::IpAddr, headers: &HeaderMap) -> Result<(), u64> {
+        self.limits.may_authenticate(super::client::address(peer, headers, &self.settings.trusted_proxies))
+    }
+}
+
 impl ApiContext for Context {
-    fn revision_of(&self, headers: &HeaderMap) -> &'static Revision {
-        resolve(headers, &self.keys, &self.clock).revision()
+    fn revision_of(&self, headers: &HeaderMap, peer: std::net::IpAddr) -> &'static Revision {
+        resolve(headers, &self.keys, &self.clock, || self.may_look_up(peer, headers)).revision()
     }
 }
 
@@ -113,6 +152,9 @@ impl ApiContext for Context {
 pub struct RevisionPolicy {
     pub keys: Arc<KeyCache>,
     pub clock: Arc<Clock>,
+    /// the server's limits: unknown keys per client address
+    pub limits: Arc<crate::limits::RateLimits>,
+    pub trusted_proxies: Vec<ipnet::IpNet>,
 }
 
 impl dropshot::DynamicVersionPolicy for RevisionPolicy {
@@ -121,10 +163,19 @@ impl dropshot::DynamicVersionPolicy for RevisionPolicy {
         request: &http::Request<Body>,
         _log: &slog::Logger,
     ) -> Result<semver::Version, HttpError> {
-        let resolution = resolve(request.headers(), &self.keys, &self.clock);
+        // the connection's address, which dropshot puts on the request for
+        // its policy (vendor/dropshot/PATCHED.md, hook 3)
+        let peer = request.extensions().get::<std::net::SocketAddr>().map(|a| a.ip());
+        let may_look_up = || match peer {
+            Some(peer) => self.limits.may_authenticate(super::client::address(peer, request.headers(), &self.trusted_proxies)),
+            None => Ok(()),
+        };
+        let resolution = resolve(request.headers(), &self.keys, &self.clock, may_look_up);
         let revision = resolution.revision();
-        if let Resolution::KeyUnread(oldest) = resolution {
-            return Err(Resolution::key_unread(oldest));
+        match resolution {
+            Resolution::KeyUnread(oldest) => return Err(Resolution::key_unread(oldest)),
+            Resolution::Limited(oldest, seconds) => return Err(Resolution::limited(oldest, seconds)),
+            Resolution::Resolved(_) | Resolution::UnknownHeader(_) => {}
         }
         super::paths::check(revision, request.method(), request.uri().path()).map_err(|u| super::paths::refusal(u, revision))?;
         Ok(revision.version.clone())
@@ -149,10 +200,10 @@ mod tests {
         let mut headers = HeaderMap::new();
         headers.insert("x-api-key", http::HeaderValue::from_static("sk_test_unknown"));
         // while the database answers, an unknown key is no pin: the oldest revision
-        assert!(matches!(resolve(&headers, &keys, &clock), Resolution::Resolved(r) if r.name == Revision::oldest_supported(clock.now().date_naive()).name));
+        assert!(matches!(resolve(&headers, &keys, &clock, || Ok(())), Resolution::Resolved(r) if r.name == Revision::oldest_supported(clock.now().date_naive()).name));
         headers.insert("x-api-key", http::HeaderValue::from_static("sk_test_another"));
         store.close().await;
-        assert!(matches!(resolve(&headers, &keys, &clock), Resolution::KeyUnread(_)));
+        assert!(matches!(resolve(&headers, &keys, &clock, || Ok(())), Resolution::KeyUnread(_)));
         let _ = std::fs::remove_dir_all(dir);
     }
 }

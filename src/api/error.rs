@@ -120,6 +120,8 @@ pub fn error_response(e: HttpError, request_id: &str, span: &tracing::Span) -> R
         404 => (InternalCode::NotFound, e.external_message),
         405 => (InternalCode::MethodNotAllowed, e.external_message),
         413 => (InternalCode::PayloadTooLarge, e.external_message),
+        // the version policy's: unknown keys from the address, not looked up
+        429 => (InternalCode::TooManyRequests, e.external_message),
         _ if e.status_code.is_client_error() => (InternalCode::BadRequest, e.external_message),
         _ => (InternalCode::InternalError, e.external_message),
     };

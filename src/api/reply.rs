@@ -108,7 +108,7 @@ pub async fn endpoint_removed<C: super::revision::ApiContext>(
 /// cannot read): in the request's revision, with its trace id and span.
 pub fn refused<C: super::revision::ApiContext, T: HttpCodedResponse>(rqctx: &dropshot::RequestContext<C>, error: super::error::ApiError) -> Reply<T> {
     let (request, id) = (&rqctx.request, &rqctx.request_id);
-    let revision = rqctx.context().revision_of(request.headers());
+    let revision = rqctx.context().revision_of(request.headers(), request.remote_addr().ip());
     let span = crate::telemetry::request_span(id, &rqctx.endpoint.operation_id, Some(request.method()), Some(revision.name), Some(request.headers()));
     crate::telemetry::request_ended(&span, error.status.as_u16());
     Reply::raw(revision.name, error.into_response(revision.name, id))

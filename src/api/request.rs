@@ -335,7 +335,7 @@ where
 {
     let started = std::time::Instant::now();
     let ctx = rqctx.context();
-    let resolution = resolve(rqctx.request.headers(), &ctx.keys, &ctx.clock);
+    let resolution = resolve(rqctx.request.headers(), &ctx.keys, &ctx.clock, || ctx.may_look_up(rqctx.request.remote_addr().ip(), rqctx.request.headers()));
     let revision = resolution.revision();
     let headers = rqctx.request.headers();
     let span = telemetry::request_span(&rqctx.request_id, &rqctx.endpoint.operation_id, Some(rqctx.request.method()), Some(revision.name), Some(headers));
@@ -347,6 +347,7 @@ where
                 "Api-Revision must name a revision in full, e.g. 2026-09-01.bullfinch.",
             )),
             Resolution::KeyUnread(oldest) => Err(Resolution::key_unread(oldest).into()),
+            Resolution::Limited(_, seconds) => Err(too_many(seconds, "with unknown API keys from this address")),
             Resolution::Resolved(_) => match check_header_text(rqctx.request.headers()) {
                 Ok(()) => work(revision.name).await,
                 Err(e) => Err(e),

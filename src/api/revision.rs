@@ -11,6 +11,7 @@ pub const API_REVISION: &str = "api-revision";
 
 /// What the server context must offer the generated code.
 pub trait ApiContext: Send + Sync + 'static {
-    /// The revision a request is answered in (see `RevisionPolicy`).
-    fn revision_of(&self, headers: &HeaderMap) -> &'static Revision;
+    /// The revision a request from `peer` with `headers` is answered in
+    /// (see `RevisionPolicy`).
+    fn revision_of(&self, headers: &HeaderMap, peer: std::net::IpAddr) -> &'static Revision;
 }

@@ -176,3 +176,42 @@ async fn unknown_keys_are_limited_per_client_address() {
     })
     .await;
 }
+
+/// A flood of invented keys from one address costs the database at most the address's budget of lookups: the version policy (which picks
+/// the revision before any handler runs) asks the limiter before it looks a key up, as the handler's prelude does for a request that names
+/// its revision, and answers 429 in the oldest revision without looking. 2,000 distinct random keys, half of them with `Api-Revision`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_flood_of_random_keys_is_looked_up_no_more_than_the_limiters_burst() {
+    // the default budget (the tests' own is 10,000)
+    let default_budget = |s: &mut switchboard::config::Settings| s.auth_failures_per_minute = switchboard::config::Settings::default().auth_failures_per_minute;
+    each_backend_with(default_budget, |app| async move {
+        let burst = u64::from(app.settings.auth_failures_per_minute);
+        assert_eq!(app.call("GET", "/customers", None).await.status, 200);
+        let (before, started) = (app.server().keys.lookups(), app.clock.now());
+        let mut refused = 0;
+        // one connection kept alive: the requests come as fast as one client sends them
+        let http = reqwest::Client::new();
+        for i in 0..2_000 {
+            let mut req = http.get(format!("{}/customers", app.base)).header("x-api-key", switchboard::keys::mint(i % 3 == 0));
+            if i % 2 == 0 {
+                req = req.header("Api-Revision", AUK);
+            }
+            let r = req.send().await.unwrap();
+            let (status, body): (u16, Value) = (r.status().as_u16(), r.json().await.unwrap());
+            match (status, body["internalCode"].as_str()) {
+                (401, Some("invalid_api_key")) => {}
+                (429, Some("too_many_requests")) => refused += 1,
+                other => panic!("key {i}: {other:?} {body:#}"),
+            }
+        }
+        let looked_up = app.server().keys.lookups() - before;
+        // the budget: its burst, and what it gave back meanwhile (the clock runs while the requests go: burst a minute)
+        let refilled = (app.clock.now() - started).num_milliseconds() as u64 * burst / 60_000;
+        assert!(looked_up <= burst + refilled, "2,000 random keys cost {looked_up} lookups; the budget is {burst} and {refilled} given back");
+        assert_eq!(refused, 2_000 - looked_up as usize, "every key not looked up was refused");
+        // the address's own key is refused meanwhile, as before
+        app.call("GET", "/customers", None).await.assert_error(429, "too_many_requests");
+        app
+    })
+    .await;
+}

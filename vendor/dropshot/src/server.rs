@@ -914,7 +914,10 @@ async fn http_request_handle<C: ServerContext>(
     // TODO-hardening: add a request read timeout as well so that we don't allow
     // this to take forever.
     // TODO-correctness: Do we need to dump the body on errors?
-    let request = request.map(crate::Body::wrap);
+    let mut request = request.map(crate::Body::wrap);
+    // PATCHED: the connection's address, for the version policy (which
+    // limits what it looks up per client address)
+    request.extensions_mut().insert(remote_addr);
     let method = request.method().clone();
     let uri = request.uri();
     let found_version =
