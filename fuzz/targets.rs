@@ -36,6 +36,7 @@ pub const TARGETS: &[(&str, fn(&[u8]))] = &[
     ("query_params", query_params),
     ("sdk_webhook_verify", sdk_webhook_verify),
     ("hosted_form", hosted_form),
+    ("sql_literal", sql_literal),
 ];
 
 fn text(data: &[u8]) -> Cow<'_, str> {
@@ -524,4 +525,30 @@ pub fn hosted_form(data: &[u8]) {
             url::form_urlencoded::Serializer::new(String::new()).append_pair("expires", &at.to_string()).append_pair("signature", &signature).finish();
         assert_eq!(switchboard::hosted::report_files::signed(Some(&written)), Some((at, signature)));
     }
+}
+
+/// PostgreSQL's write path's text literals (`params::inline`): any text
+/// but one with a NUL (refused) is one literal that reads back as itself,
+/// however it mixes quotes, backslashes, `$`s and `::`; the statement's
+/// text around it, `$1` in quotes included, is left as it was.
+pub fn sql_literal(data: &[u8]) {
+    let value = text(data).into_owned();
+    let inlined = switchboard::store::inline_texts("SELECT '$1', $1 FROM t", std::slice::from_ref(&value));
+    if value.contains('\0') {
+        assert!(inlined.is_err(), "a NUL is refused");
+        return;
+    }
+    let inlined = inlined.expect("text without a NUL inlines");
+    let literal = inlined.strip_prefix("SELECT '$1', E'").expect("the text before the literal is kept").strip_suffix("'::text FROM t").expect("and after it");
+    // read back as PostgreSQL reads an escape string: '' is a quote, \\ a backslash; nothing else may end or escape
+    let (mut read, mut chars) = (String::new(), literal.chars());
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => assert_eq!(chars.next(), Some('\''), "a lone quote would end the literal: {inlined:?}"),
+            '\\' => assert_eq!(chars.next(), Some('\\'), "a lone backslash would escape: {inlined:?}"),
+            _ => {}
+        }
+        read.push(c);
+    }
+    assert_eq!(read, value, "the literal reads back as the value");
 }

@@ -224,6 +224,21 @@ enum OrgCommand {
     },
     /// List the organisations.
     List,
+    /// Print the organisation's settings (docs/operating.md: each one's
+    /// meaning, default and bounds).
+    Show {
+        #[arg(long)]
+        org: uuid::Uuid,
+    },
+    /// Change settings of the organisation, all or none, e.g.
+    /// `leases.perHolder=5 reports.queuedAtMost=50`; prints them all.
+    Set {
+        #[arg(long)]
+        org: uuid::Uuid,
+        /// NAME=VALUE (see `admin org show`)
+        #[arg(required = true)]
+        settings: Vec<String>,
+    },
     /// Print which payment providers the organisation collects with (both
     /// unless disabled), after enabling or disabling any.
     Providers {
@@ -328,6 +343,8 @@ async fn run() -> anyhow::Result<()> {
             let out = match command {
                 AdminCommand::Org { command: OrgCommand::Create { name, sandbox } } => admin::org_create(&store, &clock, &name, sandbox).await?,
                 AdminCommand::Org { command: OrgCommand::List } => admin::org_list(&store).await?,
+                AdminCommand::Org { command: OrgCommand::Show { org } } => admin::org_show(&store, org).await?,
+                AdminCommand::Org { command: OrgCommand::Set { org, settings } } => admin::org_set(&store, org, &settings).await?,
                 AdminCommand::Org { command: OrgCommand::Providers { org, enable, disable } } => {
                     admin::org_providers(&store, &clock, org, &enable, &disable).await?
                 }

@@ -87,6 +87,8 @@ pub async fn start(store: Store, clock: Arc<Clock>, listen: SocketAddr, settings
     let mut api = switchboard_api_mod::api_description::<Handlers>().map_err(|e| anyhow::anyhow!("{e}"))?;
     crate::hosted::register(&mut api).map_err(|e| anyhow::anyhow!("{e}"))?;
     seal_secrets(&store).await?;
+    // once per database: port-in secrets kept in plain before they were write-only
+    store.seal_plain_port_in_details(clock.now()).await.map_err(|e| anyhow::anyhow!("sealing port-in secrets stored in plain: {e}"))?;
     let keys = Arc::new(KeyCache::new(store.clone(), clock.clone()));
     let limits = Arc::new(RateLimits::new(&settings, clock.clone()));
     let trusted_proxies = settings.trusted_proxies.clone();

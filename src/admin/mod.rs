@@ -55,6 +55,36 @@ pub async fn org_providers(store: &Store, clock: &Clock, org: uuid::Uuid, enable
     Ok(json!({ "organisationId": org, "providers": providers }))
 }
 
+/// `admin org show`: every setting of `org` (docs/operating.md), with its
+/// default and bounds.
+pub async fn org_show(store: &Store, org: uuid::Uuid) -> Result<Value> {
+    let Some(settings) = store.settings(org).await? else { bail!("no organisation {org}") };
+    let shown: serde_json::Map<String, Value> = settings
+        .iter()
+        .map(|(s, v)| (s.name.to_string(), json!({ "value": v, "default": s.default, "min": s.min, "max": s.max, "about": s.about })))
+        .collect();
+    Ok(json!({ "organisationId": org, "settings": shown }))
+}
+
+/// `admin org set NAME=VALUE...`: all of them, or (one unknown or out of
+/// bounds) none; then what `org show` prints.
+pub async fn org_set(store: &Store, org: uuid::Uuid, assignments: &[String]) -> Result<Value> {
+    use crate::store::settings::{SETTINGS, Setting};
+    if assignments.is_empty() {
+        bail!("name a setting: NAME=VALUE (one of {})", SETTINGS.map(|s| s.name).join(", "));
+    }
+    let mut values = vec![];
+    for a in assignments {
+        let (name, text) = a.split_once('=').with_context(|| format!("{a:?} is not NAME=VALUE"))?;
+        let setting = Setting::named(name.trim()).with_context(|| format!("no setting {name:?}; the settings: {}", SETTINGS.map(|s| s.name).join(", ")))?;
+        values.push((setting, setting.value(text).map_err(anyhow::Error::msg)?));
+    }
+    if !store.set_settings(org, &values).await? {
+        bail!("no organisation {org}");
+    }
+    org_show(store, org).await
+}
+
 fn revision_named(name: Option<&str>) -> Result<&'static Revision> {
     match name {
         None => Ok(Revision::current()),

@@ -273,10 +273,21 @@ impl Store {
         if any.is_none() {
             return Ok(vec![]);
         }
+        // report runs take turns across organisations, the one whose last
+        // run started longest ago (or never) first, so one organisation's
+        // queue does not hold up the others' (deliveries take turns by their
+        // places: `except`); the rest, oldest due first
+        let order = match c.kinds {
+            [JobKind::ReportRun] => {
+                let last = "(SELECT MAX(r.started_at) FROM report_runs r WHERE r.org_id = jobs.org_id)";
+                format!("{last} IS NOT NULL, {last}, due_at, kind, subject")
+            }
+            _ => "due_at, kind, subject".to_string(),
+        };
         let mut tx = self.begin().await?;
         let rows = due(format!(
             "SELECT kind, subject, org_id, due_at, attempts FROM jobs WHERE {filter} AND {live}
-             ORDER BY due_at, kind, subject LIMIT $3{lock}"
+             ORDER BY {order} LIMIT $3{lock}"
         ))
         .fetch_all(tx.conn().await?)
         .await?;

@@ -27,11 +27,13 @@ mod payment_links;
 mod payment_profile_sessions;
 mod payment_sessions;
 mod payments;
+mod port_in_secrets;
 mod portings;
 mod pg_tx;
 mod prepared;
 mod redeliveries;
 mod sealed;
+pub mod settings;
 mod reports;
 mod sims;
 mod sandbox_payments;
@@ -58,8 +60,20 @@ pub use invoices::{InvoiceFilter, InvoiceRow};
 pub use keys::{ApiKeyRecord, NewApiKey};
 pub use login::{MAX_ATTEMPTS, NewChallenge, Redeemed};
 pub use mail::{Mail, MailStatus};
-pub use numbers::{Imported, LeaseRow, NumberRow, NumberStatus};
+pub use numbers::{Imported, LeaseRow, NewLease, NumberRow, NumberStatus};
+pub use port_in_secrets::{SHOWN_FIELDS as PORT_IN_SHOWN_FIELDS, joined as port_in_joined, order_line as port_in_order_line, split as port_in_split};
 pub use portings::PortingRow;
+
+/// `sql` with each `$N` as `args[N - 1]` written as a PostgreSQL text
+/// literal, as PostgreSQL's write path sends bound text (for the fuzz
+/// target `sql_literal`; the store itself binds through `params::inline`).
+#[doc(hidden)]
+pub fn inline_texts(sql: &str, args: &[String]) -> Result<String> {
+    let args: Vec<sqlx_core::any::AnyValueKind> = args.iter().map(|a| sqlx_core::any::AnyValueKind::Text(Arc::new(a.clone()))).collect();
+    let mut out = String::new();
+    params::inline(sql, &args, &mut out)?;
+    Ok(out)
+}
 pub use reports::ReportRunRow;
 pub use sealed::{Resealed, SecretsAtRest};
 pub use orders::{OrderFilter, OrderRow};
@@ -113,6 +127,19 @@ pub struct Store {
     claimer: Option<uuid::Uuid>,
     /// the master keys that seal secrets at rest (`sealed_with`)
     sealing: Arc<crate::sealing::Sealing>,
+}
+
+/// Refuses a PostgreSQL connection that would read the literals the write
+/// path writes values as (`params::inline`) otherwise: checked on the
+/// first connection, so the start names the setting, and on each new one.
+async fn reads_literals_as_written(conn: &mut sqlx::AnyConnection) -> std::result::Result<(), sqlx::Error> {
+    for (setting, wanted) in [("standard_conforming_strings", "on"), ("client_encoding", "UTF8")] {
+        let (value,): (String,) = sqlx::query_as(sqlx::AssertSqlSafe(format!("SHOW {setting}"))).fetch_one(&mut *conn).await?;
+        if !value.eq_ignore_ascii_case(wanted) {
+            return Err(sqlx::Error::Configuration(format!("PostgreSQL's {setting} is {value}; Switchboard needs {wanted}").into()));
+        }
+    }
+    Ok(())
 }
 
 static MIGRATE_SQLITE: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
@@ -190,6 +217,7 @@ impl Store {
             // opens (`prepared`), against the tables as they now are.
             // (A pool: `Migrator::run` on a bare connection is not `Send`.)
             let migrating = AnyPoolOptions::new().max_connections(1).connect(&url).await?;
+            reads_literals_as_written(&mut *migrating.acquire().await?).await?;
             MIGRATE_POSTGRES.run(&migrating).await?;
             migrating.close().await;
             // sqlx pings a connection as it goes back to the pool, and by
@@ -200,6 +228,7 @@ impl Store {
             // baseline's idempotent POST, with the pending writes below).
             options.test_before_acquire(false).after_connect(|conn, _| {
                 Box::pin(async move {
+                    reads_literals_as_written(conn).await?;
                     sqlx::Executor::execute(&mut *conn, sqlx::raw_sql(sqlx::AssertSqlSafe(prepared::prepare_all()))).await?;
                     Ok(())
                 })

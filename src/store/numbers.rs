@@ -44,6 +44,15 @@ impl NumberStatus {
 }
 
 /// A number of the pool as stored.
+/// A lease to write: its id, its token's hash, who holds it
+/// (`user:{id}` or `key:{id}`) and until when.
+pub struct NewLease<'a> {
+    pub id: Uuid,
+    pub token_hash: &'a str,
+    pub holder: &'a str,
+    pub until: DateTime<Utc>,
+}
+
 /// What an import did: the numbers it added, and those it left out as in
 /// use at this operator (another organisation's; whose is not said).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -192,10 +201,32 @@ impl Store {
         Ok(imported)
     }
 
-    /// A new lease `id` of `org` holding, until `until`, up to `count` free
-    /// numbers of `kinds` (in that order of preference, then by number).
-    /// The numbers held, with their types.
-    pub async fn lease_numbers(tx: &mut Tx, org: Uuid, id: Uuid, token_hash: &str, kinds: &[NumberType], count: i64, until: DateTime<Utc>, now: DateTime<Utc>) -> Result<Vec<(String, NumberType)>> {
+    /// The live leases (neither used nor expired at `now`) `holder` has of
+    /// `org`, and the numbers they hold, as `tx` sees them; on PostgreSQL
+    /// the organisation's leases are taken one at a time from here to the
+    /// commit, so two at once never both pass a bound.
+    pub async fn live_leases_of(tx: &mut Tx, org: Uuid, holder: &str, now: DateTime<Utc>) -> Result<(i64, i64)> {
+        if tx.is_postgres() {
+            tx.execute(sqlx::query("SELECT id FROM organisations WHERE id = $1 FOR UPDATE").bind(org.to_string())).await?;
+        }
+        let row = sqlx::query(
+            "SELECT COUNT(DISTINCT l.id) AS leases, COUNT(n.msisdn) AS numbers
+             FROM number_leases l LEFT JOIN numbers n ON n.org_id = l.org_id AND n.lease_id = l.id AND n.status = 'LEASED'
+             WHERE l.org_id = $1 AND l.holder = $2 AND l.used_at IS NULL AND l.expires_at > $3",
+        )
+        .bind(org.to_string())
+        .bind(holder.to_string())
+        .bind(ts(now))
+        .fetch_one(tx.conn().await?)
+        .await?;
+        Ok((row.try_get("leases")?, row.try_get("numbers")?))
+    }
+
+    /// A new lease of `org` holding, until `lease.until`, up to `count`
+    /// free numbers of `kinds` (in that order of preference, then by
+    /// number). The numbers held, with their types.
+    pub async fn lease_numbers(tx: &mut Tx, org: Uuid, lease: &NewLease<'_>, kinds: &[NumberType], count: i64, now: DateTime<Utc>) -> Result<Vec<(String, NumberType)>> {
+        let (id, until) = (lease.id, lease.until);
         // two leases at once take different numbers: PostgreSQL skips rows
         // another holds; SQLite has one writer
         let lock = if tx.is_postgres() { " FOR UPDATE SKIP LOCKED" } else { "" };
@@ -225,12 +256,13 @@ impl Store {
         }
         if !held.is_empty() {
             tx.execute(
-                sqlx::query("INSERT INTO number_leases (id, org_id, token_hash, expires_at, created_at) VALUES ($1, $2, $3, $4, $5)")
+                sqlx::query("INSERT INTO number_leases (id, org_id, token_hash, expires_at, created_at, holder) VALUES ($1, $2, $3, $4, $5, $6)")
                     .bind(id.to_string())
                     .bind(org.to_string())
-                    .bind(token_hash.to_string())
+                    .bind(lease.token_hash.to_string())
                     .bind(ts(until))
-                    .bind(ts(now)),
+                    .bind(ts(now))
+                    .bind(lease.holder.to_string()),
             )
             .await?;
         }

@@ -74,7 +74,36 @@ pub(super) fn metadata_text(m: &Option<BTreeMap<String, String>>) -> Option<Stri
 }
 
 impl Store {
+    /// The document of `o` as stored: its lines' port-in details without
+    /// their secrets, which are kept (sealed) while it is DRAFT or APPROVED
+    /// and forgotten once it is not. A line written without them keeps those
+    /// given before if it shows they were (`passcodeProvided`, ...).
+    async fn keep_line_secrets(tx: &mut Tx, o: &OrderRow) -> Result<String> {
+        let open = matches!(o.status, OrderStatus::Draft | OrderStatus::Approved);
+        if !open {
+            Store::forget_order_port_in_secrets(tx, o.id).await?;
+        }
+        let mut doc = o.doc.clone();
+        for (i, line) in doc.get_mut("lines").and_then(Value::as_array_mut).into_iter().flatten().enumerate() {
+            let Some(details) = line.pointer_mut("/subscription/portIn/details") else { continue };
+            let key = super::port_in_secrets::order_line(o.id, i);
+            match super::port_in_secrets::split(details) {
+                Some(secrets) if open => Store::keep_port_in_secrets(tx, o.org, &key, Some(&secrets)).await?,
+                Some(_) => {}
+                // a line that shows none was given has none kept
+                None if open && super::port_in_secrets::SHOWN_FIELDS.iter().all(|f| details.get(f).is_none()) => {
+                    Store::keep_port_in_secrets(tx, o.org, &key, None).await?
+                }
+                None => {}
+            }
+        }
+        Ok(doc.to_string())
+    }
+
+    /// Writes `o`; its lines' port-in secrets are kept apart, sealed, while
+    /// it is open (src/store/port_in_secrets.rs).
     pub async fn insert_order(tx: &mut Tx, o: &OrderRow) -> Result<()> {
+        let doc = Store::keep_line_secrets(tx, o).await?;
         tx.execute(
             sqlx::query(
                 "INSERT INTO orders (id, org_id, customer_id, status, currency, reference_id, approval_required, line_items,
@@ -88,7 +117,7 @@ impl Store {
             .bind(&o.currency)
             .bind(&o.reference_id)
             .bind(o.approval_required as i64)
-            .bind(o.doc.to_string())
+            .bind(doc)
             .bind(metadata_text(&o.metadata))
             .bind(ts(o.expires_at))
             .bind(o.approved_at.map(ts))
@@ -105,6 +134,7 @@ impl Store {
     /// (same status, same `updatedAt`): false when another request changed
     /// it first, so no change overwrites one it did not see.
     pub async fn update_order(tx: &mut Tx, o: &OrderRow, before: &OrderRow) -> Result<bool> {
+        let doc = Store::keep_line_secrets(tx, o).await?;
         let done = sqlx::query(
             "UPDATE orders SET status = $1, reference_id = $2, approval_required = $3, line_items = $4, metadata = $5,
                approved_at = $6, submitted_at = $7, cancelled_at = $8, updated_at = $9
@@ -113,7 +143,7 @@ impl Store {
         .bind(o.status.stored())
         .bind(&o.reference_id)
         .bind(o.approval_required as i64)
-        .bind(o.doc.to_string())
+        .bind(doc)
         .bind(metadata_text(&o.metadata))
         .bind(o.approved_at.map(ts))
         .bind(o.submitted_at.map(ts))

@@ -73,7 +73,10 @@ impl Store {
         Ok(row.is_some())
     }
 
+    /// Writes `p`; its details' secrets (src/store/port_in_secrets.rs) are
+    /// kept apart, sealed, until it ends.
     pub async fn insert_porting(tx: &mut Tx, p: &PortingRow) -> Result<()> {
+        let details = Store::keep_secrets_of(tx, p).await?;
         tx.execute(
             sqlx::query(
                 "INSERT INTO portings (id, org_id, subscription_id, msisdn, direction, status, details, submissions, submitted_at, scheduled_on,
@@ -86,7 +89,7 @@ impl Store {
             .bind(p.msisdn.clone())
             .bind(p.direction.stored())
             .bind(p.status.stored())
-            .bind(p.details.as_ref().map(|d| d.to_string()))
+            .bind(details)
             .bind(p.submissions)
             .bind(p.submitted_at.map(ts))
             .bind(p.scheduled_on.map(|d| d.to_string()))
@@ -97,9 +100,23 @@ impl Store {
         .await
     }
 
+    /// The details of `p` as stored, its secrets kept apart (or forgotten:
+    /// it ended, or none were given).
+    async fn keep_secrets_of(tx: &mut Tx, p: &PortingRow) -> Result<Option<String>> {
+        let Some(mut details) = p.details.clone() else { return Ok(None) };
+        let secrets = super::port_in_secrets::split(&mut details);
+        let ended = matches!(p.status, PortingStatus::Completed | PortingStatus::Failed);
+        // details written without them keep those given before, unless it ended
+        if secrets.is_some() || ended {
+            Store::keep_port_in_secrets(tx, p.org_id, &p.id.to_string(), secrets.as_ref().filter(|_| !ended)).await?;
+        }
+        Ok(Some(details.to_string()))
+    }
+
     /// Writes `after` over `before`, if no one moved it since; whether it
-    /// did.
+    /// did. Its secrets go when it ends.
     pub async fn update_porting(tx: &mut Tx, after: &PortingRow, before: &PortingRow) -> Result<bool> {
+        let details = Store::keep_secrets_of(tx, after).await?;
         let done = sqlx::query(
             "UPDATE portings SET status = $3, details = $4, submissions = $5, submitted_at = $6, scheduled_on = $7, failure_reason = $8, updated_at = $9,
                  msisdn = $13
@@ -108,7 +125,7 @@ impl Store {
         .bind(after.org_id.to_string())
         .bind(after.id.to_string())
         .bind(after.status.stored())
-        .bind(after.details.as_ref().map(|d| d.to_string()))
+        .bind(details)
         .bind(after.submissions)
         .bind(after.submitted_at.map(ts))
         .bind(after.scheduled_on.map(|d| d.to_string()))

@@ -22,9 +22,11 @@ pub(super) const SERVER_SECRET: Column = Column { table: "server_secrets", key: 
 /// A webhook endpoint's signing secret, and the one before its rotation.
 pub(super) const ENDPOINT_SECRET: Column = Column { table: "webhook_endpoints", key: "id", column: "secret" };
 pub(super) const ENDPOINT_PREVIOUS_SECRET: Column = Column { table: "webhook_endpoints", key: "id", column: "previous_secret" };
+/// A port-in's transfer PIN and account number (src/store/port_in_secrets.rs).
+pub(super) const PORT_IN_SECRETS: Column = Column { table: "port_in_secrets", key: "id", column: "secrets" };
 
 /// Every column of secrets at rest.
-const COLUMNS: [Column; 3] = [SERVER_SECRET, ENDPOINT_SECRET, ENDPOINT_PREVIOUS_SECRET];
+const COLUMNS: [Column; 4] = [SERVER_SECRET, ENDPOINT_SECRET, ENDPOINT_PREVIOUS_SECRET, PORT_IN_SECRETS];
 
 impl Column {
     /// Where row `key`'s value is, as its sealing's associated data: a

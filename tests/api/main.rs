@@ -15,6 +15,7 @@ mod events;
 mod guessing;
 mod hosted_guessing;
 mod idempotency;
+mod bounds;
 mod invoices;
 mod jobs;
 mod license_terms;

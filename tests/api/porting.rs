@@ -198,3 +198,103 @@ async fn a_port_out_cancels_its_subscription_on_its_day() {
     })
     .await;
 }
+
+/// A US port-in's transfer PIN and account number are write-only: given on an order line or with POST in-porting, no answer, read, event,
+/// stored answer or stored row shows them (`passcodeProvided`, `accountNumberLast4` instead); the losing carrier still gets them, also after
+/// details sent again without them; they are gone once the port has ended.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_port_ins_passcode_and_account_number_are_write_only() {
+    each_backend(|app| async move {
+        let app = started(app).await;
+        const PIN: &str = "98765432";
+        const ACCOUNT: &str = "ACCT-55501234";
+        let mut with_secrets = us_details();
+        (with_secrets["passcode"], with_secrets["accountNumber"]) = (json!(PIN), json!(ACCOUNT));
+        let shows_none = |what: &str, v: &Value| {
+            let text = v.to_string();
+            assert!(!text.contains(PIN) && !text.contains(ACCOUNT) && !text.contains("\"passcode\"") && !text.contains("\"accountNumber\""), "{what} shows a secret: {v:#}");
+        };
+        let shown = |details: &Value| (details["passcodeProvided"].clone(), details["accountNumberLast4"].clone());
+
+        // on an order line: not in the order's answers or reads
+        let line = json!({"type": "SUBSCRIPTION", "productOfferingId": offering(&app, "mobile-10gb"),
+                          "subscription": {"simType": "ESIM", "msisdn": "+12127360002", "portIn": {"details": with_secrets}}});
+        let o = app.call_as(Some(&app.key), "POST", "/orders", Some(json!({"customerId": "rid_acme", "lineItems": [line]})), &[("x-idempotency-key", "order-with-pin")]).await;
+        assert_eq!(o.status, 201, "{:#}", o.body);
+        shows_none("the order's answer", &o.body);
+        let order = o.body["orderId"].as_str().unwrap().to_string();
+        assert_eq!(shown(&o.body["lineItems"][0]["subscription"]["portIn"]["details"]), (json!(true), json!("1234")));
+        shows_none("an order read", &app.call("GET", &format!("/orders/{order}"), None).await.body);
+        let r = app.call("POST", &format!("/orders/{order}/submit"), None).await;
+        assert_eq!(r.status, 200, "{:#}", r.body);
+        shows_none("the submission's answer", &r.body);
+        let id = r.body["lineItems"][0]["createdSubscriptionId"].as_str().unwrap().to_string();
+
+        // the carrier waits for the passcode (0002), then takes the same details sent again without it: it kept them
+        let p = answered(&app, &id).await;
+        assert_eq!(p["status"], "IN_PROGRESS", "{p:#}");
+        assert_eq!(shown(&p["details"]), (json!(true), json!("1234")));
+        let again = update(&app, &id, json!({"details": us_details()})).await;
+        assert_eq!(again.status, 200, "{:#}", again.body);
+        shows_none("the update's answer", &again.body);
+        assert_eq!(shown(&again.body["subscription"]["portIn"]["details"]), (json!(true), json!("1234")));
+        assert_eq!(answered(&app, &id).await["status"], "SCHEDULED", "the carrier got the passcode kept");
+        shows_none("a subscription read", &subscription(&app, &id).await);
+        // a read-only field sent is the server's to say, not the caller's
+        let sent = update(&app, &id, json!({"details": {"firstName": "Ada", "lastName": "L", "address": us_details()["address"], "passcodeProvided": false}})).await;
+        assert_eq!(sent.status, 409, "SCHEDULED takes no details: {:#}", sent.body);
+
+        // nowhere at rest in plain: not the rows, events, stored answers or the events report
+        for (what, sql) in [("portings", "SELECT details FROM portings"), ("orders", "SELECT line_items FROM orders"), ("events", "SELECT data FROM events"),
+                            ("stored answers", "SELECT COALESCE(body, '') FROM idempotency_keys")] {
+            let rows: Vec<(String,)> = sqlx::query_as(sql).fetch_all(app.store.pool()).await.unwrap();
+            assert!(rows.iter().all(|(t,)| !t.contains(PIN) && !t.contains(ACCOUNT)), "{what} keep a secret");
+        }
+        let kept: Vec<(String,)> = sqlx::query_as("SELECT secrets FROM port_in_secrets").fetch_all(app.store.pool()).await.unwrap();
+        assert_eq!(kept.len(), 1, "the porting's, the order's gone with its submission");
+
+        // the port ends (its subscription cancelled: FAILED): its secrets go
+        let r = app.call("POST", &format!("/subscriptions/{id}/cancel"), Some(json!({"force": true}))).await;
+        assert_eq!(r.status, 200, "{:#}", r.body);
+        app.run_jobs().await;
+        assert_eq!(port_in(&app, &id).await["status"], "FAILED");
+        let kept: Vec<(String,)> = sqlx::query_as("SELECT secrets FROM port_in_secrets").fetch_all(app.store.pool()).await.unwrap();
+        assert!(kept.is_empty(), "an ended port keeps its secrets");
+        app
+    })
+    .await;
+}
+
+/// What was stored in plain before the secrets were write-only is sealed apart (a port not ended) or erased (events, stored answers), once.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn port_in_secrets_stored_in_plain_before_are_sealed_or_erased_once() {
+    each_backend(|app| async move {
+        let app = started(app).await;
+        let id = ported(&app, "+12127360004", us_details()).await;
+        let porting = port_in(&app, &id).await["portingId"].as_str().unwrap().to_string();
+        // as an older version kept them
+        let mut plain = us_details();
+        (plain["passcode"], plain["accountNumber"]) = (json!("11112222"), json!("OLD-0000777"));
+        sqlx::query("UPDATE portings SET details = $1").bind(plain.to_string()).execute(app.store.pool()).await.unwrap();
+        let (data,): (String,) = sqlx::query_as("SELECT data FROM events WHERE event_type = 'subscription.portIn.created'").fetch_one(app.store.pool()).await.unwrap();
+        let mut data: Value = serde_json::from_str(&data).unwrap();
+        data["portIn"]["details"] = plain.clone();
+        sqlx::query("UPDATE events SET data = $1 WHERE event_type = 'subscription.portIn.created'").bind(data.to_string()).execute(app.store.pool()).await.unwrap();
+        sqlx::query("DELETE FROM data_fixes").execute(app.store.pool()).await.unwrap();
+        app.store.seal_plain_port_in_details(app.clock.now()).await.unwrap();
+        for sql in ["SELECT details FROM portings", "SELECT data FROM events"] {
+            let rows: Vec<(String,)> = sqlx::query_as(sql).fetch_all(app.store.pool()).await.unwrap();
+            assert!(rows.iter().all(|(t,)| !t.contains("11112222") && !t.contains("OLD-0000777")), "{sql}: {rows:?}");
+        }
+        assert_eq!(port_in(&app, &id).await["details"]["accountNumberLast4"], "0777");
+        let kept = app.store.port_in_secrets(app.org, &porting).await.unwrap();
+        assert_eq!(kept, Some(json!({"passcode": "11112222", "accountNumber": "OLD-0000777"})), "the open port keeps them, sealed apart");
+        // once: a second start changes nothing
+        sqlx::query("UPDATE portings SET details = $1").bind(plain.to_string()).execute(app.store.pool()).await.unwrap();
+        app.store.seal_plain_port_in_details(app.clock.now()).await.unwrap();
+        let (details,): (String,) = sqlx::query_as("SELECT details FROM portings").fetch_one(app.store.pool()).await.unwrap();
+        assert!(details.contains("11112222"), "the fix ran twice");
+        app
+    })
+    .await;
+}

@@ -351,3 +351,23 @@ async fn writers_cancelled_together_leave_no_batch_open() {
     })
     .await;
 }
+
+/// PostgreSQL's write path writes values into statements as literals: a server whose connections would read them otherwise
+/// (`standard_conforming_strings` off) is refused at connect, naming the setting. (The client encoding is checked too, but sqlx asks for UTF-8
+/// at every connection itself, whatever the URL's options say.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_postgresql_that_would_read_literals_otherwise_is_refused() {
+    if std::env::var("SWITCHBOARD_TEST_POSTGRES").is_err() {
+        eprintln!("skipped: SWITCHBOARD_TEST_POSTGRES holds no PostgreSQL URL");
+        return;
+    }
+    let db = crate::databases::TestDatabase::new(crate::harness::Backend::Postgres).await;
+    let sep = if db.url.contains('?') { '&' } else { '?' };
+    for (option, setting) in [("standard_conforming_strings%3Doff", "standard_conforming_strings")] {
+        let url = format!("{}{sep}options=-c%20{option}", db.url);
+        let refused = Store::connect(&url).await.err().map(|e| format!("{e:#}")).unwrap_or_default();
+        assert!(refused.contains(setting), "a connection with {option} was taken: {refused:?}");
+    }
+    assert!(Store::connect(&db.url).await.is_ok(), "the test database itself");
+    db.remove().await;
+}

@@ -14714,15 +14714,23 @@ pub mod types {
         ///The subscriber's personnummer (YYYYMMDD-NNNN or YYMMDD-NNNN) or organisationsnummer (NNNNNN-NNNN), with a valid check digit. The transfer is rejected when it does not match the losing carrier's records.
         pub identity: ::std::string::String,
     }
-    ///What a US losing carrier checks. accountNumber and passcode may come later (for on-demand activation); the carrier then waits for them.
+    ///What a US losing carrier checks. accountNumber and passcode may come later (for on-demand activation); the carrier then waits for them. Both are write-only: no read, event, report or stored answer carries them again once given; passcodeProvided and accountNumberLast4 say that they were. Details sent again without them keep those given before (for the same number); they are erased when the port ends (COMPLETED or FAILED).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct PortingDetailsUs {
-        ///The customer's account number at the losing carrier.
+        ///The customer's account number at the losing carrier. Write-only (accountNumberLast4 shows its last four characters).
         #[serde(
             rename = "accountNumber",
             skip_serializing_if = "::std::option::Option::is_none"
         )]
         pub account_number: ::std::option::Option<PortingDetailsUsAccountNumber>,
+        ///The last four characters of the accountNumber given (read-only; ignored in a request).
+        #[serde(
+            rename = "accountNumberLast4",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub account_number_last4: ::std::option::Option<
+            PortingDetailsUsAccountNumberLast4,
+        >,
         ///The account's service address.
         pub address: Address,
         ///The account holder's first name.
@@ -14731,11 +14739,17 @@ pub mod types {
         ///The account holder's last name.
         #[serde(rename = "lastName")]
         pub last_name: PortingDetailsUsLastName,
-        ///The transfer PIN the losing carrier issued.
+        ///The transfer PIN the losing carrier issued. Write-only (passcodeProvided says it was given).
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub passcode: ::std::option::Option<PortingDetailsUsPasscode>,
+        ///Whether a passcode was given (read-only; ignored in a request). The passcode itself is never shown.
+        #[serde(
+            rename = "passcodeProvided",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub passcode_provided: ::std::option::Option<bool>,
     }
-    ///The customer's account number at the losing carrier.
+    ///The customer's account number at the losing carrier. Write-only (accountNumberLast4 shows its last four characters).
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct PortingDetailsUsAccountNumber(::std::string::String);
@@ -14782,6 +14796,65 @@ pub mod types {
         }
     }
     impl<'de> ::serde::Deserialize<'de> for PortingDetailsUsAccountNumber {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///The last four characters of the accountNumber given (read-only; ignored in a request).
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct PortingDetailsUsAccountNumberLast4(::std::string::String);
+    impl ::std::ops::Deref for PortingDetailsUsAccountNumberLast4 {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<PortingDetailsUsAccountNumberLast4>
+    for ::std::string::String {
+        fn from(value: PortingDetailsUsAccountNumberLast4) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for PortingDetailsUsAccountNumberLast4 {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 4usize {
+                return Err("longer than 4 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for PortingDetailsUsAccountNumberLast4 {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for PortingDetailsUsAccountNumberLast4 {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for PortingDetailsUsAccountNumberLast4 {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
             D: ::serde::Deserializer<'de>,
@@ -14907,7 +14980,7 @@ pub mod types {
                 })
         }
     }
-    ///The transfer PIN the losing carrier issued.
+    ///The transfer PIN the losing carrier issued. Write-only (passcodeProvided says it was given).
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct PortingDetailsUsPasscode(::std::string::String);
@@ -26402,7 +26475,7 @@ Sends a `GET` request to `/health`
     }
     /**Lease numbers
 
-Holds numbers of the organisation's pool for an order, for one hour by the organisation's clock: they are offered to no one else, and an order line names one with msisdn and this lease's numberLeaseToken. When fewer than count are free the lease holds those there are; when none of the types is free the answer is 409 numbers_unavailable (an organisation that has imported no numbers has none). Choosing a number is for offerings whose product has features.numberSelection; naming productOfferingId checks that here. Needs the API key, alone or with a user who may order (a support user changes nothing).
+Holds numbers of the organisation's pool for an order, for one hour by the organisation's clock: they are offered to no one else, and an order line names one with msisdn and this lease's numberLeaseToken. When fewer than count are free the lease holds those there are; when none of the types is free the answer is 409 numbers_unavailable (an organisation that has imported no numbers has none). Choosing a number is for offerings whose product has features.numberSelection; naming productOfferingId checks that here. Needs the API key, alone or with a user who may order (a support user changes nothing). Each holder (the user of the bearer token, else the key alone) has at most 3 live leases (409 number_lease_limit) holding at most 30 numbers together (409 leased_numbers_limit), by default: the organisation's settings leases.perHolder and leases.numbersPerHolder.
 
 Sends a `POST` request to `/inventory/lease-numbers`
 
@@ -29183,7 +29256,7 @@ Arguments:
     }
     /**Run a report
 
-Queues a run of a report over the organisation's data; a background worker writes its file (QUEUED, RUNNING, then SUCCEEDED or FAILED), recording `report_run.succeeded` or `report_run.failed` when it ends. Read the run again (or wait for the event) for its downloadUrl. An unknown reportKey answers 400 naming the known ones; a customerId of no customer, 404 customer_not_found. The organisation's API key alone: with a bearer token it answers 403 insufficient_role. Records the events (x-events): `report_run.succeeded`, `report_run.failed`.
+Queues a run of a report over the organisation's data; a background worker writes its file (QUEUED, RUNNING, then SUCCEEDED or FAILED), recording `report_run.succeeded` or `report_run.failed` when it ends. Read the run again (or wait for the event) for its downloadUrl. An unknown reportKey answers 400 naming the known ones; a customerId of no customer, 404 customer_not_found. An organisation has at most 20 runs QUEUED at once (its setting reports.queuedAtMost): one more answers 409 report_queue_full; runs are written in turns across organisations. The organisation's API key alone: with a bearer token it answers 403 insufficient_role. Records the events (x-events): `report_run.succeeded`, `report_run.failed`.
 
 Sends a `POST` request to `/reports`
 

@@ -7,7 +7,8 @@ use crate::domain::Caller;
 use crate::domain::subscriptions::shown::display;
 use crate::error::{Detail, Error, InternalCode, Result};
 use crate::kinds::NumberType;
-use crate::store::Store;
+use crate::store::settings::{LEASED_NUMBERS_PER_HOLDER, LEASES_PER_HOLDER};
+use crate::store::{NewLease, Store};
 use crate::wire::latest as wire;
 use chrono::Duration;
 
@@ -45,8 +46,24 @@ pub async fn lease(caller: &Caller, req: wire::LeaseNumbersRequest) -> Result<wi
     }
     let token = format!("{TOKEN_PREFIX}{}", crate::domain::payments::render::new_token());
     let expires_at = caller.now + Duration::minutes(LEASE_MINUTES);
+    // a customer's user holds its leases, the key alone its own
+    let holder = match &caller.user {
+        Some(u) => format!("user:{}", u.user_id),
+        None => format!("key:{}", caller.api_key_id),
+    };
+    let (leases_at_most, numbers_at_most) = (caller.store.setting(caller.org, LEASES_PER_HOLDER).await?, caller.store.setting(caller.org, LEASED_NUMBERS_PER_HOLDER).await?);
     let mut tx = caller.store.begin().await?;
-    let held = Store::lease_numbers(&mut tx, caller.org, crate::domain::new_id(), &crate::keys::hash(&token), &kinds, i64::from(req.count), expires_at, caller.now).await?;
+    let (leases, numbers) = Store::live_leases_of(&mut tx, caller.org, &holder, caller.now).await?;
+    if leases >= leases_at_most {
+        let message = format!("This caller holds {leases} live number leases, the most the organisation allows ({}); use or let one expire first.", LEASES_PER_HOLDER.name);
+        return Err(Error::Conflict { code: InternalCode::NumberLeaseLimit, message, property: "count" });
+    }
+    if numbers + i64::from(req.count) > numbers_at_most {
+        let message = format!("This caller's live leases hold {numbers} numbers; {} more would pass the {numbers_at_most} the organisation allows ({}).", req.count, LEASED_NUMBERS_PER_HOLDER.name);
+        return Err(Error::Conflict { code: InternalCode::LeasedNumbersLimit, message, property: "count" });
+    }
+    let lease = NewLease { id: crate::domain::new_id(), token_hash: &crate::keys::hash(&token), holder: &holder, until: expires_at };
+    let held = Store::lease_numbers(&mut tx, caller.org, &lease, &kinds, i64::from(req.count), caller.now).await?;
     if held.is_empty() {
         let asked: Vec<String> = kinds.iter().map(ToString::to_string).collect();
         let message = format!("No number of the types asked for ({}) is free in the organisation's pool.", asked.join(", "));

@@ -212,7 +212,10 @@ pub async fn write(tx: &mut Tx, caller: &Caller, before: &OrderRow, checked: Che
                 match (&new.port_in, &new.msisdn) {
                     // the number brought is asked for; the line keeps showing it
                     (Some(port), Some(brought)) => {
-                        let p = crate::domain::porting::create_in(tx, org, id, brought, crate::wire::to_json(&port.details), now).await?;
+                        // with the secrets the order kept apart for the line
+                        let secrets = caller.store.port_in_secrets(org, &crate::store::port_in_order_line(before.id, i)).await?;
+                        let details = crate::store::port_in_joined(&crate::wire::to_json(&port.details), secrets);
+                        let p = crate::domain::porting::create_in(tx, org, id, brought, details, now).await?;
                         let with_port = wire::Subscription { port_in: Some(crate::domain::porting::to_wire(&p)?), ..s.clone() };
                         created_events.push(Event::SubscriptionCreated(s));
                         created_events.push(Event::SubscriptionPortInCreated(with_port));

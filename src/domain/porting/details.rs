@@ -56,8 +56,14 @@ pub fn swedish_identity(identity: &str) -> bool {
 
 /// The details of a port-in of `msisdn`, checked for its country (400 with
 /// a detail per failing field, under `field`). As stored.
-pub fn check(msisdn: &str, msisdn_field: &str, details: Value, field: &str) -> Result<Value> {
+pub fn check(msisdn: &str, msisdn_field: &str, mut details: Value, field: &str) -> Result<Value> {
     let country = country_of(msisdn, msisdn_field)?;
+    // what the details show of their secrets is the server's to say
+    if let Some(object) = details.as_object_mut() {
+        for shown in crate::store::PORT_IN_SHOWN_FIELDS {
+            object.remove(shown);
+        }
+    }
     let has = |name: &str| details.get(name).is_some();
     let mut bad = vec![];
     match country {

@@ -112,10 +112,15 @@ pub async fn start(caller: &Caller, key: &str, req: wire::PortInRequest) -> Resu
         Some(before) => {
             let mut after = before.clone();
             after.status = PORTING.next(PortingOp::Request, before.status)?;
-            if after.msisdn != msisdn {
+            let details = if after.msisdn != msisdn {
                 not_in_pool(caller, &msisdn).await?;
                 check_portable(caller, &msisdn, "msisdn").await?;
-            }
+                // another number, another account: what was given goes
+                Store::keep_port_in_secrets(&mut tx, caller.org, &before.id.to_string(), None).await?;
+                details
+            } else {
+                keeping_secrets(details, before.details.as_ref())
+            };
             (after.msisdn, after.details, after.failure_reason, after.updated_at) = (msisdn, Some(details), None, now);
             // the updated details are a new submission: the carrier's key
             // (id, submission) of the one before must not carry them
@@ -139,6 +144,20 @@ pub async fn start(caller: &Caller, key: &str, req: wire::PortInRequest) -> Resu
     events::record(&mut tx, caller.org, now, &event(shown.clone())).await?;
     tx.commit().await?;
     Ok(wire::PortInResponse { subscription: Some(shown) })
+}
+
+/// New details of the same number sent without a secret given before (the
+/// transfer PIN, the account number) keep it: it is write-only, so the
+/// caller cannot read it back to send it again. They show that it was
+/// given, as before.
+fn keeping_secrets(mut new: serde_json::Value, before: Option<&serde_json::Value>) -> serde_json::Value {
+    for (secret, shown) in [("passcode", "passcodeProvided"), ("accountNumber", "accountNumberLast4")] {
+        let kept = before.and_then(|b| b.get(shown)).filter(|_| new.get(secret).is_none()).cloned();
+        if let (Some(object), Some(kept)) = (new.as_object_mut(), kept) {
+            object.insert(shown.to_string(), kept);
+        }
+    }
+    new
 }
 
 /// The 409 of a request whose porting another moved first: the state it

@@ -1,5 +1,5 @@
 //! A porting as the API shows it (a subscription read shows its latest
-//! port-in with it).
+//! port-in with it), and an order line's port-in: never their secrets.
 
 use crate::error::{Error, Result};
 use crate::kinds::PortingStatus;
@@ -8,7 +8,12 @@ use crate::wire::latest as wire;
 
 /// `p` as the API shows it.
 pub fn to_wire(p: &PortingRow) -> Result<wire::Porting> {
-    let details = p.details.clone().map(serde_json::from_value).transpose().map_err(|e| Error::Internal(format!("porting {}: details: {e}", p.id)))?;
+    // (as stored they are without their secrets; a row not yet written has them)
+    let details = p.details.clone().map(|mut d| {
+        crate::store::port_in_split(&mut d);
+        d
+    });
+    let details = details.map(serde_json::from_value).transpose().map_err(|e| Error::Internal(format!("porting {}: details: {e}", p.id)))?;
     Ok(wire::Porting {
         porting_id: p.id,
         subscription_id: p.subscription_id,
@@ -22,4 +27,12 @@ pub fn to_wire(p: &PortingRow) -> Result<wire::Porting> {
         updated_at: Some(p.updated_at),
         created_at: p.created_at,
     })
+}
+
+/// An order line's port-in as the API shows it: its details without their
+/// secrets (None if that could not be written, which never shows them).
+pub fn new_port_in(p: wire::NewPortIn) -> Option<wire::NewPortIn> {
+    let mut v = crate::wire::to_json(&p);
+    crate::store::port_in_split(v.get_mut("details")?);
+    serde_json::from_value(v).ok()
 }

@@ -25,8 +25,12 @@ use crate::wire::latest as wire;
 use chrono::{DateTime, Duration, Utc};
 use uuid::Uuid;
 
-fn request(p: &PortingRow, submission: i64) -> PortRequest {
-    PortRequest { id: p.id, submission, msisdn: p.msisdn.clone(), details: p.details.clone().unwrap_or_default() }
+/// What the losing carrier is sent: the details with their secrets (kept
+/// apart from them, sealed: src/store/port_in_secrets.rs).
+async fn request(store: &Store, p: &PortingRow, submission: i64) -> Result<PortRequest> {
+    let secrets = store.port_in_secrets(p.org_id, &p.id.to_string()).await?;
+    let details = crate::store::port_in_joined(&p.details.clone().unwrap_or_default(), secrets);
+    Ok(PortRequest { id: p.id, submission, msisdn: p.msisdn.clone(), details })
 }
 
 /// Does what is due of porting `id` of `org` at `now`.
@@ -43,14 +47,14 @@ pub async fn run(store: &Store, carrier: &dyn Carrier, network: &dyn Network, or
     match p.status {
         S::Pending => {
             let submission = p.submissions + 1;
-            carrier.submit(&request(&p, submission), now).await.map_err(|u| Error::Internal(format!("the losing carrier: {}", u.0)))?;
+            carrier.submit(&request(store, &p, submission).await?, now).await.map_err(|u| Error::Internal(format!("the losing carrier: {}", u.0)))?;
             let status = PORTING.next(PortingOp::Submit, p.status)?;
             let set = |a: &mut PortingRow| (a.status, a.submissions, a.submitted_at, a.failure_reason) = (status, submission, Some(now), None);
             write(&caller, &p, &subscription, set, Some(now + Duration::minutes(crate::carrier::ANSWER_AFTER_MINUTES))).await
         }
         S::InProgress => {
             let submitted_at = p.submitted_at.unwrap_or(p.updated_at);
-            let answer = carrier.answer(&request(&p, p.submissions), submitted_at, now).await.map_err(|u| Error::Internal(format!("the losing carrier: {}", u.0)))?;
+            let answer = carrier.answer(&request(store, &p, p.submissions).await?, submitted_at, now).await.map_err(|u| Error::Internal(format!("the losing carrier: {}", u.0)))?;
             match answer {
                 // not yet: asked again a little later
                 None => reschedule(store, &p, now + Duration::minutes(1), now).await,

@@ -93,7 +93,14 @@ pub async fn create(caller: &Caller, body: wire::NewReportRun) -> Result<wire::R
         completed_at: None,
         updated_at: caller.now,
     };
+    // one organisation's runs never hold up the others' behind a long queue
+    let at_most = caller.store.setting(caller.org, crate::store::settings::REPORTS_QUEUED).await?;
     let mut tx = caller.store.begin().await?;
+    let queued = Store::queued_report_runs(&mut tx, caller.org).await?;
+    if queued >= at_most {
+        let message = format!("The organisation has {queued} report runs QUEUED, the most it allows ({}); ask again once some have run.", crate::store::settings::REPORTS_QUEUED.name);
+        return Err(Error::Conflict { code: InternalCode::ReportQueueFull, message, property: "status" });
+    }
     Store::insert_report_run(&mut tx, &row).await?;
     Store::schedule_job(&mut tx, JobKind::ReportRun, &row.id.to_string(), Some(caller.org), caller.now, caller.now).await?;
     Store::schedule_job(&mut tx, JobKind::ReportExpiry, &row.id.to_string(), Some(caller.org), expires(&row), caller.now).await?;

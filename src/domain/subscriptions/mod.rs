@@ -113,7 +113,8 @@ impl From<NewSubscription> for wire::NewSubscription {
             display_name: n.display_name.map(Into::into),
             reference_id: n.reference_id.map(Into::into),
             number_lease_token: n.number_lease_token.map(Into::into),
-            port_in: n.port_in,
+            // its secrets are write-only
+            port_in: n.port_in.and_then(crate::domain::porting::shown::new_port_in),
         }
     }
 }
