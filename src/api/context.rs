@@ -100,10 +100,17 @@ pub fn from_header(v: &http::HeaderValue, today: chrono::NaiveDate) -> Resolutio
     }
 }
 
-/// The revision of a request with `headers`. A key not cached is looked up
-/// only if `may_look_up` (the client address's budget of unknown keys:
-/// Ok, or the seconds until it allows another).
-pub fn resolve(headers: &HeaderMap, keys: &KeyCache, clock: &Clock, may_look_up: impl FnOnce() -> Result<(), u64>) -> Resolution {
+/// A client address's budget of unknown keys, as the version policy spends
+/// it: a key it has not cached is looked up only within it, and a key the
+/// database does not know counts against it.
+pub struct Budget<'a> {
+    pub limits: &'a crate::limits::RateLimits,
+    pub client: std::net::IpAddr,
+}
+
+/// The revision of a request with `headers`; a key not cached is looked up
+/// within `budget` (None: without one, as unit tests do).
+pub fn resolve(headers: &HeaderMap, keys: &KeyCache, clock: &Clock, budget: Option<Budget<'_>>) -> Resolution {
     let today = clock.now().date_naive();
     if let Some(v) = headers.get(super::revision::API_REVISION) {
         return from_header(v, today);
@@ -112,10 +119,17 @@ pub fn resolve(headers: &HeaderMap, keys: &KeyCache, clock: &Clock, may_look_up:
     let looked_up = match secret.map(|s| (s, keys.cached_only(s))) {
         None => Ok(None),
         Some((_, Some(hit))) => Ok(hit),
-        Some((secret, None)) => match may_look_up() {
-            Err(seconds) => return Resolution::Limited(Revision::oldest_supported(today), seconds),
-            Ok(()) => keys.verify_blocking(secret),
-        },
+        Some((secret, None)) => {
+            if let Some(Err(seconds)) = budget.as_ref().map(|b| b.limits.may_authenticate(b.client)) {
+                return Resolution::Limited(Revision::oldest_supported(today), seconds);
+            }
+            let found = keys.verify_blocking(secret);
+            // (the handler's prelude then finds it in the cache, uncounted)
+            if let (Ok(None), Some(b)) = (&found, &budget) {
+                b.limits.failed_authentication(b.client);
+            }
+            found
+        }
     };
     let key = match looked_up {
         Ok(key) => key,
@@ -132,16 +146,16 @@ pub fn resolve(headers: &HeaderMap, keys: &KeyCache, clock: &Clock, may_look_up:
 }
 
 impl Context {
-    /// Whether a request from `peer` (the connection's address) with
-    /// `headers` may have its key looked up: the client address's budget.
-    pub fn may_look_up(&self, peer: std::net::IpAddr, headers: &HeaderMap) -> Result<(), u64> {
-        self.limits.may_authenticate(super::client::address(peer, headers, &self.settings.trusted_proxies))
+    /// The budget of unknown keys of the client of a request from `peer`
+    /// (the connection's address) with `headers`.
+    pub fn budget(&self, peer: std::net::IpAddr, headers: &HeaderMap) -> Budget<'_> {
+        Budget { limits: &self.limits, client: super::client::address(peer, headers, &self.settings.trusted_proxies) }
     }
 }
 
 impl ApiContext for Context {
     fn revision_of(&self, headers: &HeaderMap, peer: std::net::IpAddr) -> &'static Revision {
-        resolve(headers, &self.keys, &self.clock, || self.may_look_up(peer, headers)).revision()
+        resolve(headers, &self.keys, &self.clock, Some(self.budget(peer, headers))).revision()
     }
 }
 
@@ -166,11 +180,8 @@ impl dropshot::DynamicVersionPolicy for RevisionPolicy {
         // the connection's address, which dropshot puts on the request for
         // its policy (vendor/dropshot/PATCHED.md, hook 3)
         let peer = request.extensions().get::<std::net::SocketAddr>().map(|a| a.ip());
-        let may_look_up = || match peer {
-            Some(peer) => self.limits.may_authenticate(super::client::address(peer, request.headers(), &self.trusted_proxies)),
-            None => Ok(()),
-        };
-        let resolution = resolve(request.headers(), &self.keys, &self.clock, may_look_up);
+        let budget = peer.map(|peer| Budget { limits: &self.limits, client: super::client::address(peer, request.headers(), &self.trusted_proxies) });
+        let resolution = resolve(request.headers(), &self.keys, &self.clock, budget);
         let revision = resolution.revision();
         match resolution {
             Resolution::KeyUnread(oldest) => return Err(Resolution::key_unread(oldest)),
@@ -200,10 +211,10 @@ mod tests {
         let mut headers = HeaderMap::new();
         headers.insert("x-api-key", http::HeaderValue::from_static("sk_test_unknown"));
         // while the database answers, an unknown key is no pin: the oldest revision
-        assert!(matches!(resolve(&headers, &keys, &clock, || Ok(())), Resolution::Resolved(r) if r.name == Revision::oldest_supported(clock.now().date_naive()).name));
+        assert!(matches!(resolve(&headers, &keys, &clock, None), Resolution::Resolved(r) if r.name == Revision::oldest_supported(clock.now().date_naive()).name));
         headers.insert("x-api-key", http::HeaderValue::from_static("sk_test_another"));
         store.close().await;
-        assert!(matches!(resolve(&headers, &keys, &clock, || Ok(())), Resolution::KeyUnread(_)));
+        assert!(matches!(resolve(&headers, &keys, &clock, None), Resolution::KeyUnread(_)));
         let _ = std::fs::remove_dir_all(dir);
     }
 }

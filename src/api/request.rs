@@ -64,12 +64,23 @@ fn check_header_text(headers: &http::HeaderMap) -> Result<(), ApiError> {
 }
 
 /// The active key named by `X-Api-Key`, or 401.
-async fn api_key(ctx: &Context, secret: &str) -> Result<ApiKeyRecord, ApiError> {
-    ctx.keys
-        .verify(secret)
-        .await
-        .map_err(ApiError::from)?
-        .ok_or_else(|| unauthorized(InternalCode::InvalidApiKey, "The API key is unknown or revoked."))
+/// The key `secret` names. One the cache knows to be none is none (it was
+/// counted against the client address when the database was asked: by the
+/// version policy, or an earlier request). Otherwise, while `client` is
+/// past its budget of unknown keys, 429, its real keys' requests too; and
+/// a key the database does not know counts against it.
+async fn api_key(ctx: &Context, client: std::net::IpAddr, secret: &str) -> Result<Option<ApiKeyRecord>, ApiError> {
+    if let Some(None) = ctx.keys.cached_only(secret) {
+        return Ok(None);
+    }
+    if let Err(seconds) = ctx.limits.may_authenticate(client) {
+        return Err(too_many(seconds, "with unknown API keys from this address"));
+    }
+    let found = ctx.keys.verify(secret).await.map_err(ApiError::from)?;
+    if found.is_none() {
+        ctx.limits.failed_authentication(client);
+    }
+    Ok(found)
 }
 
 /// The user of `Authorization: Bearer <token>`, in the key's organisation.
@@ -114,17 +125,7 @@ async fn authenticate(rqctx: &RequestContext<Context>, access: Access) -> Result
             unauthorized(InternalCode::Unauthorized, "An X-Api-Key header is required.")
         });
     };
-    let client = client_of(rqctx);
-    if let Err(seconds) = ctx.limits.may_authenticate(client) {
-        return Err(too_many(seconds, "with unknown API keys from this address"));
-    }
-    let record = match api_key(ctx, secret).await {
-        Err(e) if e.status == ErrorStatusCode::UNAUTHORIZED => {
-            ctx.limits.failed_authentication(client);
-            return Err(e);
-        }
-        other => other?,
-    };
+    let record = api_key(ctx, client_of(rqctx), secret).await?.ok_or_else(|| unauthorized(InternalCode::InvalidApiKey, "The API key is unknown or revoked."))?;
     // limit before the token's user is loaded, so a flood costs no queries
     if let Err(seconds) = ctx.limits.check_key(record.api_key_id) {
         return Err(too_many(seconds, "with this API key"));
@@ -182,7 +183,7 @@ where
         }
         let scope = match rqctx.request.headers().get("x-api-key").and_then(|v| v.to_str().ok()) {
             None => Scope::Anywhere,
-            Some(secret) => match ctx.keys.verify(secret).await.map_err(ApiError::from)? {
+            Some(secret) => match api_key(ctx, client_of(rqctx), secret).await? {
                 Some(key) => Scope::Organisation(key.organisation_id),
                 None => Scope::Nowhere,
             },
@@ -335,7 +336,7 @@ where
 {
     let started = std::time::Instant::now();
     let ctx = rqctx.context();
-    let resolution = resolve(rqctx.request.headers(), &ctx.keys, &ctx.clock, || ctx.may_look_up(rqctx.request.remote_addr().ip(), rqctx.request.headers()));
+    let resolution = resolve(rqctx.request.headers(), &ctx.keys, &ctx.clock, Some(ctx.budget(rqctx.request.remote_addr().ip(), rqctx.request.headers())));
     let revision = resolution.revision();
     let headers = rqctx.request.headers();
     let span = telemetry::request_span(&rqctx.request_id, &rqctx.endpoint.operation_id, Some(rqctx.request.method()), Some(revision.name), Some(headers));

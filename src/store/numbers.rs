@@ -207,7 +207,7 @@ impl Store {
     /// commit, so two at once never both pass a bound.
     pub async fn live_leases_of(tx: &mut Tx, org: Uuid, holder: &str, now: DateTime<Utc>) -> Result<(i64, i64)> {
         if tx.is_postgres() {
-            tx.execute(sqlx::query("SELECT id FROM organisations WHERE id = $1 FOR UPDATE").bind(org.to_string())).await?;
+            tx.execute(sqlx::query("SELECT id FROM organisations WHERE id = $1 FOR NO KEY UPDATE").bind(org.to_string())).await?;
         }
         let row = sqlx::query(
             "SELECT COUNT(DISTINCT l.id) AS leases, COUNT(n.msisdn) AS numbers

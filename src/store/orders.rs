@@ -80,22 +80,24 @@ impl Store {
     /// given before if it shows they were (`passcodeProvided`, ...).
     async fn keep_line_secrets(tx: &mut Tx, o: &OrderRow) -> Result<String> {
         let open = matches!(o.status, OrderStatus::Draft | OrderStatus::Approved);
-        if !open {
-            Store::forget_order_port_in_secrets(tx, o.id).await?;
-        }
         let mut doc = o.doc.clone();
-        for (i, line) in doc.get_mut("lines").and_then(Value::as_array_mut).into_iter().flatten().enumerate() {
+        // each line's by the number it brings (`order_line`), so they follow
+        // it however the lines are changed
+        let (mut given, mut kept) = (vec![], vec![]);
+        for line in doc.get_mut("lines").and_then(Value::as_array_mut).into_iter().flatten() {
+            let key = super::port_in_secrets::order_line(o.id, line.pointer("/subscription/msisdn").and_then(Value::as_str).unwrap_or_default());
             let Some(details) = line.pointer_mut("/subscription/portIn/details") else { continue };
-            let key = super::port_in_secrets::order_line(o.id, i);
             match super::port_in_secrets::split(details) {
-                Some(secrets) if open => Store::keep_port_in_secrets(tx, o.org, &key, Some(&secrets)).await?,
-                Some(_) => {}
-                // a line that shows none was given has none kept
-                None if open && super::port_in_secrets::SHOWN_FIELDS.iter().all(|f| details.get(f).is_none()) => {
-                    Store::keep_port_in_secrets(tx, o.org, &key, None).await?
-                }
-                None => {}
+                Some(secrets) => given.push((key.clone(), secrets)),
+                // a line that shows some were given keeps them
+                None if super::port_in_secrets::SHOWN_FIELDS.iter().any(|f| details.get(f).is_some()) => {}
+                None => continue,
             }
+            kept.push(key);
+        }
+        Store::forget_order_port_in_secrets(tx, o.id, if open { &kept } else { &[] }).await?;
+        for (key, secrets) in given.into_iter().filter(|_| open) {
+            Store::add_port_in_secrets(tx, o.org, &key, secrets).await?;
         }
         Ok(doc.to_string())
     }

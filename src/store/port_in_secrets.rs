@@ -52,14 +52,14 @@ pub fn joined(details: &Value, secrets: Option<Value>) -> Value {
     out
 }
 
-/// Every port-in's details within `v` (anything shaped as the API shows a
-/// subscription, an order or a porting), with their secrets taken out;
-/// whether there were any.
+/// Every port-in's details within `v` (a `portIn`'s `details`, wherever a
+/// subscription or an order line is: other `details`, a license's, are
+/// not port-ins'), with their secrets taken out; whether there were any.
 fn scrub(v: &mut Value) -> bool {
     match v {
         Value::Object(o) => {
             let mut any = false;
-            if let Some(details) = o.get_mut("details") {
+            if let Some(details) = o.get_mut("portIn").and_then(|p| p.get_mut("details")) {
                 any |= split(details).is_some();
             }
             for (_, child) in o.iter_mut() {
@@ -72,9 +72,11 @@ fn scrub(v: &mut Value) -> bool {
     }
 }
 
-/// The key of line `line`'s secrets of order `order`.
-pub fn order_line(order: Uuid, line: usize) -> String {
-    format!("order:{order}:{line}")
+/// The key of the secrets of order `order`'s line bringing `msisdn` (one
+/// line of an order brings a number: the key follows the line however the
+/// order's lines are changed).
+pub fn order_line(order: Uuid, msisdn: &str) -> String {
+    format!("order:{order}:{msisdn}")
 }
 
 impl Store {
@@ -86,9 +88,37 @@ impl Store {
         tx.execute(sqlx::query("INSERT INTO port_in_secrets (id, org_id, secrets) VALUES ($1, $2, $3)").bind(id.to_string()).bind(org.to_string()).bind(sealed)).await
     }
 
-    /// Forgets every line's secrets of order `order`.
-    pub async fn forget_order_port_in_secrets(tx: &mut Tx, order: Uuid) -> Result<()> {
-        tx.execute(sqlx::query("DELETE FROM port_in_secrets WHERE id LIKE $1").bind(format!("order:{order}:%"))).await
+    /// Forgets the secrets of order `order`'s lines but those `kept` (their
+    /// keys).
+    pub async fn forget_order_port_in_secrets(tx: &mut Tx, order: Uuid, kept: &[String]) -> Result<()> {
+        let mut sql = "DELETE FROM port_in_secrets WHERE id LIKE $1".to_string();
+        if !kept.is_empty() {
+            sql += &format!(" AND id NOT IN ({})", super::placeholders(2, kept.len()));
+        }
+        let mut q = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(format!("order:{order}:%"));
+        for k in kept {
+            q = q.bind(k.clone());
+        }
+        tx.execute(q).await
+    }
+
+    /// The secrets kept as `id`'s of `org`, as `tx` sees them, opened.
+    async fn port_in_secrets_in(tx: &mut Tx, org: Uuid, id: &str) -> Result<Option<Value>> {
+        let row = sqlx::query("SELECT secrets FROM port_in_secrets WHERE org_id = $1 AND id = $2").bind(org.to_string()).bind(id.to_string()).fetch_optional(tx.conn().await?).await?;
+        let Some(row) = row else { return Ok(None) };
+        let unreadable = |e: String| crate::error::Error::Internal(format!("the port-in secrets of {id}: {e}"));
+        let opened = tx.sealing().open(&PORT_IN_SECRETS.place(id), &row.try_get::<String, _>("secrets")?).map_err(|e| unreadable(e.to_string()))?;
+        serde_json::from_str(&opened).map(Some).map_err(|e| unreadable(e.to_string()))
+    }
+
+    /// Keeps `given` as `id`'s secrets, over those kept before: a secret
+    /// given again replaces its own, the other stays.
+    pub async fn add_port_in_secrets(tx: &mut Tx, org: Uuid, id: &str, given: Value) -> Result<()> {
+        let mut kept = Store::port_in_secrets_in(tx, org, id).await?.unwrap_or_else(|| Value::Object(Map::new()));
+        if let (Some(kept), Value::Object(given)) = (kept.as_object_mut(), given) {
+            kept.extend(given);
+        }
+        Store::keep_port_in_secrets(tx, org, id, Some(&kept)).await
     }
 
     /// The secrets kept as `id`'s of `org`, opened.
@@ -131,10 +161,11 @@ impl Store {
             let (id, org, status): (String, String, String) = (r.try_get("id")?, r.try_get("org_id")?, r.try_get("status")?);
             let mut doc: Value = super::parse_json("line_items", Some(&r.try_get::<String, _>("line_items")?))?.unwrap_or(Value::Null);
             let open = status == "DRAFT" || status == "APPROVED";
-            for (i, line) in doc.get_mut("lines").and_then(Value::as_array_mut).into_iter().flatten().enumerate() {
+            for line in doc.get_mut("lines").and_then(Value::as_array_mut).into_iter().flatten() {
+                let msisdn = line.pointer("/subscription/msisdn").and_then(Value::as_str).unwrap_or_default().to_string();
                 let Some(details) = line.pointer_mut("/subscription/portIn/details") else { continue };
                 let secrets = split(details);
-                Store::keep_port_in_secrets(&mut tx, super::parse_uuid(&org)?, &order_line(super::parse_uuid(&id)?, i), secrets.as_ref().filter(|_| open)).await?;
+                Store::keep_port_in_secrets(&mut tx, super::parse_uuid(&org)?, &order_line(super::parse_uuid(&id)?, &msisdn), secrets.as_ref().filter(|_| open)).await?;
             }
             tx.execute(sqlx::query("UPDATE orders SET line_items = $1 WHERE id = $2").bind(doc.to_string()).bind(id)).await?;
         }
@@ -151,7 +182,8 @@ impl Store {
                 }
             }
         }
-        tx.execute(sqlx::query("INSERT INTO data_fixes (name, done_at) VALUES ($1, $2)").bind(FIX).bind(ts(now))).await?;
+        // (two instances starting at once: the second finds nothing left)
+        tx.execute(sqlx::query("INSERT INTO data_fixes (name, done_at) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING").bind(FIX).bind(ts(now))).await?;
         tx.commit().await
     }
 }
@@ -182,10 +214,12 @@ mod tests {
 
     #[test]
     fn scrub_finds_details_anywhere() {
-        let mut v = json!({"subscription": {"portIn": {"details": {"passcode": "1", "firstName": "A"}}}, "lines": [{"details": {"accountNumber": "123456"}}]});
+        let mut v = json!({"subscription": {"portIn": {"details": {"passcode": "1", "firstName": "A"}}},
+                           "lines": [{"subscription": {"portIn": {"details": {"accountNumber": "123456"}}}}, {"license": {"details": {"passcode": "kept"}}}]});
         assert!(scrub(&mut v));
-        assert_eq!(v.to_string().contains("\"passcode\""), false);
-        assert_eq!(v["lines"][0]["details"]["accountNumberLast4"], "3456");
+        assert!(!v["subscription"].to_string().contains("\"passcode\""));
+        assert_eq!(v["lines"][0]["subscription"]["portIn"]["details"]["accountNumberLast4"], "3456");
+        assert_eq!(v["lines"][1]["license"]["details"]["passcode"], "kept", "a license's details are no port-in's");
         assert!(!scrub(&mut v));
     }
 }

@@ -106,9 +106,11 @@ impl Store {
         let Some(mut details) = p.details.clone() else { return Ok(None) };
         let secrets = super::port_in_secrets::split(&mut details);
         let ended = matches!(p.status, PortingStatus::Completed | PortingStatus::Failed);
-        // details written without them keep those given before, unless it ended
-        if secrets.is_some() || ended {
-            Store::keep_port_in_secrets(tx, p.org_id, &p.id.to_string(), secrets.as_ref().filter(|_| !ended)).await?;
+        // details written without one keep that given before, unless it ended
+        match secrets {
+            _ if ended => Store::keep_port_in_secrets(tx, p.org_id, &p.id.to_string(), None).await?,
+            Some(given) => Store::add_port_in_secrets(tx, p.org_id, &p.id.to_string(), given).await?,
+            None => {}
         }
         Ok(Some(details.to_string()))
     }

@@ -209,8 +209,26 @@ async fn a_flood_of_random_keys_is_looked_up_no_more_than_the_limiters_burst() {
         let refilled = (app.clock.now() - started).num_milliseconds() as u64 * burst / 60_000;
         assert!(looked_up <= burst + refilled, "2,000 random keys cost {looked_up} lookups; the budget is {burst} and {refilled} given back");
         assert_eq!(refused, 2_000 - looked_up as usize, "every key not looked up was refused");
-        // the address's own key is refused meanwhile, as before
-        app.call("GET", "/customers", None).await.assert_error(429, "too_many_requests");
+        app
+    })
+    .await;
+}
+
+/// Invented keys sent where no handler checks them (a path of no operation, the open login) cost a lookup each within the same budget, and
+/// are refused past it: the version policy counts what it looked up and found no key for.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn invented_keys_spend_the_budget_where_no_handler_looks_too() {
+    each_backend_with(three_unknown_keys, |app| async move {
+        let before = app.server().keys.lookups();
+        for i in 0..3 {
+            let r = app.call_as(Some(&format!("sbk_nowhere{i}")), "GET", "/no-such-operation", None, &[]).await;
+            assert_eq!(r.status, 404, "{:#}", r.body);
+        }
+        let r = app.call_as(Some("sbk_nowhere3"), "GET", "/no-such-operation", None, &[]).await;
+        r.assert_error(429, "too_many_requests");
+        let login = login(&app.base, "start", json!({"email": EMAIL}), &[("x-api-key", "sbk_nowhere4"), ("Api-Revision", AUK)]).await;
+        login.assert_error(429, "too_many_requests");
+        assert_eq!(app.server().keys.lookups() - before, 3, "a key past the budget was looked up");
         app
     })
     .await;

@@ -24,6 +24,30 @@ pub async fn page(conn: &mut Conn, key: &str, path: &str, limit: usize, cursor: 
     Ok((items, page["pagination"]["nextCursor"].as_str().map(str::to_string)))
 }
 
+/// The organisation's event log after `position` (`start`, or an eventId
+/// it gave), in the order its events were recorded (`GET /events?after=`),
+/// a thousand a page, to its end; `position` is then where it ends. Unlike
+/// a listing by `cursor` (in the order events were written, which on
+/// PostgreSQL is not that of their commits), it never passes an event that
+/// commits late.
+pub async fn follow(conn: &mut Conn, key: &str, position: &mut String) -> Result<Vec<Value>> {
+    let mut all = vec![];
+    loop {
+        let mut page = get_json(conn, key, &format!("/api/v2/events?after={position}&limit=1000")).await?;
+        let items = match page["items"].take() {
+            Value::Array(items) => items,
+            _ => anyhow::bail!("GET /api/v2/events?after={position}: a page without items"),
+        };
+        if let Some(next) = page["pagination"]["nextCursor"].as_str() {
+            *position = next.to_string();
+        }
+        if items.is_empty() {
+            return Ok(all);
+        }
+        all.extend(items);
+    }
+}
+
 /// Every item of a list, a thousand per page.
 pub async fn all(conn: &mut Conn, key: &str, path: &str) -> Result<Vec<Value>> {
     let (mut all, mut cursor) = (vec![], None);

@@ -26203,7 +26203,7 @@ Arguments:
     }
     /**List events
 
-The organisation's event log, oldest first: every event recorded in the last 30 days at least, each as a webhook delivery carries it, in the organisation's webhook revision (whatever revision the request names). The organisation's API key alone: with a bearer token it answers 403 insufficient_role.
+The organisation's event log, oldest first: every event recorded in the last 30 days at least, each as a webhook delivery carries it, in the organisation's webhook revision (whatever revision the request names). Listed by cursor, the log is in the order its events were written: on PostgreSQL an event whose transaction commits after a later one's may fall behind a cursor already past it, so to see every event (a follower, a check that each was delivered), follow the log with after instead. The organisation's API key alone: with a bearer token it answers 403 insufficient_role.
 
 Sends a `GET` request to `/events`
 

@@ -213,7 +213,7 @@ pub async fn write(tx: &mut Tx, caller: &Caller, before: &OrderRow, checked: Che
                     // the number brought is asked for; the line keeps showing it
                     (Some(port), Some(brought)) => {
                         // with the secrets the order kept apart for the line
-                        let secrets = caller.store.port_in_secrets(org, &crate::store::port_in_order_line(before.id, i)).await?;
+                        let secrets = caller.store.port_in_secrets(org, &crate::store::port_in_order_line(before.id, brought)).await?;
                         let details = crate::store::port_in_joined(&crate::wire::to_json(&port.details), secrets);
                         let p = crate::domain::porting::create_in(tx, org, id, brought, details, now).await?;
                         let with_port = wire::Subscription { port_in: Some(crate::domain::porting::to_wire(&p)?), ..s.clone() };
