@@ -100,17 +100,27 @@ pub fn from_header(v: &http::HeaderValue, today: chrono::NaiveDate) -> Resolutio
     }
 }
 
-/// A client address's budget of unknown keys, as the version policy spends
-/// it: a key it has not cached is looked up only within it, and a key the
-/// database does not know counts against it.
+/// A client address's budget of unknown keys, as the version policy meets
+/// it: a key it has not cached is looked up only within it. A key the
+/// database does not know is counted against it once per request: by the
+/// handler's prelude (or the login's), or, for a request no operation
+/// answers, by the policy itself (`missed`).
 pub struct Budget<'a> {
     pub limits: &'a crate::limits::RateLimits,
     pub client: std::net::IpAddr,
+    /// the key was looked up here and is no key
+    pub missed: std::cell::Cell<bool>,
+}
+
+impl<'a> Budget<'a> {
+    pub fn new(limits: &'a crate::limits::RateLimits, client: std::net::IpAddr) -> Budget<'a> {
+        Budget { limits, client, missed: std::cell::Cell::new(false) }
+    }
 }
 
 /// The revision of a request with `headers`; a key not cached is looked up
 /// within `budget` (None: without one, as unit tests do).
-pub fn resolve(headers: &HeaderMap, keys: &KeyCache, clock: &Clock, budget: Option<Budget<'_>>) -> Resolution {
+pub fn resolve(headers: &HeaderMap, keys: &KeyCache, clock: &Clock, budget: Option<&Budget<'_>>) -> Resolution {
     let today = clock.now().date_naive();
     if let Some(v) = headers.get(super::revision::API_REVISION) {
         return from_header(v, today);
@@ -120,13 +130,12 @@ pub fn resolve(headers: &HeaderMap, keys: &KeyCache, clock: &Clock, budget: Opti
         None => Ok(None),
         Some((_, Some(hit))) => Ok(hit),
         Some((secret, None)) => {
-            if let Some(Err(seconds)) = budget.as_ref().map(|b| b.limits.may_authenticate(b.client)) {
+            if let Some(Err(seconds)) = budget.map(|b| b.limits.may_authenticate(b.client)) {
                 return Resolution::Limited(Revision::oldest_supported(today), seconds);
             }
             let found = keys.verify_blocking(secret);
-            // (the handler's prelude then finds it in the cache, uncounted)
-            if let (Ok(None), Some(b)) = (&found, &budget) {
-                b.limits.failed_authentication(b.client);
+            if let (Ok(None), Some(b)) = (&found, budget) {
+                b.missed.set(true);
             }
             found
         }
@@ -149,13 +158,13 @@ impl Context {
     /// The budget of unknown keys of the client of a request from `peer`
     /// (the connection's address) with `headers`.
     pub fn budget(&self, peer: std::net::IpAddr, headers: &HeaderMap) -> Budget<'_> {
-        Budget { limits: &self.limits, client: super::client::address(peer, headers, &self.settings.trusted_proxies) }
+        Budget::new(&self.limits, super::client::address(peer, headers, &self.settings.trusted_proxies))
     }
 }
 
 impl ApiContext for Context {
     fn revision_of(&self, headers: &HeaderMap, peer: std::net::IpAddr) -> &'static Revision {
-        resolve(headers, &self.keys, &self.clock, Some(self.budget(peer, headers))).revision()
+        resolve(headers, &self.keys, &self.clock, Some(&self.budget(peer, headers))).revision()
     }
 }
 
@@ -180,15 +189,21 @@ impl dropshot::DynamicVersionPolicy for RevisionPolicy {
         // the connection's address, which dropshot puts on the request for
         // its policy (vendor/dropshot/PATCHED.md, hook 3)
         let peer = request.extensions().get::<std::net::SocketAddr>().map(|a| a.ip());
-        let budget = peer.map(|peer| Budget { limits: &self.limits, client: super::client::address(peer, request.headers(), &self.trusted_proxies) });
-        let resolution = resolve(request.headers(), &self.keys, &self.clock, budget);
+        let budget = peer.map(|peer| Budget::new(&self.limits, super::client::address(peer, request.headers(), &self.trusted_proxies)));
+        let resolution = resolve(request.headers(), &self.keys, &self.clock, budget.as_ref());
         let revision = resolution.revision();
         match resolution {
             Resolution::KeyUnread(oldest) => return Err(Resolution::key_unread(oldest)),
             Resolution::Limited(oldest, seconds) => return Err(Resolution::limited(oldest, seconds)),
             Resolution::Resolved(_) | Resolution::UnknownHeader(_) => {}
         }
-        super::paths::check(revision, request.method(), request.uri().path()).map_err(|u| super::paths::refusal(u, revision))?;
+        super::paths::check(revision, request.method(), request.uri().path()).map_err(|u| {
+            // no operation's prelude will count the invented key it carried
+            if let Some(b) = budget.as_ref().filter(|b| b.missed.get()) {
+                b.limits.failed_authentication(b.client);
+            }
+            super::paths::refusal(u, revision)
+        })?;
         Ok(revision.version.clone())
     }
 }

@@ -90,6 +90,7 @@ impl ApiError {
 /// dropshot (vendor/dropshot/PATCHED.md) as the server starts. Its span is
 /// a `refused` request's.
 pub fn render_dropshot_error(e: HttpError, request_id: &str) -> Response<Body> {
+    crate::metrics::refused(revision_of(&e).name, e.status_code.as_u16());
     let span = crate::telemetry::request_span(request_id, "refused", None, Some(revision_of(&e).name), None);
     error_response(e, request_id, &span)
 }

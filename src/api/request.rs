@@ -64,15 +64,11 @@ fn check_header_text(headers: &http::HeaderMap) -> Result<(), ApiError> {
 }
 
 /// The active key named by `X-Api-Key`, or 401.
-/// The key `secret` names. One the cache knows to be none is none (it was
-/// counted against the client address when the database was asked: by the
-/// version policy, or an earlier request). Otherwise, while `client` is
-/// past its budget of unknown keys, 429, its real keys' requests too; and
-/// a key the database does not know counts against it.
+/// The key `secret` names: while `client` is past its budget of unknown
+/// keys, 429 (its real keys' requests too); a key that is none (the
+/// database's or the cache's answer) counts against it, once per request
+/// (the version policy counts only for requests no operation answers).
 async fn api_key(ctx: &Context, client: std::net::IpAddr, secret: &str) -> Result<Option<ApiKeyRecord>, ApiError> {
-    if let Some(None) = ctx.keys.cached_only(secret) {
-        return Ok(None);
-    }
     if let Err(seconds) = ctx.limits.may_authenticate(client) {
         return Err(too_many(seconds, "with unknown API keys from this address"));
     }
@@ -336,7 +332,7 @@ where
 {
     let started = std::time::Instant::now();
     let ctx = rqctx.context();
-    let resolution = resolve(rqctx.request.headers(), &ctx.keys, &ctx.clock, Some(ctx.budget(rqctx.request.remote_addr().ip(), rqctx.request.headers())));
+    let resolution = resolve(rqctx.request.headers(), &ctx.keys, &ctx.clock, Some(&ctx.budget(rqctx.request.remote_addr().ip(), rqctx.request.headers())));
     let revision = resolution.revision();
     let headers = rqctx.request.headers();
     let span = telemetry::request_span(&rqctx.request_id, &rqctx.endpoint.operation_id, Some(rqctx.request.method()), Some(revision.name), Some(headers));

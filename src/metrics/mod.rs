@@ -137,6 +137,19 @@ pub fn request(operation: &str, revision: &'static str, status: u16, seconds: f6
     }
 }
 
+/// A request refused before it reached an operation: counted only when the
+/// version policy refused it for unknown keys (429, operation `refused`),
+/// so a flood of invented keys shows as the rate limit it met.
+pub fn refused(revision: &'static str, status: u16) {
+    if status != 429 {
+        return;
+    }
+    let m = metrics();
+    let op = Operation { operation: interned("refused"), revision };
+    m.requests.get_or_create(&Request { operation: op.operation, revision, status }).inc();
+    m.rate_limited.get_or_create(&op).inc();
+}
+
 /// The operation's id as a label, allocated once per operation (there are
 /// as many as the documents have) rather than twice per request.
 fn interned(operation: &str) -> &'static str {
