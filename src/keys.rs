@@ -160,15 +160,13 @@ impl KeyCache {
         }
     }
 
-    /// Like `verify`, for synchronous callers (dropshot's version policy):
-    /// a cache miss blocks this worker thread on one indexed lookup. A
-    /// lookup that failed is an error, not "no such key": the caller must
-    /// not guess the key's pinned revision. (Outside a multi-threaded
-    /// runtime it cannot block and answers no key: only tests run so.)
+    /// Like `verify`, for synchronous callers (dropshot's version policy)
+    /// of a secret `cached_only` did not know: blocks this worker thread on
+    /// one indexed lookup. A lookup that failed is an error, not "no such
+    /// key": the caller must not guess the key's pinned revision. (Outside
+    /// a multi-threaded runtime it cannot block and answers no key: only
+    /// tests run so.)
     pub fn verify_blocking(&self, secret: &str) -> crate::error::Result<Option<ApiKeyRecord>> {
-        if let Some((hit, _)) = self.cached(&hash(secret), false) {
-            return Ok(hit);
-        }
         let Ok(handle) = tokio::runtime::Handle::try_current() else { return Ok(None) };
         if handle.runtime_flavor() != tokio::runtime::RuntimeFlavor::MultiThread {
             return Ok(None);

@@ -206,9 +206,7 @@ impl Store {
     /// the organisation's leases are taken one at a time from here to the
     /// commit, so two at once never both pass a bound.
     pub async fn live_leases_of(tx: &mut Tx, org: Uuid, holder: &str, now: DateTime<Utc>) -> Result<(i64, i64)> {
-        if tx.is_postgres() {
-            tx.execute(sqlx::query("SELECT id FROM organisations WHERE id = $1 FOR NO KEY UPDATE").bind(org.to_string())).await?;
-        }
+        tx.one_at_a_time_in(org).await?;
         let row = sqlx::query(
             "SELECT COUNT(DISTINCT l.id) AS leases, COUNT(n.msisdn) AS numbers
              FROM number_leases l LEFT JOIN numbers n ON n.org_id = l.org_id AND n.lease_id = l.id AND n.status = 'LEASED'

@@ -95,7 +95,7 @@ impl Store {
             }
             kept.push(key);
         }
-        Store::forget_order_port_in_secrets(tx, o.id, if open { &kept } else { &[] }).await?;
+        Store::forget_order_port_in_secrets(tx, o.org, o.id, if open { &kept } else { &[] }).await?;
         for (key, secrets) in given.into_iter().filter(|_| open) {
             Store::add_port_in_secrets(tx, o.org, &key, secrets).await?;
         }

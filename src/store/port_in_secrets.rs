@@ -10,8 +10,10 @@
 use super::sealed::PORT_IN_SECRETS;
 use super::{Store, Tx, ts};
 use crate::error::Result;
+use crate::sealing::Sealing;
 use serde_json::{Map, Value};
 use sqlx::Row;
+use sqlx::any::AnyRow;
 use uuid::Uuid;
 
 /// The fields no answer, event or report ever carries again.
@@ -79,23 +81,31 @@ pub fn order_line(order: Uuid, msisdn: &str) -> String {
     format!("order:{order}:{msisdn}")
 }
 
+/// `id`'s secrets from their row, if there is one, opened.
+fn opened(sealing: &Sealing, id: &str, row: Option<AnyRow>) -> Result<Option<Value>> {
+    let Some(row) = row else { return Ok(None) };
+    let unreadable = |e: String| crate::error::Error::Internal(format!("the port-in secrets of {id}: {e}"));
+    let opened = sealing.open(&PORT_IN_SECRETS.place(id), &row.try_get::<String, _>("secrets")?).map_err(|e| unreadable(e.to_string()))?;
+    serde_json::from_str(&opened).map(Some).map_err(|e| unreadable(e.to_string()))
+}
+
 impl Store {
     /// Keeps `secrets` (sealed) as `id`'s of `org`, or, None, forgets them.
     pub async fn keep_port_in_secrets(tx: &mut Tx, org: Uuid, id: &str, secrets: Option<&Value>) -> Result<()> {
-        tx.execute(sqlx::query("DELETE FROM port_in_secrets WHERE id = $1").bind(id.to_string())).await?;
+        tx.execute(sqlx::query("DELETE FROM port_in_secrets WHERE org_id = $1 AND id = $2").bind(org.to_string()).bind(id.to_string())).await?;
         let Some(secrets) = secrets else { return Ok(()) };
         let sealed = tx.sealing().seal(&PORT_IN_SECRETS.place(id), &secrets.to_string());
         tx.execute(sqlx::query("INSERT INTO port_in_secrets (id, org_id, secrets) VALUES ($1, $2, $3)").bind(id.to_string()).bind(org.to_string()).bind(sealed)).await
     }
 
-    /// Forgets the secrets of order `order`'s lines but those `kept` (their
-    /// keys).
-    pub async fn forget_order_port_in_secrets(tx: &mut Tx, order: Uuid, kept: &[String]) -> Result<()> {
-        let mut sql = "DELETE FROM port_in_secrets WHERE id LIKE $1".to_string();
+    /// Forgets the secrets of `org`'s order `order`'s lines but those
+    /// `kept` (their keys).
+    pub async fn forget_order_port_in_secrets(tx: &mut Tx, org: Uuid, order: Uuid, kept: &[String]) -> Result<()> {
+        let mut sql = "DELETE FROM port_in_secrets WHERE org_id = $1 AND id LIKE $2".to_string();
         if !kept.is_empty() {
-            sql += &format!(" AND id NOT IN ({})", super::placeholders(2, kept.len()));
+            sql += &format!(" AND id NOT IN ({})", super::placeholders(3, kept.len()));
         }
-        let mut q = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(format!("order:{order}:%"));
+        let mut q = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(org.to_string()).bind(format!("order:{order}:%"));
         for k in kept {
             q = q.bind(k.clone());
         }
@@ -105,10 +115,7 @@ impl Store {
     /// The secrets kept as `id`'s of `org`, as `tx` sees them, opened.
     async fn port_in_secrets_in(tx: &mut Tx, org: Uuid, id: &str) -> Result<Option<Value>> {
         let row = sqlx::query("SELECT secrets FROM port_in_secrets WHERE org_id = $1 AND id = $2").bind(org.to_string()).bind(id.to_string()).fetch_optional(tx.conn().await?).await?;
-        let Some(row) = row else { return Ok(None) };
-        let unreadable = |e: String| crate::error::Error::Internal(format!("the port-in secrets of {id}: {e}"));
-        let opened = tx.sealing().open(&PORT_IN_SECRETS.place(id), &row.try_get::<String, _>("secrets")?).map_err(|e| unreadable(e.to_string()))?;
-        serde_json::from_str(&opened).map(Some).map_err(|e| unreadable(e.to_string()))
+        opened(tx.sealing(), id, row)
     }
 
     /// Keeps `given` as `id`'s secrets, over those kept before: a secret
@@ -124,10 +131,7 @@ impl Store {
     /// The secrets kept as `id`'s of `org`, opened.
     pub async fn port_in_secrets(&self, org: Uuid, id: &str) -> Result<Option<Value>> {
         let row = sqlx::query("SELECT secrets FROM port_in_secrets WHERE org_id = $1 AND id = $2").bind(org.to_string()).bind(id.to_string()).fetch_optional(&self.pool).await?;
-        let Some(row) = row else { return Ok(None) };
-        let unreadable = |e: String| crate::error::Error::Internal(format!("the port-in secrets of {id}: {e}"));
-        let opened = self.sealing.open(&PORT_IN_SECRETS.place(id), &row.try_get::<String, _>("secrets")?).map_err(|e| unreadable(e.to_string()))?;
-        serde_json::from_str(&opened).map(Some).map_err(|e| unreadable(e.to_string()))
+        opened(&self.sealing, id, row)
     }
 
     /// Once per database: the secrets that port-ins, orders, events and

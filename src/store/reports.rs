@@ -61,9 +61,7 @@ impl Store {
     /// organisation's new runs are taken one at a time from here to the
     /// commit, so two at once never both pass its bound.
     pub async fn queued_report_runs(tx: &mut Tx, org: Uuid) -> Result<i64> {
-        if tx.is_postgres() {
-            tx.execute(sqlx::query("SELECT id FROM organisations WHERE id = $1 FOR NO KEY UPDATE").bind(org.to_string())).await?;
-        }
+        tx.one_at_a_time_in(org).await?;
         let row = sqlx::query("SELECT COUNT(*) AS queued FROM report_runs WHERE org_id = $1 AND status = 'QUEUED'").bind(org.to_string()).fetch_one(tx.conn().await?).await?;
         Ok(row.try_get("queued")?)
     }

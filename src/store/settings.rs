@@ -82,17 +82,25 @@ impl Setting {
 impl Store {
     /// `org`'s value of `setting`.
     pub async fn setting(&self, org: Uuid, setting: Setting) -> Result<i64> {
-        let sql = format!("SELECT {} FROM organisations WHERE id = $1", setting.column);
-        let row = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).fetch_optional(&self.pool).await?;
-        row.map(|r| r.try_get::<i64, _>(0)).transpose()?.ok_or_else(|| Error::Internal(format!("no organisation {org}")))
+        let [value] = self.settings_of(org, [setting]).await?.ok_or_else(|| Error::Internal(format!("no organisation {org}")))?;
+        Ok(value)
+    }
+
+    /// `org`'s values of `settings`, read at once; None for no organisation.
+    pub async fn settings_of<const N: usize>(&self, org: Uuid, settings: [Setting; N]) -> Result<Option<[i64; N]>> {
+        let columns: Vec<&str> = settings.iter().map(|s| s.column).collect();
+        let sql = format!("SELECT {} FROM organisations WHERE id = $1", columns.join(", "));
+        let Some(row) = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).fetch_optional(&self.pool).await? else { return Ok(None) };
+        let mut values = [0; N];
+        for (i, v) in values.iter_mut().enumerate() {
+            *v = row.try_get::<i64, _>(i)?;
+        }
+        Ok(Some(values))
     }
 
     /// Every setting of `org` with its value; None for no organisation.
     pub async fn settings(&self, org: Uuid) -> Result<Option<Vec<(Setting, i64)>>> {
-        let columns: Vec<&str> = SETTINGS.iter().map(|s| s.column).collect();
-        let sql = format!("SELECT {} FROM organisations WHERE id = $1", columns.join(", "));
-        let Some(row) = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).fetch_optional(&self.pool).await? else { return Ok(None) };
-        SETTINGS.iter().enumerate().map(|(i, s)| Ok((*s, row.try_get::<i64, _>(i)?))).collect::<Result<Vec<_>>>().map(Some)
+        Ok(self.settings_of(org, SETTINGS).await?.map(|values| SETTINGS.into_iter().zip(values).collect()))
     }
 
     /// Sets `values` of `org` in one transaction; whether it exists.

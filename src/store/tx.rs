@@ -205,14 +205,26 @@ impl Tx {
         }
     }
 
-    /// Commits; returns once the change is committed. In an idempotent
-    /// request's scope the transaction is parked instead, for the answer
-    /// to join it (see `Scope`).
     /// Whether this is PostgreSQL's (its locking statements differ).
     pub fn is_postgres(&self) -> bool {
         matches!(self.inner, Some(Inner::Postgres(_)))
     }
 
+    /// From here to the commit, `org`'s transactions that call this go one
+    /// at a time, so a count read next stays true until then (a bound two
+    /// at once must not both pass). SQLite's writers already go one at a
+    /// time; PostgreSQL's lock the organisation's row, without blocking
+    /// the rows that refer to it.
+    pub async fn one_at_a_time_in(&mut self, org: uuid::Uuid) -> Result<()> {
+        if self.is_postgres() {
+            self.execute(sqlx::query("SELECT id FROM organisations WHERE id = $1 FOR NO KEY UPDATE").bind(org.to_string())).await?;
+        }
+        Ok(())
+    }
+
+    /// Commits; returns once the change is committed. In an idempotent
+    /// request's scope the transaction is parked instead, for the answer
+    /// to join it (see `Scope`).
     pub async fn commit(mut self) -> Result<()> {
         match self.scope.take() {
             Some(scope) => {

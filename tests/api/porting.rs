@@ -298,3 +298,51 @@ async fn port_in_secrets_stored_in_plain_before_are_sealed_or_erased_once() {
     })
     .await;
 }
+
+/// Eight callers at once give a port-in's secrets, with POST in-porting and by changing an open order's line: each is answered (200, or
+/// 409 for one that another moved first), never a 500, and the secrets kept are those of the one whose details stand.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn eight_callers_giving_port_in_secrets_at_once_leave_the_standing_ones_kept() {
+    each_backend(|app| async move {
+        let app = started(app).await;
+        let given = |i: usize| {
+            let mut d = us_details();
+            (d["firstName"], d["passcode"], d["accountNumber"]) = (json!(format!("Caller{i}")), json!(format!("1000000{i}")), json!(format!("ACCT-000{i}")));
+            d
+        };
+        let kept_are = |i: usize| json!({"passcode": format!("1000000{i}"), "accountNumber": format!("ACCT-000{i}")});
+        let caller_of = |details: &Value| details["firstName"].as_str().and_then(|n| n.strip_prefix("Caller")).and_then(|i| i.parse::<usize>().ok());
+        let answered_each = |answers: &[Raw]| {
+            for r in answers {
+                assert!(r.status == 200 || r.status == 409, "{} {:#}", r.status, r.body);
+            }
+            assert!(answers.iter().any(|r| r.status == 200), "none of eight got through");
+        };
+
+        // the porting's: POST in-porting while it is PENDING
+        let id = ported(&app, "+12127360006", us_details()).await;
+        let porting = port_in(&app, &id).await["portingId"].as_str().unwrap().to_string();
+        let answers = futures::future::join_all((0..8).map(|i| update(&app, &id, json!({"details": given(i)})))).await;
+        answered_each(&answers);
+        let standing = caller_of(&port_in(&app, &id).await["details"]).expect("details of one of the eight");
+        assert_eq!(app.store.port_in_secrets(app.org, &porting).await.unwrap(), Some(kept_are(standing)));
+
+        // an open order's line: PUT /orders/{id} with the line changed
+        let line = |details: Value| json!({"type": "SUBSCRIPTION", "productOfferingId": offering(&app, "mobile-10gb"),
+                                           "subscription": {"simType": "ESIM", "msisdn": "+12127360008", "portIn": {"details": details}}});
+        let o = app.call("POST", "/orders", Some(json!({"customerId": "rid_acme", "lineItems": [line(us_details())]}))).await;
+        assert_eq!(o.status, 201, "{:#}", o.body);
+        let order = o.body["orderId"].as_str().unwrap().to_string();
+        let path = format!("/orders/{order}");
+        let answers = futures::future::join_all((0..8).map(|i| app.call("PUT", &path, Some(json!({"lineItems": [line(given(i))]}))))).await;
+        answered_each(&answers);
+        let read = app.call("GET", &path, None).await.body;
+        let standing = caller_of(&read["lineItems"][0]["subscription"]["portIn"]["details"]).expect("details of one of the eight");
+        let key = format!("order:{order}:+12127360008");
+        assert_eq!(app.store.port_in_secrets(app.org, &key).await.unwrap(), Some(kept_are(standing)));
+        let rows: Vec<(String,)> = sqlx::query_as("SELECT id FROM port_in_secrets WHERE id LIKE 'order:%'").fetch_all(app.store.pool()).await.unwrap();
+        assert_eq!(rows, vec![(key,)], "one line, one set of secrets");
+        app
+    })
+    .await;
+}
