@@ -190,7 +190,7 @@ where
         Some(tx) => tx,
         None => store.begin().await?,
     };
-    let recorded = match Store::idempotency_record(&mut tx, org, key, &fingerprint, &times, &answer, replacing_expired).await {
+    let recorded = match store.idempotency_record(&mut tx, org, key, &fingerprint, &times, &answer, replacing_expired).await {
         Ok(()) => tx.commit_now().await,
         Err(e) => {
             // rolled back now: its connection must be free for the lookup
@@ -228,35 +228,28 @@ async fn answered(
 async fn store_form(response: Response<Body>) -> Result<(StoredAnswer, Response<Body>), ApiError> {
     let (parts, body) = response.into_parts();
     let bytes = body.collect().await.map_err(|e| ApiError::internal(format!("reading a response body: {e}")))?.to_bytes();
+    // every answer of this API is JSON text
+    let body = String::from_utf8(bytes.to_vec()).map_err(|_| ApiError::internal("a response body is not UTF-8"))?;
     let answer = StoredAnswer {
         status: parts.status.as_u16(),
         headers: KEPT_HEADERS
             .iter()
             .filter_map(|name| parts.headers.get(*name).and_then(|v| v.to_str().ok()).map(|v| (name.to_string(), v.to_string())))
             .collect(),
-        // every answer of this API is JSON text
-        body: without_secrets(String::from_utf8(bytes.to_vec()).map_err(|_| ApiError::internal("a response body is not UTF-8"))?),
+        secret: shows_a_secret(&body),
+        body,
     };
     Ok((answer, Response::from_parts(parts, Body::from(bytes))))
 }
 
-/// Fields a stored answer never keeps: a webhook endpoint's signing
-/// `secret` (create, rotate-secret) and an eSIM's activation code
-/// (activate, change-sim). Each is shown once; a replay answers without it
-/// rather than keep it readable for a day.
-const NEVER_STORED: [&str; 2] = ["secret", "esimActivationCode"];
+/// Fields that show a secret once: a webhook endpoint's signing `secret`
+/// (create, rotate-secret) and an eSIM's activation code (activate,
+/// change-sim). An answer with one is kept sealed, so that its replay is
+/// the first answer byte for byte without the table holding the secret.
+const SHOWN_ONCE: [&str; 2] = ["secret", "esimActivationCode"];
 
-fn without_secrets(body: String) -> String {
-    if !NEVER_STORED.iter().any(|field| body.contains(&format!("\"{field}\""))) {
-        return body;
-    }
-    match serde_json::from_str::<serde_json::Value>(&body) {
-        Ok(serde_json::Value::Object(mut fields)) => {
-            let removed = NEVER_STORED.iter().filter(|f| fields.remove(**f).is_some()).count();
-            if removed == 0 { body } else { serde_json::Value::Object(fields).to_string() }
-        }
-        _ => body,
-    }
+fn shows_a_secret(body: &str) -> bool {
+    SHOWN_ONCE.iter().any(|field| body.contains(&format!("\"{field}\"")))
 }
 
 fn replay(answer: StoredAnswer) -> Response<Body> {

@@ -1,10 +1,12 @@
 //! Idempotency keys in SQL, so every server instance on one database sees
 //! the same keys: a key's row is written once, with its answer, in the
-//! transaction of the work it answers (see `api::idempotency`).
+//! transaction of the work it answers (see `api::idempotency`). An answer
+//! that shows a secret once is kept sealed (`sealed_body`), bound to its
+//! key's row, so its replay shows the secret too and the table does not.
 
 use super::coalesce::Coalesced;
 use super::{JobKind, Store, Tx, parse_ts, ts};
-use crate::error::Result;
+use crate::error::{Error, Result};
 use chrono::{DateTime, Utc};
 use sqlx::{AnyConnection, AnyPool, Row};
 use std::collections::HashMap;
@@ -20,14 +22,21 @@ pub struct StoredAnswer {
     pub status: u16,
     pub headers: Vec<(String, String)>,
     pub body: String,
+    /// whether `body` shows a secret, and so is kept sealed
+    pub secret: bool,
 }
 
-/// A key's row.
+/// A key's row, its sealed body not yet opened.
 #[derive(Clone)]
 pub(super) struct Held {
     fingerprint: String,
     answer: StoredAnswer,
     created_at: DateTime<Utc>,
+}
+
+/// Where the sealed body of `org`'s `key` is: its sealing's associated data.
+fn place(org: uuid::Uuid, key: &str) -> String {
+    super::sealed::REPLAYED_SECRET.place(&format!("{org}/{key}"))
 }
 
 /// The coalesced lookup of keys' rows.
@@ -48,7 +57,7 @@ pub(super) fn answers_by_key(pool: AnyPool) -> AnswersByKey {
 async fn answers(conn: &mut AnyConnection, org: uuid::Uuid, keys: Vec<String>) -> Result<HashMap<String, Held>> {
     let rows = super::fetch_in(conn, org, keys, |list| {
         format!(
-            "SELECT idempotency_key, fingerprint, status, headers, body, created_at FROM idempotency_keys
+            "SELECT idempotency_key, fingerprint, status, headers, body, sealed_body, created_at FROM idempotency_keys
              WHERE org_id = $1 AND idempotency_key IN ({list})"
         )
     })
@@ -56,12 +65,17 @@ async fn answers(conn: &mut AnyConnection, org: uuid::Uuid, keys: Vec<String>) -
     let mut found = HashMap::new();
     for row in rows {
         let headers: String = row.try_get("headers")?;
+        let sealed: Option<String> = row.try_get("sealed_body")?;
         let held = Held {
             fingerprint: row.try_get("fingerprint")?,
             answer: StoredAnswer {
                 status: u16::try_from(row.try_get::<i64, _>("status")?).unwrap_or(500),
                 headers: serde_json::from_str(&headers).unwrap_or_default(),
-                body: row.try_get("body")?,
+                secret: sealed.is_some(),
+                body: match sealed {
+                    Some(sealed) => sealed,
+                    None => row.try_get::<Option<String>, _>("body")?.unwrap_or_default(),
+                },
             },
             created_at: parse_ts(&row.try_get::<String, _>("created_at")?)?,
         };
@@ -105,7 +119,13 @@ impl Store {
         Ok(match self.answers_by_key.get(org, key.to_string()).await? {
             None => KeyHeld::Unused,
             Some(h) if h.created_at < expired_before => KeyHeld::Expired,
-            Some(h) => KeyHeld::Answered { fingerprint: h.fingerprint, answer: h.answer },
+            Some(Held { fingerprint, mut answer, .. }) => {
+                if answer.secret {
+                    let unopened = |e| Error::Internal(format!("the stored answer of an idempotency key: {e}"));
+                    answer.body = self.sealing.open(&place(org, key), &answer.body).map_err(unopened)?;
+                }
+                KeyHeld::Answered { fingerprint, answer }
+            }
         })
     }
 
@@ -115,7 +135,9 @@ impl Store {
     /// the delete is left out otherwise). If another request with the key
     /// committed first, the commit of this transaction fails on the key's
     /// primary key, and the work rolls back with it.
+    #[allow(clippy::too_many_arguments)] // the key's row, and the store that seals its body
     pub async fn idempotency_record(
+        &self,
         tx: &mut Tx,
         org: uuid::Uuid,
         key: &str,
@@ -133,6 +155,10 @@ impl Store {
             )
             .await?;
         }
+        let (body, sealed) = match answer.secret {
+            true => (None, Some(self.sealing.seal(&place(org, key), &answer.body))),
+            false => (Some(answer.body.as_str()), None),
+        };
         tx.execute(
             sqlx::query(super::prepared::INSERT_IDEMPOTENCY_KEY)
             .bind(org.to_string())
@@ -140,8 +166,9 @@ impl Store {
             .bind(fingerprint)
             .bind(i64::from(answer.status))
             .bind(serde_json::to_string(&answer.headers).expect("headers serialize"))
-            .bind(&answer.body)
-            .bind(ts(t.now)),
+            .bind(body)
+            .bind(ts(t.now))
+            .bind(sealed),
         )
         .await
     }

@@ -9,8 +9,8 @@ use serde::Serialize;
 use sqlx::{AssertSqlSafe, Row};
 use std::collections::BTreeMap;
 
-/// A column of secrets: its table, the column that names the row, and
-/// the column itself.
+/// A column of secrets: its table, what names the row (a column, or an
+/// expression of the row's key columns), and the column itself.
 pub(super) struct Column {
     table: &'static str,
     key: &'static str,
@@ -25,8 +25,11 @@ pub(super) const ENDPOINT_PREVIOUS_SECRET: Column = Column { table: "webhook_end
 /// A port-in's transfer PIN and account number (src/store/port_in_secrets.rs).
 pub(super) const PORT_IN_SECRETS: Column = Column { table: "port_in_secrets", key: "id", column: "secrets" };
 
+/// The stored answer of an idempotency key that shows a secret once (src/store/idempotency.rs).
+pub(super) const REPLAYED_SECRET: Column = Column { table: "idempotency_keys", key: "org_id || '/' || idempotency_key", column: "sealed_body" };
+
 /// Every column of secrets at rest.
-const COLUMNS: [Column; 4] = [SERVER_SECRET, ENDPOINT_SECRET, ENDPOINT_PREVIOUS_SECRET, PORT_IN_SECRETS];
+const COLUMNS: [Column; 5] = [SERVER_SECRET, ENDPOINT_SECRET, ENDPOINT_PREVIOUS_SECRET, PORT_IN_SECRETS, REPLAYED_SECRET];
 
 impl Column {
     /// Where row `key`'s value is, as its sealing's associated data: a

@@ -82,12 +82,18 @@ impl Setting {
 impl Store {
     /// `org`'s value of `setting`.
     pub async fn setting(&self, org: Uuid, setting: Setting) -> Result<i64> {
-        let [value] = self.settings_of(org, [setting]).await?.ok_or_else(|| Error::Internal(format!("no organisation {org}")))?;
+        let [value] = self.settings_of(org, [setting]).await?;
         Ok(value)
     }
 
-    /// `org`'s values of `settings`, read at once; None for no organisation.
-    pub async fn settings_of<const N: usize>(&self, org: Uuid, settings: [Setting; N]) -> Result<Option<[i64; N]>> {
+    /// `org`'s values of `settings`, read at once.
+    pub async fn settings_of<const N: usize>(&self, org: Uuid, settings: [Setting; N]) -> Result<[i64; N]> {
+        self.settings_if_any(org, settings).await?.ok_or_else(|| Error::Internal(format!("no organisation {org}")))
+    }
+
+    /// Like `settings_of`; None for no organisation (what `admin org show`
+    /// tells its operator).
+    async fn settings_if_any<const N: usize>(&self, org: Uuid, settings: [Setting; N]) -> Result<Option<[i64; N]>> {
         let columns: Vec<&str> = settings.iter().map(|s| s.column).collect();
         let sql = format!("SELECT {} FROM organisations WHERE id = $1", columns.join(", "));
         let Some(row) = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).fetch_optional(&self.pool).await? else { return Ok(None) };
@@ -100,7 +106,7 @@ impl Store {
 
     /// Every setting of `org` with its value; None for no organisation.
     pub async fn settings(&self, org: Uuid) -> Result<Option<Vec<(Setting, i64)>>> {
-        Ok(self.settings_of(org, SETTINGS).await?.map(|values| SETTINGS.into_iter().zip(values).collect()))
+        Ok(self.settings_if_any(org, SETTINGS).await?.map(|values| SETTINGS.into_iter().zip(values).collect()))
     }
 
     /// Sets `values` of `org` in one transaction; whether it exists.

@@ -29,6 +29,14 @@ pub struct SimRow {
 /// network (the network is one; whose it was is not said).
 const FREE: &str = "s.status = 'AVAILABLE' AND NOT EXISTS (SELECT 1 FROM network_holds h WHERE h.kind = 'iccid' AND h.value = s.iccid)";
 
+/// A SIM no other move has claimed ($3 the claimant, $4 now): unclaimed,
+/// the claimant's own, or a claim that lapsed.
+const CLAIMABLE: &str = "(s.claimed_by IS NULL OR s.claimed_by = $3 OR s.claimed_until <= $4)";
+
+/// How long a move's claim on a SIM holds: far longer than the network's
+/// answer takes; a claim a failed or crashed move left lapses then.
+pub const CLAIM_MINUTES: i64 = 10;
+
 impl Store {
     /// Whether `org` has imported any SIM.
     pub async fn has_sim_inventory(&self, org: Uuid) -> Result<bool> {
@@ -68,11 +76,61 @@ impl Store {
         Ok(sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).bind(iccid).fetch_optional(&self.pool).await?.is_some())
     }
 
-    /// The lowest free inventory SIM of `kind` of `org`.
-    pub async fn free_sim_of(&self, org: Uuid, kind: SimType) -> Result<Option<String>> {
-        let sql = format!("SELECT s.iccid FROM sims s WHERE s.org_id = $1 AND s.sim_type = $2 AND {FREE} ORDER BY s.iccid LIMIT 1");
-        let row = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).bind(kind.stored()).fetch_optional(&self.pool).await?;
-        Ok(row.map(|r| r.try_get("iccid")).transpose()?)
+    /// Claims for `claimant` (the subscription a move puts on it) a free
+    /// inventory SIM of `org` of `kind`: the one the claimant claimed
+    /// before and has not taken (its move is retried), else the lowest one
+    /// no other move has claimed. Committed before the move asks the
+    /// network, so moves at once each claim a SIM of their own: on
+    /// PostgreSQL a SIM another claim has locked is passed over (`SKIP
+    /// LOCKED`), on SQLite the single writer claims one at a time.
+    pub async fn claim_free_sim(&self, org: Uuid, kind: SimType, claimant: Uuid, now: DateTime<Utc>) -> Result<Option<String>> {
+        let own = format!("SELECT s.iccid FROM sims s WHERE s.claimed_by = $1 AND s.org_id = $2 AND s.sim_type = $3 AND {FREE} ORDER BY s.iccid LIMIT 1");
+        let row = sqlx::query(AssertSqlSafe(own)).bind(claimant.to_string()).bind(org.to_string()).bind(kind.stored()).fetch_optional(&self.pool).await?;
+        if let Some(row) = row {
+            let iccid: String = row.try_get("iccid")?;
+            if self.claim_sim(org, &iccid, claimant, now).await? {
+                return Ok(Some(iccid));
+            }
+        }
+        let mut tx = self.begin().await?;
+        let lock = if tx.is_postgres() { " FOR UPDATE SKIP LOCKED" } else { "" };
+        let sql = format!(
+            "UPDATE sims SET claimed_by = $3, claimed_until = $5 WHERE org_id = $1 AND iccid = (
+               SELECT s.iccid FROM sims s WHERE s.org_id = $1 AND s.sim_type = $2 AND {FREE} AND {CLAIMABLE} ORDER BY s.iccid LIMIT 1{lock})
+             RETURNING iccid",
+        );
+        let row = sqlx::query(AssertSqlSafe(sql))
+            .bind(org.to_string())
+            .bind(kind.stored())
+            .bind(claimant.to_string())
+            .bind(ts(now))
+            .bind(ts(now + chrono::Duration::minutes(CLAIM_MINUTES)))
+            .fetch_optional(tx.conn().await?)
+            .await?;
+        let iccid = row.map(|r| r.try_get("iccid")).transpose()?;
+        tx.commit().await?;
+        Ok(iccid)
+    }
+
+    /// Claims `org`'s free inventory SIM `iccid` for `claimant` (see
+    /// `claim_free_sim`): whether it could (no other move holds a claim).
+    pub async fn claim_sim(&self, org: Uuid, iccid: &str, claimant: Uuid, now: DateTime<Utc>) -> Result<bool> {
+        let sql = format!(
+            // on the row itself, so that PostgreSQL checks a claim made
+            // meanwhile again once it has the row
+            "UPDATE sims AS s SET claimed_by = $3, claimed_until = $5 WHERE s.org_id = $1 AND s.iccid = $2 AND {FREE} AND {CLAIMABLE}"
+        );
+        let mut tx = self.begin().await?;
+        let done = sqlx::query(AssertSqlSafe(sql))
+            .bind(org.to_string())
+            .bind(iccid)
+            .bind(claimant.to_string())
+            .bind(ts(now))
+            .bind(ts(now + chrono::Duration::minutes(CLAIM_MINUTES)))
+            .execute(tx.conn().await?)
+            .await?;
+        tx.commit().await?;
+        Ok(done.rows_affected() == 1)
     }
 
     /// Adds `sims` (iccid, type) to `org`'s inventory, AVAILABLE; a SIM

@@ -195,3 +195,65 @@ async fn a_lease_holds_numbers_for_an_hour_and_one_order_uses_it() {
     })
     .await;
 }
+
+/// What every "next free number" hands out, raced: eight clients submit
+/// orders at once whose lines take the pool's lowest free number (one
+/// asking for none, one bringing its own number and so starting on a
+/// temporary one), while eight more lease two numbers each. Every request
+/// succeeds and no number is handed out twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn submissions_and_leases_at_once_each_get_numbers_of_their_own() {
+    each_backend(|mut app| async move {
+        app.into_sandbox().await;
+        app.stop_jobs();
+        app.without_dunning().await;
+        let c = setup(&app).await;
+        pool(&app, "+46701000000..+46701000039", "CELL").await;
+        // the key alone holds all eight leases
+        assert!(app.store.set_settings(app.org, &[(switchboard::store::settings::LEASES_PER_HOLDER, 8)]).await.unwrap());
+        let on = offering(&app, "mobile-10gb");
+        let mut orders = vec![];
+        for i in 0..8 {
+            let lines = json!([
+                {"type": "SUBSCRIPTION", "productOfferingId": on, "subscription": {"simType": "ESIM"}},
+                {"type": "SUBSCRIPTION", "productOfferingId": on,
+                 "subscription": {"simType": "ESIM", "msisdn": format!("+4670987000{i}"), "portIn": {"details": {"identity": "19900101-0017"}}}},
+            ]);
+            let made = app.call("POST", "/orders", Some(json!({"customerId": c, "lineItems": lines}))).await;
+            assert_eq!(made.status, 201, "{:#}", made.body);
+            orders.push(made.body["orderId"].as_str().unwrap().parse().unwrap());
+        }
+        let clients: Vec<bullfinch::Client> = (0..16).map(|_| app.bullfinch()).collect();
+        let lease_body: bullfinch::types::LeaseNumbersRequest = serde_json::from_value(json!({"types": ["CELL"], "count": 2})).unwrap();
+        let submissions = orders.iter().zip(&clients[..8]).map(|(id, client)| async move {
+            client.order_submit(id, None).await.map(|o| json_of(&o.into_inner())).map_err(|e| e.status())
+        });
+        let leases = clients[8..].iter().map(|client| {
+            let body = &lease_body;
+            async move { client.number_lease(None, body).await.map(|l| json_of(&l.into_inner())).map_err(|e| e.status()) }
+        });
+        let (submitted, leased) = futures::join!(futures::future::join_all(submissions), futures::future::join_all(leases));
+        let mut handed_out = vec![];
+        for order in submitted {
+            let order = order.expect("every submission succeeds");
+            for line in order["lineItems"].as_array().unwrap() {
+                let id = line["createdSubscriptionId"].as_str().unwrap();
+                // the subscription's own number: the pool's, or the temporary one a port-in runs on
+                let s = app.call("GET", &format!("/subscriptions/{id}"), None).await.body;
+                handed_out.push(s["msisdn"].as_str().unwrap().to_string());
+            }
+        }
+        for lease in leased {
+            let lease = lease.expect("every lease succeeds");
+            let numbers = lease["numbers"].as_array().unwrap();
+            assert_eq!(numbers.len(), 2, "{lease:#}");
+            handed_out.extend(numbers.iter().map(|n| n["msisdn"].as_str().unwrap().to_string()));
+        }
+        assert_eq!(handed_out.len(), 32);
+        let distinct: std::collections::BTreeSet<&String> = handed_out.iter().collect();
+        assert_eq!(distinct.len(), 32, "a number handed out twice: {handed_out:?}");
+        assert!(handed_out.iter().all(|n| n.starts_with("+467010000")), "all from the pool: {handed_out:?}");
+        app
+    })
+    .await;
+}

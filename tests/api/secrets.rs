@@ -1,7 +1,8 @@
 //! An eSIM's activation code is a secret: shown once, in the answer of the
-//! move that issued it and to the API key alone or an ADMIN; never in a
-//! read, an event or a replayed answer; fetched again through its own
-//! operation, whose every use is recorded (who, never the code).
+//! move that issued it (and its replay, the answer kept sealed) and to the
+//! API key alone or an ADMIN; never in a read or an event; fetched again
+//! through its own operation, whose every use is recorded (who, never the
+//! code).
 
 use crate::harness::*;
 use crate::lifecycle::new_subscription;
@@ -18,7 +19,8 @@ async fn an_esim_activation_code_is_shown_once_and_fetched_audited() {
         // no profile before activation
         assert_refused(&client.subscription_esim_activation_code_view(&sub.parse().unwrap()).await.unwrap_err(), 409, "no_esim_profile");
 
-        // the activation's answer shows it; a replay of the same request does not
+        // the activation's answer shows it, and so does a replay of the
+        // same request (a client whose first answer was lost gets it there)
         let key = "activate-1".parse().unwrap();
         let body: bullfinch::types::ActivateSubscriptionRequest = serde_json::from_value(json!({})).unwrap();
         let first = client.subscription_activate(&id, Some(&key), &body).await.unwrap().into_inner();
@@ -26,10 +28,13 @@ async fn an_esim_activation_code_is_shown_once_and_fetched_audited() {
         let code = first["esimActivationCode"].as_str().expect("the activation shows the code").to_string();
         let replayed = client.subscription_activate(&id, Some(&key), &body).await.unwrap();
         assert_eq!(replayed.headers()["idempotent-replayed"], "true");
-        assert!(replayed.into_inner().esim_activation_code.is_none());
+        assert_eq!(replayed.into_inner().esim_activation_code.as_deref().map(|c| c.as_str()), Some(code.as_str()));
         assert!(client.subscription_view(&sub.parse().unwrap()).await.unwrap().into_inner().esim_activation_code.is_none());
-        let kept: Vec<(String,)> = sqlx::query_as("SELECT body FROM idempotency_keys").fetch_all(app.store.pool()).await.unwrap();
-        assert!(kept.iter().all(|(b,)| !b.contains(&code)), "a stored answer keeps the code");
+        // kept sealed under the master key, never in plain
+        let kept: Vec<(Option<String>, Option<String>)> =
+            sqlx::query_as("SELECT body, sealed_body FROM idempotency_keys").fetch_all(app.store.pool()).await.unwrap();
+        assert!(kept.iter().flat_map(|(b, s)| [b, s]).flatten().all(|text| !text.contains(&code)), "a stored answer keeps the code in plain");
+        assert!(kept.iter().any(|(b, s)| b.is_none() && s.as_deref().is_some_and(|s| s.starts_with("sealed:v1:"))), "the answer is kept sealed");
         let events = app.store.event_types(app.org).await.unwrap();
         assert!(events.iter().all(|(_, d)| !d.to_string().contains(&code)), "an event carries the code");
 

@@ -73,13 +73,18 @@ async fn a_plain_secret_is_sealed_at_start_and_a_new_master_key_reseals_everythi
         app.restart().await;
         let test_key = app.store.sealing().current_id().unwrap().to_string();
         assert_eq!(sealed_under(&stored(&app, &id).await.0), Some(test_key.as_str()), "sealed at the start");
+        // an answer kept for its replay, showing a new endpoint's secret
+        let kept = [("x-idempotency-key", "kept-1")];
+        let another = json!({"url": format!("{}/kept", receiver.url), "events": ["order.submitted"]});
+        let first = app.call_as(Some(&app.key), "POST", "/webhook-endpoints", Some(another.clone()), &kept).await;
+        assert!(first.status == 201 && first.body["secret"].is_string(), "{:#}", first.body);
 
         // rotation: the new key seals, the old one only opens
         let new = new_master_key();
         let rotating = keyed(&app, &new, &[TEST_MASTER_KEY]).await;
         let new_id = rotating.sealing().current_id().unwrap().to_string();
         let done = rotating.reseal_secrets().await.unwrap();
-        assert_eq!(done.resealed, 2, "the endpoint's secret and the server's");
+        assert_eq!(done.resealed, 4, "the two endpoints' secrets, the server's and the kept answer");
         assert_eq!(done.secrets.sealed_under.keys().collect::<Vec<_>>(), [&new_id]);
         assert_eq!(rotating.reseal_secrets().await.unwrap().resealed, 0, "nothing left to move");
         let endpoint = rotating.webhook_endpoint(app.org, id.parse().unwrap()).await.unwrap().unwrap();
@@ -104,6 +109,8 @@ async fn a_plain_secret_is_sealed_at_start_and_a_new_master_key_reseals_everythi
         new_customer(&app, &app.key, "Acme AB").await;
         let r = receiver.next().await;
         assert_eq!(r.header("webhook-signature"), expected_signature(&secret, &r));
+        let again = app.call_as(Some(&app.key), "POST", "/webhook-endpoints", Some(another), &kept).await;
+        assert_eq!((again.status, &again.body), (201, &first.body), "the replay, resealed twice, shows the secret");
         rotating.close().await;
         app
     })

@@ -138,3 +138,66 @@ async fn with_an_inventory_moves_take_its_available_sims() {
     })
     .await;
 }
+
+/// Orders (submitted) of `n` ESIM subscriptions of rid_acme on numbers
+/// from `first` on, ten lines an order; their ids.
+async fn pending_esims(app: &TestApp, n: usize, first: u64) -> Vec<String> {
+    let offering = crate::orders::offering(app, "mobile-10gb");
+    let mut ids = vec![];
+    for chunk in (0..n).collect::<Vec<_>>().chunks(10) {
+        let lines: Vec<Value> = chunk
+            .iter()
+            .map(|i| json!({"type": "SUBSCRIPTION", "productOfferingId": offering, "subscription": {"simType": "ESIM", "msisdn": format!("+4670{}", first + *i as u64)}}))
+            .collect();
+        let made = app.call("POST", "/orders", Some(json!({"customerId": "rid_acme", "lineItems": lines}))).await;
+        assert_eq!(made.status, 201, "{:#}", made.body);
+        let submitted = app.call("POST", &format!("/orders/{}/submit", made.body["orderId"].as_str().unwrap()), None).await;
+        assert_eq!(submitted.status, 200, "{:#}", submitted.body);
+        ids.extend(submitted.body["lineItems"].as_array().unwrap().iter().map(|l| l["createdSubscriptionId"].as_str().unwrap().to_string()));
+    }
+    ids
+}
+
+/// Eight clients activate sixty subscriptions at once from an inventory of
+/// two hundred eSIMs: each takes a SIM of its own (a claim made before the
+/// network is asked), so none refuses another while one is free.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn eight_clients_activating_sixty_subscriptions_at_once_each_take_a_sim_of_their_own() {
+    each_backend(|app| async move {
+        setup(&app).await;
+        let stock: Vec<(String, switchboard::kinds::SimType)> = (1000..1200).map(|n| (iccid(n), switchboard::kinds::SimType::Esim)).collect();
+        assert_eq!(app.store.import_sims(app.org, &stock, app.clock.now()).await.unwrap(), 200);
+        let ids = pending_esims(&app, 60, 9_200_000).await;
+        let clients: Vec<bullfinch::Client> = (0..8).map(|_| app.bullfinch()).collect();
+        let activations = ids.iter().enumerate().map(|(i, id)| {
+            let client = &clients[i % clients.len()];
+            async move {
+                let id = id.parse().unwrap();
+                client.subscription_activate(&id, None, &Default::default()).await
+            }
+        });
+        let answers = futures::future::join_all(activations).await;
+        let mut statuses = std::collections::BTreeMap::<u16, usize>::new();
+        let mut taken = std::collections::BTreeSet::new();
+        for answer in answers {
+            match answer {
+                Ok(activated) => {
+                    *statuses.entry(200).or_default() += 1;
+                    let activated = activated.into_inner();
+                    assert!(activated.esim_activation_code.is_some(), "the answer of the move that issued the profile shows its code");
+                    taken.insert(activated.iccid.expect("activated on a SIM").to_string());
+                }
+                Err(e) => *statuses.entry(e.status().map_or(0, |s| s.as_u16())).or_default() += 1,
+            }
+        }
+        assert_eq!(statuses, [(200, 60)].into(), "every activation answered 200");
+        assert_eq!(taken.len(), 60, "sixty distinct ICCIDs");
+        let stock: std::collections::BTreeSet<String> = stock.into_iter().map(|(i, _)| i).collect();
+        assert!(taken.is_subset(&stock), "each from the inventory");
+        for iccid in &taken {
+            assert_eq!(sim(&app, iccid).await.body["status"], "ACTIVE");
+        }
+        app
+    })
+    .await;
+}

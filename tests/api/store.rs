@@ -125,14 +125,14 @@ async fn the_second_answer_of_a_key_rolls_its_work_back() {
     each_backend(|app| async move {
         let now = chrono::Utc::now();
         let times = KeyTimes { now, expired_before: now - chrono::Duration::hours(24) };
-        let answer = |body: &str| StoredAnswer { status: 201, headers: vec![], body: body.into() };
+        let answer = |body: &str| StoredAnswer { status: 201, headers: vec![], body: body.into(), secret: false };
         let mut ids = vec![];
         let mut outcomes = vec![];
         for (name, times) in [("first", &times), ("second", &times)] {
             let id = Uuid::new_v4();
             let mut tx = app.store.begin().await.unwrap();
             Store::insert_customer(&mut tx, &customer(app.org, id, name)).await.unwrap();
-            let recorded = match Store::idempotency_record(&mut tx, app.org, "k", "fp", times, &answer(name), false).await {
+            let recorded = match app.store.idempotency_record(&mut tx, app.org, "k", "fp", times, &answer(name), false).await {
                 Ok(()) => tx.commit().await,
                 Err(e) => Err(e),
             };
@@ -151,7 +151,7 @@ async fn the_second_answer_of_a_key_rolls_its_work_back() {
         let held = app.store.idempotency_answer(app.org, "k", later.expired_before).await.unwrap();
         assert!(matches!(held, KeyHeld::Expired), "{held:?}");
         let mut tx = app.store.begin().await.unwrap();
-        Store::idempotency_record(&mut tx, app.org, "k", "fp2", &later, &answer("third"), true).await.unwrap();
+        app.store.idempotency_record(&mut tx, app.org, "k", "fp2", &later, &answer("third"), true).await.unwrap();
         tx.commit().await.unwrap();
         let held = app.store.idempotency_answer(app.org, "k", later.expired_before).await.unwrap().answer().unwrap();
         assert_eq!((held.0.as_str(), held.1.body.as_str()), ("fp2", "third"));

@@ -51,9 +51,7 @@ pub async fn lease(caller: &Caller, req: wire::LeaseNumbersRequest) -> Result<wi
         Some(u) => format!("user:{}", u.user_id),
         None => format!("key:{}", caller.api_key_id),
     };
-    let Some([leases_at_most, numbers_at_most]) = caller.store.settings_of(caller.org, [LEASES_PER_HOLDER, LEASED_NUMBERS_PER_HOLDER]).await? else {
-        return Err(Error::Internal(format!("no organisation {}", caller.org)));
-    };
+    let [leases_at_most, numbers_at_most] = caller.store.settings_of(caller.org, [LEASES_PER_HOLDER, LEASED_NUMBERS_PER_HOLDER]).await?;
     let mut tx = caller.store.begin().await?;
     let (leases, numbers) = Store::live_leases_of(&mut tx, caller.org, &holder, caller.now).await?;
     if leases >= leases_at_most {

@@ -27,14 +27,17 @@ pub fn check_iccid(value: Option<&String>) -> Result<()> {
     }
 }
 
-/// The SIM of `kind` a move puts the subscription on number `msisdn` on.
+/// The SIM of `kind` a move puts subscription `subscription` (on number
+/// `msisdn`) on.
 ///
 /// With an inventory: the one `named` (an AVAILABLE inventory SIM of the
-/// kind), else the lowest AVAILABLE one of the kind; an eSIM gets a fresh
-/// profile on it from the network. Without: the one named if no
-/// subscription has had it (in the whole installation: the network is
-/// one; whose it was is not said), else, for an eSIM, a new profile.
-pub async fn take(caller: &Caller, network: &dyn Network, named: Option<&str>, kind: SimType, msisdn: &str) -> Result<Sim> {
+/// kind), else the lowest AVAILABLE one of the kind no other move has
+/// claimed; claimed for the subscription before an eSIM gets a fresh
+/// profile on it from the network, so that moves at once never reach for
+/// one SIM. Without: the one named if no subscription has had it (in the
+/// whole installation: the network is one; whose it was is not said),
+/// else, for an eSIM, a new profile.
+pub async fn take(caller: &Caller, network: &dyn Network, named: Option<&str>, kind: SimType, subscription: uuid::Uuid, msisdn: &str) -> Result<Sim> {
     let (store, org) = (&caller.store, caller.org);
     if !store.has_sim_inventory(org).await? {
         let Some(iccid) = named else {
@@ -57,10 +60,13 @@ pub async fn take(caller: &Caller, network: &dyn Network, named: Option<&str>, k
                 let status = if sim.status == "AVAILABLE" { "held at the network" } else { sim.status.as_str() };
                 return Err(conflict(InternalCode::SimNotAvailable, format!("{iccid} is {status}, not AVAILABLE.")));
             }
+            if !store.claim_sim(org, iccid, subscription, caller.now).await? {
+                return Err(conflict(InternalCode::SimNotAvailable, format!("{iccid} is being taken by another subscription's move.")));
+            }
             iccid.to_string()
         }
         None => store
-            .free_sim_of(org, kind)
+            .claim_free_sim(org, kind, subscription, caller.now)
             .await?
             .ok_or_else(|| conflict(InternalCode::SimsUnavailable, format!("The inventory has no AVAILABLE {kind}.")))?,
     };

@@ -107,9 +107,9 @@ impl Moves<'_> {
             (Some(named), current) if current.as_ref() == Some(&named) => {
                 (Sim { iccid: named, activation_code: before.life.esim_activation_code.clone() }, false)
             }
-            (Some(named), _) => (sims::take(c, self.network, Some(&named), before.sim_type, &before.msisdn).await?, true),
+            (Some(named), _) => (sims::take(c, self.network, Some(&named), before.sim_type, before.id, &before.msisdn).await?, true),
             (None, Some(current)) => (Sim { iccid: current.clone(), activation_code: before.life.esim_activation_code.clone() }, false),
-            (None, None) if before.sim_type == SimType::Esim => (sims::take(c, self.network, None, SimType::Esim, &before.msisdn).await?, true),
+            (None, None) if before.sim_type == SimType::Esim => (sims::take(c, self.network, None, SimType::Esim, before.id, &before.msisdn).await?, true),
             (None, None) => {
                 return Err(conflict(InternalCode::IccidRequired, "A PSIM subscription is activated on a card: name its iccid.", "iccid"));
             }
@@ -222,7 +222,7 @@ impl Moves<'_> {
             return Err(Error::invalid("iccid", "required", "a PSIM is named by its iccid"));
         }
         let (before, mut after) = self.start(key, Op::ChangeSim, req.reason, |_| Need::Role(Role::Admin)).await?;
-        let sim = sims::take(self.caller, self.network, req.iccid.as_deref(), req.sim_type.into(), &before.msisdn).await?;
+        let sim = sims::take(self.caller, self.network, req.iccid.as_deref(), req.sim_type.into(), before.id, &before.msisdn).await?;
         let old = before.life.iccid.clone().map(|iccid| Sim { iccid, activation_code: before.life.esim_activation_code.clone() });
         // a PENDING subscription is not in the network yet: its SIM is only noted
         if before.status != Status::Pending {
