@@ -14,6 +14,8 @@ pub mod defaults {
     pub const MAX_BODY_BYTES: usize = 1024 * 1024;
     pub const LOGIN_CODE_SECONDS: u32 = 600;
     pub const ACCESS_TOKEN_SECONDS: u32 = 3600;
+    /// 30 days
+    pub const REFRESH_TOKEN_SECONDS: u32 = 30 * 24 * 3600;
     /// a week
     pub const ORDER_EXPIRY_SECONDS: u32 = 7 * 24 * 3600;
     pub const MAIL_FROM: &str = "Switchboard <no-reply@switchboard.invalid>";
@@ -65,6 +67,10 @@ pub struct Settings {
     /// Seconds an access token stays valid.
     #[arg(long, env = "SWITCHBOARD_ACCESS_TOKEN_SECONDS", default_value_t = defaults::ACCESS_TOKEN_SECONDS)]
     pub access_token_seconds: u32,
+    /// Seconds a refresh token stays valid unused; each refresh answers
+    /// with a new one, valid as long again.
+    #[arg(long, env = "SWITCHBOARD_REFRESH_TOKEN_SECONDS", default_value_t = defaults::REFRESH_TOKEN_SECONDS)]
+    pub refresh_token_seconds: u32,
     /// Seconds an order may stay unsubmitted (DRAFT or APPROVED) before it
     /// expires, by the server's clock.
     #[arg(long, env = "SWITCHBOARD_ORDER_EXPIRY_SECONDS", default_value_t = defaults::ORDER_EXPIRY_SECONDS)]
@@ -192,6 +198,7 @@ impl Default for Settings {
             max_body_bytes: defaults::MAX_BODY_BYTES,
             login_code_seconds: defaults::LOGIN_CODE_SECONDS,
             access_token_seconds: defaults::ACCESS_TOKEN_SECONDS,
+            refresh_token_seconds: defaults::REFRESH_TOKEN_SECONDS,
             order_expiry_seconds: defaults::ORDER_EXPIRY_SECONDS,
             token_secret: None,
             smtp_url: None,

@@ -199,6 +199,12 @@ enum UserCommand {
         #[arg(long)]
         off: bool,
     },
+    /// End every session of a user: their access tokens and refresh tokens
+    /// stop working now; signing in again works.
+    SignOut {
+        #[arg(long)]
+        user: uuid::Uuid,
+    },
 }
 
 #[derive(Subcommand)]
@@ -359,6 +365,7 @@ async fn run() -> anyhow::Result<()> {
                 AdminCommand::User { command: UserCommand::Support { user, off } } => {
                     admin::user_support(&store, user, !off).await?
                 }
+                AdminCommand::User { command: UserCommand::SignOut { user } } => admin::user_sign_out(&store, &clock, user).await?,
                 AdminCommand::Mail { command: MailCommand::List { to } } => admin::mail_list(&store, to.as_deref()).await?,
                 AdminCommand::Catalog { command: CatalogCommand::Import { org, file } } => {
                     admin::catalog_import(&store, org, &file).await?

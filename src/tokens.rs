@@ -2,7 +2,8 @@
 //! `alg: none` and key-confusion tricks fail), carrying the user, the
 //! organisation, issue and expiry times and a token id. Expiry is checked
 //! against the server's `Clock`, not the library's wall clock. The same
-//! server secret, under a different label, keys the hashes of login codes.
+//! server secret, under different labels, keys the hashes of login codes
+//! and of refresh tokens.
 
 use crate::store::Store;
 use anyhow::{Context as _, bail};
@@ -49,6 +50,8 @@ pub struct Tokens {
     decoding: DecodingKey,
     validation: Validation,
     code_key: Vec<u8>,
+    /// keys the stored hashes of refresh tokens
+    refresh_key: Vec<u8>,
     /// signs report files' download URLs (`domain::reports::download`)
     download_key: Vec<u8>,
     pub lifetime_seconds: i64,
@@ -88,6 +91,7 @@ impl Tokens {
             decoding: DecodingKey::from_secret(&signing),
             validation,
             code_key: derive(secret, "switchboard login code"),
+            refresh_key: derive(secret, "switchboard refresh token"),
             download_key: derive(secret, "switchboard report download"),
             lifetime_seconds: i64::from(lifetime_seconds),
         }
@@ -122,6 +126,23 @@ impl Tokens {
         mac.update(nonce.as_bytes());
         mac.update(b":");
         mac.update(code.as_bytes());
+        hex::encode(mac.finalize().into_bytes())
+    }
+
+    /// A new refresh token: 256 bits from the CSPRNG, with its stored form.
+    pub fn new_refresh(&self) -> (String, String) {
+        let mut bytes = [0u8; 32];
+        rand::rng().fill_bytes(&mut bytes);
+        let token = format!("rft_{}", base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes));
+        let hash = self.refresh_hash(&token);
+        (token, hash)
+    }
+
+    /// The stored form of a refresh token, keyed like the codes' so that a
+    /// copy of the database names no usable token.
+    pub fn refresh_hash(&self, token: &str) -> String {
+        let mut mac = Hmac::<Sha256>::new_from_slice(&self.refresh_key).expect("HMAC takes any key length");
+        mac.update(token.as_bytes());
         hex::encode(mac.finalize().into_bytes())
     }
 }

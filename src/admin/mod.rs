@@ -147,6 +147,16 @@ pub async fn user_support(store: &Store, user: uuid::Uuid, support: bool) -> Res
     Ok(json!({ "userId": user, "support": support }))
 }
 
+/// Ends every session of a user (`users.sessions_from`): tokens issued
+/// before now, access and refresh alike, are refused.
+pub async fn user_sign_out(store: &Store, clock: &Clock, user: uuid::Uuid) -> Result<Value> {
+    let now = clock.now();
+    if !store.end_user_sessions(user, now).await? {
+        bail!("no user {user}");
+    }
+    Ok(json!({ "userId": user, "sessionsFrom": now }))
+}
+
 /// The mail outbox (all of it, or what went to `to`), oldest first.
 pub async fn mail_list(store: &Store, to: Option<&str>) -> Result<Value> {
     Ok(serde_json::to_value(store.mails(to).await?)?)

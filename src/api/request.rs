@@ -152,14 +152,15 @@ async fn authenticate(rqctx: &RequestContext<Context>, access: Access) -> Result
     })
 }
 
-/// Runs one of the open login operations: limited per client address and
-/// per email address, with the organisation of an optional `X-Api-Key` as
-/// its scope. `email` picks the address out of the body.
+/// Runs one of the open login operations (and the refresh): limited per
+/// client address and per email address, with the organisation of an
+/// optional `X-Api-Key` as its scope. `email` picks the address out of the
+/// body, if it has one.
 pub async fn handle_login<T, H, B, F, Fut>(
     rqctx: &RequestContext<Context>,
     headers: HeaderParams<H>,
     body: JsonBody<B>,
-    email: fn(&B) -> &str,
+    email: fn(&B) -> Option<&str>,
     work: F,
 ) -> Result<Reply<T>, ApiError>
 where
@@ -174,7 +175,7 @@ where
         }
         headers.into_inner()?;
         let input = body.into_inner()?;
-        if let Err(seconds) = ctx.limits.check_login_email(email(&input)) {
+        if let Some(Err(seconds)) = email(&input).map(|e| ctx.limits.check_login_email(e)) {
             return Err(too_many(seconds, "for this email address"));
         }
         let scope = match rqctx.request.headers().get("x-api-key").and_then(|v| v.to_str().ok()) {
@@ -189,6 +190,7 @@ where
             tokens: ctx.tokens.clone(),
             code_seconds: i64::from(ctx.settings.login_code_seconds),
             max_failures: ctx.settings.login_failures_per_day,
+            refresh_seconds: i64::from(ctx.settings.refresh_token_seconds),
             now: ctx.clock.now(),
         };
         work(login, scope, input).await.map(Answered::Body)

@@ -1,5 +1,6 @@
 //! Email login: start mails a 6-digit code and answers with the nonce of
-//! the attempt; verify trades the code for an access token.
+//! the attempt; verify trades the code for an access token and the first
+//! refresh token of the session; refresh trades that for the next pair.
 //!
 //! Start answers alike for every address: it does the same work (a user
 //! lookup, a code drawn and hashed, one challenge row and one outbox row,
@@ -10,7 +11,7 @@
 
 use crate::wire::latest as wire;
 use crate::error::{Error, InternalCode, Result};
-use crate::store::{NewChallenge, Store, email_key};
+use crate::store::{NewChallenge, NewRefresh, Refreshed, Store, email_key};
 use crate::tokens::Tokens;
 use chrono::{DateTime, Duration, Utc};
 use rand::{Rng, RngCore};
@@ -33,6 +34,8 @@ pub struct Login {
     pub code_seconds: i64,
     /// wrong codes an address may send in a day (`--login-failures-per-day`)
     pub max_failures: u32,
+    /// how long a refresh token lives unused (`--refresh-token-seconds`)
+    pub refresh_seconds: i64,
     pub now: DateTime<Utc>,
 }
 
@@ -149,7 +152,16 @@ impl Login {
         // (a locked address redeems nothing, right code or not: the
         // redemption checks the lock as it writes, and the refusal says so)
         let hash = self.tokens.code_hash(&req.nonce, &req.code);
-        let Some(redeemed) = self.store.redeem_challenge(&req.nonce, &key, &hash, self.max_failures, self.now).await? else {
+        // (a redemption refused below for its organisation keeps this
+        // token stored, never shown to anyone, until it expires)
+        let (refresh, refresh_hash) = self.tokens.new_refresh();
+        let first = NewRefresh {
+            token_hash: &refresh_hash,
+            family: Uuid::new_v4(),
+            family_started_at: self.now,
+            expires_at: self.refresh_expiry(),
+        };
+        let Some(redeemed) = self.store.redeem_challenge(&req.nonce, &key, &hash, self.max_failures, self.now, &first).await? else {
             // the wrong code that reaches the limit says so at once
             self.refuse_if_locked(&key).await?;
             return Err(refused());
@@ -160,11 +172,41 @@ impl Login {
                 return Err(refused());
             }
         }
-        Ok(wire::AccessToken {
-            access_token: self.tokens.issue(redeemed.user_id, redeemed.org, self.now),
+        Ok(self.answer(redeemed.user_id, redeemed.org, refresh))
+    }
+
+    /// The next access token and refresh token for a live refresh token.
+    /// Every refusal is the same 401, reuse too (which also ends the
+    /// session: see `Store::use_refresh_token`).
+    pub async fn refresh(&self, scope: Scope, req: &wire::RefreshTokenRequest) -> Result<wire::AccessToken> {
+        let org = match scope {
+            Scope::Nowhere => return Err(unauthorized(InternalCode::InvalidApiKey, "The API key is unknown or revoked.")),
+            Scope::Anywhere => None,
+            Scope::Organisation(o) => Some(o),
+        };
+        let (next, next_hash) = self.tokens.new_refresh();
+        let used = self.tokens.refresh_hash(&req.refresh_token);
+        match self.store.use_refresh_token(&used, org, &next_hash, self.refresh_expiry(), self.now).await? {
+            Refreshed::Granted { user, org } => Ok(self.answer(user, org, next)),
+            Refreshed::Reused | Refreshed::Refused => Err(unauthorized(
+                InternalCode::InvalidRefreshToken,
+                "The refresh token is unknown, used, expired or ended; sign in again.",
+            )),
+        }
+    }
+
+    fn refresh_expiry(&self) -> DateTime<Utc> {
+        self.now + Duration::seconds(self.refresh_seconds)
+    }
+
+    fn answer(&self, user: Uuid, org: Uuid, refresh_token: String) -> wire::AccessToken {
+        wire::AccessToken {
+            access_token: self.tokens.issue(user, org, self.now),
             token_type: wire::AccessTokenTokenType::Bearer,
             expires_in: self.tokens.lifetime_seconds,
-            user_id: Some(redeemed.user_id),
-        })
+            refresh_token,
+            refresh_expires_in: self.refresh_seconds,
+            user_id: Some(user),
+        }
     }
 }

@@ -1,7 +1,7 @@
 //! Email login state: server secrets, login challenges (one per started
 //! login, its code only as a keyed hash), and the user lookups login needs.
 
-use super::{Store, Tx, parse_ts, parse_uuid, ts};
+use super::{NewRefresh, Store, Tx, parse_ts, parse_uuid, ts};
 use crate::error::{Error, Result};
 use chrono::{DateTime, Utc};
 use sqlx::Row;
@@ -125,8 +125,18 @@ impl Store {
     /// wrong codes in the window), it is used up, the address's wrong codes
     /// are forgotten, the pending address it names confirmed, and its user
     /// returned; otherwise the attempt is counted
-    /// against the nonce and a wrong code against the address.
-    pub async fn redeem_challenge(&self, nonce: &str, email_key: &str, code_hash: &str, max: u32, now: DateTime<Utc>) -> Result<Option<Redeemed>> {
+    /// against the nonce and a wrong code against the address. A
+    /// redemption stores `refresh`, the first refresh token of the session
+    /// it begins, in the same commit.
+    pub async fn redeem_challenge(
+        &self,
+        nonce: &str,
+        email_key: &str,
+        code_hash: &str,
+        max: u32,
+        now: DateTime<Utc>,
+        refresh: &NewRefresh<'_>,
+    ) -> Result<Option<Redeemed>> {
         let mut tx = self.begin().await?;
         let row = sqlx::query(
             "UPDATE login_challenges SET used_at = $4, attempts = attempts + 1
@@ -167,6 +177,7 @@ impl Store {
                     .bind(email_key.to_string()),
                 )
                 .await?;
+                Store::insert_refresh_token(&mut tx, redeemed.org, redeemed.user_id, refresh, now).await?;
                 Some(redeemed)
             }
             None => {

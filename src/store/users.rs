@@ -217,6 +217,15 @@ impl Store {
         Ok(done.rows_affected() == 1)
     }
 
+    /// Ends every session of `user` begun before `now` (an operator's
+    /// decision); false when no such user exists.
+    pub async fn end_user_sessions(&self, user: Uuid, now: DateTime<Utc>) -> Result<bool> {
+        let mut tx = self.begin().await?;
+        let done = sqlx::query("UPDATE users SET sessions_from = $1 WHERE id = $2").bind(ts(now)).bind(user.to_string()).execute(tx.conn().await?).await?;
+        tx.commit().await?;
+        Ok(done.rows_affected() == 1)
+    }
+
     /// The customers each of `users` acts for: user -> (customer, name, role).
     pub async fn user_customers(&self, org: Uuid, users: &[Uuid]) -> Result<HashMap<Uuid, Vec<(Uuid, String, CustomerRole)>>> {
         let mut out: HashMap<Uuid, Vec<(Uuid, String, CustomerRole)>> = HashMap::new();

@@ -316,6 +316,11 @@ impl TestApp {
     /// Signs `email` in through the outbox (with `key` as the login's
     /// scope, when given): the access token.
     pub async fn login(&self, email: &str, key: Option<&str>) -> String {
+        self.login_answer(email, key).await.access_token
+    }
+
+    /// Signs `email` in as `login` does: the whole answer, with its refresh token.
+    pub async fn login_answer(&self, email: &str, key: Option<&str>) -> bullfinch::types::AccessToken {
         let client = match key {
             Some(key) => self.bullfinch_with(key),
             None => self.bullfinch_open(),
@@ -331,7 +336,7 @@ impl TestApp {
             nonce: start.nonce.parse().unwrap(),
             code: code.parse().unwrap(),
         };
-        client.auth_email_verify(None, &body).await.unwrap().into_inner().access_token
+        client.auth_email_verify(None, &body).await.unwrap().into_inner()
     }
 
     pub fn bullfinch(&self) -> bullfinch::Client {

@@ -38,6 +38,7 @@ mod permissions;
 mod porting;
 mod receiver;
 mod reference;
+mod refresh_tokens;
 mod renewals;
 mod revisions;
 mod sandbox;

@@ -178,6 +178,12 @@ pub mod types {
         ///Seconds until the token expires.
         #[serde(rename = "expiresIn")]
         pub expires_in: u64,
+        ///Seconds until the refresh token expires unused (`--refresh-token-seconds`, 30 days).
+        #[serde(rename = "refreshExpiresIn")]
+        pub refresh_expires_in: u64,
+        ///Trades for the next access token at POST /auth/token/refresh, once: each use answers with a new refresh token, and using one again ends the whole session (every refresh token of this login). Keep it secret, like the access token; it ends with the user's sessions.
+        #[serde(rename = "refreshToken")]
+        pub refresh_token: ::std::string::String,
         ///Always Bearer.
         #[serde(rename = "tokenType")]
         pub token_type: AccessTokenTokenType,
@@ -1085,6 +1091,63 @@ pub mod types {
         }
     }
     impl<'de> ::serde::Deserialize<'de> for AuthEmailVerifyXApiKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
+    ///`AuthTokenRefreshXApiKey`
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct AuthTokenRefreshXApiKey(::std::string::String);
+    impl ::std::ops::Deref for AuthTokenRefreshXApiKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<AuthTokenRefreshXApiKey> for ::std::string::String {
+        fn from(value: AuthTokenRefreshXApiKey) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for AuthTokenRefreshXApiKey {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 512usize {
+                return Err("longer than 512 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for AuthTokenRefreshXApiKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String> for AuthTokenRefreshXApiKey {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for AuthTokenRefreshXApiKey {
         fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
         where
             D: ::serde::Deserializer<'de>,
@@ -17712,6 +17775,72 @@ pub mod types {
         )]
         pub webhook_endpoint_id: ::std::option::Option<::uuid::Uuid>,
     }
+    ///The refresh token of the session to go on with.
+    #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
+    pub struct RefreshTokenRequest {
+        ///The refreshToken of the last AccessToken answered for this session.
+        #[serde(rename = "refreshToken")]
+        pub refresh_token: RefreshTokenRequestRefreshToken,
+    }
+    ///The refreshToken of the last AccessToken answered for this session.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct RefreshTokenRequestRefreshToken(::std::string::String);
+    impl ::std::ops::Deref for RefreshTokenRequestRefreshToken {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
+    }
+    impl ::std::convert::From<RefreshTokenRequestRefreshToken>
+    for ::std::string::String {
+        fn from(value: RefreshTokenRequestRefreshToken) -> Self {
+            value.0
+        }
+    }
+    impl ::std::str::FromStr for RefreshTokenRequestRefreshToken {
+        type Err = self::error::ConversionError;
+        fn from_str(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            if value.chars().count() > 128usize {
+                return Err("longer than 128 characters".into());
+            }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
+        }
+    }
+    impl ::std::convert::TryFrom<&str> for RefreshTokenRequestRefreshToken {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: &str,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl ::std::convert::TryFrom<::std::string::String>
+    for RefreshTokenRequestRefreshToken {
+        type Error = self::error::ConversionError;
+        fn try_from(
+            value: ::std::string::String,
+        ) -> ::std::result::Result<Self, self::error::ConversionError> {
+            value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for RefreshTokenRequestRefreshToken {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
+        }
+    }
     ///A window of time whose events to send the endpoint again.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct ReplayWebhookEndpointRequest {
@@ -25691,7 +25820,7 @@ Arguments:
     }
     /**Finish an email login
 
-Exchanges the code from the mail for an access token. A wrong, expired, used, replaced or unknown code, or an address without a user, answers 401 (invalid_login_code) alike; each counts as a wrong code for the address, and the tenth within 24 hours (`--login-failures-per-day`) and everything after it until those 24 hours end answers 429. Needs no credentials. Rate limited per client address (IPv6 by its /64; behind a proxy named in `--trusted-proxies`, the address X-Forwarded-For names) and per email address.
+Exchanges the code from the mail for an access token and a refresh token (POST /auth/token/refresh). A wrong, expired, used, replaced or unknown code, or an address without a user, answers 401 (invalid_login_code) alike; each counts as a wrong code for the address, and the tenth within 24 hours (`--login-failures-per-day`) and everything after it until those 24 hours end answers 429. Needs no credentials. Rate limited per client address (IPv6 by its /64; behind a proxy named in `--trusted-proxies`, the address X-Forwarded-For names) and per email address.
 
 Sends a `POST` request to `/auth/email/verify`
 
@@ -25727,6 +25856,73 @@ Arguments:
             .build()?;
         let info = OperationInfo {
             operation_id: "auth_email_verify",
+        };
+        match (crate::set_headers)(&self.inner, &mut request).await {
+            Ok(_) => {}
+            Err(e) => return Err(Error::Custom(e.to_string())),
+        }
+        self.pre(&mut request, &info).await?;
+        let result = self.exec(request, &info).await;
+        self.post(&result, &info).await?;
+        let response = result?;
+        match response.status().as_u16() {
+            200u16 => ResponseValue::from_response(response).await,
+            400u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            401u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            413u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            429u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            500u16 => {
+                Err(Error::ErrorResponse(ResponseValue::from_response(response).await?))
+            }
+            _ => Err(Error::UnexpectedResponse(response)),
+        }
+    }
+    /**Refresh an access token
+
+Trades a refresh token (from POST /auth/email/verify or an earlier refresh) for a new access token and a new refresh token. A refresh token works once; using one again, from anyone, ends the session it belongs to (every refresh token of that login), as OAuth 2.0's security best current practice (RFC 9700) asks, since one of the two users is not the user. Refresh tokens expire unused after 30 days (`--refresh-token-seconds`) and end with the user's sessions (their sign-in address changing, `switchboard admin user sign-out`). An unknown, used, expired or ended refresh token, or one of another organisation than the X-Api-Key's, answers 401 (invalid_refresh_token) alike. Needs no credentials. Rate limited per client address (IPv6 by its /64; behind a proxy named in `--trusted-proxies`, the address X-Forwarded-For names), as login is.
+
+Sends a `POST` request to `/auth/token/refresh`
+
+Arguments:
+- `x_api_key`: Optional. The organisation's API key: the login then looks for the user in that organisation only. Without it, the address must belong to a user of exactly one organisation. A key that is not valid finds no user.
+- `body`
+*/
+    pub async fn auth_token_refresh<'a>(
+        &'a self,
+        x_api_key: Option<&'a types::AuthTokenRefreshXApiKey>,
+        body: &'a types::RefreshTokenRequest,
+    ) -> Result<ResponseValue<types::AccessToken>, Error<types::Error>> {
+        let url = format!("{}/auth/token/refresh", self.baseurl,);
+        let mut header_map = ::reqwest::header::HeaderMap::with_capacity(2usize);
+        header_map
+            .append(
+                ::reqwest::header::HeaderName::from_static("api-version"),
+                ::reqwest::header::HeaderValue::from_static(Self::api_version()),
+            );
+        if let Some(value) = x_api_key {
+            header_map.append("X-Api-Key", value.to_string().try_into()?);
+        }
+        #[allow(unused_mut)]
+        let mut request = self
+            .client
+            .post(url)
+            .header(
+                ::reqwest::header::ACCEPT,
+                ::reqwest::header::HeaderValue::from_static("application/json"),
+            )
+            .json(&body)
+            .headers(header_map)
+            .build()?;
+        let info = OperationInfo {
+            operation_id: "auth_token_refresh",
         };
         match (crate::set_headers)(&self.inner, &mut request).await {
             Ok(_) => {}

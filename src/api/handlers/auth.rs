@@ -1,6 +1,6 @@
 //! The handlers of the Auth operations, email login: starting it (which
-//! wakes the mail sender when a code was queued) and verifying the code
-//! for a bearer token.
+//! wakes the mail sender when a code was queued), verifying the code for a
+//! bearer token and a refresh token, and refreshing.
 
 use crate::api::context::Context;
 use crate::api::extract::{HeaderParams, JsonBody};
@@ -25,13 +25,21 @@ pub async fn auth_email_verify(
     verify(&rqctx, headers, body).await
 }
 
+pub async fn auth_token_refresh(
+    rqctx: RequestContext<Context>,
+    headers: HeaderParams<params::AuthTokenRefreshHeaders>,
+    body: JsonBody<types::RefreshTokenRequest>,
+) -> Result<HttpResponseOk<types::AccessToken>> {
+    refresh(&rqctx, headers, body).await
+}
+
 pub async fn start(
     rqctx: &RequestContext<Context>,
     headers: HeaderParams<params::AuthEmailStartHeaders>,
     body: JsonBody<types::EmailLoginStartRequest>,
 ) -> Result<HttpResponseAccepted<types::EmailLoginChallenge>> {
     let wake = rqctx.context().mail_wake.clone();
-    handle_login(rqctx, headers, body, |b| &b.email, |login, scope, body| async move {
+    handle_login(rqctx, headers, body, |b| Some(&b.email), |login, scope, body| async move {
         let (challenge, queued) = login.start(scope, &body.email).await?;
         if queued {
             wake.notify_one();
@@ -46,5 +54,13 @@ pub async fn verify(
     headers: HeaderParams<params::AuthEmailVerifyHeaders>,
     body: JsonBody<types::EmailLoginVerifyRequest>,
 ) -> Result<HttpResponseOk<types::AccessToken>> {
-    handle_login(rqctx, headers, body, |b| &b.email, |login, scope, body| async move { Ok(HttpResponseOk(login.verify(scope, &body).await?)) }).await
+    handle_login(rqctx, headers, body, |b| Some(&b.email), |login, scope, body| async move { Ok(HttpResponseOk(login.verify(scope, &body).await?)) }).await
+}
+
+pub async fn refresh(
+    rqctx: &RequestContext<Context>,
+    headers: HeaderParams<params::AuthTokenRefreshHeaders>,
+    body: JsonBody<types::RefreshTokenRequest>,
+) -> Result<HttpResponseOk<types::AccessToken>> {
+    handle_login(rqctx, headers, body, |_| None, |login, scope, body| async move { Ok(HttpResponseOk(login.refresh(scope, &body).await?)) }).await
 }

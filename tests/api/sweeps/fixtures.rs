@@ -296,6 +296,11 @@ pub async fn succeeding(app: &TestApp, ours: &Fixtures, op: &Operation, n: &mut 
         assert_eq!(started.status, 202, "{:#}", started.body);
         body = Some(json!({"email": email, "nonce": started.body["nonce"], "code": app.mailed_code(&email).await}));
     }
+    // a refresh spends the refresh token of a login made now
+    if op.id == "auth_token_refresh" {
+        let signed_in = app.login_answer("person@ours.example", None).await;
+        body = Some(json!({"refreshToken": signed_in.refresh_token}));
+    }
     // the sandbox clock moves a minute on, from a clock READY again
     if op.id == "sandbox_clock_advance" {
         let now = ready_clock(app).await;
