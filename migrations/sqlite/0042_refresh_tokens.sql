@@ -3,7 +3,7 @@
 -- Using one again revokes its family (revoked_at on every member); a
 -- family begun before its user's sessions_from is over.
 CREATE TABLE refresh_tokens (
-    token_hash TEXT PRIMARY KEY,
+    token_hash TEXT NOT NULL PRIMARY KEY,
     family_id TEXT NOT NULL,
     org_id TEXT NOT NULL REFERENCES organisations(id),
     user_id TEXT NOT NULL REFERENCES users(id),
