@@ -125,6 +125,10 @@ async fn urls_inside_the_network_and_plain_http_are_refused_by_default() {
             .await
             .assert_error(400, "validation_failed");
         app.call("POST", "/webhook-endpoints", Some(json!({"url": PUBLIC_URL, "events": []}))).await.assert_error(400, "validation_failed");
+        // the event types of our own are selectable alone, as those SERVICE.md lists are
+        let own = json!(["invoice.paid", "payment_intent.refunded", "report_run.succeeded", "subscription.esim_activation_code_viewed"]);
+        let r = app.call("POST", "/webhook-endpoints", Some(json!({"url": PUBLIC_URL, "events": own}))).await;
+        assert_eq!((r.status, &r.body["events"]), (201, &own), "{:#}", r.body);
         let r = app.call("POST", "/webhook-endpoints", Some(json!({"url": PUBLIC_URL, "events": ["*", "order.created", "*"]}))).await;
         r.assert_error(400, "validation_failed");
         assert_eq!(r.details(), [("events[2]".to_string(), "duplicate_item".to_string())]);

@@ -6265,6 +6265,16 @@ pub mod types {
         CustomerCreated,
         #[serde(rename = "customer.updated")]
         CustomerUpdated,
+        #[serde(rename = "invoice.finalized")]
+        InvoiceFinalized,
+        #[serde(rename = "invoice.paid")]
+        InvoicePaid,
+        #[serde(rename = "invoice.payment_failed")]
+        InvoicePaymentFailed,
+        #[serde(rename = "invoice.uncollectible")]
+        InvoiceUncollectible,
+        #[serde(rename = "invoice.voided")]
+        InvoiceVoided,
         #[serde(rename = "license.activated")]
         LicenseActivated,
         #[serde(rename = "license.cancelled")]
@@ -6291,6 +6301,22 @@ pub mod types {
         OrderSubmitted,
         #[serde(rename = "order.updated")]
         OrderUpdated,
+        #[serde(rename = "payment_intent.payment_failed")]
+        PaymentIntentPaymentFailed,
+        #[serde(rename = "payment_intent.refunded")]
+        PaymentIntentRefunded,
+        #[serde(rename = "payment_intent.succeeded")]
+        PaymentIntentSucceeded,
+        #[serde(rename = "payment_link.completed")]
+        PaymentLinkCompleted,
+        #[serde(rename = "payment_link.expired")]
+        PaymentLinkExpired,
+        #[serde(rename = "payment_profile.created")]
+        PaymentProfileCreated,
+        #[serde(rename = "report_run.failed")]
+        ReportRunFailed,
+        #[serde(rename = "report_run.succeeded")]
+        ReportRunSucceeded,
         #[serde(rename = "subscription.activated")]
         SubscriptionActivated,
         #[serde(rename = "subscription.cancelled")]
@@ -6299,6 +6325,8 @@ pub mod types {
         SubscriptionCreated,
         #[serde(rename = "subscription.ended")]
         SubscriptionEnded,
+        #[serde(rename = "subscription.esim_activation_code_viewed")]
+        SubscriptionEsimActivationCodeViewed,
         #[serde(rename = "subscription.first_activated")]
         SubscriptionFirstActivated,
         #[serde(rename = "subscription.paused")]
@@ -6336,6 +6364,11 @@ pub mod types {
                 Self::CustomWorkflowTriggered => f.write_str("custom.workflow_triggered"),
                 Self::CustomerCreated => f.write_str("customer.created"),
                 Self::CustomerUpdated => f.write_str("customer.updated"),
+                Self::InvoiceFinalized => f.write_str("invoice.finalized"),
+                Self::InvoicePaid => f.write_str("invoice.paid"),
+                Self::InvoicePaymentFailed => f.write_str("invoice.payment_failed"),
+                Self::InvoiceUncollectible => f.write_str("invoice.uncollectible"),
+                Self::InvoiceVoided => f.write_str("invoice.voided"),
                 Self::LicenseActivated => f.write_str("license.activated"),
                 Self::LicenseCancelled => f.write_str("license.cancelled"),
                 Self::LicenseCreated => f.write_str("license.created"),
@@ -6351,10 +6384,23 @@ pub mod types {
                 Self::OrderStatusChanged => f.write_str("order.statusChanged"),
                 Self::OrderSubmitted => f.write_str("order.submitted"),
                 Self::OrderUpdated => f.write_str("order.updated"),
+                Self::PaymentIntentPaymentFailed => {
+                    f.write_str("payment_intent.payment_failed")
+                }
+                Self::PaymentIntentRefunded => f.write_str("payment_intent.refunded"),
+                Self::PaymentIntentSucceeded => f.write_str("payment_intent.succeeded"),
+                Self::PaymentLinkCompleted => f.write_str("payment_link.completed"),
+                Self::PaymentLinkExpired => f.write_str("payment_link.expired"),
+                Self::PaymentProfileCreated => f.write_str("payment_profile.created"),
+                Self::ReportRunFailed => f.write_str("report_run.failed"),
+                Self::ReportRunSucceeded => f.write_str("report_run.succeeded"),
                 Self::SubscriptionActivated => f.write_str("subscription.activated"),
                 Self::SubscriptionCancelled => f.write_str("subscription.cancelled"),
                 Self::SubscriptionCreated => f.write_str("subscription.created"),
                 Self::SubscriptionEnded => f.write_str("subscription.ended"),
+                Self::SubscriptionEsimActivationCodeViewed => {
+                    f.write_str("subscription.esim_activation_code_viewed")
+                }
                 Self::SubscriptionFirstActivated => {
                     f.write_str("subscription.first_activated")
                 }
@@ -6394,6 +6440,11 @@ pub mod types {
                 "custom.workflow_triggered" => Ok(Self::CustomWorkflowTriggered),
                 "customer.created" => Ok(Self::CustomerCreated),
                 "customer.updated" => Ok(Self::CustomerUpdated),
+                "invoice.finalized" => Ok(Self::InvoiceFinalized),
+                "invoice.paid" => Ok(Self::InvoicePaid),
+                "invoice.payment_failed" => Ok(Self::InvoicePaymentFailed),
+                "invoice.uncollectible" => Ok(Self::InvoiceUncollectible),
+                "invoice.voided" => Ok(Self::InvoiceVoided),
                 "license.activated" => Ok(Self::LicenseActivated),
                 "license.cancelled" => Ok(Self::LicenseCancelled),
                 "license.created" => Ok(Self::LicenseCreated),
@@ -6407,10 +6458,21 @@ pub mod types {
                 "order.statusChanged" => Ok(Self::OrderStatusChanged),
                 "order.submitted" => Ok(Self::OrderSubmitted),
                 "order.updated" => Ok(Self::OrderUpdated),
+                "payment_intent.payment_failed" => Ok(Self::PaymentIntentPaymentFailed),
+                "payment_intent.refunded" => Ok(Self::PaymentIntentRefunded),
+                "payment_intent.succeeded" => Ok(Self::PaymentIntentSucceeded),
+                "payment_link.completed" => Ok(Self::PaymentLinkCompleted),
+                "payment_link.expired" => Ok(Self::PaymentLinkExpired),
+                "payment_profile.created" => Ok(Self::PaymentProfileCreated),
+                "report_run.failed" => Ok(Self::ReportRunFailed),
+                "report_run.succeeded" => Ok(Self::ReportRunSucceeded),
                 "subscription.activated" => Ok(Self::SubscriptionActivated),
                 "subscription.cancelled" => Ok(Self::SubscriptionCancelled),
                 "subscription.created" => Ok(Self::SubscriptionCreated),
                 "subscription.ended" => Ok(Self::SubscriptionEnded),
+                "subscription.esim_activation_code_viewed" => {
+                    Ok(Self::SubscriptionEsimActivationCodeViewed)
+                }
                 "subscription.first_activated" => Ok(Self::SubscriptionFirstActivated),
                 "subscription.paused" => Ok(Self::SubscriptionPaused),
                 "subscription.portIn.completed" => Ok(Self::SubscriptionPortInCompleted),
@@ -10957,7 +11019,7 @@ pub mod types {
     pub struct OrderPricingDiscount {
         ///amountMinor in major units. Deprecated: read the Minor field.
         pub amount: f64,
-        ///Amount taken off, in minor units (positive).
+        ///Amount taken off, in minor units; never negative, and 0 where the discounts before it already took the whole price (a discount takes at most what is left).
         #[serde(rename = "amountMinor")]
         pub amount_minor: i64,
         ///The discount's name on invoices.
@@ -25459,6 +25521,16 @@ pub mod types {
         CustomerCreated,
         #[serde(rename = "customer.updated")]
         CustomerUpdated,
+        #[serde(rename = "invoice.finalized")]
+        InvoiceFinalized,
+        #[serde(rename = "invoice.paid")]
+        InvoicePaid,
+        #[serde(rename = "invoice.payment_failed")]
+        InvoicePaymentFailed,
+        #[serde(rename = "invoice.uncollectible")]
+        InvoiceUncollectible,
+        #[serde(rename = "invoice.voided")]
+        InvoiceVoided,
         #[serde(rename = "license.activated")]
         LicenseActivated,
         #[serde(rename = "license.cancelled")]
@@ -25485,6 +25557,22 @@ pub mod types {
         OrderSubmitted,
         #[serde(rename = "order.updated")]
         OrderUpdated,
+        #[serde(rename = "payment_intent.payment_failed")]
+        PaymentIntentPaymentFailed,
+        #[serde(rename = "payment_intent.refunded")]
+        PaymentIntentRefunded,
+        #[serde(rename = "payment_intent.succeeded")]
+        PaymentIntentSucceeded,
+        #[serde(rename = "payment_link.completed")]
+        PaymentLinkCompleted,
+        #[serde(rename = "payment_link.expired")]
+        PaymentLinkExpired,
+        #[serde(rename = "payment_profile.created")]
+        PaymentProfileCreated,
+        #[serde(rename = "report_run.failed")]
+        ReportRunFailed,
+        #[serde(rename = "report_run.succeeded")]
+        ReportRunSucceeded,
         #[serde(rename = "subscription.activated")]
         SubscriptionActivated,
         #[serde(rename = "subscription.cancelled")]
@@ -25493,6 +25581,8 @@ pub mod types {
         SubscriptionCreated,
         #[serde(rename = "subscription.ended")]
         SubscriptionEnded,
+        #[serde(rename = "subscription.esim_activation_code_viewed")]
+        SubscriptionEsimActivationCodeViewed,
         #[serde(rename = "subscription.first_activated")]
         SubscriptionFirstActivated,
         #[serde(rename = "subscription.paused")]
@@ -25531,6 +25621,11 @@ pub mod types {
                 Self::CustomWorkflowTriggered => f.write_str("custom.workflow_triggered"),
                 Self::CustomerCreated => f.write_str("customer.created"),
                 Self::CustomerUpdated => f.write_str("customer.updated"),
+                Self::InvoiceFinalized => f.write_str("invoice.finalized"),
+                Self::InvoicePaid => f.write_str("invoice.paid"),
+                Self::InvoicePaymentFailed => f.write_str("invoice.payment_failed"),
+                Self::InvoiceUncollectible => f.write_str("invoice.uncollectible"),
+                Self::InvoiceVoided => f.write_str("invoice.voided"),
                 Self::LicenseActivated => f.write_str("license.activated"),
                 Self::LicenseCancelled => f.write_str("license.cancelled"),
                 Self::LicenseCreated => f.write_str("license.created"),
@@ -25546,10 +25641,23 @@ pub mod types {
                 Self::OrderStatusChanged => f.write_str("order.statusChanged"),
                 Self::OrderSubmitted => f.write_str("order.submitted"),
                 Self::OrderUpdated => f.write_str("order.updated"),
+                Self::PaymentIntentPaymentFailed => {
+                    f.write_str("payment_intent.payment_failed")
+                }
+                Self::PaymentIntentRefunded => f.write_str("payment_intent.refunded"),
+                Self::PaymentIntentSucceeded => f.write_str("payment_intent.succeeded"),
+                Self::PaymentLinkCompleted => f.write_str("payment_link.completed"),
+                Self::PaymentLinkExpired => f.write_str("payment_link.expired"),
+                Self::PaymentProfileCreated => f.write_str("payment_profile.created"),
+                Self::ReportRunFailed => f.write_str("report_run.failed"),
+                Self::ReportRunSucceeded => f.write_str("report_run.succeeded"),
                 Self::SubscriptionActivated => f.write_str("subscription.activated"),
                 Self::SubscriptionCancelled => f.write_str("subscription.cancelled"),
                 Self::SubscriptionCreated => f.write_str("subscription.created"),
                 Self::SubscriptionEnded => f.write_str("subscription.ended"),
+                Self::SubscriptionEsimActivationCodeViewed => {
+                    f.write_str("subscription.esim_activation_code_viewed")
+                }
                 Self::SubscriptionFirstActivated => {
                     f.write_str("subscription.first_activated")
                 }
@@ -25590,6 +25698,11 @@ pub mod types {
                 "custom.workflow_triggered" => Ok(Self::CustomWorkflowTriggered),
                 "customer.created" => Ok(Self::CustomerCreated),
                 "customer.updated" => Ok(Self::CustomerUpdated),
+                "invoice.finalized" => Ok(Self::InvoiceFinalized),
+                "invoice.paid" => Ok(Self::InvoicePaid),
+                "invoice.payment_failed" => Ok(Self::InvoicePaymentFailed),
+                "invoice.uncollectible" => Ok(Self::InvoiceUncollectible),
+                "invoice.voided" => Ok(Self::InvoiceVoided),
                 "license.activated" => Ok(Self::LicenseActivated),
                 "license.cancelled" => Ok(Self::LicenseCancelled),
                 "license.created" => Ok(Self::LicenseCreated),
@@ -25603,10 +25716,21 @@ pub mod types {
                 "order.statusChanged" => Ok(Self::OrderStatusChanged),
                 "order.submitted" => Ok(Self::OrderSubmitted),
                 "order.updated" => Ok(Self::OrderUpdated),
+                "payment_intent.payment_failed" => Ok(Self::PaymentIntentPaymentFailed),
+                "payment_intent.refunded" => Ok(Self::PaymentIntentRefunded),
+                "payment_intent.succeeded" => Ok(Self::PaymentIntentSucceeded),
+                "payment_link.completed" => Ok(Self::PaymentLinkCompleted),
+                "payment_link.expired" => Ok(Self::PaymentLinkExpired),
+                "payment_profile.created" => Ok(Self::PaymentProfileCreated),
+                "report_run.failed" => Ok(Self::ReportRunFailed),
+                "report_run.succeeded" => Ok(Self::ReportRunSucceeded),
                 "subscription.activated" => Ok(Self::SubscriptionActivated),
                 "subscription.cancelled" => Ok(Self::SubscriptionCancelled),
                 "subscription.created" => Ok(Self::SubscriptionCreated),
                 "subscription.ended" => Ok(Self::SubscriptionEnded),
+                "subscription.esim_activation_code_viewed" => {
+                    Ok(Self::SubscriptionEsimActivationCodeViewed)
+                }
                 "subscription.first_activated" => Ok(Self::SubscriptionFirstActivated),
                 "subscription.paused" => Ok(Self::SubscriptionPaused),
                 "subscription.portIn.completed" => Ok(Self::SubscriptionPortInCompleted),
