@@ -1,7 +1,7 @@
 //! `cargo xtask bench login`: does `POST /auth/email/start` take as long
 //! for an address without a user as for one with a user? Both are timed in
-//! the same run, interleaved (taking turns at going first) over one kept-alive connection to a release
-//! build of `serve --demo`, with `GET /health` as the baseline; the figures
+//! the same run, interleaved (taking turns at going first) over one kept-alive connection to the dist
+//! build (as packaged) of `serve --demo`, with `GET /health` as the baseline; the figures
 //! are ratios, since one absolute time on a shared machine means little.
 
 use crate::contract::{cargo, target_dir};
@@ -16,18 +16,18 @@ const ROUNDS: usize = 400;
 pub fn run() -> Result<()> {
     let root = crate::spec::root();
     let target = target_dir(&root)?;
-    cargo(&root, &["build", "--quiet", "--release", "--bin", "switchboard"])?;
+    cargo(&root, &["build", "--quiet", "--profile", "dist", "--bin", "switchboard"])?;
     let work = target.join("bench-login");
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work)?;
     // every request comes from one address, many for one email address
-    let binary = target.join("release/switchboard");
+    let binary = target.join("dist/switchboard");
     let server = Switchboard::start(&Launch::demo_sqlite(&binary, &work, 1_000_000)?)?;
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let (mut known, mut unknown, mut health) = runtime.block_on(measure(&server.process.addr()))?;
     let (k50, u50, h50) = (percentile(&mut known, 50), percentile(&mut unknown, 50), percentile(&mut health, 50));
     let (k90, u90) = (percentile(&mut known, 90), percentile(&mut unknown, 90));
-    println!("login start timing, {ROUNDS} requests each, interleaved, release build, SQLite");
+    println!("login start timing, {ROUNDS} requests each, interleaved, dist build, SQLite");
     println!("  median: known / unknown address = {:.3}  (p90: {:.3})", k50 / u50, k90 / u90);
     println!("  median: start / GET /health      = {:.2}  (baseline in the same run)", u50 / h50);
     println!("  absolute medians (this machine, this run): known {k50:.0} µs, unknown {u50:.0} µs, health {h50:.0} µs");

@@ -25,7 +25,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const USAGE: &str = "usage: cargo xtask bench [--quick | --smoke] [--rounds N] [--duration S] [--warmup S] \
-[--connections N] [--customers N] [--only TEXT]... | bench login | bench webhooks [--quick | --smoke] [--duration S] [--connections N] | bench report [--rows N] [--smoke]";
+[--connections N] [--customers N] [--only TEXT]... [--profile dist|release] | bench login | bench webhooks [--quick | --smoke] [--duration S] [--connections N] | bench report [--rows N] [--smoke | --profile P]";
 
 pub fn run(args: &[String]) -> Result<()> {
     match args.first().map(String::as_str) {
@@ -54,7 +54,7 @@ impl Options {
             rounds: 3,
             customers: 100_000,
             only: vec![],
-            profile: Profile::Release,
+            profile: Profile::Dist,
             // 3 rounds of 16 scenarios at 1 + 4 s: about 4 minutes, so the whole
             // command stays under 6 on this 2-core machine
             load: Load { connections: 32, warmup: Duration::from_secs(1), duration: Duration::from_secs(4) },
@@ -84,6 +84,7 @@ impl Options {
                 "--connections" => o.load.connections = value()?.parse()?,
                 "--customers" => o.customers = value()?.parse()?,
                 "--only" => o.only.push(value()?.clone()),
+                "--profile" => o.profile = Profile::named(value()?)?,
                 other => bail!("bench: unknown argument {other}; {USAGE}"),
             }
         }

@@ -47,7 +47,7 @@ pub fn run(args: &[String]) -> Result<()> {
             other => bail!("bench webhooks: unknown argument {other}; {USAGE}"),
         }
     }
-    let bins = crate::release::ensure(if smoke { Profile::Debug } else { Profile::Release })?;
+    let bins = crate::release::ensure(if smoke { Profile::Debug } else { Profile::Dist })?;
     let work = bins.target.join("bench-webhooks");
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work)?;

@@ -37,7 +37,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use tokio::runtime::Runtime;
 
-const USAGE: &str = "usage: cargo xtask crash [--kills N] [--seed S] [--debug] | crash --instances N [--minutes M] [--seed S] [--debug]";
+const USAGE: &str = "usage: cargo xtask crash [--kills N] [--seed S] [--debug | --profile P] | crash --instances N [--minutes M] [--seed S] [--debug | --profile P]";
 
 /// Concurrent writers.
 const WORKERS: usize = 16;
@@ -61,7 +61,7 @@ struct Options {
 
 impl Options {
     fn parse(args: &[String]) -> Result<Options> {
-        let mut o = Options { kills: 20, seed: crate::rng::clock_seed(), instances: None, minutes: 10.0, profile: Profile::Release };
+        let mut o = Options { kills: 20, seed: crate::rng::clock_seed(), instances: None, minutes: 10.0, profile: Profile::Dist };
         let mut it = args.iter();
         while let Some(a) = it.next() {
             let mut value = || it.next().with_context(|| format!("{a} needs a value; {USAGE}"));
@@ -76,6 +76,7 @@ impl Options {
                     }
                 }
                 "--debug" => o.profile = Profile::Debug,
+                "--profile" => o.profile = Profile::named(value()?)?,
                 other => bail!("crash: unknown argument {other}; {USAGE}"),
             }
         }
