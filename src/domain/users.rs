@@ -73,7 +73,7 @@ pub async fn create(caller: &Caller, req: wire::CreateUserRequest) -> Result<wir
         updated_at: now,
     };
     // MEMBER when the request names none, as its description says
-    let role = req.role.map_or(crate::kinds::CustomerRole::Member, Into::into);
+    let role = crate::kinds::CustomerRole::from(req.role);
     let mut tx = store.begin().await?;
     Store::insert_user(&mut tx, &row).await?;
     Store::link_user(&mut tx, caller.org, customer.id, row.id, role, now).await?;

@@ -81,7 +81,7 @@ impl Checks {
             }
             _ => {}
         }
-        if b.auto_pay == Some(true) && b.default_payment_profile_id.is_none() {
+        if b.auto_pay && b.default_payment_profile_id.is_none() {
             self.add("billing.defaultPaymentProfileId", "required", "is required when autoPay is true");
         }
     }

@@ -29,7 +29,7 @@ async fn create_view_update_on_both_revisions() {
         assert_eq!(c.preferred_locale.as_str(), "sv-SE");
         assert!(c.human_readable_id.starts_with("CU-"));
         assert_eq!(c.metadata.as_ref().unwrap().get("empty").unwrap().as_str(), "");
-        assert_eq!(c.billing.as_ref().unwrap().auto_pay, Some(false));
+        assert_eq!(c.billing.as_ref().unwrap().auto_pay, false);
 
         // the auk client reads the same customer by its reference id
         let auk_key = app.new_key(app.org, Some(AUK), false).await;

@@ -1745,11 +1745,9 @@ pub mod types {
         ///BCP 47 language tag of a language, an optional script and an optional region, e.g. sv-SE, zh-Hant-TW, es-419. When left out, en-US.
         #[serde(
             rename = "preferredLocale",
-            skip_serializing_if = "::std::option::Option::is_none"
+            default = "defaults::create_customer_request_preferred_locale"
         )]
-        pub preferred_locale: ::std::option::Option<
-            CreateCustomerRequestPreferredLocale,
-        >,
+        pub preferred_locale: CreateCustomerRequestPreferredLocale,
         ///The client's own identifier, unique per organisation. Usable in paths and filters as `rid_` followed by this value.
         #[serde(
             rename = "referenceId",
@@ -1889,6 +1887,11 @@ pub mod types {
     for ::std::string::String {
         fn from(value: CreateCustomerRequestPreferredLocale) -> Self {
             value.0
+        }
+    }
+    impl ::std::default::Default for CreateCustomerRequestPreferredLocale {
+        fn default() -> Self {
+            CreateCustomerRequestPreferredLocale("en-US".to_string())
         }
     }
     impl ::std::str::FromStr for CreateCustomerRequestPreferredLocale {
@@ -2544,11 +2547,8 @@ pub mod types {
         )]
         pub expires_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
         ///Turn on the customer's billing.autoPay when paid. Needs savePaymentProfile, and a usable default profile: setAsDefaultPaymentProfile, or an ACTIVE default already. Left out, false.
-        #[serde(
-            rename = "grantAutopayConsent",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
-        pub grant_autopay_consent: ::std::option::Option<bool>,
+        #[serde(rename = "grantAutopayConsent", default)]
+        pub grant_autopay_consent: bool,
         ///An OPEN invoice to collect for (404 invoice_not_found; 409 invoice_state_conflict naming another state). Paying it marks the invoice PAID (paymentMethod PAYMENT_LINK).
         #[serde(
             rename = "invoiceId",
@@ -2585,17 +2585,11 @@ pub mod types {
         )]
         pub return_url: ::std::option::Option<CreatePaymentLinkRequestReturnUrl>,
         ///Save the method that pays as a payment profile of the customer. Left out, false.
-        #[serde(
-            rename = "savePaymentProfile",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
-        pub save_payment_profile: ::std::option::Option<bool>,
+        #[serde(rename = "savePaymentProfile", default)]
+        pub save_payment_profile: bool,
         ///Make the saved profile the customer's default. Needs savePaymentProfile. Left out, false.
-        #[serde(
-            rename = "setAsDefaultPaymentProfile",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
-        pub set_as_default_payment_profile: ::std::option::Option<bool>,
+        #[serde(rename = "setAsDefaultPaymentProfile", default)]
+        pub set_as_default_payment_profile: bool,
     }
     ///Where the page's cancel link sends the payer (http or https).
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
@@ -2975,11 +2969,8 @@ pub mod types {
         #[serde(rename = "returnUrl")]
         pub return_url: CreatePaymentProfileSessionRequestReturnUrl,
         ///Make the saved profile the customer's default. Left out, false.
-        #[serde(
-            rename = "setAsDefaultPaymentProfile",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
-        pub set_as_default_payment_profile: ::std::option::Option<bool>,
+        #[serde(rename = "setAsDefaultPaymentProfile", default)]
+        pub set_as_default_payment_profile: bool,
     }
     ///Where the page's cancel link sends the payer (http or https).
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
@@ -3666,8 +3657,8 @@ pub mod types {
         )]
         pub reference_id: ::std::option::Option<CreateUserRequestReferenceId>,
         ///The user's role at the customer. When left out, MEMBER.
-        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
-        pub role: ::std::option::Option<CustomerRole>,
+        #[serde(default = "defaults::create_user_request_role")]
+        pub role: CustomerRole,
     }
     ///The customer the user acts for: its id, or `rid_` followed by its referenceId.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
@@ -4211,11 +4202,8 @@ pub mod types {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub address: ::std::option::Option<Address>,
         ///Collect invoices automatically from the default payment profile. Needs defaultPaymentProfileId. When left out of a request, false; always sent in responses.
-        #[serde(
-            rename = "autoPay",
-            skip_serializing_if = "::std::option::Option::is_none"
-        )]
-        pub auto_pay: ::std::option::Option<bool>,
+        #[serde(rename = "autoPay", default)]
+        pub auto_pay: bool,
         ///ISO 4217 code of an active currency, for the customer's invoices.
         pub currency: CustomerBillingCurrency,
         ///A saved payment profile of this customer; enables automatic collection.
@@ -25654,6 +25642,15 @@ pub mod types {
         ///The endpoint.
         #[serde(rename = "webhookEndpointId")]
         pub webhook_endpoint_id: ::uuid::Uuid,
+    }
+    /// Generation of default values for serde.
+    pub mod defaults {
+        pub(super) fn create_customer_request_preferred_locale() -> super::CreateCustomerRequestPreferredLocale {
+            super::CreateCustomerRequestPreferredLocale("en-US".to_string())
+        }
+        pub(super) fn create_user_request_role() -> super::CustomerRole {
+            super::CustomerRole::Member
+        }
     }
     /// Error types.
     pub mod error {

@@ -24,8 +24,8 @@ impl From<wire::CustomerBilling> for Billing {
             currency: b.currency,
             email: b.email,
             address: b.address.map(Into::into),
-            // left out of a request: no automatic collection
-            auto_pay: b.auto_pay.unwrap_or(false),
+            // left out of a request: no automatic collection (its default)
+            auto_pay: b.auto_pay,
             default_payment_profile_id: b.default_payment_profile_id,
         }
     }
@@ -38,7 +38,7 @@ impl From<Billing> for wire::CustomerBilling {
             currency: b.currency,
             email: b.email,
             address: b.address.map(Into::into),
-            auto_pay: Some(b.auto_pay),
+            auto_pay: b.auto_pay,
             default_payment_profile_id: b.default_payment_profile_id,
         }
     }

@@ -14,10 +14,10 @@ use crate::store::{CustomerFilter, CustomerRow, Cursor, IdOrRef, Link, Reference
 use rand::Rng;
 use uuid::Uuid;
 
-/// preferredLocale of a customer created without one, as the description
-/// of CreateCustomerRequest.preferredLocale says (a `default` in the schema
-/// would make generated TypeScript clients require the field).
-const DEFAULT_LOCALE: &str = "en-US";
+/// preferredLocale of a customer created without one: the `default` of
+/// CreateCustomerRequest.preferredLocale (which the request type fills in
+/// as it reads the body), named here for the demo's own requests.
+pub const DEFAULT_LOCALE: &str = "en-US";
 
 /// The wire form of a stored customer.
 pub fn to_wire(c: CustomerRow, users: Vec<Link>) -> wire::Customer {
@@ -133,7 +133,7 @@ pub async fn create(caller: &Caller, req: wire::CreateCustomerRequest) -> Result
         customer_type: req.customer_type.into(),
         name: req.name,
         identity: req.identity,
-        preferred_locale: req.preferred_locale.unwrap_or_else(|| DEFAULT_LOCALE.into()),
+        preferred_locale: req.preferred_locale,
         human_readable_id: human_readable_id(),
         reference_id: req.reference_id,
         contact: req.contact.into(),

@@ -31,8 +31,7 @@ struct Asks {
 
 impl Asks {
     fn of(req: &wire::CreatePaymentLinkRequest) -> Asks {
-        let f = |v: Option<bool>| v.unwrap_or(false);
-        Asks { save: f(req.save_payment_profile), set_default: f(req.set_as_default_payment_profile), autopay: f(req.grant_autopay_consent) }
+        Asks { save: req.save_payment_profile, set_default: req.set_as_default_payment_profile, autopay: req.grant_autopay_consent }
     }
 }
 

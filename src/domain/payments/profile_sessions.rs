@@ -132,7 +132,7 @@ pub async fn create(caller: &Caller, public_url: &str, req: wire::CreatePaymentP
         provider,
         return_url,
         cancel_url: cancel_url.flatten(),
-        set_default: req.set_as_default_payment_profile.unwrap_or(false),
+        set_default: req.set_as_default_payment_profile,
         profile_id: None,
         pending_method: None,
         last_failure_code: None,
