@@ -76,7 +76,7 @@ pub async fn seed(store: &Store, clock: &Clock, public_url: &str) -> Result<Opti
     inventory(&caller).await?;
     // a report of every subscription, which the server's worker writes as
     // soon as it runs (docs/reports.md)
-    let report = wire::NewReportRun { report_key: wire::ReportKey::Subscriptions, format: None, parameters: None };
+    let report = wire::NewReportRun { report_key: wire::ReportKey(crate::kinds::ReportKey::Subscriptions.stored().into()), format: None, parameters: None };
     crate::domain::reports::create(&caller, report).await.map_err(|e| anyhow::anyhow!("demo report: {e}"))?;
     Ok(key["apiKey"].as_str().map(str::to_string))
 }

@@ -9,9 +9,48 @@ use crate::wire::latest as wire;
 
 /// Declares a kind: its variants, each with its stored spelling, and the
 /// wire enum of the newest document it converts to and from (variant by
-/// variant, exhaustively both ways).
+/// variant, exhaustively both ways); or, `as spelled`, a kind the
+/// documents leave an open string, written on the wire as it is stored.
 macro_rules! kind {
     ($(#[$doc:meta])* $name:ident <=> $wire:ident { $($variant:ident = $stored:literal <=> $wired:ident,)+ }) => {
+        kind!(@spelled $(#[$doc])* $name { $($variant = $stored,)+ });
+
+        /// As the API names it (in messages and the published tables).
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                wire::$wire::from(*self).fmt(f)
+            }
+        }
+
+        impl From<$name> for wire::$wire {
+            fn from(v: $name) -> Self {
+                match v {
+                    $($name::$variant => wire::$wire::$wired,)+
+                }
+            }
+        }
+
+        impl From<wire::$wire> for $name {
+            fn from(v: wire::$wire) -> Self {
+                match v {
+                    $(wire::$wire::$wired => $name::$variant,)+
+                }
+            }
+        }
+    };
+    // An open set on the wire (a string the documents let grow): the
+    // stored spelling is the API's too.
+    ($(#[$doc:meta])* $name:ident as spelled { $($variant:ident = $stored:literal,)+ }) => {
+        kind!(@spelled $(#[$doc])* $name { $($variant = $stored,)+ });
+
+        /// As the API names it: its stored spelling.
+        impl std::fmt::Display for $name {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.stored())
+            }
+        }
+    };
+    (@spelled $(#[$doc:meta])* $name:ident { $($variant:ident = $stored:literal,)+ }) => {
         $(#[$doc])*
         #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
         pub enum $name {
@@ -46,13 +85,6 @@ macro_rules! kind {
             }
         }
 
-        /// As the API names it (in messages and the published tables).
-        impl std::fmt::Display for $name {
-            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                wire::$wire::from(*self).fmt(f)
-            }
-        }
-
         impl serde::Serialize for $name {
             fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
                 s.serialize_str(self.stored())
@@ -63,22 +95,6 @@ macro_rules! kind {
             fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
                 let s = <std::borrow::Cow<'de, str>>::deserialize(d)?;
                 Self::from_stored(&s).ok_or_else(|| serde::de::Error::custom(format!("{s:?} is no stored {}", stringify!($name))))
-            }
-        }
-
-        impl From<$name> for wire::$wire {
-            fn from(v: $name) -> Self {
-                match v {
-                    $($name::$variant => wire::$wire::$wired,)+
-                }
-            }
-        }
-
-        impl From<wire::$wire> for $name {
-            fn from(v: wire::$wire) -> Self {
-                match v {
-                    $(wire::$wire::$wired => $name::$variant,)+
-                }
             }
         }
     };
@@ -189,14 +205,16 @@ kind! {
 }
 
 kind! {
-    /// Which report a run is of (`report_runs.report_key`).
-    ReportKey <=> ReportKey {
-        Subscriptions = "subscriptions" <=> Subscriptions,
-        Usage = "usage" <=> Usage,
-        Orders = "orders" <=> Orders,
-        PaymentIntents = "payment_intents" <=> PaymentIntents,
-        Invoices = "invoices" <=> Invoices,
-        Events = "events" <=> Events,
+    /// Which report a run is of (`report_runs.report_key`): an open set in
+    /// the documents (`ReportKey` is a string), so a key added later is
+    /// read by every client.
+    ReportKey as spelled {
+        Subscriptions = "subscriptions",
+        Usage = "usage",
+        Orders = "orders",
+        PaymentIntents = "payment_intents",
+        Invoices = "invoices",
+        Events = "events",
     }
 }
 

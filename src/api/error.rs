@@ -27,11 +27,11 @@ impl ApiError {
             body: ErrorBody {
                 message: message.into(),
                 code: code_for(status).to_string(),
-                internal_code: internal.as_str().to_string(),
+                internal_code: Some(internal.as_str().to_string()),
                 details: vec![],
                 hint: None,
                 // the request's id, set as the answer is made (`into_response`)
-                trace_id: String::new(),
+                trace_id: None,
                 span_id: None,
             },
             retry_after: None,
@@ -71,7 +71,7 @@ impl ApiError {
     /// The full response: body, `Api-Revision`, the trace id (the
     /// request's id) and the id of the request's span.
     pub fn into_response(mut self, revision: &str, trace_id: &str) -> Response<Body> {
-        self.body.trace_id = trace_id.to_string();
+        self.body.trace_id = Some(trace_id.to_string());
         self.body.span_id = crate::telemetry::span_id_of(trace_id);
         let body = serde_json::to_string(&self.body).expect("Error serializes");
         let mut builder = Response::builder()

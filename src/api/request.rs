@@ -359,7 +359,7 @@ where
         Ok(Answered::Body(_)) => (T::STATUS_CODE.as_u16(), Answer::Plain),
         Ok(Answered::Sent(r)) if r.headers().contains_key(idempotency::REPLAYED) => (r.status().as_u16(), Answer::Replayed),
         Ok(Answered::Sent(r)) => (r.status().as_u16(), Answer::Plain),
-        Err(e) => (e.status.as_u16(), match e.body.internal_code.as_str() {
+        Err(e) => (e.status.as_u16(), match e.body.internal_code.as_deref().unwrap_or_default() {
             code if code == InternalCode::IdempotencyKeyLocked.as_str() => Answer::KeyLocked,
             code if code == InternalCode::TooManyRequests.as_str() => Answer::RateLimited,
             _ => Answer::Plain,

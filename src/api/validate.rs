@@ -106,14 +106,19 @@ fn check(c: &Compiled, schema: &Value, v: &Value, path: &str, out: &mut Vec<Deta
     }
     for key in ["oneOf", "anyOf"] {
         if let Some(alts) = s.get(key).and_then(Value::as_array) {
-            let fits = alts.iter().any(|alt| {
-                let mut errs = vec![];
-                check(c, alt, v, path, &mut errs);
-                errs.is_empty()
-            });
-            if !fits {
+            let fitting = alts.iter().filter(|alt| fits(c, alt, v, path)).count();
+            if let Some(names) = one_of_fields(alts).filter(|_| key == "oneOf") {
+                one_of_these(&names, v, path, out);
+            } else if fitting == 0 {
                 out.push(Detail::new(path, "invalid_value", "matches none of the allowed shapes"));
+            } else if fitting > 1 && key == "oneOf" {
+                out.push(Detail::new(path, "ambiguous", "matches more than one of the allowed shapes: give the fields of one"));
             }
+        }
+    }
+    if let Some(not) = s.get("not") {
+        if fits(c, not, v, path) {
+            out.push(Detail::new(path, "ambiguous", "has fields of another allowed shape: give the fields of one"));
         }
     }
     if v.is_null() {
@@ -166,6 +171,44 @@ fn check(c: &Compiled, schema: &Value, v: &Value, path: &str, out: &mut Vec<Deta
         }
         Value::Object(fields) => check_object(c, s, fields, path, out),
         Value::Bool(_) | Value::Null => {}
+    }
+}
+
+/// Whether `v` meets `schema` with no detail.
+fn fits(c: &Compiled, schema: &Value, v: &Value, path: &str) -> bool {
+    let mut errs = vec![];
+    check(c, schema, v, path, &mut errs);
+    errs.is_empty()
+}
+
+/// The field names of a `oneOf` whose branches each require one field (of
+/// an object) and say nothing else: "exactly one of these fields".
+fn one_of_fields(alts: &[Value]) -> Option<Vec<&str>> {
+    alts.iter()
+        .map(|alt| match alt.as_object() {
+            Some(o) if o.keys().all(|k| k == "required" || k == "type") => match o.get("required").and_then(Value::as_array).map(Vec::as_slice) {
+                Some([Value::String(name)]) => Some(name.as_str()),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
+}
+
+/// Exactly one of `names` in the object `v`: none names the first as
+/// required; more than one names each after the first.
+fn one_of_these(names: &[&str], v: &Value, path: &str, out: &mut Vec<Detail>) {
+    let Some(fields) = v.as_object() else { return };
+    let given: Vec<&str> = names.iter().copied().filter(|n| fields.contains_key(*n)).collect();
+    let choice = names.join(" or ");
+    match given.as_slice() {
+        [] => out.push(Detail::new(join(path, names[0]), "required", format!("give {choice}"))),
+        [_] => {}
+        [_, rest @ ..] => {
+            for name in rest {
+                out.push(Detail::new(join(path, name), "exactly_one", format!("give only one of {}", names.join(" and "))));
+            }
+        }
     }
 }
 
@@ -262,5 +305,54 @@ fn check_number(s: &Value, n: &serde_json::Number, path: &str, out: &mut Vec<Det
         if x > max {
             out.push(Detail::new(path, "out_of_range", format!("must be at most {max}")));
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn details(schema: Value, v: Value) -> Vec<(String, String)> {
+        let c = Compiled { root: schema, defs: Map::new() };
+        let mut out = vec![];
+        check(&c, &c.root, &v, "", &mut out);
+        out.into_iter().map(|d| (d.property, d.code.to_string())).collect()
+    }
+
+    fn pair(p: &str, c: &str) -> (String, String) {
+        (p.to_string(), c.to_string())
+    }
+
+    #[test]
+    fn a_one_of_of_required_fields_takes_exactly_one() {
+        let s = json!({"type": "object", "oneOf": [{"type": "object", "required": ["orderId"]}, {"type": "object", "required": ["invoiceId"]}],
+                       "properties": {"orderId": {"type": "string"}, "invoiceId": {"type": "string"}}});
+        assert_eq!(details(s.clone(), json!({"orderId": "o"})), []);
+        assert_eq!(details(s.clone(), json!({"invoiceId": "i"})), []);
+        assert_eq!(details(s.clone(), json!({})), [pair("orderId", "required")]);
+        assert_eq!(details(s, json!({"orderId": "o", "invoiceId": "i"})), [pair("invoiceId", "exactly_one")]);
+    }
+
+    #[test]
+    fn one_of_is_exactly_one_and_not_refuses_what_it_matches() {
+        let us = json!({"type": "object", "required": ["firstName"], "not": {"required": ["identity"]}});
+        let se = json!({"type": "object", "required": ["identity"], "not": {"anyOf": [{"required": ["firstName"]}]}});
+        let either = json!({"oneOf": [us.clone(), se]});
+        assert_eq!(details(either.clone(), json!({"firstName": "Ann"})), []);
+        assert_eq!(details(either.clone(), json!({"identity": "1"})), []);
+        assert_eq!(details(either.clone(), json!({"identity": "1", "firstName": "Ann"})), [pair("", "invalid_value")]);
+        assert_eq!(details(us, json!({"identity": "1", "firstName": "Ann"})), [pair("", "ambiguous")]);
+        // branches that overlap: a body of both is ambiguous, anyOf takes it
+        let overlapping = [
+            json!({"type": "object", "required": ["a"], "properties": {"a": {"type": "integer"}}}),
+            json!({"type": "object", "required": ["b"], "properties": {"b": {"type": "integer"}}}),
+        ];
+        assert_eq!(details(json!({"oneOf": overlapping}), json!({"a": 1, "b": 2})), [pair("", "ambiguous")]);
+        assert_eq!(details(json!({"anyOf": overlapping}), json!({"a": 1, "b": 2})), []);
+        // a reference or null (3.0.3's nullable oneOf)
+        let nullable = json!({"oneOf": [{"type": "object"}, {"type": "string", "nullable": true, "enum": [null]}]});
+        assert_eq!(details(nullable.clone(), json!(null)), []);
+        assert_eq!(details(nullable, json!({})), []);
     }
 }

@@ -16,7 +16,7 @@ pub fn to_wire(u: UserRow, customers: Vec<Link>) -> wire::User {
     wire::User {
         user_id: u.id,
         name: u.name,
-        email: u.email,
+        email: Some(u.email),
         pending_email: u.pending_email,
         msisdn: u.msisdn,
         identity: u.identity,
@@ -25,8 +25,8 @@ pub fn to_wire(u: UserRow, customers: Vec<Link>) -> wire::User {
             .into_iter()
             .map(|(customer_id, name, role)| wire::UserCustomer { customer_id, name, role: role.into() })
             .collect(),
-        created_at: u.created_at,
-        updated_at: u.updated_at,
+        created_at: Some(u.created_at),
+        updated_at: Some(u.updated_at),
         metadata: u.metadata.map(wire::Metadata),
     }
 }

@@ -1,7 +1,8 @@
 //! Field rules beyond what the schema can say: real phone numbers, ISO
-//! country and currency codes, US ZIP codes, billing rules. (A locale's
-//! shape is the schema's pattern, checked before these.) Each check
-//! adds a detail naming the field; the caller answers all of them at once.
+//! country and currency codes, BCP 47 locales of registered subtags, US
+//! ZIP codes, billing rules. (A locale's shape is the schema's pattern,
+//! RFC 5646's grammar, checked before these.) Each check adds a detail
+//! naming the field; the caller answers all of them at once.
 
 use crate::wire::latest::{Address, BillingMethod, CustomerBilling, CustomerContact, Shipping};
 use crate::error::{Detail, Error};
@@ -32,6 +33,16 @@ impl Checks {
     pub fn country(&mut self, property: &str, v: &str) {
         if isocountry::CountryCode::for_alpha2(v).is_err() {
             self.add(property, "invalid_country", "must be an ISO 3166-1 alpha-2 country code");
+        }
+    }
+
+    /// A BCP 47 language tag whose subtags the IANA registry holds, in an
+    /// order RFC 5646 allows (no variant or extension twice): `sv-SE`,
+    /// `zh-Hant-TW`, `ca-ES-valencia`; not `sv-XX` nor `en-US-US`.
+    pub fn locale(&mut self, property: &str, v: &str) {
+        let valid = language_tags::LanguageTag::parse(v).is_ok_and(|tag| tag.validate().is_ok());
+        if !valid {
+            self.add(property, "invalid_locale", "must be a BCP 47 language tag of registered subtags, such as sv-SE or zh-Hant-TW");
         }
     }
 

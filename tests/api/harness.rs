@@ -502,7 +502,7 @@ pub fn bullfinch_client(base: &str) -> bullfinch::ClientBuilder {
 pub fn assert_refused(e: &bullfinch::Error<bullfinch::types::Error>, status: u16, internal_code: &str) {
     assert_eq!(status_of(e), status, "{e:?}");
     match e {
-        bullfinch::Error::ErrorResponse(body) => assert_eq!(body.internal_code.as_str(), internal_code, "{e:?}"),
+        bullfinch::Error::ErrorResponse(body) => assert_eq!(body.internal_code.as_deref(), Some(internal_code), "{e:?}"),
         other => panic!("not an Error object: {other:?}"),
     }
 }

@@ -20,7 +20,8 @@ pub async fn setup(app: &TestApp) -> String {
         .call("POST", "/customers", Some(json!({
             "customerType": "BUSINESS", "name": "Acme AB", "referenceId": "acme", "contact": {},
             "billing": {"method": "PAPER_INVOICE", "currency": "SEK",
-                        "address": {"street1": "Storgatan 1", "city": "Stockholm", "zip": "111 22", "country": "SE"}}
+                        "address": {"street1": "Storgatan 1", "city": "Stockholm", "zip": "111 22", "country": "SE",
+                                    "region": "Stockholms län", "attention": "Accounts payable"}}
         })))
         .await;
     assert_eq!(r.status, 201, "{:#}", r.body);

@@ -19,7 +19,9 @@ async fn creation_refuses_what_would_not_submit_or_does_not_fit() {
             let app = &app;
             async move { app.call("POST", "/payment-links", Some(body)).await }
         };
-        refused(json!({})).await.assert_error(400, "validation_failed");
+        // exactly one of orderId and invoiceId: the schema's oneOf
+        let r = refused(json!({})).await;
+        assert_eq!(r.assert_error(400, "validation_failed").details(), [("orderId".to_string(), "required".to_string())]);
         let r = refused(json!({"orderId": o, "invoiceId": "inv-1"})).await;
         assert_eq!(r.assert_error(400, "validation_failed").details(), [("invoiceId".to_string(), "exactly_one".to_string())]);
         refused(json!({"invoiceId": "inv-1"})).await.assert_error(404, "invoice_not_found");

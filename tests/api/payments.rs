@@ -119,7 +119,10 @@ async fn a_link_paid_with_a_card_submits_its_order_and_saves_the_default_profile
         let p = &profiles.items[0];
         assert_eq!((p.type_.as_str(), p.is_default), ("CARD", Some(true)));
         let full = json_of(&app.bullfinch().payment_profile_view(&p.payment_profile_id.to_string().parse().unwrap()).await.unwrap().into_inner());
-        assert_eq!(full["billingDetails"]["address"]["street"], "Storgatan 1");
+        // the customer's billing address as it was, the Address's every field
+        let address = &full["billingDetails"]["address"];
+        assert_eq!((&address["street"], &address["street1"], &address["region"], &address["attention"]),
+                   (&json!("Storgatan 1"), &json!("Storgatan 1"), &json!("Stockholms län"), &json!("Accounts payable")), "{address:#}");
         let customer = app.call("GET", "/customers/rid_acme", None).await;
         assert_eq!(customer.body["billing"]["defaultPaymentProfileId"], p.payment_profile_id.to_string());
         for (event, n) in [("payment_intent.succeeded", 1), ("payment_link.completed", 1), ("order.submitted", 1), ("payment_profile.created", 1), ("customer.updated", 1)] {

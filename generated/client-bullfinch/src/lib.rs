@@ -1742,7 +1742,7 @@ pub mod types {
         pub metadata: ::std::option::Option<Metadata>,
         ///Display name.
         pub name: CreateCustomerRequestName,
-        ///BCP 47 language tag of a language, an optional script and an optional region, e.g. sv-SE, zh-Hant-TW, es-419. When left out, en-US.
+        ///BCP 47 language tag (RFC 5646): well-formed and of registered subtags (the IANA Language Subtag Registry), e.g. sv-SE, zh-Hant-TW, es-419, ca-ES-valencia; otherwise 400, detail invalid_locale. Kept as given. When left out, en-US.
         #[serde(
             rename = "preferredLocale",
             default = "defaults::create_customer_request_preferred_locale"
@@ -1873,7 +1873,7 @@ pub mod types {
                 })
         }
     }
-    ///BCP 47 language tag of a language, an optional script and an optional region, e.g. sv-SE, zh-Hant-TW, es-419. When left out, en-US.
+    ///BCP 47 language tag (RFC 5646): well-formed and of registered subtags (the IANA Language Subtag Registry), e.g. sv-SE, zh-Hant-TW, es-419, ca-ES-valencia; otherwise 400, detail invalid_locale. Kept as given. When left out, en-US.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct CreateCustomerRequestPreferredLocale(::std::string::String);
@@ -1899,22 +1899,22 @@ pub mod types {
         fn from_str(
             value: &str,
         ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            if value.chars().count() > 12usize {
-                return Err("longer than 12 characters".into());
+            if value.chars().count() > 64usize {
+                return Err("longer than 64 characters".into());
             }
-            if value.chars().count() < 2usize {
-                return Err("shorter than 2 characters".into());
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
             }
             static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
             {
                 ::regress::Regex::new(
-                        "^[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?$",
+                        "^(([A-Za-z]{2,3}(-[A-Za-z]{3}){0,3}|[A-Za-z]{4,8})(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?(-([A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))*(-[0-9A-WY-Za-wy-z](-[A-Za-z0-9]{2,8})+)*(-[Xx](-[A-Za-z0-9]{1,8})+)?|[Xx](-[A-Za-z0-9]{1,8})+|en-GB-oed|i-ami|i-bnn|i-default|i-enochian|i-hak|i-klingon|i-lux|i-mingo|i-navajo|i-pwn|i-tao|i-tay|i-tsu|sgn-BE-FR|sgn-BE-NL|sgn-CH-DE|art-lojban|cel-gaulish|no-bok|no-nyn|zh-guoyu|zh-hakka|zh-min|zh-min-nan|zh-xiang)$",
                     )
                     .unwrap()
             });
             if PATTERN.find(value).is_none() {
                 return Err(
-                    "doesn't match pattern \"^[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?$\""
+                    "doesn't match pattern \"^(([A-Za-z]{2,3}(-[A-Za-z]{3}){0,3}|[A-Za-z]{4,8})(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?(-([A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))*(-[0-9A-WY-Za-wy-z](-[A-Za-z0-9]{2,8})+)*(-[Xx](-[A-Za-z0-9]{1,8})+)?|[Xx](-[A-Za-z0-9]{1,8})+|en-GB-oed|i-ami|i-bnn|i-default|i-enochian|i-hak|i-klingon|i-lux|i-mingo|i-navajo|i-pwn|i-tao|i-tay|i-tsu|sgn-BE-FR|sgn-BE-NL|sgn-CH-DE|art-lojban|cel-gaulish|no-bok|no-nyn|zh-guoyu|zh-hakka|zh-min|zh-min-nan|zh-xiang)$\""
                         .into(),
                 );
             }
@@ -2528,7 +2528,7 @@ pub mod types {
                 })
         }
     }
-    ///A link for exactly one of orderId and invoiceId. setAsDefaultPaymentProfile and grantAutopayConsent need savePaymentProfile.
+    ///A link for exactly one of orderId and invoiceId (both or neither: 400, detail exactly_one). setAsDefaultPaymentProfile and grantAutopayConsent need savePaymentProfile.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, Default, PartialEq)]
     pub struct CreatePaymentLinkRequest {
         ///Where the page's cancel link sends the payer (http or https).
@@ -4166,8 +4166,11 @@ pub mod types {
         #[serde(rename = "customerType")]
         pub customer_type: CustomerType,
         ///Short id to quote in support requests (CU- and 8 characters). Always present: Switchboard gives every customer one when it is created.
-        #[serde(rename = "humanReadableId")]
-        pub human_readable_id: ::std::string::String,
+        #[serde(
+            rename = "humanReadableId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub human_readable_id: ::std::option::Option<::std::string::String>,
         ///Government or company registration id; its format depends on country and customer type.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub identity: ::std::option::Option<CustomerIdentity>,
@@ -4176,9 +4179,12 @@ pub mod types {
         pub metadata: ::std::option::Option<Metadata>,
         ///Display name.
         pub name: ::std::string::String,
-        ///BCP 47 language tag of a language, an optional script and an optional region, e.g. sv-SE, zh-Hant-TW, es-419. Always present: en-US when the customer was created without one.
-        #[serde(rename = "preferredLocale")]
-        pub preferred_locale: CustomerPreferredLocale,
+        ///BCP 47 language tag (RFC 5646), e.g. sv-SE, zh-Hant-TW, es-419, ca-ES-valencia. Always sent: en-US when the customer was created without one.
+        #[serde(
+            rename = "preferredLocale",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub preferred_locale: ::std::option::Option<CustomerPreferredLocale>,
         ///The client's own identifier, unique per organisation. Usable in paths and filters as `rid_` followed by this value.
         #[serde(
             rename = "referenceId",
@@ -4802,7 +4808,7 @@ pub mod types {
                 })
         }
     }
-    ///BCP 47 language tag of a language, an optional script and an optional region, e.g. sv-SE, zh-Hant-TW, es-419. Always present: en-US when the customer was created without one.
+    ///BCP 47 language tag (RFC 5646), e.g. sv-SE, zh-Hant-TW, es-419, ca-ES-valencia. Always sent: en-US when the customer was created without one.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct CustomerPreferredLocale(::std::string::String);
@@ -4825,13 +4831,13 @@ pub mod types {
             static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
             {
                 ::regress::Regex::new(
-                        "^[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?$",
+                        "^(([A-Za-z]{2,3}(-[A-Za-z]{3}){0,3}|[A-Za-z]{4,8})(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?(-([A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))*(-[0-9A-WY-Za-wy-z](-[A-Za-z0-9]{2,8})+)*(-[Xx](-[A-Za-z0-9]{1,8})+)?|[Xx](-[A-Za-z0-9]{1,8})+|en-GB-oed|i-ami|i-bnn|i-default|i-enochian|i-hak|i-klingon|i-lux|i-mingo|i-navajo|i-pwn|i-tao|i-tay|i-tsu|sgn-BE-FR|sgn-BE-NL|sgn-CH-DE|art-lojban|cel-gaulish|no-bok|no-nyn|zh-guoyu|zh-hakka|zh-min|zh-min-nan|zh-xiang)$",
                     )
                     .unwrap()
             });
             if PATTERN.find(value).is_none() {
                 return Err(
-                    "doesn't match pattern \"^[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?$\""
+                    "doesn't match pattern \"^(([A-Za-z]{2,3}(-[A-Za-z]{3}){0,3}|[A-Za-z]{4,8})(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?(-([A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))*(-[0-9A-WY-Za-wy-z](-[A-Za-z0-9]{2,8})+)*(-[Xx](-[A-Za-z0-9]{1,8})+)?|[Xx](-[A-Za-z0-9]{1,8})+|en-GB-oed|i-ami|i-bnn|i-default|i-enochian|i-hak|i-klingon|i-lux|i-mingo|i-navajo|i-pwn|i-tao|i-tay|i-tsu|sgn-BE-FR|sgn-BE-NL|sgn-CH-DE|art-lojban|cel-gaulish|no-bok|no-nyn|zh-guoyu|zh-hakka|zh-min|zh-min-nan|zh-xiang)$\""
                         .into(),
                 );
             }
@@ -5772,8 +5778,11 @@ pub mod types {
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub hint: ::std::option::Option<::std::string::String>,
         ///Names the failed condition; stable across releases. Branch on this. Absent for unexpected failures.
-        #[serde(rename = "internalCode")]
-        pub internal_code: ::std::string::String,
+        #[serde(
+            rename = "internalCode",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub internal_code: ::std::option::Option<::std::string::String>,
         ///Human-readable description of the failure.
         pub message: ::std::string::String,
         ///Identifies the failing span (the request's, in that trace; 16 hex digits).
@@ -5783,8 +5792,11 @@ pub mod types {
         )]
         pub span_id: ::std::option::Option<::std::string::String>,
         ///Identifies this request (its `x-request-id` header, 32 hex digits); quote it when reporting a problem. It is the id of the request's trace in the operator's tracing.
-        #[serde(rename = "traceId")]
-        pub trace_id: ::std::string::String,
+        #[serde(
+            rename = "traceId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub trace_id: ::std::option::Option<::std::string::String>,
     }
     ///What is wrong with one field of the request.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
@@ -12290,8 +12302,11 @@ pub mod types {
         ///ISO 4217 code.
         pub currency: PaymentLinkCurrency,
         ///The customer who pays.
-        #[serde(rename = "customerId")]
-        pub customer_id: ::uuid::Uuid,
+        #[serde(
+            rename = "customerId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub customer_id: ::std::option::Option<::uuid::Uuid>,
         ///Shown on the page.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub description: ::std::option::Option<PaymentLinkDescription>,
@@ -12341,8 +12356,11 @@ pub mod types {
         )]
         pub payment_profile_id: ::std::option::Option<::uuid::Uuid>,
         ///The provider the page charges through.
-        #[serde(rename = "paymentProvider")]
-        pub payment_provider: PaymentProvider,
+        #[serde(
+            rename = "paymentProvider",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub payment_provider: ::std::option::Option<PaymentProvider>,
         ///Where the payer is sent after paying.
         #[serde(
             rename = "returnUrl",
@@ -13141,13 +13159,22 @@ pub mod types {
         #[serde(rename = "type")]
         pub type_: PaymentProfileType,
     }
-    ///The payer's address, as the customer's billing address was when the profile was saved.
+    ///The payer's address, as the customer's billing address was when the profile was saved: an Address with street beside street1.
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct PaymentProfileAddress {
+        ///Attention line (c/o).
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub attention: ::std::option::Option<::std::string::String>,
         ///City.
         pub city: ::std::string::String,
         ///ISO 3166-1 alpha-2 country code.
         pub country: PaymentProfileAddressCountry,
+        ///Region.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub region: ::std::option::Option<::std::string::String>,
+        ///State or province.
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub state: ::std::option::Option<::std::string::String>,
         ///First street line.
         pub street: ::std::string::String,
         ///First street line (the same as street; kept for older clients).
@@ -14713,7 +14740,7 @@ pub mod types {
         )]
         pub waiting_for: ::std::option::Option<::std::string::String>,
     }
-    ///The form of the number's country (+1 the US, +46 Sweden); any other country is 400 (detail porting_country_unsupported).
+    ///The form of the number's country (+1 the US, +46 Sweden); any other country is 400 (detail porting_country_unsupported). A body matches one form only: the US form has no identity, the Swedish form has identity and none of the US form's fields (a body with both: 400).
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     #[serde(untagged)]
     pub enum PortingDetails {
@@ -16326,10 +16353,14 @@ pub mod types {
             ProductOfferingGroupInternalDescription,
         >,
         ///Name of the group.
-        pub name: ProductOfferingGroupName,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub name: ::std::option::Option<ProductOfferingGroupName>,
         ///Identifier of the group.
-        #[serde(rename = "productOfferingGroupId")]
-        pub product_offering_group_id: ::uuid::Uuid,
+        #[serde(
+            rename = "productOfferingGroupId",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub product_offering_group_id: ::std::option::Option<::uuid::Uuid>,
     }
     ///Description for customers.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
@@ -17900,50 +17931,19 @@ pub mod types {
             value.parse()
         }
     }
-    ///Which report: subscriptions (every subscription with its state, offering, number, customer and dates), usage (each subscription's usage per billing period), orders, payment_intents, invoices or events (the event log, each event's payload in the organisation's webhook revision, as GET /events shows it). More keys may be added.
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum ReportKey {
-        #[serde(rename = "subscriptions")]
-        Subscriptions,
-        #[serde(rename = "usage")]
-        Usage,
-        #[serde(rename = "orders")]
-        Orders,
-        #[serde(rename = "payment_intents")]
-        PaymentIntents,
-        #[serde(rename = "invoices")]
-        Invoices,
-        #[serde(rename = "events")]
-        Events,
-        /// A value newer than this client: additive changes reach every
-        /// revision (SERVICE.md convention 6), so an answer may carry a
-        /// value added after this client was generated. Only read, never
-        /// sent: the server refuses it in a request.
-        #[serde(other)]
-        Unknown,
+    ///Which report: subscriptions (every subscription with its state, offering, number, customer and dates), usage (each subscription's usage per billing period), orders, payment_intents, invoices or events (the event log, each event's payload in the organisation's webhook revision, as GET /events shows it). An open set: more keys may be added in any revision, so a client reads a key it does not know without failing; a key the server does not know answers 400 naming the known ones.
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ReportKey(::std::string::String);
+    impl ::std::ops::Deref for ReportKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
     }
-    impl ::std::fmt::Display for ReportKey {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::Subscriptions => f.write_str("subscriptions"),
-                Self::Usage => f.write_str("usage"),
-                Self::Orders => f.write_str("orders"),
-                Self::PaymentIntents => f.write_str("payment_intents"),
-                Self::Invoices => f.write_str("invoices"),
-                Self::Events => f.write_str("events"),
-                Self::Unknown => f.write_str("Unknown"),
-            }
+    impl ::std::convert::From<ReportKey> for ::std::string::String {
+        fn from(value: ReportKey) -> Self {
+            value.0
         }
     }
     impl ::std::str::FromStr for ReportKey {
@@ -17951,15 +17951,13 @@ pub mod types {
         fn from_str(
             value: &str,
         ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "subscriptions" => Ok(Self::Subscriptions),
-                "usage" => Ok(Self::Usage),
-                "orders" => Ok(Self::Orders),
-                "payment_intents" => Ok(Self::PaymentIntents),
-                "invoices" => Ok(Self::Invoices),
-                "events" => Ok(Self::Events),
-                _ => Err("invalid value".into()),
+            if value.chars().count() > 64usize {
+                return Err("longer than 64 characters".into());
             }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
         }
     }
     impl ::std::convert::TryFrom<&str> for ReportKey {
@@ -17976,6 +17974,18 @@ pub mod types {
             value: ::std::string::String,
         ) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ReportKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
         }
     }
     ///`ReportListCursor`
@@ -18033,49 +18043,18 @@ pub mod types {
         }
     }
     ///`ReportListReportKey`
-    #[derive(
-        ::serde::Deserialize,
-        ::serde::Serialize,
-        Clone,
-        Copy,
-        Debug,
-        Eq,
-        Hash,
-        Ord,
-        PartialEq,
-        PartialOrd
-    )]
-    pub enum ReportListReportKey {
-        #[serde(rename = "subscriptions")]
-        Subscriptions,
-        #[serde(rename = "usage")]
-        Usage,
-        #[serde(rename = "orders")]
-        Orders,
-        #[serde(rename = "payment_intents")]
-        PaymentIntents,
-        #[serde(rename = "invoices")]
-        Invoices,
-        #[serde(rename = "events")]
-        Events,
-        /// A value newer than this client: additive changes reach every
-        /// revision (SERVICE.md convention 6), so an answer may carry a
-        /// value added after this client was generated. Only read, never
-        /// sent: the server refuses it in a request.
-        #[serde(other)]
-        Unknown,
+    #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
+    #[serde(transparent)]
+    pub struct ReportListReportKey(::std::string::String);
+    impl ::std::ops::Deref for ReportListReportKey {
+        type Target = ::std::string::String;
+        fn deref(&self) -> &::std::string::String {
+            &self.0
+        }
     }
-    impl ::std::fmt::Display for ReportListReportKey {
-        fn fmt(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-            match *self {
-                Self::Subscriptions => f.write_str("subscriptions"),
-                Self::Usage => f.write_str("usage"),
-                Self::Orders => f.write_str("orders"),
-                Self::PaymentIntents => f.write_str("payment_intents"),
-                Self::Invoices => f.write_str("invoices"),
-                Self::Events => f.write_str("events"),
-                Self::Unknown => f.write_str("Unknown"),
-            }
+    impl ::std::convert::From<ReportListReportKey> for ::std::string::String {
+        fn from(value: ReportListReportKey) -> Self {
+            value.0
         }
     }
     impl ::std::str::FromStr for ReportListReportKey {
@@ -18083,15 +18062,13 @@ pub mod types {
         fn from_str(
             value: &str,
         ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            match value {
-                "subscriptions" => Ok(Self::Subscriptions),
-                "usage" => Ok(Self::Usage),
-                "orders" => Ok(Self::Orders),
-                "payment_intents" => Ok(Self::PaymentIntents),
-                "invoices" => Ok(Self::Invoices),
-                "events" => Ok(Self::Events),
-                _ => Err("invalid value".into()),
+            if value.chars().count() > 64usize {
+                return Err("longer than 64 characters".into());
             }
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
+            }
+            Ok(Self(value.to_string()))
         }
     }
     impl ::std::convert::TryFrom<&str> for ReportListReportKey {
@@ -18108,6 +18085,18 @@ pub mod types {
             value: ::std::string::String,
         ) -> ::std::result::Result<Self, self::error::ConversionError> {
             value.parse()
+        }
+    }
+    impl<'de> ::serde::Deserialize<'de> for ReportListReportKey {
+        fn deserialize<D>(deserializer: D) -> ::std::result::Result<Self, D::Error>
+        where
+            D: ::serde::Deserializer<'de>,
+        {
+            ::std::string::String::deserialize(deserializer)?
+                .parse()
+                .map_err(|e: self::error::ConversionError| {
+                    <D::Error as ::serde::de::Error>::custom(e.to_string())
+                })
         }
     }
     ///What the report holds. The period is of each row's creation (an event's occurredAt; for usage, a billing period's first day, on or after from's date and before to's); both ends optional. Left out entirely: every row.
@@ -19617,8 +19606,11 @@ pub mod types {
             ::chrono::DateTime<::chrono::offset::Utc>,
         >,
         ///The offering it was bought as.
-        #[serde(rename = "productOffering")]
-        pub product_offering: ProductOfferingSummary,
+        #[serde(
+            rename = "productOffering",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub product_offering: ::std::option::Option<ProductOfferingSummary>,
         ///Reference of the add-on, often filled after provisioning with a network provider; unique per organisation when set.
         #[serde(
             rename = "referenceId",
@@ -22731,7 +22723,7 @@ pub mod types {
         ///Display name.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub name: ::std::option::Option<UpdateCustomerRequestName>,
-        ///BCP 47 language tag of a language, an optional script and an optional region, e.g. sv-SE, zh-Hant-TW, es-419.
+        ///BCP 47 language tag (RFC 5646): well-formed and of registered subtags (the IANA Language Subtag Registry), e.g. sv-SE, zh-Hant-TW, es-419, ca-ES-valencia; otherwise 400, detail invalid_locale. Kept as given.
         #[serde(
             rename = "preferredLocale",
             skip_serializing_if = "::std::option::Option::is_none"
@@ -22923,7 +22915,7 @@ pub mod types {
                 })
         }
     }
-    ///BCP 47 language tag of a language, an optional script and an optional region, e.g. sv-SE, zh-Hant-TW, es-419.
+    ///BCP 47 language tag (RFC 5646): well-formed and of registered subtags (the IANA Language Subtag Registry), e.g. sv-SE, zh-Hant-TW, es-419, ca-ES-valencia; otherwise 400, detail invalid_locale. Kept as given.
     #[derive(::serde::Serialize, Clone, Debug, Eq, Hash, Ord, PartialEq, PartialOrd)]
     #[serde(transparent)]
     pub struct UpdateCustomerRequestPreferredLocale(::std::string::String);
@@ -22944,22 +22936,22 @@ pub mod types {
         fn from_str(
             value: &str,
         ) -> ::std::result::Result<Self, self::error::ConversionError> {
-            if value.chars().count() > 12usize {
-                return Err("longer than 12 characters".into());
+            if value.chars().count() > 64usize {
+                return Err("longer than 64 characters".into());
             }
-            if value.chars().count() < 2usize {
-                return Err("shorter than 2 characters".into());
+            if value.chars().count() < 1usize {
+                return Err("shorter than 1 characters".into());
             }
             static PATTERN: ::std::sync::LazyLock<::regress::Regex> = ::std::sync::LazyLock::new(||
             {
                 ::regress::Regex::new(
-                        "^[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?$",
+                        "^(([A-Za-z]{2,3}(-[A-Za-z]{3}){0,3}|[A-Za-z]{4,8})(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?(-([A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))*(-[0-9A-WY-Za-wy-z](-[A-Za-z0-9]{2,8})+)*(-[Xx](-[A-Za-z0-9]{1,8})+)?|[Xx](-[A-Za-z0-9]{1,8})+|en-GB-oed|i-ami|i-bnn|i-default|i-enochian|i-hak|i-klingon|i-lux|i-mingo|i-navajo|i-pwn|i-tao|i-tay|i-tsu|sgn-BE-FR|sgn-BE-NL|sgn-CH-DE|art-lojban|cel-gaulish|no-bok|no-nyn|zh-guoyu|zh-hakka|zh-min|zh-min-nan|zh-xiang)$",
                     )
                     .unwrap()
             });
             if PATTERN.find(value).is_none() {
                 return Err(
-                    "doesn't match pattern \"^[A-Za-z]{2,3}(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?$\""
+                    "doesn't match pattern \"^(([A-Za-z]{2,3}(-[A-Za-z]{3}){0,3}|[A-Za-z]{4,8})(-[A-Za-z]{4})?(-([A-Za-z]{2}|[0-9]{3}))?(-([A-Za-z0-9]{5,8}|[0-9][A-Za-z0-9]{3}))*(-[0-9A-WY-Za-wy-z](-[A-Za-z0-9]{2,8})+)*(-[Xx](-[A-Za-z0-9]{1,8})+)?|[Xx](-[A-Za-z0-9]{1,8})+|en-GB-oed|i-ami|i-bnn|i-default|i-enochian|i-hak|i-klingon|i-lux|i-mingo|i-navajo|i-pwn|i-tao|i-tay|i-tsu|sgn-BE-FR|sgn-BE-NL|sgn-CH-DE|art-lojban|cel-gaulish|no-bok|no-nyn|zh-guoyu|zh-hakka|zh-min|zh-min-nan|zh-xiang)$\""
                         .into(),
                 );
             }
@@ -23853,13 +23845,17 @@ pub mod types {
     #[derive(::serde::Deserialize, ::serde::Serialize, Clone, Debug, PartialEq)]
     pub struct User {
         ///When the user was created.
-        #[serde(rename = "createdAt")]
-        pub created_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        #[serde(
+            rename = "createdAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub created_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
         ///Customers the user can act for, with the user's role at each.
         #[serde(default, skip_serializing_if = "::std::vec::Vec::is_empty")]
         pub customers: ::std::vec::Vec<UserCustomer>,
         ///Sign-in identity; login codes are sent here.
-        pub email: UserEmail,
+        #[serde(skip_serializing_if = "::std::option::Option::is_none")]
+        pub email: ::std::option::Option<UserEmail>,
         ///Government or company registration id; its format depends on country and customer type.
         #[serde(skip_serializing_if = "::std::option::Option::is_none")]
         pub identity: ::std::option::Option<UserIdentity>,
@@ -23884,8 +23880,11 @@ pub mod types {
         )]
         pub reference_id: ::std::option::Option<UserReferenceId>,
         ///When the user was last changed.
-        #[serde(rename = "updatedAt")]
-        pub updated_at: ::chrono::DateTime<::chrono::offset::Utc>,
+        #[serde(
+            rename = "updatedAt",
+            skip_serializing_if = "::std::option::Option::is_none"
+        )]
+        pub updated_at: ::std::option::Option<::chrono::DateTime<::chrono::offset::Utc>>,
         ///User identifier.
         #[serde(rename = "userId")]
         pub user_id: ::uuid::Uuid,
@@ -29322,13 +29321,13 @@ Sends a `GET` request to `/reports`
 Arguments:
 - `cursor`: Opaque cursor from the previous page's pagination.nextCursor.
 - `limit`: Page size.
-- `report_key`: Which report's runs.
+- `report_key`: Which report's runs (a ReportKey; one the server does not know answers 400 naming the known ones).
 */
     pub async fn report_list<'a>(
         &'a self,
         cursor: Option<&'a types::ReportListCursor>,
         limit: Option<::std::num::NonZeroU32>,
-        report_key: types::ReportListReportKey,
+        report_key: &'a types::ReportListReportKey,
     ) -> Result<ResponseValue<types::ReportRunList>, Error<types::Error>> {
         let url = format!("{}/reports", self.baseurl,);
         let mut header_map = ::reqwest::header::HeaderMap::with_capacity(1usize);

@@ -34,7 +34,7 @@ pub fn to_wire(
         subscription_id: row.subscription_id,
         reference_id: row.reference_id.clone(),
         group: offering.group.clone(),
-        product_offering: catalog::summary(offering),
+        product_offering: Some(catalog::summary(offering)),
         status: row.status.into(),
         activated_at: row.activated_at,
         expires_at: row.expires_at,

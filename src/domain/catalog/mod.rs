@@ -56,8 +56,8 @@ pub fn to_wire(row: &OfferingRow) -> Result<wire::ProductOffering> {
         },
         price,
         group: row.group_id.zip(row.group.as_ref()).map(|(id, g)| wire::ProductOfferingGroup {
-            product_offering_group_id: id,
-            name: g.name.clone(),
+            product_offering_group_id: Some(id),
+            name: Some(g.name.clone()),
             description: g.description.clone(),
             category: g.category.into(),
             internal_description: g.internal_description.clone(),

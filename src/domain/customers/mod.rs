@@ -31,8 +31,8 @@ pub fn to_wire(c: CustomerRow, users: Vec<Link>) -> wire::Customer {
         customer_type: c.customer_type.into(),
         name: c.name,
         identity: c.identity,
-        preferred_locale: c.preferred_locale,
-        human_readable_id: c.human_readable_id,
+        preferred_locale: Some(c.preferred_locale),
+        human_readable_id: Some(c.human_readable_id),
         reference_id: c.reference_id,
         contact: c.contact.into(),
         billing: c.billing.map(Into::into),
@@ -100,10 +100,13 @@ pub async fn set_payment_defaults(tx: &mut crate::store::Tx, caller: &Caller, cu
     Err(Error::changed_meanwhile("customer"))
 }
 
-/// The contact, billing and shipping a request gives (each when given):
+/// The locale, contact, billing and shipping a request gives (each when given):
 /// every failing field at once.
-fn check_documents(contact: Option<&wire::CustomerContact>, billing: Option<&wire::CustomerBilling>, shipping: Option<&wire::Shipping>) -> Result<()> {
+fn check_documents(locale: Option<&str>, contact: Option<&wire::CustomerContact>, billing: Option<&wire::CustomerBilling>, shipping: Option<&wire::Shipping>) -> Result<()> {
     let mut checks = Checks::default();
+    if let Some(l) = locale {
+        checks.locale("preferredLocale", l);
+    }
     if let Some(c) = contact {
         checks.contact(c);
     }
@@ -120,7 +123,7 @@ fn check_documents(contact: Option<&wire::CustomerContact>, billing: Option<&wir
 /// see the customer they made, as no one is assigned to it yet.
 pub async fn create(caller: &Caller, req: wire::CreateCustomerRequest) -> Result<wire::Customer> {
     caller.require_organisation("create customers")?;
-    check_documents(Some(&req.contact), req.billing.as_ref(), req.shipping.as_ref())?;
+    check_documents(Some(&req.preferred_locale), Some(&req.contact), req.billing.as_ref(), req.shipping.as_ref())?;
     check_payment_profile(caller, None, req.billing.as_ref()).await?;
     let store = &caller.store;
     if let Some(r) = &req.reference_id {
@@ -200,7 +203,7 @@ pub async fn update(caller: &Caller, key: &str, req: wire::UpdateCustomerRequest
     let store = &caller.store;
     let (mut row, mut users) = find_with_users(caller, key).await?;
     caller.require_role(row.id, Role::Manager)?;
-    check_documents(req.contact.as_ref(), req.billing.as_ref(), req.shipping.as_ref())?;
+    check_documents(req.preferred_locale.as_deref(), req.contact.as_ref(), req.billing.as_ref(), req.shipping.as_ref())?;
     check_payment_profile(caller, Some(row.id), req.billing.as_ref()).await?;
     if let Some(r) = req.reference_id.as_ref().filter(|r| row.reference_id.as_ref() != Some(*r)) {
         // `rid_` look-ups (and the integrator's own records) go by it: a

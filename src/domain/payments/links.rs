@@ -48,12 +48,7 @@ pub(super) fn http_url(v: &str) -> Option<String> {
 fn check_fields(req: &wire::CreatePaymentLinkRequest, asks: Asks, now: DateTime<Utc>) -> Result<()> {
     let lifetime = if req.invoice_id.is_some() { Duration::days(INVOICE_LIFETIME_DAYS) } else { Duration::hours(LIFETIME_HOURS) };
     let mut bad = vec![];
-    if req.order_id.is_some() && req.invoice_id.is_some() {
-        bad.push(Detail::new("invoiceId", "exactly_one", "give orderId or invoiceId, not both"));
-    }
-    if req.order_id.is_none() && req.invoice_id.is_none() {
-        bad.push(Detail::new("orderId", "required", "give orderId or invoiceId"));
-    }
+    // exactly one of orderId and invoiceId: the schema's oneOf, checked before
     if asks.set_default && !asks.save {
         bad.push(Detail::new("setAsDefaultPaymentProfile", "requires_save_payment_profile", "needs savePaymentProfile"));
     }

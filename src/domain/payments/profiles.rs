@@ -63,6 +63,9 @@ fn billing_details(customer: &wire::Customer) -> serde_json::Value {
         city: a.city.clone(),
         zip: a.zip.clone(),
         country: a.country.clone(),
+        state: a.state.clone(),
+        region: a.region.clone(),
+        attention: a.attention.clone(),
     });
     let details = wire::PaymentProfileBillingDetails { name: Some(customer.name.clone()), email: billing.and_then(|b| b.email.clone()), address };
     serde_json::to_value(details).expect("JSON")

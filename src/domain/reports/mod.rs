@@ -37,7 +37,7 @@ pub fn to_wire(row: &ReportRunRow, signer: Option<&Signer>) -> Result<wire::Repo
     };
     Ok(wire::ReportRun {
         report_run_id: row.id,
-        report_key: row.report_key.into(),
+        report_key: wire::ReportKey(row.report_key.stored().into()),
         status: row.status.into(),
         format: row.format.into(),
         parameters,
@@ -60,9 +60,19 @@ fn period(p: &wire::ReportParameters) -> Result<Period> {
     Ok(Period { from: p.from, to: p.to })
 }
 
+/// The report a key names: the documents leave ReportKey an open string
+/// (keys are added in any revision), so one the server has no report of
+/// is 400 naming those it has.
+fn known_key(key: &str) -> Result<ReportKey> {
+    ReportKey::from_stored(key).ok_or_else(|| {
+        let known: Vec<&str> = ReportKey::ALL.iter().map(|k| k.stored()).collect();
+        Error::invalid("reportKey", "invalid_value", format!("must be one of {}", known.join(", ")))
+    })
+}
+
 pub async fn create(caller: &Caller, body: wire::NewReportRun) -> Result<wire::ReportRun> {
     caller.require_organisation("run reports")?;
-    let key = ReportKey::from(body.report_key);
+    let key = known_key(&body.report_key)?;
     let parameters = body.parameters.unwrap_or_default();
     period(&parameters)?;
     let customer = match parameters.customer_id.as_deref() {
@@ -131,10 +141,7 @@ pub async fn view(caller: &Caller, signer: &Signer, id: &str) -> Result<wire::Re
 
 pub async fn list(caller: &Caller, signer: &Signer, q: crate::wire::latest::params::ReportListQuery) -> Result<wire::ReportRunList> {
     caller.require_organisation("read reports")?;
-    let key = ReportKey::from_stored(&q.report_key).ok_or_else(|| {
-        let known: Vec<&str> = ReportKey::ALL.iter().map(|k| k.stored()).collect();
-        Error::invalid("reportKey", "invalid_value", format!("must be one of {}", known.join(", ")))
-    })?;
+    let key = known_key(&q.report_key)?;
     let after = q.cursor.as_deref().map(Cursor::decode).transpose()?;
     let since = caller.now - chrono::Duration::days(KEPT_DAYS);
     let page = caller.store.report_runs(caller.org, key, since, after, limit_or_default(q.limit)).await?;

@@ -335,7 +335,8 @@ pub fn client_crate(rev: &Revision) -> Result<Vec<(String, String)>> {
         // async only so that a bad header value can fail the call
         .with_pre_hook_async(quote!(crate::set_headers));
     let mut generator = progenitor::Generator::new(&settings);
-    let spec = without_revision_parameter(&without_bodiless_errors(&rev.spec));
+    let typed: openapiv3::OpenAPI = serde_json::from_value(super::constraints::for_types(&rev.raw)).with_context(|| format!("{} as code generation reads it", rev.name))?;
+    let spec = without_revision_parameter(&without_bodiless_errors(&typed));
     let tokens = generator.generate_tokens(&spec).with_context(|| format!("client for {}", rev.name))?;
     let mut ast: syn::File = syn::parse2(tokens)?;
     tolerate_unknown_enum_values(&mut ast).with_context(|| format!("client for {}", rev.name))?;

@@ -11,6 +11,7 @@
 //! invalid field, which a typed parse could not do.
 
 mod clients;
+mod constraints;
 mod convert;
 mod models;
 mod routed;

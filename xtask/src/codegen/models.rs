@@ -90,7 +90,7 @@ pub fn gen_models(rev: &Revision, newer: Option<(&Revision, &RevModels)>) -> Res
     }
     let mut ts = TypeSpace::new(&settings);
     ts.add_ref_types(schemas.iter().map(|(k, v)| {
-        let s: schemars::schema::Schema = serde_json::from_value(fixup(v)).expect("schema");
+        let s: schemars::schema::Schema = serde_json::from_value(fixup(&super::constraints::for_types(v))).expect("schema");
         (k.clone(), s)
     }))?;
     let short = format_ident!("{}", rev.short);
