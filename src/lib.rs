@@ -4,6 +4,7 @@
 pub mod admin;
 pub mod api;
 pub mod carrier;
+pub mod cli;
 pub mod clock;
 pub mod config;
 pub mod config_file;
