@@ -98,7 +98,7 @@ use crate::error::{Error, Result};
 use chrono::{DateTime, Utc};
 use sqlx::any::{AnyPoolOptions, AnyRow};
 use sqlx::{AnyPool, Row};
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Backend {
@@ -144,8 +144,27 @@ async fn reads_literals_as_written(conn: &mut sqlx::AnyConnection) -> std::resul
     Ok(())
 }
 
-static MIGRATE_SQLITE: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/sqlite");
-static MIGRATE_POSTGRES: sqlx::migrate::Migrator = sqlx::migrate!("./migrations/postgres");
+/// migrations/, embedded by build.rs.
+mod embedded {
+    include!(concat!(env!("OUT_DIR"), "/migrations.rs"));
+}
+
+/// A migrator of embedded files, as sqlx's `migrate!` would make it: the
+/// same checksums (of each file's text), so a database migrated by either
+/// reads as up to date to the other.
+fn migrator(files: &'static [(i64, &'static str, &'static str)]) -> sqlx::migrate::Migrator {
+    let migrations = files
+        .iter()
+        .map(|&(version, name, sql)| {
+            let no_tx = sql.starts_with("-- no-transaction");
+            sqlx::migrate::Migration::new(version, name.into(), sqlx::migrate::MigrationType::Simple, sqlx::SqlStr::from_static(sql), no_tx)
+        })
+        .collect();
+    sqlx::migrate::Migrator::with_migrations(migrations)
+}
+
+static MIGRATE_SQLITE: LazyLock<sqlx::migrate::Migrator> = LazyLock::new(|| migrator(embedded::SQLITE));
+static MIGRATE_POSTGRES: LazyLock<sqlx::migrate::Migrator> = LazyLock::new(|| migrator(embedded::POSTGRES));
 
 /// The newest migration this binary applies (SQLite's and PostgreSQL's
 /// are numbered alike).

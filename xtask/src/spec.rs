@@ -13,7 +13,7 @@ pub struct Revision {
     pub short: String,
     /// `2026.8.21`: dropshot routes revisions as semver.
     pub semver: (u64, u64, u64),
-    pub spec: openapiv3::OpenAPI,
+    /// The document (parsed as OpenAPI 3.0 once, as it is loaded).
     pub raw: Value,
     /// `spec/2026-08-21.auk.json`
     pub file: String,
@@ -62,7 +62,7 @@ impl Revision {
             .unwrap_or(path)
             .to_string_lossy()
             .into_owned();
-        Ok(Revision { short: short.to_string(), semver: (y, m, dd), name, spec, raw, file })
+        Ok(Revision { short: short.to_string(), semver: (y, m, dd), name, raw, file })
     }
 
     pub fn semver_lit(&self) -> String {
