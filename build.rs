@@ -60,6 +60,9 @@ fn migrations() {
             println!("cargo:rerun-if-changed=migrations/{db}/{name}");
             let (version, rest) = name.split_once('_').unwrap_or_else(|| panic!("migrations/{db}/{name}: not VERSION_NAME.sql"));
             let version: i64 = version.parse().unwrap_or_else(|_| panic!("migrations/{db}/{name}: the version is not a number"));
+            // sqlx reads NAME.up.sql and NAME.down.sql as a reversible pair;
+            // ours are simple migrations only, each applied once
+            assert!(!rest.ends_with(".up.sql") && !rest.ends_with(".down.sql"), "migrations/{db}/{name}: no reversible migrations");
             let description = rest.trim_end_matches(".sql").replace('_', " ");
             let path = dir.join(&name);
             out.push_str(&format!("    ({version}, {description:?}, include_str!({:?})),\n", path.display().to_string()));

@@ -2,9 +2,8 @@
 //! (local forwarding of events). In the library, not the binary, so that
 //! the server's async code is compiled once: an async fn's body is
 //! compiled in the crate that first polls it, and a binary that awaited
-//! `server::start` compiled the whole server again: its release build
-//! took 162 s after the library's 238; now 2 s after 300
-//! (docs/developing.md, What the build costs).
+//! `server::start` compiled the whole server again (docs/developing.md,
+//! What the build costs).
 
 use clap::{CommandFactory, Parser, Subcommand};
 use std::net::SocketAddr;

@@ -118,7 +118,7 @@ fn check(c: &Compiled, schema: &Value, v: &Value, path: &str, out: &mut Vec<Deta
     }
     if let Some(not) = s.get("not") {
         if fits(c, not, v, path) {
-            out.push(Detail::new(path, "ambiguous", "has fields of another allowed shape: give the fields of one"));
+            out.push(Detail::new(path, "ambiguous", "has fields that exclude each other: give the fields of one shape"));
         }
     }
     if v.is_null() {
@@ -184,6 +184,9 @@ fn fits(c: &Compiled, schema: &Value, v: &Value, path: &str) -> bool {
 /// The field names of a `oneOf` whose branches each require one field (of
 /// an object) and say nothing else: "exactly one of these fields".
 fn one_of_fields(alts: &[Value]) -> Option<Vec<&str>> {
+    if alts.is_empty() {
+        return None;
+    }
     alts.iter()
         .map(|alt| match alt.as_object() {
             Some(o) if o.keys().all(|k| k == "required" || k == "type") => match o.get("required").and_then(Value::as_array).map(Vec::as_slice) {

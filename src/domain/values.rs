@@ -38,7 +38,8 @@ impl Checks {
 
     /// A BCP 47 language tag whose subtags the IANA registry holds, in an
     /// order RFC 5646 allows (no variant or extension twice): `sv-SE`,
-    /// `zh-Hant-TW`, `ca-ES-valencia`; not `sv-XX` nor `en-US-US`.
+    /// `zh-Hant-TW`, `ca-ES-valencia`; not `sv-QQQ` nor `jqq-SE` (private-use
+    /// subtags, `sv-XA` or `qaa`, are valid BCP 47).
     pub fn locale(&mut self, property: &str, v: &str) {
         let valid = language_tags::LanguageTag::parse(v).is_ok_and(|tag| tag.validate().is_ok());
         if !valid {

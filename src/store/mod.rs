@@ -519,3 +519,25 @@ impl Store {
         Ok(row.is_some())
     }
 }
+
+#[cfg(test)]
+mod embedded_migrations {
+    use sqlx::migrate::Migrator;
+
+    fn shape(m: &Migrator) -> Vec<(i64, String, Vec<u8>, bool, sqlx::migrate::MigrationType)> {
+        m.iter().map(|m| (m.version, m.description.to_string(), m.checksum.to_vec(), m.no_tx, m.migration_type)).collect()
+    }
+
+    /// The migrations build.rs embeds are those sqlx's own resolver reads
+    /// from migrations/ (what its `migrate!` macro embedded before): the
+    /// same versions, names, checksums and transactions, so a database an
+    /// earlier build migrated reads as up to date.
+    #[tokio::test]
+    async fn are_sqlxs_own_reading_of_the_directory() {
+        for (dir, embedded) in [("migrations/sqlite", &*super::MIGRATE_SQLITE), ("migrations/postgres", &*super::MIGRATE_POSTGRES)] {
+            let resolved = Migrator::new(std::path::Path::new(dir)).await.expect("migrations/ resolves");
+            assert!(resolved.iter().count() > 40, "{dir}");
+            assert_eq!(shape(embedded), shape(&resolved), "{dir}");
+        }
+    }
+}

@@ -138,9 +138,13 @@ pub async fn create(caller: &Caller, public_url: &str, req: wire::CreatePaymentL
     let asks = Asks::of(&req);
     check_fields(&req, asks, now)?;
     let collecting = match (&req.order_id, &req.invoice_id) {
-        (Some(order), _) => order_collecting(caller, order).await?,
+        (Some(order), None) => order_collecting(caller, order).await?,
         (None, Some(invoice)) => invoice_collecting(caller, invoice).await?,
-        (None, None) => return Err(Error::Internal("a link for nothing passed its checks".into())),
+        // the schema's oneOf refuses both and neither before this; a caller
+        // that did not pass the document's checks is refused here too
+        (Some(_), Some(_)) | (None, None) => {
+            return Err(Error::invalid("invoiceId", "exactly_one", "give only one of orderId and invoiceId"));
+        }
     };
     let customer = collecting.customer_id;
     let profile = match &req.payment_profile_id {
