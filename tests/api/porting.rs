@@ -154,8 +154,8 @@ async fn the_sandbox_carrier_answers_by_the_number_and_details_are_checked() {
             (json!({"msisdn": "+46709870005", "details": us_details()}), "details.identity", "required"),
             (json!({"msisdn": "+12127360005", "details": {"identity": SWEDE}}), "details.firstName", "required"),
             (json!({"msisdn": "+447700900123", "details": {"identity": SWEDE}}), "msisdn", "porting_country_unsupported"),
-            // the forms exclude each other: a body of both matches neither
-            (json!({"msisdn": "+46709870005", "details": {"identity": SWEDE, "firstName": "Ann", "lastName": "Lee", "address": us_details()["address"]}}), "details", "invalid_value"),
+            // a body that is both forms is refused: oneOf is exactly one
+            (json!({"msisdn": "+46709870005", "details": {"identity": SWEDE, "firstName": "Ann", "lastName": "Lee", "address": us_details()["address"]}}), "details", "ambiguous"),
         ] {
             let r = update(&app, &plain, body.clone()).await;
             r.assert_error(400, "validation_failed");

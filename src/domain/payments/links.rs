@@ -48,7 +48,12 @@ pub(super) fn http_url(v: &str) -> Option<String> {
 fn check_fields(req: &wire::CreatePaymentLinkRequest, asks: Asks, now: DateTime<Utc>) -> Result<()> {
     let lifetime = if req.invoice_id.is_some() { Duration::days(INVOICE_LIFETIME_DAYS) } else { Duration::hours(LIFETIME_HOURS) };
     let mut bad = vec![];
-    // exactly one of orderId and invoiceId: the schema's oneOf, checked before
+    if req.order_id.is_some() && req.invoice_id.is_some() {
+        bad.push(Detail::new("invoiceId", "exactly_one", "give orderId or invoiceId, not both"));
+    }
+    if req.order_id.is_none() && req.invoice_id.is_none() {
+        bad.push(Detail::new("orderId", "required", "give orderId or invoiceId"));
+    }
     if asks.set_default && !asks.save {
         bad.push(Detail::new("setAsDefaultPaymentProfile", "requires_save_payment_profile", "needs savePaymentProfile"));
     }
@@ -140,11 +145,7 @@ pub async fn create(caller: &Caller, public_url: &str, req: wire::CreatePaymentL
     let collecting = match (&req.order_id, &req.invoice_id) {
         (Some(order), None) => order_collecting(caller, order).await?,
         (None, Some(invoice)) => invoice_collecting(caller, invoice).await?,
-        // the schema's oneOf refuses both and neither before this; a caller
-        // that did not pass the document's checks is refused here too
-        (Some(_), Some(_)) | (None, None) => {
-            return Err(Error::invalid("invoiceId", "exactly_one", "give only one of orderId and invoiceId"));
-        }
+        (Some(_), Some(_)) | (None, None) => return Err(Error::Internal("a link for both or nothing passed its checks".into())),
     };
     let customer = collecting.customer_id;
     let profile = match &req.payment_profile_id {
