@@ -57,10 +57,10 @@ fn now() -> DateTime<Utc> {
 /// while supported and to the oldest supported one after; anything else
 /// is an unknown revision (never a guess at the nearest).
 pub fn revision_header(data: &[u8]) {
-    if let Ok(s) = std::str::from_utf8(data) {
-        if let Some(r) = Revision::by_name(s) {
-            assert_eq!(r.name, s);
-        }
+    if let Ok(s) = std::str::from_utf8(data)
+        && let Some(r) = Revision::by_name(s)
+    {
+        assert_eq!(r.name, s);
     }
     let Ok(value) = http::HeaderValue::from_bytes(data) else { return };
     // before and after the oldest revision's support ends
@@ -171,11 +171,9 @@ pub fn number_import(data: &[u8]) {
         let n = |t: &str| t.trim().strip_prefix('+').and_then(|d| d.parse::<u64>().ok());
         matches!((n(a), n(b)), (Some(a), Some(b)) if b.saturating_sub(a) <= 1000)
     });
-    if small {
-        if let Ok(numbers) = parse_range(&s, NumberType::Cell) {
-            assert!(!numbers.is_empty());
-            assert!(numbers.windows(2).all(|w| w[0].0.len() == w[1].0.len() && w[0].0 < w[1].0));
-        }
+    if small && let Ok(numbers) = parse_range(&s, NumberType::Cell) {
+        assert!(!numbers.is_empty());
+        assert!(numbers.windows(2).all(|w| w[0].0.len() == w[1].0.len() && w[0].0 < w[1].0));
     }
 }
 

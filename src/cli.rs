@@ -5,11 +5,17 @@
 //! `server::start` compiled the whole server again (docs/developing.md,
 //! What the build costs).
 
+use crate::payment_providers::ProviderName;
+use crate::{
+    admin,
+    clock::Clock,
+    config::Settings,
+    demo, server,
+    store::{Store, Synchronous},
+};
 use clap::{CommandFactory, Parser, Subcommand};
 use std::net::SocketAddr;
 use std::sync::Arc;
-use crate::payment_providers::ProviderName;
-use crate::{admin, clock::Clock, config::Settings, demo, server, store::{Store, Synchronous}};
 
 /// SQLite file in the working directory unless told otherwise.
 const DEFAULT_DATABASE: &str = "sqlite://switchboard.db";
@@ -349,21 +355,15 @@ async fn run() -> anyhow::Result<()> {
                     admin::org_providers(&store, &clock, org, &enable, &disable).await?
                 }
                 AdminCommand::Key { command } => match command {
-                    KeyCommand::Create { org, revision, read_only } => {
-                        admin::key_create(&store, &clock, org, revision.as_deref(), read_only).await?
-                    }
+                    KeyCommand::Create { org, revision, read_only } => admin::key_create(&store, &clock, org, revision.as_deref(), read_only).await?,
                     KeyCommand::List { org } => admin::key_list(&store, org).await?,
                     KeyCommand::Revoke { key } => admin::key_revoke(&store, &clock, key).await?,
                     KeyCommand::Pin { key, revision } => admin::key_pin(&store, key, &revision).await?,
                 },
-                AdminCommand::User { command: UserCommand::Support { user, off } } => {
-                    admin::user_support(&store, user, !off).await?
-                }
+                AdminCommand::User { command: UserCommand::Support { user, off } } => admin::user_support(&store, user, !off).await?,
                 AdminCommand::User { command: UserCommand::SignOut { user } } => admin::user_sign_out(&store, &clock, user).await?,
                 AdminCommand::Mail { command: MailCommand::List { to } } => admin::mail_list(&store, to.as_deref()).await?,
-                AdminCommand::Catalog { command: CatalogCommand::Import { org, file } } => {
-                    admin::catalog_import(&store, org, &file).await?
-                }
+                AdminCommand::Catalog { command: CatalogCommand::Import { org, file } } => admin::catalog_import(&store, org, &file).await?,
                 AdminCommand::Webhook { command } => admin::webhooks::run(&store, &clock, command).await?,
                 AdminCommand::Usage { command } => admin::usage::run(&store, &clock, command).await?,
                 AdminCommand::Clock { command } => admin::clock::run(&store, &clock, command).await?,

@@ -67,10 +67,7 @@ impl Setting {
 /// `serve`'s argument (or a global one) whose long flag is `flag`.
 fn serve_arg<'a>(command: &'a clap::Command, flag: &str) -> Option<&'a clap::Arg> {
     let serve = command.find_subcommand("serve")?;
-    serve
-        .get_arguments()
-        .chain(command.get_arguments())
-        .find(|a| a.get_long() == Some(flag) && !matches!(flag, "config" | "help" | "version"))
+    serve.get_arguments().chain(command.get_arguments()).find(|a| a.get_long() == Some(flag) && !matches!(flag, "config" | "help" | "version"))
 }
 
 /// The file's settings, each checked by its flag's parser.
@@ -84,7 +81,8 @@ fn read(file: &Path, command: &clap::Command) -> anyhow::Result<Vec<Setting>> {
     let mut settings = vec![];
     flatten(&table, "", &mut settings).map_err(|e| anyhow!("{name}: {e}"))?;
     for s in &settings {
-        let arg = serve_arg(command, &s.flag).ok_or_else(|| anyhow!("{name}: {}: no such setting (the settings are serve's flags: switchboard serve --help)", s.key))?;
+        let arg = serve_arg(command, &s.flag)
+            .ok_or_else(|| anyhow!("{name}: {}: no such setting (the settings are serve's flags: switchboard serve --help)", s.key))?;
         let switch = !arg.get_action().takes_values();
         match (&s.values, switch) {
             (Some(v), true) if !v.is_empty() => bail!("{name}: {}: must be true or false", s.key),

@@ -4,12 +4,12 @@
 //! and payments (links, intents, a saved profile, sessions and a setup
 //! page) and invoices, so a newcomer can call the API at once.
 
-use crate::wire::latest as wire;
-use chrono::Datelike;
 use crate::clock::Clock;
 use crate::domain::{Caller, customers, users};
 use crate::store::Store;
+use crate::wire::latest as wire;
 use anyhow::Result;
+use chrono::Datelike;
 
 /// The demo key's secret, or None when the database already has data.
 /// `public_url`: where the hosted payment pages are (`serve --public-url`).
@@ -19,7 +19,7 @@ pub async fn seed(store: &Store, clock: &Clock, public_url: &str) -> Result<Opti
     }
     let org = store.create_organisation("Demo Telecom", true, clock.now()).await?;
     let key = crate::admin::key_create(store, clock, org, None, false).await?;
-    let caller = Caller::system(&store, org, clock.now());
+    let caller = Caller::system(store, org, clock.now());
     let people = [
         ("Acme AB", wire::CustomerType::Business, "acme", "Anna Svensson", "anna", "anna@acme.example", "SEK"),
         ("Globex Inc", wire::CustomerType::Business, "globex", "Hank Scorpio", "hank", "hank@globex.example", "USD"),
@@ -142,20 +142,26 @@ async fn orders(caller: &Caller) -> crate::error::Result<()> {
         serde_json::json!({"type": "SUBSCRIPTION", "productOfferingId": offering(key), "bindingContract": binding,
             "subscription": {"simType": "ESIM", "msisdn": msisdn, "referenceId": reference}})
     };
-    order(caller, "rid_acme", serde_json::json!([
-        line("mobile-10gb", true, "+46701234567", "acme-mobile-1"),
-        line("mobile-10gb", false, "+46701234568", "acme-mobile-2"),
-    ]))
+    order(
+        caller,
+        "rid_acme",
+        serde_json::json!([line("mobile-10gb", true, "+46701234567", "acme-mobile-1"), line("mobile-10gb", false, "+46701234568", "acme-mobile-2"),]),
+    )
     .await?;
-    order(caller, "rid_acme", serde_json::json!([
-        {"type": "LICENSE", "productOfferingId": offering("pbx-user"), "subscriptionId": "rid_acme-mobile-1"},
-        {"type": "SUBSCRIPTION_ADDON", "productOfferingId": offering("extra-data-5gb"), "subscriptionId": "rid_acme-mobile-1"},
-    ]))
+    order(
+        caller,
+        "rid_acme",
+        serde_json::json!([
+            {"type": "LICENSE", "productOfferingId": offering("pbx-user"), "subscriptionId": "rid_acme-mobile-1"},
+            {"type": "SUBSCRIPTION_ADDON", "productOfferingId": offering("extra-data-5gb"), "subscriptionId": "rid_acme-mobile-1"},
+        ]),
+    )
     .await?;
-    order(caller, "rid_globex", serde_json::json!([
-        line("mobile-unlimited", false, "+46701234569", "globex-mobile-1"),
-        line("data-sim-20gb", false, "+46701234570", "globex-data-1"),
-    ]))
+    order(
+        caller,
+        "rid_globex",
+        serde_json::json!([line("mobile-unlimited", false, "+46701234569", "globex-mobile-1"), line("data-sim-20gb", false, "+46701234570", "globex-data-1"),]),
+    )
     .await?;
     order(caller, "rid_maria", serde_json::json!([line("mobile-10gb", false, "+46701234571", "maria-mobile-1")])).await
 }
@@ -245,7 +251,8 @@ async fn payments(caller: &Caller, public_url: &str) -> crate::error::Result<()>
     }
     let line = serde_json::json!([{"type": "SUBSCRIPTION", "productOfferingId": entity_id(caller.org, "offering", "data-sim-20gb").to_string(),
         "subscription": {"simType": "ESIM"}}]);
-    let order = crate::domain::orders::create(caller, parse(serde_json::json!({"customerId": "rid_maria", "lineItems": line}))?, chrono::Duration::days(7)).await?;
+    let order =
+        crate::domain::orders::create(caller, parse(serde_json::json!({"customerId": "rid_maria", "lineItems": line}))?, chrono::Duration::days(7)).await?;
     let maria = crate::domain::customers::find(caller, "rid_maria").await?;
     let profile = maria.billing.and_then(|b| b.default_payment_profile_id).unwrap_or_default();
     // (its charge is sent by its job, which runs once the server does)
@@ -283,7 +290,9 @@ async fn billing(caller: &Caller, public_url: &str) -> crate::error::Result<()> 
         again_if_changed(|| invoices::due::run(&caller.store, &network, public_url, caller.org, invoice.id, caller.now)).await?;
     }
     if let Some(first) = billed.first() {
-        let paid = || async { invoices::paid::mark_paid(caller, &first.id.to_string(), parse(serde_json::json!({"method": "BANK_TRANSFER", "reference": "OCR 4711"}))?).await };
+        let paid = || async {
+            invoices::paid::mark_paid(caller, &first.id.to_string(), parse(serde_json::json!({"method": "BANK_TRANSFER", "reference": "OCR 4711"}))?).await
+        };
         again_if_changed(paid).await?;
     }
     Ok(())

@@ -2,7 +2,6 @@
 //! one `InternalCode` enum. It knows neither HTTP (`api::error` maps it) nor
 //! the store (which turns its own failures into these).
 
-
 /// Every `internalCode` the server sends. Stable across releases: clients
 /// branch on these strings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -300,21 +299,13 @@ impl Error {
 
     /// 409: another `what` of the organisation has the referenceId asked for.
     pub fn reference_taken(what: &str) -> Self {
-        Error::Conflict {
-            code: InternalCode::ReferenceIdTaken,
-            message: format!("another {what} already has this referenceId"),
-            property: "referenceId",
-        }
+        Error::Conflict { code: InternalCode::ReferenceIdTaken, message: format!("another {what} already has this referenceId"), property: "referenceId" }
     }
 
     /// A unique-constraint violation: a concurrent request won a race the
     /// checks before the write could not see. Still a 409, never a 500.
     pub fn concurrent_conflict() -> Self {
-        Error::Conflict {
-            code: InternalCode::Conflict,
-            message: "a concurrent request created a conflicting record".into(),
-            property: "",
-        }
+        Error::Conflict { code: InternalCode::Conflict, message: "a concurrent request created a conflicting record".into(), property: "" }
     }
 
     /// 409: another request changed `what` between this one's read and its
@@ -351,4 +342,3 @@ impl Error {
         Error::Invalid(vec![Detail::new(property, code, message)])
     }
 }
-

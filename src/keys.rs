@@ -5,9 +5,9 @@ use crate::clock::Clock;
 use crate::store::{ApiKeyRecord, Store};
 use base64::Engine;
 use chrono::{DateTime, Duration, Utc};
+use lru::LruCache;
 use rand::RngCore;
 use sha2::{Digest, Sha256};
-use lru::LruCache;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 

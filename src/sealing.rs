@@ -217,7 +217,7 @@ mod tests {
         assert!(Sealing::new(None, &[new_master_key()]).is_err());
         assert!(Sealing::new(None, &[]).unwrap().current_id().is_none());
         let k = new_master_key();
-        assert!(Sealing::new(Some(&k), &[k.clone()]).unwrap_err().to_string().contains("two master keys have the id"));
+        assert!(Sealing::new(Some(&k), std::slice::from_ref(&k)).unwrap_err().to_string().contains("two master keys have the id"));
         // without keys, a sealed value is named, not read
         let sealed = Sealing::new(Some(&k), &[]).unwrap().seal("p", "text");
         assert!(matches!(Sealing::none().opens(&sealed), Err(Unsealable::UnknownKey(_))));

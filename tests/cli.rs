@@ -249,9 +249,13 @@ fn admin_catalog_import_loads_a_file_once_and_names_each_problem() {
     let dir = std::env::temp_dir().join(format!("switchboard-catalog-{}", uuid::Uuid::new_v4().simple()));
     std::fs::create_dir_all(&dir).unwrap();
     let yaml = dir.join("catalog.yaml");
-    std::fs::write(&yaml, "products: [{key: p, internalName: P, type: SIM_CARD, category: PRODUCT_CATEGORY_SIM_CARD}]\n\
+    std::fs::write(
+        &yaml,
+        "products: [{key: p, internalName: P, type: SIM_CARD, category: PRODUCT_CATEGORY_SIM_CARD}]\n\
         offerings: [{key: sim, name: SIM, product: p, price: {netPriceMinor: 9900, currency: SEK, priceType: ONE_TIME}}]\n\
-        catalogs: [{key: all, name: All, default: true, offerings: [sim]}]\n").unwrap();
+        catalogs: [{key: all, name: All, default: true, offerings: [sim]}]\n",
+    )
+    .unwrap();
     let first = admin(&url, &["catalog", "import", "--org", &org_id, yaml.to_str().unwrap()]);
     assert_eq!(first, serde_json::json!({"created": 4, "updated": 0, "unchanged": 0}));
     let again = admin(&url, &["catalog", "import", "--org", &org_id, yaml.to_str().unwrap()]);
@@ -298,7 +302,10 @@ fn admin_webhook_commands_manage_endpoints_and_the_revision() {
     let o = org_id.as_str();
     // (the admin commands deliver nothing; a loopback receiver, allowed as
     // an operator may, keeps even the address check on this machine)
-    let created = admin(&url, &["webhook", "create", "--org", o, "--url", "https://127.0.0.1:9/hooks", "--events", "order.submitted,customer.created", "--webhooks-allow-private"]);
+    let created = admin(
+        &url,
+        &["webhook", "create", "--org", o, "--url", "https://127.0.0.1:9/hooks", "--events", "order.submitted,customer.created", "--webhooks-allow-private"],
+    );
     let secret = created["secret"].as_str().unwrap().to_string();
     assert!(secret.starts_with("whsec_"), "{created}");
     assert_eq!(created["events"], serde_json::json!(["order.submitted", "customer.created"]));
@@ -312,7 +319,8 @@ fn admin_webhook_commands_manage_endpoints_and_the_revision() {
     assert!(refused.contains("loopback, private"), "{refused}");
     let local = admin(&url, &["webhook", "create", "--org", o, "--url", "http://127.0.0.1:3000/hooks", "--webhooks-allow-private", "--webhooks-allow-http"]);
     assert_eq!(local["events"], serde_json::json!(["*"]));
-    let unknown = admin_fails(&url, &["webhook", "create", "--org", o, "--url", "https://127.0.0.1:9/x", "--events", "order.shipped", "--webhooks-allow-private"]);
+    let unknown =
+        admin_fails(&url, &["webhook", "create", "--org", o, "--url", "https://127.0.0.1:9/x", "--events", "order.shipped", "--webhooks-allow-private"]);
     assert!(unknown.contains("unknown event type \"order.shipped\""), "{unknown}");
 
     let list = admin(&url, &["webhook", "list", "--org", o]);
@@ -380,23 +388,33 @@ fn admin_backup_copies_a_live_database_and_restore_puts_it_back() {
     // (VACUUM INTO reads one snapshot: a running server's database is copied as of one commit)
     let out = admin(&url, &["backup", "--to", backup.to_str().unwrap()]);
     assert!(out["bytes"].as_u64().unwrap() > 0, "{out:#}");
-    let again = Command::new(env!("CARGO_BIN_EXE_switchboard")).args(["--database-url", &url, "admin", "backup", "--to", backup.to_str().unwrap()]).output().unwrap();
+    let again =
+        Command::new(env!("CARGO_BIN_EXE_switchboard")).args(["--database-url", &url, "admin", "backup", "--to", backup.to_str().unwrap()]).output().unwrap();
     assert!(!again.status.success() && String::from_utf8_lossy(&again.stderr).contains("exists already"), "a backup never overwrites");
     admin(&url, &["org", "create", "--name", "After"]);
     // over an existing database only with --force
-    let refused = Command::new(env!("CARGO_BIN_EXE_switchboard")).args(["--database-url", &url, "admin", "restore", "--from", backup.to_str().unwrap()]).output().unwrap();
+    let refused = Command::new(env!("CARGO_BIN_EXE_switchboard"))
+        .args(["--database-url", &url, "admin", "restore", "--from", backup.to_str().unwrap()])
+        .output()
+        .unwrap();
     assert!(!refused.status.success() && String::from_utf8_lossy(&refused.stderr).contains("--force"));
     // nothing that is not a Switchboard database is restored
     let junk = file.with_extension("junk");
     std::fs::write(&junk, "not a database").unwrap();
-    let bad = Command::new(env!("CARGO_BIN_EXE_switchboard")).args(["--database-url", &url, "admin", "restore", "--from", junk.to_str().unwrap(), "--force"]).output().unwrap();
+    let bad = Command::new(env!("CARGO_BIN_EXE_switchboard"))
+        .args(["--database-url", &url, "admin", "restore", "--from", junk.to_str().unwrap(), "--force"])
+        .output()
+        .unwrap();
     assert!(!bad.status.success(), "{}", String::from_utf8_lossy(&bad.stdout));
     let restored = admin(&url, &["restore", "--from", backup.to_str().unwrap(), "--force"]);
     assert_eq!(restored["organisations"], 1, "{restored:#}");
     let names: Vec<String> = admin(&url, &["org", "list"]).as_array().unwrap().iter().map(|o| o["name"].as_str().unwrap().to_string()).collect();
     assert_eq!(names, ["Before"], "the database as it was backed up");
     // PostgreSQL's are pg_dump's
-    let pg = Command::new(env!("CARGO_BIN_EXE_switchboard")).args(["--database-url", "postgres://nobody@127.0.0.1:1/none", "admin", "backup", "--to", "/nonexistent"]).output().unwrap();
+    let pg = Command::new(env!("CARGO_BIN_EXE_switchboard"))
+        .args(["--database-url", "postgres://nobody@127.0.0.1:1/none", "admin", "backup", "--to", "/nonexistent"])
+        .output()
+        .unwrap();
     assert!(!pg.status.success() && String::from_utf8_lossy(&pg.stderr).contains("pg_dump"));
     for path in [backup, junk] {
         let _ = std::fs::remove_file(path);

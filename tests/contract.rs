@@ -3,8 +3,8 @@
 //! allowance is listed (and explained) in `normalise_spec` / `normalise_derived`.
 
 use serde_json::{Map, Value, json};
-use switchboard::api::routes::switchboard_api_mod;
 use switchboard::api::revision::Revision;
+use switchboard::api::routes::switchboard_api_mod;
 
 /// Resolves `#/components/{parameters,headers,responses}/..` references.
 fn inline(doc: &Value, v: &Value) -> Value {
@@ -85,7 +85,13 @@ fn normalise_spec(spec: &Value) -> Value {
     obj["paths"].as_object_mut().unwrap().retain(|p, _| !beside_variable(p));
     // ... and of tags only the names of those the published endpoints
     //     have (the operations of a tag may all be routed, as above).
-    let used: Vec<&Value> = obj["paths"].as_object().unwrap().values().flat_map(|item| item.as_object().unwrap().values()).flat_map(|op| op["tags"].as_array().into_iter().flatten()).collect();
+    let used: Vec<&Value> = obj["paths"]
+        .as_object()
+        .unwrap()
+        .values()
+        .flat_map(|item| item.as_object().unwrap().values())
+        .flat_map(|op| op["tags"].as_array().into_iter().flatten())
+        .collect();
     let names: Vec<Value> = spec["tags"].as_array().into_iter().flatten().filter(|t| used.contains(&&t["name"])).map(|t| json!({"name": t["name"]})).collect();
     obj.insert("tags".into(), Value::Array(names));
     let used_by_operations = schemas_reached(&json!({"paths": obj["paths"]}), &components);
@@ -188,12 +194,8 @@ fn normalise_derived(derived: &Value) -> Value {
     let mut doc = derived.clone();
     let obj = doc.as_object_mut().unwrap();
     // 9. the `/api/v2` prefix is in the document's `servers`, not its paths.
-    let paths: Map<String, Value> = obj["paths"]
-        .as_object()
-        .unwrap()
-        .iter()
-        .map(|(p, v)| (p.strip_prefix("/api/v2").unwrap_or(p).to_string(), v.clone()))
-        .collect();
+    let paths: Map<String, Value> =
+        obj["paths"].as_object().unwrap().iter().map(|(p, v)| (p.strip_prefix("/api/v2").unwrap_or(p).to_string(), v.clone())).collect();
     obj["paths"] = Value::Object(paths);
     // 10. dropshot adds components.responses.Error, which the normalised
     //     document has inlined.
@@ -230,7 +232,7 @@ fn sort_required(v: &mut Value) {
         Value::Object(m) => {
             for (k, x) in m.iter_mut() {
                 match (k.as_str(), x) {
-                    ("required", Value::Array(a)) => a.sort_by(|p, q| p.to_string().cmp(&q.to_string())),
+                    ("required", Value::Array(a)) => a.sort_by_key(|p| p.to_string()),
                     (_, x) => sort_required(x),
                 }
             }

@@ -91,7 +91,10 @@ fn every_setting_of_serve_is_documented_and_the_example_file_checks() {
         let Some(flag) = line.trim_start().strip_prefix("--") else { continue };
         let flag = flag.split([' ', '<']).next().unwrap().to_string();
         // its environment variable: the next `[env: NAME...]` before the next flag
-        let env = lines.clone().take_while(|l| !l.trim_start().starts_with("--")).find_map(|l| l.trim().strip_prefix("[env: ").map(|e| e.trim_end_matches(']').split('=').next().unwrap().to_string()));
+        let env = lines
+            .clone()
+            .take_while(|l| !l.trim_start().starts_with("--"))
+            .find_map(|l| l.trim().strip_prefix("[env: ").map(|e| e.trim_end_matches(']').split('=').next().unwrap().to_string()));
         if flag != "config" && flag != "help" {
             flags.push((flag, env));
         }

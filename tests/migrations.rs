@@ -100,15 +100,16 @@ fn count_checks(sql: &str) -> usize {
 
 async fn read_sqlite(url: &str) -> Schema {
     let mut conn = SqliteConnection::connect(url).await.expect("SQLite file opens");
-    let tables: Vec<(String, String)> = sqlx::query_as(
-        "SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> '_sqlx_migrations'",
-    ).fetch_all(&mut conn).await.unwrap();
+    let tables: Vec<(String, String)> =
+        sqlx::query_as("SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name <> '_sqlx_migrations'")
+            .fetch_all(&mut conn)
+            .await
+            .unwrap();
     let mut schema = Schema::new();
     for (name, sql) in tables {
         let mut t = Table { checks: count_checks(&sql), ..Table::default() };
         let sql_cols = r#"SELECT name, type, "notnull", dflt_value, pk FROM pragma_table_info(?1) ORDER BY cid"#;
-        let cols: Vec<(String, String, i64, Option<String>, i64)> =
-            sqlx::query_as(sql_cols).bind(&name).fetch_all(&mut conn).await.unwrap();
+        let cols: Vec<(String, String, i64, Option<String>, i64)> = sqlx::query_as(sql_cols).bind(&name).fetch_all(&mut conn).await.unwrap();
         let mut pk: Vec<(i64, String)> = cols.iter().filter(|c| c.4 > 0).map(|c| (c.4, c.0.clone())).collect();
         pk.sort();
         t.primary_key = pk.into_iter().map(|(_, c)| c).collect();
@@ -133,8 +134,7 @@ async fn read_sqlite(url: &str) -> Schema {
             t.indexes.insert(index_key(index, origin == "u", &columns), text);
         }
         let sql_fks = r#"SELECT id, "table", "from", "to", on_delete, on_update FROM pragma_foreign_key_list(?1) ORDER BY id, seq"#;
-        let fks: Vec<(i64, String, String, Option<String>, String, String)> =
-            sqlx::query_as(sql_fks).bind(&name).fetch_all(&mut conn).await.unwrap();
+        let fks: Vec<(i64, String, String, Option<String>, String, String)> = sqlx::query_as(sql_fks).bind(&name).fetch_all(&mut conn).await.unwrap();
         let mut by_id: BTreeMap<i64, Vec<_>> = BTreeMap::new();
         for fk in fks {
             by_id.entry(fk.0).or_default().push(fk);
@@ -164,12 +164,21 @@ async fn read_postgres(url: &str) -> Schema {
     let tables: Vec<String> = sqlx::query_scalar(
         "SELECT relname::text FROM pg_class WHERE relnamespace = current_schema()::regnamespace \
          AND relkind IN ('r', 'p') AND relname <> '_sqlx_migrations'",
-    ).fetch_all(&mut conn).await.unwrap();
+    )
+    .fetch_all(&mut conn)
+    .await
+    .unwrap();
     // the names of a constraint's or index's columns, in key order
     macro_rules! names {
         ($rel:literal, $nums:literal) => {
-            concat!("array(SELECT coalesce(a.attname::text, '<expr>') FROM unnest(", $nums, "::int2[]) WITH ORDINALITY k(n, o) ",
-                    "LEFT JOIN pg_attribute a ON a.attrelid = ", $rel, " AND a.attnum = k.n ORDER BY k.o)")
+            concat!(
+                "array(SELECT coalesce(a.attname::text, '<expr>') FROM unnest(",
+                $nums,
+                "::int2[]) WITH ORDINALITY k(n, o) ",
+                "LEFT JOIN pg_attribute a ON a.attrelid = ",
+                $rel,
+                " AND a.attnum = k.n ORDER BY k.o)"
+            )
         };
     }
     let mut schema = Schema::new();
@@ -179,18 +188,36 @@ async fn read_postgres(url: &str) -> Schema {
             "SELECT a.attname::text, format_type(a.atttypid, a.atttypmod), a.attnotnull, pg_get_expr(d.adbin, d.adrelid) \
              FROM pg_attribute a LEFT JOIN pg_attrdef d ON d.adrelid = a.attrelid AND d.adnum = a.attnum \
              WHERE a.attrelid = $1::regclass AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum",
-        ).bind(&name).fetch_all(&mut conn).await.unwrap();
+        )
+        .bind(&name)
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
         for (col, ty, not_null, default) in cols {
             t.columns.push((col, Column { ty: normalise_type(&ty, true), not_null, default: normalise_default(default) }));
         }
         let constraints: Vec<PgConstraint> = sqlx::query_as(concat!(
-            "SELECT c.contype::text, ", names!("c.conrelid", "c.conkey"), ", coalesce(c.confrelid::regclass::text, ''), ",
-            names!("c.confrelid", "c.confkey"), ", c.confdeltype::text, c.confupdtype::text ",
+            "SELECT c.contype::text, ",
+            names!("c.conrelid", "c.conkey"),
+            ", coalesce(c.confrelid::regclass::text, ''), ",
+            names!("c.confrelid", "c.confkey"),
+            ", c.confdeltype::text, c.confupdtype::text ",
             "FROM pg_constraint c WHERE c.conrelid = $1::regclass AND c.contype IN ('p', 'f', 'c')"
-        )).bind(&name).fetch_all(&mut conn).await.unwrap();
+        ))
+        .bind(&name)
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
         // pg_constraint's action codes, spelled as SQLite's pragma spells them
         let action = |code: &str| {
-            match code { "r" => "RESTRICT", "c" => "CASCADE", "n" => "SET NULL", "d" => "SET DEFAULT", _ => "NO ACTION" }.to_string()
+            match code {
+                "r" => "RESTRICT",
+                "c" => "CASCADE",
+                "n" => "SET NULL",
+                "d" => "SET DEFAULT",
+                _ => "NO ACTION",
+            }
+            .to_string()
         };
         for (kind, from, parent, to, on_delete, on_update) in constraints {
             match kind.as_str() {
@@ -204,8 +231,13 @@ async fn read_postgres(url: &str) -> Schema {
         let indexes: Vec<(String, bool, bool, bool, Vec<String>)> = sqlx::query_as(concat!(
             "SELECT i.indexrelid::regclass::text, i.indisunique, i.indpred IS NOT NULL, ",
             "EXISTS (SELECT 1 FROM pg_constraint c WHERE c.conindid = i.indexrelid AND c.conrelid = i.indrelid AND c.contype = 'u'), ",
-            names!("i.indrelid", "i.indkey"), " FROM pg_index i WHERE i.indrelid = $1::regclass AND NOT i.indisprimary"
-        )).bind(&name).fetch_all(&mut conn).await.unwrap();
+            names!("i.indrelid", "i.indkey"),
+            " FROM pg_index i WHERE i.indrelid = $1::regclass AND NOT i.indisprimary"
+        ))
+        .bind(&name)
+        .fetch_all(&mut conn)
+        .await
+        .unwrap();
         for (index, unique, partial, from_constraint, columns) in indexes {
             let text = index_text(unique, partial, &columns);
             t.indexes.insert(index_key(index, from_constraint, &columns), text);
@@ -218,16 +250,13 @@ async fn read_postgres(url: &str) -> Schema {
 /// Every difference between the two descriptions, one line each.
 fn differences(sqlite: &Schema, postgres: &Schema) -> Vec<String> {
     let mut out = Vec::new();
-    let only = |out: &mut Vec<String>, what: String, on_sqlite: bool| {
-        out.push(format!("{what}: only on {}", if on_sqlite { "sqlite" } else { "postgres" }))
-    };
+    let only = |out: &mut Vec<String>, what: String, on_sqlite: bool| out.push(format!("{what}: only on {}", if on_sqlite { "sqlite" } else { "postgres" }));
     for (name, s) in sqlite {
         let Some(p) = postgres.get(name) else {
             only(&mut out, format!("table {name}"), true);
             continue;
         };
-        let (s_cols, p_cols): (BTreeMap<_, _>, BTreeMap<_, _>) =
-            (s.columns.iter().cloned().collect(), p.columns.iter().cloned().collect());
+        let (s_cols, p_cols): (BTreeMap<_, _>, BTreeMap<_, _>) = (s.columns.iter().cloned().collect(), p.columns.iter().cloned().collect());
         for (col, sc) in &s_cols {
             let Some(pc) = p_cols.get(col) else {
                 only(&mut out, format!("column {name}.{col}"), true);
@@ -300,9 +329,12 @@ fn inconsistencies(schema: &Schema) -> Vec<String> {
                 continue;
             };
             let mut keys = vec![sorted(pt.primary_key.clone())];
-            keys.extend(pt.indexes.values().filter(|i| i.starts_with("unique (") && !i.ends_with("partial")).map(|i| {
-                sorted(i.split(['(', ')']).nth(1).unwrap().split(", ").map(String::from).collect())
-            }));
+            keys.extend(
+                pt.indexes
+                    .values()
+                    .filter(|i| i.starts_with("unique (") && !i.ends_with("partial"))
+                    .map(|i| sorted(i.split(['(', ')']).nth(1).unwrap().split(", ").map(String::from).collect())),
+            );
             if !keys.contains(&sorted(to)) {
                 out.push(format!("foreign key {name}{fk}: not the primary key or a UNIQUE set of {parent}"));
             }

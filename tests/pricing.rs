@@ -5,10 +5,10 @@
 
 use proptest::prelude::*;
 use serde_json::{Value, json};
-use switchboard::wire::{auk, bullfinch};
 use switchboard::domain::catalog::price::Price;
 use switchboard::domain::orders::{Line, OfferingRef, OrderDoc};
 use switchboard::domain::pricing::TaxRate;
+use switchboard::wire::{auk, bullfinch};
 
 const CURRENCIES: [&str; 4] = ["SEK", "JPY", "BHD", "EUR"];
 

@@ -55,7 +55,13 @@ async fn a_restart_under_load_loses_no_acknowledged_request() {
                     let idempotency_key = format!("restart-{c}-{i}");
                     let body = serde_json::json!({"customerType": "BUSINESS", "name": format!("Customer {c}-{i}"), "contact": {}});
                     loop {
-                        let sent = http.post(format!("{base}/customers")).header("x-api-key", &key).header("x-idempotency-key", &idempotency_key).json(&body).send().await;
+                        let sent = http
+                            .post(format!("{base}/customers"))
+                            .header("x-api-key", &key)
+                            .header("x-idempotency-key", &idempotency_key)
+                            .json(&body)
+                            .send()
+                            .await;
                         match sent {
                             Ok(r) if r.status() == 201 => {
                                 let id = r.json::<Value>().await.unwrap()["customerId"].as_str().unwrap().to_string();
@@ -108,7 +114,11 @@ async fn settings_come_from_a_file_under_the_environment_and_the_flags() {
     let (url, file) = db();
     let (from_file, from_env, from_flag, metrics) = (free_address(), free_address(), free_address(), free_address());
     let config = file.with_extension("toml");
-    std::fs::write(&config, format!("listen = \"{from_file}\"\nmetrics-listen = \"{metrics}\"\n\n[webhooks]\nallow-private = true\nallow-ports = [8443, 9443]\n")).unwrap();
+    std::fs::write(
+        &config,
+        format!("listen = \"{from_file}\"\nmetrics-listen = \"{metrics}\"\n\n[webhooks]\nallow-private = true\nallow-ports = [8443, 9443]\n"),
+    )
+    .unwrap();
     let checked = Command::new(env!("CARGO_BIN_EXE_switchboard")).args(["config", "check"]).arg(&config).output().unwrap();
     assert!(checked.status.success(), "{}", String::from_utf8_lossy(&checked.stderr));
     assert_eq!(serde_json::from_slice::<Value>(&checked.stdout).unwrap()["settings"], 4);
@@ -127,7 +137,11 @@ async fn settings_come_from_a_file_under_the_environment_and_the_flags() {
 
     // other commands take the file's database-url
     std::fs::write(&config, format!("database-url = \"{url}\"\nrate-limit = 5\n")).unwrap();
-    let made = Command::new(env!("CARGO_BIN_EXE_switchboard")).args(["admin", "org", "create", "--name", "Configured Ltd"]).env("SWITCHBOARD_CONFIG", path).output().unwrap();
+    let made = Command::new(env!("CARGO_BIN_EXE_switchboard"))
+        .args(["admin", "org", "create", "--name", "Configured Ltd"])
+        .env("SWITCHBOARD_CONFIG", path)
+        .output()
+        .unwrap();
     assert!(made.status.success(), "{}", String::from_utf8_lossy(&made.stderr));
     let orgs = admin(&url, &["org", "list"]);
     assert!(orgs.as_array().unwrap().iter().any(|o| o["name"] == "Configured Ltd"), "{orgs}");
@@ -216,11 +230,7 @@ async fn an_error_objects_trace_id_finds_its_exported_span_and_its_log_lines() {
     let mut collector = Collector::start().await;
     let addr = free_address();
     let log_file = std::env::temp_dir().join(format!("switchboard-log-{}.jsonl", uuid::Uuid::new_v4().simple()));
-    let env = [
-        ("OTEL_EXPORTER_OTLP_ENDPOINT", collector.url.as_str()),
-        ("OTEL_BSP_SCHEDULE_DELAY", "600000"),
-        ("RUST_LOG", "info,switchboard::api=debug"),
-    ];
+    let env = [("OTEL_EXPORTER_OTLP_ENDPOINT", collector.url.as_str()), ("OTEL_BSP_SCHEDULE_DELAY", "600000"), ("RUST_LOG", "info,switchboard::api=debug")];
     let log = Stdio::from(std::fs::File::create(&log_file).unwrap());
     let mut server = serve_logging_to(&url, &["--listen", &addr, "--log-format", "json"], &env, &addr, log).await;
     let http = reqwest::Client::new();
@@ -229,7 +239,8 @@ async fn an_error_objects_trace_id_finds_its_exported_span_and_its_log_lines() {
     // (a caller's own trace, which the request's span links to)
     let caller = ("4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7");
     let traceparent = format!("00-{}-{}-01", caller.0, caller.1);
-    let missing = http.get(format!("{base}/customers/{}", uuid::Uuid::new_v4())).header("x-api-key", &key).header("traceparent", traceparent).send().await.unwrap();
+    let missing =
+        http.get(format!("{base}/customers/{}", uuid::Uuid::new_v4())).header("x-api-key", &key).header("traceparent", traceparent).send().await.unwrap();
     assert_eq!(missing.status(), 404);
     let request_id = missing.headers()["x-request-id"].to_str().unwrap().to_string();
     let error: Value = missing.json().await.unwrap();

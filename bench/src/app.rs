@@ -78,10 +78,7 @@ pub async fn record_event(tx: &mut Transaction<'static, Any>, org: &str, event_t
 
 /// The answer stored for a key (status, body), if it was used.
 pub async fn stored_answer(pool: &AnyPool, org: &str, key: &str) -> sqlx::Result<Option<(i64, String)>> {
-    let row = sqlx::query("SELECT status, body FROM idempotency_keys WHERE org_id = $1 AND idempotency_key = $2")
-        .bind(org)
-        .bind(key)
-        .fetch_optional(pool)
-        .await?;
+    let row =
+        sqlx::query("SELECT status, body FROM idempotency_keys WHERE org_id = $1 AND idempotency_key = $2").bind(org).bind(key).fetch_optional(pool).await?;
     row.map(|r| Ok((r.try_get("status")?, r.try_get("body")?))).transpose()
 }

@@ -270,7 +270,8 @@ async fn submit_order(app: &App, org: &str, key: &str, id: &str) -> Result<Strin
     }
     let changed = json!({ "orderId": id, "lineItem": line, "previousStatus": "PENDING" });
     let status = json!({ "order": order, "previousStatus": "DRAFT" });
-    let events = [("order.submitted", &order), ("order.statusChanged", &status), ("order.lineItemStatusChanged", &changed), ("subscription.created", &subscription)];
+    let events =
+        [("order.submitted", &order), ("order.statusChanged", &status), ("order.lineItemStatusChanged", &changed), ("subscription.created", &subscription)];
     let fingerprint = hex::encode(Sha256::digest(id.as_bytes()));
     record(&mut tx, org, &events, (key, &fingerprint, &answer), &now).await?;
     tx.commit().await.map_err(internal)?;

@@ -24,9 +24,7 @@ pub async fn create(admin_url: &str, name: &str) -> Result<()> {
 pub async fn drop(admin_url: &str, name: &str) -> Result<()> {
     let mut conn = PgConnection::connect(admin_url).await?;
     // FORCE: a killed server may leave sessions that would block the drop
-    sqlx::query(AssertSqlSafe(format!("DROP DATABASE IF EXISTS \"{}\" WITH (FORCE)", checked(name)?)))
-        .execute(&mut conn)
-        .await?;
+    sqlx::query(AssertSqlSafe(format!("DROP DATABASE IF EXISTS \"{}\" WITH (FORCE)", checked(name)?))).execute(&mut conn).await?;
     conn.close().await?;
     Ok(())
 }

@@ -35,11 +35,7 @@ pub async fn run(url: &str, org: Option<&str>, count: u32) -> Result<()> {
     sqlx::query("DELETE FROM numbers WHERE org_id = $1").bind(&org).execute(&mut *tx).await?;
     // numbering goes on after what is there, so a second seed of the same
     // organisation gets new human-readable ids
-    let first: i64 = sqlx::query("SELECT COUNT(*) AS n FROM customers WHERE org_id = $1")
-        .bind(&org)
-        .fetch_one(&mut *tx)
-        .await?
-        .try_get("n")?;
+    let first: i64 = sqlx::query("SELECT COUNT(*) AS n FROM customers WHERE org_id = $1").bind(&org).fetch_one(&mut *tx).await?.try_get("n")?;
     let first = u64::try_from(first)?;
     let mut done = 0;
     while done < count {
@@ -47,10 +43,7 @@ pub async fn run(url: &str, org: Option<&str>, count: u32) -> Result<()> {
         let placeholders: Vec<String> = (0..rows as usize)
             .map(|r| {
                 let p = r * 6;
-                format!(
-                    "(${}, ${}, 'CONSUMER', ${}, 'en-US', ${}, ${}, ${}, '{CREATED}', '{CREATED}')",
-                    p + 1, p + 2, p + 3, p + 4, p + 5, p + 6
-                )
+                format!("(${}, ${}, 'CONSUMER', ${}, 'en-US', ${}, ${}, ${}, '{CREATED}', '{CREATED}')", p + 1, p + 2, p + 3, p + 4, p + 5, p + 6)
             })
             .collect();
         let sql = format!(

@@ -53,4 +53,3 @@ pub async fn run(url: &str, listen: SocketAddr) -> Result<()> {
     axum::serve(listener, router).await?;
     Ok(())
 }
-

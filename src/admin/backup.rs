@@ -45,7 +45,8 @@ async fn check(file: &Path) -> Result<()> {
     sqlx::any::install_default_drivers();
     let url = format!("sqlite://{}?mode=ro", file.display());
     let mut conn = <sqlx::AnyConnection as sqlx::Connection>::connect(&url).await.with_context(|| format!("{} is not a SQLite database", file.display()))?;
-    let whole: String = sqlx::query("PRAGMA integrity_check").fetch_one(&mut conn).await.with_context(|| format!("{} is not a SQLite database", file.display()))?.try_get(0)?;
+    let whole: String =
+        sqlx::query("PRAGMA integrity_check").fetch_one(&mut conn).await.with_context(|| format!("{} is not a SQLite database", file.display()))?.try_get(0)?;
     if whole != "ok" {
         bail!("{} is damaged: {whole}", file.display());
     }

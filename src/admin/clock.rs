@@ -3,8 +3,8 @@
 //! falls due itself (or waits for the server that took it) and prints the
 //! clock once it is READY.
 
-use crate::clock::Clock;
 use super::explain;
+use crate::clock::Clock;
 use crate::domain::{Caller, sandbox};
 use crate::store::Store;
 use crate::wire::latest as wire;

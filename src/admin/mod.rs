@@ -51,7 +51,8 @@ pub async fn org_providers(store: &Store, clock: &Clock, org: uuid::Uuid, enable
         }
     }
     let disabled = store.disabled_payment_providers(org).await?;
-    let providers: Vec<Value> = ProviderName::ALL.iter().map(|p| json!({ "paymentProvider": p.as_str(), "enabled": !disabled.iter().any(|d| d == p.as_str()) })).collect();
+    let providers: Vec<Value> =
+        ProviderName::ALL.iter().map(|p| json!({ "paymentProvider": p.as_str(), "enabled": !disabled.iter().any(|d| d == p.as_str()) })).collect();
     Ok(json!({ "organisationId": org, "providers": providers }))
 }
 
@@ -59,10 +60,8 @@ pub async fn org_providers(store: &Store, clock: &Clock, org: uuid::Uuid, enable
 /// default and bounds.
 pub async fn org_show(store: &Store, org: uuid::Uuid) -> Result<Value> {
     let Some(settings) = store.settings(org).await? else { bail!("no organisation {org}") };
-    let shown: serde_json::Map<String, Value> = settings
-        .iter()
-        .map(|(s, v)| (s.name.to_string(), json!({ "value": v, "default": s.default, "min": s.min, "max": s.max, "about": s.about })))
-        .collect();
+    let shown: serde_json::Map<String, Value> =
+        settings.iter().map(|(s, v)| (s.name.to_string(), json!({ "value": v, "default": s.default, "min": s.min, "max": s.max, "about": s.about }))).collect();
     Ok(json!({ "organisationId": org, "settings": shown }))
 }
 
@@ -105,13 +104,7 @@ pub async fn key_create(store: &Store, clock: &Clock, org: uuid::Uuid, revision:
     let secret = keys::mint(clock_row.sandbox);
     let record = store
         .insert_api_key(
-            NewApiKey {
-                organisation_id: org,
-                key_hash: &keys::hash(&secret),
-                prefix: &keys::display_prefix(&secret),
-                revision: revision.name,
-                read_only,
-            },
+            NewApiKey { organisation_id: org, key_hash: &keys::hash(&secret), prefix: &keys::display_prefix(&secret), revision: revision.name, read_only },
             clock.now(),
         )
         .await?;

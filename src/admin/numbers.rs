@@ -135,7 +135,9 @@ pub async fn run(store: &Store, clock: &Arc<Clock>, command: NumberCommand) -> R
             let rows = store.pool_numbers(org, after.as_deref(), limit.clamp(1, 100_000)).await?;
             let shown: Vec<Value> = rows
                 .iter()
-                .map(|n| json!({ "msisdn": n.msisdn, "type": n.number_type.stored(), "status": n.status_at(now).stored(), "subscriptionId": n.subscription_id }))
+                .map(
+                    |n| json!({ "msisdn": n.msisdn, "type": n.number_type.stored(), "status": n.status_at(now).stored(), "subscriptionId": n.subscription_id }),
+                )
                 .collect();
             Ok(Value::Array(shown))
         }

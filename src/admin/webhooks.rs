@@ -124,8 +124,12 @@ pub async fn run(store: &Store, clock: &Clock, command: WebhookCommand) -> Resul
             let req = wire::UpdateWebhookEndpointRequest { url, events: selectors(events)?, description, status: None };
             json!(endpoints::update(&owner(org, urls), &endpoint.to_string(), req).await.map_err(explain)?)
         }
-        Disable { org, endpoint } => json!(endpoints::set_status(&owner(org, WebhookUrls::default()), &endpoint.to_string(), Move::Disable).await.map_err(explain)?),
-        Enable { org, endpoint } => json!(endpoints::set_status(&owner(org, WebhookUrls::default()), &endpoint.to_string(), Move::Enable).await.map_err(explain)?),
+        Disable { org, endpoint } => {
+            json!(endpoints::set_status(&owner(org, WebhookUrls::default()), &endpoint.to_string(), Move::Disable).await.map_err(explain)?)
+        }
+        Enable { org, endpoint } => {
+            json!(endpoints::set_status(&owner(org, WebhookUrls::default()), &endpoint.to_string(), Move::Enable).await.map_err(explain)?)
+        }
         Delete { org, endpoint } => {
             endpoints::delete(&owner(org, WebhookUrls::default()), &endpoint.to_string()).await.map_err(explain)?;
             json!({ "webhookEndpointId": endpoint, "deleted": true })

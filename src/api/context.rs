@@ -181,11 +181,7 @@ pub struct RevisionPolicy {
 }
 
 impl dropshot::DynamicVersionPolicy for RevisionPolicy {
-    fn request_extract_version(
-        &self,
-        request: &http::Request<Body>,
-        _log: &slog::Logger,
-    ) -> Result<semver::Version, HttpError> {
+    fn request_extract_version(&self, request: &http::Request<Body>, _log: &slog::Logger) -> Result<semver::Version, HttpError> {
         // the connection's address, which dropshot puts on the request for
         // its policy (vendor/dropshot/PATCHED.md, hook 3)
         let peer = request.extensions().get::<std::net::SocketAddr>().map(|a| a.ip());
@@ -226,7 +222,9 @@ mod tests {
         let mut headers = HeaderMap::new();
         headers.insert("x-api-key", http::HeaderValue::from_static("sk_test_unknown"));
         // while the database answers, an unknown key is no pin: the oldest revision
-        assert!(matches!(resolve(&headers, &keys, &clock, None), Resolution::Resolved(r) if r.name == Revision::oldest_supported(clock.now().date_naive()).name));
+        assert!(
+            matches!(resolve(&headers, &keys, &clock, None), Resolution::Resolved(r) if r.name == Revision::oldest_supported(clock.now().date_naive()).name)
+        );
         headers.insert("x-api-key", http::HeaderValue::from_static("sk_test_another"));
         store.close().await;
         assert!(matches!(resolve(&headers, &keys, &clock, None), Resolution::KeyUnread(_)));

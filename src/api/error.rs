@@ -41,11 +41,7 @@ impl ApiError {
     /// A 500 whose cause is logged, not sent.
     pub fn internal(cause: impl std::fmt::Display) -> Self {
         tracing::error!(error = %cause, "internal failure");
-        ApiError::new(
-            ErrorStatusCode::INTERNAL_SERVER_ERROR,
-            InternalCode::InternalError,
-            "The server failed to complete the request.",
-        )
+        ApiError::new(ErrorStatusCode::INTERNAL_SERVER_ERROR, InternalCode::InternalError, "The server failed to complete the request.")
     }
 
     pub fn with_details(mut self, details: Vec<Detail>) -> Self {
@@ -54,11 +50,7 @@ impl ApiError {
     }
 
     pub fn endpoint_removed() -> Self {
-        ApiError::new(
-            ErrorStatusCode::NOT_FOUND,
-            InternalCode::EndpointRemoved,
-            "This operation is removed in the requested revision.",
-        )
+        ApiError::new(ErrorStatusCode::NOT_FOUND, InternalCode::EndpointRemoved, "This operation is removed in the requested revision.")
     }
 
     /// A request for no operation, seen by an endpoint (an unpublished
@@ -74,10 +66,8 @@ impl ApiError {
         self.body.trace_id = Some(trace_id.to_string());
         self.body.span_id = crate::telemetry::span_id_of(trace_id);
         let body = serde_json::to_string(&self.body).expect("Error serializes");
-        let mut builder = Response::builder()
-            .status(self.status.as_status())
-            .header(http::header::CONTENT_TYPE, "application/json")
-            .header(API_REVISION, revision);
+        let mut builder =
+            Response::builder().status(self.status.as_status()).header(http::header::CONTENT_TYPE, "application/json").header(API_REVISION, revision);
         if let Some(seconds) = self.retry_after {
             builder = builder.header(http::header::RETRY_AFTER, seconds.to_string());
         }
@@ -162,11 +152,7 @@ impl std::fmt::Display for ApiError {
 /// into the endpoint's error type; they keep the Error shape.
 impl From<HttpError> for ApiError {
     fn from(e: HttpError) -> Self {
-        let internal = if e.status_code.is_client_error() {
-            InternalCode::BadRequest
-        } else {
-            InternalCode::InternalError
-        };
+        let internal = if e.status_code.is_client_error() { InternalCode::BadRequest } else { InternalCode::InternalError };
         ApiError::new(e.status_code, internal, e.external_message)
     }
 }
@@ -197,24 +183,17 @@ impl HttpResponseError for ApiError {
 
 /// One field of a request, as the Error object names it.
 fn detail(d: Detail) -> ErrorDetail {
-    ErrorDetail {
-        code: d.code.to_string(),
-        message: d.message,
-        property: (!d.property.is_empty()).then_some(d.property),
-        suggestion: None,
-    }
+    ErrorDetail { code: d.code.to_string(), message: d.message, property: (!d.property.is_empty()).then_some(d.property), suggestion: None }
 }
 
 /// The one place where domain failures become HTTP.
 impl From<Error> for ApiError {
     fn from(e: Error) -> Self {
         match e {
-            Error::Invalid(details) => ApiError::new(
-                ErrorStatusCode::BAD_REQUEST,
-                InternalCode::ValidationFailed,
-                "The request has invalid fields; see details.",
-            )
-            .with_details(details),
+            Error::Invalid(details) => {
+                ApiError::new(ErrorStatusCode::BAD_REQUEST, InternalCode::ValidationFailed, "The request has invalid fields; see details.")
+                    .with_details(details)
+            }
             Error::BadRequest { code, message } => ApiError::new(ErrorStatusCode::BAD_REQUEST, code, message),
             Error::Unauthorized { code, message } => ApiError::new(ErrorStatusCode::UNAUTHORIZED, code, message),
             Error::Forbidden { code, message } => ApiError::new(ErrorStatusCode::FORBIDDEN, code, message),
@@ -227,12 +206,8 @@ impl From<Error> for ApiError {
                 ApiError::new(ErrorStatusCode::CONFLICT, code, message).with_details(vec![detail])
             }
             Error::Precondition { code, message } => ApiError::new(ErrorStatusCode::PRECONDITION_FAILED, code, message),
-            Error::Refused { code, message, details } => {
-                ApiError::new(ErrorStatusCode::CONFLICT, code, message).with_details(details)
-            }
-            Error::Missing { code, message, details } => {
-                ApiError::new(ErrorStatusCode::NOT_FOUND, code, message).with_details(details)
-            }
+            Error::Refused { code, message, details } => ApiError::new(ErrorStatusCode::CONFLICT, code, message).with_details(details),
+            Error::Missing { code, message, details } => ApiError::new(ErrorStatusCode::NOT_FOUND, code, message).with_details(details),
             Error::TooMany { message, retry_after } => {
                 let mut e = ApiError::new(ErrorStatusCode::TOO_MANY_REQUESTS, InternalCode::TooManyRequests, message);
                 e.retry_after = Some(retry_after);

@@ -5,17 +5,14 @@
 
 use super::error::ApiError;
 use super::validate::{param_schema_of, validate, validate_params};
-use crate::wire::ParamSchema;
 use crate::error::{Detail, InternalCode};
+use crate::wire::ParamSchema;
 use async_trait::async_trait;
-use dropshot::{
-    ApiEndpointBodyContentType, ErrorStatusCode, ExclusiveExtractor, ExtractorMetadata,
-    RequestContext, ServerContext, SharedExtractor,
-};
+use dropshot::{ApiEndpointBodyContentType, ErrorStatusCode, ExclusiveExtractor, ExtractorMetadata, RequestContext, ServerContext, SharedExtractor};
+use http_body_util::BodyExt;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::{Map, Value};
-use http_body_util::BodyExt;
 use sha2::Digest;
 
 macro_rules! checked_input {
@@ -83,8 +80,7 @@ impl JsonBody<()> {
 }
 
 fn invalid(details: Vec<Detail>) -> ApiError {
-    ApiError::new(ErrorStatusCode::BAD_REQUEST, InternalCode::ValidationFailed, "The request has invalid fields; see details.")
-        .with_details(details)
+    ApiError::new(ErrorStatusCode::BAD_REQUEST, InternalCode::ValidationFailed, "The request has invalid fields; see details.").with_details(details)
 }
 
 /// Validates `v` against `T`'s schema and deserializes it.
@@ -163,11 +159,7 @@ pub fn query_value<T: DeserializeOwned + ParamSchema + 'static>(query: &str) -> 
 pub fn body_value<T: DeserializeOwned + JsonSchema + 'static, const OPTIONAL: bool>(content_type: Option<&str>, bytes: &[u8]) -> Result<T, ApiError> {
     let content_type = content_type.map(|v| v.split(';').next().unwrap_or("").trim().to_ascii_lowercase());
     if content_type.as_deref().is_some_and(|ct| ct != "application/json") {
-        Err(ApiError::new(
-            ErrorStatusCode::BAD_REQUEST,
-            InternalCode::BadRequest,
-            "The request body must be application/json.",
-        ))
+        Err(ApiError::new(ErrorStatusCode::BAD_REQUEST, InternalCode::BadRequest, "The request body must be application/json."))
     } else if bytes.iter().all(u8::is_ascii_whitespace) {
         match OPTIONAL {
             true => typed::<T>(Value::Object(Default::default())),
@@ -176,11 +168,7 @@ pub fn body_value<T: DeserializeOwned + JsonSchema + 'static, const OPTIONAL: bo
     } else {
         match serde_json::from_slice::<Value>(bytes) {
             Ok(v) => typed::<T>(v),
-            Err(e) => Err(ApiError::new(
-                ErrorStatusCode::BAD_REQUEST,
-                InternalCode::MalformedJson,
-                format!("The request body is not valid JSON: {e}"),
-            )),
+            Err(e) => Err(ApiError::new(ErrorStatusCode::BAD_REQUEST, InternalCode::MalformedJson, format!("The request body is not valid JSON: {e}"))),
         }
     }
 }
@@ -206,12 +194,7 @@ where
 {
     async fn from_request<C: ServerContext>(rqctx: &RequestContext<C>) -> Result<Self, dropshot::HttpError> {
         let compiled = param_schema_of::<T>();
-        let names: Vec<String> = compiled
-            .resolved_root()
-            .get("properties")
-            .and_then(Value::as_object)
-            .map(|p| p.keys().cloned().collect())
-            .unwrap_or_default();
+        let names: Vec<String> = compiled.resolved_root().get("properties").and_then(Value::as_object).map(|p| p.keys().cloned().collect()).unwrap_or_default();
         let headers = rqctx.request.headers();
         let mut pairs = vec![];
         let mut details = vec![];
@@ -237,10 +220,7 @@ impl<T, const OPTIONAL: bool> ExclusiveExtractor for JsonBody<T, OPTIONAL>
 where
     T: DeserializeOwned + JsonSchema + Send + Sync + 'static,
 {
-    async fn from_request<C: ServerContext>(
-        rqctx: &RequestContext<C>,
-        request: http::Request<dropshot::Body>,
-    ) -> Result<Self, dropshot::HttpError> {
+    async fn from_request<C: ServerContext>(rqctx: &RequestContext<C>, request: http::Request<dropshot::Body>) -> Result<Self, dropshot::HttpError> {
         let content_type = request.headers().get(http::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).map(str::to_string);
         // read here rather than through dropshot's UntypedBody, which
         // answers an over-long body with a 400: it is a 413
@@ -251,11 +231,9 @@ where
             Err(_) => [0; 32],
         };
         let result = match body {
-            Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => Err(ApiError::new(
-                ErrorStatusCode::PAYLOAD_TOO_LARGE,
-                InternalCode::PayloadTooLarge,
-                format!("The request body is larger than {limit} bytes."),
-            )),
+            Err(e) if e.downcast_ref::<http_body_util::LengthLimitError>().is_some() => {
+                Err(ApiError::new(ErrorStatusCode::PAYLOAD_TOO_LARGE, InternalCode::PayloadTooLarge, format!("The request body is larger than {limit} bytes.")))
+            }
             Err(e) => Err(ApiError::new(ErrorStatusCode::BAD_REQUEST, InternalCode::BadRequest, format!("The request body could not be read: {e}"))),
             Ok(b) => body_value::<T, OPTIONAL>(content_type.as_deref(), &b),
         };

@@ -17,7 +17,6 @@ use super::revision::API_REVISION;
 use crate::domain::Caller;
 use crate::error::InternalCode;
 use crate::store::{KeyHeld, KeyTimes, Scope, Store, StoredAnswer};
-use std::sync::Arc;
 use dropshot::{Body, ErrorStatusCode, HttpCodedResponse, RequestContext, ServerContext};
 use http::{HeaderName, HeaderValue, Response};
 use http_body_util::BodyExt;
@@ -25,6 +24,7 @@ use sha2::{Digest, Sha256};
 use std::collections::HashMap;
 use std::collections::hash_map::Entry;
 use std::future::Future;
+use std::sync::Arc;
 use std::sync::Mutex;
 
 /// The request header.
@@ -69,10 +69,7 @@ fn locked() -> ApiError {
 }
 
 fn mismatch() -> ApiError {
-    conflict(
-        InternalCode::IdempotencyKeyMismatch,
-        "This X-Idempotency-Key was used for a different request; use a new key for a new request.",
-    )
+    conflict(InternalCode::IdempotencyKeyMismatch, "This X-Idempotency-Key was used for a different request; use a new key for a new request.")
 }
 
 /// The keys (with their requests' fingerprints) whose requests are
@@ -219,9 +216,11 @@ async fn answered(
     fingerprint: &str,
     times: &KeyTimes,
 ) -> Result<Option<Result<Response<Body>, ApiError>>, ApiError> {
-    Ok(store.idempotency_answer(org, key, times.expired_before).await?.answer().map(|(held, answer)| {
-        if held == fingerprint { Ok(replay(answer)) } else { Err(mismatch()) }
-    }))
+    Ok(store.idempotency_answer(org, key, times.expired_before).await?.answer().map(
+        |(held, answer)| {
+            if held == fingerprint { Ok(replay(answer)) } else { Err(mismatch()) }
+        },
+    ))
 }
 
 /// The stored form of a response, and the response rebuilt from it.

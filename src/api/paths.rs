@@ -34,19 +34,12 @@ impl Routes {
     fn of(documents: &[&str]) -> Routes {
         let mut routes = Routes::default();
         for document in documents {
-            let document: serde_json::Value =
-                serde_json::from_str(document).expect("a published document is JSON");
+            let document: serde_json::Value = serde_json::from_str(document).expect("a published document is JSON");
             // the paths are the server URL's (`/api/v2`)
             let base = document["servers"][0]["url"].as_str().unwrap_or("");
-            let paths = document["paths"]
-                .as_object()
-                .expect("a published document has paths");
+            let paths = document["paths"].as_object().expect("a published document has paths");
             for (path, item) in paths {
-                let methods = item
-                    .as_object()
-                    .into_iter()
-                    .flatten()
-                    .filter_map(|(key, _)| method(key));
+                let methods = item.as_object().into_iter().flatten().filter_map(|(key, _)| method(key));
                 routes.add(&format!("{base}{path}"), methods.collect());
             }
         }
@@ -54,9 +47,7 @@ impl Routes {
     }
 
     fn add(&mut self, path: &str, methods: Vec<Method>) {
-        let segments: Vec<Option<String>> = segments(path)
-            .map(|s| (!(s.starts_with('{') && s.ends_with('}'))).then(|| s.to_string()))
-            .collect();
+        let segments: Vec<Option<String>> = segments(path).map(|s| (!(s.starts_with('{') && s.ends_with('}'))).then(|| s.to_string())).collect();
         let same = self.0.entry(segments.len()).or_default();
         match same.iter_mut().find(|t| t.segments == segments) {
             Some(t) => {
@@ -74,11 +65,7 @@ impl Routes {
         let given: Vec<&str> = segments(path).collect();
         let mut allowed: Vec<Method> = vec![];
         for t in self.0.get(&given.len()).into_iter().flatten() {
-            let fits = t
-                .segments
-                .iter()
-                .zip(&given)
-                .all(|(s, g)| s.as_deref().is_none_or(|s| s == *g));
+            let fits = t.segments.iter().zip(&given).all(|(s, g)| s.as_deref().is_none_or(|s| s == *g));
             if fits {
                 if t.methods.contains(method) {
                     return Ok(());
@@ -86,11 +73,7 @@ impl Routes {
                 allowed.extend(t.methods.iter().cloned());
             }
         }
-        if allowed.is_empty() {
-            Err(Unrouted::NoPath)
-        } else {
-            Err(Unrouted::OtherMethods(allowed))
-        }
+        if allowed.is_empty() { Err(Unrouted::NoPath) } else { Err(Unrouted::OtherMethods(allowed)) }
     }
 }
 
@@ -122,14 +105,9 @@ pub fn check(revision: &Revision, method: &Method, path: &str) -> Result<(), Unr
     }
     let all = ROUTES.get_or_init(|| {
         let documents: Vec<&str> = Revision::all().iter().map(Revision::document).collect();
-        (1..=documents.len())
-            .map(|n| Routes::of(&documents[..n]))
-            .collect()
+        (1..=documents.len()).map(|n| Routes::of(&documents[..n])).collect()
     });
-    let i = Revision::all()
-        .iter()
-        .position(|r| r.name == revision.name)
-        .expect("a known revision");
+    let i = Revision::all().iter().position(|r| r.name == revision.name).expect("a known revision");
     all[i].check(method, path)
 }
 
@@ -160,30 +138,14 @@ pub fn refusal(unrouted: Unrouted, revision: &Revision) -> dropshot::HttpError {
     headers.insert(super::revision::API_REVISION, HeaderValue::from_static(revision.name));
     use dropshot::ClientErrorStatusCode as Status;
     let (status, code, message) = match unrouted {
-        Unrouted::NoPath => (
-            Status::NOT_FOUND,
-            "not_found",
-            "No operation has this path.",
-        ),
+        Unrouted::NoPath => (Status::NOT_FOUND, "not_found", "No operation has this path."),
         Unrouted::OtherMethods(methods) => {
-            let allow = methods
-                .iter()
-                .map(Method::as_str)
-                .collect::<Vec<_>>()
-                .join(", ");
-            headers.insert(
-                http::header::ALLOW,
-                HeaderValue::from_str(&allow).expect("method names are header values"),
-            );
-            (
-                Status::METHOD_NOT_ALLOWED,
-                "method_not_allowed",
-                "This path is not served with this method.",
-            )
+            let allow = methods.iter().map(Method::as_str).collect::<Vec<_>>().join(", ");
+            headers.insert(http::header::ALLOW, HeaderValue::from_str(&allow).expect("method names are header values"));
+            (Status::METHOD_NOT_ALLOWED, "method_not_allowed", "This path is not served with this method.")
         }
     };
-    let mut error =
-        dropshot::HttpError::for_client_error(Some(code.to_string()), status, message.to_string());
+    let mut error = dropshot::HttpError::for_client_error(Some(code.to_string()), status, message.to_string());
     error.headers = Some(Box::new(headers));
     error
 }
@@ -199,14 +161,8 @@ mod tests {
         routes.add("/customers/search", vec![Method::POST]);
         assert_eq!(routes.check(&Method::GET, "/customers/c1"), Ok(()));
         assert_eq!(routes.check(&Method::POST, "/customers/search"), Ok(()));
-        assert_eq!(
-            routes.check(&Method::DELETE, "/customers/c1"),
-            Err(Unrouted::OtherMethods(vec![Method::GET, Method::PUT]))
-        );
-        assert_eq!(
-            routes.check(&Method::GET, "/customers/c1/x"),
-            Err(Unrouted::NoPath)
-        );
+        assert_eq!(routes.check(&Method::DELETE, "/customers/c1"), Err(Unrouted::OtherMethods(vec![Method::GET, Method::PUT])));
+        assert_eq!(routes.check(&Method::GET, "/customers/c1/x"), Err(Unrouted::NoPath));
         assert_eq!(routes.check(&Method::GET, "/nope"), Err(Unrouted::NoPath));
     }
 }

@@ -3,10 +3,7 @@
 //! `Api-Revision`.
 
 use super::revision::API_REVISION;
-use dropshot::{
-    ApiEndpointResponse, Body, HttpCodedResponse, HttpError, HttpResponse, HttpResponseAccepted, HttpResponseCreated,
-    HttpResponseOk,
-};
+use dropshot::{ApiEndpointResponse, Body, HttpCodedResponse, HttpError, HttpResponse, HttpResponseAccepted, HttpResponseCreated, HttpResponseOk};
 use http::{HeaderValue, Response, StatusCode};
 use schemars::JsonSchema;
 use serde::Serialize;
@@ -79,10 +76,7 @@ macro_rules! map_body {
         // blanket impl needs.)
         impl<A: Serialize + JsonSchema + Send + Sync + 'static> Reply<$t<A>> {
             /// Converts the body; used by the generated revision adapters.
-            pub fn map_body<B: Serialize + JsonSchema + Send + Sync + 'static>(
-                self,
-                f: impl FnOnce(A) -> B,
-            ) -> Reply<$t<B>> {
+            pub fn map_body<B: Serialize + JsonSchema + Send + Sync + 'static>(self, f: impl FnOnce(A) -> B) -> Reply<$t<B>> {
                 let inner = match self.inner {
                     ReplyInner::Fresh($t(a)) => ReplyInner::Fresh($t(f(a))),
                     ReplyInner::Raw(r) => ReplyInner::Raw(r),

@@ -6,9 +6,9 @@
 //! limits, the key as scope).
 
 use super::context::{Context, Resolution, resolve};
+use super::error::ApiError;
 use super::extract::{HeaderParams, JsonBody};
 use super::idempotency;
-use super::error::ApiError;
 use super::reply::Reply;
 use super::revision::API_REVISION;
 use crate::domain::Caller;
@@ -16,8 +16,8 @@ use crate::domain::access::UserAccess;
 use crate::domain::login::{Login, Scope};
 use crate::error::{Detail, InternalCode};
 use crate::metrics::Answer;
-use crate::telemetry;
 use crate::store::{self, ApiKeyRecord};
+use crate::telemetry;
 use crate::tokens::Refusal;
 use dropshot::{Body, ErrorStatusCode, HttpCodedResponse, HttpResponseOk, RequestContext};
 use http::{HeaderValue, Response};
@@ -37,11 +37,8 @@ fn unauthorized(code: InternalCode, message: &str) -> ApiError {
 }
 
 fn too_many(seconds: u64, whose: &str) -> ApiError {
-    let mut e = ApiError::new(
-        ErrorStatusCode::TOO_MANY_REQUESTS,
-        InternalCode::TooManyRequests,
-        format!("Too many requests {whose}; retry after {seconds} seconds."),
-    );
+    let mut e =
+        ApiError::new(ErrorStatusCode::TOO_MANY_REQUESTS, InternalCode::TooManyRequests, format!("Too many requests {whose}; retry after {seconds} seconds."));
     e.retry_after = Some(seconds);
     e
 }
@@ -59,8 +56,7 @@ fn check_header_text(headers: &http::HeaderMap) -> Result<(), ApiError> {
     if details.is_empty() {
         return Ok(());
     }
-    Err(ApiError::new(ErrorStatusCode::BAD_REQUEST, InternalCode::InvalidHeader, "A header value is not text; see details.")
-        .with_details(details))
+    Err(ApiError::new(ErrorStatusCode::BAD_REQUEST, InternalCode::InvalidHeader, "A header value is not text; see details.").with_details(details))
 }
 
 /// The active key named by `X-Api-Key`, or 401.
@@ -121,7 +117,8 @@ async fn authenticate(rqctx: &RequestContext<Context>, access: Access) -> Result
             unauthorized(InternalCode::Unauthorized, "An X-Api-Key header is required.")
         });
     };
-    let record = api_key(ctx, client_of(rqctx), secret).await?.ok_or_else(|| unauthorized(InternalCode::InvalidApiKey, "The API key is unknown or revoked."))?;
+    let record =
+        api_key(ctx, client_of(rqctx), secret).await?.ok_or_else(|| unauthorized(InternalCode::InvalidApiKey, "The API key is unknown or revoked."))?;
     // limit before the token's user is loaded, so a flood costs no queries
     if let Err(seconds) = ctx.limits.check_key(record.api_key_id) {
         return Err(too_many(seconds, "with this API key"));
@@ -134,11 +131,7 @@ async fn authenticate(rqctx: &RequestContext<Context>, access: Access) -> Result
         return Err(ApiError::new(ErrorStatusCode::FORBIDDEN, InternalCode::ReadOnlyApiKey, "This API key may only read."));
     }
     if access == Access::Write && user.as_ref().is_some_and(|u| u.support) {
-        return Err(ApiError::new(
-            ErrorStatusCode::FORBIDDEN,
-            InternalCode::SupportUserReadOnly,
-            "A support user may read but not change.",
-        ));
+        return Err(ApiError::new(ErrorStatusCode::FORBIDDEN, InternalCode::SupportUserReadOnly, "A support user may read but not change."));
     }
     Ok(Caller {
         store: ctx.store.clone(),
@@ -200,12 +193,7 @@ where
 
 /// Runs an authenticated operation. `headers` are the operation's header
 /// parameters, checked after authentication.
-pub async fn handle<T, H, F, Fut>(
-    rqctx: &RequestContext<Context>,
-    access: Access,
-    headers: HeaderParams<H>,
-    body: F,
-) -> Result<Reply<T>, ApiError>
+pub async fn handle<T, H, F, Fut>(rqctx: &RequestContext<Context>, access: Access, headers: HeaderParams<H>, body: F) -> Result<Reply<T>, ApiError>
 where
     T: HttpCodedResponse,
     F: FnOnce(Caller) -> Fut,
@@ -259,14 +247,7 @@ where
         let render = |outcome: Result<T, ApiError>| render(outcome, revision, &rqctx.request_id);
         let scope = Arc::new(store::Scope::default());
         let store = caller.store.clone();
-        let keyed = idempotency::Keyed {
-            store: &store,
-            org: caller.org,
-            key: &key,
-            fingerprint,
-            scope: scope.clone(),
-            in_flight: &rqctx.context().in_flight,
-        };
+        let keyed = idempotency::Keyed { store: &store, org: caller.org, key: &key, fingerprint, scope: scope.clone(), in_flight: &rqctx.context().in_flight };
         // the key's lifetime is the server's, not a sandbox clock's
         let now = rqctx.context().clock.now();
         let work = work(Caller { store: store.scoped(scope), ..caller }, input);
@@ -292,11 +273,7 @@ fn render<T: HttpCodedResponse>(outcome: Result<T, ApiError>, revision: &'static
 }
 
 /// Runs an operation that needs no credentials (health, documents).
-pub async fn handle_open<T, H, F, Fut>(
-    rqctx: &RequestContext<Context>,
-    headers: HeaderParams<H>,
-    body: F,
-) -> Result<Reply<T>, ApiError>
+pub async fn handle_open<T, H, F, Fut>(rqctx: &RequestContext<Context>, headers: HeaderParams<H>, body: F) -> Result<Reply<T>, ApiError>
 where
     T: HttpCodedResponse,
     F: FnOnce(crate::store::Store) -> Fut,
@@ -325,10 +302,7 @@ where
 }
 
 /// Checks the revision, runs `work`, and renders its outcome in that revision.
-async fn answer<T: HttpCodedResponse, Fut>(
-    rqctx: &RequestContext<Context>,
-    work: impl FnOnce(&'static str) -> Fut,
-) -> Result<Reply<T>, ApiError>
+async fn answer<T: HttpCodedResponse, Fut>(rqctx: &RequestContext<Context>, work: impl FnOnce(&'static str) -> Fut) -> Result<Reply<T>, ApiError>
 where
     Fut: Future<Output = Result<Answered<T>, ApiError>>,
 {
@@ -359,11 +333,14 @@ where
         Ok(Answered::Body(_)) => (T::STATUS_CODE.as_u16(), Answer::Plain),
         Ok(Answered::Sent(r)) if r.headers().contains_key(idempotency::REPLAYED) => (r.status().as_u16(), Answer::Replayed),
         Ok(Answered::Sent(r)) => (r.status().as_u16(), Answer::Plain),
-        Err(e) => (e.status.as_u16(), match e.body.internal_code.as_deref().unwrap_or_default() {
-            code if code == InternalCode::IdempotencyKeyLocked.as_str() => Answer::KeyLocked,
-            code if code == InternalCode::TooManyRequests.as_str() => Answer::RateLimited,
-            _ => Answer::Plain,
-        }),
+        Err(e) => (
+            e.status.as_u16(),
+            match e.body.internal_code.as_deref().unwrap_or_default() {
+                code if code == InternalCode::IdempotencyKeyLocked.as_str() => Answer::KeyLocked,
+                code if code == InternalCode::TooManyRequests.as_str() => Answer::RateLimited,
+                _ => Answer::Plain,
+            },
+        ),
     };
     let seconds = started.elapsed().as_secs_f64();
     crate::metrics::request(&rqctx.endpoint.operation_id, revision.name, status, seconds, how);

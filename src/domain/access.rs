@@ -13,8 +13,8 @@
 
 use super::Caller;
 use crate::error::{Error, InternalCode, Result};
-use crate::store::UserGrants;
 use crate::kinds::CustomerRole;
+use crate::store::UserGrants;
 use std::collections::HashMap;
 use uuid::Uuid;
 
@@ -96,10 +96,7 @@ impl Caller {
         }
         match u.roles.get(&customer) {
             Some(r) if *r >= needed => Ok(()),
-            _ => Err(forbidden(
-                InternalCode::InsufficientRole,
-                format!("This needs the {} role at the customer.", CustomerRole::from(needed)),
-            )),
+            _ => Err(forbidden(InternalCode::InsufficientRole, format!("This needs the {} role at the customer.", CustomerRole::from(needed)))),
         }
     }
 

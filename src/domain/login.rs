@@ -9,10 +9,10 @@
 //! its timing tells whether the address has an account (`cargo xtask bench
 //! login` measures it).
 
-use crate::wire::latest as wire;
 use crate::error::{Error, InternalCode, Result};
 use crate::store::{NewChallenge, NewRefresh, Refreshed, Store, email_key};
 use crate::tokens::Tokens;
+use crate::wire::latest as wire;
 use chrono::{DateTime, Duration, Utc};
 use rand::{Rng, RngCore};
 use uuid::Uuid;
@@ -92,15 +92,7 @@ impl Login {
             [one] => Some(*one),
             _ => None,
         };
-        let challenge = NewChallenge {
-            nonce: &nonce,
-            email_key: &key,
-            scope_org: org,
-            user,
-            code_hash: &code_hash,
-            created_at: self.now,
-            expires_at,
-        };
+        let challenge = NewChallenge { nonce: &nonce, email_key: &key, scope_org: org, user, code_hash: &code_hash, created_at: self.now, expires_at };
         let mut tx = self.store.begin().await?;
         Store::insert_challenge(&mut tx, &challenge, self.now - Duration::hours(FORGET_AFTER_HOURS)).await?;
         let minutes = (self.code_seconds + 59) / 60;
@@ -132,12 +124,7 @@ impl Login {
             None => Store::discard_mail(&mut tx, self.now).await?,
         }
         tx.commit().await?;
-        let challenge = wire::EmailLoginChallenge {
-            nonce,
-            expires_in: self.code_seconds,
-            created_at: self.now,
-            expires_at,
-        };
+        let challenge = wire::EmailLoginChallenge { nonce, expires_in: self.code_seconds, created_at: self.now, expires_at };
         Ok((challenge, queued))
     }
 
@@ -155,22 +142,17 @@ impl Login {
         // (a redemption refused below for its organisation keeps this
         // token stored, never shown to anyone, until it expires)
         let (refresh, refresh_hash) = self.tokens.new_refresh();
-        let first = NewRefresh {
-            token_hash: &refresh_hash,
-            family: Uuid::new_v4(),
-            family_started_at: self.now,
-            expires_at: self.refresh_expiry(),
-        };
+        let first = NewRefresh { token_hash: &refresh_hash, family: Uuid::new_v4(), family_started_at: self.now, expires_at: self.refresh_expiry() };
         let Some(redeemed) = self.store.redeem_challenge(&req.nonce, &key, &hash, self.max_failures, self.now, &first).await? else {
             // the wrong code that reaches the limit says so at once
             self.refuse_if_locked(&key).await?;
             return Err(refused());
         };
         // a code started for one organisation is not redeemed with another's key
-        if let Scope::Organisation(org) = scope {
-            if org != redeemed.org || redeemed.scope_org.is_some_and(|s| s != org) {
-                return Err(refused());
-            }
+        if let Scope::Organisation(org) = scope
+            && (org != redeemed.org || redeemed.scope_org.is_some_and(|s| s != org))
+        {
+            return Err(refused());
         }
         Ok(self.answer(redeemed.user_id, redeemed.org, refresh))
     }
@@ -188,10 +170,9 @@ impl Login {
         let used = self.tokens.refresh_hash(&req.refresh_token);
         match self.store.use_refresh_token(&used, org, &next_hash, self.refresh_expiry(), self.now).await? {
             Refreshed::Granted { user, org } => Ok(self.answer(user, org, next)),
-            Refreshed::Reused | Refreshed::Refused => Err(unauthorized(
-                InternalCode::InvalidRefreshToken,
-                "The refresh token is unknown, used, expired or ended; sign in again.",
-            )),
+            Refreshed::Reused | Refreshed::Refused => {
+                Err(unauthorized(InternalCode::InvalidRefreshToken, "The refresh token is unknown, used, expired or ended; sign in again."))
+            }
         }
     }
 

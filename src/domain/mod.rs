@@ -4,8 +4,8 @@ pub mod access;
 pub mod addons;
 pub mod catalog;
 pub mod customers;
-pub mod inventory;
 pub mod cycles;
+pub mod inventory;
 pub mod invoices;
 pub mod licenses;
 pub mod login;
@@ -74,7 +74,9 @@ where
 /// A list filter's values of query parameter `param` (checked against the
 /// document's enum before), as the domain's kind `K` of wire enum `W`.
 pub fn filter_of<W: std::str::FromStr, K: From<W>>(param: &'static str, values: &[String]) -> crate::error::Result<Vec<K>> {
-    let read = |v: &String| v.parse::<W>().map(K::from).map_err(|_| crate::error::Error::invalid(param, "invalid_value", format!("{v:?} is not one of the allowed values")));
+    let read = |v: &String| {
+        v.parse::<W>().map(K::from).map_err(|_| crate::error::Error::invalid(param, "invalid_value", format!("{v:?} is not one of the allowed values")))
+    };
     values.iter().map(read).collect()
 }
 

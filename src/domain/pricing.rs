@@ -126,33 +126,27 @@ pub fn tax(base: i64, basis_points: u32) -> i64 {
 }
 
 /// The discounts a line gets, in application order.
-fn discounts_of<'p>(price: &'p Price, choices: Choices) -> Vec<(DiscountSource, &'p Discount)> {
+fn discounts_of(price: &Price, choices: Choices) -> Vec<(DiscountSource, &Discount)> {
     let mut out = vec![];
     if let Some(d) = &price.standard_discount {
         out.push((DiscountSource::Standard, d));
     }
-    if choices.binding_contract {
-        if let Some(d) = price.binding_contract.as_ref().and_then(|b| b.discount.as_ref()) {
-            out.push((DiscountSource::BindingContract, d));
-        }
+    if choices.binding_contract
+        && let Some(d) = price.binding_contract.as_ref().and_then(|b| b.discount.as_ref())
+    {
+        out.push((DiscountSource::BindingContract, d));
     }
-    if choices.upfront_payment {
-        if let Some(d) = price.custom_upfront_payment.as_ref().and_then(|u| u.discount.as_ref()) {
-            out.push((DiscountSource::UpfrontPayment, d));
-        }
+    if choices.upfront_payment
+        && let Some(d) = price.custom_upfront_payment.as_ref().and_then(|u| u.discount.as_ref())
+    {
+        out.push((DiscountSource::UpfrontPayment, d));
     }
     out
 }
 
 /// The charge of periods `periods` (each `net`), with every discount that
 /// runs in each of them.
-fn charge(
-    net: i64,
-    periods: std::ops::Range<u32>,
-    months_per_period: u32,
-    discounts: &[(DiscountSource, &Discount, i64)],
-    taxes: &[TaxRate],
-) -> Amounts {
+fn charge(net: i64, periods: std::ops::Range<u32>, months_per_period: u32, discounts: &[(DiscountSource, &Discount, i64)], taxes: &[TaxRate]) -> Amounts {
     let mut amounts = Amounts::default();
     for k in periods {
         let mut left = net;
@@ -183,19 +177,14 @@ fn charge(
 pub fn price_line(price: &Price, currency: &str, choices: Choices, taxes: &[TaxRate]) -> Option<LinePricing> {
     let (net, discounts) = in_currency(price, currency, choices)?;
     Some(match price.price_type {
-        PriceType::OneTime => {
-            LinePricing { initial: charge(net, 0..1, 0, &discounts, taxes), recurring: charge(0, 0..0, 0, &[], taxes) }
-        }
+        PriceType::OneTime => LinePricing { initial: charge(net, 0..1, 0, &discounts, taxes), recurring: charge(0, 0..0, 0, &[], taxes) },
         PriceType::Recurring => {
             let months = price.billing_cycle.as_ref().map_or(1, |c: &BillingCycle| c.interval);
             let cycles = match (&price.custom_upfront_payment, choices.upfront_payment) {
                 (Some(u), true) => u.billing_cycles,
                 _ => 1,
             };
-            LinePricing {
-                initial: charge(net, 0..cycles, months, &discounts, taxes),
-                recurring: charge(net, cycles..cycles + 1, months, &discounts, taxes),
-            }
+            LinePricing { initial: charge(net, 0..cycles, months, &discounts, taxes), recurring: charge(net, cycles..cycles + 1, months, &discounts, taxes) }
         }
     })
 }
@@ -317,6 +306,9 @@ mod tests {
         let l = price_line(&p, "SEK", Choices { binding_contract: true, upfront_payment: false }, &vat()).unwrap();
         assert_eq!(l.initial.discounts.iter().map(|d| d.amount).collect::<Vec<_>>(), [5000, 4900]);
         assert_eq!(l.initial.total(), 0);
-        assert_eq!(l.recurring, Amounts { subtotal: 0, discounts: vec![], taxes: vec![TaxLine { description: "VAT 25%".into(), rate_basis_points: 2500, amount: 0 }] });
+        assert_eq!(
+            l.recurring,
+            Amounts { subtotal: 0, discounts: vec![], taxes: vec![TaxLine { description: "VAT 25%".into(), rate_basis_points: 2500, amount: 0 }] }
+        );
     }
 }

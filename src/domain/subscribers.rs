@@ -7,7 +7,10 @@
 use super::Caller;
 use super::access::Role;
 use super::subscriptions::states::{SUBSCRIPTION, SubscriptionOp as Op};
-use super::subscriptions::{self, write::{Also, commit}};
+use super::subscriptions::{
+    self,
+    write::{Also, commit},
+};
 use super::values::Checks;
 use crate::error::{Error, InternalCode, Result};
 use crate::events::Event;

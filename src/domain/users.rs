@@ -1,12 +1,12 @@
 //! Users: people who act for customers with a role at each.
 
-use super::values::Checks;
-use super::access::Role;
 use super::Caller;
-use crate::wire::latest::params::UserListQuery;
-use crate::wire::latest as wire;
+use super::access::Role;
+use super::values::Checks;
 use crate::error::{Error, InternalCode, Result};
 use crate::store::{Cursor, IdOrRef, Store, UserFilter, UserRow, email_key, limit_or_default};
+use crate::wire::latest as wire;
+use crate::wire::latest::params::UserListQuery;
 use uuid::Uuid;
 
 /// One customer a user acts for: (customer, its name, the role).
@@ -21,10 +21,7 @@ pub fn to_wire(u: UserRow, customers: Vec<Link>) -> wire::User {
         msisdn: u.msisdn,
         identity: u.identity,
         reference_id: u.reference_id,
-        customers: customers
-            .into_iter()
-            .map(|(customer_id, name, role)| wire::UserCustomer { customer_id, name, role: role.into() })
-            .collect(),
+        customers: customers.into_iter().map(|(customer_id, name, role)| wire::UserCustomer { customer_id, name, role: role.into() }).collect(),
         created_at: Some(u.created_at),
         updated_at: Some(u.updated_at),
         metadata: u.metadata.map(wire::Metadata),
@@ -32,23 +29,18 @@ pub fn to_wire(u: UserRow, customers: Vec<Link>) -> wire::User {
 }
 
 async fn check_free(store: &Store, org: Uuid, email: Option<&str>, reference_id: Option<&str>, except: Option<Uuid>) -> Result<()> {
-    if let Some(e) = email {
-        if store.user_email_taken(org, e, except).await? {
-            return Err(Error::Conflict {
-                code: InternalCode::EmailTaken,
-                message: "another user already signs in with this email".into(),
-                property: "email",
-            });
-        }
+    if let Some(e) = email
+        && store.user_email_taken(org, e, except).await?
+    {
+        return Err(Error::Conflict { code: InternalCode::EmailTaken, message: "another user already signs in with this email".into(), property: "email" });
     }
-    if let Some(r) = reference_id {
-        if store.user_reference_taken(org, r, except).await? {
-            return Err(Error::reference_taken("user"));
-        }
+    if let Some(r) = reference_id
+        && store.user_reference_taken(org, r, except).await?
+    {
+        return Err(Error::reference_taken("user"));
     }
     Ok(())
 }
-
 
 pub async fn create(caller: &Caller, req: wire::CreateUserRequest) -> Result<wire::User> {
     let store = &caller.store;

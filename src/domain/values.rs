@@ -4,8 +4,8 @@
 //! RFC 5646's grammar, checked before these.) Each check adds a detail
 //! naming the field; the caller answers all of them at once.
 
-use crate::wire::latest::{Address, BillingMethod, CustomerBilling, CustomerContact, Shipping};
 use crate::error::{Detail, Error};
+use crate::wire::latest::{Address, BillingMethod, CustomerBilling, CustomerContact, Shipping};
 
 /// Collects the invalid fields of one request.
 #[derive(Default)]
@@ -85,12 +85,8 @@ impl Checks {
             self.address("billing.address", a);
         }
         match b.method {
-            BillingMethod::EmailInvoice if b.email.is_none() => {
-                self.add("billing.email", "required", "is required when method is EMAIL_INVOICE")
-            }
-            BillingMethod::PaperInvoice if b.address.is_none() => {
-                self.add("billing.address", "required", "is required when method is PAPER_INVOICE")
-            }
+            BillingMethod::EmailInvoice if b.email.is_none() => self.add("billing.email", "required", "is required when method is EMAIL_INVOICE"),
+            BillingMethod::PaperInvoice if b.address.is_none() => self.add("billing.address", "required", "is required when method is PAPER_INVOICE"),
             _ => {}
         }
         if b.auto_pay && b.default_payment_profile_id.is_none() {

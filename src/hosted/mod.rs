@@ -60,7 +60,10 @@ fn html(status: StatusCode, body: String) -> std::result::Result<Response<Body>,
 /// `--auth-failures-per-minute`, a budget apart from the API keys', so
 /// that guessing at one closes not the other) is answered 429 before its
 /// next token is looked up.
-async fn traced(rqctx: &RequestContext<Context>, page: impl Future<Output = std::result::Result<Response<Body>, HttpError>>) -> std::result::Result<Response<Body>, HttpError> {
+async fn traced(
+    rqctx: &RequestContext<Context>,
+    page: impl Future<Output = std::result::Result<Response<Body>, HttpError>>,
+) -> std::result::Result<Response<Body>, HttpError> {
     let (request, id) = (&rqctx.request, &rqctx.request_id);
     let span = crate::telemetry::request_span(id, &rqctx.endpoint.operation_id, Some(request.method()), None, Some(request.headers()));
     let answered = match rqctx.context().limits.may_open_page(crate::api::request::client_of(rqctx)) {
@@ -154,8 +157,14 @@ async fn current(caller: &Caller, link: &LinkRow, notice: Option<&str>) -> Resul
     let shown = shown(caller, link, intent.as_ref()).await?;
     let closed = |title: &str, text: &str| page::render(&shown, page::Body::Message { title, text: notice.unwrap_or(text) });
     let (placed, not_placed) = match link.invoice_id {
-        Some(_) => ("Thank you: this payment is complete, and the invoice is paid.", "The payment went through, but the invoice was no longer open, so the payment is being refunded."),
-        None => ("Thank you: this payment is complete, and the order has been placed.", "The payment went through, but the order could not be placed, so the payment is being refunded."),
+        Some(_) => (
+            "Thank you: this payment is complete, and the invoice is paid.",
+            "The payment went through, but the invoice was no longer open, so the payment is being refunded.",
+        ),
+        None => (
+            "Thank you: this payment is complete, and the order has been placed.",
+            "The payment went through, but the order could not be placed, so the payment is being refunded.",
+        ),
     };
     Ok(match link.status {
         PaymentLinkStatus::Completed => closed("Paid", placed),
@@ -165,7 +174,9 @@ async fn current(caller: &Caller, link: &LinkRow, notice: Option<&str>) -> Resul
         PaymentLinkStatus::Active => {
             match intent.map(|i| i.status) {
                 Some(PaymentIntentStatus::RequiresAction) => page::render(&shown, page::Body::Authenticate),
-                Some(PaymentIntentStatus::Processing) => closed("Payment processing", "Your payment is being processed; this page shows the outcome once it has settled."),
+                Some(PaymentIntentStatus::Processing) => {
+                    closed("Payment processing", "Your payment is being processed; this page shows the outcome once it has settled.")
+                }
                 // a page that took all its attempts shows no form again; it
                 // says why the last was refused (what `notice` says of it
                 // invites another try)

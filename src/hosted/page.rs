@@ -64,12 +64,24 @@ button{margin-top:1rem;padding:.6rem 1.2rem;font-size:1rem}.notice{background:#f
 fn lines(shown: &Shown) -> String {
     let mut rows = String::new();
     for l in &shown.lines {
-        rows.push_str(&format!("<tr><td>{}</td><td class=\"amount\">{}</td></tr>", escape(&l.description), escape(&amount(l.amount_minor, &shown.currency, &shown.locale))));
+        rows.push_str(&format!(
+            "<tr><td>{}</td><td class=\"amount\">{}</td></tr>",
+            escape(&l.description),
+            escape(&amount(l.amount_minor, &shown.currency, &shown.locale))
+        ));
         for (d, a) in &l.discounts {
-            rows.push_str(&format!("<tr><td>&nbsp;&nbsp;{}</td><td class=\"amount\">{}</td></tr>", escape(d), escape(&amount(-a, &shown.currency, &shown.locale))));
+            rows.push_str(&format!(
+                "<tr><td>&nbsp;&nbsp;{}</td><td class=\"amount\">{}</td></tr>",
+                escape(d),
+                escape(&amount(-a, &shown.currency, &shown.locale))
+            ));
         }
         for (t, a) in &l.taxes {
-            rows.push_str(&format!("<tr><td>&nbsp;&nbsp;{}</td><td class=\"amount\">{}</td></tr>", escape(t), escape(&amount(*a, &shown.currency, &shown.locale))));
+            rows.push_str(&format!(
+                "<tr><td>&nbsp;&nbsp;{}</td><td class=\"amount\">{}</td></tr>",
+                escape(t),
+                escape(&amount(*a, &shown.currency, &shown.locale))
+            ));
         }
     }
     let total = amount(shown.amount_minor, &shown.currency, &shown.locale);
@@ -94,7 +106,9 @@ pub fn cancel_link(url: Option<&str>) -> String {
 /// SEPA debits (`sepa`: the sentence before it).
 pub fn method_fields(provider: ProviderName, sepa: &str) -> String {
     let iban = if provider.takes(MethodKind::SepaDebit) {
-        format!("<p>{sepa} (leave the card fields empty):</p><label>IBAN<input name=\"iban\" autocomplete=\"off\" placeholder=\"DE89 3704 0044 0532 0130 00\"></label>")
+        format!(
+            "<p>{sepa} (leave the card fields empty):</p><label>IBAN<input name=\"iban\" autocomplete=\"off\" placeholder=\"DE89 3704 0044 0532 0130 00\"></label>"
+        )
     } else {
         String::new()
     };

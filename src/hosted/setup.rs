@@ -7,7 +7,10 @@ use super::page::{self, STYLE, escape};
 use super::{NOT_FOUND, TokenPath, UNAVAILABLE, acting_for, entered, html, internal, is_token, missed, see_other, spent, why};
 use crate::api::context::Context;
 use crate::domain::Caller;
-use crate::domain::payments::{self, profile_sessions::{self, Setup}};
+use crate::domain::payments::{
+    self,
+    profile_sessions::{self, Setup},
+};
 use crate::error::Result;
 use crate::kinds::PaymentProfileSessionStatus as Status;
 use crate::store::{HostedPage, ProfileSessionRow};
@@ -34,12 +37,19 @@ async fn current(caller: &Caller, session: &ProfileSessionRow, notice: Option<&s
         Status::Completed => message("Payment method saved", "Thank you: your payment method is saved."),
         Status::Canceled => message("Setup cancelled", "This setup was cancelled; it takes no further attempt."),
         Status::Expired => message("Setup expired", "This setup has expired; it takes no further attempt."),
-        Status::Active if session.pending_method.is_some() => render(&organisation, session, "Confirm your payment method", &page::authenticate("saving this card")),
+        Status::Active if session.pending_method.is_some() => {
+            render(&organisation, session, "Confirm your payment method", &page::authenticate("saving this card"))
+        }
         // a page that took all its attempts shows no form again, and why
         // the last was refused (`notice` invites another try)
         Status::Active if payments::attempts_spent(caller, HostedPage::Setup, session.id).await? => {
             let text = spent(session.last_failure_code.as_deref());
-            render(&organisation, session, page::SPENT_TITLE, &format!("<p id=\"message\">{}</p>{}", escape(&text), page::cancel_link(session.cancel_url.as_deref())))
+            render(
+                &organisation,
+                session,
+                page::SPENT_TITLE,
+                &format!("<p id=\"message\">{}</p>{}", escape(&text), page::cancel_link(session.cancel_url.as_deref())),
+            )
         }
         Status::Active => {
             // the reason of the last refusal, also on a reload

@@ -30,20 +30,26 @@ use crate::store::{Claim, Job, JobKind, Store};
 use futures::future::BoxFuture;
 use std::sync::Arc;
 use tokio::sync::Notify;
-use tracing::Instrument;
 use tokio::task::JoinHandle;
+use tracing::Instrument;
 
 /// How one item ended.
 pub enum Outcome {
     Done,
     /// failed for now: due again after `after`
-    Retry { after: chrono::Duration, error: String },
+    Retry {
+        after: chrono::Duration,
+        error: String,
+    },
     /// the item recorded its own end in the transaction of its work, under
     /// its claim (or found the claim taken over): nothing more to do
     Recorded,
     /// `outcome`, for an item whose claim was renewed as it ran (a report
     /// run): `held` is the item as now held
-    Held { held: Job, outcome: Box<Outcome> },
+    Held {
+        held: Job,
+        outcome: Box<Outcome>,
+    },
 }
 
 /// One kind of work: what runs an item, and how long a claim holds.
@@ -151,7 +157,13 @@ impl Worker {
     }
 
     /// A claim of up to `batch` items of this kind due by `due_by`.
-    fn claim<'a>(&'a self, due_by: chrono::DateTime<chrono::Utc>, now: chrono::DateTime<chrono::Utc>, only: Option<uuid::Uuid>, except: &'a [uuid::Uuid]) -> Claim<'a> {
+    fn claim<'a>(
+        &'a self,
+        due_by: chrono::DateTime<chrono::Utc>,
+        now: chrono::DateTime<chrono::Utc>,
+        only: Option<uuid::Uuid>,
+        except: &'a [uuid::Uuid],
+    ) -> Claim<'a> {
         Claim { kinds: std::slice::from_ref(&self.kind), due_by, now, lease_until: now + self.lease, limit: self.batch, only, except }
     }
 
@@ -166,11 +178,14 @@ impl Worker {
             outcome => (job.clone(), outcome),
         };
         crate::metrics::job_run(job.kind.as_str(), matches!(outcome, Outcome::Retry { .. }));
-        crate::telemetry::job_ended(&span, match outcome {
-            Outcome::Done => "done",
-            Outcome::Recorded | Outcome::Held { .. } => "recorded",
-            Outcome::Retry { .. } => "retry",
-        });
+        crate::telemetry::job_ended(
+            &span,
+            match outcome {
+                Outcome::Done => "done",
+                Outcome::Recorded | Outcome::Held { .. } => "recorded",
+                Outcome::Retry { .. } => "retry",
+            },
+        );
         match outcome {
             Outcome::Done => store.finish_job(&held).await,
             Outcome::Recorded | Outcome::Held { .. } => Ok(()),
@@ -350,6 +365,7 @@ pub struct Wakes {
 }
 
 /// Starts every job `settings` ask for, `state` saying whether they run.
+#[expect(clippy::too_many_arguments, reason = "each is a handle the jobs share with the server; a struct of them would only be unpacked here")]
 pub async fn start(
     state: Arc<State>,
     store: &Store,

@@ -25,9 +25,7 @@ pub fn runs(files: ReportFiles) -> Worker {
             Box::pin(async move {
                 match (Runner { store: &store, files: &files, clock: &clock, lease }).run(job).await {
                     Ended::Recorded => Outcome::Recorded,
-                    Ended::Retry { held, error } => {
-                        Outcome::Held { held, outcome: Box::new(Outcome::Retry { after: chrono::Duration::seconds(60), error }) }
-                    }
+                    Ended::Retry { held, error } => Outcome::Held { held, outcome: Box::new(Outcome::Retry { after: chrono::Duration::seconds(60), error }) },
                 }
             })
         }),

@@ -33,7 +33,9 @@ pub fn portings(network: Arc<dyn crate::network::Network>, carrier: Arc<dyn crat
 
 /// subscription.scheduled (subject: a subscription's id)
 pub fn subscriptions() -> Worker {
-    per_subject(JobKind::SubscriptionScheduled, (), |store, (), org, id, now| Box::pin(async move { subscriptions::scheduled::run(&store, org, id, now).await }))
+    per_subject(JobKind::SubscriptionScheduled, (), |store, (), org, id, now| {
+        Box::pin(async move { subscriptions::scheduled::run(&store, org, id, now).await })
+    })
 }
 
 /// license.scheduled (subject: a license's id)

@@ -57,8 +57,7 @@ impl Sender {
         // environment's proxy settings (HTTP_PROXY, ...) are not webhooks'.
         let client = match &settings.webhooks.proxy {
             Some(proxy) => client.proxy(
-                reqwest::Proxy::all(proxy)
-                    .map_err(|e| anyhow::anyhow!("--webhooks-proxy {}: {}", crate::config::without_password(proxy), e.without_url()))?,
+                reqwest::Proxy::all(proxy).map_err(|e| anyhow::anyhow!("--webhooks-proxy {}: {}", crate::config::without_password(proxy), e.without_url()))?,
             ),
             None => {
                 let resolving = address::Resolving { internet: settings.webhooks.internet.clone(), allow_private: settings.webhooks.allow_private };
@@ -157,11 +156,7 @@ struct Made {
 /// queued.
 pub fn drain(sender: Sender, wake: Arc<Notify>) -> Drain {
     let sender = Arc::new(sender);
-    Drain {
-        name: "webhook.delivery",
-        poll: POLL,
-        run: Arc::new(move |store, clock, stop| Box::pin(run(sender.clone(), store, clock, wake.clone(), stop))),
-    }
+    Drain { name: "webhook.delivery", poll: POLL, run: Arc::new(move |store, clock, stop| Box::pin(run(sender.clone(), store, clock, wake.clone(), stop))) }
 }
 
 /// How often the sender looks for due work without being woken.
@@ -346,8 +341,8 @@ async fn claim(store: &Store, clock: &Arc<Clock>, lease: Duration, limit: usize,
                     Some(r) => *r,
                     None => *revisions.entry(w.org).or_insert(revision::of(store, w.org, now.date_naive()).await?),
                 };
-                let body = log::envelope(w.event.clone(), revision)
-                    .and_then(|e| serde_json::to_string(&e).map_err(|e| crate::error::Error::Internal(e.to_string())));
+                let body =
+                    log::envelope(w.event.clone(), revision).and_then(|e| serde_json::to_string(&e).map_err(|e| crate::error::Error::Internal(e.to_string())));
                 match body {
                     Ok(body) => Item::Send(Send { job, work: Box::new(w), body }),
                     Err(e) => {

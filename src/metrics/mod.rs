@@ -102,7 +102,11 @@ fn metrics() -> &'static Metrics {
         r.register("job_failures", "Job items that failed and were scheduled again, by kind", m.job_failures.clone());
         r.register("webhook_deliveries", "Webhook attempts, by outcome: acknowledged (2xx), retried, or failed for good", m.deliveries.clone());
         r.register("webhook_delivery_duration_seconds", "Time a webhook receiver took to answer an attempt", m.delivery_seconds.clone());
-        r.register("db_connections", "Database connections of this instance's pool, idle or in use (SQLite: its readers; the writer is apart)", m.connections.clone());
+        r.register(
+            "db_connections",
+            "Database connections of this instance's pool, idle or in use (SQLite: its readers; the writer is apart)",
+            m.connections.clone(),
+        );
         r.register("db_connections_max", "The most connections this instance's pool opens", m.connections_max.clone());
         Metrics { registry, ..m }
     })

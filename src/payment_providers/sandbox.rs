@@ -107,7 +107,12 @@ impl PaymentProvider for Sandbox {
             Ok(r) => r,
             Err(invalid) => return Ok(Err(invalid)),
         };
-        let method = Method { token: format!("pm_{}", Uuid::new_v4().simple()), kind: recognised.kind, display_name: recognised.display_name, expires_on: recognised.expires_on };
+        let method = Method {
+            token: format!("pm_{}", Uuid::new_v4().simple()),
+            kind: recognised.kind,
+            display_name: recognised.display_name,
+            expires_on: recognised.expires_on,
+        };
         let kept = SandboxMethod {
             provider: self.name.as_str().into(),
             token: method.token.clone(),

@@ -9,12 +9,7 @@ use serde_json::Value;
 
 /// Every event type, in the document's order.
 pub fn types<'a>(doc: &'a Doc) -> Vec<&'a str> {
-    doc.raw["x-webhooks"]
-        .as_object()
-        .into_iter()
-        .flatten()
-        .map(|(t, _)| t.as_str())
-        .collect()
+    doc.raw["x-webhooks"].as_object().into_iter().flatten().map(|(t, _)| t.as_str()).collect()
 }
 
 /// The Events section.
@@ -32,14 +27,8 @@ pub fn render(doc: &Doc) -> String {
 
 fn event(doc: &Doc, kind: &str, item: &Value) -> String {
     // a webhook is a path item; ours are POSTs, but any method reads alike
-    let op = item
-        .as_object()
-        .and_then(|m| m.values().find(|v| v.is_object()))
-        .unwrap_or(&Value::Null);
-    let mut out = format!(
-        "<section class=\"event\" id=\"event-{0}\"><h3 class=\"mono\">{0}</h3>",
-        escape(kind)
-    );
+    let op = item.as_object().and_then(|m| m.values().find(|v| v.is_object())).unwrap_or(&Value::Null);
+    let mut out = format!("<section class=\"event\" id=\"event-{0}\"><h3 class=\"mono\">{0}</h3>", escape(kind));
     if let Some(summary) = op["summary"].as_str().filter(|s| *s != kind) {
         out.push_str(&format!("<div class=\"facts\">{}</div>", escape(summary)));
     }
@@ -48,17 +37,9 @@ fn event(doc: &Doc, kind: &str, item: &Value) -> String {
     for (media, content) in request["content"].as_object().into_iter().flatten() {
         let schema = &content["schema"];
         if let Some(data) = data_of(doc, schema) {
-            out.push_str(&format!(
-                "<p><strong>Payload</strong>: <code>data</code> is {}</p>",
-                type_of(data)
-            ));
+            out.push_str(&format!("<p><strong>Payload</strong>: <code>data</code> is {}</p>", type_of(data)));
         }
-        out.push_str(&format!(
-            "<p><code>{}</code>: {}</p>{}",
-            escape(media),
-            type_line(schema),
-            body(schema, 0)
-        ));
+        out.push_str(&format!("<p><code>{}</code>: {}</p>{}", escape(media), type_line(schema), body(schema, 0)));
     }
     for (status, response) in op["responses"].as_object().into_iter().flatten() {
         let response = doc.resolve(response);
@@ -80,10 +61,5 @@ fn data_of<'v>(doc: &'v Doc, schema: &'v Value) -> Option<&'v Value> {
     if let Some(data) = schema["properties"].get("data") {
         return Some(data);
     }
-    schema["allOf"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .rev()
-        .find_map(|part| data_of(doc, part))
+    schema["allOf"].as_array().into_iter().flatten().rev().find_map(|part| data_of(doc, part))
 }

@@ -23,19 +23,12 @@ const MOUNT: &str = "/api/v2";
 pub fn page(revision: &'static Revision) -> &'static str {
     static PAGES: OnceLock<Vec<OnceLock<String>>> = OnceLock::new();
     let pages = PAGES.get_or_init(|| Revision::all().iter().map(|_| OnceLock::new()).collect());
-    let i = Revision::all()
-        .iter()
-        .position(|r| r.name == revision.name)
-        .expect("a published revision");
+    let i = Revision::all().iter().position(|r| r.name == revision.name).expect("a published revision");
     pages[i].get_or_init(|| {
         // the documents are embedded at build time and checked by its tests:
         // one that does not parse is a broken build, not a request's fault
-        let doc: Value =
-            serde_json::from_str(revision.document()).expect("the embedded document is JSON");
-        render(&Doc {
-            raw: &doc,
-            name: revision.name,
-        })
+        let doc: Value = serde_json::from_str(revision.document()).expect("the embedded document is JSON");
+        render(&Doc { raw: &doc, name: revision.name })
     })
 }
 
@@ -63,16 +56,7 @@ fn ref_name(v: &Value) -> Option<&str> {
 
 /// An id for a tag's section: `Payment Links` is `tag-payment-links`.
 fn tag_anchor(tag: &str) -> String {
-    let slug: String = tag
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() {
-                c.to_ascii_lowercase()
-            } else {
-                '-'
-            }
-        })
-        .collect();
+    let slug: String = tag.chars().map(|c| if c.is_ascii_alphanumeric() { c.to_ascii_lowercase() } else { '-' }).collect();
     format!("tag-{slug}")
 }
 
@@ -83,12 +67,7 @@ fn tags(doc: &Doc) -> Vec<(String, Option<String>)> {
         .as_array()
         .into_iter()
         .flatten()
-        .filter_map(|t| {
-            Some((
-                t["name"].as_str()?.to_string(),
-                t["description"].as_str().map(str::to_string),
-            ))
-        })
+        .filter_map(|t| Some((t["name"].as_str()?.to_string(), t["description"].as_str().map(str::to_string))))
         .collect();
     for op in operations::all(doc) {
         if !out.iter().any(|(name, _)| *name == op.tag) {
@@ -135,17 +114,10 @@ fn render(doc: &Doc) -> String {
     let info = &doc.raw["info"];
     let title = info["title"].as_str().unwrap_or("API reference");
     let support = match info["x-supported-until"].as_str() {
-        Some(until) => format!(
-            "<span>Supported until <strong id=\"supported-until\">{}</strong></span>",
-            escape(until)
-        ),
+        Some(until) => format!("<span>Supported until <strong id=\"supported-until\">{}</strong></span>", escape(until)),
         None => "<span>No end of support announced</span>".to_string(),
     };
-    let current = if doc.name == Revision::current().name {
-        "<span class=\"badge\">the current revision</span>"
-    } else {
-        ""
-    };
+    let current = if doc.name == Revision::current().name { "<span class=\"badge\">the current revision</span>" } else { "" };
     let base = doc.raw["servers"][0]["url"].as_str().unwrap_or("/");
     let header = format!(
         "<header class=\"page\"><h1>{title}</h1>\
@@ -166,11 +138,7 @@ fn render(doc: &Doc) -> String {
     body.push_str(&authentication(doc));
     body.push_str(&operations::common(doc));
     for (tag, description) in &tags {
-        body.push_str(&format!(
-            "<section class=\"tag\" id=\"{}\"><h2>{}</h2>",
-            tag_anchor(tag),
-            escape(tag)
-        ));
+        body.push_str(&format!("<section class=\"tag\" id=\"{}\"><h2>{}</h2>", tag_anchor(tag), escape(tag)));
         if let Some(d) = description {
             body.push_str(&markdown(d));
         }
@@ -210,11 +178,10 @@ fn switcher(doc: &Doc) -> String {
 /// The sidebar: authentication, each tag with its operations, the events
 /// and the schemas.
 fn toc(doc: &Doc, tags: &[(String, Option<String>)], ops: &[operations::Op]) -> String {
-    let mut out = format!(
-        "<nav class=\"toc\" aria-label=\"Contents\"><strong>{}</strong>",
-        escape(doc.name)
+    let mut out = format!("<nav class=\"toc\" aria-label=\"Contents\"><strong>{}</strong>", escape(doc.name));
+    out.push_str(
+        "<h2><a href=\"#authentication\">Authentication</a></h2><h2><a href=\"#common\">Common parameters and responses</a></h2><h2>Operations</h2><ul>",
     );
-    out.push_str("<h2><a href=\"#authentication\">Authentication</a></h2><h2><a href=\"#common\">Common parameters and responses</a></h2><h2>Operations</h2><ul>");
     for (tag, _) in tags {
         let mine: Vec<&operations::Op> = ops.iter().filter(|op| op.tag == *tag).collect();
         out.push_str(&format!(
@@ -235,19 +202,11 @@ fn toc(doc: &Doc, tags: &[(String, Option<String>)], ops: &[operations::Op]) -> 
     }
     out.push_str("</ul>");
     let events = events::types(doc);
-    out.push_str(&format!(
-        "<h2><a href=\"#events\">Events</a> <span class=\"count\">{}</span></h2><details><summary>every type</summary><ul>",
-        events.len()
-    ));
+    out.push_str(&format!("<h2><a href=\"#events\">Events</a> <span class=\"count\">{}</span></h2><details><summary>every type</summary><ul>", events.len()));
     for t in events {
-        out.push_str(&format!(
-            "<li><a class=\"mono\" href=\"#event-{0}\">{0}</a></li>",
-            escape(t)
-        ));
+        out.push_str(&format!("<li><a class=\"mono\" href=\"#event-{0}\">{0}</a></li>", escape(t)));
     }
-    let schemas = doc.raw["components"]["schemas"]
-        .as_object()
-        .map_or(0, |s| s.len());
+    let schemas = doc.raw["components"]["schemas"].as_object().map_or(0, |s| s.len());
     out.push_str(&format!("</ul></details><h2><a href=\"#schemas\">Schemas</a> <span class=\"count\">{schemas}</span></h2></nav>"));
     out
 }
@@ -257,32 +216,14 @@ fn toc(doc: &Doc, tags: &[(String, Option<String>)], ops: &[operations::Op]) -> 
 fn authentication(doc: &Doc) -> String {
     let mut out = String::from("<section id=\"authentication\"><h2>Authentication</h2>");
     let default = operations::security(&doc.raw["security"]);
-    out.push_str(&format!(
-        "<p>Unless an operation says otherwise: {default}.</p>"
-    ));
-    for (name, scheme) in doc.raw["components"]["securitySchemes"]
-        .as_object()
-        .into_iter()
-        .flatten()
-    {
-        let how = match (
-            scheme["type"].as_str(),
-            scheme["in"].as_str(),
-            scheme["name"].as_str(),
-            scheme["scheme"].as_str(),
-        ) {
-            (Some("apiKey"), Some(at), Some(header), _) => format!(
-                "an API key in the {} <code>{}</code>",
-                escape(at),
-                escape(header)
-            ),
+    out.push_str(&format!("<p>Unless an operation says otherwise: {default}.</p>"));
+    for (name, scheme) in doc.raw["components"]["securitySchemes"].as_object().into_iter().flatten() {
+        let how = match (scheme["type"].as_str(), scheme["in"].as_str(), scheme["name"].as_str(), scheme["scheme"].as_str()) {
+            (Some("apiKey"), Some(at), Some(header), _) => format!("an API key in the {} <code>{}</code>", escape(at), escape(header)),
             (Some("http"), _, _, Some(s)) => format!(
                 "HTTP <code>Authorization: {} …</code>{}",
                 escape(&capitalised(s)),
-                scheme["bearerFormat"]
-                    .as_str()
-                    .map(|f| format!(" ({})", escape(f)))
-                    .unwrap_or_default()
+                scheme["bearerFormat"].as_str().map(|f| format!(" ({})", escape(f))).unwrap_or_default()
             ),
             (t, ..) => escape(t.unwrap_or("")),
         };
@@ -298,9 +239,7 @@ fn authentication(doc: &Doc) -> String {
 
 fn capitalised(s: &str) -> String {
     let mut c = s.chars();
-    c.next()
-        .map(|f| f.to_uppercase().chain(c).collect())
-        .unwrap_or_default()
+    c.next().map(|f| f.to_uppercase().chain(c).collect()).unwrap_or_default()
 }
 
 #[cfg(test)]
@@ -315,26 +254,14 @@ mod tests {
             for item in doc["paths"].as_object().unwrap().values() {
                 for op in item.as_object().unwrap().values() {
                     let id = op["operationId"].as_str().unwrap();
-                    assert!(
-                        html.contains(&format!("id=\"op-{id}\"")),
-                        "{}: {id}",
-                        revision.name
-                    );
+                    assert!(html.contains(&format!("id=\"op-{id}\"")), "{}: {id}", revision.name);
                 }
             }
             for t in doc["x-webhooks"].as_object().unwrap().keys() {
-                assert!(
-                    html.contains(&format!("id=\"event-{t}\"")),
-                    "{}: {t}",
-                    revision.name
-                );
+                assert!(html.contains(&format!("id=\"event-{t}\"")), "{}: {t}", revision.name);
             }
             for s in doc["components"]["schemas"].as_object().unwrap().keys() {
-                assert!(
-                    html.contains(&format!("id=\"schema-{s}\"")),
-                    "{}: {s}",
-                    revision.name
-                );
+                assert!(html.contains(&format!("id=\"schema-{s}\"")), "{}: {s}", revision.name);
             }
             // rendered once: the same text each time
             assert!(std::ptr::eq(html, page(revision)));
@@ -344,9 +271,6 @@ mod tests {
     #[test]
     fn tags_have_plain_anchors() {
         assert_eq!(tag_anchor("Payment Links"), "tag-payment-links");
-        assert_eq!(
-            tag_anchor("Subscription Add-ons"),
-            "tag-subscription-add-ons"
-        );
+        assert_eq!(tag_anchor("Subscription Add-ons"), "tag-subscription-add-ons");
     }
 }

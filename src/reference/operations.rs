@@ -9,9 +9,7 @@ use crate::markup::escape;
 use serde_json::Value;
 
 /// The methods an OpenAPI path item may hold, in the order shown.
-const METHODS: [&str; 8] = [
-    "get", "put", "post", "delete", "options", "head", "patch", "trace",
-];
+const METHODS: [&str; 8] = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
 
 /// One operation of the document.
 pub struct Op<'a> {
@@ -32,9 +30,7 @@ pub fn all<'a>(doc: &'a Doc) -> Vec<Op<'a>> {
         for method in METHODS {
             let Some(op) = item.get(method) else { continue };
             out.push(Op {
-                id: op["operationId"]
-                    .as_str()
-                    .map_or_else(|| format!("{method}-{path}"), str::to_string),
+                id: op["operationId"].as_str().map_or_else(|| format!("{method}-{path}"), str::to_string),
                 method: method.to_string(),
                 path: path.clone(),
                 tag: op["tags"][0].as_str().unwrap_or("Other").to_string(),
@@ -49,11 +45,7 @@ pub fn all<'a>(doc: &'a Doc) -> Vec<Op<'a>> {
 /// One operation's section.
 pub fn render(doc: &Doc, op: &Op) -> String {
     let raw = op.raw;
-    let deprecated = if raw["deprecated"] == true {
-        "<span class=\"badge deprecated\">deprecated</span>"
-    } else {
-        ""
-    };
+    let deprecated = if raw["deprecated"] == true { "<span class=\"badge deprecated\">deprecated</span>" } else { "" };
     let mut out = format!(
         "<section class=\"op\" id=\"op-{id}\"><h3><span class=\"method {method}\">{upper}</span><span class=\"mono\">{path}</span>{deprecated}</h3>\
          <div class=\"facts\"><span>{summary}</span><span class=\"opid\">operationId <code>{id}</code></span></div>{description}",
@@ -64,28 +56,14 @@ pub fn render(doc: &Doc, op: &Op) -> String {
         summary = escape(raw["summary"].as_str().unwrap_or("")),
         description = markdown(raw["description"].as_str().unwrap_or("")),
     );
-    let required = if raw.get("security").is_some() {
-        &raw["security"]
-    } else {
-        &doc.raw["security"]
-    };
-    out.push_str(&format!(
-        "<p class=\"facts\">Credentials: {}</p>",
-        security(required)
-    ));
+    let required = if raw.get("security").is_some() { &raw["security"] } else { &doc.raw["security"] };
+    out.push_str(&format!("<p class=\"facts\">Credentials: {}</p>", security(required)));
     out.push_str(&parameters(doc, op));
     out.push_str(&request_body(doc, &raw["requestBody"]));
     out.push_str(&responses(doc, &raw["responses"]));
     if let Some(events) = raw["x-events"].as_array().filter(|e| !e.is_empty()) {
-        let links: Vec<String> = events
-            .iter()
-            .filter_map(Value::as_str)
-            .map(|t| format!("<a class=\"mono\" href=\"#event-{0}\">{0}</a>", escape(t)))
-            .collect();
-        out.push_str(&format!(
-            "<p class=\"facts\">Records the events: {}</p>",
-            links.join(", ")
-        ));
+        let links: Vec<String> = events.iter().filter_map(Value::as_str).map(|t| format!("<a class=\"mono\" href=\"#event-{0}\">{0}</a>", escape(t))).collect();
+        out.push_str(&format!("<p class=\"facts\">Records the events: {}</p>", links.join(", ")));
     }
     out.push_str("</section>");
     out
@@ -97,11 +75,7 @@ pub fn security(security: &Value) -> String {
     let Some(alternatives) = security.as_array() else {
         return "none named".into();
     };
-    if alternatives.is_empty()
-        || alternatives
-            .iter()
-            .any(|a| a.as_object().is_some_and(|o| o.is_empty()))
-    {
+    if alternatives.is_empty() || alternatives.iter().any(|a| a.as_object().is_some_and(|o| o.is_empty())) {
         return "none needed".into();
     }
     let shown: Vec<String> = alternatives
@@ -112,17 +86,8 @@ pub fn security(security: &Value) -> String {
                 .into_iter()
                 .flatten()
                 .map(|(name, scopes)| {
-                    let scopes: Vec<&str> = scopes
-                        .as_array()
-                        .into_iter()
-                        .flatten()
-                        .filter_map(Value::as_str)
-                        .collect();
-                    let scopes = if scopes.is_empty() {
-                        String::new()
-                    } else {
-                        format!(" ({})", escape(&scopes.join(", ")))
-                    };
+                    let scopes: Vec<&str> = scopes.as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+                    let scopes = if scopes.is_empty() { String::new() } else { format!(" ({})", escape(&scopes.join(", "))) };
                     format!("<a href=\"#security-{0}\">{0}</a>{scopes}", escape(name))
                 })
                 .collect();
@@ -135,26 +100,13 @@ pub fn security(security: &Value) -> String {
 /// The parameters table: the path item's and the operation's own (one of
 /// `components/parameters` named, and linked to its row in Common).
 fn parameters(doc: &Doc, op: &Op) -> String {
-    let listed: Vec<&Value> = op
-        .shared
-        .as_array()
-        .into_iter()
-        .flatten()
-        .chain(op.raw["parameters"].as_array().into_iter().flatten())
-        .collect();
+    let listed: Vec<&Value> = op.shared.as_array().into_iter().flatten().chain(op.raw["parameters"].as_array().into_iter().flatten()).collect();
     if listed.is_empty() {
         return String::new();
     }
-    let mut out = String::from(
-        "<h4>Parameters</h4><table><thead><tr><th>Name</th><th>In</th><th>Type</th><th>Description</th></tr></thead><tbody>",
-    );
+    let mut out = String::from("<h4>Parameters</h4><table><thead><tr><th>Name</th><th>In</th><th>Type</th><th>Description</th></tr></thead><tbody>");
     for p in listed {
-        let common = ref_name(p).map(|n| {
-            format!(
-                "<p>The common parameter <a href=\"#parameter-{0}\">{0}</a>.</p>",
-                escape(n)
-            )
-        });
+        let common = ref_name(p).map(|n| format!("<p>The common parameter <a href=\"#parameter-{0}\">{0}</a>.</p>", escape(n)));
         out.push_str(&parameter_row(doc.resolve(p), common, ""));
     }
     out.push_str("</tbody></table>");
@@ -164,17 +116,9 @@ fn parameters(doc: &Doc, op: &Op) -> String {
 /// A parameter's row (`id`: its anchor, with the attribute's space).
 fn parameter_row(p: &Value, description: Option<String>, id: &str) -> String {
     let schema = &p["schema"];
-    let required = if p["required"] == true {
-        "<span class=\"badge required\">required</span>"
-    } else {
-        ""
-    };
+    let required = if p["required"] == true { "<span class=\"badge required\">required</span>" } else { "" };
     let limits = limits(schema);
-    let limits = if limits.is_empty() {
-        String::new()
-    } else {
-        format!("<div class=\"limits\">{limits}</div>")
-    };
+    let limits = if limits.is_empty() { String::new() } else { format!("<div class=\"limits\">{limits}</div>") };
     format!(
         "<tr{id}><td><code>{}</code>{required}{}</td><td>{}</td><td>{}</td><td>{}{limits}</td></tr>",
         escape(p["name"].as_str().unwrap_or("")),
@@ -191,30 +135,15 @@ fn request_body(doc: &Doc, body_spec: &Value) -> String {
         return String::new();
     }
     let body_spec = doc.resolve(body_spec);
-    let needed = if body_spec["required"] == true {
-        "required"
-    } else {
-        "optional"
-    };
-    let mut out = format!(
-        "<h4>Request body <span class=\"badge\">{needed}</span></h4>{}",
-        markdown(body_spec["description"].as_str().unwrap_or(""))
-    );
+    let needed = if body_spec["required"] == true { "required" } else { "optional" };
+    let mut out = format!("<h4>Request body <span class=\"badge\">{needed}</span></h4>{}", markdown(body_spec["description"].as_str().unwrap_or("")));
     for (media, content) in body_spec["content"].as_object().into_iter().flatten() {
         let schema = &content["schema"];
-        out.push_str(&format!(
-            "<p><code>{}</code>: {}</p>",
-            escape(media),
-            type_line(schema)
-        ));
+        out.push_str(&format!("<p><code>{}</code>: {}</p>", escape(media), type_line(schema)));
         // a named schema's properties here too, folded (they are under its
         // own anchor as well)
         match ref_name(schema) {
-            Some(name) => out.push_str(&format!(
-                "<details><summary>The properties of {}</summary>{}</details>",
-                escape(name),
-                body(doc.resolve(schema), 0)
-            )),
+            Some(name) => out.push_str(&format!("<details><summary>The properties of {}</summary>{}</details>", escape(name), body(doc.resolve(schema), 0))),
             None => out.push_str(&body(schema, 0)),
         }
     }
@@ -229,9 +158,7 @@ fn responses(doc: &Doc, responses: &Value) -> String {
     let Some(responses) = responses.as_object() else {
         return String::new();
     };
-    let mut out = String::from(
-        "<h4>Responses</h4><table><thead><tr><th>Status</th><th>Description</th><th>Body</th></tr></thead><tbody>",
-    );
+    let mut out = String::from("<h4>Responses</h4><table><thead><tr><th>Status</th><th>Description</th><th>Body</th></tr></thead><tbody>");
     // (the shared ones: name, statuses, the response; in the order met)
     let mut shared: Vec<(&str, Vec<&str>, &Value)> = vec![];
     let mut leads = vec![];
@@ -252,19 +179,12 @@ fn responses(doc: &Doc, responses: &Value) -> String {
         ));
         for (name, link) in response["links"].as_object().into_iter().flatten() {
             if let Some(target) = link["operationId"].as_str() {
-                leads.push(format!(
-                    "<a href=\"#op-{0}\" title=\"{1}\">{0}</a>",
-                    escape(target),
-                    escape(name)
-                ));
+                leads.push(format!("<a href=\"#op-{0}\" title=\"{1}\">{0}</a>", escape(target), escape(name)));
             }
         }
     }
     for (name, statuses, response) in shared {
-        let statuses: Vec<String> = statuses
-            .iter()
-            .map(|s| format!("<code>{}</code>", escape(s)))
-            .collect();
+        let statuses: Vec<String> = statuses.iter().map(|s| format!("<code>{}</code>", escape(s))).collect();
         out.push_str(&format!(
             "<tr><td>{}</td><td>{}<div class=\"limits\">The common response <a href=\"#response-{name}\">{name}</a></div></td><td>{}</td></tr>",
             statuses.join(" "),
@@ -275,10 +195,7 @@ fn responses(doc: &Doc, responses: &Value) -> String {
     }
     out.push_str("</tbody></table>");
     if !leads.is_empty() {
-        out.push_str(&format!(
-            "<p class=\"facts\">Its answer leads to: {}</p>",
-            leads.join(", ")
-        ));
+        out.push_str(&format!("<p class=\"facts\">Its answer leads to: {}</p>", leads.join(", ")));
     }
     out
 }
@@ -290,34 +207,18 @@ fn headers_of(response: &Value) -> String {
         .into_iter()
         .flatten()
         .map(|(name, h)| match ref_name(h) {
-            Some(shared) => format!(
-                "<a href=\"#header-{}\"><code>{}</code></a>",
-                escape(shared),
-                escape(name)
-            ),
+            Some(shared) => format!("<a href=\"#header-{}\"><code>{}</code></a>", escape(shared), escape(name)),
             None => format!("<code>{}</code>", escape(name)),
         })
         .collect();
-    if names.is_empty() {
-        String::new()
-    } else {
-        format!("<div class=\"limits\">Headers: {}</div>", names.join(", "))
-    }
+    if names.is_empty() { String::new() } else { format!("<div class=\"limits\">Headers: {}</div>", names.join(", ")) }
 }
 
 /// What a response's body is, per media type.
 fn contents(response: &Value) -> String {
-    let contents: Vec<String> = response["content"]
-        .as_object()
-        .into_iter()
-        .flatten()
-        .map(|(media, c)| format!("<code>{}</code> {}", escape(media), type_of(&c["schema"])))
-        .collect();
-    if contents.is_empty() {
-        "no body".to_string()
-    } else {
-        contents.join("<br>")
-    }
+    let contents: Vec<String> =
+        response["content"].as_object().into_iter().flatten().map(|(media, c)| format!("<code>{}</code> {}", escape(media), type_of(&c["schema"]))).collect();
+    if contents.is_empty() { "no body".to_string() } else { contents.join("<br>") }
 }
 
 /// The first sentence of a description, for a row that links the rest.
@@ -333,24 +234,14 @@ fn first_sentence(text: &str) -> String {
 pub fn common(doc: &Doc) -> String {
     let components = &doc.raw["components"];
     let mut out = String::from("<section id=\"common\"><h2>Common parameters and responses</h2>");
-    if let Some(parameters) = components["parameters"]
-        .as_object()
-        .filter(|p| !p.is_empty())
-    {
+    if let Some(parameters) = components["parameters"].as_object().filter(|p| !p.is_empty()) {
         out.push_str("<h4>Parameters</h4><table><thead><tr><th>Name</th><th>In</th><th>Type</th><th>Description</th></tr></thead><tbody>");
         for (name, p) in parameters {
-            out.push_str(&parameter_row(
-                p,
-                None,
-                &format!(" id=\"parameter-{}\"", escape(name)),
-            ));
+            out.push_str(&parameter_row(p, None, &format!(" id=\"parameter-{}\"", escape(name))));
         }
         out.push_str("</tbody></table>");
     }
-    if let Some(responses) = components["responses"]
-        .as_object()
-        .filter(|r| !r.is_empty())
-    {
+    if let Some(responses) = components["responses"].as_object().filter(|r| !r.is_empty()) {
         out.push_str("<h4>Responses</h4><table><thead><tr><th>Name</th><th>Description</th><th>Body</th></tr></thead><tbody>");
         for (name, r) in responses {
             out.push_str(&format!(

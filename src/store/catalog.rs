@@ -139,11 +139,9 @@ impl Columns {
             Columns::Product { product_type, category } => {
                 vec![("product_type", Some(product_type.stored().to_string())), ("category", Some(category.stored().to_string()))]
             }
-            Columns::Offering { status, product_id, group_id } => vec![
-                ("status", Some(status.stored().to_string())),
-                ("product_id", Some(product_id.to_string())),
-                ("group_id", group_id.map(|g| g.to_string())),
-            ],
+            Columns::Offering { status, product_id, group_id } => {
+                vec![("status", Some(status.stored().to_string())), ("product_id", Some(product_id.to_string())), ("group_id", group_id.map(|g| g.to_string()))]
+            }
         }
     }
 }
@@ -204,15 +202,7 @@ impl Store {
 
     /// Inserts or updates one entity with its own `columns`. Unchanged rows
     /// are not written.
-    pub async fn upsert_catalog_entity(
-        tx: &mut Tx,
-        kind: Kind,
-        org: Uuid,
-        id: Uuid,
-        key: &str,
-        columns: &Columns,
-        doc: &Value,
-    ) -> Result<Change> {
+    pub async fn upsert_catalog_entity(tx: &mut Tx, kind: Kind, org: Uuid, id: Uuid, key: &str, columns: &Columns, doc: &Value) -> Result<Change> {
         let table = kind.table();
         let columns = columns.pairs();
         let names: Vec<&str> = columns.iter().map(|(n, _)| *n).collect();
@@ -280,10 +270,8 @@ impl Store {
     }
 
     pub async fn assign_catalog(tx: &mut Tx, org: Uuid, customer: Uuid, catalog: Uuid) -> Result<Change> {
-        let row = sqlx::query("SELECT catalog_id FROM customer_catalogs WHERE customer_id = $1")
-            .bind(customer.to_string())
-            .fetch_optional(tx.conn().await?)
-            .await?;
+        let row =
+            sqlx::query("SELECT catalog_id FROM customer_catalogs WHERE customer_id = $1").bind(customer.to_string()).fetch_optional(tx.conn().await?).await?;
         let stored: Option<String> = row.map(|r| r.try_get("catalog_id")).transpose()?;
         let change = match stored {
             Some(s) if s == catalog.to_string() => return Ok(Change::Unchanged),
@@ -313,24 +301,14 @@ impl Store {
             None => Change::Created,
         };
         tx.execute(sqlx::query("DELETE FROM tax_rates WHERE org_id = $1 AND country = $2").bind(org.to_string()).bind(country)).await?;
-        tx.execute(
-            sqlx::query("INSERT INTO tax_rates (org_id, country, doc) VALUES ($1, $2, $3)")
-                .bind(org.to_string())
-                .bind(country)
-                .bind(rates.to_string()),
-        )
-        .await?;
+        tx.execute(sqlx::query("INSERT INTO tax_rates (org_id, country, doc) VALUES ($1, $2, $3)").bind(org.to_string()).bind(country).bind(rates.to_string()))
+            .await?;
         Ok(change)
     }
 
     /// Sets the default catalog and/or default tax country (None leaves a
     /// setting as it is).
-    pub async fn set_catalog_settings(
-        tx: &mut Tx,
-        org: Uuid,
-        default_catalog: Option<Uuid>,
-        default_tax_country: Option<&str>,
-    ) -> Result<Change> {
+    pub async fn set_catalog_settings(tx: &mut Tx, org: Uuid, default_catalog: Option<Uuid>, default_tax_country: Option<&str>) -> Result<Change> {
         let row = sqlx::query("SELECT default_catalog_id, default_tax_country FROM catalog_settings WHERE org_id = $1")
             .bind(org.to_string())
             .fetch_optional(tx.conn().await?)
@@ -416,19 +394,13 @@ impl Store {
 
     /// Tax rates of a country (the JSON array), if the organisation has any.
     pub async fn tax_rates(&self, org: Uuid, country: &str) -> Result<Option<Value>> {
-        let row = sqlx::query("SELECT doc FROM tax_rates WHERE org_id = $1 AND country = $2")
-            .bind(org.to_string())
-            .bind(country)
-            .fetch_optional(&self.pool)
-            .await?;
+        let row =
+            sqlx::query("SELECT doc FROM tax_rates WHERE org_id = $1 AND country = $2").bind(org.to_string()).bind(country).fetch_optional(&self.pool).await?;
         row.map(|r| doc(&r, "doc")).transpose()
     }
 
     pub async fn default_tax_country(&self, org: Uuid) -> Result<Option<String>> {
-        let row = sqlx::query("SELECT default_tax_country FROM catalog_settings WHERE org_id = $1")
-            .bind(org.to_string())
-            .fetch_optional(&self.pool)
-            .await?;
+        let row = sqlx::query("SELECT default_tax_country FROM catalog_settings WHERE org_id = $1").bind(org.to_string()).fetch_optional(&self.pool).await?;
         Ok(row.map(|r| r.try_get("default_tax_country")).transpose()?.flatten())
     }
 }

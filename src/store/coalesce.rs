@@ -26,8 +26,7 @@ type Waiter<V> = oneshot::Sender<Result<Option<V>>>;
 /// Fetches the values of a batch of keys of one group (say, one
 /// organisation) on the connection given, and gives it back; keys it does
 /// not answer are missing.
-pub(super) type Fetch<G, K, V> =
-    Arc<dyn Fn(G, Vec<K>, PoolConnection<Any>) -> BoxFuture<'static, (PoolConnection<Any>, Result<HashMap<K, V>>)> + Send + Sync>;
+pub(super) type Fetch<G, K, V> = Arc<dyn Fn(G, Vec<K>, PoolConnection<Any>) -> BoxFuture<'static, (PoolConnection<Any>, Result<HashMap<K, V>>)> + Send + Sync>;
 
 pub(super) struct Coalesced<G, K, V> {
     pool: AnyPool,

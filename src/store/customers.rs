@@ -4,14 +4,14 @@ use super::coalesce::Coalesced;
 use super::{Backend, Cursor, ListQuery, Page, Store, Tx, like_pattern, parse_json, parse_state, parse_ts, parse_uuid, ts};
 use crate::error::{Error, Result};
 use crate::kinds::{BillingMethod, CustomerRole, CustomerType};
-use serde::{Deserialize, Serialize};
 use chrono::{DateTime, Utc};
-use sqlx::{AssertSqlSafe, Row};
-use sqlx::{AnyConnection, AnyPool};
+use serde::{Deserialize, Serialize};
 use sqlx::any::AnyRow;
-use std::sync::Arc;
+use sqlx::{AnyConnection, AnyPool};
+use sqlx::{AssertSqlSafe, Row};
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 use uuid::Uuid;
 
 /// A customer as stored (contact, billing and shipping as JSON documents).
@@ -163,22 +163,22 @@ impl Store {
     pub async fn insert_customer(tx: &mut Tx, c: &CustomerRow) -> Result<()> {
         tx.execute(
             sqlx::query(super::prepared::INSERT_CUSTOMER)
-            .bind(c.id.to_string())
-            .bind(c.org.to_string())
-            .bind(c.customer_type.stored())
-            .bind(&c.name)
-            .bind(&c.identity)
-            .bind(&c.preferred_locale)
-            .bind(&c.human_readable_id)
-            .bind(&c.reference_id)
-            .bind(json_text(&Some(&c.contact)))
-            .bind(json_text(&c.billing))
-            .bind(json_text(&c.shipping))
-            .bind(c.contact_person_user_id.map(|u| u.to_string()))
-            .bind(json_text(&c.metadata))
-            .bind(ts(c.created_at))
-            .bind(ts(c.updated_at))
-            .bind(contact_email(c)),
+                .bind(c.id.to_string())
+                .bind(c.org.to_string())
+                .bind(c.customer_type.stored())
+                .bind(&c.name)
+                .bind(&c.identity)
+                .bind(&c.preferred_locale)
+                .bind(&c.human_readable_id)
+                .bind(&c.reference_id)
+                .bind(json_text(&Some(&c.contact)))
+                .bind(json_text(&c.billing))
+                .bind(json_text(&c.shipping))
+                .bind(c.contact_person_user_id.map(|u| u.to_string()))
+                .bind(json_text(&c.metadata))
+                .bind(ts(c.created_at))
+                .bind(ts(c.updated_at))
+                .bind(contact_email(c)),
         )
         .await?;
         Ok(())
@@ -337,10 +337,8 @@ fn add_link(links: &mut Vec<Link>, text: &Text) -> Result<()> {
 
 /// `UPDATE_CUSTOMER`'s values ($1 to $13) from `c`.
 async fn customers_with_users(conn: &mut AnyConnection, org: Uuid, col: &str, vals: Vec<String>) -> Result<HashMap<String, (CustomerRow, Vec<Link>)>> {
-    let rows = super::fetch_in(conn, org, vals, |list| {
-        with_users("customers", &format!("WHERE c.org_id || '' = $1 AND c.{col} IN ({list})"), "lu.seq")
-    })
-    .await?;
+    let rows =
+        super::fetch_in(conn, org, vals, |list| with_users("customers", &format!("WHERE c.org_id || '' = $1 AND c.{col} IN ({list})"), "lu.seq")).await?;
     let mut found: HashMap<String, (CustomerRow, Vec<Link>)> = HashMap::new();
     for r in rows {
         let (_, links) = match found.entry(r.try_get(col)?) {

@@ -4,8 +4,8 @@
 //! `endpoint_id/event_id`) and every attempt's record.
 
 use super::{Backend, Cursor, EventRow, ListQuery, Page, Store, WebhookEndpointRow, parse_ts, parse_uuid, placeholders, state_col, ts};
-use crate::kinds::DeliveryStatus;
 use crate::error::{Error, Result};
+use crate::kinds::DeliveryStatus;
 use crate::store::{Job, JobKind};
 use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;
@@ -135,19 +135,16 @@ impl Store {
             Backend::Sqlite => "",
         };
         let mut tx = self.begin().await?;
-        let events = sqlx::query(AssertSqlSafe(format!(
-            "SELECT seq, id, org_id, event_type FROM events WHERE dispatched_at IS NULL ORDER BY seq LIMIT $1{lock}"
-        )))
-        .bind(limit)
-        .fetch_all(tx.conn().await?)
-        .await?;
+        let events =
+            sqlx::query(AssertSqlSafe(format!("SELECT seq, id, org_id, event_type FROM events WHERE dispatched_at IS NULL ORDER BY seq LIMIT $1{lock}")))
+                .bind(limit)
+                .fetch_all(tx.conn().await?)
+                .await?;
         if events.is_empty() {
             return Ok((0, 0));
         }
-        let events: Vec<(i64, String, String, String)> = events
-            .iter()
-            .map(|r| Ok((r.try_get("seq")?, r.try_get("id")?, r.try_get("org_id")?, r.try_get("event_type")?)))
-            .collect::<Result<_>>()?;
+        let events: Vec<(i64, String, String, String)> =
+            events.iter().map(|r| Ok((r.try_get("seq")?, r.try_get("id")?, r.try_get("org_id")?, r.try_get("event_type")?))).collect::<Result<_>>()?;
         let mut orgs: Vec<&str> = events.iter().map(|e| e.2.as_str()).collect();
         orgs.sort_unstable();
         orgs.dedup();
@@ -205,12 +202,10 @@ impl Store {
             .fetch_one(tx.conn().await?)
             .await?
             .try_get("batch")?;
-        let mut q = sqlx::query(AssertSqlSafe(format!(
-            "UPDATE events SET dispatched_at = $1, log_batch = $2 WHERE seq IN ({})",
-            placeholders(3, events.len())
-        )))
-        .bind(ts(now))
-        .bind(batch);
+        let mut q =
+            sqlx::query(AssertSqlSafe(format!("UPDATE events SET dispatched_at = $1, log_batch = $2 WHERE seq IN ({})", placeholders(3, events.len()))))
+                .bind(ts(now))
+                .bind(batch);
         for (seq, ..) in &events {
             q = q.bind(*seq);
         }
@@ -239,8 +234,7 @@ impl Store {
         let mut endpoint_ids: Vec<String> = rows.iter().map(|r| r.try_get("endpoint_id")).collect::<std::result::Result<_, _>>()?;
         endpoint_ids.sort_unstable();
         endpoint_ids.dedup();
-        let endpoints: HashMap<Uuid, WebhookEndpointRow> =
-            self.webhook_endpoints_by_id(&endpoint_ids).await?.into_iter().map(|e| (e.id, e)).collect();
+        let endpoints: HashMap<Uuid, WebhookEndpointRow> = self.webhook_endpoints_by_id(&endpoint_ids).await?.into_iter().map(|e| (e.id, e)).collect();
         let mut work = vec![];
         for r in &rows {
             let Some(endpoint) = endpoints.get(&parse_uuid(&r.try_get::<String, _>("endpoint_id")?)?) else {

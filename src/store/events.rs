@@ -65,13 +65,7 @@ pub(super) fn from_row(r: &AnyRow) -> Result<(i64, EventRow)> {
 impl Store {
     /// Appends an event to the outbox, inside the transaction of the change
     /// it tells of. Only `events::record` calls this (with a typed event).
-    pub(crate) async fn record_event(
-        tx: &mut Tx,
-        org: uuid::Uuid,
-        event_type: &str,
-        occurred_at: DateTime<Utc>,
-        data: &serde_json::Value,
-    ) -> Result<()> {
+    pub(crate) async fn record_event(tx: &mut Tx, org: uuid::Uuid, event_type: &str, occurred_at: DateTime<Utc>, data: &serde_json::Value) -> Result<()> {
         tx.execute(
             sqlx::query(super::prepared::INSERT_EVENT)
                 .bind(super::new_id().to_string())
@@ -88,10 +82,7 @@ impl Store {
     /// Event types recorded for an organisation, oldest first (operator and
     /// test inspection until webhook delivery reads the outbox).
     pub async fn event_types(&self, org: uuid::Uuid) -> Result<Vec<(String, serde_json::Value)>> {
-        let rows = sqlx::query("SELECT event_type, data FROM events WHERE org_id = $1 ORDER BY seq")
-            .bind(org.to_string())
-            .fetch_all(&self.pool)
-            .await?;
+        let rows = sqlx::query("SELECT event_type, data FROM events WHERE org_id = $1 ORDER BY seq").bind(org.to_string()).fetch_all(&self.pool).await?;
         rows.iter()
             .map(|r| {
                 let data: String = r.try_get("data")?;
@@ -149,9 +140,7 @@ impl Store {
                 }
             }
         };
-        let mut sql = format!(
-            "SELECT {COLUMNS} FROM events WHERE org_id = $1 AND log_batch IS NOT NULL AND (log_batch > $2 OR (log_batch = $2 AND seq > $3))"
-        );
+        let mut sql = format!("SELECT {COLUMNS} FROM events WHERE org_id = $1 AND log_batch IS NOT NULL AND (log_batch > $2 OR (log_batch = $2 AND seq > $3))");
         let mut texts: Vec<String> = vec![];
         if !filter.types.is_empty() {
             sql += &format!(" AND event_type IN ({})", super::placeholders(4, filter.types.len()));

@@ -31,11 +31,8 @@ impl Held {
 impl Store {
     /// Whether anyone in the installation holds `value`.
     pub async fn held(&self, kind: Held, value: &str) -> Result<bool> {
-        let row = sqlx::query("SELECT org_id FROM network_holds WHERE kind = $1 AND value = $2")
-            .bind(kind.as_str())
-            .bind(value)
-            .fetch_optional(&self.pool)
-            .await?;
+        let row =
+            sqlx::query("SELECT org_id FROM network_holds WHERE kind = $1 AND value = $2").bind(kind.as_str()).bind(value).fetch_optional(&self.pool).await?;
         Ok(row.is_some())
     }
 

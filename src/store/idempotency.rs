@@ -99,7 +99,10 @@ pub enum KeyHeld {
     /// answered before `expired_before`: forgotten, and its row replaced
     /// when the key is used again
     Expired,
-    Answered { fingerprint: String, answer: StoredAnswer },
+    Answered {
+        fingerprint: String,
+        answer: StoredAnswer,
+    },
 }
 
 impl KeyHeld {
@@ -161,14 +164,14 @@ impl Store {
         };
         tx.execute(
             sqlx::query(super::prepared::INSERT_IDEMPOTENCY_KEY)
-            .bind(org.to_string())
-            .bind(key)
-            .bind(fingerprint)
-            .bind(i64::from(answer.status))
-            .bind(serde_json::to_string(&answer.headers).expect("headers serialize"))
-            .bind(body)
-            .bind(ts(t.now))
-            .bind(sealed),
+                .bind(org.to_string())
+                .bind(key)
+                .bind(fingerprint)
+                .bind(i64::from(answer.status))
+                .bind(serde_json::to_string(&answer.headers).expect("headers serialize"))
+                .bind(body)
+                .bind(ts(t.now))
+                .bind(sealed),
         )
         .await
     }
@@ -177,11 +180,7 @@ impl Store {
     /// job), and schedules that job again for `next`.
     pub async fn forget_idempotency_keys(&self, before: DateTime<Utc>, next: DateTime<Utc>, now: DateTime<Utc>) -> Result<u64> {
         let mut tx = self.begin().await?;
-        let gone = sqlx::query("DELETE FROM idempotency_keys WHERE created_at < $1")
-            .bind(ts(before))
-            .execute(tx.conn().await?)
-            .await?
-            .rows_affected();
+        let gone = sqlx::query("DELETE FROM idempotency_keys WHERE created_at < $1").bind(ts(before)).execute(tx.conn().await?).await?.rows_affected();
         Store::schedule_job(&mut tx, JobKind::IdempotencyExpiry, EXPIRY_SUBJECT, None, next, now).await?;
         tx.commit().await?;
         Ok(gone)

@@ -294,7 +294,8 @@ impl Store {
         let sql = format!(
             "SELECT {COLUMNS} FROM invoices WHERE org_id = $1 AND customer_id = $2 AND id <> $3 AND status = 'OPEN' AND suspended_at IS NOT NULL ORDER BY seq LIMIT 1"
         );
-        let row = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).bind(customer.to_string()).bind(except.to_string()).fetch_optional(tx.conn().await?).await?;
+        let row =
+            sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).bind(customer.to_string()).bind(except.to_string()).fetch_optional(tx.conn().await?).await?;
         row.as_ref().map(invoice_row).transpose()
     }
 
@@ -311,7 +312,11 @@ impl Store {
 
     /// The subscriptions whose dunning invoice `invoice` was last.
     pub async fn subscriptions_dunned(&self, org: Uuid, invoice: Uuid) -> Result<Vec<crate::store::SubscriptionRow>> {
-        let sql = format!("SELECT {} FROM {} WHERE s.org_id = $1 AND s.suspended_for_invoice = $2 ORDER BY s.seq", super::subscriptions::SUBSCRIPTION_COLUMNS, super::subscriptions::SUBSCRIPTIONS);
+        let sql = format!(
+            "SELECT {} FROM {} WHERE s.org_id = $1 AND s.suspended_for_invoice = $2 ORDER BY s.seq",
+            super::subscriptions::SUBSCRIPTION_COLUMNS,
+            super::subscriptions::SUBSCRIPTIONS
+        );
         let rows = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).bind(invoice.to_string()).fetch_all(&self.pool).await?;
         rows.iter().map(|r| super::subscriptions::subscription_row(r).map(|(_, s)| s)).collect()
     }

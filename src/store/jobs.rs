@@ -223,14 +223,7 @@ impl Store {
 
     /// `claim_jobs`, leaving the items of the organisations `busy` where
     /// they are (the webhook sender's: those with all their places taken).
-    pub async fn claim_jobs_except(
-        &self,
-        kind: JobKind,
-        now: DateTime<Utc>,
-        lease_until: DateTime<Utc>,
-        limit: i64,
-        busy: &[uuid::Uuid],
-    ) -> Result<Vec<Job>> {
+    pub async fn claim_jobs_except(&self, kind: JobKind, now: DateTime<Utc>, lease_until: DateTime<Utc>, limit: i64, busy: &[uuid::Uuid]) -> Result<Vec<Job>> {
         self.claim(Claim { kinds: &[kind], due_by: now, now, lease_until, limit, only: None, except: busy }).await
     }
 
@@ -391,7 +384,11 @@ impl Store {
         for r in &rows {
             let kind: String = r.try_get("kind")?;
             let oldest: Option<String> = r.try_get("oldest")?;
-            let row = (r.try_get::<Option<i64>, _>("due")?.unwrap_or(0), r.try_get::<Option<i64>, _>("held")?.unwrap_or(0), oldest.as_deref().map(parse_ts).transpose()?);
+            let row = (
+                r.try_get::<Option<i64>, _>("due")?.unwrap_or(0),
+                r.try_get::<Option<i64>, _>("held")?.unwrap_or(0),
+                oldest.as_deref().map(parse_ts).transpose()?,
+            );
             found.insert(kind, row);
         }
         Ok(JobKind::ALL
@@ -411,8 +408,7 @@ impl Store {
         let Some(instance) = self.claimer else { return Ok(()) };
         let mut tx = self.begin().await?;
         tx.execute(
-            sqlx::query("UPDATE jobs SET lease_until = NULL, claimed_by = NULL WHERE claimed_by = $1 AND lease_until IS NOT NULL")
-                .bind(instance.to_string()),
+            sqlx::query("UPDATE jobs SET lease_until = NULL, claimed_by = NULL WHERE claimed_by = $1 AND lease_until IS NOT NULL").bind(instance.to_string()),
         )
         .await?;
         tx.commit().await
@@ -428,12 +424,14 @@ impl Store {
     /// `retry_job`, in the transaction that records the item's outcome.
     pub(crate) async fn retry_job_in(tx: &mut Tx, job: &Job, error: &str, retry_at: DateTime<Utc>) -> Result<()> {
         tx.execute(
-            sqlx::query("UPDATE jobs SET due_at = $1, lease_until = NULL, claimed_by = NULL, last_error = $2 WHERE kind = $3 AND subject = $4 AND lease_until = $5")
-                .bind(ts(retry_at))
-                .bind(error.to_string())
-                .bind(job.kind.as_str())
-                .bind(job.subject.clone())
-                .bind(ts(job.lease_until)),
+            sqlx::query(
+                "UPDATE jobs SET due_at = $1, lease_until = NULL, claimed_by = NULL, last_error = $2 WHERE kind = $3 AND subject = $4 AND lease_until = $5",
+            )
+            .bind(ts(retry_at))
+            .bind(error.to_string())
+            .bind(job.kind.as_str())
+            .bind(job.subject.clone())
+            .bind(ts(job.lease_until)),
         )
         .await
     }

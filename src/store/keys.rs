@@ -3,8 +3,8 @@
 use super::{Store, parse_ts, parse_uuid, ts};
 use crate::error::{Error, InternalCode, Result};
 use chrono::{DateTime, Utc};
-use sqlx::{AssertSqlSafe, Row};
 use sqlx::any::AnyRow;
+use sqlx::{AssertSqlSafe, Row};
 
 /// A key as stored (never the secret).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
@@ -82,18 +82,12 @@ impl Store {
 
     /// The key whose secret hashes to `key_hash`, revoked or not.
     pub async fn api_key_by_hash(&self, key_hash: &str) -> Result<Option<ApiKeyRecord>> {
-        let row = sqlx::query(AssertSqlSafe(format!("SELECT {COLUMNS} FROM {KEYS} WHERE k.key_hash = $1")))
-            .bind(key_hash)
-            .fetch_optional(&self.pool)
-            .await?;
+        let row = sqlx::query(AssertSqlSafe(format!("SELECT {COLUMNS} FROM {KEYS} WHERE k.key_hash = $1"))).bind(key_hash).fetch_optional(&self.pool).await?;
         row.as_ref().map(from_row).transpose()
     }
 
     pub async fn api_key(&self, id: uuid::Uuid) -> Result<Option<ApiKeyRecord>> {
-        let row = sqlx::query(AssertSqlSafe(format!("SELECT {COLUMNS} FROM {KEYS} WHERE k.id = $1")))
-            .bind(id.to_string())
-            .fetch_optional(&self.pool)
-            .await?;
+        let row = sqlx::query(AssertSqlSafe(format!("SELECT {COLUMNS} FROM {KEYS} WHERE k.id = $1"))).bind(id.to_string()).fetch_optional(&self.pool).await?;
         row.as_ref().map(from_row).transpose()
     }
 
@@ -108,24 +102,14 @@ impl Store {
     /// Revokes a key (idempotent: a revoked key keeps its first revocation time).
     pub async fn revoke_api_key(&self, id: uuid::Uuid, now: DateTime<Utc>) -> Result<ApiKeyRecord> {
         let mut tx = self.begin().await?;
-        tx.execute(
-            sqlx::query("UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL")
-                .bind(ts(now))
-                .bind(id.to_string()),
-        )
-        .await?;
+        tx.execute(sqlx::query("UPDATE api_keys SET revoked_at = $1 WHERE id = $2 AND revoked_at IS NULL").bind(ts(now)).bind(id.to_string())).await?;
         tx.commit().await?;
         self.api_key(id).await?.ok_or_else(|| Error::not_found(InternalCode::NotFound, "API key"))
     }
 
     pub async fn pin_api_key(&self, id: uuid::Uuid, revision: &str) -> Result<ApiKeyRecord> {
         let mut tx = self.begin().await?;
-        tx.execute(
-            sqlx::query("UPDATE api_keys SET revision = $1 WHERE id = $2")
-                .bind(revision)
-                .bind(id.to_string()),
-        )
-        .await?;
+        tx.execute(sqlx::query("UPDATE api_keys SET revision = $1 WHERE id = $2").bind(revision).bind(id.to_string())).await?;
         tx.commit().await?;
         self.api_key(id).await?.ok_or_else(|| Error::not_found(InternalCode::NotFound, "API key"))
     }

@@ -60,16 +60,13 @@ impl Store {
     /// theirs: `(user, organisation)`, in `org` only when given. At most
     /// two are returned (two means "ambiguous").
     pub async fn login_users(&self, email_key: &str, org: Option<Uuid>) -> Result<Vec<(Uuid, Uuid)>> {
-        let rows = sqlx::query(
-            "SELECT id, org_id FROM users WHERE (email_key = $1 OR pending_email_key = $1) AND ($2 IS NULL OR org_id = $2) ORDER BY seq LIMIT 2",
-        )
-        .bind(email_key)
-        .bind(org.map(|o| o.to_string()))
-        .fetch_all(&self.pool)
-        .await?;
-        rows.iter()
-            .map(|r| Ok((parse_uuid(&r.try_get::<String, _>("id")?)?, parse_uuid(&r.try_get::<String, _>("org_id")?)?)))
-            .collect()
+        let rows =
+            sqlx::query("SELECT id, org_id FROM users WHERE (email_key = $1 OR pending_email_key = $1) AND ($2 IS NULL OR org_id = $2) ORDER BY seq LIMIT 2")
+                .bind(email_key)
+                .bind(org.map(|o| o.to_string()))
+                .fetch_all(&self.pool)
+                .await?;
+        rows.iter().map(|r| Ok((parse_uuid(&r.try_get::<String, _>("id")?)?, parse_uuid(&r.try_get::<String, _>("org_id")?)?))).collect()
     }
 
     /// Until when login for the address is refused: `max` wrong codes or
@@ -89,16 +86,10 @@ impl Store {
     /// codes); forgets challenges long expired and wrong codes whose window
     /// has closed.
     pub async fn insert_challenge(tx: &mut Tx, c: &NewChallenge<'_>, forget_before: DateTime<Utc>) -> Result<()> {
-        tx.execute(
-            sqlx::query("DELETE FROM login_challenges WHERE expires_at < $1")
-                .bind(ts(forget_before)),
-        )
-        .await?;
+        tx.execute(sqlx::query("DELETE FROM login_challenges WHERE expires_at < $1").bind(ts(forget_before))).await?;
         tx.execute(sqlx::query("DELETE FROM login_failures WHERE since <= $1").bind(window_open_since(c.created_at))).await?;
         tx.execute(
-            sqlx::query("UPDATE login_challenges SET expires_at = $2 WHERE email_key = $1 AND expires_at > $2")
-                .bind(c.email_key)
-                .bind(ts(c.created_at)),
+            sqlx::query("UPDATE login_challenges SET expires_at = $2 WHERE email_key = $1 AND expires_at > $2").bind(c.email_key).bind(ts(c.created_at)),
         )
         .await?;
         tx.execute(

@@ -133,10 +133,7 @@ impl Store {
 
     /// The message `id`, if it is still in the outbox.
     pub async fn mail(&self, id: &str) -> Result<Option<Mail>> {
-        let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM mail_outbox WHERE id = $1")))
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await?;
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM mail_outbox WHERE id = $1"))).bind(id).fetch_optional(&self.pool).await?;
         row.as_ref().map(from_row).transpose()
     }
 

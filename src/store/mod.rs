@@ -13,8 +13,8 @@ mod idempotency;
 mod invoices;
 mod jobs;
 mod keys;
-mod lifecycle;
 mod licenses;
+mod lifecycle;
 mod login;
 mod mail;
 mod numbers;
@@ -27,17 +27,17 @@ mod payment_links;
 mod payment_profile_sessions;
 mod payment_sessions;
 mod payments;
+mod pg_tx;
 mod port_in_secrets;
 mod portings;
-mod pg_tx;
 mod prepared;
 mod redeliveries;
 mod refresh_tokens;
+mod reports;
+mod sandbox_payments;
 mod sealed;
 pub mod settings;
-mod reports;
 mod sims;
-mod sandbox_payments;
 mod sqlite_memory;
 mod subscribers;
 mod subscriptions;
@@ -49,22 +49,22 @@ mod webhooks;
 pub use catalog::{CatalogDoc, Change, Columns, Features, GroupDoc, Kind, OfferingDoc, OfferingFilter, OfferingRow, ProductDoc};
 pub use customers::{Address, Billing, Contact, CustomerFilter, CustomerRow, IdOrRef, Link, Shipping};
 pub use deliveries::{After, AttemptRow, DeliveryRow, DeliveryWork, Recorded, delivery_subject, parse_delivery_subject};
-pub use redeliveries::Which;
-pub use page_attempts::HostedPage;
-pub use sims::SimRow;
-pub use sandbox_payments::{SandboxCharge, SandboxMethod, SandboxRefund};
 pub use events::{EventFilter, EventRow, LogPage, LogPosition};
 pub use holds::Held;
 pub use idempotency::{EXPIRY_SUBJECT, KeyHeld, KeyTimes, LIFETIME_HOURS as IDEMPOTENCY_LIFETIME_HOURS, StoredAnswer};
-pub use jobs::{Claim, Job, JobKind, ORGANISATION_WORK};
 pub use invoices::{InvoiceFilter, InvoiceRow};
+pub use jobs::{Claim, Job, JobKind, ORGANISATION_WORK};
 pub use keys::{ApiKeyRecord, NewApiKey};
 pub use login::{MAX_ATTEMPTS, NewChallenge, Redeemed};
-pub use refresh_tokens::{NewRefresh, Refreshed};
 pub use mail::{Mail, MailStatus};
 pub use numbers::{Imported, LeaseRow, NewLease, NumberRow, NumberStatus};
+pub use page_attempts::HostedPage;
 pub use port_in_secrets::{SHOWN_FIELDS as PORT_IN_SHOWN_FIELDS, joined as port_in_joined, order_line as port_in_order_line, split as port_in_split};
 pub use portings::PortingRow;
+pub use redeliveries::Which;
+pub use refresh_tokens::{NewRefresh, Refreshed};
+pub use sandbox_payments::{SandboxCharge, SandboxMethod, SandboxRefund};
+pub use sims::SimRow;
 
 /// `sql` with each `$N` as `args[N - 1]` written as a PostgreSQL text
 /// literal, as PostgreSQL's write path sends bound text (for the fuzz
@@ -76,18 +76,18 @@ pub fn inline_texts(sql: &str, args: &[String]) -> Result<String> {
     params::inline(sql, &args, &mut out)?;
     Ok(out)
 }
-pub use reports::ReportRunRow;
-pub use sealed::{Resealed, SecretsAtRest};
+pub use addons::AddonRow;
+pub use licenses::{LicenseFilter, LicenseRow};
 pub use orders::{OrderFilter, OrderRow};
 pub use organisations::{ClockRow, OrganisationRow};
+use page::ListQuery;
 pub use page::{Cursor, Page, Period, limit_or_default};
 pub use payment_links::{LinkFilter, LinkRow, ProfileRow};
 pub use payment_profile_sessions::ProfileSessionRow;
 pub use payment_sessions::SessionRow;
 pub use payments::{ChargeRow, ChargedMethod, IntentFilter, IntentRow, RefundRow};
-use page::ListQuery;
-pub use addons::AddonRow;
-pub use licenses::{LicenseFilter, LicenseRow};
+pub use reports::ReportRunRow;
+pub use sealed::{Resealed, SecretsAtRest};
 pub use subscriptions::{Life, PendingOffering, SubscriptionFilter, SubscriptionRow, Terms};
 pub use tx::{Scope, Tx};
 pub use usage::{Amounts, PeriodUsage, UsageKind, UsageRecord};
@@ -296,9 +296,7 @@ impl Store {
 
     /// The newest migration applied to the database (0 for none).
     pub async fn applied_migration(&self) -> Result<i64> {
-        let newest: Option<i64> = sqlx::query_scalar("SELECT MAX(version) FROM _sqlx_migrations WHERE success")
-            .fetch_one(&self.pool)
-            .await?;
+        let newest: Option<i64> = sqlx::query_scalar("SELECT MAX(version) FROM _sqlx_migrations WHERE success").fetch_one(&self.pool).await?;
         Ok(newest.unwrap_or(0))
     }
 
@@ -374,9 +372,7 @@ pub(in crate::store) fn ts(t: DateTime<Utc>) -> String {
 }
 
 pub(in crate::store) fn parse_ts(s: &str) -> Result<DateTime<Utc>> {
-    DateTime::parse_from_rfc3339(s)
-        .map(|t| t.with_timezone(&Utc))
-        .map_err(|e| Error::Internal(format!("stored timestamp {s:?}: {e}")))
+    DateTime::parse_from_rfc3339(s).map(|t| t.with_timezone(&Utc)).map_err(|e| Error::Internal(format!("stored timestamp {s:?}: {e}")))
 }
 
 /// A timestamp column that may be NULL.

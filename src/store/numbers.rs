@@ -223,7 +223,14 @@ impl Store {
     /// A new lease of `org` holding, until `lease.until`, up to `count`
     /// free numbers of `kinds` (in that order of preference, then by
     /// number). The numbers held, with their types.
-    pub async fn lease_numbers(tx: &mut Tx, org: Uuid, lease: &NewLease<'_>, kinds: &[NumberType], count: i64, now: DateTime<Utc>) -> Result<Vec<(String, NumberType)>> {
+    pub async fn lease_numbers(
+        tx: &mut Tx,
+        org: Uuid,
+        lease: &NewLease<'_>,
+        kinds: &[NumberType],
+        count: i64,
+        now: DateTime<Utc>,
+    ) -> Result<Vec<(String, NumberType)>> {
         let (id, until) = (lease.id, lease.until);
         // two leases at once take different numbers: PostgreSQL skips rows
         // another holds; SQLite has one writer
@@ -238,7 +245,10 @@ impl Store {
             let rows = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).bind(kind.stored()).bind(ts(now)).bind(left).fetch_all(tx.conn().await?).await?;
             for r in rows {
                 let msisdn: String = r.try_get("msisdn")?;
-                let sql = format!("UPDATE numbers SET status = 'LEASED', lease_id = $3, subscription_id = NULL, held_until = $4, updated_at = $5 WHERE org_id = $1 AND msisdn = $2 AND {}", free(5));
+                let sql = format!(
+                    "UPDATE numbers SET status = 'LEASED', lease_id = $3, subscription_id = NULL, held_until = $4, updated_at = $5 WHERE org_id = $1 AND msisdn = $2 AND {}",
+                    free(5)
+                );
                 let done = sqlx::query(AssertSqlSafe(sql))
                     .bind(org.to_string())
                     .bind(msisdn.as_str())
@@ -274,8 +284,14 @@ impl Store {
             .bind(token_hash)
             .fetch_optional(&self.pool)
             .await?;
-        row.map(|r| Ok(LeaseRow { id: super::parse_uuid(&r.try_get::<String, _>("id")?)?, expires_at: parse_ts(&r.try_get::<String, _>("expires_at")?)?, used_at: opt_ts(&r, "used_at")? }))
-            .transpose()
+        row.map(|r| {
+            Ok(LeaseRow {
+                id: super::parse_uuid(&r.try_get::<String, _>("id")?)?,
+                expires_at: parse_ts(&r.try_get::<String, _>("expires_at")?)?,
+                used_at: opt_ts(&r, "used_at")?,
+            })
+        })
+        .transpose()
     }
 
     /// `subscription` takes `msisdn` of `org`'s pool: a free number, or one
@@ -288,7 +304,14 @@ impl Store {
             free(4)
         );
         let lease = lease.map(|l| l.to_string()).unwrap_or_default();
-        let done = sqlx::query(AssertSqlSafe(sql)).bind(org.to_string()).bind(msisdn).bind(subscription.to_string()).bind(ts(now)).bind(lease).execute(tx.conn().await?).await?;
+        let done = sqlx::query(AssertSqlSafe(sql))
+            .bind(org.to_string())
+            .bind(msisdn)
+            .bind(subscription.to_string())
+            .bind(ts(now))
+            .bind(lease)
+            .execute(tx.conn().await?)
+            .await?;
         Ok(done.rows_affected() == 1)
     }
 
@@ -317,9 +340,11 @@ impl Store {
     pub async fn use_lease(tx: &mut Tx, id: Uuid, now: DateTime<Utc>) -> Result<()> {
         tx.execute(sqlx::query("UPDATE number_leases SET used_at = $2 WHERE id = $1").bind(id.to_string()).bind(ts(now))).await?;
         tx.execute(
-            sqlx::query("UPDATE numbers SET status = 'AVAILABLE', lease_id = NULL, held_until = NULL, updated_at = $2 WHERE lease_id = $1 AND status = 'LEASED'")
-                .bind(id.to_string())
-                .bind(ts(now)),
+            sqlx::query(
+                "UPDATE numbers SET status = 'AVAILABLE', lease_id = NULL, held_until = NULL, updated_at = $2 WHERE lease_id = $1 AND status = 'LEASED'",
+            )
+            .bind(id.to_string())
+            .bind(ts(now)),
         )
         .await
     }

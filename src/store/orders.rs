@@ -1,8 +1,8 @@
 //! Orders: their rows, state moves guarded by status, and lists.
 
 use super::{Cursor, ListQuery, Page, Store, Tx, json_col, opt_ts, parse_ts, parse_uuid, state_col, ts};
-use crate::kinds::OrderStatus;
 use crate::error::Result;
+use crate::kinds::OrderStatus;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::any::AnyRow;

@@ -177,7 +177,10 @@ impl Tx {
 impl Store {
     /// The payment providers `org` does not collect with.
     pub async fn disabled_payment_providers(&self, org: Uuid) -> Result<Vec<String>> {
-        let rows = sqlx::query("SELECT provider FROM disabled_payment_providers WHERE org_id = $1 ORDER BY provider").bind(org.to_string()).fetch_all(&self.pool).await?;
+        let rows = sqlx::query("SELECT provider FROM disabled_payment_providers WHERE org_id = $1 ORDER BY provider")
+            .bind(org.to_string())
+            .fetch_all(&self.pool)
+            .await?;
         rows.iter().map(|r| Ok(r.try_get("provider")?)).collect()
     }
 

@@ -19,10 +19,7 @@ impl Cursor {
     }
 
     pub fn decode(s: &str) -> Result<Cursor> {
-        let bad = || Error::BadRequest {
-            code: InternalCode::InvalidCursor,
-            message: "cursor is not one this API returned".into(),
-        };
+        let bad = || Error::BadRequest { code: InternalCode::InvalidCursor, message: "cursor is not one this API returned".into() };
         let bytes = URL_SAFE_NO_PAD.decode(s).map_err(|_| bad())?;
         let text = String::from_utf8(bytes).map_err(|_| bad())?;
         let seq = text.strip_prefix(VERSION).and_then(|n| n.parse::<i64>().ok()).ok_or_else(bad)?;
@@ -135,14 +132,7 @@ impl ListQuery {
 
     /// One page (and one row more, to tell whether there is a next page),
     /// ordered by `seq_col`.
-    pub async fn fetch(
-        self,
-        pool: &sqlx::AnyPool,
-        org: uuid::Uuid,
-        after: Option<Cursor>,
-        seq_col: &str,
-        limit: usize,
-    ) -> Result<Vec<sqlx::any::AnyRow>> {
+    pub async fn fetch(self, pool: &sqlx::AnyPool, org: uuid::Uuid, after: Option<Cursor>, seq_col: &str, limit: usize) -> Result<Vec<sqlx::any::AnyRow>> {
         self.fetch_within(pool, org, after, seq_col, limit, |page| page).await
     }
 

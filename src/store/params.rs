@@ -151,7 +151,7 @@ fn type_name(kind: AnyTypeInfoKind) -> &'static str {
 mod tests {
     use super::{execute, inline, renumber};
     use sqlx::any::AnyTypeInfoKind;
-use sqlx_core::any::AnyValueKind;
+    use sqlx_core::any::AnyValueKind;
     use std::sync::Arc;
 
     #[test]
@@ -276,7 +276,8 @@ mod on_postgres {
         sqlx::any::install_default_drivers();
         let mut conn = rt.block_on(AnyConnection::connect(&url)).expect("the test database");
         // the edges first: a million characters, every plane, `$$`, quotes
-        let edges = ["$$ x $$".to_string(), "'".repeat(3), "\\".repeat(5) + "'", "\u{1}\u{7f}\u{80}\u{ffff}\u{10000}\u{10ffff}".into(), "aé'\\".repeat(250_000)];
+        let edges =
+            ["$$ x $$".to_string(), "'".repeat(3), "\\".repeat(5) + "'", "\u{1}\u{7f}\u{80}\u{ffff}\u{10000}\u{10ffff}".into(), "aé'\\".repeat(250_000)];
         for s in edges {
             rt.block_on(same(&mut conn, AnyValueKind::Text(Arc::new(s))));
         }

@@ -85,7 +85,6 @@ pub struct IntentFilter {
     pub created: super::Period,
 }
 
-
 pub(super) fn provider_col(r: &AnyRow, col: &str) -> Result<ProviderName> {
     let text: String = r.try_get(col)?;
     ProviderName::parse(&text).ok_or_else(|| Error::Internal(format!("column {col}: unknown provider {text:?}")))
@@ -276,7 +275,15 @@ impl Store {
     /// Moves the intent's charges that are in `from` to `to` with
     /// `failure_code`, in `tx` (a closed link's charge waiting for
     /// authentication): one guarded write that sees what `tx` sees.
-    pub async fn move_charges_of(tx: &mut Tx, org: Uuid, intent: Uuid, from: ChargeStatus, to: ChargeStatus, failure_code: &str, now: DateTime<Utc>) -> Result<()> {
+    pub async fn move_charges_of(
+        tx: &mut Tx,
+        org: Uuid,
+        intent: Uuid,
+        from: ChargeStatus,
+        to: ChargeStatus,
+        failure_code: &str,
+        now: DateTime<Utc>,
+    ) -> Result<()> {
         sqlx::query("UPDATE payment_charges SET status = $1, failure_code = $2, updated_at = $3 WHERE intent_id = $4 AND org_id = $5 AND status = $6")
             .bind(to.stored())
             .bind(failure_code)

@@ -95,7 +95,8 @@ impl Store {
         tx.execute(sqlx::query("DELETE FROM port_in_secrets WHERE org_id = $1 AND id = $2").bind(org.to_string()).bind(id.to_string())).await?;
         let Some(secrets) = secrets else { return Ok(()) };
         let sealed = tx.sealing().seal(&PORT_IN_SECRETS.place(id), &secrets.to_string());
-        tx.execute(sqlx::query("INSERT INTO port_in_secrets (id, org_id, secrets) VALUES ($1, $2, $3)").bind(id.to_string()).bind(org.to_string()).bind(sealed)).await
+        tx.execute(sqlx::query("INSERT INTO port_in_secrets (id, org_id, secrets) VALUES ($1, $2, $3)").bind(id.to_string()).bind(org.to_string()).bind(sealed))
+            .await
     }
 
     /// Forgets the secrets of `org`'s order `order`'s lines but those
@@ -114,7 +115,11 @@ impl Store {
 
     /// The secrets kept as `id`'s of `org`, as `tx` sees them, opened.
     async fn port_in_secrets_in(tx: &mut Tx, org: Uuid, id: &str) -> Result<Option<Value>> {
-        let row = sqlx::query("SELECT secrets FROM port_in_secrets WHERE org_id = $1 AND id = $2").bind(org.to_string()).bind(id.to_string()).fetch_optional(tx.conn().await?).await?;
+        let row = sqlx::query("SELECT secrets FROM port_in_secrets WHERE org_id = $1 AND id = $2")
+            .bind(org.to_string())
+            .bind(id.to_string())
+            .fetch_optional(tx.conn().await?)
+            .await?;
         opened(tx.sealing(), id, row)
     }
 
@@ -130,7 +135,11 @@ impl Store {
 
     /// The secrets kept as `id`'s of `org`, opened.
     pub async fn port_in_secrets(&self, org: Uuid, id: &str) -> Result<Option<Value>> {
-        let row = sqlx::query("SELECT secrets FROM port_in_secrets WHERE org_id = $1 AND id = $2").bind(org.to_string()).bind(id.to_string()).fetch_optional(&self.pool).await?;
+        let row = sqlx::query("SELECT secrets FROM port_in_secrets WHERE org_id = $1 AND id = $2")
+            .bind(org.to_string())
+            .bind(id.to_string())
+            .fetch_optional(&self.pool)
+            .await?;
         opened(&self.sealing, id, row)
     }
 
@@ -169,7 +178,13 @@ impl Store {
                 let msisdn = line.pointer("/subscription/msisdn").and_then(Value::as_str).unwrap_or_default().to_string();
                 let Some(details) = line.pointer_mut("/subscription/portIn/details") else { continue };
                 let secrets = split(details);
-                Store::keep_port_in_secrets(&mut tx, super::parse_uuid(&org)?, &order_line(super::parse_uuid(&id)?, &msisdn), secrets.as_ref().filter(|_| open)).await?;
+                Store::keep_port_in_secrets(
+                    &mut tx,
+                    super::parse_uuid(&org)?,
+                    &order_line(super::parse_uuid(&id)?, &msisdn),
+                    secrets.as_ref().filter(|_| open),
+                )
+                .await?;
             }
             tx.execute(sqlx::query("UPDATE orders SET line_items = $1 WHERE id = $2").bind(doc.to_string()).bind(id)).await?;
         }

@@ -29,7 +29,8 @@ pub struct PortingRow {
     pub updated_at: DateTime<Utc>,
 }
 
-const COLUMNS: &str = "id, org_id, subscription_id, msisdn, direction, status, details, submissions, submitted_at, scheduled_on, failure_reason, created_at, updated_at";
+const COLUMNS: &str =
+    "id, org_id, subscription_id, msisdn, direction, status, details, submissions, submitted_at, scheduled_on, failure_reason, created_at, updated_at";
 
 fn porting_row(r: &sqlx::any::AnyRow) -> Result<PortingRow> {
     let details: Option<String> = r.try_get("details")?;
@@ -69,7 +70,10 @@ impl Store {
     /// Whether a porting not yet ended (neither COMPLETED nor FAILED) is
     /// moving `msisdn`, in any organisation (the number is one).
     pub async fn porting_open(&self, msisdn: &str) -> Result<bool> {
-        let row = sqlx::query("SELECT 1 AS one FROM portings WHERE msisdn = $1 AND status NOT IN ('COMPLETED', 'FAILED') LIMIT 1").bind(msisdn).fetch_optional(&self.pool).await?;
+        let row = sqlx::query("SELECT 1 AS one FROM portings WHERE msisdn = $1 AND status NOT IN ('COMPLETED', 'FAILED') LIMIT 1")
+            .bind(msisdn)
+            .fetch_optional(&self.pool)
+            .await?;
         Ok(row.is_some())
     }
 
@@ -146,14 +150,15 @@ impl Store {
     /// (unless it moved or was cancelled since it was read: false) and the
     /// network's hold (released from the number it had).
     pub async fn renumber_subscription(tx: &mut Tx, org: Uuid, subscription: &super::SubscriptionRow, msisdn: &str, now: DateTime<Utc>) -> Result<bool> {
-        let done = sqlx::query("UPDATE subscriptions SET msisdn = $3, updated_at = $4 WHERE org_id = $1 AND id = $2 AND updated_at = $5 AND status <> 'CANCELLED'")
-            .bind(org.to_string())
-            .bind(subscription.id.to_string())
-            .bind(msisdn.to_string())
-            .bind(ts(now))
-            .bind(ts(subscription.updated_at))
-            .execute(tx.conn().await?)
-            .await?;
+        let done =
+            sqlx::query("UPDATE subscriptions SET msisdn = $3, updated_at = $4 WHERE org_id = $1 AND id = $2 AND updated_at = $5 AND status <> 'CANCELLED'")
+                .bind(org.to_string())
+                .bind(subscription.id.to_string())
+                .bind(msisdn.to_string())
+                .bind(ts(now))
+                .bind(ts(subscription.updated_at))
+                .execute(tx.conn().await?)
+                .await?;
         if done.rows_affected() != 1 {
             return Ok(false);
         }

@@ -11,7 +11,8 @@
 
 pub(super) const INSERT_EVENT: &str = "INSERT INTO events (id, org_id, event_type, occurred_at, data) VALUES ($1, $2, $3, $4, $5)";
 
-pub(super) const INSERT_IDEMPOTENCY_KEY: &str = "INSERT INTO idempotency_keys (org_id, idempotency_key, fingerprint, status, headers, body, created_at, sealed_body)
+pub(super) const INSERT_IDEMPOTENCY_KEY: &str =
+    "INSERT INTO idempotency_keys (org_id, idempotency_key, fingerprint, status, headers, body, created_at, sealed_body)
      VALUES ($1, $2, $3, $4, $5, $6, $7, $8)";
 
 pub(super) const INSERT_CUSTOMER: &str = "INSERT INTO customers (id, org_id, customer_type, name, identity, preferred_locale, human_readable_id,

@@ -103,7 +103,15 @@ impl Store {
     /// Where a replay of [since, until) to `endpoint` must stop to queue at
     /// most `max` events: the time of the first event past them, if the
     /// window holds more.
-    pub async fn replay_cut(&self, org: Uuid, endpoint: Uuid, since: DateTime<Utc>, until: DateTime<Utc>, types: &[String], max: i64) -> Result<Option<DateTime<Utc>>> {
+    pub async fn replay_cut(
+        &self,
+        org: Uuid,
+        endpoint: Uuid,
+        since: DateTime<Utc>,
+        until: DateTime<Utc>,
+        types: &[String],
+        max: i64,
+    ) -> Result<Option<DateTime<Utc>>> {
         let mut sql = String::from("SELECT occurred_at FROM events WHERE org_id = $1");
         let mut binds = vec![org.to_string(), endpoint.to_string()];
         missed(&mut sql, &mut binds, since, until, types);

@@ -56,7 +56,14 @@ impl Store {
     /// sessions not started over since its login) it is spent and `next`
     /// (its `family` and `family_started_at` are taken from the spent one)
     /// stored in the same commit.
-    pub async fn use_refresh_token(&self, token_hash: &str, org: Option<Uuid>, next_hash: &str, next_expires: DateTime<Utc>, now: DateTime<Utc>) -> Result<Refreshed> {
+    pub async fn use_refresh_token(
+        &self,
+        token_hash: &str,
+        org: Option<Uuid>,
+        next_hash: &str,
+        next_expires: DateTime<Utc>,
+        now: DateTime<Utc>,
+    ) -> Result<Refreshed> {
         let mut tx = self.begin().await?;
         // the organisation as a condition of the spend itself, so another
         // organisation's key spends nothing ('' for any organisation)

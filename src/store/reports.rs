@@ -62,7 +62,10 @@ impl Store {
     /// commit, so two at once never both pass its bound.
     pub async fn queued_report_runs(tx: &mut Tx, org: Uuid) -> Result<i64> {
         tx.one_at_a_time_in(org).await?;
-        let row = sqlx::query("SELECT COUNT(*) AS queued FROM report_runs WHERE org_id = $1 AND status = 'QUEUED'").bind(org.to_string()).fetch_one(tx.conn().await?).await?;
+        let row = sqlx::query("SELECT COUNT(*) AS queued FROM report_runs WHERE org_id = $1 AND status = 'QUEUED'")
+            .bind(org.to_string())
+            .fetch_one(tx.conn().await?)
+            .await?;
         Ok(row.try_get("queued")?)
     }
 
@@ -109,9 +112,8 @@ impl Store {
     /// One page of `org`'s runs of `key` asked for after `since`, newest
     /// first (the cursor names the last run shown; older ones follow).
     pub async fn report_runs(&self, org: Uuid, key: ReportKey, since: DateTime<Utc>, after: Option<Cursor>, limit: usize) -> Result<Page<ReportRunRow>> {
-        let sql = format!(
-            "SELECT {COLUMNS} FROM report_runs WHERE org_id = $1 AND report_key = $2 AND created_at > $3 AND seq < $4 ORDER BY seq DESC LIMIT $5"
-        );
+        let sql =
+            format!("SELECT {COLUMNS} FROM report_runs WHERE org_id = $1 AND report_key = $2 AND created_at > $3 AND seq < $4 ORDER BY seq DESC LIMIT $5");
         let rows = sqlx::query(AssertSqlSafe(sql))
             .bind(org.to_string())
             .bind(key.stored())

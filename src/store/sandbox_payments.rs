@@ -97,11 +97,12 @@ impl Store {
     }
 
     pub async fn sandbox_method(&self, provider: &str, token: &str) -> Result<Option<SandboxMethod>> {
-        let row = sqlx::query("SELECT provider, token, kind, behaviour, display_name, expires_on FROM sandbox_payment_methods WHERE provider = $1 AND token = $2")
-            .bind(provider)
-            .bind(token)
-            .fetch_optional(&self.pool)
-            .await?;
+        let row =
+            sqlx::query("SELECT provider, token, kind, behaviour, display_name, expires_on FROM sandbox_payment_methods WHERE provider = $1 AND token = $2")
+                .bind(provider)
+                .bind(token)
+                .fetch_optional(&self.pool)
+                .await?;
         row.as_ref().map(method_row).transpose()
     }
 
@@ -139,17 +140,27 @@ impl Store {
 
     /// Moves `provider`'s charge of `attempt` from `from` to `to`; false
     /// when it was not in `from` (another caller moved it first).
-    pub async fn move_sandbox_charge(&self, provider: &str, attempt: Uuid, from: &str, to: &str, failure_code: Option<&str>, now: DateTime<Utc>) -> Result<bool> {
+    pub async fn move_sandbox_charge(
+        &self,
+        provider: &str,
+        attempt: Uuid,
+        from: &str,
+        to: &str,
+        failure_code: Option<&str>,
+        now: DateTime<Utc>,
+    ) -> Result<bool> {
         let mut tx = self.begin().await?;
-        let done = sqlx::query("UPDATE sandbox_payment_charges SET status = $1, failure_code = $2, updated_at = $3 WHERE attempt_id = $4 AND status = $5 AND provider = $6")
-            .bind(to)
-            .bind(failure_code)
-            .bind(ts(now))
-            .bind(attempt.to_string())
-            .bind(from)
-            .bind(provider)
-            .execute(tx.conn().await?)
-            .await?;
+        let done = sqlx::query(
+            "UPDATE sandbox_payment_charges SET status = $1, failure_code = $2, updated_at = $3 WHERE attempt_id = $4 AND status = $5 AND provider = $6",
+        )
+        .bind(to)
+        .bind(failure_code)
+        .bind(ts(now))
+        .bind(attempt.to_string())
+        .bind(from)
+        .bind(provider)
+        .execute(tx.conn().await?)
+        .await?;
         tx.commit_now().await?;
         Ok(done.rows_affected() == 1)
     }
@@ -188,7 +199,10 @@ impl Store {
             let refused = if taken {
                 None
             } else {
-                let charge = sqlx::query("SELECT status FROM sandbox_payment_charges WHERE attempt_id = $1").bind(attempt.to_string()).fetch_optional(tx.conn().await?).await?;
+                let charge = sqlx::query("SELECT status FROM sandbox_payment_charges WHERE attempt_id = $1")
+                    .bind(attempt.to_string())
+                    .fetch_optional(tx.conn().await?)
+                    .await?;
                 Some(match charge {
                     None => "charge_not_found",
                     Some(c) if c.try_get::<String, _>("status")? != "SUCCEEDED" => "charge_not_succeeded",

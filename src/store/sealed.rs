@@ -100,13 +100,8 @@ impl Store {
             let plain = self.sealing.open(&place, &stored).map_err(unopened)?;
             let sql = format!("UPDATE {table} SET {column} = $1 WHERE {key} = $2 AND {column} = $3", table = c.table, column = c.column, key = c.key);
             let mut tx = self.begin().await?;
-            let changed = sqlx::query(AssertSqlSafe(sql))
-                .bind(self.sealing.seal(&place, &plain))
-                .bind(key)
-                .bind(stored)
-                .execute(tx.conn().await?)
-                .await?
-                .rows_affected();
+            let changed =
+                sqlx::query(AssertSqlSafe(sql)).bind(self.sealing.seal(&place, &plain)).bind(key).bind(stored).execute(tx.conn().await?).await?.rows_affected();
             tx.commit().await?;
             resealed += changed;
         }

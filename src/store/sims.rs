@@ -40,7 +40,10 @@ pub const CLAIM_MINUTES: i64 = 10;
 impl Store {
     /// Whether `org` has imported any SIM.
     pub async fn has_sim_inventory(&self, org: Uuid) -> Result<bool> {
-        let row = sqlx::query("SELECT 1 AS one FROM sims WHERE org_id = $1 AND imported_at IS NOT NULL LIMIT 1").bind(org.to_string()).fetch_optional(&self.pool).await?;
+        let row = sqlx::query("SELECT 1 AS one FROM sims WHERE org_id = $1 AND imported_at IS NOT NULL LIMIT 1")
+            .bind(org.to_string())
+            .fetch_optional(&self.pool)
+            .await?;
         Ok(row.is_some())
     }
 
@@ -161,7 +164,15 @@ impl Store {
     /// one named outside any inventory), which it holds for good; every SIM
     /// it had before is blocked for good.
     #[allow(clippy::too_many_arguments)]
-    pub async fn put_on_sim(tx: &mut Tx, org: Uuid, subscription: Uuid, iccid: &str, sim_type: SimType, activation_code: Option<&str>, now: DateTime<Utc>) -> Result<()> {
+    pub async fn put_on_sim(
+        tx: &mut Tx,
+        org: Uuid,
+        subscription: Uuid,
+        iccid: &str,
+        sim_type: SimType,
+        activation_code: Option<&str>,
+        now: DateTime<Utc>,
+    ) -> Result<()> {
         Store::end_sims(tx, subscription, "BLOCKED", now).await?;
         Store::hold(tx, super::Held::Iccid, iccid, org, subscription, now).await?;
         tx.execute(

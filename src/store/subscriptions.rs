@@ -1,8 +1,8 @@
 //! Subscriptions: what order submission creates, and the reads of them.
 
 use super::{Cursor, IdOrRef, ListQuery, Page, Store, Tx, opt_ts, parse_ts, parse_uuid, state_col, ts};
-use crate::kinds::{SimType as SimCardType, SubscriptionStatus};
 use crate::error::Result;
+use crate::kinds::{SimType as SimCardType, SubscriptionStatus};
 use chrono::{DateTime, NaiveDate, Utc};
 use sqlx::any::AnyRow;
 use sqlx::{AssertSqlSafe, Row};
@@ -108,8 +108,6 @@ pub struct SubscriptionFilter {
     pub created: super::Period,
 }
 
-
-
 pub(super) fn uuid_col(r: &AnyRow, col: &str) -> Result<Uuid> {
     parse_uuid(&r.try_get::<String, _>(col)?)
 }
@@ -127,9 +125,7 @@ pub(super) const SUBSCRIPTION_COLUMNS: &str = "s.seq, s.id, s.customer_id, c.nam
      (SELECT p.id FROM portings p WHERE p.subscription_id = s.id AND p.direction = 'INBOUND' ORDER BY p.seq DESC LIMIT 1) AS port_in_id";
 
 pub(super) fn opt_date(r: &AnyRow, col: &str) -> Result<Option<NaiveDate>> {
-    r.try_get::<Option<String>, _>(col)?
-        .map(|d| d.parse().map_err(|_| crate::error::Error::Internal(format!("{col} {d:?}"))))
-        .transpose()
+    r.try_get::<Option<String>, _>(col)?.map(|d| d.parse().map_err(|_| crate::error::Error::Internal(format!("{col} {d:?}")))).transpose()
 }
 
 fn life(r: &AnyRow) -> Result<Life> {
@@ -188,9 +184,6 @@ pub(super) fn subscription_row(r: &AnyRow) -> Result<(i64, SubscriptionRow)> {
     ))
 }
 
-
-
-
 impl Store {
     /// The organisation's subscriptions whose column `col` (a fixed name,
     /// never input) holds `id`, as `tx` sees them.
@@ -231,8 +224,6 @@ impl Store {
         Ok(Page::from_rows(rows.iter().map(subscription_row).collect::<Result<_>>()?, limit))
     }
 
-
-
     pub async fn subscription_reference_taken(&self, org: Uuid, reference_id: &str) -> Result<bool> {
         let row = sqlx::query("SELECT id FROM subscriptions WHERE org_id = $1 AND reference_id = $2")
             .bind(org.to_string())
@@ -269,7 +260,6 @@ impl Store {
         .await?;
         Ok(())
     }
-
 
     /// A SIM card order replaces the subscription's SIM.
     pub async fn set_subscription_sim(tx: &mut Tx, org: Uuid, subscription: Uuid, sim_type: SimCardType, now: DateTime<Utc>) -> Result<()> {

@@ -73,13 +73,7 @@ impl Store {
             None => Inner::Postgres(PgTx::new(self.pool.clone())),
             Some(group) => Inner::Group(Turn { group: group.clone(), guard: None, pending: Pending::default(), broken: false }),
         };
-        Ok(Tx {
-            inner: Some(inner),
-            scope: self.scope.clone(),
-            events: self.events_recorded.clone(),
-            webhooks_changed: false,
-            sealing: self.sealing.clone(),
-        })
+        Ok(Tx { inner: Some(inner), scope: self.scope.clone(), events: self.events_recorded.clone(), webhooks_changed: false, sealing: self.sealing.clone() })
     }
 
     /// The same store, its writes parked in `scope` instead of committed.

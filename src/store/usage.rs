@@ -231,9 +231,11 @@ impl Store {
     /// What each package of `subscription` has given, by add-on; read in
     /// `tx` when it is recording usage (so it sees its own batch).
     pub async fn package_usage(&self, tx: Option<&mut Tx>, org: Uuid, subscription: Uuid) -> Result<HashMap<Uuid, Amounts>> {
-        let q = sqlx::query("SELECT addon_id, data_kb, voice_seconds, sms, ild_seconds, ild_charge_minor FROM usage_packages WHERE org_id = $1 AND subscription_id = $2")
-            .bind(org.to_string())
-            .bind(subscription.to_string());
+        let q = sqlx::query(
+            "SELECT addon_id, data_kb, voice_seconds, sms, ild_seconds, ild_charge_minor FROM usage_packages WHERE org_id = $1 AND subscription_id = $2",
+        )
+        .bind(org.to_string())
+        .bind(subscription.to_string());
         let rows = match tx {
             Some(tx) => q.fetch_all(tx.conn().await?).await?,
             None => q.fetch_all(&self.pool).await?,

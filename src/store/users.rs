@@ -5,8 +5,8 @@ use super::{Cursor, ListQuery, Page, Store, Tx, json_col, like_pattern, parse_ts
 use crate::error::Result;
 use crate::kinds::CustomerRole;
 use chrono::{DateTime, Utc};
-use sqlx::{AssertSqlSafe, Row};
 use sqlx::any::AnyRow;
+use sqlx::{AssertSqlSafe, Row};
 use std::collections::{BTreeMap, HashMap};
 use uuid::Uuid;
 
@@ -149,12 +149,7 @@ impl Store {
             UserKey::Email(v) => ("SELECT id FROM users WHERE org_id = $1 AND (email_key = $2 OR pending_email_key = $2) AND id <> $3", v),
             UserKey::Reference(v) => ("SELECT id FROM users WHERE org_id = $1 AND reference_id = $2 AND id <> $3", v),
         };
-        let row = sqlx::query(sql)
-            .bind(org.to_string())
-            .bind(value)
-            .bind(except.map(|u| u.to_string()).unwrap_or_default())
-            .fetch_optional(&self.pool)
-            .await?;
+        let row = sqlx::query(sql).bind(org.to_string()).bind(value).bind(except.map(|u| u.to_string()).unwrap_or_default()).fetch_optional(&self.pool).await?;
         Ok(row.is_some())
     }
 
@@ -164,9 +159,7 @@ impl Store {
             q.condition(like_pattern(t), |p| format!("(LOWER(name) LIKE {p} ESCAPE '\\' OR email_key LIKE {p} ESCAPE '\\')"));
         }
         if let Some(customers) = &f.customers {
-            q.list_condition(customers.iter().map(Uuid::to_string), |list| {
-                format!("id IN (SELECT user_id FROM customer_users WHERE customer_id IN ({list}))")
-            });
+            q.list_condition(customers.iter().map(Uuid::to_string), |list| format!("id IN (SELECT user_id FROM customer_users WHERE customer_id IN ({list}))"));
         }
         if let Some(viewer) = f.visible_to {
             // themselves, and every user of a customer they are assigned to
@@ -208,11 +201,7 @@ impl Store {
     /// such user exists.
     pub async fn set_user_support(&self, user: Uuid, support: bool) -> Result<bool> {
         let mut tx = self.begin().await?;
-        let done = sqlx::query("UPDATE users SET support = $1 WHERE id = $2")
-            .bind(i64::from(support))
-            .bind(user.to_string())
-            .execute(tx.conn().await?)
-            .await?;
+        let done = sqlx::query("UPDATE users SET support = $1 WHERE id = $2").bind(i64::from(support)).bind(user.to_string()).execute(tx.conn().await?).await?;
         tx.commit().await?;
         Ok(done.rows_affected() == 1)
     }

@@ -1,6 +1,6 @@
 //! Webhook endpoints and each organisation's webhook revision.
 
-use super::sealed::{ENDPOINT_PREVIOUS_SECRET, ENDPOINT_SECRET, Column};
+use super::sealed::{Column, ENDPOINT_PREVIOUS_SECRET, ENDPOINT_SECRET};
 use super::{Cursor, ListQuery, Page, Store, Tx, json_col, parse_ts, parse_uuid, ts};
 use crate::error::{Error, Result};
 use crate::sealing::Sealing;
@@ -108,11 +108,8 @@ impl Store {
     pub async fn insert_webhook_endpoint(tx: &mut Tx, e: &WebhookEndpointRow, max: i64) -> Result<bool> {
         let org = e.org.to_string();
         sqlx::query("UPDATE organisations SET id = id WHERE id = $1").bind(&org).execute(tx.conn().await?).await?;
-        let count: i64 = sqlx::query("SELECT COUNT(*) AS n FROM webhook_endpoints WHERE org_id = $1")
-            .bind(&org)
-            .fetch_one(tx.conn().await?)
-            .await?
-            .try_get("n")?;
+        let count: i64 =
+            sqlx::query("SELECT COUNT(*) AS n FROM webhook_endpoints WHERE org_id = $1").bind(&org).fetch_one(tx.conn().await?).await?.try_get("n")?;
         if count >= max {
             return Ok(false);
         }
@@ -163,10 +160,7 @@ impl Store {
         if ids.is_empty() {
             return Ok(vec![]);
         }
-        let mut q = sqlx::query(sqlx::AssertSqlSafe(format!(
-            "SELECT {COLUMNS} FROM webhook_endpoints WHERE id IN ({})",
-            super::placeholders(1, ids.len())
-        )));
+        let mut q = sqlx::query(sqlx::AssertSqlSafe(format!("SELECT {COLUMNS} FROM webhook_endpoints WHERE id IN ({})", super::placeholders(1, ids.len()))));
         for id in ids {
             q = q.bind(id.clone());
         }

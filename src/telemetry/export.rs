@@ -45,14 +45,13 @@ impl Exporter {
         };
         let timeout = match setting("TIMEOUT") {
             None => Duration::from_secs(10),
-            Some(ms) => Duration::from_millis(ms.trim().parse().with_context(|| format!("OTEL_EXPORTER_OTLP_TIMEOUT: {ms:?} is not a number of milliseconds"))?),
+            Some(ms) => {
+                Duration::from_millis(ms.trim().parse().with_context(|| format!("OTEL_EXPORTER_OTLP_TIMEOUT: {ms:?} is not a number of milliseconds"))?)
+            }
         };
         let runtime = tokio::runtime::Handle::try_current().context("the trace exporter needs the server's runtime")?;
-        let client = reqwest::Client::builder()
-            .timeout(timeout)
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .context("the trace exporter's HTTP client")?;
+        let client =
+            reqwest::Client::builder().timeout(timeout).redirect(reqwest::redirect::Policy::none()).build().context("the trace exporter's HTTP client")?;
         let exporter = opentelemetry_otlp::SpanExporter::builder()
             .with_http()
             .with_protocol(protocol)
@@ -67,11 +66,8 @@ impl Exporter {
         if let Some(name) = variable("OTEL_SERVICE_NAME") {
             resource = resource.with_service_name(name);
         }
-        let provider = SdkTracerProvider::builder()
-            .with_batch_exporter(exporter)
-            .with_id_generator(ChosenIds::default())
-            .with_resource(resource.build())
-            .build();
+        let provider =
+            SdkTracerProvider::builder().with_batch_exporter(exporter).with_id_generator(ChosenIds::default()).with_resource(resource.build()).build();
         Ok(Some(Exporter { provider, timeout }))
     }
 

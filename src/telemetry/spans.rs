@@ -13,7 +13,13 @@ use tracing_opentelemetry::OpenTelemetrySpanExt;
 /// handler, or `refused`) with its method when known, in `revision`
 /// (none for a hosted page). Its ids are those of `request_id`; a caller's
 /// `traceparent` among `headers` becomes a link.
-pub fn request_span(request_id: &str, operation: &str, method: Option<&http::Method>, revision: Option<&str>, headers: Option<&http::HeaderMap>) -> tracing::Span {
+pub fn request_span(
+    request_id: &str,
+    operation: &str,
+    method: Option<&http::Method>,
+    revision: Option<&str>,
+    headers: Option<&http::HeaderMap>,
+) -> tracing::Span {
     let span = tracing::info_span!(
         parent: None,
         "request",
@@ -76,10 +82,11 @@ pub fn job_span(kind: &str, subject: &str, org: Option<uuid::Uuid>, attempt: i64
         attempt,
         outcome = Empty,
     );
-    if ids::exporting() && !span.is_disabled() {
-        if let Some(trace) = ids::trace_id_of(&span) {
-            span.record("trace_id", trace.as_str());
-        }
+    if ids::exporting()
+        && !span.is_disabled()
+        && let Some(trace) = ids::trace_id_of(&span)
+    {
+        span.record("trace_id", trace.as_str());
     }
     span
 }

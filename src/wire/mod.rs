@@ -4,6 +4,8 @@
 //! a revision ships, the `latest` alias and the conversions move, nothing
 //! else.
 
+// formatted by the code generator (prettyplease), not rustfmt
+#[rustfmt::skip]
 #[path = "../../generated/wire.rs"]
 mod generated;
 mod changes;

@@ -11,20 +11,28 @@ async fn unauthenticated_requests_are_401() {
         app.call_as(None, "GET", "/customers", None, &[]).await.assert_error(401, "unauthorized");
         app.call_as(Some("sbk_not-a-real-key"), "GET", "/users", None, &[]).await.assert_error(401, "invalid_api_key");
         app.call_as(None, "GET", "/users", None, &[("authorization", "Bearer abc.def.ghi")]).await.assert_error(401, "unauthorized");
-        app.call_as(Some(&app.key), "GET", "/users", None, &[("authorization", "Bearer abc.def.ghi")])
-            .await
-            .assert_error(401, "invalid_bearer_token");
+        app.call_as(Some(&app.key), "GET", "/users", None, &[("authorization", "Bearer abc.def.ghi")]).await.assert_error(401, "invalid_bearer_token");
         // authentication comes before input checks, and a refused write changes nothing
         app.call_as(None, "POST", "/customers", Some(json!({"name": 5})), &[]).await.assert_error(401, "unauthorized");
         let e = app.bullfinch_with("sbk_wrong").user_view(&"rid_x".parse().unwrap()).await.unwrap_err();
         assert_refused(&e, 401, "invalid_api_key");
         // header parameters are checked after authentication
         let long = "k".repeat(257);
-        let r = app.call_as(Some(&app.key), "POST", "/customers", Some(json!({"customerType": "CONSUMER", "name": "X", "contact": {}})), &[("x-idempotency-key", &long)]).await;
+        let r = app
+            .call_as(
+                Some(&app.key),
+                "POST",
+                "/customers",
+                Some(json!({"customerType": "CONSUMER", "name": "X", "contact": {}})),
+                &[("x-idempotency-key", &long)],
+            )
+            .await;
         r.assert_error(400, "validation_failed");
         assert_eq!(r.details(), [("X-Idempotency-Key".to_string(), "too_long".to_string())]);
         let ok = "k".repeat(256);
-        let r = app.call_as(Some(&app.key), "POST", "/customers", Some(json!({"customerType": "CONSUMER", "name": "X", "contact": {}})), &[("x-idempotency-key", &ok)]).await;
+        let r = app
+            .call_as(Some(&app.key), "POST", "/customers", Some(json!({"customerType": "CONSUMER", "name": "X", "contact": {}})), &[("x-idempotency-key", &ok)])
+            .await;
         assert_eq!(r.status, 201);
         // open operations need no key
         assert_eq!(app.call_as(None, "GET", "/health", None, &[]).await.body["status"], "ok");

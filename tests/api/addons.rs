@@ -10,9 +10,9 @@ use crate::harness::*;
 use crate::lifecycle::new_subscription;
 use crate::orders::{offering, setup};
 use crate::usage::{active, report, usage};
-use switchboard::store::UsageKind;
 use proptest::prelude::*;
 use serde_json::{Value, json};
+use switchboard::store::UsageKind;
 
 const AUK: &str = "2026-08-21.auk";
 
@@ -249,7 +249,8 @@ async fn add_ons_are_added_directly_and_cancelled_now_or_at_the_end_of_their_per
         let r = app.call("POST", &format!("/subscriptions/{pending}/activate"), Some(json!({}))).await;
         assert_eq!(r.status, 200, "{:#}", r.body);
         let s = pending;
-        let request: bullfinch::types::CreateSubscriptionAddonsRequest = serde_json::from_value(json!({"addons": [{"productOfferingId": offering(&app, "abroad-usa")}]})).unwrap();
+        let request: bullfinch::types::CreateSubscriptionAddonsRequest =
+            serde_json::from_value(json!({"addons": [{"productOfferingId": offering(&app, "abroad-usa")}]})).unwrap();
         let more = app.bullfinch().subscription_addon_create(&s.parse().unwrap(), None, &request).await.unwrap();
         assert_eq!(more.status().as_u16(), 201);
         let more = json_of(&more.into_inner());
@@ -258,7 +259,8 @@ async fn add_ons_are_added_directly_and_cancelled_now_or_at_the_end_of_their_per
 
         // at period end: ACTIVE until its expiry, told now by subscription.updated
         let events = app.store.event_types(app.org).await.unwrap().len();
-        let request: bullfinch::types::CancelSubscriptionAddonsRequest = serde_json::from_value(json!({"subscriptionAddonIds": [extra], "atPeriodEnd": true})).unwrap();
+        let request: bullfinch::types::CancelSubscriptionAddonsRequest =
+            serde_json::from_value(json!({"subscriptionAddonIds": [extra], "atPeriodEnd": true})).unwrap();
         let later = app.bullfinch().subscription_addon_cancel(&s.parse().unwrap(), None, &request).await.unwrap().into_inner();
         let later = json_of(&later.items[0]);
         assert_eq!((later["status"].as_str(), later["pendingStatus"].as_str()), (Some("ACTIVE"), Some("CANCELLED")), "{later:#}");
@@ -347,13 +349,25 @@ async fn an_add_on_changes_offering_at_once_when_pricier_and_at_the_renewal_when
 
         let listed = app.bullfinch().subscription_addon_product_offering_options(&sid.parse().unwrap(), &current.parse().unwrap()).await.unwrap();
         let listed = json_of(&listed.into_inner());
-        let options: Vec<(String, String, String)> = listed["items"].as_array().unwrap().iter()
-            .map(|o| (o["productOffering"]["name"].as_str().unwrap().into(), o["changeSchedule"].as_str().unwrap().into(), o["changeScheduleDate"].as_str().unwrap().into()))
+        let options: Vec<(String, String, String)> = listed["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|o| {
+                (
+                    o["productOffering"]["name"].as_str().unwrap().into(),
+                    o["changeSchedule"].as_str().unwrap().into(),
+                    o["changeScheduleDate"].as_str().unwrap().into(),
+                )
+            })
             .collect();
-        assert_eq!(options, [
-            ("Extra data 2 GB".to_string(), "NEXT_RENEWAL_DAY".to_string(), "2030-02-10".to_string()),
-            ("Extra data 20 GB".into(), "INSTANT".into(), "2030-01-10".into()),
-        ]);
+        assert_eq!(
+            options,
+            [
+                ("Extra data 2 GB".to_string(), "NEXT_RENEWAL_DAY".to_string(), "2030-02-10".to_string()),
+                ("Extra data 20 GB".into(), "INSTANT".into(), "2030-01-10".into()),
+            ]
+        );
         app.call("GET", &format!("/subscriptions/{sid}/addons/product-offering-options"), None).await.assert_error(400, "validation_failed");
         let other = offering(&app, "abroad-usa");
         app.call("GET", &format!("/subscriptions/{sid}/addons/product-offering-options?currentProductOfferingId={other}"), None)
@@ -374,8 +388,10 @@ async fn an_add_on_changes_offering_at_once_when_pricier_and_at_the_renewal_when
         assert_eq!(r.status, 200, "{:#}", r.body);
         assert_eq!(r.body["productOffering"]["name"], "Extra data 5 GB");
         assert_eq!(r.body["pendingProductOffering"]["productOffering"]["name"], "Extra data 2 GB");
-        assert_eq!((r.body["pendingProductOffering"]["changeSchedule"].as_str(), r.body["pendingProductOffering"]["scheduledAt"].as_str()),
-                   (Some("NEXT_RENEWAL_DAY"), Some("2030-02-10T00:00:00Z")));
+        assert_eq!(
+            (r.body["pendingProductOffering"]["changeSchedule"].as_str(), r.body["pendingProductOffering"]["scheduledAt"].as_str()),
+            (Some("NEXT_RENEWAL_DAY"), Some("2030-02-10T00:00:00Z"))
+        );
         assert_eq!(updated_events(&app.store.event_types(app.org).await.unwrap()[events..]).len(), 1);
         let again = change("extra-data-2gb", None).await;
         assert_eq!(again.body, r.body, "asked again: already so");
@@ -434,7 +450,8 @@ fn catalog(offerings: &[Generated]) -> String {
             format!("  - {{key: p{i}, internalName: P{i}, type: LICENSE, category: PRODUCT_CATEGORY_EXTERNAL_PRODUCT, licenseType: PBX_USER_LEVEL}}\n")
         };
         let (group, status) = (if g.mobile_group { "mobile-addons" } else { "travel" }, if g.available { "AVAILABLE" } else { "ARCHIVED" });
-        let price = if g.in_sek { "{netPriceMinor: 100, currency: SEK, priceType: ONE_TIME}" } else { "{netPriceMinor: 10, currency: EUR, priceType: ONE_TIME}" };
+        let price =
+            if g.in_sek { "{netPriceMinor: 100, currency: SEK, priceType: ONE_TIME}" } else { "{netPriceMinor: 10, currency: EUR, priceType: ONE_TIME}" };
         entries += &format!("  - {{key: o{i}, name: Offering {i}, status: {status}, product: p{i}, group: {group}, price: {price}}}\n");
         if g.in_catalog {
             listed.push(format!("o{i}"));

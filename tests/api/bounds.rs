@@ -84,13 +84,19 @@ async fn report_runs_are_claimed_in_turns_across_organisations() {
         let theirs = queue(&app, &other).await;
         let next = || async {
             let now = app.clock.now();
-            let claim = Claim { kinds: &[JobKind::ReportRun], due_by: now, now, lease_until: now + chrono::Duration::minutes(1), limit: 1, only: None, except: &[] };
+            let claim =
+                Claim { kinds: &[JobKind::ReportRun], due_by: now, now, lease_until: now + chrono::Duration::minutes(1), limit: 1, only: None, except: &[] };
             app.store.claim(claim).await.unwrap().pop().expect("a run due")
         };
         // the first: the oldest; it starts
         let first = next().await;
         assert_eq!(first.subject, ours[0]);
-        sqlx::query("UPDATE report_runs SET status = 'RUNNING', started_at = $1 WHERE id = $2").bind(app.clock.now().to_rfc3339()).bind(&ours[0]).execute(app.store.pool()).await.unwrap();
+        sqlx::query("UPDATE report_runs SET status = 'RUNNING', started_at = $1 WHERE id = $2")
+            .bind(app.clock.now().to_rfc3339())
+            .bind(&ours[0])
+            .execute(app.store.pool())
+            .await
+            .unwrap();
         app.store.finish_job(&first).await.unwrap();
         // then the other organisation's, older than ours[1] or not
         assert_eq!(next().await.subject, theirs, "one organisation's queue held up another's");

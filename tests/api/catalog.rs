@@ -24,11 +24,8 @@ async fn offerings_list_filter_and_page() {
         let categories: std::collections::BTreeSet<String> = all.items.iter().map(|o| o.product.category.to_string()).collect();
         assert_eq!(categories.len(), 10, "{categories:?}");
 
-        let archived = client
-            .product_offering_list(None, None, None, None, None, Some(bullfinch::types::ProductOfferingListStatus::Archived))
-            .await
-            .unwrap()
-            .into_inner();
+        let archived =
+            client.product_offering_list(None, None, None, None, None, Some(bullfinch::types::ProductOfferingListStatus::Archived)).await.unwrap().into_inner();
         assert_eq!(archived.items.iter().map(|o| o.name.as_str()).collect::<Vec<_>>(), ["Mobile 5 GB (2025)"]);
 
         let addons = client

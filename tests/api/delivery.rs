@@ -66,7 +66,7 @@ pub async fn settle(app: &TestApp) {
 async fn later(app: &TestApp, d: Duration) {
     app.clock.advance(d);
     app.run_jobs().await;
-    settle(&app).await;
+    settle(app).await;
 }
 
 /// The signature a receiver computes with the endpoint's secret.
@@ -187,8 +187,7 @@ async fn a_delivery_that_never_succeeds_fails_after_about_three_days() {
         // follow the schedule: to each next attempt's time, no later
         let mut attempts = 1;
         loop {
-            let next: Option<String> =
-                sqlx::query_scalar("SELECT next_attempt_at FROM webhook_deliveries").fetch_one(app.store.pool()).await.unwrap();
+            let next: Option<String> = sqlx::query_scalar("SELECT next_attempt_at FROM webhook_deliveries").fetch_one(app.store.pool()).await.unwrap();
             let Some(next) = next else { break };
             let next: chrono::DateTime<chrono::Utc> = next.parse().unwrap();
             later(&app, next - app.clock.now() + Duration::milliseconds(1)).await;
@@ -436,13 +435,9 @@ async fn the_delivery_log_redelivery_and_replay() {
             .await
             .assert_error(404, "webhook_endpoint_not_found");
         assert_eq!(app.call("PUT", &format!("/webhook-endpoints/{c}"), Some(json!({"status": "DISABLED"}))).await.status, 200);
-        app.call("POST", &format!("/events/{event}/redeliver"), Some(json!({"webhookEndpointId": c})))
-            .await
-            .assert_error(409, "webhook_endpoint_disabled");
+        app.call("POST", &format!("/events/{event}/redeliver"), Some(json!({"webhookEndpointId": c}))).await.assert_error(409, "webhook_endpoint_disabled");
         let since = start.to_rfc3339();
-        app.call("POST", &format!("/webhook-endpoints/{c}/replay"), Some(json!({"since": since})))
-            .await
-            .assert_error(409, "webhook_endpoint_disabled");
+        app.call("POST", &format!("/webhook-endpoints/{c}/replay"), Some(json!({"since": since}))).await.assert_error(409, "webhook_endpoint_disabled");
         let empty = app.call("POST", &format!("/webhook-endpoints/{a}/replay"), Some(json!({"since": since, "until": since}))).await;
         assert_eq!((empty.status, &empty.body["queued"]), (202, &json!(0)), "an empty window queues nothing");
         app.call("GET", &format!("/webhook-endpoints/{a}/deliveries?status=LOST"), None).await.assert_error(400, "validation_failed");
@@ -497,22 +492,16 @@ async fn the_delivery_log_redelivery_and_replay() {
         let auth = format!("Bearer {token}");
         let bearer = [("Authorization", auth.as_str())];
         app.call_as(Some(&app.key), "GET", &format!("/webhook-endpoints/{a}/deliveries"), None, &bearer).await.assert_error(403, "insufficient_role");
-        app.call_as(Some(&app.key), "POST", &format!("/events/{event}/redeliver"), Some(json!({})), &bearer)
-            .await
-            .assert_error(403, "insufficient_role");
+        app.call_as(Some(&app.key), "POST", &format!("/events/{event}/redeliver"), Some(json!({})), &bearer).await.assert_error(403, "insufficient_role");
         let (_, other) = app.other_org().await;
-        app.call_as(Some(&other), "GET", &format!("/webhook-endpoints/{a}/deliveries"), None, &[])
-            .await
-            .assert_error(404, "webhook_endpoint_not_found");
+        app.call_as(Some(&other), "GET", &format!("/webhook-endpoints/{a}/deliveries"), None, &[]).await.assert_error(404, "webhook_endpoint_not_found");
         app.call_as(Some(&other), "POST", &format!("/events/{event}/redeliver"), Some(json!({})), &[]).await.assert_error(404, "event_not_found");
         app.call_as(Some(&other), "POST", &format!("/webhook-endpoints/{a}/replay"), Some(json!({"since": since})), &[])
             .await
             .assert_error(404, "webhook_endpoint_not_found");
         let read_only = app.new_key(app.org, None, true).await;
         assert_eq!(app.call_as(Some(&read_only), "GET", &format!("/webhook-endpoints/{a}/deliveries"), None, &[]).await.status, 200);
-        app.call_as(Some(&read_only), "POST", &format!("/events/{event}/redeliver"), Some(json!({})), &[])
-            .await
-            .assert_error(403, "read_only_api_key");
+        app.call_as(Some(&read_only), "POST", &format!("/events/{event}/redeliver"), Some(json!({})), &[]).await.assert_error(403, "read_only_api_key");
         app
     })
     .await;

@@ -21,7 +21,7 @@ fn events_of<'a>(events: &'a [(String, Value)], kind: &str, key: &str, id: &Valu
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn autopay_failures_are_retried_and_dunning_suspends_until_paid() {
     each_backend(|mut app| async move {
-        app.into_sandbox().await;
+        app.become_sandbox().await;
         app.stop_jobs();
         app.demo_catalog(app.org).await;
         let c = customer(&app, "failing", swedish("E_INVOICE", "failing")).await;
@@ -41,10 +41,15 @@ async fn autopay_failures_are_retried_and_dunning_suspends_until_paid() {
         let i = invoices_of(&app, &c).await.remove(1);
         assert_summed(&i);
         assert_eq!(i["lines"].as_array().unwrap().len(), 2, "{i:#}");
-        assert_eq!((&i["status"], &i["number"], &i["paymentAttempts"], &i["nextPaymentAttemptAt"]),
-                   (&json!("OPEN"), &json!("INV-000002"), &json!(1), &json!("2026-12-03T23:59:59Z")));
+        assert_eq!(
+            (&i["status"], &i["number"], &i["paymentAttempts"], &i["nextPaymentAttemptAt"]),
+            (&json!("OPEN"), &json!("INV-000002"), &json!(1), &json!("2026-12-03T23:59:59Z"))
+        );
         let paying = intent(&app, i["paymentIntentId"].as_str().unwrap()).await;
-        assert_eq!((&paying["status"], &paying["invoiceId"], &paying["charges"][0]["failureCode"]), (&json!("REQUIRES_PAYMENT_METHOD"), &i["invoiceId"], &json!("card_declined")));
+        assert_eq!(
+            (&paying["status"], &paying["invoiceId"], &paying["charges"][0]["failureCode"]),
+            (&json!("REQUIRES_PAYMENT_METHOD"), &i["invoiceId"], &json!("card_declined"))
+        );
         let mails = app.store.mails(Some("invoices@failing.example")).await.unwrap();
         let failed = mails.iter().find(|m| m.subject == "Payment of invoice INV-000002 failed").expect("a mail about the failure");
         assert!(failed.body.contains("/pay/") && failed.body.contains("2026-12-03"), "{}", failed.body);
@@ -92,14 +97,18 @@ async fn autopay_failures_are_retried_and_dunning_suspends_until_paid() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_invoice_unpaid_sixty_days_is_uncollectible_and_cancels_what_it_suspended() {
     each_backend(|mut app| async move {
-        app.into_sandbox().await;
+        app.become_sandbox().await;
         app.stop_jobs();
         app.demo_catalog(app.org).await;
         let c = customer(&app, "lapsed", swedish("PAPER_INVOICE", "lapsed")).await;
         // bound for 24 months: only dunning's end cancels it now
         let r = app
-            .call("POST", "/subscriptions", Some(json!({"customerId": "rid_lapsed", "productOfferingId": crate::orders::offering(&app, "mobile-10gb"),
-                                                        "bindingContract": true, "subscription": {"simType": "ESIM", "msisdn": "+46702000201"}})))
+            .call(
+                "POST",
+                "/subscriptions",
+                Some(json!({"customerId": "rid_lapsed", "productOfferingId": crate::orders::offering(&app, "mobile-10gb"),
+                                                        "bindingContract": true, "subscription": {"simType": "ESIM", "msisdn": "+46702000201"}})),
+            )
             .await;
         assert_eq!(r.status, 201, "{:#}", r.body);
         let s = r.body["subscriptionId"].as_str().unwrap().to_string();
@@ -119,7 +128,9 @@ async fn an_invoice_unpaid_sixty_days_is_uncollectible_and_cancels_what_it_suspe
         assert_eq!(events.iter().filter(|(t, _)| t == "invoice.uncollectible").count(), 2);
         assert_eq!(events_of(&events, "subscription.ended", "subscriptionId", &json!(s)).len(), 1);
         // an uncollectible invoice is paid no more
-        app.call("POST", &format!("/invoices/{}/mark-paid", all[0]["invoiceId"].as_str().unwrap()), Some(json!({}))).await.assert_error(409, "invoice_state_conflict");
+        app.call("POST", &format!("/invoices/{}/mark-paid", all[0]["invoiceId"].as_str().unwrap()), Some(json!({})))
+            .await
+            .assert_error(409, "invoice_state_conflict");
         app
     })
     .await;
@@ -128,7 +139,7 @@ async fn an_invoice_unpaid_sixty_days_is_uncollectible_and_cancels_what_it_suspe
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_invoice_is_paid_on_its_payment_links_page_and_restores_what_dunning_suspended() {
     each_backend(|mut app| async move {
-        app.into_sandbox().await;
+        app.become_sandbox().await;
         app.stop_jobs();
         app.demo_catalog(app.org).await;
         let c = customer(&app, "late", swedish("EMAIL_INVOICE", "late")).await;
@@ -176,7 +187,7 @@ async fn an_invoice_is_paid_on_its_payment_links_page_and_restores_what_dunning_
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn calls_abroad_are_billed_and_a_voided_invoice_owes_nothing() {
     each_backend(|mut app| async move {
-        app.into_sandbox().await;
+        app.become_sandbox().await;
         app.stop_jobs();
         app.demo_catalog(app.org).await;
         let c = customer(&app, "caller", swedish("PAPER_INVOICE", "caller")).await;
@@ -199,21 +210,25 @@ async fn calls_abroad_are_billed_and_a_voided_invoice_owes_nothing() {
         // voided by the operator: it owes nothing, and is paid no more
         advance(&app, "2026-11-03T06:00:00Z").await;
         let clock = app.clock.clone();
-        let voided = switchboard::admin::invoices::run(&app.store, &clock, switchboard::admin::invoices::InvoiceCommand::Void {
-            org: app.org,
-            invoice: draft["invoiceId"].as_str().unwrap().parse().unwrap(),
-        })
+        let voided = switchboard::admin::invoices::run(
+            &app.store,
+            &clock,
+            switchboard::admin::invoices::InvoiceCommand::Void { org: app.org, invoice: draft["invoiceId"].as_str().unwrap().parse().unwrap() },
+        )
         .await
         .unwrap();
         assert_eq!(voided["status"], "VOID");
         let events = app.store.event_types(app.org).await.unwrap();
         assert_eq!(events_of(&events, "invoice.voided", "invoiceId", &draft["invoiceId"]).len(), 1);
         assert_eq!(invoice(&app, &draft["invoiceId"]).await["status"], "VOID");
-        app.call("POST", &format!("/invoices/{}/mark-paid", draft["invoiceId"].as_str().unwrap()), Some(json!({}))).await.assert_error(409, "invoice_state_conflict");
-        let again = switchboard::admin::invoices::run(&app.store, &clock, switchboard::admin::invoices::InvoiceCommand::Void {
-            org: app.org,
-            invoice: draft["invoiceId"].as_str().unwrap().parse().unwrap(),
-        })
+        app.call("POST", &format!("/invoices/{}/mark-paid", draft["invoiceId"].as_str().unwrap()), Some(json!({})))
+            .await
+            .assert_error(409, "invoice_state_conflict");
+        let again = switchboard::admin::invoices::run(
+            &app.store,
+            &clock,
+            switchboard::admin::invoices::InvoiceCommand::Void { org: app.org, invoice: draft["invoiceId"].as_str().unwrap().parse().unwrap() },
+        )
         .await;
         assert!(again.unwrap_err().to_string().contains("VOID"));
         app
@@ -224,7 +239,7 @@ async fn calls_abroad_are_billed_and_a_voided_invoice_owes_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_expired_default_profile_fails_autopay_at_once() {
     each_backend(|mut app| async move {
-        app.into_sandbox().await;
+        app.become_sandbox().await;
         app.stop_jobs();
         app.demo_catalog(app.org).await;
         let c = customer(&app, "expiring", swedish("EMAIL_INVOICE", "expiring")).await;
@@ -256,7 +271,7 @@ async fn an_expired_default_profile_fails_autopay_at_once() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn paying_one_of_two_overdue_invoices_keeps_the_suspension_for_the_other() {
     each_backend(|mut app| async move {
-        app.into_sandbox().await;
+        app.become_sandbox().await;
         app.stop_jobs();
         app.demo_catalog(app.org).await;
         let c = customer(&app, "twice", swedish("PAPER_INVOICE", "twice")).await;

@@ -23,7 +23,8 @@ async fn the_log_in_the_webhook_revision_filtered_and_paged() {
         let customer = setup(&app).await;
         let start = app.clock.now();
         app.clock.advance(chrono::Duration::hours(1));
-        let line = json!({"type": "SUBSCRIPTION", "productOfferingId": offering(&app, "mobile-10gb"), "subscription": {"simType": "ESIM", "msisdn": "+46701234567"}});
+        let line =
+            json!({"type": "SUBSCRIPTION", "productOfferingId": offering(&app, "mobile-10gb"), "subscription": {"simType": "ESIM", "msisdn": "+46701234567"}});
         let order = app.call("POST", "/orders", Some(json!({"customerId": customer, "lineItems": [line]}))).await;
         assert_eq!(order.status, 201, "{:#}", order.body);
         app.clock.advance(chrono::Duration::hours(1));
@@ -119,7 +120,10 @@ async fn the_log_followed_in_the_order_recorded() {
             async move {
                 let r = app.call("GET", &format!("/events?after={after}&limit=2"), None).await;
                 assert_eq!(r.status, 200, "{:#}", r.body);
-                (types(r.body["items"].as_array().unwrap()).into_iter().map(String::from).collect::<Vec<_>>(), r.body["pagination"]["nextCursor"].as_str().unwrap().to_string())
+                (
+                    types(r.body["items"].as_array().unwrap()).into_iter().map(String::from).collect::<Vec<_>>(),
+                    r.body["pagination"]["nextCursor"].as_str().unwrap().to_string(),
+                )
             }
         };
         // an empty log ends at its start

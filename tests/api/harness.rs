@@ -10,9 +10,9 @@ use switchboard::server::{self, Running};
 use switchboard::store::Store;
 use uuid::Uuid;
 
+pub use crate::test_internet::{TEST_PUBLIC, TestInternet};
 pub use switchboard_client_auk as auk;
 pub use switchboard_client_bullfinch as bullfinch;
-pub use crate::test_internet::{TEST_PUBLIC, TestInternet};
 
 pub const AUK: &str = "2026-08-21.auk";
 pub const BULLFINCH: &str = "2026-09-01.bullfinch";
@@ -143,19 +143,8 @@ impl TestApp {
         let org = store.create_organisation("Test Org", false, clock.now()).await.unwrap();
         let running = server::start(store.clone(), clock.clone(), "127.0.0.1:0".parse().unwrap(), settings.clone()).await.unwrap();
         let base = format!("http://{}/api/v2", running.local_addr());
-        let mut app = TestApp {
-            base,
-            internet,
-            store,
-            clock,
-            org,
-            key: String::new(),
-            running: Some(running),
-            settings,
-            url,
-            backend,
-            database: Some(database),
-        };
+        let mut app =
+            TestApp { base, internet, store, clock, org, key: String::new(), running: Some(running), settings, url, backend, database: Some(database) };
         app.key = app.new_key(app.org, Some(BULLFINCH), false).await;
         app
     }
@@ -248,7 +237,7 @@ impl TestApp {
 
     /// Makes this app's organisation a new sandbox one, with a key of its
     /// own (`sbk_test_...`): `app.org` and `app.key` name it from here on.
-    pub async fn into_sandbox(&mut self) {
+    pub async fn become_sandbox(&mut self) {
         let made = switchboard::admin::org_create(&self.store, &self.clock, "Sandbox Org", true).await.unwrap();
         self.org = made["organisationId"].as_str().unwrap().parse().unwrap();
         self.key = self.new_key(self.org, Some(BULLFINCH), false).await;
@@ -325,17 +314,10 @@ impl TestApp {
             Some(key) => self.bullfinch_with(key),
             None => self.bullfinch_open(),
         };
-        let start = client
-            .auth_email_start(None, &bullfinch::types::EmailLoginStartRequest { email: email.parse().unwrap() })
-            .await
-            .unwrap()
-            .into_inner();
+        let start = client.auth_email_start(None, &bullfinch::types::EmailLoginStartRequest { email: email.parse().unwrap() }).await.unwrap().into_inner();
         let code = self.mailed_code(email).await;
-        let body = bullfinch::types::EmailLoginVerifyRequest {
-            email: email.parse().unwrap(),
-            nonce: start.nonce.parse().unwrap(),
-            code: code.parse().unwrap(),
-        };
+        let body =
+            bullfinch::types::EmailLoginVerifyRequest { email: email.parse().unwrap(), nonce: start.nonce.parse().unwrap(), code: code.parse().unwrap() };
         client.auth_email_verify(None, &body).await.unwrap().into_inner()
     }
 
@@ -549,7 +531,10 @@ async fn fingerprint_sql(pool: &sqlx::AnyPool, backend: Backend) -> String {
                     Backend::Postgres => format!("quote_nullable(\"{c}\"::text)"),
                 })
                 .collect();
-            format!("SELECT '{table}', COALESCE((SELECT string_agg(r, ';' ORDER BY r) FROM (SELECT {} AS r FROM {table} WHERE org_id = $1) o), '')", row.join(" || ',' || "))
+            format!(
+                "SELECT '{table}', COALESCE((SELECT string_agg(r, ';' ORDER BY r) FROM (SELECT {} AS r FROM {table} WHERE org_id = $1) o), '')",
+                row.join(" || ',' || ")
+            )
         })
         .collect();
     assert!(!each.is_empty(), "no table has an org_id");

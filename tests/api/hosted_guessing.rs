@@ -29,7 +29,11 @@ async fn tokens_that_find_nothing_are_limited_per_client_address() {
         // a payment page, a setup page and an invoice's document whose
         // tokens (of a token's length) find nothing
         let invented = "A".repeat(43);
-        for guess in [other_token(&url, &invented), other_token(&url.replace("/pay/", "/setup/"), &invented), other_token(&url.replace("/pay/", "/invoice-documents/"), &invented)] {
+        for guess in [
+            other_token(&url, &invented),
+            other_token(&url.replace("/pay/", "/setup/"), &invented),
+            other_token(&url.replace("/pay/", "/invoice-documents/"), &invented),
+        ] {
             assert_eq!(page(&guess).await.0, 404, "{guess}");
         }
         // the fourth guess, and then any page from the address, its own
@@ -74,7 +78,11 @@ async fn a_payment_page_takes_ten_attempts_then_no_more() {
         // the tenth says why it was declined, and no more: no form, no
         // invitation to try again, the way back to the seller
         let spent = |html: &str| {
-            html.contains("card_declined") && html.contains("as many attempts as it allows") && !html.contains("<form") && !html.contains("try again") && html.contains(cancel)
+            html.contains("card_declined")
+                && html.contains("as many attempts as it allows")
+                && !html.contains("<form")
+                && !html.contains("try again")
+                && html.contains(cancel)
         };
         let (status, _, html) = pay_card(&url, DECLINED).await;
         assert!(status == 200 && spent(&html), "{status} {html}");
@@ -141,7 +149,15 @@ async fn a_setup_page_takes_ten_attempts_then_no_more_also_sent_at_once() {
     each_backend(|app| async move {
         setup(&app).await;
         let o = order(&app, "+46701130003").await;
-        let r = app.call("POST", "/payment-profiles/sessions", Some(json!({"orderId": o, "paymentProvider": "PROVIDER_1", "returnUrl": "https://shop.example/saved", "cancelUrl": "https://shop.example/back"}))).await;
+        let r = app
+            .call(
+                "POST",
+                "/payment-profiles/sessions",
+                Some(
+                    json!({"orderId": o, "paymentProvider": "PROVIDER_1", "returnUrl": "https://shop.example/saved", "cancelUrl": "https://shop.example/back"}),
+                ),
+            )
+            .await;
         assert_eq!(r.status, 201, "{:#}", r.body);
         let url = r.body["hostedUrl"].as_str().unwrap().to_string();
         let enter = |number: &'static str| {
@@ -190,11 +206,15 @@ async fn every_html_page_carries_a_policy_that_loads_nothing_and_the_security_he
         let l = link(&app, json!({"orderId": order(&app, "+46701130004").await})).await;
         let pay = l["hostedUrl"].as_str().unwrap().to_string();
         let o = order(&app, "+46701130005").await;
-        let r = app.call("POST", "/payment-profiles/sessions", Some(json!({"orderId": o, "paymentProvider": "PROVIDER_1", "returnUrl": "https://shop.example/saved"}))).await;
+        let r = app
+            .call("POST", "/payment-profiles/sessions", Some(json!({"orderId": o, "paymentProvider": "PROVIDER_1", "returnUrl": "https://shop.example/saved"})))
+            .await;
         let setup_page = r.body["hostedUrl"].as_str().unwrap().to_string();
         let client = reqwest::Client::new();
         let mut pages = vec![];
-        for url in [format!("{root}/api/v2/docs"), format!("{root}/api/v2/docs/{AUK}"), format!("{root}/api/v2/docs/{BULLFINCH}"), pay.clone(), setup_page.clone()] {
+        for url in
+            [format!("{root}/api/v2/docs"), format!("{root}/api/v2/docs/{AUK}"), format!("{root}/api/v2/docs/{BULLFINCH}"), pay.clone(), setup_page.clone()]
+        {
             pages.push((url.clone(), client.get(&url).send().await.unwrap()));
         }
         let form = |url: &str, fields: &[(&str, &str)]| {

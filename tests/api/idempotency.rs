@@ -80,7 +80,13 @@ async fn a_key_reused_on_another_request_is_a_mismatch() {
         }
         // another path with the same key: POST /users
         let r = app
-            .call_as(Some(&app.key), "POST", "/users", Some(json!({"name": "A", "email": "a@acme.example", "customerId": "rid_x"})), &[("x-idempotency-key", "k")])
+            .call_as(
+                Some(&app.key),
+                "POST",
+                "/users",
+                Some(json!({"name": "A", "email": "a@acme.example", "customerId": "rid_x"})),
+                &[("x-idempotency-key", "k")],
+            )
             .await;
         r.assert_error(409, "idempotency_key_mismatch");
         assert_eq!(customer_count(&app).await, 1);
@@ -170,43 +176,46 @@ async fn keys_live_24_hours_per_organisation() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fifty_concurrent_identical_requests_execute_once() {
-    each_backend_with(|s| s.per_key_per_second = 10_000, |app| async move {
-        // on PostgreSQL, half of the requests go to a second instance
-        let second = match app.backend {
-            Backend::Postgres => Some(app.second_instance().await),
-            Backend::Sqlite => None,
-        };
-        let bases = [app.base.clone(), second.as_ref().map_or(app.base.clone(), |(_, b)| b.clone())];
-        let body = typed(customer("Race AB"));
-        let tasks: Vec<_> = (0..50)
-            .map(|i| {
-                let client = bullfinch_client(&bases[i % 2]).api_key(&app.key).build();
-                let body = body.clone();
-                tokio::spawn(async move { client.customer_create(Some(&key("race")), &body).await })
-            })
-            .collect();
-        let mut first = vec![];
-        let mut replays = vec![];
-        let mut locked = 0;
-        for t in tasks {
-            match t.await.unwrap() {
-                Ok(r) if r.headers().get("idempotent-replayed").is_some() => replays.push(r.into_inner()),
-                Ok(r) => first.push(r.into_inner()),
-                Err(e) => {
-                    assert_refused(&e, 409, "idempotency_key_locked");
-                    locked += 1;
+    each_backend_with(
+        |s| s.per_key_per_second = 10_000,
+        |app| async move {
+            // on PostgreSQL, half of the requests go to a second instance
+            let second = match app.backend {
+                Backend::Postgres => Some(app.second_instance().await),
+                Backend::Sqlite => None,
+            };
+            let bases = [app.base.clone(), second.as_ref().map_or(app.base.clone(), |(_, b)| b.clone())];
+            let body = typed(customer("Race AB"));
+            let tasks: Vec<_> = (0..50)
+                .map(|i| {
+                    let client = bullfinch_client(&bases[i % 2]).api_key(&app.key).build();
+                    let body = body.clone();
+                    tokio::spawn(async move { client.customer_create(Some(&key("race")), &body).await })
+                })
+                .collect();
+            let mut first = vec![];
+            let mut replays = vec![];
+            let mut locked = 0;
+            for t in tasks {
+                match t.await.unwrap() {
+                    Ok(r) if r.headers().get("idempotent-replayed").is_some() => replays.push(r.into_inner()),
+                    Ok(r) => first.push(r.into_inner()),
+                    Err(e) => {
+                        assert_refused(&e, 409, "idempotency_key_locked");
+                        locked += 1;
+                    }
                 }
             }
-        }
-        assert_eq!(first.len(), 1, "exactly one execution ({} replays, {locked} locked)", replays.len());
-        assert!(replays.iter().all(|r| *r == first[0]), "every replay is the first answer");
-        assert_eq!(first.len() + replays.len() + locked, 50);
-        eprintln!("{:?}: 1 execution, {} replays, {locked} locked", app.backend, replays.len());
-        assert_eq!(customer_count(&app).await, 1);
-        if let Some((running, _)) = second {
-            running.close().await.unwrap();
-        }
-        app
-    })
+            assert_eq!(first.len(), 1, "exactly one execution ({} replays, {locked} locked)", replays.len());
+            assert!(replays.iter().all(|r| *r == first[0]), "every replay is the first answer");
+            assert_eq!(first.len() + replays.len() + locked, 50);
+            eprintln!("{:?}: 1 execution, {} replays, {locked} locked", app.backend, replays.len());
+            assert_eq!(customer_count(&app).await, 1);
+            if let Some((running, _)) = second {
+                running.close().await.unwrap();
+            }
+            app
+        },
+    )
     .await;
 }

@@ -13,10 +13,14 @@ use serde_json::{Value, json};
 /// `billing` says, with a contact address.
 pub async fn customer(app: &TestApp, reference: &str, billing: Value) -> String {
     let r = app
-        .call("POST", "/customers", Some(json!({
-            "customerType": "BUSINESS", "name": format!("{reference} AB"), "referenceId": reference,
-            "contact": {"email": format!("finance@{reference}.example")}, "billing": billing
-        })))
+        .call(
+            "POST",
+            "/customers",
+            Some(json!({
+                "customerType": "BUSINESS", "name": format!("{reference} AB"), "referenceId": reference,
+                "contact": {"email": format!("finance@{reference}.example")}, "billing": billing
+            })),
+        )
         .await;
     assert_eq!(r.status, 201, "{:#}", r.body);
     app.import_catalog(app.org, &format!("assignments: [{{customer: rid_{reference}, catalog: business}}]")).await;
@@ -38,8 +42,12 @@ pub async fn activate(app: &TestApp, id: &str) {
 /// a payment: its initial invoice is billed) and activates it; its id.
 pub async fn bought(app: &TestApp, reference: &str, msisdn: &str) -> String {
     let r = app
-        .call("POST", "/subscriptions", Some(json!({"customerId": format!("rid_{reference}"), "productOfferingId": offering(app, "mobile-10gb"),
-                                                    "subscription": {"simType": "ESIM", "msisdn": msisdn}})))
+        .call(
+            "POST",
+            "/subscriptions",
+            Some(json!({"customerId": format!("rid_{reference}"), "productOfferingId": offering(app, "mobile-10gb"),
+                                                    "subscription": {"simType": "ESIM", "msisdn": msisdn}})),
+        )
         .await;
     assert_eq!(r.status, 201, "{:#}", r.body);
     let id = r.body["subscriptionId"].as_str().unwrap().to_string();
@@ -111,7 +119,11 @@ pub fn assert_summed(i: &Value) {
         assert_eq!(minor(&l["totalMinor"]), base + t, "{l:#}");
         (sub, disc, tax, total) = (sub + minor(&l["amountMinor"]), disc + d, tax + t, total + base + t);
     }
-    assert_eq!((minor(&i["subtotalMinor"]), minor(&i["totalDiscountsMinor"]), minor(&i["taxAmountMinor"]), minor(&i["totalMinor"])), (sub, disc, tax, total), "{i:#}");
+    assert_eq!(
+        (minor(&i["subtotalMinor"]), minor(&i["totalDiscountsMinor"]), minor(&i["taxAmountMinor"]), minor(&i["totalMinor"])),
+        (sub, disc, tax, total),
+        "{i:#}"
+    );
 }
 
 /// What cycle `n` (0 the first) of Mobile 10 GB costs with VAT: 100.00 off
@@ -123,13 +135,18 @@ fn cycle_total(n: usize) -> i64 {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_year_of_renewals_is_invoiced_for_every_billing_method() {
     each_backend(|mut app| async move {
-        app.into_sandbox().await;
+        app.become_sandbox().await;
         app.stop_jobs();
         app.demo_catalog(app.org).await;
         let start = json_of(&app.bullfinch().sandbox_clock_view().await.unwrap().into_inner());
         assert_eq!(&start["now"].as_str().unwrap()[..10], "2026-11-02");
-        let auto = customer(&app, "autopay", json!({"method": "EMAIL_INVOICE", "currency": "SEK", "email": "ap@autopay.example",
-                                                    "address": {"street1": "Storgatan 1", "city": "Stockholm", "zip": "111 22", "country": "SE"}})).await;
+        let auto = customer(
+            &app,
+            "autopay",
+            json!({"method": "EMAIL_INVOICE", "currency": "SEK", "email": "ap@autopay.example",
+                                                    "address": {"street1": "Storgatan 1", "city": "Stockholm", "zip": "111 22", "country": "SE"}}),
+        )
+        .await;
         let einv = customer(&app, "einvoice", swedish("E_INVOICE", "einvoice")).await;
         let paper = customer(&app, "paper", swedish("PAPER_INVOICE", "paper")).await;
         let auto_sub = bought_with_autopay(&app, "autopay", "+46702000001", "4242424242424242").await;
@@ -158,7 +175,8 @@ async fn a_year_of_renewals_is_invoiced_for_every_billing_method() {
         // totals the sums of its lines, each cycle priced by the catalog
         let (auto_inv, einv_inv, paper_inv) = (invoices_of(&app, &auto).await, invoices_of(&app, &einv).await, invoices_of(&app, &paper).await);
         assert_eq!((auto_inv.len(), einv_inv.len(), paper_inv.len()), (12, 13, 13));
-        let mut numbers: Vec<String> = [&auto_inv, &einv_inv, &paper_inv].iter().flat_map(|v| v.iter()).map(|i| i["number"].as_str().unwrap().to_string()).collect();
+        let mut numbers: Vec<String> =
+            [&auto_inv, &einv_inv, &paper_inv].iter().flat_map(|v| v.iter()).map(|i| i["number"].as_str().unwrap().to_string()).collect();
         numbers.sort();
         let expected: Vec<String> = (1..=38).map(|n| format!("INV-{n:06}")).collect();
         assert_eq!(numbers, expected);
@@ -169,7 +187,10 @@ async fn a_year_of_renewals_is_invoiced_for_every_billing_method() {
             assert_eq!(&i["finalizedAt"].as_str().unwrap()[11..19], "23:59:59", "finalised at the end of its billing day");
             if n > 0 {
                 let line = &i["lines"][0];
-                assert_eq!((&line["type"], &line["subscriptionId"], &line["periodStart"]), (&json!("SUBSCRIPTION_RENEWAL"), &json!(einv_sub), &i["billingDate"]));
+                assert_eq!(
+                    (&line["type"], &line["subscriptionId"], &line["periodStart"]),
+                    (&json!("SUBSCRIPTION_RENEWAL"), &json!(einv_sub), &i["billingDate"])
+                );
             }
         }
         for (n, i) in auto_inv.iter().enumerate() {
@@ -191,8 +212,14 @@ async fn a_year_of_renewals_is_invoiced_for_every_billing_method() {
         assert_eq!(r.status(), 200, "{doc}");
         assert_eq!(r.headers()["content-type"], "application/xml; charset=utf-8");
         let xml = r.text().await.unwrap();
-        for part in [&format!("<cbc:ID>{}</cbc:ID>", einv_inv[5]["number"].as_str().unwrap()), "<cbc:DocumentCurrencyCode>SEK</cbc:DocumentCurrencyCode>",
-                     "<cbc:PayableAmount currencyID=\"SEK\">0.00</cbc:PayableAmount>", "<cbc:Percent>25</cbc:Percent>", "einvoice AB", "poacc:billing:3.0"] {
+        for part in [
+            &format!("<cbc:ID>{}</cbc:ID>", einv_inv[5]["number"].as_str().unwrap()),
+            "<cbc:DocumentCurrencyCode>SEK</cbc:DocumentCurrencyCode>",
+            "<cbc:PayableAmount currencyID=\"SEK\">0.00</cbc:PayableAmount>",
+            "<cbc:Percent>25</cbc:Percent>",
+            "einvoice AB",
+            "poacc:billing:3.0",
+        ] {
             assert!(xml.contains(part), "{part} in {xml}");
         }
         let paper_list = app.store.paper_invoices(app.org).await.unwrap();
@@ -211,7 +238,7 @@ async fn a_year_of_renewals_is_invoiced_for_every_billing_method() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn mark_paid_takes_only_an_open_invoice() {
     each_backend(|mut app| async move {
-        app.into_sandbox().await;
+        app.become_sandbox().await;
         app.stop_jobs();
         app.demo_catalog(app.org).await;
         let c = customer(&app, "acme", swedish("PAPER_INVOICE", "acme")).await;
@@ -230,7 +257,9 @@ async fn mark_paid_takes_only_an_open_invoice() {
         app.call("GET", "/invoices/9b1d2c3e-4f5a-4b6c-8d7e-1f2a3b4c5d6e", None).await.assert_error(404, "invoice_not_found");
         let (_, other) = app.other_org().await;
         app.call_as(Some(&other), "POST", &path, Some(json!({})), &[]).await.assert_error(404, "invoice_not_found");
-        app.call_as(Some(&other), "GET", &format!("/invoices/{}", draft["invoiceId"].as_str().unwrap()), None, &[]).await.assert_error(404, "invoice_not_found");
+        app.call_as(Some(&other), "GET", &format!("/invoices/{}", draft["invoiceId"].as_str().unwrap()), None, &[])
+            .await
+            .assert_error(404, "invoice_not_found");
         let theirs = app.call_as(Some(&other), "GET", "/invoices", None, &[]).await;
         assert_eq!(theirs.body["items"], json!([]), "another organisation lists none of these");
         assert_eq!(invoice(&app, &draft["invoiceId"]).await, open);
@@ -246,8 +275,10 @@ async fn mark_paid_takes_only_an_open_invoice() {
 
         // paid before now, by cash, once; replayed with its key; then 409
         let paid = mark_paid(&app, &draft["invoiceId"], json!({"paidAt": "2026-11-02T15:00:00Z", "method": "CASH", "reference": "Receipt 7"})).await;
-        assert_eq!((&paid["status"], &paid["paidAt"], &paid["paymentMethod"], &paid["paymentReference"]),
-                   (&json!("PAID"), &json!("2026-11-02T15:00:00Z"), &json!("CASH"), &json!("Receipt 7")));
+        assert_eq!(
+            (&paid["status"], &paid["paidAt"], &paid["paymentMethod"], &paid["paymentReference"]),
+            (&json!("PAID"), &json!("2026-11-02T15:00:00Z"), &json!("CASH"), &json!("Receipt 7"))
+        );
         let r = app.call("POST", &path, Some(json!({}))).await;
         r.assert_error(409, "invoice_state_conflict");
         assert!(r.body["message"].as_str().unwrap().contains("PAID"), "{:#}", r.body);
@@ -265,7 +296,7 @@ async fn mark_paid_takes_only_an_open_invoice() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn invoices_finalised_at_once_take_every_number_once() {
     each_backend(|mut app| async move {
-        app.into_sandbox().await;
+        app.become_sandbox().await;
         app.stop_jobs();
         app.demo_catalog(app.org).await;
         let mut drafts = vec![];

@@ -132,7 +132,10 @@ async fn a_license_changes_offering_now_or_on_its_renewal_day() {
         assert_eq!(r.status, 200, "{:#}", r.body);
         assert_eq!(r.body["productOffering"]["name"], "PBX user pro", "the current offering stays until the date");
         let pending = &r.body["pendingProductOffering"];
-        assert_eq!((&pending["scheduledAt"], &pending["product"]["name"], &pending["changeSchedule"]), (&json!("2030-04-10"), &json!("PBX user"), &json!("NEXT_RENEWAL_DAY")));
+        assert_eq!(
+            (&pending["scheduledAt"], &pending["product"]["name"], &pending["changeSchedule"]),
+            (&json!("2030-04-10"), &json!("PBX user"), &json!("NEXT_RENEWAL_DAY"))
+        );
         assert_eq!(read(&app, &id).await, r.body);
         assert_eq!(license_events(&app, from).await, [("license.updated".to_string(), r.body.clone())]);
         // asked again: already so, nothing recorded; its own offering withdraws it

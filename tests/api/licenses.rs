@@ -33,7 +33,10 @@ async fn a_license_follows_its_subscription_with_its_events() {
         assert_eq!(r.status, 201, "{:#}", r.body);
         let r = app.call("POST", &format!("/orders/{}/submit", r.body["orderId"].as_str().unwrap()), None).await;
         assert_eq!(r.status, 200, "{:#}", r.body);
-        let (user, queue) = (r.body["lineItems"][0]["createdLicenseId"].as_str().unwrap().to_string(), r.body["lineItems"][1]["createdLicenseId"].as_str().unwrap().to_string());
+        let (user, queue) = (
+            r.body["lineItems"][0]["createdLicenseId"].as_str().unwrap().to_string(),
+            r.body["lineItems"][1]["createdLicenseId"].as_str().unwrap().to_string(),
+        );
 
         // unassigned: provisioned at once; assigned: waits for its subscription
         let q = read(&app, &queue).await;
@@ -263,10 +266,9 @@ async fn roles_decide_who_buys_changes_and_cancels_licenses() {
         assert_eq!((r.status, r.body["status"].as_str()), (200, Some("CANCELLED")));
         // another organisation's key finds none of it
         let (_, other) = app.other_org().await;
-        for (method, path, body) in [
-            ("GET", format!("/licenses/{seat}/product-offering-options"), None),
-            ("PUT", format!("/licenses/{seat}/product-offering-change"), Some(pro)),
-        ] {
+        for (method, path, body) in
+            [("GET", format!("/licenses/{seat}/product-offering-options"), None), ("PUT", format!("/licenses/{seat}/product-offering-change"), Some(pro))]
+        {
             app.call_as(Some(&other), method, &path, body, &[]).await.assert_error(404, "license_not_found");
         }
         app
@@ -303,7 +305,10 @@ async fn an_addon_carries_its_license_and_ends_it() {
         assert_eq!(r.status, 201, "{:#}", r.body);
         let addon = r.body["items"][0].clone();
         let carried = &addon["license"];
-        assert_eq!((carried["status"].as_str(), carried["type"].as_str(), carried["productOffering"]["name"].as_str()), (Some("ACTIVE"), Some("PBX_SOFTPHONE"), Some("Softphone")));
+        assert_eq!(
+            (carried["status"].as_str(), carried["type"].as_str(), carried["productOffering"]["name"].as_str()),
+            (Some("ACTIVE"), Some("PBX_SOFTPHONE"), Some("Softphone"))
+        );
         let id = carried["licenseId"].as_str().unwrap().to_string();
         let seat = read(&app, &id).await;
         assert_eq!((&seat["assignedTo"]["subscriptionId"], &seat["orderId"]), (&json!(s), &addon["orderId"]));
@@ -311,9 +316,15 @@ async fn an_addon_carries_its_license_and_ends_it() {
         let listed = app.call("GET", &format!("/subscriptions/{s}/addons"), None).await;
         assert_eq!(&listed.body["items"][0]["license"], carried);
         // an add-on line takes no license of its own making
-        let r = app.call("POST", "/orders", Some(json!({"customerId": "rid_acme", "lineItems": [
-            {"type": "SUBSCRIPTION_ADDON", "productOfferingId": offering(&app, "softphone"), "subscriptionId": s, "license": {"details": {}}}
-        ]}))).await;
+        let r = app
+            .call(
+                "POST",
+                "/orders",
+                Some(json!({"customerId": "rid_acme", "lineItems": [
+                    {"type": "SUBSCRIPTION_ADDON", "productOfferingId": offering(&app, "softphone"), "subscriptionId": s, "license": {"details": {}}}
+                ]})),
+            )
+            .await;
         assert_eq!(r.assert_error(409, "order_validation_failed").details(), [("lineItems[0].license".to_string(), "not_allowed".to_string())]);
 
         // cancelled now, it ends its license in the same request

@@ -51,7 +51,19 @@ async fn event_count(app: &TestApp) -> usize {
 fn iccid(tail: u32) -> String {
     let body = format!("894600000000{tail:07}");
     let digits: Vec<u32> = body.chars().map(|c| c.to_digit(10).unwrap()).collect();
-    let sum: u32 = digits.iter().rev().enumerate().map(|(i, d)| if i % 2 == 0 { let x = d * 2; if x > 9 { x - 9 } else { x } } else { *d }).sum();
+    let sum: u32 = digits
+        .iter()
+        .rev()
+        .enumerate()
+        .map(|(i, d)| {
+            if i % 2 == 0 {
+                let x = d * 2;
+                if x > 9 { x - 9 } else { x }
+            } else {
+                *d
+            }
+        })
+        .sum();
     format!("{body}{}", (10 - sum % 10) % 10)
 }
 
@@ -194,8 +206,14 @@ async fn every_move_of_the_table_with_its_events() {
         assert_eq!(log["items"][0]["occurredAt"], json!(format!("{ends}T00:00:00Z")), "dated when it took effect");
 
         // a cancelled subscription refuses everything; its number is free again
-        for (op, body) in [("activate", json!({})), ("pause", json!({})), ("restore", json!({})), ("cancel", json!({})),
-                           ("withdraw-cancellation", json!({})), ("change-sim", json!({"simType": "ESIM"}))] {
+        for (op, body) in [
+            ("activate", json!({})),
+            ("pause", json!({})),
+            ("restore", json!({})),
+            ("cancel", json!({})),
+            ("withdraw-cancellation", json!({})),
+            ("change-sim", json!({"simType": "ESIM"})),
+        ] {
             mv(&app, &a, op, body).await.assert_error(409, "subscription_cancelled");
         }
         new_subscription(&app, "mobile-10gb", "ESIM", "+46701234567", false).await;
@@ -256,8 +274,14 @@ async fn who_may_make_which_move() {
         let mut tokens = std::collections::HashMap::new();
         for role in ["MEMBER", "MANAGER", "ADMIN", "SUPPORT"] {
             let email = format!("{}@acme.example", role.to_lowercase());
-            let r = app.call("POST", "/users", Some(json!({"name": role, "email": email, "customerId": "rid_acme",
-                                                             "role": if role == "SUPPORT" { "MEMBER" } else { role }}))).await;
+            let r = app
+                .call(
+                    "POST",
+                    "/users",
+                    Some(json!({"name": role, "email": email, "customerId": "rid_acme",
+                                                             "role": if role == "SUPPORT" { "MEMBER" } else { role }})),
+                )
+                .await;
             assert_eq!(r.status, 201, "{:#}", r.body);
             if role == "SUPPORT" {
                 switchboard::admin::user_support(&app.store, r.body["userId"].as_str().unwrap().parse().unwrap(), true).await.unwrap();
@@ -272,7 +296,10 @@ async fn who_may_make_which_move() {
         as_user("MEMBER", "activate", json!({})).await.assert_error(403, "insufficient_role");
         as_user("SUPPORT", "activate", json!({})).await.assert_error(403, "support_user_read_only");
         assert_eq!(as_user("MANAGER", "activate", json!({})).await.status, 200);
-        assert_eq!(app.call_as(Some(&app.key), "GET", &format!("/subscriptions/{sub}"), None, &[("Authorization", tokens["MEMBER"].as_str())]).await.status, 200);
+        assert_eq!(
+            app.call_as(Some(&app.key), "GET", &format!("/subscriptions/{sub}"), None, &[("Authorization", tokens["MEMBER"].as_str())]).await.status,
+            200
+        );
         as_user("MEMBER", "pause", json!({})).await.assert_error(403, "insufficient_role");
         assert_eq!(as_user("MANAGER", "pause", json!({})).await.status, 200);
         assert_eq!(as_user("MANAGER", "restore", json!({})).await.status, 200, "a MANAGER ends a pause");

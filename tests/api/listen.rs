@@ -129,11 +129,17 @@ async fn listen_forwards_new_events_signed_retries_and_resumes() {
 async fn listen_forwards_events_an_advance_dates_in_the_past() {
     use switchboard::store::{Claim, JobKind};
     each_backend(|mut app| async move {
-        app.into_sandbox().await;
+        app.become_sandbox().await;
         app.stop_jobs();
         crate::orders::setup(&app).await;
-        let bought = app.call("POST", "/subscriptions", Some(json!({"customerId": "rid_acme", "productOfferingId": crate::orders::offering(&app, "mobile-10gb"),
-                                                                    "subscription": {"simType": "ESIM", "msisdn": "+46701234567"}}))).await;
+        let bought = app
+            .call(
+                "POST",
+                "/subscriptions",
+                Some(json!({"customerId": "rid_acme", "productOfferingId": crate::orders::offering(&app, "mobile-10gb"),
+                                                                    "subscription": {"simType": "ESIM", "msisdn": "+46701234567"}})),
+            )
+            .await;
         let id = bought.body["subscriptionId"].as_str().unwrap().to_string();
         let active = app.call("POST", &format!("/subscriptions/{id}/activate"), Some(json!({}))).await;
         assert_eq!(active.body["renewsOn"], "2026-12-02", "{:#}", active.body);
@@ -156,7 +162,15 @@ async fn listen_forwards_events_an_advance_dates_in_the_past() {
         let r = app.call("POST", "/sandbox/clock/advance", Some(json!({"to": "2027-01-03T09:00:00Z"}))).await;
         assert_eq!(r.status, 202, "{:#}", r.body);
         let now = app.clock.now();
-        let claim = Claim { kinds: &[JobKind::ClockAdvance], due_by: now, now, lease_until: now + chrono::Duration::minutes(10), limit: 1, only: Some(app.org), except: &[] };
+        let claim = Claim {
+            kinds: &[JobKind::ClockAdvance],
+            due_by: now,
+            now,
+            lease_until: now + chrono::Duration::minutes(10),
+            limit: 1,
+            only: Some(app.org),
+            except: &[],
+        };
         let held = app.store.claim(claim).await.unwrap().pop().expect("the advance's job");
         new_customer(&app, &app.key, "During AB").await;
         app.run_jobs().await;

@@ -12,9 +12,7 @@ use uuid::Uuid;
 
 /// A customer of `app.org` with one user (ADMIN) whose address is `email`.
 pub async fn user_with_email(app: &TestApp, key: &str, email: &str) -> Uuid {
-    let c = app
-        .call_as(Some(key), "POST", "/customers", Some(json!({"customerType": "CONSUMER", "name": email, "contact": {}})), &[])
-        .await;
+    let c = app.call_as(Some(key), "POST", "/customers", Some(json!({"customerType": "CONSUMER", "name": email, "contact": {}})), &[]).await;
     assert_eq!(c.status, 201, "{:#}", c.body);
     let body = json!({"name": "Someone", "email": email, "customerId": c.body["customerId"], "role": "ADMIN"});
     let u = app.call_as(Some(key), "POST", "/users", Some(body), &[]).await;
@@ -237,7 +235,8 @@ async fn a_new_email_takes_effect_when_it_signs_in_and_ends_the_sessions() {
         assert_eq!(moved.status, 200, "{:#}", moved.body);
         assert_eq!((&moved.body["email"], &moved.body["pendingEmail"]), (&json!("old@example.com"), &json!("new@example.com")));
         let mails = switchboard::admin::mail_list(&app.store, None).await.unwrap();
-        let subjects: Vec<(&str, &str)> = mails.as_array().unwrap().iter().rev().take(2).map(|m| (m["to"].as_str().unwrap(), m["subject"].as_str().unwrap())).collect();
+        let subjects: Vec<(&str, &str)> =
+            mails.as_array().unwrap().iter().rev().take(2).map(|m| (m["to"].as_str().unwrap(), m["subject"].as_str().unwrap())).collect();
         assert_eq!(subjects, [("old@example.com", "Your sign-in address is being changed"), ("new@example.com", "Confirm your new sign-in address")]);
         assert_eq!(as_user(token.clone()).await.status, 200, "nothing changed yet");
         let other = user_with_email(&app, &app.key, "other@example.com").await;
@@ -262,7 +261,16 @@ async fn a_new_email_takes_effect_when_it_signs_in_and_ends_the_sessions() {
         assert_eq!((&kept.body["email"], kept.body.get("pendingEmail")), (&json!("New@example.com"), None));
         let start = app.call_as(None, "POST", "/auth/email/start", Some(json!({"email": "third@example.com"})), &[]).await;
         assert_eq!(start.status, 202, "answered alike");
-        assert!(switchboard::admin::mail_list(&app.store, Some("third@example.com")).await.unwrap().as_array().unwrap().iter().all(|m| !m["subject"].as_str().unwrap_or("").starts_with("Your login code")), "no code for a withdrawn address");
+        assert!(
+            switchboard::admin::mail_list(&app.store, Some("third@example.com"))
+                .await
+                .unwrap()
+                .as_array()
+                .unwrap()
+                .iter()
+                .all(|m| !m["subject"].as_str().unwrap_or("").starts_with("Your login code")),
+            "no code for a withdrawn address"
+        );
         app
     })
     .await;
@@ -415,9 +423,11 @@ async fn fake_smtp() -> (u16, tokio::sync::mpsc::UnboundedReceiver<String>) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn with_smtp_configured_the_code_is_mailed() {
     let (port, mut inbox) = fake_smtp().await;
-    let mut settings = switchboard::config::Settings::default();
-    settings.smtp_url = Some(format!("smtp://127.0.0.1:{port}"));
-    settings.mail_from = "Login <login@operator.example>".into();
+    let settings = switchboard::config::Settings {
+        smtp_url: Some(format!("smtp://127.0.0.1:{port}")),
+        mail_from: "Login <login@operator.example>".into(),
+        ..Default::default()
+    };
     let app = TestApp::start_with_settings(Backend::Sqlite, settings).await;
     user_with_email(&app, &app.key, "mia@example.com").await;
     let nonce = start(&app, "mia@example.com").await;

@@ -44,7 +44,7 @@ fn detail_of(r: &Raw) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_pool_assigns_numbers_and_checks_the_ones_chosen() {
     each_backend(|mut app| async move {
-        app.into_sandbox().await;
+        app.become_sandbox().await;
         app.stop_jobs();
         app.without_dunning().await;
         let c = setup(&app).await;
@@ -112,7 +112,7 @@ async fn a_pool_assigns_numbers_and_checks_the_ones_chosen() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_lease_holds_numbers_for_an_hour_and_one_order_uses_it() {
     each_backend(|mut app| async move {
-        app.into_sandbox().await;
+        app.become_sandbox().await;
         app.stop_jobs();
         let c = setup(&app).await;
         pool(&app, "+46701000000..+46701000004", "CELL").await;
@@ -120,18 +120,26 @@ async fn a_lease_holds_numbers_for_an_hour_and_one_order_uses_it() {
         let unlimited = offering(&app, "mobile-unlimited");
 
         // what a lease refuses
-        for body in [json!({"types": ["CELL"], "count": 0}), json!({"types": ["CELL"], "count": 11}), json!({"types": ["VOICE"], "count": 1}),
-                     json!({"types": [], "count": 1}), json!({"count": 1})] {
+        for body in [
+            json!({"types": ["CELL"], "count": 0}),
+            json!({"types": ["CELL"], "count": 11}),
+            json!({"types": ["VOICE"], "count": 1}),
+            json!({"types": [], "count": 1}),
+            json!({"count": 1}),
+        ] {
             lease(&app, body.clone()).await.assert_error(400, "validation_failed");
         }
-        lease(&app, json!({"types": ["CELL"], "count": 1, "productOfferingId": offering(&app, "mobile-10gb")})).await.assert_error(409, "number_selection_not_offered");
+        lease(&app, json!({"types": ["CELL"], "count": 1, "productOfferingId": offering(&app, "mobile-10gb")}))
+            .await
+            .assert_error(409, "number_selection_not_offered");
         lease(&app, json!({"types": ["CELL"], "count": 1, "productOfferingId": uuid::Uuid::new_v4()})).await.assert_error(404, "product_offering_not_found");
         lease(&app, json!({"types": ["MBB"], "count": 1})).await.assert_error(409, "numbers_unavailable");
 
         // through the generated client, on the offering that offers the choice: the types in order of preference
         let body = serde_json::from_value(json!({"types": ["M2M", "CELL"], "count": 3, "productOfferingId": unlimited})).unwrap();
         let held = json_of(&app.bullfinch().number_lease(None, &body).await.unwrap().into_inner());
-        let numbers: Vec<(&str, &str)> = held["numbers"].as_array().unwrap().iter().map(|n| (n["msisdn"].as_str().unwrap(), n["type"].as_str().unwrap())).collect();
+        let numbers: Vec<(&str, &str)> =
+            held["numbers"].as_array().unwrap().iter().map(|n| (n["msisdn"].as_str().unwrap(), n["type"].as_str().unwrap())).collect();
         assert_eq!(numbers, [("+46721000000", "M2M"), ("+46721000001", "M2M"), ("+46701000000", "CELL")]);
         assert_eq!(held["availability"], json!([{"type": "M2M", "available": 0}, {"type": "CELL", "available": 4}]));
         let expires: chrono::DateTime<chrono::Utc> = held["expiresAt"].as_str().unwrap().parse().unwrap();
@@ -140,7 +148,8 @@ async fn a_lease_holds_numbers_for_an_hour_and_one_order_uses_it() {
         let token = held["leaseToken"].as_str().unwrap().to_string();
         assert!(token.starts_with("nlt_"), "{token}");
         // offered to no one else; a short supply gives what there is (on the older revision too)
-        let auk = app.call_as(Some(&app.key), "POST", "/inventory/lease-numbers", Some(json!({"types": ["CELL"], "count": 10})), &[("Api-Revision", AUK)]).await;
+        let auk =
+            app.call_as(Some(&app.key), "POST", "/inventory/lease-numbers", Some(json!({"types": ["CELL"], "count": 10})), &[("Api-Revision", AUK)]).await;
         assert_eq!(auk.status, 200, "{:#}", auk.body);
         assert_eq!(auk.body["numbers"].as_array().unwrap().len(), 4);
         assert!(!auk.body["numbers"].to_string().contains("+46701000000"));
@@ -172,7 +181,10 @@ async fn a_lease_holds_numbers_for_an_hour_and_one_order_uses_it() {
         let lost = if first.status == 409 { &first } else { &second };
         assert!(["lease_used", "msisdn_in_use"].contains(&detail_of(lost).as_str()), "{:#}", lost.body);
         // the lease is used up: its other numbers are free again, its token refused
-        assert_eq!(detail_of(&order(&app, &c, "mobile-unlimited", json!({"simType": "ESIM", "msisdn": "+46701000001", "numberLeaseToken": token})).await), "lease_used");
+        assert_eq!(
+            detail_of(&order(&app, &c, "mobile-unlimited", json!({"simType": "ESIM", "msisdn": "+46701000001", "numberLeaseToken": token})).await),
+            "lease_used"
+        );
         let m2m = lease(&app, json!({"types": ["M2M"], "count": 2})).await;
         assert_eq!(m2m.body["numbers"].as_array().unwrap().len(), 2, "{:#}", m2m.body);
 
@@ -204,7 +216,7 @@ async fn a_lease_holds_numbers_for_an_hour_and_one_order_uses_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn submissions_and_leases_at_once_each_get_numbers_of_their_own() {
     each_backend(|mut app| async move {
-        app.into_sandbox().await;
+        app.become_sandbox().await;
         app.stop_jobs();
         app.without_dunning().await;
         let c = setup(&app).await;
@@ -225,9 +237,10 @@ async fn submissions_and_leases_at_once_each_get_numbers_of_their_own() {
         }
         let clients: Vec<bullfinch::Client> = (0..16).map(|_| app.bullfinch()).collect();
         let lease_body: bullfinch::types::LeaseNumbersRequest = serde_json::from_value(json!({"types": ["CELL"], "count": 2})).unwrap();
-        let submissions = orders.iter().zip(&clients[..8]).map(|(id, client)| async move {
-            client.order_submit(id, None).await.map(|o| json_of(&o.into_inner())).map_err(|e| e.status())
-        });
+        let submissions = orders
+            .iter()
+            .zip(&clients[..8])
+            .map(|(id, client)| async move { client.order_submit(id, None).await.map(|o| json_of(&o.into_inner())).map_err(|e| e.status()) });
         let leases = clients[8..].iter().map(|client| {
             let body = &lease_body;
             async move { client.number_lease(None, body).await.map(|l| json_of(&l.into_inner())).map_err(|e| e.status()) }

@@ -17,12 +17,16 @@ pub fn offering(app: &TestApp, key: &str) -> String {
 pub async fn setup(app: &TestApp) -> String {
     app.demo_catalog(app.org).await;
     let r = app
-        .call("POST", "/customers", Some(json!({
-            "customerType": "BUSINESS", "name": "Acme AB", "referenceId": "acme", "contact": {},
-            "billing": {"method": "PAPER_INVOICE", "currency": "SEK",
-                        "address": {"street1": "Storgatan 1", "city": "Stockholm", "zip": "111 22", "country": "SE",
-                                    "region": "Stockholms län", "attention": "Accounts payable"}}
-        })))
+        .call(
+            "POST",
+            "/customers",
+            Some(json!({
+                "customerType": "BUSINESS", "name": "Acme AB", "referenceId": "acme", "contact": {},
+                "billing": {"method": "PAPER_INVOICE", "currency": "SEK",
+                            "address": {"street1": "Storgatan 1", "city": "Stockholm", "zip": "111 22", "country": "SE",
+                                        "region": "Stockholms län", "attention": "Accounts payable"}}
+            })),
+        )
         .await;
     assert_eq!(r.status, 201, "{:#}", r.body);
     app.import_catalog(app.org, "assignments: [{customer: rid_acme, catalog: business}]").await;
@@ -109,12 +113,12 @@ async fn from_catalog_to_submitted_order_for_every_line_item_kind() {
         assert_eq!(events(&recorded, "license.created"), 3);
         let (_, created) = recorded.iter().find(|(t, _)| t == "subscription.created").unwrap();
         assert_eq!((created["status"].as_str(), created["type"].as_str(), created["display"].as_str()), (Some("PENDING"), Some("CELL"), Some("+46 70 123 45 67")));
-        let (_, assigned) = recorded.iter().filter(|(t, _)| t == "license.created").last().unwrap();
+        let (_, assigned) = recorded.iter().rfind(|(t, _)| t == "license.created").unwrap();
         assert_eq!(assigned["type"], "PBX_ROUTE_QUEUE");
         assert_eq!(assigned["assignedTo"]["subscriptionId"], subscription.as_str());
         // rendered for auk, an event carries auk's shapes, by the same
         // conversions: the second order.created is what auk's create answered
-        let (t, data) = recorded.iter().filter(|(t, _)| t == "order.created").last().unwrap();
+        let (t, data) = recorded.iter().rfind(|(t, _)| t == "order.created").unwrap();
         let rendered = switchboard::events::Event::parse(t, data.clone()).unwrap().render(AUK).unwrap();
         assert_eq!(rendered, json_of(&second));
         assert!(rendered["pricing"]["total"].is_number(), "{rendered:#}");
@@ -141,24 +145,33 @@ async fn pricing_of_a_worked_example_on_both_revisions() {
         setup(&app).await;
         let order = app
             .bullfinch()
-            .order_create(None, &create_request(json!({
-                "customerId": "rid_acme",
-                "lineItems": [
-                    {"type": "SUBSCRIPTION", "productOfferingId": offering(&app, "mobile-10gb"), "bindingContract": true, "upfrontPayment": true,
-                     "subscription": {"simType": "ESIM", "msisdn": "+46701234567"}},
-                    {"type": "LICENSE", "productOfferingId": offering(&app, "pbx-user")},
-                    {"type": "EXTERNAL_PRODUCT", "productOfferingId": offering(&app, "device-management")}
-                ]
-            })))
+            .order_create(
+                None,
+                &create_request(json!({
+                    "customerId": "rid_acme",
+                    "lineItems": [
+                        {"type": "SUBSCRIPTION", "productOfferingId": offering(&app, "mobile-10gb"), "bindingContract": true, "upfrontPayment": true,
+                         "subscription": {"simType": "ESIM", "msisdn": "+46701234567"}},
+                        {"type": "LICENSE", "productOfferingId": offering(&app, "pbx-user")},
+                        {"type": "EXTERNAL_PRODUCT", "productOfferingId": offering(&app, "device-management")}
+                    ]
+                })),
+            )
             .await
             .unwrap()
             .into_inner();
         let o = json_of(&order);
         let p = &o["pricing"];
-        assert_eq!((p["subtotalMinor"].as_i64(), p["totalDiscountsMinor"].as_i64(), p["taxAmountMinor"].as_i64(), p["totalMinor"].as_i64()), (Some(370600), Some(114000), Some(64150), Some(320750)));
+        assert_eq!(
+            (p["subtotalMinor"].as_i64(), p["totalDiscountsMinor"].as_i64(), p["taxAmountMinor"].as_i64(), p["totalMinor"].as_i64()),
+            (Some(370600), Some(114000), Some(64150), Some(320750))
+        );
         assert_eq!(p["initialInvoice"]["totalMinor"], 320750);
         let r = &p["recurringCosts"];
-        assert_eq!((r["subtotalMinor"].as_i64(), r["totalDiscountsMinor"].as_i64(), r["taxAmountMinor"].as_i64(), r["totalMinor"].as_i64()), (Some(41700), Some(7000), Some(8675), Some(43375)));
+        assert_eq!(
+            (r["subtotalMinor"].as_i64(), r["totalDiscountsMinor"].as_i64(), r["taxAmountMinor"].as_i64(), r["totalMinor"].as_i64()),
+            (Some(41700), Some(7000), Some(8675), Some(43375))
+        );
         assert_eq!(p["taxes"], json!([{"description": "VAT 25%", "rateBasisPoints": 2500, "amountMinor": 64150}]));
         assert_eq!(
             p["discounts"],
@@ -169,18 +182,27 @@ async fn pricing_of_a_worked_example_on_both_revisions() {
             ])
         );
         let line = &o["lineItems"][0]["pricing"];
-        assert_eq!((line["subtotalMinor"].as_i64(), line["totalMinor"].as_i64(), line["initialInvoiceAmountMinor"].as_i64(), line["recurringAmountMinor"].as_i64()), (Some(358800), Some(306000), Some(306000), Some(28625)));
+        assert_eq!(
+            (line["subtotalMinor"].as_i64(), line["totalMinor"].as_i64(), line["initialInvoiceAmountMinor"].as_i64(), line["recurringAmountMinor"].as_i64()),
+            (Some(358800), Some(306000), Some(306000), Some(28625))
+        );
         assert!(p.get("total").is_none() && line.get("total").is_none(), "bullfinch has no major units");
 
         // auk: the same order with the major-unit twins; calculate-price too
         let auk_key = app.new_key(app.org, Some(AUK), false).await;
         let auk = app.auk_with(&auk_key);
         let seen = json_of(&auk.order_view(&order.order_id.to_string().parse().unwrap()).await.unwrap().into_inner());
-        assert_eq!((seen["pricing"]["total"].as_f64(), seen["pricing"]["subtotal"].as_f64(), seen["pricing"]["taxAmount"].as_f64()), (Some(3207.5), Some(3706.0), Some(641.5)));
+        assert_eq!(
+            (seen["pricing"]["total"].as_f64(), seen["pricing"]["subtotal"].as_f64(), seen["pricing"]["taxAmount"].as_f64()),
+            (Some(3207.5), Some(3706.0), Some(641.5))
+        );
         assert_eq!(seen["pricing"]["recurringCosts"]["total"].as_f64(), Some(433.75));
         assert_eq!(seen["pricing"]["discounts"][0]["amount"].as_f64(), Some(300.0));
         let l = &seen["lineItems"][0]["pricing"];
-        assert_eq!((l["recurringAmount"].as_f64(), l["initialInvoiceAmount"].as_f64(), l["totalDiscounts"].as_f64()), (Some(286.25), Some(3060.0), Some(1140.0)));
+        assert_eq!(
+            (l["recurringAmount"].as_f64(), l["initialInvoiceAmount"].as_f64(), l["totalDiscounts"].as_f64()),
+            (Some(286.25), Some(3060.0), Some(1140.0))
+        );
         // every twin anywhere in the order is its minor amount in SEK's
         // major units (a twin the conversion forgot would be a 0)
         let twins: Vec<_> = minor_twins(&seen).into_iter().filter_map(|(field, minor, twin)| Some((field, minor, twin?))).collect();

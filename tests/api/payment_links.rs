@@ -190,7 +190,11 @@ async fn a_saved_card_expires_with_its_card_by_the_clock() {
     each_backend(|app| async move {
         setup(&app).await;
         let l = link(&app, json!({"orderId": order(&app, "+46701170001").await, "savePaymentProfile": true})).await;
-        crate::payments::submit(l["hostedUrl"].as_str().unwrap(), &[("action", "pay"), ("cardNumber", "4242424242424242"), ("expiry", "12/26"), ("cvc", "123")]).await;
+        crate::payments::submit(
+            l["hostedUrl"].as_str().unwrap(),
+            &[("action", "pay"), ("cardNumber", "4242424242424242"), ("expiry", "12/26"), ("cvc", "123")],
+        )
+        .await;
         let profiles = app.call("GET", "/payment-profiles?customerId=rid_acme", None).await;
         let p = &profiles.body["items"][0];
         assert_eq!((p["status"].as_str(), p["expiresAt"].as_str(), p["isDefault"].as_bool()), (Some("ACTIVE"), Some("2026-12-31"), Some(false)));
@@ -201,9 +205,13 @@ async fn a_saved_card_expires_with_its_card_by_the_clock() {
         app.call("GET", "/payment-profiles", None).await.assert_error(400, "validation_failed");
         // an expired profile is no default for autopay
         let r = app
-            .call("PUT", "/customers/rid_acme", Some(json!({"billing": {"method": "PAPER_INVOICE", "currency": "SEK",
+            .call(
+                "PUT",
+                "/customers/rid_acme",
+                Some(json!({"billing": {"method": "PAPER_INVOICE", "currency": "SEK",
                 "address": {"street1": "Storgatan 1", "city": "Stockholm", "zip": "111 22", "country": "SE"},
-                "defaultPaymentProfileId": p["paymentProfileId"]}})))
+                "defaultPaymentProfileId": p["paymentProfileId"]}})),
+            )
             .await;
         assert_eq!(r.status, 200, "a customer's own profile may be named: {:#}", r.body);
         let o = order(&app, "+46701170002").await;

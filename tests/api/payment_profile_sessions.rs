@@ -39,7 +39,11 @@ async fn a_setup_page_saves_a_card_without_charging_it() {
     each_backend(|app| async move {
         setup(&app).await;
         let o = order(&app, "+46701210001").await;
-        let s = session(&app, json!({"orderId": o, "paymentProvider": "PROVIDER_1", "returnUrl": RETURN, "setAsDefaultPaymentProfile": true, "metadata": {"cart": "7"}})).await;
+        let s = session(
+            &app,
+            json!({"orderId": o, "paymentProvider": "PROVIDER_1", "returnUrl": RETURN, "setAsDefaultPaymentProfile": true, "metadata": {"cart": "7"}}),
+        )
+        .await;
         assert_eq!((s["status"].as_str(), s["setAsDefaultPaymentProfile"].as_bool()), (Some("ACTIVE"), Some(true)));
         assert!(s["paymentProfileId"].is_null() && s["metadata"]["cart"] == "7", "{s:#}");
         let url = s["hostedUrl"].as_str().unwrap();
@@ -57,7 +61,10 @@ async fn a_setup_page_saves_a_card_without_charging_it() {
         let saved = profiles(&app).await;
         assert_eq!(saved.len(), 1);
         assert_eq!(saved[0]["paymentProfileId"], s["paymentProfileId"]);
-        assert_eq!((saved[0]["displayName"].as_str(), saved[0]["isDefault"].as_bool(), saved[0]["status"].as_str()), (Some("Visa •••• 4242"), Some(true), Some("ACTIVE")));
+        assert_eq!(
+            (saved[0]["displayName"].as_str(), saved[0]["isDefault"].as_bool(), saved[0]["status"].as_str()),
+            (Some("Visa •••• 4242"), Some(true), Some("ACTIVE"))
+        );
         assert_eq!(app.call("GET", "/customers/rid_acme", None).await.body["billing"]["defaultPaymentProfileId"], s["paymentProfileId"]);
         assert_eq!(count(&app, "payment_profile.created").await, 1);
         // nothing was charged, and the order is where it was
@@ -138,11 +145,16 @@ async fn a_cancelled_session_takes_no_attempt_and_an_unfinished_one_expires_by_t
     each_backend(|app| async move {
         setup(&app).await;
         let client = app.bullfinch();
-        let s = session(&app, json!({"orderId": order(&app, "+46701240001").await, "paymentProvider": "PROVIDER_1", "returnUrl": RETURN, "metadata": {"a": "1"}})).await;
+        let s =
+            session(&app, json!({"orderId": order(&app, "+46701240001").await, "paymentProvider": "PROVIDER_1", "returnUrl": RETURN, "metadata": {"a": "1"}}))
+                .await;
         let id = s["paymentProfileSessionId"].as_str().unwrap().to_string();
         let cancel: bullfinch::types::CancelPaymentProfileSessionRequest = serde_json::from_value(json!({"reason": "Pays by invoice"})).unwrap();
         let c = json_of(&client.payment_profile_session_cancel(&id.parse().unwrap(), None, &cancel).await.unwrap().into_inner());
-        assert_eq!((c["status"].as_str(), c["cancellationReason"].as_str(), c["metadata"]["a"].as_str()), (Some("CANCELED"), Some("Pays by invoice"), Some("1")));
+        assert_eq!(
+            (c["status"].as_str(), c["cancellationReason"].as_str(), c["metadata"]["a"].as_str()),
+            (Some("CANCELED"), Some("Pays by invoice"), Some("1"))
+        );
         assert!(c["canceledAt"].is_string());
         // rule 4: the page takes no further attempt
         let url = s["hostedUrl"].as_str().unwrap();
@@ -184,7 +196,9 @@ async fn creation_refuses_what_a_setup_cannot_serve() {
         let r = refused(json!({"orderId": o, "paymentProvider": "PROVIDER_1", "returnUrl": "ftp://shop.example/x"})).await;
         r.assert_error(400, "validation_failed");
         assert!(r.details().iter().any(|(p, _)| p == "returnUrl"), "{:#}", r.body);
-        refused(json!({"orderId": "0190f5a0-0000-7000-8000-000000000000", "paymentProvider": "PROVIDER_1", "returnUrl": RETURN})).await.assert_error(404, "order_not_found");
+        refused(json!({"orderId": "0190f5a0-0000-7000-8000-000000000000", "paymentProvider": "PROVIDER_1", "returnUrl": RETURN}))
+            .await
+            .assert_error(404, "order_not_found");
         // a cancelled order: 409 naming its state
         app.call("POST", &format!("/orders/{o}/cancel"), None).await;
         let r = refused(json!({"orderId": o, "paymentProvider": "PROVIDER_1", "returnUrl": RETURN})).await;
@@ -210,7 +224,11 @@ async fn creation_refuses_what_a_setup_cannot_serve() {
 async fn two_submissions_at_once_save_one_profile_and_a_cancel_racing_one_is_refused_or_wins() {
     each_backend(|app| async move {
         setup(&app).await;
-        let s = session(&app, json!({"orderId": order(&app, "+46701260001").await, "paymentProvider": "PROVIDER_1", "returnUrl": RETURN, "setAsDefaultPaymentProfile": true})).await;
+        let s = session(
+            &app,
+            json!({"orderId": order(&app, "+46701260001").await, "paymentProvider": "PROVIDER_1", "returnUrl": RETURN, "setAsDefaultPaymentProfile": true}),
+        )
+        .await;
         let url = s["hostedUrl"].as_str().unwrap();
         let (a, b) = tokio::join!(enter_card(url, "4242424242424242"), enter_card(url, "4242424242424242"));
         // one saves and is sent on; the other is told it is done
@@ -312,7 +330,9 @@ async fn another_organisations_session_is_not_found_and_its_page_only_opens_by_t
         let id = s["paymentProfileSessionId"].as_str().unwrap();
         let (_, key) = app.other_org().await;
         app.call_as(Some(&key), "GET", &format!("/payment-profiles/sessions/{id}"), None, &[]).await.assert_error(404, "payment_profile_session_not_found");
-        app.call_as(Some(&key), "POST", &format!("/payment-profiles/sessions/{id}/cancel"), None, &[]).await.assert_error(404, "payment_profile_session_not_found");
+        app.call_as(Some(&key), "POST", &format!("/payment-profiles/sessions/{id}/cancel"), None, &[])
+            .await
+            .assert_error(404, "payment_profile_session_not_found");
         assert_eq!(session_now(&app, &s).await["status"], "ACTIVE");
         // the page's address is its token, not the session's id
         let url = s["hostedUrl"].as_str().unwrap();

@@ -76,9 +76,17 @@ async fn an_attempt_is_charged_once_and_asked_about_after_a_restart() {
         assert_eq!(p1.refund(Uuid::new_v4(), attempt, 501, Utc::now()).await.unwrap(), RefundOutcome::Failed("refund_exceeds_charge".into()));
         assert!(matches!(p1.refund(Uuid::new_v4(), attempt, -1000, Utc::now()).await, Err(ProviderError::Refused(_))), "a negative refund");
         assert_eq!(p1.refund(Uuid::new_v4(), attempt, 500, Utc::now()).await.unwrap(), RefundOutcome::Succeeded);
-        assert_eq!(p1.refund(Uuid::new_v4(), attempt, 1, Utc::now()).await.unwrap(), RefundOutcome::Failed("refund_exceeds_charge".into()), "all of it refunded");
+        assert_eq!(
+            p1.refund(Uuid::new_v4(), attempt, 1, Utc::now()).await.unwrap(),
+            RefundOutcome::Failed("refund_exceeds_charge".into()),
+            "all of it refunded"
+        );
         let other = providers.get(ProviderName::Provider2);
-        assert_eq!(other.refund(Uuid::new_v4(), attempt, 1, Utc::now()).await.unwrap(), RefundOutcome::Failed("charge_not_found".into()), "another provider's charge");
+        assert_eq!(
+            other.refund(Uuid::new_v4(), attempt, 1, Utc::now()).await.unwrap(),
+            RefundOutcome::Failed("charge_not_found".into()),
+            "another provider's charge"
+        );
         app
     })
     .await;
@@ -116,7 +124,11 @@ async fn a_sepa_debit_settles_by_the_clock_and_authentication_decides_a_charge()
             assert_eq!(p2.refund(Uuid::new_v4(), attempt, 700, now).await.unwrap() == RefundOutcome::Succeeded, approved);
         }
         // a saved card charged after its expiry is declined
-        let expiring = saved(p2, Entered::Card { number: "4242424242424242".into(), expiry: format!("{}", (now + Duration::days(40)).format("%m/%y")), cvc: "123".into() }).await;
+        let expiring = saved(
+            p2,
+            Entered::Card { number: "4242424242424242".into(), expiry: format!("{}", (now + Duration::days(40)).format("%m/%y")), cvc: "123".into() },
+        )
+        .await;
         let later = ChargeRequest { now: now + Duration::days(80), ..request(&expiring, 100, true) };
         assert_eq!(p2.charge(Uuid::new_v4(), &later).await.unwrap(), Outcome::Failed("expired_card".into()));
         assert!(!p2.method_usable(&expiring.token, later.now.date_naive()).await.unwrap());

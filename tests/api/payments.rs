@@ -83,8 +83,12 @@ async fn a_link_paid_with_a_card_submits_its_order_and_saves_the_default_profile
     each_backend(|app| async move {
         setup(&app).await;
         let order_id = order(&app, "+46701110001").await;
-        let l = link(&app, json!({"orderId": order_id, "savePaymentProfile": true, "setAsDefaultPaymentProfile": true,
-                                  "returnUrl": "https://shop.example/thanks", "description": "Mobile, first month"})).await;
+        let l = link(
+            &app,
+            json!({"orderId": order_id, "savePaymentProfile": true, "setAsDefaultPaymentProfile": true,
+                                  "returnUrl": "https://shop.example/thanks", "description": "Mobile, first month"}),
+        )
+        .await;
         assert_eq!(l["status"], "ACTIVE");
         assert_eq!(l["paymentProvider"], "PROVIDER_1");
         assert!(l.get("paymentIntentId").is_none(), "shown once paid: {l:#}");
@@ -121,11 +125,16 @@ async fn a_link_paid_with_a_card_submits_its_order_and_saves_the_default_profile
         let full = json_of(&app.bullfinch().payment_profile_view(&p.payment_profile_id.to_string().parse().unwrap()).await.unwrap().into_inner());
         // the customer's billing address as it was, the Address's every field
         let address = &full["billingDetails"]["address"];
-        assert_eq!((&address["street"], &address["street1"], &address["region"], &address["attention"]),
-                   (&json!("Storgatan 1"), &json!("Storgatan 1"), &json!("Stockholms län"), &json!("Accounts payable")), "{address:#}");
+        assert_eq!(
+            (&address["street"], &address["street1"], &address["region"], &address["attention"]),
+            (&json!("Storgatan 1"), &json!("Storgatan 1"), &json!("Stockholms län"), &json!("Accounts payable")),
+            "{address:#}"
+        );
         let customer = app.call("GET", "/customers/rid_acme", None).await;
         assert_eq!(customer.body["billing"]["defaultPaymentProfileId"], p.payment_profile_id.to_string());
-        for (event, n) in [("payment_intent.succeeded", 1), ("payment_link.completed", 1), ("order.submitted", 1), ("payment_profile.created", 1), ("customer.updated", 1)] {
+        for (event, n) in
+            [("payment_intent.succeeded", 1), ("payment_link.completed", 1), ("order.submitted", 1), ("payment_profile.created", 1), ("customer.updated", 1)]
+        {
             assert_eq!(event_count(&app, event).await, n, "{event}");
         }
         // the page of a completed link says so and takes no payment

@@ -148,7 +148,7 @@ fn permission_matrix_has_a_row_for_every_operation_of_its_areas_in_spec() {
 async fn permission_matrix_every_caller_of_every_operation_gets_what_the_table_says() {
     each_backend(|mut app| async move {
         // a sandbox organisation, so that its clock's operations have an answer to allow
-        app.into_sandbox().await;
+        app.become_sandbox().await;
         let fx = Fixtures::create(&app, app.org, &app.key, "ours").await;
         let credentials = callers(&app, &fx).await;
         // nothing moves in the background from here on: a refusal is checked to change nothing

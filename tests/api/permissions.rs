@@ -29,13 +29,9 @@ async fn world(app: &TestApp) -> World {
     let b = customer("B AB").await;
     let mut ids = std::collections::HashMap::new();
     let mut tokens = vec![];
-    for (name, customer, role) in [
-        ("member_a", &a, "MEMBER"),
-        ("manager_a", &a, "MANAGER"),
-        ("admin_a", &a, "ADMIN"),
-        ("admin_b", &b, "ADMIN"),
-        ("support", &b, "MEMBER"),
-    ] {
+    for (name, customer, role) in
+        [("member_a", &a, "MEMBER"), ("manager_a", &a, "MANAGER"), ("admin_a", &a, "ADMIN"), ("admin_b", &b, "ADMIN"), ("support", &b, "MEMBER")]
+    {
         let email = format!("{name}@example.com");
         let r = app.call("POST", "/users", Some(json!({"name": name, "email": email, "customerId": customer, "role": role}))).await;
         assert_eq!(r.status, 201, "{:#}", r.body);
@@ -108,9 +104,7 @@ async fn roles_decide_what_a_user_may_change() {
         // a refused change changed nothing
         assert_eq!(app.call("GET", &a, None).await.body["name"], "A AB");
         // the referenceId (what `rid_` finds it by) is the key's alone to set
-        app.as_user(&w.admin_a, "PUT", &a, Some(json!({"referenceId": "crm-a"})))
-            .await
-            .assert_error(403, "insufficient_role");
+        app.as_user(&w.admin_a, "PUT", &a, Some(json!({"referenceId": "crm-a"}))).await.assert_error(403, "insufficient_role");
         assert!(app.call("GET", &a, None).await.body.get("referenceId").is_none(), "the refused change changed nothing");
         assert_eq!(app.call("PUT", &a, Some(json!({"referenceId": "crm-a"}))).await.status, 200);
         let same = app.as_user(&w.manager_a, "PUT", &a, Some(json!({"referenceId": "crm-a", "name": "A AB"}))).await;
@@ -125,9 +119,7 @@ async fn roles_decide_what_a_user_may_change() {
         assert_eq!(created.status, 201, "{:#}", created.body);
         let manager = format!("/users/{}", w.ids["manager_a"]);
         app.as_user(&w.member_a, "PUT", &manager, Some(json!({"name": "X"}))).await.assert_error(403, "insufficient_role");
-        app.as_user(&w.manager_a, "PUT", &format!("/users/{}", w.ids["admin_a"]), Some(json!({"name": "X"})))
-            .await
-            .assert_error(403, "insufficient_role");
+        app.as_user(&w.manager_a, "PUT", &format!("/users/{}", w.ids["admin_a"]), Some(json!({"name": "X"}))).await.assert_error(403, "insufficient_role");
         assert_eq!(app.as_user(&w.admin_a, "PUT", &manager, Some(json!({"name": "Manager A"}))).await.status, 200);
         // anyone changes their own profile
         let me = format!("/users/{}", w.ids["member_a"]);

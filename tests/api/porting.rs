@@ -61,11 +61,15 @@ async fn answered(app: &TestApp, id: &str) -> Value {
 }
 
 fn port_events(app_events: &[(String, Value)], id: &str) -> Vec<String> {
-    app_events.iter().filter(|(t, d)| t.starts_with("subscription.portIn.") && d["subscriptionId"] == id).map(|(t, d)| format!("{t} {}", d["portIn"]["status"].as_str().unwrap_or("-"))).collect()
+    app_events
+        .iter()
+        .filter(|(t, d)| t.starts_with("subscription.portIn.") && d["subscriptionId"] == id)
+        .map(|(t, d)| format!("{t} {}", d["portIn"]["status"].as_str().unwrap_or("-")))
+        .collect()
 }
 
 async fn started(mut app: TestApp) -> TestApp {
-    app.into_sandbox().await;
+    app.become_sandbox().await;
     app.stop_jobs();
     app.without_dunning().await;
     setup(&app).await;
@@ -94,8 +98,15 @@ async fn a_port_in_is_submitted_answered_and_completed_on_its_day() {
         let s = subscription(&app, &id).await;
         assert_eq!((&s["msisdn"], &s["portIn"]["status"]), (&json!("+46709870000"), &json!("COMPLETED")), "{s:#}");
         let events = app.store.event_types(app.org).await.unwrap();
-        assert_eq!(port_events(&events, &id), ["subscription.portIn.created PENDING", "subscription.portIn.updated IN_PROGRESS",
-                                              "subscription.portIn.updated SCHEDULED", "subscription.portIn.completed COMPLETED"]);
+        assert_eq!(
+            port_events(&events, &id),
+            [
+                "subscription.portIn.created PENDING",
+                "subscription.portIn.updated IN_PROGRESS",
+                "subscription.portIn.updated SCHEDULED",
+                "subscription.portIn.completed COMPLETED"
+            ]
+        );
         // the temporary number is back in the pool
         let lease = app.call("POST", "/inventory/lease-numbers", Some(json!({"types": ["CELL"], "count": 1}))).await;
         assert_eq!(lease.body["numbers"][0]["msisdn"], "+46701000000", "{:#}", lease.body);
@@ -119,7 +130,10 @@ async fn the_sandbox_carrier_answers_by_the_number_and_details_are_checked() {
         assert_eq!((&p["status"], &p["failureReason"]), (&json!("FAILED"), &json!("The identity does not match the losing carrier's records.")));
         let again = update(&app, &rejected, json!({"details": {"identity": "900101-0017"}})).await;
         assert_eq!(again.status, 200, "{:#}", again.body);
-        assert_eq!((&again.body["subscription"]["portIn"]["status"], &again.body["subscription"]["portIn"]["msisdn"]), (&json!("PENDING"), &json!("+46709870001")));
+        assert_eq!(
+            (&again.body["subscription"]["portIn"]["status"], &again.body["subscription"]["portIn"]["msisdn"]),
+            (&json!("PENDING"), &json!("+46709870001"))
+        );
         assert_ne!(again.body["subscription"]["portIn"]["portingId"], p["portingId"], "a new port-in");
 
         // 0002 (Sweden): waits for the identity again, then accepts
@@ -145,7 +159,13 @@ async fn the_sandbox_carrier_answers_by_the_number_and_details_are_checked() {
         assert_eq!(answered(&app, &us).await["status"], "SCHEDULED");
 
         // each country's form, and only those countries
-        let s = app.call("POST", "/subscriptions", Some(json!({"customerId": "rid_acme", "productOfferingId": offering(&app, "mobile-10gb"), "subscription": {"simType": "ESIM"}}))).await;
+        let s = app
+            .call(
+                "POST",
+                "/subscriptions",
+                Some(json!({"customerId": "rid_acme", "productOfferingId": offering(&app, "mobile-10gb"), "subscription": {"simType": "ESIM"}})),
+            )
+            .await;
         let plain = s.body["subscriptionId"].as_str().unwrap().to_string();
         app.call("GET", &format!("/subscriptions/{plain}/in-porting"), None).await.assert_error(404, "porting_not_found");
         for (body, field, code) in [
@@ -155,7 +175,11 @@ async fn the_sandbox_carrier_answers_by_the_number_and_details_are_checked() {
             (json!({"msisdn": "+12127360005", "details": {"identity": SWEDE}}), "details.firstName", "required"),
             (json!({"msisdn": "+447700900123", "details": {"identity": SWEDE}}), "msisdn", "porting_country_unsupported"),
             // a body that is both forms is refused: oneOf is exactly one
-            (json!({"msisdn": "+46709870005", "details": {"identity": SWEDE, "firstName": "Ann", "lastName": "Lee", "address": us_details()["address"]}}), "details", "ambiguous"),
+            (
+                json!({"msisdn": "+46709870005", "details": {"identity": SWEDE, "firstName": "Ann", "lastName": "Lee", "address": us_details()["address"]}}),
+                "details",
+                "ambiguous",
+            ),
         ] {
             let r = update(&app, &plain, body.clone()).await;
             r.assert_error(400, "validation_failed");
@@ -180,7 +204,13 @@ async fn a_port_out_cancels_its_subscription_on_its_day() {
     each_backend(|app| async move {
         let app = started(app).await;
         let line = json!({"type": "SUBSCRIPTION", "productOfferingId": offering(&app, "mobile-10gb"), "subscription": {"simType": "ESIM"}});
-        let r = app.call("POST", "/subscriptions", Some(json!({"customerId": "rid_acme", "productOfferingId": line["productOfferingId"], "subscription": line["subscription"]}))).await;
+        let r = app
+            .call(
+                "POST",
+                "/subscriptions",
+                Some(json!({"customerId": "rid_acme", "productOfferingId": line["productOfferingId"], "subscription": line["subscription"]})),
+            )
+            .await;
         let id = r.body["subscriptionId"].as_str().unwrap().to_string();
         let r = app.call("POST", &format!("/subscriptions/{id}/activate"), Some(json!({}))).await;
         assert_eq!(r.status, 200, "{:#}", r.body);
@@ -192,7 +222,8 @@ async fn a_port_out_cancels_its_subscription_on_its_day() {
         advance(&app, "2026-11-03T06:00:00Z").await;
         let s = subscription(&app, &id).await;
         assert_eq!((&s["status"], &s["statusReason"]), (&json!("CANCELLED"), &json!("The number was ported out to another operator.")), "{s:#}");
-        let events: Vec<String> = app.store.event_types(app.org).await.unwrap().into_iter().filter(|(_, d)| d["subscriptionId"] == id).map(|(t, _)| t).collect();
+        let events: Vec<String> =
+            app.store.event_types(app.org).await.unwrap().into_iter().filter(|(_, d)| d["subscriptionId"] == id).map(|(t, _)| t).collect();
         assert!(events.ends_with(&["subscription.cancelled".to_string(), "subscription.ended".to_string()]), "{events:?}");
         let number = app.store.pool_number(app.org, "+46701000000").await.unwrap().unwrap();
         assert_eq!(number.status, switchboard::store::NumberStatus::PortedOut);
@@ -214,14 +245,25 @@ async fn a_port_ins_passcode_and_account_number_are_write_only() {
         (with_secrets["passcode"], with_secrets["accountNumber"]) = (json!(PIN), json!(ACCOUNT));
         let shows_none = |what: &str, v: &Value| {
             let text = v.to_string();
-            assert!(!text.contains(PIN) && !text.contains(ACCOUNT) && !text.contains("\"passcode\"") && !text.contains("\"accountNumber\""), "{what} shows a secret: {v:#}");
+            assert!(
+                !text.contains(PIN) && !text.contains(ACCOUNT) && !text.contains("\"passcode\"") && !text.contains("\"accountNumber\""),
+                "{what} shows a secret: {v:#}"
+            );
         };
         let shown = |details: &Value| (details["passcodeProvided"].clone(), details["accountNumberLast4"].clone());
 
         // on an order line: not in the order's answers or reads
         let line = json!({"type": "SUBSCRIPTION", "productOfferingId": offering(&app, "mobile-10gb"),
                           "subscription": {"simType": "ESIM", "msisdn": "+12127360002", "portIn": {"details": with_secrets}}});
-        let o = app.call_as(Some(&app.key), "POST", "/orders", Some(json!({"customerId": "rid_acme", "lineItems": [line]})), &[("x-idempotency-key", "order-with-pin")]).await;
+        let o = app
+            .call_as(
+                Some(&app.key),
+                "POST",
+                "/orders",
+                Some(json!({"customerId": "rid_acme", "lineItems": [line]})),
+                &[("x-idempotency-key", "order-with-pin")],
+            )
+            .await;
         assert_eq!(o.status, 201, "{:#}", o.body);
         shows_none("the order's answer", &o.body);
         let order = o.body["orderId"].as_str().unwrap().to_string();
@@ -243,12 +285,17 @@ async fn a_port_ins_passcode_and_account_number_are_write_only() {
         assert_eq!(answered(&app, &id).await["status"], "SCHEDULED", "the carrier got the passcode kept");
         shows_none("a subscription read", &subscription(&app, &id).await);
         // a read-only field sent is the server's to say, not the caller's
-        let sent = update(&app, &id, json!({"details": {"firstName": "Ada", "lastName": "L", "address": us_details()["address"], "passcodeProvided": false}})).await;
+        let sent =
+            update(&app, &id, json!({"details": {"firstName": "Ada", "lastName": "L", "address": us_details()["address"], "passcodeProvided": false}})).await;
         assert_eq!(sent.status, 409, "SCHEDULED takes no details: {:#}", sent.body);
 
         // nowhere at rest in plain: not the rows, events, stored answers or the events report
-        for (what, sql) in [("portings", "SELECT details FROM portings"), ("orders", "SELECT line_items FROM orders"), ("events", "SELECT data FROM events"),
-                            ("stored answers", "SELECT COALESCE(body, '') FROM idempotency_keys")] {
+        for (what, sql) in [
+            ("portings", "SELECT details FROM portings"),
+            ("orders", "SELECT line_items FROM orders"),
+            ("events", "SELECT data FROM events"),
+            ("stored answers", "SELECT COALESCE(body, '') FROM idempotency_keys"),
+        ] {
             let rows: Vec<(String,)> = sqlx::query_as(sql).fetch_all(app.store.pool()).await.unwrap();
             assert!(rows.iter().all(|(t,)| !t.contains(PIN) && !t.contains(ACCOUNT)), "{what} keep a secret");
         }
@@ -278,10 +325,15 @@ async fn port_in_secrets_stored_in_plain_before_are_sealed_or_erased_once() {
         let mut plain = us_details();
         (plain["passcode"], plain["accountNumber"]) = (json!("11112222"), json!("OLD-0000777"));
         sqlx::query("UPDATE portings SET details = $1").bind(plain.to_string()).execute(app.store.pool()).await.unwrap();
-        let (data,): (String,) = sqlx::query_as("SELECT data FROM events WHERE event_type = 'subscription.portIn.created'").fetch_one(app.store.pool()).await.unwrap();
+        let (data,): (String,) =
+            sqlx::query_as("SELECT data FROM events WHERE event_type = 'subscription.portIn.created'").fetch_one(app.store.pool()).await.unwrap();
         let mut data: Value = serde_json::from_str(&data).unwrap();
         data["portIn"]["details"] = plain.clone();
-        sqlx::query("UPDATE events SET data = $1 WHERE event_type = 'subscription.portIn.created'").bind(data.to_string()).execute(app.store.pool()).await.unwrap();
+        sqlx::query("UPDATE events SET data = $1 WHERE event_type = 'subscription.portIn.created'")
+            .bind(data.to_string())
+            .execute(app.store.pool())
+            .await
+            .unwrap();
         sqlx::query("DELETE FROM data_fixes").execute(app.store.pool()).await.unwrap();
         app.store.seal_plain_port_in_details(app.clock.now()).await.unwrap();
         for sql in ["SELECT details FROM portings", "SELECT data FROM events"] {
@@ -330,8 +382,10 @@ async fn eight_callers_giving_port_in_secrets_at_once_leave_the_standing_ones_ke
         assert_eq!(app.store.port_in_secrets(app.org, &porting).await.unwrap(), Some(kept_are(standing)));
 
         // an open order's line: PUT /orders/{id} with the line changed
-        let line = |details: Value| json!({"type": "SUBSCRIPTION", "productOfferingId": offering(&app, "mobile-10gb"),
-                                           "subscription": {"simType": "ESIM", "msisdn": "+12127360008", "portIn": {"details": details}}});
+        let line = |details: Value| {
+            json!({"type": "SUBSCRIPTION", "productOfferingId": offering(&app, "mobile-10gb"),
+                                           "subscription": {"simType": "ESIM", "msisdn": "+12127360008", "portIn": {"details": details}}})
+        };
         let o = app.call("POST", "/orders", Some(json!({"customerId": "rid_acme", "lineItems": [line(us_details())]}))).await;
         assert_eq!(o.status, 201, "{:#}", o.body);
         let order = o.body["orderId"].as_str().unwrap().to_string();

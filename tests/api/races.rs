@@ -157,7 +157,11 @@ async fn two_moves_of_one_subscription_at_once() {
 
         // two different moves: whichever goes first, the other meets its state
         let t = active_subscription(&app, &customer, "+46701235002").await;
-        let answers = at_once(&app, &[("POST", format!("/subscriptions/{t}/suspend"), Some(json!({}))), ("POST", format!("/subscriptions/{t}/block-sim"), Some(json!({})))]).await;
+        let answers = at_once(
+            &app,
+            &[("POST", format!("/subscriptions/{t}/suspend"), Some(json!({}))), ("POST", format!("/subscriptions/{t}/block-sim"), Some(json!({})))],
+        )
+        .await;
         let state = app.call("GET", &format!("/subscriptions/{t}"), None).await.body["status"].clone();
         let won = answers.iter().filter(|a| a.status == 200).count();
         assert!(won >= 1, "{answers:#?}");
@@ -194,7 +198,8 @@ async fn an_order_submitted_twice_or_submitted_and_cancelled_at_once() {
 async fn submit_races(app: &TestApp, customer: &str) {
     {
         let draft = |msisdn: &str| {
-            let line = json!({"type": "SUBSCRIPTION", "productOfferingId": offering(app, "mobile-10gb"), "subscription": {"simType": "ESIM", "msisdn": msisdn}});
+            let line =
+                json!({"type": "SUBSCRIPTION", "productOfferingId": offering(app, "mobile-10gb"), "subscription": {"simType": "ESIM", "msisdn": msisdn}});
             let body = json!({"customerId": customer, "lineItems": [line]});
             async move { app.call("POST", "/orders", Some(body)).await.body["orderId"].as_str().unwrap().to_string() }
         };

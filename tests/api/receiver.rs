@@ -92,10 +92,7 @@ impl Receiver {
 
     /// The next request; fails the test after 20 s without one.
     pub async fn next(&mut self) -> Received {
-        tokio::time::timeout(std::time::Duration::from_secs(20), self.requests.recv())
-            .await
-            .expect("a delivery within 20 s")
-            .expect("the receiver runs")
+        tokio::time::timeout(std::time::Duration::from_secs(20), self.requests.recv()).await.expect("a delivery within 20 s").expect("the receiver runs")
     }
 
     /// The requests received so far and not yet taken.

@@ -9,36 +9,20 @@ use futures::TryStreamExt;
 use serde_json::Value;
 
 /// A page as the generated client reads it: its headers and its text.
-async fn read(
-    answer: bullfinch::ResponseValue<bullfinch::ByteStream>,
-) -> (reqwest::header::HeaderMap, String) {
+async fn read(answer: bullfinch::ResponseValue<bullfinch::ByteStream>) -> (reqwest::header::HeaderMap, String) {
     let headers = answer.headers().clone();
-    let bytes: Vec<bytes::Bytes> = answer
-        .into_inner()
-        .into_inner()
-        .try_collect()
-        .await
-        .unwrap();
+    let bytes: Vec<bytes::Bytes> = answer.into_inner().into_inner().try_collect().await.unwrap();
     (headers, String::from_utf8(bytes.concat()).unwrap())
 }
 
 fn document(revision: &str) -> Value {
-    serde_json::from_str(
-        &std::fs::read_to_string(format!(
-            "{}/spec/{revision}.json",
-            env!("CARGO_MANIFEST_DIR")
-        ))
-        .unwrap(),
-    )
-    .unwrap()
+    serde_json::from_str(&std::fs::read_to_string(format!("{}/spec/{revision}.json", env!("CARGO_MANIFEST_DIR"))).unwrap()).unwrap()
 }
 
 /// Every value of `attribute="..."` on the page.
 fn attributes<'p>(page: &'p str, attribute: &str) -> Vec<&'p str> {
     let opening = format!("{attribute}=\"");
-    page.match_indices(&opening)
-        .map(|(i, _)| page[i + opening.len()..].split('"').next().unwrap())
-        .collect()
+    page.match_indices(&opening).map(|(i, _)| page[i + opening.len()..].split('"').next().unwrap()).collect()
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -102,22 +86,11 @@ async fn docs_is_the_current_revisions_page_and_loads_nothing_from_elsewhere() {
     each_backend(|app| async move {
         let (headers, current) = read(app.bullfinch_open().docs_view().await.unwrap()).await;
         let name = BULLFINCH.parse().unwrap();
-        let (_, bullfinch) = read(
-            app.bullfinch_open()
-                .docs_revision_view(&name)
-                .await
-                .unwrap(),
-        )
-        .await;
+        let (_, bullfinch) = read(app.bullfinch_open().docs_revision_view(&name).await.unwrap()).await;
         assert_eq!(current, bullfinch, "/docs is the current revision's page");
         // the auk client reads them too, and is answered in its revision
         let auk_name = AUK.parse().unwrap();
-        let auk_page = app
-            .auk_builder()
-            .build()
-            .docs_revision_view(&auk_name)
-            .await
-            .unwrap();
+        let auk_page = app.auk_builder().build().docs_revision_view(&auk_name).await.unwrap();
         assert_eq!(auk_page.headers()["api-revision"], AUK);
         let auk_current = app.auk_builder().build().docs_view().await.unwrap();
         assert_eq!(auk_current.status(), 200);
@@ -125,35 +98,17 @@ async fn docs_is_the_current_revisions_page_and_loads_nothing_from_elsewhere() {
         assert_eq!(headers["cache-control"], "no-store");
         assert_eq!(headers["x-content-type-options"], "nosniff");
         let policy = headers["content-security-policy"].to_str().unwrap();
-        assert!(
-            policy.starts_with("default-src 'none';")
-                && !policy.contains("script-src")
-                && !policy.contains("http"),
-            "{policy}"
-        );
+        assert!(policy.starts_with("default-src 'none';") && !policy.contains("script-src") && !policy.contains("http"), "{policy}");
         for page in [&current, &bullfinch] {
-            for tag in [
-                "<script", "<link", "<img", "<iframe", "<object", "<embed", "@import", "url(",
-            ] {
+            for tag in ["<script", "<link", "<img", "<iframe", "<object", "<embed", "@import", "url("] {
                 assert!(!page.contains(tag), "the page has {tag}");
             }
-            assert!(
-                attributes(page, "src").is_empty(),
-                "the page loads something"
-            );
+            assert!(attributes(page, "src").is_empty(), "the page loads something");
             // no address elsewhere: links are anchors, the pages of other
             // revisions and the documents, on this server
-            assert!(
-                !page.contains("http://") && !page.contains("https://") && !page.contains("\"//"),
-                "the page names an outside address"
-            );
+            assert!(!page.contains("http://") && !page.contains("https://") && !page.contains("\"//"), "the page names an outside address");
             for href in attributes(page, "href") {
-                assert!(
-                    href.starts_with('#')
-                        || href.starts_with("/api/v2/docs/")
-                        || href.starts_with("/api/v2/openapi/"),
-                    "a link to {href}"
-                );
+                assert!(href.starts_with('#') || href.starts_with("/api/v2/docs/") || href.starts_with("/api/v2/openapi/"), "a link to {href}");
             }
         }
         app
@@ -164,23 +119,14 @@ async fn docs_is_the_current_revisions_page_and_loads_nothing_from_elsewhere() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_unknown_revision_has_no_page() {
     each_backend(|app| async move {
-        for wrong in [
-            "2026-09-01",
-            "bullfinch",
-            "latest",
-            "2026-09-01.bullfinch.json",
-        ] {
-            let r = app
-                .call_as(None, "GET", &format!("/docs/{wrong}"), None, &[])
-                .await;
+        for wrong in ["2026-09-01", "bullfinch", "latest", "2026-09-01.bullfinch.json"] {
+            let r = app.call_as(None, "GET", &format!("/docs/{wrong}"), None, &[]).await;
             r.assert_error(404, "not_found");
             // (no key, no header: the oldest revision supported answers)
             assert_eq!(r.revision.as_deref(), Some(AUK), "{wrong}: Api-Revision");
         }
         let name = "2030-01-01.zebra".parse().unwrap();
-        let Err(refused) = app.bullfinch_open().docs_revision_view(&name).await else {
-            panic!("a page for 2030-01-01.zebra")
-        };
+        let Err(refused) = app.bullfinch_open().docs_revision_view(&name).await else { panic!("a page for 2030-01-01.zebra") };
         assert_refused(&refused, 404, "not_found");
         app
     })
@@ -191,16 +137,8 @@ async fn an_unknown_revision_has_no_page() {
 /// page as text (the renderer's own tests try more).
 #[test]
 fn raw_html_in_a_description_is_escaped() {
-    let html = switchboard::reference::markdown(
-        "**Bold** <script>alert(1)</script>\n\n<iframe src=\"https://x.example\"></iframe>\n",
-    );
+    let html = switchboard::reference::markdown("**Bold** <script>alert(1)</script>\n\n<iframe src=\"https://x.example\"></iframe>\n");
     assert!(html.contains("<strong>Bold</strong>"), "{html}");
-    assert!(
-        html.contains("&lt;script&gt;alert(1)&lt;/script&gt;") && html.contains("&lt;iframe"),
-        "{html}"
-    );
-    assert!(
-        !html.contains("<script") && !html.contains("<iframe"),
-        "{html}"
-    );
+    assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;") && html.contains("&lt;iframe"), "{html}");
+    assert!(!html.contains("<script") && !html.contains("<iframe"), "{html}");
 }

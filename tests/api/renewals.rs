@@ -117,7 +117,10 @@ async fn billing_cycles_renew_across_month_ends_and_a_leap_day() {
         let a = active(&app, "mobile-10gb", "+46701234567", json!({})).await;
         assert_eq!((&a["billingDay"], &a["renewsOn"], &a["nextPaymentOn"]), (&json!(31), &json!("2028-02-29"), &json!("2028-02-29")));
         let upfront = active(&app, "mobile-10gb", "+46701234568", json!({"upfrontPayment": true, "bindingContract": true})).await;
-        assert_eq!((&upfront["renewsOn"], &upfront["nextPaymentOn"], &upfront["bindingEndsOn"]), (&json!("2028-02-29"), &json!("2029-01-31"), &json!("2030-01-31")));
+        assert_eq!(
+            (&upfront["renewsOn"], &upfront["nextPaymentOn"], &upfront["bindingEndsOn"]),
+            (&json!("2028-02-29"), &json!("2029-01-31"), &json!("2030-01-31"))
+        );
         let quarterly = active(&app, "mobile-unlimited", "+46701234569", json!({})).await;
         assert_eq!(quarterly["renewsOn"], "2028-04-30");
         let once = active(&app, "travel-esim", "+46701234560", json!({})).await;
@@ -182,7 +185,13 @@ async fn options(app: &TestApp, id: &Value) -> Vec<(String, String, String)> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|o| (o["productOffering"]["name"].as_str().unwrap().to_string(), o["changeSchedule"].as_str().unwrap().to_string(), o["changeScheduleDate"].as_str().unwrap().to_string()))
+        .map(|o| {
+            (
+                o["productOffering"]["name"].as_str().unwrap().to_string(),
+                o["changeSchedule"].as_str().unwrap().to_string(),
+                o["changeScheduleDate"].as_str().unwrap().to_string(),
+            )
+        })
         .collect()
 }
 
@@ -216,7 +225,10 @@ async fn offering_changes_on_every_schedule() {
         let from = events(&app).await.len();
         let s = change(&app, id, json!({"productOfferingId": three})).await.body;
         assert_eq!((&s["productOffering"]["name"], &s["pendingProductOffering"]["productOffering"]["name"]), (&json!("Mobile 10 GB"), &json!("Mobile 3 GB")));
-        assert_eq!((&s["pendingProductOffering"]["changeSchedule"], &s["pendingProductOffering"]["scheduledAt"]), (&json!("NEXT_RENEWAL_DAY"), &json!("2028-02-29T00:00:00Z")));
+        assert_eq!(
+            (&s["pendingProductOffering"]["changeSchedule"], &s["pendingProductOffering"]["scheduledAt"]),
+            (&json!("NEXT_RENEWAL_DAY"), &json!("2028-02-29T00:00:00Z"))
+        );
         assert_eq!(change(&app, id, json!({"productOfferingId": three})).await.body, s, "asked again: already so");
         // withdrawn by naming the current offering, then scheduled again
         let kept = change(&app, id, json!({"productOfferingId": offering(&app, "mobile-10gb")})).await.body;
@@ -230,7 +242,10 @@ async fn offering_changes_on_every_schedule() {
         let from = events(&app).await.len();
         at(&app, "2028-02-29T00:00:01Z");
         let now = read(&app, id).await;
-        assert_eq!((&now["productOffering"]["name"], &now["contractedPrice"]["netPriceMinor"], &now["renewsOn"]), (&json!("Mobile 3 GB"), &json!(14900), &json!("2028-03-31")));
+        assert_eq!(
+            (&now["productOffering"]["name"], &now["contractedPrice"]["netPriceMinor"], &now["renewsOn"]),
+            (&json!("Mobile 3 GB"), &json!(14900), &json!("2028-03-31"))
+        );
         assert!(now.get("pendingProductOffering").is_none());
         let recorded = events_of(&app, from, id).await;
         assert_eq!(recorded.iter().map(|(t, _)| t.as_str()).collect::<Vec<_>>(), ["subscription.updated", "subscription.renewed"]);
@@ -238,7 +253,10 @@ async fn offering_changes_on_every_schedule() {
 
         // an upgrade is INSTANT: the current cycle runs on, the next are quarterly
         let up = change(&app, id, json!({"productOfferingId": unlimited})).await.body;
-        assert_eq!((&up["productOffering"]["name"], &up["contractedPrice"]["netPriceMinor"], &up["renewsOn"]), (&json!("Mobile Unlimited"), &json!(119700), &json!("2028-03-31")));
+        assert_eq!(
+            (&up["productOffering"]["name"], &up["contractedPrice"]["netPriceMinor"], &up["renewsOn"]),
+            (&json!("Mobile Unlimited"), &json!(119700), &json!("2028-03-31"))
+        );
         at(&app, "2028-04-01T00:00:01Z");
         assert_eq!(read(&app, id).await["renewsOn"], "2028-06-30");
 
@@ -248,7 +266,9 @@ async fn offering_changes_on_every_schedule() {
         change(&app, &bound["subscriptionId"], json!({"productOfferingId": three})).await.assert_error(409, "binding_contract_active");
         let paid = active(&app, "mobile-10gb", "+46701234569", json!({"upfrontPayment": true})).await;
         assert_eq!(options(&app, &paid["subscriptionId"]).await[0], opt("Mobile 3 GB", "NEXT_PAYMENT_DAY", "2029-04-01"));
-        change(&app, &paid["subscriptionId"], json!({"productOfferingId": three, "changeSchedule": "NEXT_RENEWAL_DAY"})).await.assert_error(409, "change_schedule_not_allowed");
+        change(&app, &paid["subscriptionId"], json!({"productOfferingId": three, "changeSchedule": "NEXT_RENEWAL_DAY"}))
+            .await
+            .assert_error(409, "change_schedule_not_allowed");
 
         // a later schedule than the earliest, applied by the job
         let later = change(&app, &bound["subscriptionId"], json!({"productOfferingId": unlimited, "changeSchedule": "FIRST_OF_NEXT_MONTH"})).await.body;

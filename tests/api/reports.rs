@@ -91,7 +91,7 @@ fn same_rows(report: &str, rows: &[Value], expected: &[Value], columns: &[(&str,
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_report_holds_what_the_api_reads() {
     each_backend(|mut app| async move {
-        app.into_sandbox().await;
+        app.become_sandbox().await;
         let ours = Fixtures::create(&app, app.org, &app.key, "ours").await;
         // usage of the fixtures' subscription, in its period
         let subscriptions = all(&app, "/subscriptions").await;
@@ -101,25 +101,56 @@ async fn every_report_holds_what_the_api_reads() {
         app.run_jobs().await;
         let usage = crate::usage::usage(&app, &subscription, None).await;
         let cases: [(&str, Vec<Value>, &[(&str, &str)]); 6] = [
-            ("subscriptions", all(&app, "/subscriptions").await, &[
-                ("subscriptionId", "/subscriptionId"), ("customerId", "/customer/customerId"), ("customerName", "/customer/name"),
-                ("productOfferingId", "/productOffering/productOfferingId"), ("status", "/status"), ("msisdn", "/msisdn"),
-                ("simType", "/simType"), ("createdAt", "/createdAt"), ("activatedAt", "/activatedAt"), ("renewsOn", "/renewsOn"),
-            ]),
-            ("usage", vec![usage], &[
-                ("subscriptionId", "/subscriptionId"), ("periodStart", "/periodStart"), ("periodEnd", "/periodEnd"),
-                ("dataUsedMb", "/data/used"), ("dataIncludedMb", "/data/included"), ("smsUsed", "/sms/used"),
-            ]),
-            ("orders", all(&app, "/orders").await, &[
-                ("orderId", "/orderId"), ("customerId", "/customer/customerId"), ("status", "/status"),
-                ("lineItemCount", "/lineItemCount"), ("totalMinor", "/pricing/totalMinor"), ("createdAt", "/createdAt"),
-            ]),
-            ("payment_intents", all(&app, "/payment-intents").await, &[
-                ("paymentIntentId", "/paymentIntentId"), ("status", "/status"), ("amountMinor", "/amountMinor"), ("currency", "/currency"),
-            ]),
-            ("invoices", all(&app, "/invoices").await, &[
-                ("invoiceId", "/invoiceId"), ("status", "/status"), ("totalMinor", "/totalMinor"), ("billingDate", "/billingDate"),
-            ]),
+            (
+                "subscriptions",
+                all(&app, "/subscriptions").await,
+                &[
+                    ("subscriptionId", "/subscriptionId"),
+                    ("customerId", "/customer/customerId"),
+                    ("customerName", "/customer/name"),
+                    ("productOfferingId", "/productOffering/productOfferingId"),
+                    ("status", "/status"),
+                    ("msisdn", "/msisdn"),
+                    ("simType", "/simType"),
+                    ("createdAt", "/createdAt"),
+                    ("activatedAt", "/activatedAt"),
+                    ("renewsOn", "/renewsOn"),
+                ],
+            ),
+            (
+                "usage",
+                vec![usage],
+                &[
+                    ("subscriptionId", "/subscriptionId"),
+                    ("periodStart", "/periodStart"),
+                    ("periodEnd", "/periodEnd"),
+                    ("dataUsedMb", "/data/used"),
+                    ("dataIncludedMb", "/data/included"),
+                    ("smsUsed", "/sms/used"),
+                ],
+            ),
+            (
+                "orders",
+                all(&app, "/orders").await,
+                &[
+                    ("orderId", "/orderId"),
+                    ("customerId", "/customer/customerId"),
+                    ("status", "/status"),
+                    ("lineItemCount", "/lineItemCount"),
+                    ("totalMinor", "/pricing/totalMinor"),
+                    ("createdAt", "/createdAt"),
+                ],
+            ),
+            (
+                "payment_intents",
+                all(&app, "/payment-intents").await,
+                &[("paymentIntentId", "/paymentIntentId"), ("status", "/status"), ("amountMinor", "/amountMinor"), ("currency", "/currency")],
+            ),
+            (
+                "invoices",
+                all(&app, "/invoices").await,
+                &[("invoiceId", "/invoiceId"), ("status", "/status"), ("totalMinor", "/totalMinor"), ("billingDate", "/billingDate")],
+            ),
             ("events", all(&app, "/events").await, &[("eventId", "/eventId"), ("type", "/type"), ("occurredAt", "/occurredAt"), ("data", "/data")]),
         ];
         for (key, expected, columns) in cases {
@@ -169,7 +200,8 @@ async fn every_report_holds_what_the_api_reads() {
         let period = ran(&app, json!({"reportKey": "events", "format": "JSONL", "parameters": {"from": from, "to": to}})).await;
         let rows = lines(&fetch(period["downloadUrl"].as_str().unwrap()).await.1);
         let time = |v: &Value| v.as_str().unwrap().parse::<chrono::DateTime<chrono::Utc>>().unwrap();
-        let within: Vec<&Value> = events.iter().filter(|e| time(&e["occurredAt"]) >= time(&events[1]["occurredAt"]) && time(&e["occurredAt"]) < time(&json!(to))).collect();
+        let within: Vec<&Value> =
+            events.iter().filter(|e| time(&e["occurredAt"]) >= time(&events[1]["occurredAt"]) && time(&e["occurredAt"]) < time(&json!(to))).collect();
         assert_eq!(rows.len(), within.len(), "from is in, to is out");
         app
     })
@@ -241,7 +273,7 @@ async fn a_download_url_works_until_it_expires_and_refuses_any_change() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_run_that_cannot_write_its_file_fails_after_its_tries() {
     each_backend(|mut app| async move {
-        app.into_sandbox().await;
+        app.become_sandbox().await;
         app.stop_jobs();
         // the data directory is a file now: nothing can be written under it
         let dir = app.settings.files.data_dir.clone();
@@ -280,7 +312,7 @@ async fn a_run_that_cannot_write_its_file_fails_after_its_tries() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn runs_and_their_files_go_after_30_days_of_the_organisations_clock() {
     each_backend(|mut app| async move {
-        app.into_sandbox().await;
+        app.become_sandbox().await;
         app.stop_jobs();
         let run = ran(&app, json!({"reportKey": "events"})).await;
         let id = run["reportRunId"].as_str().unwrap();
@@ -392,31 +424,34 @@ async fn on_s3_a_run_is_written_downloaded_and_deleted() {
         eprintln!("S3 SKIPPED: SWITCHBOARD_TEST_S3 is not set (cargo xtask s3 sets it)");
         return;
     };
-    each_backend_with(|s| s.files.report_store = Some(S3_STORE.into()), |mut app| {
-        let endpoint = endpoint.clone();
-        async move {
-            app.into_sandbox().await;
-            app.stop_jobs();
-            crate::orders::setup(&app).await;
-            let run = ran(&app, json!({"reportKey": "events", "format": "JSONL"})).await;
-            assert_eq!(run["status"], "SUCCEEDED", "{run:#}");
-            let (status, text) = fetch(run["downloadUrl"].as_str().unwrap()).await;
-            assert_eq!(status, 200, "{text}");
-            assert_eq!(lines(&text).len() as u64, run["rowCount"].as_u64().unwrap());
-            // the object is in the bucket, under the prefix, and nothing is on disk
-            assert!(endpoint.starts_with("http://127.0.0.1:"), "loopback only: {endpoint}");
-            let bucket = switchboard::report_files::ReportFiles::open(&app.settings.files.data_dir, Some(S3_STORE)).unwrap();
-            let object = format!("reports/{}/{}/1.jsonl", app.org, run["reportRunId"].as_str().unwrap());
-            let (size, _) = bucket.read(&object).await.unwrap().expect("the file is in the bucket");
-            assert_eq!(size, text.len() as u64);
-            assert!(walk(&app.settings.files.data_dir).is_empty());
-            // 30 days on, by the organisation's clock, it is deleted
-            let now: chrono::DateTime<chrono::Utc> = run["createdAt"].as_str().unwrap().parse().unwrap();
-            crate::invoices::advance(&app, &(now + chrono::Duration::days(30)).to_rfc3339()).await;
-            assert!(bucket.read(&object).await.unwrap().is_none(), "deleted from the bucket");
-            assert_eq!(fetch(run["downloadUrl"].as_str().unwrap()).await.0, 404);
-            app
-        }
-    })
+    each_backend_with(
+        |s| s.files.report_store = Some(S3_STORE.into()),
+        |mut app| {
+            let endpoint = endpoint.clone();
+            async move {
+                app.become_sandbox().await;
+                app.stop_jobs();
+                crate::orders::setup(&app).await;
+                let run = ran(&app, json!({"reportKey": "events", "format": "JSONL"})).await;
+                assert_eq!(run["status"], "SUCCEEDED", "{run:#}");
+                let (status, text) = fetch(run["downloadUrl"].as_str().unwrap()).await;
+                assert_eq!(status, 200, "{text}");
+                assert_eq!(lines(&text).len() as u64, run["rowCount"].as_u64().unwrap());
+                // the object is in the bucket, under the prefix, and nothing is on disk
+                assert!(endpoint.starts_with("http://127.0.0.1:"), "loopback only: {endpoint}");
+                let bucket = switchboard::report_files::ReportFiles::open(&app.settings.files.data_dir, Some(S3_STORE)).unwrap();
+                let object = format!("reports/{}/{}/1.jsonl", app.org, run["reportRunId"].as_str().unwrap());
+                let (size, _) = bucket.read(&object).await.unwrap().expect("the file is in the bucket");
+                assert_eq!(size, text.len() as u64);
+                assert!(walk(&app.settings.files.data_dir).is_empty());
+                // 30 days on, by the organisation's clock, it is deleted
+                let now: chrono::DateTime<chrono::Utc> = run["createdAt"].as_str().unwrap().parse().unwrap();
+                crate::invoices::advance(&app, &(now + chrono::Duration::days(30)).to_rfc3339()).await;
+                assert!(bucket.read(&object).await.unwrap().is_none(), "deleted from the bucket");
+                assert_eq!(fetch(run["downloadUrl"].as_str().unwrap()).await.0, 404);
+                app
+            }
+        },
+    )
     .await;
 }

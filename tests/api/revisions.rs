@@ -196,7 +196,12 @@ async fn every_answer_is_kept_by_no_cache_and_read_only_as_json() {
             http.get(format!("{}/customers/x/y/z", app.base)).send().await.unwrap(),
         ];
         for a in answers {
-            assert_eq!((a.headers()["cache-control"].to_str().unwrap(), a.headers()["x-content-type-options"].to_str().unwrap()), ("no-store", "nosniff"), "{}", a.url());
+            assert_eq!(
+                (a.headers()["cache-control"].to_str().unwrap(), a.headers()["x-content-type-options"].to_str().unwrap()),
+                ("no-store", "nosniff"),
+                "{}",
+                a.url()
+            );
         }
         // a path served with other methods says which
         let deleted = http.delete(format!("{}/customers", app.base)).send().await.unwrap();

@@ -49,7 +49,7 @@ async fn logged(app: &TestApp, types: &[&str]) -> Vec<(String, String, Value)> {
 async fn an_advance_runs_what_falls_due_each_at_its_own_time() {
     each_backend(|mut app| async move {
         let (normal, normal_key) = (app.org, app.key.clone());
-        app.into_sandbox().await;
+        app.become_sandbox().await;
         app.stop_jobs();
         setup(&app).await;
         // renewals bill invoices left unpaid here: no dunning
@@ -60,8 +60,14 @@ async fn an_advance_runs_what_falls_due_each_at_its_own_time() {
         assert_eq!(&second(&start["now"])[..13], "2026-11-02T09", "a new clock reads the server's time: {start:#}");
 
         // a bound subscription, a week's add-on, an upgrade on the first of next month
-        let r = app.call("POST", "/subscriptions", Some(json!({"customerId": "rid_acme", "productOfferingId": offering(&app, "mobile-10gb"),
-                                                               "bindingContract": true, "subscription": {"simType": "ESIM", "msisdn": "+46701234567"}}))).await;
+        let r = app
+            .call(
+                "POST",
+                "/subscriptions",
+                Some(json!({"customerId": "rid_acme", "productOfferingId": offering(&app, "mobile-10gb"),
+                                                               "bindingContract": true, "subscription": {"simType": "ESIM", "msisdn": "+46701234567"}})),
+            )
+            .await;
         assert_eq!(r.status, 201, "{:#}", r.body);
         let id = r.body["subscriptionId"].as_str().unwrap().to_string();
         let r = app.call("POST", &format!("/subscriptions/{id}/activate"), Some(json!({}))).await;
@@ -73,8 +79,13 @@ async fn an_advance_runs_what_falls_due_each_at_its_own_time() {
         let addons = app.call("GET", &format!("/subscriptions/{id}/addons"), None).await.body;
         let week = addons["items"][0].clone();
         assert_eq!((&week["status"], &second(&week["expiresAt"])[..13]), (&json!("ACTIVE"), "2026-11-09T09"), "{week:#}");
-        let r = app.call("PUT", &format!("/subscriptions/{id}/product-offering-change"),
-                         Some(json!({"productOfferingId": offering(&app, "mobile-unlimited"), "changeSchedule": "FIRST_OF_NEXT_MONTH"}))).await;
+        let r = app
+            .call(
+                "PUT",
+                &format!("/subscriptions/{id}/product-offering-change"),
+                Some(json!({"productOfferingId": offering(&app, "mobile-unlimited"), "changeSchedule": "FIRST_OF_NEXT_MONTH"})),
+            )
+            .await;
         assert_eq!(r.body["pendingProductOffering"]["scheduledAt"], "2026-12-01T00:00:00Z", "{:#}", r.body);
 
         // a week on: the add-on expired at its own time, told then
@@ -119,7 +130,7 @@ async fn an_advance_runs_what_falls_due_each_at_its_own_time() {
 async fn a_clock_refuses_what_it_cannot_do() {
     each_backend(|mut app| async move {
         let normal_key = app.key.clone();
-        app.into_sandbox().await;
+        app.become_sandbox().await;
         app.stop_jobs();
         setup(&app).await;
         // renewals bill invoices left unpaid here: no dunning

@@ -73,7 +73,11 @@ async fn an_esim_activation_code_is_shown_once_and_fetched_audited() {
 
         // another organisation's key does not find it
         let (_, other) = app.other_org().await;
-        assert_refused(&app.bullfinch_with(&other).subscription_esim_activation_code_view(&sub.parse().unwrap()).await.unwrap_err(), 404, "subscription_not_found");
+        assert_refused(
+            &app.bullfinch_with(&other).subscription_esim_activation_code_view(&sub.parse().unwrap()).await.unwrap_err(),
+            404,
+            "subscription_not_found",
+        );
         app
     })
     .await;

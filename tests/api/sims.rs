@@ -54,8 +54,11 @@ async fn without_an_inventory_a_sim_is_shown_as_its_subscription_took_it() {
         let before = viewed(&app.store.event_types(app.org).await.unwrap());
         // through the generated client: the key alone sees the code, and the read is audited
         let shown = json_of(&app.bullfinch().inventory_sim_view(&on.parse().unwrap()).await.unwrap().into_inner());
-        assert_eq!((&shown["status"], &shown["type"], &shown["subscriptionId"], &shown["msisdn"], &shown["installationStatus"]),
-                   (&json!("ACTIVE"), &json!("ESIM"), &json!(id), &json!("+46709100001"), &json!("ENABLED")), "{shown:#}");
+        assert_eq!(
+            (&shown["status"], &shown["type"], &shown["subscriptionId"], &shown["msisdn"], &shown["installationStatus"]),
+            (&json!("ACTIVE"), &json!("ESIM"), &json!(id), &json!("+46709100001"), &json!("ENABLED")),
+            "{shown:#}"
+        );
         assert_eq!(shown["esimActivationCode"], activated["esimActivationCode"]);
         assert_eq!(viewed(&app.store.event_types(app.org).await.unwrap()), before + 1);
         ok(&app, &id, "pause", json!({})).await;

@@ -17,8 +17,11 @@ async fn a_subscriber_is_found_from_its_subscription_and_set_whole() {
         let id: uuid::Uuid = s["subscriberId"].as_str().unwrap().parse().unwrap();
         let c = app.bullfinch();
         let empty = json_of(&c.subscriber_view(&id).await.unwrap().into_inner());
-        assert_eq!(empty, json!({"subscriberId": id, "subscriptionId": sub, "customerId": s["customer"]["customerId"],
-                                  "createdAt": s["createdAt"], "updatedAt": s["createdAt"]}));
+        assert_eq!(
+            empty,
+            json!({"subscriberId": id, "subscriptionId": sub, "customerId": s["customer"]["customerId"],
+                                  "createdAt": s["createdAt"], "updatedAt": s["createdAt"]})
+        );
 
         let whole = json!({"firstName": "Erik", "lastName": "Lind", "contact": {"email": "erik@acme.example", "msisdn": "+46709876543"},
                            "dateOfBirth": "1980-01-01", "identity": {"type": "PASSPORT", "number": "AB123456", "country": "SE"},

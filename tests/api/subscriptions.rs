@@ -19,30 +19,36 @@ async fn submit(app: &TestApp, lines: Value) -> Vec<Value> {
 /// The last recorded event of this type.
 async fn last_event(app: &TestApp, event: &str) -> Value {
     let recorded = app.store.event_types(app.org).await.unwrap();
-    recorded.into_iter().filter(|(t, _)| t == event).last().unwrap_or_else(|| panic!("no {event}")).1
+    recorded.into_iter().rfind(|(t, _)| t == event).unwrap_or_else(|| panic!("no {event}")).1
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn submitted_orders_are_readable_as_subscriptions_add_ons_and_licenses() {
     each_backend(|app| async move {
         setup(&app).await;
-        let first = submit(&app, json!([
-            {"type": "SUBSCRIPTION", "productOfferingId": offering(&app, "mobile-10gb"),
-             "subscription": {"simType": "ESIM", "msisdn": "+46701234567", "referenceId": "sub-1"}},
-            {"type": "SUBSCRIPTION", "productOfferingId": offering(&app, "data-sim-20gb"),
-             "subscription": {"simType": "PSIM", "msisdn": "+46709876543", "displayName": "Sensor hub"}},
-            {"type": "LICENSE", "productOfferingId": offering(&app, "pbx-user")},
-        ]))
+        let first = submit(
+            &app,
+            json!([
+                {"type": "SUBSCRIPTION", "productOfferingId": offering(&app, "mobile-10gb"),
+                 "subscription": {"simType": "ESIM", "msisdn": "+46701234567", "referenceId": "sub-1"}},
+                {"type": "SUBSCRIPTION", "productOfferingId": offering(&app, "data-sim-20gb"),
+                 "subscription": {"simType": "PSIM", "msisdn": "+46709876543", "displayName": "Sensor hub"}},
+                {"type": "LICENSE", "productOfferingId": offering(&app, "pbx-user")},
+            ]),
+        )
         .await;
         let mobile = first[0]["createdSubscriptionId"].as_str().unwrap().to_string();
         let data = first[1]["createdSubscriptionId"].as_str().unwrap().to_string();
         let user_license = first[2]["createdLicenseId"].as_str().unwrap().to_string();
         let created = last_event(&app, "license.created").await;
-        let second = submit(&app, json!([
-            {"type": "SUBSCRIPTION_ADDON", "productOfferingId": offering(&app, "extra-data-5gb"), "subscriptionId": "rid_sub-1"},
-            {"type": "LICENSE", "productOfferingId": offering(&app, "pbx-queue"), "subscriptionId": "rid_sub-1"},
-            {"type": "SIM_CARD", "productOfferingId": offering(&app, "sim-card"), "subscriptionId": mobile, "simType": "PSIM"},
-        ]))
+        let second = submit(
+            &app,
+            json!([
+                {"type": "SUBSCRIPTION_ADDON", "productOfferingId": offering(&app, "extra-data-5gb"), "subscriptionId": "rid_sub-1"},
+                {"type": "LICENSE", "productOfferingId": offering(&app, "pbx-queue"), "subscriptionId": "rid_sub-1"},
+                {"type": "SIM_CARD", "productOfferingId": offering(&app, "sim-card"), "subscriptionId": mobile, "simType": "PSIM"},
+            ]),
+        )
         .await;
         let addon = second[0]["createdSubscriptionAddonId"].as_str().unwrap().to_string();
         let queue_license = second[1]["createdLicenseId"].as_str().unwrap().to_string();
@@ -86,9 +92,9 @@ async fn submitted_orders_are_readable_as_subscriptions_add_ons_and_licenses() {
         let active = client.subscription_list(None, None, None, None, Some(&vec![Status::Activated, Status::Paused]), None).await.unwrap();
         assert!(active.items.is_empty());
         let datas = client.subscription_list(None, None, None, None, None, Some(&vec!["DATA".parse().unwrap()])).await.unwrap();
-        assert_eq!(datas.items.iter().map(|s| s.subscription_id.to_string()).collect::<Vec<_>>(), [data.clone()]);
+        assert_eq!(datas.items.iter().map(|s| s.subscription_id.to_string()).collect::<Vec<_>>(), std::slice::from_ref(&data));
         let number = client.subscription_list(None, None, None, Some(&"+46701234567".parse().unwrap()), None, None).await.unwrap();
-        assert_eq!(number.items.iter().map(|s| s.subscription_id.to_string()).collect::<Vec<_>>(), [mobile.clone()]);
+        assert_eq!(number.items.iter().map(|s| s.subscription_id.to_string()).collect::<Vec<_>>(), std::slice::from_ref(&mobile));
         let page1 = client.subscription_list(None, None, std::num::NonZeroU32::new(1), None, None, None).await.unwrap().into_inner();
         assert_eq!(page1.items[0].subscription_id.to_string(), mobile);
         let cursor = page1.pagination.next_cursor.expect("a second page");
@@ -121,10 +127,10 @@ async fn submitted_orders_are_readable_as_subscriptions_add_ons_and_licenses() {
         let licenses = client.license_list(None, None, None, None, None).await.unwrap().into_inner();
         assert_eq!(licenses.items.iter().map(|l| l.license_id.to_string()).collect::<Vec<_>>(), [user_license.clone(), queue_license.clone()]);
         let assigned = client.license_list(None, None, None, None, Some(&vec!["rid_sub-1".parse().unwrap()])).await.unwrap().into_inner();
-        assert_eq!(assigned.items.iter().map(|l| l.license_id.to_string()).collect::<Vec<_>>(), [queue_license.clone()]);
+        assert_eq!(assigned.items.iter().map(|l| l.license_id.to_string()).collect::<Vec<_>>(), std::slice::from_ref(&queue_license));
         type LicenseStatus = bullfinch::types::LicenseListStatusItem;
         let active = client.license_list(None, None, None, Some(&vec![LicenseStatus::Active]), None).await.unwrap();
-        assert_eq!(active.items.iter().map(|l| l.license_id.to_string()).collect::<Vec<_>>(), [user_license.clone()]);
+        assert_eq!(active.items.iter().map(|l| l.license_id.to_string()).collect::<Vec<_>>(), std::slice::from_ref(&user_license));
         assert_eq!(q["status"], "PENDING", "an assigned one waits for its subscription's activation");
         let auk_license = json_of(&auk.license_view(&queue_license.parse().unwrap()).await.unwrap().into_inner());
         assert!(auk_license["productOffering"]["price"]["netPrice"].is_number());
@@ -138,11 +144,14 @@ async fn submitted_orders_are_readable_as_subscriptions_add_ons_and_licenses() {
 async fn missing_foreign_and_unseen_subscriptions_and_licenses_are_404() {
     each_backend(|app| async move {
         setup(&app).await;
-        let bought = submit(&app, json!([
-            {"type": "SUBSCRIPTION", "productOfferingId": offering(&app, "mobile-10gb"),
-             "subscription": {"simType": "ESIM", "msisdn": "+46701234567", "referenceId": "sub-1"}},
-            {"type": "LICENSE", "productOfferingId": offering(&app, "pbx-user")},
-        ]))
+        let bought = submit(
+            &app,
+            json!([
+                {"type": "SUBSCRIPTION", "productOfferingId": offering(&app, "mobile-10gb"),
+                 "subscription": {"simType": "ESIM", "msisdn": "+46701234567", "referenceId": "sub-1"}},
+                {"type": "LICENSE", "productOfferingId": offering(&app, "pbx-user")},
+            ]),
+        )
         .await;
         let subscription = bought[0]["createdSubscriptionId"].as_str().unwrap().to_string();
         let license = bought[1]["createdLicenseId"].as_str().unwrap().to_string();

@@ -61,11 +61,8 @@ fn spec_dir() -> PathBuf {
 
 /// Every operation of every document in spec/.
 fn operations() -> Vec<Operation> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(spec_dir())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
-        .collect();
+    let mut files: Vec<PathBuf> =
+        std::fs::read_dir(spec_dir()).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "json")).collect();
     files.sort();
     let mut out = vec![];
     for file in files {
@@ -153,14 +150,10 @@ async fn send_with(app: &TestApp, op: &Operation, auth: Auth<'_>, path: &str, bo
         Auth::Nothing => req,
         Auth::Key(k) => req.header("x-api-key", k),
         // a well-formed JWT, but no API key beside it
-        Auth::BearerAlone => req.header(
-            "authorization",
-            "Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJzd2VlcCJ9.c2lnbmF0dXJlLW5vdC1jaGVja2Vk",
-        ),
-        Auth::KeyAndForeignBearer(k) => req.header("x-api-key", k).header(
-            "authorization",
-            "Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJzd2VlcCJ9.c2lnbmF0dXJlLW5vdC1jaGVja2Vk",
-        ),
+        Auth::BearerAlone => req.header("authorization", "Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJzd2VlcCJ9.c2lnbmF0dXJlLW5vdC1jaGVja2Vk"),
+        Auth::KeyAndForeignBearer(k) => {
+            req.header("x-api-key", k).header("authorization", "Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJzd2VlcCJ9.c2lnbmF0dXJlLW5vdC1jaGVja2Vk")
+        }
     };
     for (k, v) in headers {
         req = req.header(*k, *v);
@@ -246,12 +239,8 @@ async fn unauthorized_every_operation_needs_credentials() {
 fn id_slots<'o>(op: &'o Operation, fixtures: &Fixtures) -> (Vec<&'o str>, Vec<&'o str>, Vec<String>) {
     let path: Vec<&str> = op.path_params().collect();
     let query: Vec<&str> = op.params.iter().filter(|(at, n)| at == "query" && fixtures.ids.contains_key(n.as_str())).map(|(_, n)| n.as_str()).collect();
-    let body: Vec<String> = op
-        .body
-        .as_ref()
-        .and_then(Value::as_object)
-        .map(|b| b.keys().filter(|k| fixtures.ids.contains_key(k.as_str())).cloned().collect())
-        .unwrap_or_default();
+    let body: Vec<String> =
+        op.body.as_ref().and_then(Value::as_object).map(|b| b.keys().filter(|k| fixtures.ids.contains_key(k.as_str())).cloned().collect()).unwrap_or_default();
     (path, query, body)
 }
 
@@ -350,7 +339,7 @@ async fn tenancy_another_organisations_ids_are_missing_and_unchanged() {
 async fn wire_every_operation_answers_with_its_revision_and_json() {
     each_backend(|mut app| async move {
         // a sandbox organisation, so its clock's operations succeed too
-        app.into_sandbox().await;
+        app.become_sandbox().await;
         let ours = Fixtures::create(&app, app.org, &app.key, "ours").await;
         let (mut n, mut failed) = (0, vec![]);
         for op in operations() {
@@ -370,7 +359,7 @@ async fn wire_every_operation_answers_with_its_revision_and_json() {
 async fn events_every_operation_records_only_what_its_document_lists() {
     each_backend(|mut app| async move {
         // a sandbox organisation, so its clock's operations succeed too
-        app.into_sandbox().await;
+        app.become_sandbox().await;
         let ours = Fixtures::create(&app, app.org, &app.key, "ours").await;
         let recorded = || async { app.store.event_types(app.org).await.unwrap().into_iter().map(|(t, _)| t).collect::<Vec<_>>() };
         let (mut emitting, mut orders) = (vec![], 0);
@@ -407,7 +396,7 @@ async fn events_every_operation_records_only_what_its_document_lists() {
 async fn idempotency_every_marked_operation_replays_a_retry() {
     each_backend(|mut app| async move {
         // a sandbox organisation, so its clock's operations succeed too
-        app.into_sandbox().await;
+        app.become_sandbox().await;
         let ours = Fixtures::create(&app, app.org, &app.key, "ours").await;
         let marked: Vec<Operation> =
             operations().into_iter().filter(|op| op.params.iter().any(|(at, n)| at == "header" && n.eq_ignore_ascii_case("x-idempotency-key"))).collect();
@@ -434,7 +423,12 @@ async fn idempotency_every_marked_operation_replays_a_retry() {
             // the first answer byte for byte: status, headers and body
             assert_eq!(again.status, first.status, "{label}: the replay's status differs");
             assert_eq!(again.headers, first.headers, "{label}: the replay's headers differ");
-            assert!(again.bytes == first.bytes, "{label}: the replay's body differs:\n{}\n{}", String::from_utf8_lossy(&first.bytes), String::from_utf8_lossy(&again.bytes));
+            assert!(
+                again.bytes == first.bytes,
+                "{label}: the replay's body differs:\n{}\n{}",
+                String::from_utf8_lossy(&first.bytes),
+                String::from_utf8_lossy(&again.bytes)
+            );
             // a secret shown once (a webhook endpoint's signing secret, an
             // eSIM's activation code) is in the replay too, sealed meanwhile
             if let Some(field) = SHOWN_ONCE.iter().find(|f| first.body.get(**f).is_some_and(|v| !v.is_null())) {

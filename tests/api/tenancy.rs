@@ -21,11 +21,17 @@ async fn second_operator(app: &TestApp) -> (Uuid, String) {
     let (org, key) = app.other_org().await;
     app.demo_catalog(org).await;
     let r = app
-        .call_as(Some(&key), "POST", "/customers", Some(json!({
-            "customerType": "BUSINESS", "name": "Beta AB", "referenceId": "beta", "contact": {},
-            "billing": {"method": "PAPER_INVOICE", "currency": "SEK",
-                        "address": {"street1": "Storgatan 2", "city": "Stockholm", "zip": "111 22", "country": "SE"}}
-        })), &[])
+        .call_as(
+            Some(&key),
+            "POST",
+            "/customers",
+            Some(json!({
+                "customerType": "BUSINESS", "name": "Beta AB", "referenceId": "beta", "contact": {},
+                "billing": {"method": "PAPER_INVOICE", "currency": "SEK",
+                            "address": {"street1": "Storgatan 2", "city": "Stockholm", "zip": "111 22", "country": "SE"}}
+            })),
+            &[],
+        )
         .await;
     assert_eq!(r.status, 201, "{:#}", r.body);
     app.import_catalog(org, "assignments: [{customer: rid_beta, catalog: business}]").await;
@@ -149,7 +155,9 @@ async fn a_pool_number_is_its_organisations_in_every_state() {
         crate::numbers::pool(&app, "+46702000000..+46702000009", "CELL").await;
         // the lowest is taken by a subscription, then released: QUARANTINED for 90 days
         let offering = crate::orders::offering(&app, "mobile-10gb");
-        let r = app.call("POST", "/subscriptions", Some(json!({"customerId": "rid_acme", "productOfferingId": offering, "subscription": {"simType": "ESIM"}}))).await;
+        let r = app
+            .call("POST", "/subscriptions", Some(json!({"customerId": "rid_acme", "productOfferingId": offering, "subscription": {"simType": "ESIM"}})))
+            .await;
         assert_eq!(r.status, 201, "{:#}", r.body);
         let quarantined = r.body["msisdn"].as_str().unwrap().to_string();
         let r = app.call("POST", &format!("/subscriptions/{}/cancel", r.body["subscriptionId"].as_str().unwrap()), Some(json!({"force": true}))).await;
@@ -185,12 +193,13 @@ async fn a_pool_number_is_its_organisations_in_every_state() {
         }
         // the database holds it whatever the code does
         let now = app.clock.now().to_rfc3339();
-        let twice = sqlx::query("INSERT INTO numbers (org_id, msisdn, number_type, status, created_at, updated_at) VALUES ($1, $2, 'CELL', 'AVAILABLE', $3, $3)")
-            .bind(beta_org.to_string())
-            .bind(&ours[0])
-            .bind(&now)
-            .execute(app.store.pool())
-            .await;
+        let twice =
+            sqlx::query("INSERT INTO numbers (org_id, msisdn, number_type, status, created_at, updated_at) VALUES ($1, $2, 'CELL', 'AVAILABLE', $3, $3)")
+                .bind(beta_org.to_string())
+                .bind(&ours[0])
+                .bind(&now)
+                .execute(app.store.pool())
+                .await;
         assert!(twice.is_err(), "a second pool took {}", ours[0]);
         app
     })

@@ -45,7 +45,9 @@ impl TestInternet {
 impl switchboard::internet::Reach for TestInternet {
     fn resolve(&self, host: String, port: u16) -> futures::future::BoxFuture<'static, std::io::Result<Vec<std::net::SocketAddr>>> {
         let found = TEST_NAMES.iter().find(|(name, _)| name.eq_ignore_ascii_case(&host)).map(|(_, ip)| std::net::SocketAddr::new(ip.parse().unwrap(), port));
-        Box::pin(async move { found.map(|a| vec![a]).ok_or_else(|| std::io::Error::new(std::io::ErrorKind::NotFound, format!("{host}: no such name on the test internet"))) })
+        Box::pin(async move {
+            found.map(|a| vec![a]).ok_or_else(|| std::io::Error::new(std::io::ErrorKind::NotFound, format!("{host}: no such name on the test internet")))
+        })
     }
 
     fn dial(&self, to: std::net::SocketAddr) -> std::io::Result<std::net::SocketAddr> {

@@ -18,8 +18,12 @@ const AUK: &str = "2026-08-21.auk";
 /// Bought for Acme and activated now: the subscription.
 pub async fn active(app: &TestApp, offering_key: &str, msisdn: &str) -> Value {
     let r = app
-        .call("POST", "/subscriptions", Some(json!({"customerId": "rid_acme", "productOfferingId": offering(app, offering_key),
-                                                      "subscription": {"simType": "ESIM", "msisdn": msisdn}})))
+        .call(
+            "POST",
+            "/subscriptions",
+            Some(json!({"customerId": "rid_acme", "productOfferingId": offering(app, offering_key),
+                                                      "subscription": {"simType": "ESIM", "msisdn": msisdn}})),
+        )
         .await;
     assert_eq!(r.status, 201, "{:#}", r.body);
     let id = r.body["subscriptionId"].as_str().unwrap();
@@ -30,14 +34,8 @@ pub async fn active(app: &TestApp, offering_key: &str, msisdn: &str) -> Value {
 
 /// Reports usage of `s` on the network's feed and lets the job record it.
 pub async fn report(app: &TestApp, s: &Value, id: &str, kind: UsageKind, quantity: i64, extra: (i64, Option<&str>)) {
-    let record = UsageRecord {
-        record_id: id.into(),
-        kind,
-        quantity,
-        charge_minor: extra.0,
-        country: extra.1.map(str::to_string),
-        occurred_at: app.clock.now(),
-    };
+    let record =
+        UsageRecord { record_id: id.into(), kind, quantity, charge_minor: extra.0, country: extra.1.map(str::to_string), occurred_at: app.clock.now() };
     app.network().report(SimUsage { iccid: s["iccid"].as_str().unwrap().into(), msisdn: s["msisdn"].as_str().unwrap().into(), record });
     app.run_jobs().await;
 }
@@ -99,13 +97,19 @@ async fn usage_counts_once_against_the_allowances_and_tells_at_80_and_100_percen
         at(&app, "2030-02-28T00:00:01Z");
         report(&app, &s, "r7", UsageKind::Data, 9000 * 1024, (0, None)).await;
         let feb = usage(&app, &s, None).await;
-        assert_eq!((feb["periodStart"].as_str(), feb["periodEnd"].as_str(), feb["data"]["used"].as_f64()), (Some("2030-02-28"), Some("2030-03-31"), Some(9000.0)));
+        assert_eq!(
+            (feb["periodStart"].as_str(), feb["periodEnd"].as_str(), feb["data"]["used"].as_f64()),
+            (Some("2030-02-28"), Some("2030-03-31"), Some(9000.0))
+        );
         assert_eq!(usage(&app, &s, Some("2030-02-27")).await["data"]["used"], 11300.01);
         assert_eq!(quota_events(&app.store.event_types(app.org).await.unwrap()).len(), 3);
 
         // unknown SIMs are skipped; a bad date is a 400; another organisation's key sees nothing
-        app.network().report(SimUsage { iccid: "8946000000000000000".into(), msisdn: "+46709999999".into(),
-            record: UsageRecord { record_id: "x".into(), kind: UsageKind::Sms, quantity: 1, charge_minor: 0, country: None, occurred_at: app.clock.now() } });
+        app.network().report(SimUsage {
+            iccid: "8946000000000000000".into(),
+            msisdn: "+46709999999".into(),
+            record: UsageRecord { record_id: "x".into(), kind: UsageKind::Sms, quantity: 1, charge_minor: 0, country: None, occurred_at: app.clock.now() },
+        });
         app.run_jobs().await;
         let id = s["subscriptionId"].as_str().unwrap();
         app.call("GET", &format!("/subscriptions/{id}/usage?date=2030-02-30"), None).await.assert_error(400, "validation_failed");
@@ -135,9 +139,13 @@ async fn packages_take_what_the_allowance_cannot_and_credit_pays_calls_abroad() 
         let s = active(&app, "mobile-10gb", "+46701230002").await;
         let sid = s["subscriptionId"].as_str().unwrap();
         let r = app
-            .call("POST", "/orders", Some(json!({"customerId": "rid_acme", "lineItems": [
+            .call(
+                "POST",
+                "/orders",
+                Some(json!({"customerId": "rid_acme", "lineItems": [
                 {"type": "SUBSCRIPTION_ADDON", "productOfferingId": offering(&app, "extra-data-5gb"), "subscriptionId": sid},
-                {"type": "SUBSCRIPTION_ADDON", "productOfferingId": offering(&app, "intl-calls-100"), "subscriptionId": sid}]})))
+                {"type": "SUBSCRIPTION_ADDON", "productOfferingId": offering(&app, "intl-calls-100"), "subscriptionId": sid}]})),
+            )
             .await;
         assert_eq!(r.status, 201, "{:#}", r.body);
         let order = r.body["orderId"].as_str().unwrap();
@@ -156,7 +164,10 @@ async fn packages_take_what_the_allowance_cannot_and_credit_pays_calls_abroad() 
         let u = usage(&app, &s, None).await;
         assert_eq!(u["data"]["remaining"], 0.0);
         let p = &u["packages"][0];
-        assert_eq!((p["name"].as_str(), &p["data"]), (Some("Extra data 5 GB"), &json!({"unit": "MB", "used": 1024.0, "included": 5120.0, "remaining": 4096.0})));
+        assert_eq!(
+            (p["name"].as_str(), &p["data"]),
+            (Some("Extra data 5 GB"), &json!({"unit": "MB", "used": 1024.0, "included": 5120.0, "remaining": 4096.0}))
+        );
         let expiry = app.clock.now() + chrono::Duration::days(30);
         assert!(p["validUntil"].as_str().unwrap().starts_with(&expiry.format("%Y-%m-%dT%H:%M").to_string()), "{p:#}");
         let c = &u["voiceIldPackages"][0];
@@ -190,8 +201,12 @@ async fn the_list_pages_subscriptions_with_periods_by_customer() {
         let b = active(&app, "data-sim-20gb", "+46701230004").await;
         // never activated: no periods, not listed
         let r = app
-            .call("POST", "/subscriptions", Some(json!({"customerId": "rid_acme", "productOfferingId": offering(&app, "mobile-10gb"),
-                                                          "subscription": {"simType": "ESIM", "msisdn": "+46701230005"}})))
+            .call(
+                "POST",
+                "/subscriptions",
+                Some(json!({"customerId": "rid_acme", "productOfferingId": offering(&app, "mobile-10gb"),
+                                                          "subscription": {"simType": "ESIM", "msisdn": "+46701230005"}})),
+            )
             .await;
         assert_eq!(r.status, 201);
         report(&app, &b, "b1", UsageKind::Data, 1024, (0, None)).await;
@@ -229,9 +244,7 @@ async fn the_feed_is_read_on_from_the_position_kept_in_the_database() {
         setup(&app).await;
         let s = active(&app, "mobile-10gb", "+46701230003").await;
         report(&app, &s, "first", UsageKind::Data, 100, (0, None)).await;
-        let position = || async {
-            sqlx::query_scalar::<_, i64>("SELECT position FROM feed_positions").fetch_one(app.store.pool()).await.unwrap()
-        };
+        let position = || async { sqlx::query_scalar::<_, i64>("SELECT position FROM feed_positions").fetch_one(app.store.pool()).await.unwrap() };
         assert_eq!(position().await, 1);
 
         // another instance reads the next record and keeps its position

@@ -121,9 +121,7 @@ async fn urls_inside_the_network_and_plain_http_are_refused_by_default() {
         r.assert_error(400, "validation_failed");
         let viewed = app.call("GET", &format!("/webhook-endpoints/{id}"), None).await;
         assert_eq!((&viewed.body["url"], viewed.body.get("description")), (&json!(PUBLIC_URL), None));
-        app.call("POST", "/webhook-endpoints", Some(json!({"url": PUBLIC_URL, "events": ["order.shipped"]})))
-            .await
-            .assert_error(400, "validation_failed");
+        app.call("POST", "/webhook-endpoints", Some(json!({"url": PUBLIC_URL, "events": ["order.shipped"]}))).await.assert_error(400, "validation_failed");
         app.call("POST", "/webhook-endpoints", Some(json!({"url": PUBLIC_URL, "events": []}))).await.assert_error(400, "validation_failed");
         // the event types of our own are selectable alone, as those SERVICE.md lists are
         let own = json!(["invoice.paid", "payment_intent.refunded", "report_run.succeeded", "subscription.esim_activation_code_viewed"]);
@@ -182,18 +180,23 @@ async fn the_key_alone_sixteen_at_most_and_walls_between_organisations() {
         let rotate = "wh-2".parse().unwrap();
         let rotated = client.webhook_endpoint_rotate_secret(&id, Some(&rotate)).await.unwrap().into_inner().secret;
         assert!(rotated.is_some());
-        assert_eq!(client.webhook_endpoint_rotate_secret(&id, Some(&rotate)).await.unwrap().into_inner().secret, rotated, "the replay shows the rotated secret");
+        assert_eq!(
+            client.webhook_endpoint_rotate_secret(&id, Some(&rotate)).await.unwrap().into_inner().secret,
+            rotated,
+            "the replay shows the rotated secret"
+        );
         let kept: Vec<(Option<String>, Option<String>)> =
             sqlx::query_as("SELECT body, sealed_body FROM idempotency_keys").fetch_all(app.store.pool()).await.unwrap();
-        assert!(!kept.is_empty() && kept.iter().flat_map(|(b, s)| [b, s]).flatten().all(|text| !text.contains("whsec_")), "a stored answer keeps a secret in plain");
+        assert!(
+            !kept.is_empty() && kept.iter().flat_map(|(b, s)| [b, s]).flatten().all(|text| !text.contains("whsec_")),
+            "a stored answer keeps a secret in plain"
+        );
         app.call("POST", "/webhook-endpoints", Some(json!({"url": PUBLIC_URL}))).await.assert_error(409, "webhook_endpoint_limit_reached");
 
         // a read-only key reads, and changes nothing
         let read_only = app.new_key(app.org, None, true).await;
         assert_eq!(app.call_as(Some(&read_only), "GET", "/webhook-endpoints", None, &[]).await.status, 200);
-        app.call_as(Some(&read_only), "POST", "/webhook-endpoints", Some(json!({"url": PUBLIC_URL})), &[])
-            .await
-            .assert_error(403, "read_only_api_key");
+        app.call_as(Some(&read_only), "POST", "/webhook-endpoints", Some(json!({"url": PUBLIC_URL})), &[]).await.assert_error(403, "read_only_api_key");
 
         // a user's token never manages webhooks, not even an ADMIN's
         let c = app.call("POST", "/customers", Some(json!({"customerType": "BUSINESS", "name": "Acme", "contact": {}}))).await;
@@ -203,9 +206,7 @@ async fn the_key_alone_sixteen_at_most_and_walls_between_organisations() {
         let auth = format!("Bearer {token}");
         let bearer = [("Authorization", auth.as_str())];
         app.call_as(Some(&app.key), "GET", "/webhook-endpoints", None, &bearer).await.assert_error(403, "insufficient_role");
-        app.call_as(Some(&app.key), "POST", "/webhook-endpoints", Some(json!({"url": PUBLIC_URL})), &bearer)
-            .await
-            .assert_error(403, "insufficient_role");
+        app.call_as(Some(&app.key), "POST", "/webhook-endpoints", Some(json!({"url": PUBLIC_URL})), &bearer).await.assert_error(403, "insufficient_role");
         app.call_as(Some(&app.key), "POST", &format!("/webhook-endpoints/{}/rotate-secret", ids[1]), None, &bearer)
             .await
             .assert_error(403, "insufficient_role");

@@ -125,10 +125,7 @@ pub fn apply(mut doc: Value, change: &Value) -> Result<Value> {
                 .ok_or_else(|| anyhow!("no schema {name}"))?;
             for (prop, def) in props.as_mapping().ok_or_else(|| anyhow!("{name}: properties is a mapping"))? {
                 let prop_name = prop.as_str().ok_or_else(|| anyhow!("{name}: a property name is text"))?;
-                let target = object
-                    .get_mut("properties")
-                    .and_then(Value::as_mapping_mut)
-                    .ok_or_else(|| anyhow!("no schema {name} with properties"))?;
+                let target = object.get_mut("properties").and_then(Value::as_mapping_mut).ok_or_else(|| anyhow!("no schema {name} with properties"))?;
                 if target.contains_key(prop) {
                     bail!("{name}.{prop_name} is in the newer revision already");
                 }
@@ -292,8 +289,7 @@ impl Examples<'_> {
                     let (_, b) = self.resolve(b);
                     let props = b.get("properties").and_then(Value::as_mapping);
                     let required = b.get("required").and_then(Value::as_sequence);
-                    obj.keys().all(|k| props.is_some_and(|p| p.contains_key(k)))
-                        && required.into_iter().flatten().all(|r| obj.contains_key(r))
+                    obj.keys().all(|k| props.is_some_and(|p| p.contains_key(k))) && required.into_iter().flatten().all(|r| obj.contains_key(r))
                 };
                 if let Some(branch) = branches.iter().find(fits) {
                     self.walk(v, &branch.clone(), currency);

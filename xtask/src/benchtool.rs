@@ -34,9 +34,7 @@ pub fn seed_subscriptions(binary: &Path, url: &str, org: Option<&str>, count: u6
 /// The baseline server over a SQLite database, on `port`.
 pub fn baseline(binary: &Path, url: &str, port: u16, log: &Path) -> Result<Process> {
     let mut cmd = Command::new(binary);
-    cmd.args(["serve", "--db", url, "--listen", &format!("127.0.0.1:{port}")])
-        .stdout(Stdio::null())
-        .stderr(Stdio::from(std::fs::File::create(log)?));
+    cmd.args(["serve", "--db", url, "--listen", &format!("127.0.0.1:{port}")]).stdout(Stdio::null()).stderr(Stdio::from(std::fs::File::create(log)?));
     let mut process = Process::spawn(&mut cmd, port)?;
     process.wait_listening("switchboard-bench serve")?;
     Ok(process)

@@ -85,9 +85,7 @@ pub fn run(o: &Options) -> Result<()> {
         }
     }
     if o.sweeps {
-        step("endpoint sweeps (cargo test --test api sweeps)", &mut failed, || {
-            cargo(&root, &["test", "--quiet", "--test", "api", "sweeps::"])
-        });
+        step("endpoint sweeps (cargo test --test api sweeps)", &mut failed, || cargo(&root, &["test", "--quiet", "--test", "api", "sweeps::"]));
     }
     if failed.is_empty() {
         eprintln!("contract: all checks passed");
@@ -139,7 +137,8 @@ fn demo_payment_ids(server: &Switchboard) -> Result<Vec<(String, String)>> {
         // profile sessions have no list: one is made for the order of the
         // demo's first link
         let links = conn.send(&crate::http::Request::get("/api/v2/payment-links").header("x-api-key", key.clone())).await?.json()?;
-        let setup = serde_json::json!({"orderId": links["items"][0]["orderId"], "paymentProvider": "PROVIDER_1", "returnUrl": "https://shop.example/card-saved"});
+        let setup =
+            serde_json::json!({"orderId": links["items"][0]["orderId"], "paymentProvider": "PROVIDER_1", "returnUrl": "https://shop.example/card-saved"});
         let path = "/api/v2/payment-profiles/sessions";
         let answer = conn.send(&crate::http::Request::json("POST", path, setup.to_string()).header("x-api-key", key.clone())).await?.success(path)?.json()?;
         let setup_id = answer["paymentProfileSessionId"].as_str().ok_or_else(|| anyhow::anyhow!("{path} answered no id"))?;
@@ -241,9 +240,7 @@ pub(crate) fn install_venv(venv: &Path, requirements: &Path, what: &str) -> Resu
         let _ = std::fs::remove_dir_all(venv);
         check_status(Command::new("python3").args(["-m", "venv"]).arg(venv), "python3 -m venv")?;
         check_status(
-            Command::new(venv.join("bin/pip"))
-                .args(["install", "--quiet", "--disable-pip-version-check", "--no-deps", "-r"])
-                .arg(requirements),
+            Command::new(venv.join("bin/pip")).args(["install", "--quiet", "--disable-pip-version-check", "--no-deps", "-r"]).arg(requirements),
             "pip install",
         )
     })
@@ -260,10 +257,7 @@ pub(crate) fn install_node(root: &Path, dir: &Path, what: &str) -> Result<()> {
         std::fs::create_dir_all(dir)?;
         std::fs::copy(&package, dir.join("package.json"))?;
         std::fs::copy(&lock, dir.join("package-lock.json"))?;
-        check_status(
-            Command::new("npm").args(["ci", "--no-audit", "--no-fund", "--loglevel=error"]).current_dir(dir),
-            "npm ci",
-        )
+        check_status(Command::new("npm").args(["ci", "--no-audit", "--no-fund", "--loglevel=error"]).current_dir(dir), "npm ci")
     })
 }
 

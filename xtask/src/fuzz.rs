@@ -88,7 +88,7 @@ struct Outcome {
 /// The value of libFuzzer's final `stat::NAME: value` line.
 fn stat(log: &str, name: &str) -> u64 {
     let key = format!("stat::{name}:");
-    log.lines().filter_map(|l| l.trim().strip_prefix(&key)).filter_map(|v| v.trim().parse().ok()).last().unwrap_or(0)
+    log.lines().filter_map(|l| l.trim().strip_prefix(&key)).filter_map(|v| v.trim().parse().ok()).next_back().unwrap_or(0)
 }
 
 fn files(dir: &Path) -> Vec<PathBuf> {
@@ -113,7 +113,8 @@ fn run_target(root: &Path, build: &Path, name: &str, seconds: u64) -> Result<Out
         .status()
         .context("starting cargo fuzz run")?;
     let text = std::fs::read_to_string(&log_path).unwrap_or_default();
-    let artifact = text.lines().filter_map(|l| l.split("Test unit written to ").nth(1)).map(|p| root.join("fuzz").join(p.trim()).display().to_string()).last();
+    let artifact =
+        text.lines().filter_map(|l| l.split("Test unit written to ").nth(1)).map(|p| root.join("fuzz").join(p.trim()).display().to_string()).next_back();
     let crash = match (status.success(), artifact) {
         (true, _) => None,
         (false, Some(a)) => Some(a),

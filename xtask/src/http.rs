@@ -129,11 +129,7 @@ impl Conn {
         }
         self.reader.get_mut().write_all(request).await?;
         let status_line = self.line().await?;
-        let status = status_line
-            .split_whitespace()
-            .nth(1)
-            .and_then(|s| s.parse().ok())
-            .with_context(|| format!("not an HTTP status line: {status_line:?}"))?;
+        let status = status_line.split_whitespace().nth(1).and_then(|s| s.parse().ok()).with_context(|| format!("not an HTTP status line: {status_line:?}"))?;
         let mut headers = vec![];
         loop {
             let line = self.line().await?;
@@ -173,8 +169,7 @@ impl Conn {
         let mut body = vec![];
         loop {
             let size = self.line().await?;
-            let size = usize::from_str_radix(size.split(';').next().unwrap_or("").trim(), 16)
-                .with_context(|| format!("chunk size {size:?}"))?;
+            let size = usize::from_str_radix(size.split(';').next().unwrap_or("").trim(), 16).with_context(|| format!("chunk size {size:?}"))?;
             if size == 0 {
                 // trailers, then the empty line
                 while !self.line().await?.is_empty() {}

@@ -17,8 +17,8 @@
 mod api;
 mod backwards;
 mod bench;
-mod browser;
 mod benchtool;
+mod browser;
 mod clients;
 mod codegen;
 mod contract;

@@ -82,10 +82,5 @@ pub fn ensure(profile: Profile) -> Result<Binaries> {
         }
     }
     let dir = profile.dir();
-    Ok(Binaries {
-        switchboard: target.join(dir).join("switchboard"),
-        bench: target.join(dir).join("switchboard-bench"),
-        target,
-        profile,
-    })
+    Ok(Binaries { switchboard: target.join(dir).join("switchboard"), bench: target.join(dir).join("switchboard-bench"), target, profile })
 }

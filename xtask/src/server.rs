@@ -160,9 +160,7 @@ impl Switchboard {
         let key = if l.demo {
             // `--demo` prints the key once the listener is bound, or says the
             // database already had data; nothing is printed before either
-            let key = lines.by_ref().map_while(Result::ok).take(1).find_map(|l| {
-                l.split_whitespace().find(|w| w.starts_with("sbk_")).map(str::to_string)
-            });
+            let key = lines.by_ref().map_while(Result::ok).take(1).find_map(|l| l.split_whitespace().find(|w| w.starts_with("sbk_")).map(str::to_string));
             if key.is_none() {
                 bail!("serve --demo printed no API key (was the database empty?); see {}", l.log.display());
             }

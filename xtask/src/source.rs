@@ -142,9 +142,7 @@ pub fn to_json(doc: &Value) -> Result<String> {
 pub fn documents() -> Result<Vec<(String, String)>> {
     let mut doc = newest()?;
     let mut out = vec![(published(&doc)?, to_json(&doc)?)];
-    let mut files: Vec<PathBuf> = std::fs::read_dir(src().join("changes"))
-        .map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect())
-        .unwrap_or_default();
+    let mut files: Vec<PathBuf> = std::fs::read_dir(src().join("changes")).map(|d| d.filter_map(|e| e.ok().map(|e| e.path())).collect()).unwrap_or_default();
     // newest first: each change goes back one revision
     files.sort();
     files.reverse();

@@ -50,18 +50,12 @@ impl Revision {
     }
 
     pub fn from_value(raw: Value, path: &Path) -> Result<Revision> {
-        let spec: openapiv3::OpenAPI =
-            serde_json::from_value(raw.clone()).with_context(|| format!("{}", path.display()))?;
+        let spec: openapiv3::OpenAPI = serde_json::from_value(raw.clone()).with_context(|| format!("{}", path.display()))?;
         let name = spec.info.version.clone();
-        let (date, short) =
-            name.split_once('.').ok_or_else(|| anyhow!("info.version {name} is not DATE.name"))?;
+        let (date, short) = name.split_once('.').ok_or_else(|| anyhow!("info.version {name} is not DATE.name"))?;
         let d: Vec<u64> = date.split('-').map(str::parse).collect::<Result<_, _>>()?;
         let [y, m, dd] = d[..] else { bail!("bad date in {name}") };
-        let file = path
-            .strip_prefix(root())
-            .unwrap_or(path)
-            .to_string_lossy()
-            .into_owned();
+        let file = path.strip_prefix(root()).unwrap_or(path).to_string_lossy().into_owned();
         Ok(Revision { short: short.to_string(), semver: (y, m, dd), name, raw, file })
     }
 
@@ -143,10 +137,10 @@ pub fn spec_hash(revs: &[Revision]) -> Result<String> {
 pub fn collect_refs(v: &Value, out: &mut BTreeSet<String>) {
     match v {
         Value::Object(m) => {
-            if let Some(Value::String(r)) = m.get("$ref") {
-                if let Some(n) = r.strip_prefix("#/components/schemas/") {
-                    out.insert(n.to_string());
-                }
+            if let Some(Value::String(r)) = m.get("$ref")
+                && let Some(n) = r.strip_prefix("#/components/schemas/")
+            {
+                out.insert(n.to_string());
             }
             m.values().for_each(|v| collect_refs(v, out));
         }

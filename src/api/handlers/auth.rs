@@ -2,12 +2,12 @@
 //! wakes the mail sender when a code was queued), verifying the code for a
 //! bearer token and a refresh token, and refreshing.
 
+use super::Result;
 use crate::api::context::Context;
 use crate::api::extract::{HeaderParams, JsonBody};
 use crate::api::request::handle_login;
 use crate::wire::latest::{params, types};
 use dropshot::{HttpResponseAccepted, HttpResponseOk, RequestContext};
-use super::Result;
 
 pub async fn auth_email_start(
     rqctx: RequestContext<Context>,
@@ -39,13 +39,19 @@ pub async fn start(
     body: JsonBody<types::EmailLoginStartRequest>,
 ) -> Result<HttpResponseAccepted<types::EmailLoginChallenge>> {
     let wake = rqctx.context().mail_wake.clone();
-    handle_login(rqctx, headers, body, |b| Some(&b.email), |login, scope, body| async move {
-        let (challenge, queued) = login.start(scope, &body.email).await?;
-        if queued {
-            wake.notify_one();
-        }
-        Ok(HttpResponseAccepted(challenge))
-    })
+    handle_login(
+        rqctx,
+        headers,
+        body,
+        |b| Some(&b.email),
+        |login, scope, body| async move {
+            let (challenge, queued) = login.start(scope, &body.email).await?;
+            if queued {
+                wake.notify_one();
+            }
+            Ok(HttpResponseAccepted(challenge))
+        },
+    )
     .await
 }
 

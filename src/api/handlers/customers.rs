@@ -1,12 +1,12 @@
 //! The handlers of the Customers operations: extract, call the domain, answer.
 
+use super::Result;
 use crate::api::context::Context;
 use crate::api::extract::{HeaderParams, JsonBody, QueryParams};
 use crate::api::request::{Access, handle, handle_idempotent, read};
 use crate::domain::customers;
 use crate::wire::latest::{params, types};
 use dropshot::{HttpResponseCreated, HttpResponseOk, Path, RequestContext};
-use super::Result;
 
 pub async fn customer_list(
     rqctx: RequestContext<Context>,
@@ -21,10 +21,7 @@ pub async fn customer_create(
     headers: HeaderParams<params::CustomerCreateHeaders>,
     body: JsonBody<types::CreateCustomerRequest>,
 ) -> Result<HttpResponseCreated<types::Customer>> {
-    handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move {
-        Ok(HttpResponseCreated(customers::create(&c, body).await?))
-    })
-    .await
+    handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move { Ok(HttpResponseCreated(customers::create(&c, body).await?)) }).await
 }
 
 pub async fn customer_view(

@@ -1,12 +1,12 @@
 //! The handlers of the Inventory operations.
 
+use super::Result;
 use crate::api::context::Context;
 use crate::api::extract::{HeaderParams, JsonBody};
 use crate::api::request::{Access, handle_idempotent, read};
 use crate::domain::inventory;
 use crate::wire::latest::{params, types};
 use dropshot::{HttpResponseOk, Path, RequestContext};
-use super::Result;
 
 pub async fn number_lease(
     rqctx: RequestContext<Context>,

@@ -1,12 +1,12 @@
 //! The handlers of the Invoices operations.
 
+use super::Result;
 use crate::api::context::Context;
 use crate::api::extract::{HeaderParams, JsonBody, QueryParams};
 use crate::api::request::{Access, handle_idempotent, read};
 use crate::domain::invoices;
 use crate::wire::latest::{params, types};
 use dropshot::{HttpResponseOk, Path, RequestContext};
-use super::Result;
 
 pub async fn invoice_list(
     rqctx: RequestContext<Context>,
@@ -31,8 +31,6 @@ pub async fn invoice_mark_paid(
     body: JsonBody<types::MarkInvoicePaidRequest, true>,
 ) -> Result<HttpResponseOk<types::Invoice>> {
     let invoice = path.into_inner().invoice_id;
-    handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move {
-        Ok(HttpResponseOk(invoices::paid::mark_paid(&c, &invoice, body).await?))
-    })
-    .await
+    handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move { Ok(HttpResponseOk(invoices::paid::mark_paid(&c, &invoice, body).await?)) })
+        .await
 }

@@ -2,13 +2,13 @@
 //! server's order expiry), cancelling (idempotent) and offering changes
 //! take more than a call, below.
 
+use super::Result;
 use crate::api::context::Context;
 use crate::api::extract::{HeaderParams, JsonBody, QueryParams};
 use crate::api::request::{Access, handle, handle_idempotent, read};
 use crate::domain::licenses;
 use crate::wire::latest::{params, types};
 use dropshot::{HttpResponseCreated, HttpResponseOk, Path, RequestContext};
-use super::Result;
 
 pub async fn license_list(
     rqctx: RequestContext<Context>,
@@ -68,8 +68,10 @@ pub async fn create(
     body: JsonBody<types::CreateLicenseRequest>,
 ) -> Result<HttpResponseCreated<types::License>> {
     let expiry = chrono::Duration::seconds(rqctx.context().settings.order_expiry_seconds.into());
-    handle_idempotent(rqctx, Access::Write, headers, body, |c, body| async move { Ok(HttpResponseCreated(crate::domain::purchases::license::create(&c, body, expiry).await?)) })
-        .await
+    handle_idempotent(rqctx, Access::Write, headers, body, |c, body| async move {
+        Ok(HttpResponseCreated(crate::domain::purchases::license::create(&c, body, expiry).await?))
+    })
+    .await
 }
 
 pub async fn offering_change(

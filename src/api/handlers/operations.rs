@@ -2,6 +2,7 @@
 //! anyone: the health check, the published documents of each revision
 //! and their reference pages.
 
+use super::Result;
 use crate::api::context::Context;
 use crate::api::error::ApiError;
 use crate::api::extract::HeaderParams;
@@ -9,28 +10,18 @@ use crate::api::request::{handle_open, handle_open_sent};
 use crate::api::revision::Revision;
 use crate::error::{Detail, InternalCode};
 use crate::wire::latest::{params, types};
-use dropshot::{HttpResponseOk, Path, RequestContext, Body, ErrorStatusCode};
+use dropshot::{Body, ErrorStatusCode, HttpResponseOk, Path, RequestContext};
 use http::Response;
-use super::Result;
 
-pub async fn health_view(
-    rqctx: RequestContext<Context>,
-    headers: HeaderParams<params::HealthViewHeaders>,
-) -> Result<HttpResponseOk<types::Health>> {
+pub async fn health_view(rqctx: RequestContext<Context>, headers: HeaderParams<params::HealthViewHeaders>) -> Result<HttpResponseOk<types::Health>> {
     health(&rqctx, headers).await
 }
 
-pub async fn ready_view(
-    rqctx: RequestContext<Context>,
-    headers: HeaderParams<params::ReadyViewHeaders>,
-) -> Result<HttpResponseOk<types::Readiness>> {
+pub async fn ready_view(rqctx: RequestContext<Context>, headers: HeaderParams<params::ReadyViewHeaders>) -> Result<HttpResponseOk<types::Readiness>> {
     ready(&rqctx, headers).await
 }
 
-pub async fn openapi_view(
-    rqctx: RequestContext<Context>,
-    headers: HeaderParams<params::OpenapiViewHeaders>,
-) -> Result<HttpResponseOk<types::OpenApiDocument>> {
+pub async fn openapi_view(rqctx: RequestContext<Context>, headers: HeaderParams<params::OpenapiViewHeaders>) -> Result<HttpResponseOk<types::OpenApiDocument>> {
     openapi(&rqctx, headers).await
 }
 
@@ -42,10 +33,7 @@ pub async fn openapi_revision_view(
     openapi_revision(&rqctx, path, headers).await
 }
 
-pub async fn docs_view(
-    rqctx: RequestContext<Context>,
-    headers: HeaderParams<params::DocsViewHeaders>,
-) -> Result<HttpResponseOk<String>> {
+pub async fn docs_view(rqctx: RequestContext<Context>, headers: HeaderParams<params::DocsViewHeaders>) -> Result<HttpResponseOk<String>> {
     handle_open_sent(&rqctx, headers, || reference_page(Revision::current())).await
 }
 
@@ -132,9 +120,10 @@ pub async fn openapi_revision(
 ) -> Result<HttpResponseOk<types::OpenApiDocument>> {
     handle_open_sent(rqctx, headers, || {
         let name = path.into_inner().document;
-        let revision = name.strip_suffix(".json").and_then(Revision::by_name).ok_or_else(|| {
-            ApiError::new(ErrorStatusCode::NOT_FOUND, InternalCode::NotFound, "No revision has this document.")
-        })?;
+        let revision = name
+            .strip_suffix(".json")
+            .and_then(Revision::by_name)
+            .ok_or_else(|| ApiError::new(ErrorStatusCode::NOT_FOUND, InternalCode::NotFound, "No revision has this document."))?;
         document(revision)
     })
     .await

@@ -2,6 +2,7 @@
 //! order expiry) and the bodiless, idempotent steps (approve, cancel,
 //! submit) take more than a call, below.
 
+use super::Result;
 use crate::api::context::Context;
 use crate::api::extract::{HeaderParams, JsonBody, QueryParams};
 use crate::api::request::{Access, handle, handle_idempotent, read};
@@ -9,7 +10,6 @@ use crate::domain::orders;
 use crate::wire::auk;
 use crate::wire::latest::{params, types};
 use dropshot::{HttpResponseCreated, HttpResponseOk, Path, RequestContext};
-use super::Result;
 
 pub async fn order_list(
     rqctx: RequestContext<Context>,

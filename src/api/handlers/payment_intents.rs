@@ -1,12 +1,12 @@
 //! The handlers of the Payment Intents operations.
 
+use super::Result;
 use crate::api::context::Context;
 use crate::api::extract::{HeaderParams, JsonBody, QueryParams};
 use crate::api::request::{Access, handle_idempotent, read};
 use crate::domain::payments;
 use crate::wire::latest::{params, types};
 use dropshot::{HttpResponseCreated, HttpResponseOk, Path, RequestContext};
-use super::Result;
 
 pub async fn payment_intent_list(
     rqctx: RequestContext<Context>,
@@ -31,8 +31,12 @@ pub async fn payment_intent_refund(
     body: JsonBody<types::CreatePaymentRefundRequest, true>,
 ) -> Result<HttpResponseCreated<types::PaymentIntent>> {
     let intent = path.into_inner().payment_intent_id;
-    handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move {
-        Ok(HttpResponseCreated(payments::refunds::create(&c, &intent, body).await?))
-    })
+    handle_idempotent(
+        &rqctx,
+        Access::Write,
+        headers,
+        body,
+        |c, body| async move { Ok(HttpResponseCreated(payments::refunds::create(&c, &intent, body).await?)) },
+    )
     .await
 }

@@ -1,13 +1,13 @@
 //! The handlers of the Payment Links operations; creating needs the
 //! server's public URL (the hosted page's address).
 
+use super::Result;
 use crate::api::context::Context;
 use crate::api::extract::{HeaderParams, JsonBody, QueryParams};
 use crate::api::request::{Access, handle_idempotent, read};
 use crate::domain::payments;
 use crate::wire::latest::{params, types};
 use dropshot::{HttpResponseCreated, HttpResponseOk, Path, RequestContext};
-use super::Result;
 
 pub async fn payment_link_list(
     rqctx: RequestContext<Context>,
@@ -23,9 +23,13 @@ pub async fn payment_link_create(
     body: JsonBody<types::CreatePaymentLinkRequest>,
 ) -> Result<HttpResponseCreated<types::PaymentLink>> {
     let public_url = super::public_url(&rqctx);
-    handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move {
-        Ok(HttpResponseCreated(payments::links::create(&c, &public_url, body).await?))
-    })
+    handle_idempotent(
+        &rqctx,
+        Access::Write,
+        headers,
+        body,
+        |c, body| async move { Ok(HttpResponseCreated(payments::links::create(&c, &public_url, body).await?)) },
+    )
     .await
 }
 
@@ -43,6 +47,12 @@ pub async fn payment_link_cancel(
     headers: HeaderParams<params::PaymentLinkCancelHeaders>,
 ) -> Result<HttpResponseOk<types::PaymentLink>> {
     let link = path.into_inner().payment_link_id;
-    handle_idempotent(&rqctx, Access::Write, headers, JsonBody::<()>::none(), |c, ()| async move { Ok(HttpResponseOk(payments::links::cancel(&c, &link).await?)) })
-        .await
+    handle_idempotent(
+        &rqctx,
+        Access::Write,
+        headers,
+        JsonBody::<()>::none(),
+        |c, ()| async move { Ok(HttpResponseOk(payments::links::cancel(&c, &link).await?)) },
+    )
+    .await
 }

@@ -1,12 +1,12 @@
 //! The handlers of the Payment Profiles operations.
 
+use super::Result;
 use crate::api::context::Context;
 use crate::api::extract::{HeaderParams, QueryParams};
 use crate::api::request::read;
 use crate::domain::payments::profiles;
 use crate::wire::latest::{params, types};
 use dropshot::{HttpResponseOk, Path, RequestContext};
-use super::Result;
 
 pub async fn payment_profile_list(
     rqctx: RequestContext<Context>,

@@ -1,20 +1,21 @@
 //! The handlers of the Payment Sessions operations; creating wakes the job
 //! that sends the session's charge.
 
+use super::Result;
 use crate::api::context::Context;
 use crate::api::extract::{HeaderParams, JsonBody};
 use crate::api::request::{Access, handle_idempotent, read};
 use crate::domain::payments::sessions;
 use crate::wire::latest::{params, types};
 use dropshot::{HttpResponseCreated, HttpResponseOk, Path, RequestContext};
-use super::Result;
 
 pub async fn payment_session_create(
     rqctx: RequestContext<Context>,
     headers: HeaderParams<params::PaymentSessionCreateHeaders>,
     body: JsonBody<types::CreatePaymentSessionRequest>,
 ) -> Result<HttpResponseCreated<types::PaymentSession>> {
-    let answer = handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move { Ok(HttpResponseCreated(sessions::create(&c, body).await?)) }).await;
+    let answer =
+        handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move { Ok(HttpResponseCreated(sessions::create(&c, body).await?)) }).await;
     // (committed by now: the charge's job finds it)
     rqctx.context().payments_wake.notify_one();
     answer

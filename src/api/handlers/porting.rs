@@ -1,12 +1,12 @@
 //! The handlers of the Porting operations.
 
+use super::Result;
 use crate::api::context::Context;
 use crate::api::extract::{HeaderParams, JsonBody};
 use crate::api::request::{Access, handle_idempotent, read};
 use crate::domain::porting;
 use crate::wire::latest::{params, types};
 use dropshot::{HttpResponseOk, Path, RequestContext};
-use super::Result;
 
 pub async fn porting_in_view(
     rqctx: RequestContext<Context>,

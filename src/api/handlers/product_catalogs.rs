@@ -1,12 +1,12 @@
 //! The handlers of the Product Catalogs operations: extract, call the domain, answer.
 
+use super::Result;
 use crate::api::context::Context;
 use crate::api::extract::{HeaderParams, QueryParams};
 use crate::api::request::read;
 use crate::domain::catalog;
 use crate::wire::latest::{params, types};
 use dropshot::{HttpResponseOk, Path, RequestContext};
-use super::Result;
 
 pub async fn customer_product_catalog_view(
     rqctx: RequestContext<Context>,

@@ -1,13 +1,13 @@
 //! The handlers of the Reports operations; a run's download URL is
 //! signed for the server's public URL, by the server's clock.
 
+use super::Result;
 use crate::api::context::Context;
 use crate::api::extract::{HeaderParams, JsonBody, QueryParams};
 use crate::api::request::{Access, handle_idempotent, read};
 use crate::domain::reports::{self, download::Signer};
 use crate::wire::latest::{params, types};
 use dropshot::{HttpResponseCreated, HttpResponseOk, Path, RequestContext};
-use super::Result;
 
 /// What signs the download URLs this request shows.
 fn signer(rqctx: &RequestContext<Context>) -> Signer {
@@ -25,7 +25,8 @@ pub async fn report_create(
     headers: HeaderParams<params::ReportCreateHeaders>,
     body: JsonBody<types::NewReportRun, false>,
 ) -> Result<HttpResponseCreated<types::ReportRun>> {
-    let created = handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move { Ok(HttpResponseCreated(reports::create(&c, body).await?)) }).await;
+    let created =
+        handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move { Ok(HttpResponseCreated(reports::create(&c, body).await?)) }).await;
     // the writer starts at once, not at its next look
     rqctx.context().reports_wake.notify_one();
     created

@@ -1,12 +1,12 @@
 //! The handlers of a sandbox organisation's test clock (its key alone).
 
+use super::Result;
 use crate::api::context::Context;
 use crate::api::extract::{HeaderParams, JsonBody};
 use crate::api::request::{Access, handle, handle_idempotent};
 use crate::domain::sandbox;
 use crate::wire::latest::{params, types};
 use dropshot::{HttpResponseAccepted, HttpResponseOk, RequestContext};
-use super::Result;
 use std::sync::{Arc, OnceLock};
 
 pub async fn sandbox_clock_view(

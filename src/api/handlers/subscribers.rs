@@ -1,12 +1,12 @@
 //! The handlers of the Subscribers operations: extract, call the domain, answer.
 
+use super::Result;
 use crate::api::context::Context;
 use crate::api::extract::{HeaderParams, JsonBody};
 use crate::api::request::{Access, handle, read};
 use crate::domain::subscribers;
 use crate::wire::latest::{params, types};
 use dropshot::{HttpResponseOk, Path, RequestContext};
-use super::Result;
 
 pub async fn subscriber_view(
     rqctx: RequestContext<Context>,

@@ -2,13 +2,13 @@
 //! order, with the server's order expiry), cancelling (idempotent), and
 //! offering options and changes take more than a call, below.
 
+use super::Result;
 use crate::api::context::Context;
 use crate::api::extract::{HeaderParams, JsonBody, QueryParams};
 use crate::api::request::{Access, handle, handle_idempotent, read};
 use crate::domain::addons;
 use crate::wire::latest::{params, types};
 use dropshot::{HttpResponseCreated, HttpResponseOk, Path, RequestContext};
-use super::Result;
 
 pub async fn subscription_addon_list(
     rqctx: RequestContext<Context>,

@@ -2,6 +2,7 @@
 //! through (`subscription_move`): an idempotent write, on the subscription
 //! the path names, sent to the server's network.
 
+use super::Result;
 use crate::api::context::Context;
 use crate::api::extract::{HeaderParams, JsonBody, QueryParams};
 use crate::api::request::{Access, handle, handle_idempotent, read};
@@ -10,7 +11,6 @@ use crate::domain::{subscriptions, usage};
 use crate::wire::latest::types::Subscription;
 use crate::wire::latest::{params, types};
 use dropshot::{HttpResponseCreated, HttpResponseOk, Path, RequestContext};
-use super::Result;
 
 pub async fn subscription_list(
     rqctx: RequestContext<Context>,

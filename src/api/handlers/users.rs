@@ -1,12 +1,12 @@
 //! The handlers of the Users operations: extract, call the domain, answer.
 
+use super::Result;
 use crate::api::context::Context;
 use crate::api::extract::{HeaderParams, JsonBody, QueryParams};
 use crate::api::request::{Access, handle, handle_idempotent, read};
 use crate::domain::users;
 use crate::wire::latest::{params, types};
 use dropshot::{HttpResponseCreated, HttpResponseOk, Path, RequestContext};
-use super::Result;
 
 pub async fn user_list(
     rqctx: RequestContext<Context>,
@@ -21,10 +21,7 @@ pub async fn user_create(
     headers: HeaderParams<params::UserCreateHeaders>,
     body: JsonBody<types::CreateUserRequest>,
 ) -> Result<HttpResponseCreated<types::User>> {
-    handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move {
-        Ok(HttpResponseCreated(users::create(&c, body).await?))
-    })
-    .await
+    handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move { Ok(HttpResponseCreated(users::create(&c, body).await?)) }).await
 }
 
 pub async fn user_view(

@@ -2,6 +2,7 @@
 //! all act for the organisation (its key alone, never a user's bearer
 //! token, for endpoints: webhooks see every customer's events).
 
+use super::Result;
 use crate::api::context::Context;
 use crate::api::extract::{HeaderParams, JsonBody, QueryParams};
 use crate::api::request::{Access, handle, handle_idempotent};
@@ -12,9 +13,8 @@ use crate::domain::webhooks::endpoints as webhook_endpoints;
 use crate::domain::webhooks::endpoints::Owner;
 use crate::domain::webhooks::log as event_log;
 use crate::wire::latest::{params, types};
-use dropshot::{HttpResponseAccepted, HttpResponseCreated, HttpResponseDeleted, HttpResponseOk, Path, RequestContext};
-use super::Result;
 use chrono::{DateTime, Utc};
+use dropshot::{HttpResponseAccepted, HttpResponseCreated, HttpResponseDeleted, HttpResponseOk, Path, RequestContext};
 
 /// The organisation whose webhook endpoints the caller manages: its key
 /// alone, never a user's bearer token (webhooks see every customer's events).

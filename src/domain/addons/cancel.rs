@@ -2,17 +2,17 @@
 //! add-ons, now or at the end of each one's period, all or none, with one
 //! `subscription.updated` in the transaction that cancels them.
 
-use crate::domain::states::agreed;
 use super::lifecycle::{ADDON, AddonOp, addons_of, moved, offering_of, tell, write};
 use super::shown;
 use crate::domain::Caller;
 use crate::domain::access::Role;
 use crate::domain::cycles::midnight;
+use crate::domain::states::agreed;
 use crate::domain::subscriptions::find;
 use crate::error::{Error, InternalCode, Result};
+use crate::kinds::AddonStatus as Status;
 use crate::store::{AddonRow, SubscriptionRow};
 use crate::wire::latest as wire;
-use crate::kinds::AddonStatus as Status;
 use chrono::{DateTime, Utc};
 
 /// The end of `a`'s period: its expiry, or else its subscription's next
@@ -34,7 +34,11 @@ pub async fn cancel(caller: &Caller, key: &str, req: wire::CancelSubscriptionAdd
             return Err(Error::invalid("subscriptionAddonIds", "duplicate", "names an add-on twice"));
         }
         let Some(before) = all.iter().find(|a| a.id == *id) else {
-            return Err(Error::missing_reference(InternalCode::SubscriptionAddonNotFound, "subscriptionAddonIds", format!("{id} is not an add-on of this subscription")));
+            return Err(Error::missing_reference(
+                InternalCode::SubscriptionAddonNotFound,
+                "subscriptionAddonIds",
+                format!("{id} is not an add-on of this subscription"),
+            ));
         };
         let offering = offering_of(&caller.store, None, caller.org, before).await?;
         if at_period_end {

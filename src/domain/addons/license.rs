@@ -5,13 +5,13 @@
 //! shows it in `license`.
 
 use crate::domain::Caller;
+use crate::domain::catalog;
 use crate::domain::licenses::create::{create, created_by};
 use crate::domain::licenses::lifecycle::end_with_addon;
-use crate::domain::catalog;
 use crate::error::Result;
 use crate::events::Event;
-use crate::store::{AddonRow, LicenseRow, OfferingRow, Store, SubscriptionRow, Tx};
 use crate::kinds::AddonStatus as Status;
+use crate::store::{AddonRow, LicenseRow, OfferingRow, Store, SubscriptionRow, Tx};
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 use uuid::Uuid;
@@ -19,7 +19,14 @@ use uuid::Uuid;
 /// In the transaction creating an add-on of `parent` on `offering`, for
 /// order `bought` (id, currency): the license it carries, when its product
 /// names a licenseType, with its events.
-pub async fn carried(tx: &mut Tx, org: Uuid, parent: &SubscriptionRow, bought: (Uuid, &str), offering: &OfferingRow, now: DateTime<Utc>) -> Result<(Option<Uuid>, Vec<Event>)> {
+pub async fn carried(
+    tx: &mut Tx,
+    org: Uuid,
+    parent: &SubscriptionRow,
+    bought: (Uuid, &str),
+    offering: &OfferingRow,
+    now: DateTime<Utc>,
+) -> Result<(Option<Uuid>, Vec<Event>)> {
     if offering.product.license_type.is_none() {
         return Ok((None, vec![]));
     }

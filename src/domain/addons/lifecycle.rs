@@ -7,11 +7,11 @@
 //! of what it has due next.
 
 use crate::domain::Caller;
-use crate::domain::states::{agreed, Operation, Table};
+use crate::domain::states::{Operation, Table, agreed};
 use crate::error::{Error, InternalCode, Result};
 use crate::events::Event;
-use crate::store::{AddonRow, JobKind, OfferingRow, Store, SubscriptionRow, Tx};
 use crate::kinds::{ActivationType, AddonStatus as Status, SubscriptionStatus};
+use crate::store::{AddonRow, JobKind, OfferingRow, Store, SubscriptionRow, Tx};
 use chrono::{DateTime, Duration, Utc};
 use uuid::Uuid;
 
@@ -163,7 +163,16 @@ pub(super) async fn offering_of(store: &Store, tx: Option<&mut Tx>, org: Uuid, a
 /// (of those activating, only the add-ons activated `by`), in `tx`; how
 /// many moved.
 #[allow(clippy::too_many_arguments)]
-async fn move_all(store: &Store, tx: &mut Tx, org: Uuid, subscription: Uuid, op: AddonOp, by: Option<ActivationType>, at: DateTime<Utc>, now: DateTime<Utc>) -> Result<usize> {
+async fn move_all(
+    store: &Store,
+    tx: &mut Tx,
+    org: Uuid,
+    subscription: Uuid,
+    op: AddonOp,
+    by: Option<ActivationType>,
+    at: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Result<usize> {
     let mut moved_count = 0;
     for mut a in store.subscription_addons(Some(tx), org, subscription).await? {
         // what it had due before this instant happens first: one whose
@@ -196,7 +205,15 @@ async fn move_all(store: &Store, tx: &mut Tx, org: Uuid, subscription: Uuid, op:
 /// In the transaction of a move of the subscription from `before` to
 /// `after` at `at`: its add-ons follow it. Told by the subscription's own
 /// event.
-pub async fn follow(store: &Store, tx: &mut Tx, org: Uuid, before: SubscriptionStatus, after: &SubscriptionRow, at: DateTime<Utc>, now: DateTime<Utc>) -> Result<()> {
+pub async fn follow(
+    store: &Store,
+    tx: &mut Tx,
+    org: Uuid,
+    before: SubscriptionStatus,
+    after: &SubscriptionRow,
+    at: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Result<()> {
     let id = after.id;
     match after.status {
         SubscriptionStatus::Activated if before != SubscriptionStatus::Activated => {
@@ -224,7 +241,14 @@ pub async fn first_use(store: &Store, tx: &mut Tx, org: Uuid, subscription: &Sub
 /// ACTIVE at once when it is INSTANT and `parent` is ACTIVATED (with the
 /// job of its expiry), and the license it carries when its product names
 /// a licenseType. Its id, and the events of the license.
-pub async fn create(tx: &mut Tx, org: Uuid, parent: &SubscriptionRow, bought: (Uuid, &str), offering: &OfferingRow, now: DateTime<Utc>) -> Result<(Uuid, Vec<Event>)> {
+pub async fn create(
+    tx: &mut Tx,
+    org: Uuid,
+    parent: &SubscriptionRow,
+    bought: (Uuid, &str),
+    offering: &OfferingRow,
+    now: DateTime<Utc>,
+) -> Result<(Uuid, Vec<Event>)> {
     let (order_id, _) = bought;
     let (license_id, events) = super::license::carried(tx, org, parent, bought, offering, now).await?;
     let pending = AddonRow {

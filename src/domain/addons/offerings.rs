@@ -16,14 +16,14 @@ use super::{options, shown};
 use crate::domain::Caller;
 use crate::domain::access::Role;
 use crate::domain::catalog;
-use crate::domain::offering_change::{asked_date, earliest_for, is_upgrade, named, price_of};
-use crate::domain::subscriptions::terms::date_of;
 use crate::domain::cycles::midnight;
+use crate::domain::offering_change::{asked_date, earliest_for, is_upgrade, named, price_of};
 use crate::domain::subscriptions::find;
+use crate::domain::subscriptions::terms::date_of;
 use crate::error::{Error, InternalCode, Result};
+use crate::kinds::AddonStatus as Status;
 use crate::store::{AddonRow, OfferingRow, PendingOffering, SubscriptionRow};
 use crate::wire::latest::{self as wire, ChangeSchedule as Schedule};
-use crate::kinds::AddonStatus as Status;
 use chrono::NaiveDate;
 
 fn conflict(code: InternalCode, message: impl Into<String>, property: &'static str) -> Error {

@@ -7,9 +7,9 @@ use crate::domain::Caller;
 use crate::domain::catalog::{self, price::Price};
 use crate::domain::subscriptions::find;
 use crate::error::{Error, Result};
+use crate::kinds::{OfferingStatus, ProductType, SubscriptionStatus};
 use crate::store::{OfferingRow, SubscriptionRow};
 use crate::wire::latest as wire;
-use crate::kinds::{OfferingStatus, ProductType, SubscriptionStatus};
 
 /// Whether `offering` is an add-on option of `subscription`, whose offering
 /// is `parent`; `in_catalog` tells whether the customer's catalog has it.

@@ -223,18 +223,19 @@ impl CatalogFile {
             for (j, u) in o.usp_list.iter().enumerate() {
                 text(&mut err, format!("offerings[{i}].uspList[{j}]"), Some(u), MAX_TEXT);
             }
-            if let Some(url) = &o.image_url {
-                if !(url.starts_with("https://") || url.starts_with("http://")) || url.len() > 2000 || url.contains(char::is_whitespace) {
-                    err(format!("offerings[{i}].imageUrl"), "must be an http(s) URL of at most 2000 characters");
-                }
+            if let Some(url) = &o.image_url
+                && (!(url.starts_with("https://") || url.starts_with("http://")) || url.len() > 2000 || url.contains(char::is_whitespace))
+            {
+                err(format!("offerings[{i}].imageUrl"), "must be an http(s) URL of at most 2000 characters");
             }
             if !product_keys.contains(&o.product) && !known("product", &o.product) {
                 err(format!("offerings[{i}].product"), "names no product of this file or of the stored catalog");
             }
-            if let Some(g) = &o.group {
-                if !group_keys.contains(g) && !known("group", g) {
-                    err(format!("offerings[{i}].group"), "names no group of this file or of the stored catalog");
-                }
+            if let Some(g) = &o.group
+                && !group_keys.contains(g)
+                && !known("group", g)
+            {
+                err(format!("offerings[{i}].group"), "names no group of this file or of the stored catalog");
             }
             for (path, message) in o.price.check() {
                 err(format!("offerings[{i}].price.{path}"), &message);
@@ -277,10 +278,10 @@ impl CatalogFile {
                 }
             }
         }
-        if let Some(c) = &self.default_tax_country {
-            if isocountry::CountryCode::for_alpha2(c).is_err() {
-                err("defaultTaxCountry".into(), "must be an ISO 3166-1 alpha-2 code");
-            }
+        if let Some(c) = &self.default_tax_country
+            && isocountry::CountryCode::for_alpha2(c).is_err()
+        {
+            err("defaultTaxCountry".into(), "must be an ISO 3166-1 alpha-2 code");
         }
         bad
     }
@@ -306,18 +307,8 @@ fn valid_license_type(t: &str) -> bool {
 pub fn category_fits(t: ProductType, c: ProductCategory) -> bool {
     use ProductCategory as C;
     match t {
-        ProductType::Subscription => matches!(
-            c,
-            C::SubscriptionCell
-                | C::SubscriptionDataSim
-                | C::SubscriptionBroadband
-                | C::SubscriptionM2m
-                | C::TravelEsim
-        ),
-        ProductType::SubscriptionAddon => matches!(
-            c,
-            C::ExtraData | C::TravelEsimPackage | C::Abroad | C::ExternalProductAddon
-        ),
+        ProductType::Subscription => matches!(c, C::SubscriptionCell | C::SubscriptionDataSim | C::SubscriptionBroadband | C::SubscriptionM2m | C::TravelEsim),
+        ProductType::SubscriptionAddon => matches!(c, C::ExtraData | C::TravelEsimPackage | C::Abroad | C::ExternalProductAddon),
         ProductType::License => true,
         ProductType::ExternalProduct => matches!(c, C::ExternalProduct | C::ExternalProductAddon),
         ProductType::SimCard => matches!(c, C::SimCard),
@@ -355,13 +346,7 @@ taxRates:
         let paths: Vec<String> = f.check(&|_, _| false).into_iter().map(|p| p.path).collect();
         assert_eq!(
             paths,
-            [
-                "products[0].category",
-                "offerings[0].product",
-                "catalogs[0].offerings[1]",
-                "catalogs[0].offerings[2]",
-                "taxRates[0].rates[0].rateBasisPoints"
-            ]
+            ["products[0].category", "offerings[0].product", "catalogs[0].offerings[1]", "catalogs[0].offerings[2]", "taxRates[0].rates[0].rateBasisPoints"]
         );
     }
 }

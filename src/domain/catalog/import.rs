@@ -2,8 +2,8 @@
 //! written in one transaction, row by row only where something changed, so
 //! importing the same file again changes nothing.
 
-use super::file::{CatalogFile, Problem};
 use super::entity_id;
+use super::file::{CatalogFile, Problem};
 use crate::error::Error;
 use crate::store::{Change, Columns, IdOrRef, Kind, Store};
 use serde::Serialize;
@@ -75,10 +75,7 @@ pub async fn import(store: &Store, org: Uuid, mut file: CatalogFile) -> Result<R
     for (i, a) in file.assignments.iter().enumerate() {
         match store.customer(org, &IdOrRef::parse(&a.customer)).await? {
             Some(c) => customers.push(c.id),
-            None => problems.push(Problem {
-                path: format!("assignments[{i}].customer"),
-                message: "names no customer of this organisation".into(),
-            }),
+            None => problems.push(Problem { path: format!("assignments[{i}].customer"), message: "names no customer of this organisation".into() }),
         }
     }
     if !problems.is_empty() {
@@ -94,8 +91,7 @@ pub async fn import(store: &Store, org: Uuid, mut file: CatalogFile) -> Result<R
     }
     for p in &file.products {
         let columns = Columns::Product { product_type: p.product_type, category: p.category };
-        let c = Store::upsert_catalog_entity(&mut tx, Kind::Product, org, id("product", &p.key), &p.key, &columns, &doc_without(doc(p), &["key"]))
-            .await?;
+        let c = Store::upsert_catalog_entity(&mut tx, Kind::Product, org, id("product", &p.key), &p.key, &columns, &doc_without(doc(p), &["key"])).await?;
         report.count(c);
     }
     for o in &file.offerings {

@@ -6,10 +6,10 @@ pub mod import;
 pub mod price;
 
 use super::Caller;
-use crate::wire::latest::params::ProductOfferingListQuery;
-use crate::wire::latest as wire;
 use crate::error::{Error, InternalCode, Result};
 use crate::store::{Cursor, Features, OfferingFilter, OfferingRow, limit_or_default};
+use crate::wire::latest as wire;
+use crate::wire::latest::params::ProductOfferingListQuery;
 use uuid::Uuid;
 
 /// The id of a catalog entity: derived from the organisation and the key,
@@ -69,13 +69,7 @@ pub fn to_wire(row: &OfferingRow) -> Result<wire::ProductOffering> {
 /// An offering as named on what was bought with it (subscriptions,
 /// add-ons, licenses): as the catalog holds it now.
 pub fn summary(o: wire::ProductOffering) -> wire::ProductOfferingSummary {
-    wire::ProductOfferingSummary {
-        product_offering_id: o.product_offering_id,
-        name: o.name,
-        price: o.price,
-        group: o.group,
-        image_url: o.image_url,
-    }
+    wire::ProductOfferingSummary { product_offering_id: o.product_offering_id, name: o.name, price: o.price, group: o.group, image_url: o.image_url }
 }
 
 /// Offerings in their wire form by id, each read from the store once:
@@ -122,11 +116,7 @@ fn uuid_or_not_found(id: &str, what: InternalCode, name: &'static str) -> Result
 
 pub async fn find(caller: &Caller, id: &str) -> Result<OfferingRow> {
     let id = uuid_or_not_found(id, InternalCode::ProductOfferingNotFound, "product offering")?;
-    caller
-        .store
-        .offering(caller.org, id)
-        .await?
-        .ok_or_else(|| Error::not_found(InternalCode::ProductOfferingNotFound, "product offering"))
+    caller.store.offering(caller.org, id).await?.ok_or_else(|| Error::not_found(InternalCode::ProductOfferingNotFound, "product offering"))
 }
 
 pub async fn view(caller: &Caller, id: &str) -> Result<wire::ProductOffering> {

@@ -109,10 +109,10 @@ impl Price {
         if exponent(&self.currency).is_none() {
             err("currency", "must be an ISO 4217 currency code with minor units");
         }
-        if let Some(n) = self.net_price_minor {
-            if !(0..=MAX_MINOR).contains(&n) {
-                err("netPriceMinor", &format!("must be 0 to {MAX_MINOR}"));
-            }
+        if let Some(n) = self.net_price_minor
+            && !(0..=MAX_MINOR).contains(&n)
+        {
+            err("netPriceMinor", &format!("must be 0 to {MAX_MINOR}"));
         }
         for (code, amount) in &self.currency_options_minor {
             if exponent(code).is_none() {
@@ -127,9 +127,7 @@ impl Price {
         match (self.price_type, &self.billing_cycle) {
             (PriceType::Recurring, None) => err("billingCycle", "is required for a RECURRING price"),
             (PriceType::OneTime, Some(_)) => err("billingCycle", "is only for RECURRING prices"),
-            (_, Some(c)) if !(1..=MAX_INTERVAL).contains(&c.interval) => {
-                err("billingCycle.interval", &format!("must be 1 to {MAX_INTERVAL}"))
-            }
+            (_, Some(c)) if !(1..=MAX_INTERVAL).contains(&c.interval) => err("billingCycle.interval", &format!("must be 1 to {MAX_INTERVAL}")),
             _ => {}
         }
         if let Some(u) = &self.custom_upfront_payment {
@@ -167,11 +165,7 @@ impl Price {
     /// The net price in `currency`, if the price is offered in it: its own
     /// currency, or one of its currency options.
     pub fn net_in(&self, currency: &str) -> Option<i64> {
-        if currency == self.currency {
-            Some(self.net_price_minor.unwrap_or(0))
-        } else {
-            self.currency_options_minor.get(currency).copied()
-        }
+        if currency == self.currency { Some(self.net_price_minor.unwrap_or(0)) } else { self.currency_options_minor.get(currency).copied() }
     }
 }
 

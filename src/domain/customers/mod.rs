@@ -4,13 +4,13 @@
 
 mod documents;
 
-use super::values::Checks;
-use super::access::Role;
 use super::Caller;
-use crate::wire::latest as wire;
+use super::access::Role;
+use super::values::Checks;
 use crate::error::{Error, InternalCode, Result};
 use crate::events::{self, Event};
-use crate::store::{CustomerFilter, CustomerRow, Cursor, IdOrRef, Link, Referenced, Store, limit_or_default};
+use crate::store::{Cursor, CustomerFilter, CustomerRow, IdOrRef, Link, Referenced, Store, limit_or_default};
+use crate::wire::latest as wire;
 use rand::Rng;
 use uuid::Uuid;
 
@@ -21,10 +21,7 @@ pub const DEFAULT_LOCALE: &str = "en-US";
 
 /// The wire form of a stored customer.
 pub fn to_wire(c: CustomerRow, users: Vec<Link>) -> wire::Customer {
-    let users: Vec<wire::CustomerUser> = users
-        .into_iter()
-        .map(|(user_id, name, role)| wire::CustomerUser { user_id, name, role: role.into() })
-        .collect();
+    let users: Vec<wire::CustomerUser> = users.into_iter().map(|(user_id, name, role)| wire::CustomerUser { user_id, name, role: role.into() }).collect();
     let contact_person = c.contact_person_user_id.and_then(|id| users.iter().find(|u| u.user_id == id).cloned());
     wire::Customer {
         customer_id: c.id,
@@ -52,8 +49,6 @@ fn human_readable_id() -> String {
     let tail: String = (0..8).map(|_| ALPHABET[rng.random_range(0..ALPHABET.len())] as char).collect();
     format!("CU-{tail}")
 }
-
-
 
 /// The billing's default payment profile must be one of the customer's
 /// (`customer` None: a customer being created, which has none yet).
@@ -102,7 +97,12 @@ pub async fn set_payment_defaults(tx: &mut crate::store::Tx, caller: &Caller, cu
 
 /// The locale, contact, billing and shipping a request gives (each when given):
 /// every failing field at once.
-fn check_documents(locale: Option<&str>, contact: Option<&wire::CustomerContact>, billing: Option<&wire::CustomerBilling>, shipping: Option<&wire::Shipping>) -> Result<()> {
+fn check_documents(
+    locale: Option<&str>,
+    contact: Option<&wire::CustomerContact>,
+    billing: Option<&wire::CustomerBilling>,
+    shipping: Option<&wire::Shipping>,
+) -> Result<()> {
     let mut checks = Checks::default();
     if let Some(l) = locale {
         checks.locale("preferredLocale", l);
@@ -165,12 +165,7 @@ pub async fn create(caller: &Caller, req: wire::CreateCustomerRequest) -> Result
 /// The stored customer named by `key` (id or `rid_`), or 404; a customer
 /// the caller may not see is missing too.
 pub async fn find(caller: &Caller, key: &str) -> Result<CustomerRow> {
-    caller
-        .store
-        .customer(caller.org, &IdOrRef::parse(key))
-        .await?
-        .filter(|c| caller.sees_customer(c.id))
-        .ok_or_else(missing)
+    caller.store.customer(caller.org, &IdOrRef::parse(key)).await?.filter(|c| caller.sees_customer(c.id)).ok_or_else(missing)
 }
 
 /// A customer that does not exist, or that the caller may not see.
@@ -186,12 +181,7 @@ pub async fn find_all(caller: &Caller, keys: &[String]) -> Result<Option<Vec<Uui
 
 /// `find`, with the users acting for the customer, in one query.
 async fn find_with_users(caller: &Caller, key: &str) -> Result<(CustomerRow, Vec<Link>)> {
-    caller
-        .store
-        .customer_with_users(caller.org, &IdOrRef::parse(key))
-        .await?
-        .filter(|(c, _)| caller.sees_customer(c.id))
-        .ok_or_else(missing)
+    caller.store.customer_with_users(caller.org, &IdOrRef::parse(key)).await?.filter(|(c, _)| caller.sees_customer(c.id)).ok_or_else(missing)
 }
 
 pub async fn view(caller: &Caller, key: &str) -> Result<wire::Customer> {
@@ -291,8 +281,11 @@ fn apply(row: &mut CustomerRow, req: &wire::UpdateCustomerRequest, person: Optio
 
 pub async fn list(caller: &Caller, q: crate::wire::latest::params::CustomerListQuery) -> Result<wire::CustomerList> {
     let after = q.cursor.as_deref().map(Cursor::decode).transpose()?;
-    let filter =
-        CustomerFilter { text: q.filter.filter(|t| !t.is_empty()), customer_type: super::filter_of::<wire::CustomerType, _>("customerType", q.customer_type.as_slice())?.pop(), visible_to: caller.viewer() };
+    let filter = CustomerFilter {
+        text: q.filter.filter(|t| !t.is_empty()),
+        customer_type: super::filter_of::<wire::CustomerType, _>("customerType", q.customer_type.as_slice())?.pop(),
+        visible_to: caller.viewer(),
+    };
     let page = caller.store.customers(caller.org, &filter, after, limit_or_default(q.limit)).await?;
     Ok(wire::CustomerList {
         items: page.items.into_iter().map(|(c, users)| to_wire(c, users)).collect(),

@@ -55,11 +55,17 @@ pub async fn lease(caller: &Caller, req: wire::LeaseNumbersRequest) -> Result<wi
     let mut tx = caller.store.begin().await?;
     let (leases, numbers) = Store::live_leases_of(&mut tx, caller.org, &holder, caller.now).await?;
     if leases >= leases_at_most {
-        let message = format!("This caller holds {leases} live number leases, the most the organisation allows ({}); use or let one expire first.", LEASES_PER_HOLDER.name);
+        let message = format!(
+            "This caller holds {leases} live number leases, the most the organisation allows ({}); use or let one expire first.",
+            LEASES_PER_HOLDER.name
+        );
         return Err(Error::Conflict { code: InternalCode::NumberLeaseLimit, message, property: "count" });
     }
     if numbers + i64::from(req.count) > numbers_at_most {
-        let message = format!("This caller's live leases hold {numbers} numbers; {} more would pass the {numbers_at_most} the organisation allows ({}).", req.count, LEASED_NUMBERS_PER_HOLDER.name);
+        let message = format!(
+            "This caller's live leases hold {numbers} numbers; {} more would pass the {numbers_at_most} the organisation allows ({}).",
+            req.count, LEASED_NUMBERS_PER_HOLDER.name
+        );
         return Err(Error::Conflict { code: InternalCode::LeasedNumbersLimit, message, property: "count" });
     }
     let lease = NewLease { id: crate::domain::new_id(), token_hash: &crate::keys::hash(&token), holder: &holder, until: expires_at };

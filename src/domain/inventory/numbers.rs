@@ -48,7 +48,13 @@ async fn lease_of(caller: &Caller, token: &str, at: &(dyn Fn(&str) -> String + S
 /// What is wrong with the number a SUBSCRIPTION line asks for, given
 /// whether the organisation has a pool (`at` names a field of the line's
 /// `subscription`).
-pub async fn check_line(caller: &Caller, pool: bool, offering: &OfferingRow, new: &NewSubscription, at: &(dyn Fn(&str) -> String + Sync)) -> Result<Vec<Detail>> {
+pub async fn check_line(
+    caller: &Caller,
+    pool: bool,
+    offering: &OfferingRow,
+    new: &NewSubscription,
+    at: &(dyn Fn(&str) -> String + Sync),
+) -> Result<Vec<Detail>> {
     let kind = number_type_of(offering.product.category);
     if let Some(port) = &new.port_in {
         return check_port_in(caller, pool, kind, new, port, at).await;
@@ -74,7 +80,11 @@ pub async fn check_line(caller: &Caller, pool: bool, offering: &OfferingRow, new
         return Ok(vec![Detail::new(at("msisdn"), "number_not_in_pool", "is not a number of the organisation's pool")]);
     };
     if !selection_offered(offering) {
-        return Ok(vec![Detail::new(at("msisdn"), "number_selection_not_offered", "cannot be chosen: the offering does not offer a choice of number (leave msisdn out)")]);
+        return Ok(vec![Detail::new(
+            at("msisdn"),
+            "number_selection_not_offered",
+            "cannot be chosen: the offering does not offer a choice of number (leave msisdn out)",
+        )]);
     }
     if number.number_type != kind {
         return Ok(vec![Detail::new(at("msisdn"), "number_type_mismatch", format!("is a {} number; the subscription takes a {kind} one", number.number_type))]);
@@ -102,7 +112,14 @@ pub async fn check_line(caller: &Caller, pool: bool, offering: &OfferingRow, new
 /// (`msisdn`, the number brought; the subscription starts on a temporary
 /// number of the pool). Details that do not fit the number's country are
 /// a 400, as they are for POST in-porting.
-async fn check_port_in(caller: &Caller, pool: bool, kind: NumberType, new: &NewSubscription, port: &crate::wire::latest::NewPortIn, at: &(dyn Fn(&str) -> String + Sync)) -> Result<Vec<Detail>> {
+async fn check_port_in(
+    caller: &Caller,
+    pool: bool,
+    kind: NumberType,
+    new: &NewSubscription,
+    port: &crate::wire::latest::NewPortIn,
+    at: &(dyn Fn(&str) -> String + Sync),
+) -> Result<Vec<Detail>> {
     let Some(msisdn) = &new.msisdn else {
         return Ok(vec![Detail::new(at("msisdn"), "required", "is required with portIn: the number to bring")]);
     };
@@ -138,7 +155,15 @@ fn taken(field: String, code: &'static str, message: &str) -> Error {
 /// submission's transaction: the one named (from the pool when there is
 /// one), else the lowest free one of its type. The lease the line's token
 /// names, to use up once every line has taken its number.
-pub async fn take(tx: &mut Tx, caller: &Caller, pool: bool, kind: NumberType, new: &NewSubscription, id: Uuid, field: String) -> Result<(String, Option<Uuid>)> {
+pub async fn take(
+    tx: &mut Tx,
+    caller: &Caller,
+    pool: bool,
+    kind: NumberType,
+    new: &NewSubscription,
+    id: Uuid,
+    field: String,
+) -> Result<(String, Option<Uuid>)> {
     let lease = match &new.number_lease_token {
         Some(token) => match caller.store.number_lease(caller.org, &crate::keys::hash(token)).await? {
             // another order's submission used it up since the check

@@ -3,9 +3,9 @@
 //! one, and a SIM as `GET /inventory/sims/{iccid}` shows it.
 
 use crate::domain::Caller;
+use crate::domain::subscriptions::esim;
 use crate::domain::values::iccid;
 use crate::error::{Error, InternalCode, Result};
-use crate::domain::subscriptions::esim;
 use crate::kinds::SimType;
 use crate::network::{EsimStatus, Network, Sim};
 use crate::store::Held;
@@ -22,7 +22,9 @@ fn refused(r: crate::network::Refused) -> Error {
 /// 400 unless `value` is an ICCID with a right check digit.
 pub fn check_iccid(value: Option<&String>) -> Result<()> {
     match value {
-        Some(v) if !iccid::valid(v) => Err(Error::invalid("iccid", "invalid_iccid", "must be an ICCID: 19 or 20 digits starting with 89, the last a Luhn check digit")),
+        Some(v) if !iccid::valid(v) => {
+            Err(Error::invalid("iccid", "invalid_iccid", "must be an ICCID: 19 or 20 digits starting with 89, the last a Luhn check digit"))
+        }
         _ => Ok(()),
     }
 }

@@ -160,12 +160,21 @@ pub fn order_initial(order: &crate::wire::latest::Order) -> Option<Bill> {
             license_id: l.created_license_id,
             order_id: Some(order.order_id),
             amount_minor: l.pricing.subtotal_minor,
-            discounts: l.pricing.discounts.iter().map(|d| super::lines::LineDiscount { description: d.description.clone(), amount_minor: d.amount_minor }).collect(),
+            discounts: l
+                .pricing
+                .discounts
+                .iter()
+                .map(|d| super::lines::LineDiscount { description: d.description.clone(), amount_minor: d.amount_minor })
+                .collect(),
             taxes: l
                 .pricing
                 .taxes
                 .iter()
-                .map(|t| super::lines::LineTax { description: t.description.clone(), rate_basis_points: u32::try_from(t.rate_basis_points).unwrap_or(0), amount_minor: t.amount_minor })
+                .map(|t| super::lines::LineTax {
+                    description: t.description.clone(),
+                    rate_basis_points: u32::try_from(t.rate_basis_points).unwrap_or(0),
+                    amount_minor: t.amount_minor,
+                })
                 .collect(),
         })
         .collect();
@@ -181,7 +190,14 @@ pub async fn usage(caller: &Caller, row: &SubscriptionRow, charged: i64) -> Resu
     let amounts = pricing::Amounts {
         subtotal: charged,
         discounts: vec![],
-        taxes: taxes.iter().map(|t| pricing::TaxLine { description: t.description.clone(), rate_basis_points: t.rate_basis_points, amount: pricing::tax(charged, t.rate_basis_points) }).collect(),
+        taxes: taxes
+            .iter()
+            .map(|t| pricing::TaxLine {
+                description: t.description.clone(),
+                rate_basis_points: t.rate_basis_points,
+                amount: pricing::tax(charged, t.rate_basis_points),
+            })
+            .collect(),
     };
     let about = About {
         kind: LineKind::Usage,

@@ -6,9 +6,9 @@
 //! PAPER_INVOICE customer's is listed for printing (`admin invoice list
 //! --paper`). Each failure of autopay is mailed with a payment link.
 
+use super::collect::intent_lines;
 use super::row::{customer_of, written};
 use crate::domain::Caller;
-use super::collect::intent_lines;
 use crate::domain::payments::collecting::for_invoice;
 use crate::error::Result;
 use crate::kinds::{BillingMethod, InvoiceStatus};

@@ -14,7 +14,6 @@ use std::fmt::Write;
 const CUSTOMIZATION: &str = "urn:cen.eu:en16931:2017#compliant#urn:fdc:peppol.eu:2017:poacc:billing:3.0";
 const PROFILE: &str = "urn:fdc:peppol.eu:2017:poacc:billing:01:1.0";
 
-
 /// A rate in basis points as a percentage: 2500 is "25", 1250 "12.5".
 fn percent(basis_points: u32) -> String {
     let whole = format!("{}.{:02}", basis_points / 100, basis_points % 100);
@@ -73,7 +72,11 @@ pub fn ubl(invoice: &InvoiceRow, seller: &str, customer: &CustomerRow) -> Result
             escape(&a.country)
         );
     }
-    let _ = writeln!(x, "<cac:PartyLegalEntity><cbc:RegistrationName>{}</cbc:RegistrationName></cac:PartyLegalEntity></cac:Party></cac:AccountingCustomerParty>", escape(&customer.name));
+    let _ = writeln!(
+        x,
+        "<cac:PartyLegalEntity><cbc:RegistrationName>{}</cbc:RegistrationName></cac:PartyLegalEntity></cac:Party></cac:AccountingCustomerParty>",
+        escape(&customer.name)
+    );
     // the taxes per rate: what each taxes, and the tax
     let mut by_rate: Vec<(u32, i64, i64)> = vec![];
     for l in &lines {

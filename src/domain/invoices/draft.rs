@@ -5,8 +5,8 @@
 //! end of its day (`due`).
 
 use super::lines::Line;
-use super::states::{INVOICE, InvoiceOp};
 use super::row::end_of;
+use super::states::{INVOICE, InvoiceOp};
 use crate::error::{Error, Result};
 use crate::kinds::InvoiceStatus;
 use crate::store::{InvoiceRow, JobKind, Store, Tx};

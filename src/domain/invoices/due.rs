@@ -10,8 +10,8 @@ use crate::domain::Caller;
 use crate::error::{Error, Result};
 use crate::events::{self, Event};
 use crate::kinds::{InvoicePaymentMethod, InvoiceStatus};
-use crate::store::{InvoiceRow, JobKind, Store};
 use crate::network::Network;
+use crate::store::{InvoiceRow, JobKind, Store};
 use chrono::{DateTime, Duration, Utc};
 use uuid::Uuid;
 

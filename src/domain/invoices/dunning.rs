@@ -39,7 +39,15 @@ fn name(row: &InvoiceRow) -> String {
 }
 
 /// Moves `s` by `op` at `at` in `tx`, with `events`.
-async fn moved(tx: &mut Tx, caller: &Caller, s: &SubscriptionRow, op: Op, at: DateTime<Utc>, change: impl FnOnce(&mut SubscriptionRow), events: Events) -> Result<()> {
+async fn moved(
+    tx: &mut Tx,
+    caller: &Caller,
+    s: &SubscriptionRow,
+    op: Op,
+    at: DateTime<Utc>,
+    change: impl FnOnce(&mut SubscriptionRow),
+    events: Events,
+) -> Result<()> {
     let mut after = s.clone();
     after.status = SUBSCRIPTION.next(op, s.status)?;
     after.updated_at = at.max(s.updated_at);

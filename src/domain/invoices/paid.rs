@@ -3,8 +3,8 @@
 //! that settles it. Either way PAID with `invoice.paid`, and the
 //! subscriptions its dunning suspended restored.
 
-use super::states::{INVOICE, InvoiceOp};
 use super::row::written;
+use super::states::{INVOICE, InvoiceOp};
 use super::{find, render};
 use crate::domain::Caller;
 use crate::error::{Error, Result};
@@ -49,8 +49,6 @@ async fn pay(tx: &mut Tx, caller: &Caller, row: &InvoiceRow, paying: Paying) -> 
     crate::domain::payments::closing::invoice_closed(tx, caller.org, row.id, link, caller.now).await?;
     Ok(Some(after))
 }
-
-
 
 /// In the transaction settling a successful charge of `intent` (autopay's,
 /// or that of `link`): invoice `invoice` PAID. False when it is no longer

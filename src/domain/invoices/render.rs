@@ -6,7 +6,11 @@ use crate::store::InvoiceRow;
 use crate::wire::latest as wire;
 
 fn tax(t: &LineTax) -> wire::InvoiceTax {
-    wire::InvoiceTax { description: t.description.clone(), rate_basis_points: i32::try_from(t.rate_basis_points).unwrap_or(i32::MAX), amount_minor: t.amount_minor }
+    wire::InvoiceTax {
+        description: t.description.clone(),
+        rate_basis_points: i32::try_from(t.rate_basis_points).unwrap_or(i32::MAX),
+        amount_minor: t.amount_minor,
+    }
 }
 
 fn line(l: &Line) -> wire::InvoiceLine {

@@ -3,8 +3,8 @@
 //! close (autopay's intent, its links) and what its dunning suspended is
 //! restored.
 
-use super::states::{INVOICE, InvoiceOp};
 use super::row::written;
+use super::states::{INVOICE, InvoiceOp};
 use super::{closing, due, dunning, render};
 use crate::domain::Caller;
 use crate::error::{Error, InternalCode, Result};

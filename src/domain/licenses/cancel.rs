@@ -1,14 +1,14 @@
 //! Cancelling a license (POST /licenses/{id}/cancel): now, or at a later
 //! date (`pendingStatus` until then), with its events in the transaction.
 
-use crate::domain::states::agreed;
-use super::lifecycle::{LICENSE, LicenseOp, moved, write};
 use super::find;
+use super::lifecycle::{LICENSE, LicenseOp, moved, write};
 use super::shown::shown;
 use crate::domain::Caller;
 use crate::domain::access::Role;
 use crate::domain::catalog::Offerings;
 use crate::domain::cycles::midnight;
+use crate::domain::states::agreed;
 use crate::error::{Error, Result};
 use crate::wire::latest as wire;
 

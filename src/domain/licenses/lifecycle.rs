@@ -8,13 +8,13 @@
 
 use crate::domain::Caller;
 use crate::domain::catalog::Offerings;
+use crate::domain::cycles::{cycle_end, cycle_months};
+use crate::domain::offering_change::price_of;
 use crate::domain::states::{Operation, Table};
 use crate::error::{InternalCode, Result};
 use crate::events::{self, Event};
-use crate::store::{JobKind, LicenseRow, OfferingRow, Store, SubscriptionRow, Tx};
-use crate::domain::cycles::{cycle_end, cycle_months};
-use crate::domain::offering_change::price_of;
 use crate::kinds::{LicenseStatus as Status, SubscriptionStatus};
+use crate::store::{JobKind, LicenseRow, OfferingRow, Store, SubscriptionRow, Tx};
 use chrono::{DateTime, Datelike, NaiveDate, Utc};
 
 /// What moves a license.
@@ -191,7 +191,15 @@ pub(super) fn moved(l: &LicenseRow, op: LicenseOp, at: DateTime<Utc>) -> Option<
 /// Writes `after` over `before` in `tx` with its `events` dated `at` and
 /// the job of what it has due next; false when another writer moved it
 /// first.
-pub(super) async fn write(caller: &Caller, tx: &mut Tx, offerings: &mut Offerings, before: &LicenseRow, after: &LicenseRow, events: Events, at: DateTime<Utc>) -> Result<bool> {
+pub(super) async fn write(
+    caller: &Caller,
+    tx: &mut Tx,
+    offerings: &mut Offerings,
+    before: &LicenseRow,
+    after: &LicenseRow,
+    events: Events,
+    at: DateTime<Utc>,
+) -> Result<bool> {
     if !Store::update_license(tx, caller.org, after, before).await? {
         return Ok(false);
     }

@@ -14,12 +14,12 @@ pub mod scheduled;
 pub mod shown;
 
 use super::catalog::Offerings;
-use shown::shown;
 use super::{Caller, customers, subscriptions};
-use crate::wire::latest::params::LicenseListQuery;
-use crate::wire::latest as wire;
 use crate::error::{Error, InternalCode, Result};
 use crate::store::{Cursor, LicenseFilter, LicenseRow, limit_or_default};
+use crate::wire::latest as wire;
+use crate::wire::latest::params::LicenseListQuery;
+use shown::shown;
 use uuid::Uuid;
 
 /// The license `key`, if the caller sees its customer; else 404. What is

@@ -11,19 +11,19 @@
 //! or FIRST_OF_NEXT_MONTH when it has no renewals. A change may be asked
 //! for on a later schedule than its earliest, never an earlier one.
 
-use crate::domain::states::agreed;
-use super::lifecycle::{LICENSE, LicenseOp, change_to, moved, write};
 use super::find;
+use super::lifecycle::{LICENSE, LicenseOp, change_to, moved, write};
 use super::shown::shown;
 use crate::domain::Caller;
 use crate::domain::access::Role;
 use crate::domain::catalog::{self, Offerings};
-use crate::domain::offering_change::{asked_date, day_of, earliest_for, is_upgrade, named, price_of};
 use crate::domain::cycles::midnight;
+use crate::domain::offering_change::{asked_date, day_of, earliest_for, is_upgrade, named, price_of};
+use crate::domain::states::agreed;
 use crate::error::{Error, InternalCode, Result};
+use crate::kinds::{LicenseStatus as Status, OfferingStatus};
 use crate::store::{LicenseRow, OfferingRow, PendingOffering};
 use crate::wire::latest::{self as wire, ChangeSchedule as Schedule};
-use crate::kinds::{LicenseStatus as Status, OfferingStatus};
 use chrono::NaiveDate;
 
 fn conflict(code: InternalCode, message: impl Into<String>, property: &'static str) -> Error {

@@ -3,11 +3,11 @@
 //! time has passed, and by the license.scheduled job for those nobody
 //! reads; either way in time order, each dated at its own time.
 
-use crate::domain::states::agreed;
 use super::lifecycle::{LicenseOp as Op, change_to, moved, write};
 use crate::domain::Caller;
 use crate::domain::catalog::Offerings;
 use crate::domain::cycles::midnight;
+use crate::domain::states::agreed;
 use crate::error::{Error, Result};
 use crate::store::{LicenseRow, Store};
 use chrono::{DateTime, Utc};

@@ -2,10 +2,10 @@
 
 use super::events::record_transition;
 use super::lines::{OrderDoc, billing_currency, check_lines, context, refusal};
-use crate::domain::customers::tax_rates;
 use super::render;
 use super::states::{LINE_ITEM, LineOp, ORDER, OrderOp, moved_meanwhile};
 use crate::domain::access::Role;
+use crate::domain::customers::tax_rates;
 use crate::domain::{Caller, check_reference_free, customers};
 use crate::error::{Error, InternalCode, Result};
 use crate::events::{self, Event};
@@ -178,5 +178,3 @@ pub async fn cancel(caller: &Caller, key: &str) -> Result<wire::Order> {
     move_lines(&mut after, LineOp::Cancel)?;
     commit_transition(caller, &before, &after, Some(Event::OrderCancelled), OrderOp::Cancel).await
 }
-
-

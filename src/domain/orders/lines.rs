@@ -5,8 +5,8 @@ use crate::domain::catalog::price::Price;
 use crate::domain::pricing::{Choices, TaxRate};
 use crate::domain::{Caller, catalog};
 use crate::error::{Detail, Error, InternalCode, Result};
-use crate::store::{CustomerRow, IdOrRef, OrderRow, SubscriptionRow};
 use crate::kinds::{LineStatus, ProductType, SimType};
+use crate::store::{CustomerRow, IdOrRef, OrderRow, SubscriptionRow};
 use crate::wire::latest as wire;
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
@@ -196,16 +196,16 @@ async fn check_line(caller: &Caller, ctx: &Context, currency: &str, i: usize, re
         bad.push(Detail::new(at("license"), "not_allowed", "is only for LICENSE and EXTERNAL_PRODUCT lines"));
     }
     // the add-on options rule, the one GET .../addon-options lists by
-    if req.type_ == T::SubscriptionAddon {
-        if let Some(s) = &subscription {
-            let parent = crate::domain::addons::options::parent(caller, s).await?;
-            if !crate::domain::addons::options::fits(s, &parent, ctx.catalog.contains(&offering.id), &offering) {
-                bad.push(Detail::new(at("productOfferingId"), "addon_not_allowed", "is not among the subscription's add-on options"));
-            }
-            if s.terms.currency != currency {
-                let message = format!("is billed in {}, not the order's {currency}", s.terms.currency);
-                bad.push(Detail::new(at("subscriptionId"), "currency_mismatch", message));
-            }
+    if req.type_ == T::SubscriptionAddon
+        && let Some(s) = &subscription
+    {
+        let parent = crate::domain::addons::options::parent(caller, s).await?;
+        if !crate::domain::addons::options::fits(s, &parent, ctx.catalog.contains(&offering.id), &offering) {
+            bad.push(Detail::new(at("productOfferingId"), "addon_not_allowed", "is not among the subscription's add-on options"));
+        }
+        if s.terms.currency != currency {
+            let message = format!("is billed in {}, not the order's {currency}", s.terms.currency);
+            bad.push(Detail::new(at("subscriptionId"), "currency_mismatch", message));
         }
     }
     if !bad.is_empty() {
@@ -265,4 +265,3 @@ pub async fn check_lines(caller: &Caller, ctx: &Context, currency: &str, reqs: &
 pub fn billing_currency(customer: &CustomerRow) -> Option<String> {
     customer.billing.as_ref().map(|b| b.currency.clone())
 }
-

@@ -67,7 +67,12 @@ pub async fn list(caller: &Caller, q: OrderListQuery) -> Result<wire::OrderList>
         }
     }
     let after = q.cursor.as_deref().map(Cursor::decode).transpose()?;
-    let filter = OrderFilter { customers: customers::find_all(caller, &q.customer_id).await?, statuses: super::filter_of::<wire::OrderStatus, _>("status", &q.status)?, visible_to: caller.viewer(), ..Default::default() };
+    let filter = OrderFilter {
+        customers: customers::find_all(caller, &q.customer_id).await?,
+        statuses: super::filter_of::<wire::OrderStatus, _>("status", &q.status)?,
+        visible_to: caller.viewer(),
+        ..Default::default()
+    };
     let page = caller.store.orders(caller.org, &filter, after, limit_or_default(q.limit)).await?;
     Ok(wire::OrderList {
         items: page.items.iter().map(render::list_item).collect::<Result<_>>()?,

@@ -4,8 +4,8 @@
 use crate::domain::Caller;
 use crate::domain::states::{Operation, Table};
 use crate::error::{Error, InternalCode};
-use crate::store::{Stateful, Store, Tx};
 use crate::kinds::{LineStatus, OrderStatus as Status};
+use crate::store::{Stateful, Store, Tx};
 
 /// What moves an order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,23 +101,6 @@ pub fn is_open(s: Status) -> bool {
     OPEN.contains(&s)
 }
 
-#[cfg(test)]
-mod tests {
-    use crate::wire::DOCUMENTS;
-    use crate::domain::states::tag_description;
-
-    /// Every revision's document shows the tables the server applies.
-    #[test]
-    fn the_documents_publish_the_tables() {
-        for document in DOCUMENTS {
-            let description = tag_description(document, "Orders");
-            for table in [super::ORDER.markdown(), super::LINE_ITEM.markdown()] {
-                assert!(description.contains(&table), "the Orders tag must show:\n{table}\nit says:\n{description}");
-            }
-        }
-    }
-}
-
 /// The refusal of a move that another request beat to the row: the table's
 /// answer for the state that request left.
 /// Read in the transaction whose guarded write missed, so that it sees the
@@ -128,5 +111,22 @@ pub(super) async fn moved_meanwhile(tx: &mut Tx, caller: &Caller, id: uuid::Uuid
         Ok(Some(now)) => ORDER.next(op, now).err().unwrap_or_else(|| Error::changed_meanwhile("order")),
         Ok(None) => Error::concurrent_conflict(),
         Err(e) => e,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::domain::states::tag_description;
+    use crate::wire::DOCUMENTS;
+
+    /// Every revision's document shows the tables the server applies.
+    #[test]
+    fn the_documents_publish_the_tables() {
+        for document in DOCUMENTS {
+            let description = tag_description(document, "Orders");
+            for table in [super::ORDER.markdown(), super::LINE_ITEM.markdown()] {
+                assert!(description.contains(&table), "the Orders tag must show:\n{table}\nit says:\n{description}");
+            }
+        }
     }
 }

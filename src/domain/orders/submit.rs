@@ -7,14 +7,14 @@ use super::events::record_transition;
 use super::lines::{Line, OrderDoc, check_lines, context};
 use super::states::{LINE_ITEM, LineOp, ORDER, OrderOp, moved_meanwhile};
 use crate::domain::access::Role;
+use crate::domain::inventory::numbers::{self, number_type_of};
 use crate::domain::{Caller, catalog, customers, licenses, subscriptions};
 use crate::error::{Detail, Error, InternalCode, Result};
 use crate::events::{self, Event};
+use crate::kinds::NumberType;
+use crate::kinds::ProductType as T;
 use crate::store::{IdOrRef, OfferingRow, OrderRow, Store, SubscriptionRow, Tx};
 use crate::wire::latest as wire;
-use crate::kinds::ProductType as T;
-use crate::domain::inventory::numbers::{self, number_type_of};
-use crate::kinds::NumberType;
 use std::collections::{HashMap, HashSet};
 
 /// What one line needs read before the transaction (which only writes):
@@ -45,7 +45,6 @@ async fn reads(caller: &Caller, offerings: &mut catalog::Offerings, line: &Line)
     Ok(Reads { offering, subscription })
 }
 
-
 fn not_submittable(details: Vec<Detail>) -> Error {
     Error::Refused {
         code: InternalCode::OrderValidationFailed,
@@ -68,10 +67,10 @@ async fn check_new_subscriptions(caller: &Caller, doc: &OrderDoc, bad: &mut Vec<
     for (i, l) in doc.lines.iter().enumerate() {
         let Some(s) = &l.subscription else { continue };
         let field = format!("lineItems[{i}].subscription.msisdn");
-        if let Some(m) = &s.msisdn {
-            if !numbers.insert(m.to_string()) || caller.store.number_in_use(caller.org, m).await? || caller.store.porting_open(m).await? {
-                bad.push(Detail::new(field.clone(), "msisdn_in_use", "the number is in use"));
-            }
+        if let Some(m) = &s.msisdn
+            && (!numbers.insert(m.to_string()) || caller.store.number_in_use(caller.org, m).await? || caller.store.porting_open(m).await?)
+        {
+            bad.push(Detail::new(field.clone(), "msisdn_in_use", "the number is in use"));
         }
         // a line without a number, or bringing one, takes one of the pool
         match s.msisdn.is_none() || s.port_in.is_some() {
@@ -96,10 +95,10 @@ async fn check_new_subscriptions(caller: &Caller, doc: &OrderDoc, bad: &mut Vec<
                 }
             }
         }
-        if let Some(r) = &s.reference_id {
-            if !references.insert(r.to_string()) || caller.store.subscription_reference_taken(caller.org, r).await? {
-                bad.push(Detail::new(format!("lineItems[{i}].subscription.referenceId"), "reference_id_taken", "another subscription has this referenceId"));
-            }
+        if let Some(r) = &s.reference_id
+            && (!references.insert(r.to_string()) || caller.store.subscription_reference_taken(caller.org, r).await?)
+        {
+            bad.push(Detail::new(format!("lineItems[{i}].subscription.referenceId"), "reference_id_taken", "another subscription has this referenceId"));
         }
     }
     Ok(())

@@ -103,7 +103,8 @@ pub async fn pay(caller: &Caller, providers: &Providers, link: &LinkRow, paying:
         let now = status_now(caller, &intent).await?;
         return Ok(not_now(now));
     }
-    let request = ChargeRequest { token: &charge.method.token, amount_minor: charge.amount_minor, currency: &charge.currency, off_session: false, now: caller.now };
+    let request =
+        ChargeRequest { token: &charge.method.token, amount_minor: charge.amount_minor, currency: &charge.currency, off_session: false, now: caller.now };
     let outcome = provider.charge(charge.id, &request).await;
     settle::record(caller, charge.id, outcome).await
 }

@@ -125,7 +125,14 @@ pub async fn claim_for_collection(tx: &mut Tx, order: &OrderRow) -> Result<()> {
 
 /// A new ACTIVE link collecting `collecting` through `provider`, asking
 /// nothing beyond the payment.
-pub fn new_link(caller: &Caller, public_url: &str, collecting: &Collecting, provider: ProviderName, expires_at: DateTime<Utc>, description: Option<String>) -> LinkRow {
+pub fn new_link(
+    caller: &Caller,
+    public_url: &str,
+    collecting: &Collecting,
+    provider: ProviderName,
+    expires_at: DateTime<Utc>,
+    description: Option<String>,
+) -> LinkRow {
     let now = caller.now;
     let token = new_token();
     LinkRow {

@@ -92,7 +92,8 @@ impl Collection {
         let now = caller.now;
         match self {
             Collection::Link(link) => {
-                let after = LinkRow { status: LINK.next(LinkOp::Completed, link.status)?, paid: true, completed_at: Some(now), updated_at: now, ..link.clone() };
+                let after =
+                    LinkRow { status: LINK.next(LinkOp::Completed, link.status)?, paid: true, completed_at: Some(now), updated_at: now, ..link.clone() };
                 Store::move_link(tx, &after, PaymentLinkStatus::Active).await?;
                 events::record(tx, caller.org, now, &Event::PaymentLinkCompleted(render::link(&after))).await?;
                 if link.save_profile {

@@ -29,6 +29,8 @@ pub async fn provider(caller: &Caller, asked: Option<ProviderName>, profile: Opt
     match chosen {
         Some(p) if enabled(p) => Ok(p),
         Some(p) => Err(disabled_error(p)),
-        None => Err(Error::Precondition { code: InternalCode::PaymentProviderDisabled, message: "No payment provider is enabled for this organisation.".into() }),
+        None => {
+            Err(Error::Precondition { code: InternalCode::PaymentProviderDisabled, message: "No payment provider is enabled for this organisation.".into() })
+        }
     }
 }

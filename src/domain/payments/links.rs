@@ -2,11 +2,11 @@
 //! submit), cancelling, expiring by the clock, and closing the link of an
 //! order that changed.
 
-use super::render;
-use super::states::{LINK, LinkOp};
+use super::closing;
 use super::collecting::{Collecting, INVOICE_LIFETIME_DAYS, Of, insert, new_link};
 use super::enabled::provider;
-use super::closing;
+use super::render;
+use super::states::{LINK, LinkOp};
 use crate::domain::access::Role;
 use crate::domain::{Caller, customers, invoices, orders};
 use crate::error::{Detail, Error, InternalCode, Result};
@@ -19,7 +19,6 @@ use uuid::Uuid;
 
 /// An order's link expires unpaid after this long at most.
 pub const LIFETIME_HOURS: i64 = 24;
-
 
 /// What a link asks beyond the payment, each false when left out.
 #[derive(Clone, Copy)]
@@ -61,10 +60,10 @@ fn check_fields(req: &wire::CreatePaymentLinkRequest, asks: Asks, now: DateTime<
         bad.push(Detail::new("grantAutopayConsent", "requires_save_payment_profile", "needs savePaymentProfile"));
     }
     for (field, value) in [("returnUrl", &req.return_url), ("cancelUrl", &req.cancel_url)] {
-        if let Some(v) = value {
-            if http_url(v).is_none() {
-                bad.push(Detail::new(field, "invalid_url", "must be an absolute http or https URL"));
-            }
+        if let Some(v) = value
+            && http_url(v).is_none()
+        {
+            bad.push(Detail::new(field, "invalid_url", "must be an absolute http or https URL"));
         }
     }
     if let Some(at) = req.expires_at {
@@ -153,14 +152,14 @@ pub async fn create(caller: &Caller, public_url: &str, req: wire::CreatePaymentL
         None => None,
     };
     let provider = provider(caller, req.payment_provider.map(Into::into), profile.as_ref().map(|p| p.provider)).await?;
-    if let Some(p) = &profile {
-        if p.provider != provider {
-            return Err(Error::Conflict {
-                code: InternalCode::PaymentProfileNotUsable,
-                message: format!("The payment profile is kept by {}, not {}.", p.provider.as_str(), provider.as_str()),
-                property: "paymentProfileId",
-            });
-        }
+    if let Some(p) = &profile
+        && p.provider != provider
+    {
+        return Err(Error::Conflict {
+            code: InternalCode::PaymentProfileNotUsable,
+            message: format!("The payment profile is kept by {}, not {}.", p.provider.as_str(), provider.as_str()),
+            property: "paymentProfileId",
+        });
     }
     if asks.autopay && !asks.set_default {
         let customer = customers::find(caller, &customer.to_string()).await?;
@@ -172,7 +171,9 @@ pub async fn create(caller: &Caller, public_url: &str, req: wire::CreatePaymentL
         if !usable {
             return Err(Error::Conflict {
                 code: InternalCode::DefaultPaymentProfileRequired,
-                message: "Autopay consent needs a usable default payment profile: set setAsDefaultPaymentProfile, or give the customer an ACTIVE default first.".into(),
+                message:
+                    "Autopay consent needs a usable default payment profile: set setAsDefaultPaymentProfile, or give the customer an ACTIVE default first."
+                        .into(),
                 property: "grantAutopayConsent",
             });
         }

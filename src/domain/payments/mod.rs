@@ -43,7 +43,6 @@ pub async fn attempts_spent(caller: &Caller, page: crate::store::HostedPage, id:
     Ok(caller.store.page_attempts(page, caller.org, id).await? >= ATTEMPTS_AT_MOST)
 }
 
-
 fn parse_id(key: &str, code: InternalCode, what: &str) -> Result<Uuid> {
     Uuid::parse_str(key).map_err(|_| Error::not_found(code, what))
 }

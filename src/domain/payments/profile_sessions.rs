@@ -14,8 +14,8 @@ use super::enabled::require_enabled;
 use super::links::{LIFETIME_HOURS, http_url, order_named};
 use super::render::new_token;
 use super::states::{PROFILE_SESSION, ProfileSessionOp};
-use crate::domain::access::Role;
 use crate::domain::Caller;
+use crate::domain::access::Role;
 use crate::error::{Detail, Error, InternalCode, Result};
 use crate::kinds::{OrderStatus, PaymentProfileSessionStatus as Status};
 use crate::payment_providers::{Entered, Invalid, Outcome, ProviderError, Providers};
@@ -164,7 +164,9 @@ pub async fn cancel(caller: &Caller, key: &str, req: wire::CancelPaymentProfileS
     }
     match write(caller, &row, &after).await? {
         None => Ok(render(&after)),
-        Some(status) => Err(PROFILE_SESSION.next(ProfileSessionOp::Cancel, status).err().unwrap_or_else(|| Error::changed_meanwhile("payment profile session"))),
+        Some(status) => {
+            Err(PROFILE_SESSION.next(ProfileSessionOp::Cancel, status).err().unwrap_or_else(|| Error::changed_meanwhile("payment profile session")))
+        }
     }
 }
 

@@ -29,7 +29,9 @@ async fn find(caller: &Caller, key: &str) -> Result<ProfileRow> {
 /// when there is none by `key`, 409 when it is not ACTIVE.
 pub async fn usable(caller: &Caller, key: &str, customer: Uuid) -> Result<ProfileRow> {
     let found = find(caller, key).await.ok().filter(|p| p.customer_id == customer);
-    let p = found.ok_or_else(|| Error::missing_reference(InternalCode::PaymentProfileNotFound, "paymentProfileId", "paymentProfileId names no payment profile of the order's customer"))?;
+    let p = found.ok_or_else(|| {
+        Error::missing_reference(InternalCode::PaymentProfileNotFound, "paymentProfileId", "paymentProfileId names no payment profile of the order's customer")
+    })?;
     if p.status != PaymentProfileStatus::Active {
         return Err(Error::Conflict {
             code: InternalCode::PaymentProfileNotUsable,
@@ -76,7 +78,15 @@ fn billing_details(customer: &wire::Customer) -> serde_json::Value {
 /// (`payment_profile.created`); its card's expiry scheduled. Made the
 /// default when `set_default` (the customer's billing changed,
 /// `customer.updated`), and autopay turned on when `autopay`.
-pub async fn save(tx: &mut Tx, caller: &Caller, customer: Uuid, provider: ProviderName, method: &ChargedMethod, set_default: bool, autopay: bool) -> Result<ProfileRow> {
+pub async fn save(
+    tx: &mut Tx,
+    caller: &Caller,
+    customer: Uuid,
+    provider: ProviderName,
+    method: &ChargedMethod,
+    set_default: bool,
+    autopay: bool,
+) -> Result<ProfileRow> {
     let customer = customers::view(caller, &customer.to_string()).await?;
     let customer = &customer;
     let now = caller.now;

@@ -198,12 +198,8 @@ pub fn profile_item(row: &ProfileRow, default: Option<&str>) -> wire::PaymentPro
 }
 
 pub fn profile(row: &ProfileRow, default: Option<&str>) -> Result<wire::PaymentProfile> {
-    let billing_details = row
-        .billing_details
-        .clone()
-        .map(serde_json::from_value)
-        .transpose()
-        .map_err(|e| Error::Internal(format!("profile {} billing details: {e}", row.id)))?;
+    let billing_details =
+        row.billing_details.clone().map(serde_json::from_value).transpose().map_err(|e| Error::Internal(format!("profile {} billing details: {e}", row.id)))?;
     Ok(wire::PaymentProfile {
         payment_profile_id: row.id,
         customer_id: row.customer_id,

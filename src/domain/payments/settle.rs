@@ -4,8 +4,8 @@
 //! no longer submit, or the link no longer be ACTIVE, the payment is
 //! refunded in full instead (a `payment.refund` job sends it).
 
-use super::render;
 use super::collection::Collection;
+use super::render;
 use super::states::{CHARGE, ChargeOp, INTENT, IntentOp};
 use crate::domain::{Caller, invoices, orders};
 use crate::error::{Error, Result};
@@ -223,7 +223,9 @@ async fn complete(
         }
     };
     let written = match claimed {
-        Ok((order, checked)) => orders::submission::write(tx, caller, &order, checked).await?.ok_or_else(|| "The order was changed while it was being paid.".to_string()),
+        Ok((order, checked)) => {
+            orders::submission::write(tx, caller, &order, checked).await?.ok_or_else(|| "The order was changed while it was being paid.".to_string())
+        }
         Err(refusal) => Err(format!("The order could no longer be submitted: {refusal}")),
     };
     match written {

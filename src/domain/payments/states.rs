@@ -3,7 +3,10 @@
 
 use crate::domain::states::{Operation, Table};
 use crate::error::InternalCode;
-use crate::kinds::{ChargeStatus as C, PaymentIntentStatus as I, PaymentLinkStatus as L, PaymentProfileSessionStatus as PS, PaymentProfileStatus as P, PaymentSessionStatus as S, RefundStatus as R};
+use crate::kinds::{
+    ChargeStatus as C, PaymentIntentStatus as I, PaymentLinkStatus as L, PaymentProfileSessionStatus as PS, PaymentProfileStatus as P,
+    PaymentSessionStatus as S, RefundStatus as R,
+};
 
 /// What moves a payment link.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -7,8 +7,8 @@
 //! API shows it is `shown`'s (a subscription read shows its port-in).
 
 pub mod details;
-pub mod shown;
 pub mod outbound;
+pub mod shown;
 pub mod states;
 pub mod step;
 
@@ -94,7 +94,11 @@ pub async fn start(caller: &Caller, key: &str, req: wire::PortInRequest) -> Resu
     let row = subscriptions::find(caller, key).await?;
     caller.require_role(row.customer_id, Role::Manager)?;
     if row.status == SubscriptionStatus::Cancelled {
-        return Err(Error::Conflict { code: InternalCode::SubscriptionCancelled, message: "A CANCELLED subscription takes no number.".into(), property: "status" });
+        return Err(Error::Conflict {
+            code: InternalCode::SubscriptionCancelled,
+            message: "A CANCELLED subscription takes no number.".into(),
+            property: "status",
+        });
     }
     let latest = match row.life.port_in {
         Some(id) => caller.store.porting(caller.org, id).await?,

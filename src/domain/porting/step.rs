@@ -10,12 +10,12 @@
 //! crash between the two, the job runs again and asks the same thing
 //! again, which the carrier takes once.
 
-use super::states::{PORTING, PortingOp};
 use super::moves_at;
-use crate::domain::catalog::Offerings;
-use crate::domain::subscriptions::shown::shown_in;
+use super::states::{PORTING, PortingOp};
 use crate::carrier::{Answer, Carrier, PortRequest};
 use crate::domain::Caller;
+use crate::domain::catalog::Offerings;
+use crate::domain::subscriptions::shown::shown_in;
 use crate::error::{Error, Result};
 use crate::events::{self, Event};
 use crate::kinds::{PortingDirection, PortingStatus as S, SubscriptionStatus};
@@ -37,7 +37,8 @@ async fn request(store: &Store, p: &PortingRow, submission: i64) -> Result<PortR
 pub async fn run(store: &Store, carrier: &dyn Carrier, network: &dyn Network, org: Uuid, id: Uuid, now: DateTime<Utc>) -> Result<()> {
     let caller = Caller::system(store, org, now);
     let Some(p) = store.porting(org, id).await? else { return Ok(()) };
-    let subscription = store.subscription(org, &IdOrRef::Id(p.subscription_id)).await?.ok_or_else(|| Error::Internal(format!("porting {id}: no subscription")))?;
+    let subscription =
+        store.subscription(org, &IdOrRef::Id(p.subscription_id)).await?.ok_or_else(|| Error::Internal(format!("porting {id}: no subscription")))?;
     if subscription.status == SubscriptionStatus::Cancelled {
         if let Some(status) = PORTING.target(PortingOp::SubscriptionCancelled, p.status) {
             return write(&caller, &p, &subscription, |a| (a.status, a.failure_reason) = (status, Some("The subscription was cancelled.".into())), None).await;
@@ -54,7 +55,10 @@ pub async fn run(store: &Store, carrier: &dyn Carrier, network: &dyn Network, or
         }
         S::InProgress => {
             let submitted_at = p.submitted_at.unwrap_or(p.updated_at);
-            let answer = carrier.answer(&request(store, &p, p.submissions).await?, submitted_at, now).await.map_err(|u| Error::Internal(format!("the losing carrier: {}", u.0)))?;
+            let answer = carrier
+                .answer(&request(store, &p, p.submissions).await?, submitted_at, now)
+                .await
+                .map_err(|u| Error::Internal(format!("the losing carrier: {}", u.0)))?;
             match answer {
                 // not yet: asked again a little later
                 None => reschedule(store, &p, now + Duration::minutes(1), now).await,
@@ -101,7 +105,13 @@ fn event_of(status: S) -> fn(wire::Subscription) -> Event {
 /// Records `p` changed by `change`, with its event (a port-in's) and its
 /// next step at `next`, unless a request moved it first (then its own
 /// step is scheduled, and nothing is written here).
-async fn write(caller: &Caller, p: &PortingRow, subscription: &SubscriptionRow, change: impl FnOnce(&mut PortingRow), next: Option<DateTime<Utc>>) -> Result<()> {
+async fn write(
+    caller: &Caller,
+    p: &PortingRow,
+    subscription: &SubscriptionRow,
+    change: impl FnOnce(&mut PortingRow),
+    next: Option<DateTime<Utc>>,
+) -> Result<()> {
     let now = caller.now;
     let mut after = p.clone();
     change(&mut after);
@@ -131,7 +141,8 @@ async fn complete(caller: &Caller, network: &dyn Network, p: &PortingRow, subscr
     // a number someone at this operator took (or put in a pool) meanwhile
     // cannot be brought
     if subscription.msisdn != p.msisdn && caller.store.number_in_use(caller.org, &p.msisdn).await? {
-        return write(caller, p, subscription, |a| (a.status, a.failure_reason) = (S::Failed, Some("The number is in use at this operator.".into())), None).await;
+        return write(caller, p, subscription, |a| (a.status, a.failure_reason) = (S::Failed, Some("The number is in use at this operator.".into())), None)
+            .await;
     }
     // the network moves the line to the number brought first; asking again
     // after a crash finds it moved already

@@ -4,14 +4,14 @@
 //! the checks, pricing and history are an order's. Its refusals name the
 //! fields of this request (`addons[i].productOfferingId`).
 
-use crate::domain::addons::shown;
-use crate::domain::access::Role;
 use super::own_fields;
+use crate::domain::access::Role;
+use crate::domain::addons::shown;
 use crate::domain::subscriptions::find;
 use crate::domain::{Caller, orders};
 use crate::error::{Error, InternalCode, Result};
-use crate::wire::latest as wire;
 use crate::kinds::SubscriptionStatus;
+use crate::wire::latest as wire;
 
 pub async fn add(caller: &Caller, key: &str, req: wire::CreateSubscriptionAddonsRequest, expiry: chrono::Duration) -> Result<wire::SubscriptionAddonList> {
     let s = find(caller, key).await?;

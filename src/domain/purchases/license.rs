@@ -3,13 +3,13 @@
 //! submitted in one transaction, so pricing and history stay with orders.
 //! Its refusals name the fields of this request, not the order's line.
 
-use crate::domain::access::Role;
 use super::own_fields;
+use crate::domain::access::Role;
 use crate::domain::{Caller, customers, orders};
 use crate::error::{Error, Result};
 use crate::events::Event;
-use crate::wire::latest as wire;
 use crate::kinds::ProductType;
+use crate::wire::latest as wire;
 
 pub async fn create(caller: &Caller, req: wire::CreateLicenseRequest, expiry: chrono::Duration) -> Result<wire::License> {
     let customer = customers::find(caller, &req.customer_id).await?;

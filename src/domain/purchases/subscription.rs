@@ -3,13 +3,12 @@
 //! and history stay with orders. Its refusals name the fields of this
 //! request, not the order's line.
 
+use super::own_fields;
 use crate::domain::access::Role;
 use crate::domain::{Caller, customers, orders};
-use super::own_fields;
 use crate::error::{Error, Result};
 use crate::events::Event;
 use crate::wire::latest as wire;
-
 
 pub async fn create(caller: &Caller, req: wire::CreateSubscriptionRequest, expiry: chrono::Duration) -> Result<wire::Subscription> {
     let customer = customers::find(caller, &req.customer_id).await?;

@@ -77,7 +77,11 @@ pub async fn create(caller: &Caller, body: wire::NewReportRun) -> Result<wire::R
     period(&parameters)?;
     let customer = match parameters.customer_id.as_deref() {
         Some(_) if key == ReportKey::Events => {
-            return Err(Error::invalid("parameters.customerId", "not_applicable", "the events report holds the whole organisation's log: leave customerId out"));
+            return Err(Error::invalid(
+                "parameters.customerId",
+                "not_applicable",
+                "the events report holds the whole organisation's log: leave customerId out",
+            ));
         }
         Some(c) => Some(customers::find(caller, c).await.map_err(|e| match e {
             Error::NotFound { .. } => {
@@ -108,7 +112,10 @@ pub async fn create(caller: &Caller, body: wire::NewReportRun) -> Result<wire::R
     let mut tx = caller.store.begin().await?;
     let queued = Store::queued_report_runs(&mut tx, caller.org).await?;
     if queued >= at_most {
-        let message = format!("The organisation has {queued} report runs QUEUED, the most it allows ({}); ask again once some have run.", crate::store::settings::REPORTS_QUEUED.name);
+        let message = format!(
+            "The organisation has {queued} report runs QUEUED, the most it allows ({}); ask again once some have run.",
+            crate::store::settings::REPORTS_QUEUED.name
+        );
         return Err(Error::Conflict { code: InternalCode::ReportQueueFull, message, property: "status" });
     }
     Store::insert_report_run(&mut tx, &row).await?;

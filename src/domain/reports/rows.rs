@@ -215,10 +215,10 @@ impl Source {
         let mut items = vec![];
         for s in &page.items {
             let Some(recorded) = periods.remove(&s.id) else { continue };
-            if !offerings.contains_key(&s.offering_id) {
+            if let std::collections::hash_map::Entry::Vacant(e) = offerings.entry(s.offering_id) {
                 let offering = caller.store.offering(caller.org, s.offering_id).await?;
                 let offering = offering.ok_or_else(|| crate::error::Error::Internal(format!("offering {} vanished", s.offering_id)))?;
-                offerings.insert(s.offering_id, Included::of(&offering));
+                e.insert(Included::of(&offering));
             }
             for (start, usage) in recorded {
                 // a period's first day, by the subscription's billing day

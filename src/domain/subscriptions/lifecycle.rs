@@ -4,18 +4,18 @@
 //! it (403) and the transition table (409), asks the network, then writes
 //! the move and its events in one transaction.
 
-use super::states::{SUBSCRIPTION, SubscriptionOp as Op};
 use super::find;
+use super::states::{SUBSCRIPTION, SubscriptionOp as Op};
 use super::write::{Also, Events, activation_events, begin_service, commit, end_service};
 use crate::domain::Caller;
 use crate::domain::access::Role;
 use crate::domain::inventory::sims;
 use crate::error::{Error, InternalCode, Result};
 use crate::events::Event;
+use crate::kinds::{SimType, SubscriptionStatus as Status};
 use crate::network::{Activation, Network, Refused, Sim};
 use crate::store::SubscriptionRow;
 use crate::wire::latest as wire;
-use crate::kinds::{SimType, SubscriptionStatus as Status};
 use chrono::NaiveTime;
 
 /// A move asked for by a request: who asks, and the network it goes to.
@@ -38,7 +38,6 @@ fn refused(r: Refused) -> Error {
 fn conflict(code: InternalCode, message: impl Into<String>, property: &'static str) -> Error {
     Error::Conflict { code, message: message.into(), property }
 }
-
 
 /// A move asked for, with its request.
 pub enum Move {

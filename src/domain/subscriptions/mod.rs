@@ -16,15 +16,15 @@ pub mod terms;
 pub mod write;
 
 use super::catalog::Offerings;
-use shown::{shown, subscription_type, to_wire};
 use super::{Caller, customers};
-use crate::kinds::{SimType, SubscriptionStatus};
-use crate::wire::latest::params::SubscriptionListQuery;
-use crate::wire::latest as wire;
 use crate::error::{Error, InternalCode, Result};
+use crate::kinds::{SimType, SubscriptionStatus};
 use crate::store::{Cursor, Held, IdOrRef, Life, OfferingRow, Store, SubscriptionFilter, SubscriptionRow, Terms, Tx, limit_or_default};
+use crate::wire::latest as wire;
+use crate::wire::latest::params::SubscriptionListQuery;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+use shown::{shown, subscription_type, to_wire};
 use uuid::Uuid;
 
 /// The subscription named by `key` (id or `rid_`), if the caller sees its
@@ -108,11 +108,11 @@ impl From<wire::NewSubscription> for NewSubscription {
 impl From<NewSubscription> for wire::NewSubscription {
     fn from(n: NewSubscription) -> Self {
         wire::NewSubscription {
-            msisdn: n.msisdn.map(Into::into),
+            msisdn: n.msisdn,
             sim_type: n.sim_type.into(),
-            display_name: n.display_name.map(Into::into),
-            reference_id: n.reference_id.map(Into::into),
-            number_lease_token: n.number_lease_token.map(Into::into),
+            display_name: n.display_name,
+            reference_id: n.reference_id,
+            number_lease_token: n.number_lease_token,
             // its secrets are write-only
             port_in: n.port_in.and_then(crate::domain::porting::shown::new_port_in),
         }

@@ -11,21 +11,21 @@
 //! not offered while a binding contract runs. A change may be asked for on
 //! a later schedule than its earliest, never an earlier one.
 
+use super::find;
+use super::shown::shown;
 use super::states::{SUBSCRIPTION, SubscriptionOp as Op};
 use super::terms::{self, change_to, date_of, next_payment};
 use super::write::{Also, commit};
-use super::find;
-use super::shown::shown;
-use crate::domain::cycles::midnight;
-use crate::domain::offering_change::{asked_date, is_upgrade, named, price_of};
 use crate::domain::Caller;
 use crate::domain::access::Role;
 use crate::domain::catalog::{self, Offerings, price::Price};
+use crate::domain::cycles::midnight;
+use crate::domain::offering_change::{asked_date, is_upgrade, named, price_of};
 use crate::error::{Error, InternalCode, Result};
 use crate::events::Event;
+use crate::kinds::{OfferingStatus, SubscriptionStatus as Status};
 use crate::store::{OfferingRow, PendingOffering, SubscriptionRow};
 use crate::wire::latest::{self as wire, ChangeSchedule as Schedule};
-use crate::kinds::{OfferingStatus, SubscriptionStatus as Status};
 use chrono::NaiveDate;
 
 fn conflict(code: InternalCode, message: impl Into<String>, property: &'static str) -> Error {

@@ -5,9 +5,9 @@ use super::terms;
 use crate::domain::Caller;
 use crate::domain::catalog::{self, Offerings};
 use crate::error::{Error, Result};
+use crate::kinds::ProductCategory;
 use crate::store::{Store, SubscriptionRow, Tx};
 use crate::wire::latest as wire;
-use crate::kinds::ProductCategory;
 
 /// The Subscription.type of a subscription product's category.
 /// (Submission checks that a subscription line's product is a SUBSCRIPTION
@@ -29,9 +29,7 @@ pub fn display(msisdn: &str, display_name: Option<&str>) -> String {
     if let Some(name) = display_name {
         return name.to_string();
     }
-    phonenumber::parse(None, msisdn)
-        .map(|n| n.format().mode(phonenumber::Mode::International).to_string())
-        .unwrap_or_else(|_| msisdn.to_string())
+    phonenumber::parse(None, msisdn).map(|n| n.format().mode(phonenumber::Mode::International).to_string()).unwrap_or_else(|_| msisdn.to_string())
 }
 
 /// `row` as the API shows it, on `offering` (its own), with `pending` (the

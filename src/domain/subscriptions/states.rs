@@ -98,7 +98,18 @@ impl Operation for SubscriptionOp {
 
     fn requested(self) -> bool {
         use SubscriptionOp::*;
-        !matches!(self, ActivationCompletes | CancellationDate | OfferingChangeDate | RenewalDay | DunningSuspend | DunningTransfer | DunningRestore | DunningCancel | PortedOut)
+        !matches!(
+            self,
+            ActivationCompletes
+                | CancellationDate
+                | OfferingChangeDate
+                | RenewalDay
+                | DunningSuspend
+                | DunningTransfer
+                | DunningRestore
+                | DunningCancel
+                | PortedOut
+        )
     }
 }
 

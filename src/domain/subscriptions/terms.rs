@@ -10,9 +10,9 @@ use crate::domain::catalog::price::Price;
 use crate::domain::cycles::{cycle_end, cycle_months};
 use crate::domain::offering_change::{day_of, price_of};
 use crate::error::{Error, Result};
-use crate::store::{OfferingRow, SubscriptionRow, Terms};
-use crate::wire::latest::{ChangeSchedule as Schedule};
 use crate::kinds::SubscriptionStatus as Status;
+use crate::store::{OfferingRow, SubscriptionRow, Terms};
+use crate::wire::latest::ChangeSchedule as Schedule;
 use chrono::{DateTime, Datelike, NaiveDate, Utc};
 
 /// The price a subscription was bought at, as the domain reads it.

@@ -11,10 +11,10 @@ use crate::domain::Caller;
 use crate::domain::catalog::Offerings;
 use crate::error::{Error, InternalCode, Result};
 use crate::events::{self, Event};
+use crate::kinds::SubscriptionStatus as Status;
 use crate::network::Sim;
 use crate::store::{JobKind, Stateful, Store, SubscriptionRow, Tx};
 use crate::wire::latest as wire;
-use crate::kinds::SubscriptionStatus as Status;
 use chrono::{DateTime, Months, Utc};
 
 /// The events a move records, each carrying the subscription after it.

@@ -16,9 +16,9 @@ use super::customers;
 use super::cycles::{cycle_end, first_of_month};
 use super::subscriptions::{self, scheduled};
 use crate::error::{Error, Result};
+use crate::kinds::AddonStatus;
 use crate::store::{Amounts, Cursor, OfferingRow, PeriodUsage, Store, SubscriptionFilter, SubscriptionRow, Tx, limit_or_default};
 use crate::wire::latest as wire;
-use crate::kinds::AddonStatus;
 use crate::wire::latest::params::{SubscriptionUsageListQuery, SubscriptionUsageViewQuery};
 use chrono::{DateTime, Datelike, Months, NaiveDate, Utc};
 use uuid::Uuid;
@@ -77,7 +77,10 @@ pub struct Package {
 pub enum PackageKind {
     Allowances(Included),
     /// credit in minor units for calls to these countries
-    Credit { countries: Vec<String>, credit_minor: i64 },
+    Credit {
+        countries: Vec<String>,
+        credit_minor: i64,
+    },
 }
 
 impl Package {
@@ -102,7 +105,8 @@ pub async fn packages(store: &Store, tx: Option<&mut Tx>, org: Uuid, s: &Subscri
             PackageKind::Allowances(included)
         } else if !features.countries.is_empty() {
             let price: wire::Price = serde_json::from_value(offering.offering.price.clone()).map_err(|e| Error::Internal(format!("stored price: {e}")))?;
-            let credit_minor = if price.currency == s.terms.currency { price.net_price_minor } else { price.currency_options_minor.get(&s.terms.currency).copied() };
+            let credit_minor =
+                if price.currency == s.terms.currency { price.net_price_minor } else { price.currency_options_minor.get(&s.terms.currency).copied() };
             PackageKind::Credit { countries: features.countries.clone(), credit_minor: credit_minor.unwrap_or(0) }
         } else {
             continue;
@@ -115,12 +119,7 @@ pub async fn packages(store: &Store, tx: Option<&mut Tx>, org: Uuid, s: &Subscri
 
 fn allowance(unit: wire::UsageUnit, used: i64, included: Option<i64>, per_unit: f64) -> wire::UsageAllowance {
     let shown = |n: i64| ((n as f64 / per_unit) * 1000.0).round() / 1000.0;
-    wire::UsageAllowance {
-        unit,
-        used: shown(used),
-        included: included.map(shown),
-        remaining: included.map(|i| shown((i - used).max(0))),
-    }
+    wire::UsageAllowance { unit, used: shown(used), included: included.map(shown), remaining: included.map(|i| shown((i - used).max(0))) }
 }
 
 fn allowances(used: &Amounts, included: &Included) -> [wire::UsageAllowance; 3] {
@@ -132,7 +131,14 @@ fn allowances(used: &Amounts, included: &Included) -> [wire::UsageAllowance; 3] 
 }
 
 /// `s`'s usage in the period beginning `start`, as recorded in `period`.
-pub fn to_wire(s: &SubscriptionRow, included: &Included, start: NaiveDate, period: &PeriodUsage, packages: &[Package], now: DateTime<Utc>) -> wire::SubscriptionUsage {
+pub fn to_wire(
+    s: &SubscriptionRow,
+    included: &Included,
+    start: NaiveDate,
+    period: &PeriodUsage,
+    packages: &[Package],
+    now: DateTime<Utc>,
+) -> wire::SubscriptionUsage {
     let [data, voice, sms] = allowances(&period.amounts, included);
     let mut shown = vec![];
     let mut credits = vec![];
@@ -198,9 +204,9 @@ struct OfferingRows(std::collections::HashMap<Uuid, OfferingRow>);
 
 impl OfferingRows {
     async fn get(&mut self, caller: &Caller, id: Uuid) -> Result<&OfferingRow> {
-        if !self.0.contains_key(&id) {
+        if let std::collections::hash_map::Entry::Vacant(e) = self.0.entry(id) {
             let row = caller.store.offering(caller.org, id).await?.ok_or_else(|| Error::Internal(format!("offering {id} vanished")))?;
-            self.0.insert(id, row);
+            e.insert(row);
         }
         Ok(&self.0[&id])
     }

@@ -7,7 +7,7 @@
 //! `subscription.quotaNotification`, each once per period, in the
 //! transaction that records the usage.
 
-use super::{Included, PackageKind, Package, packages, period_day, period_of, to_wire};
+use super::{Included, Package, PackageKind, packages, period_day, period_of, to_wire};
 use crate::domain::Caller;
 use crate::domain::addons::lifecycle as addons;
 use crate::domain::catalog::Offerings;
@@ -88,7 +88,11 @@ pub async fn record(store: &Store, org: Uuid, id: Uuid, record: &UsageRecord, no
     }
 
     let mut reached = vec![];
-    for (allowance, kind) in [(wire::UsageAllowanceType::Data, UsageKind::Data), (wire::UsageAllowanceType::Voice, UsageKind::Voice), (wire::UsageAllowanceType::Sms, UsageKind::Sms)] {
+    for (allowance, kind) in [
+        (wire::UsageAllowanceType::Data, UsageKind::Data),
+        (wire::UsageAllowanceType::Voice, UsageKind::Voice),
+        (wire::UsageAllowanceType::Sms, UsageKind::Sms),
+    ] {
         let Some(inc) = included_of(&included, kind).filter(|i| *i > 0) else { continue };
         let used = of(&period.amounts, kind);
         for t in THRESHOLDS {

@@ -3,10 +3,10 @@
 //! server runs in is refused unless the operator allows private addresses:
 //! otherwise any integrator could make the server call its neighbours.
 
-use crate::internet::Internet;
-pub use crate::internet::is_public;
 use crate::config::WebhookUrls;
 use crate::error::{Error, Result};
+use crate::internet::Internet;
+pub use crate::internet::is_public;
 use std::net::{IpAddr, SocketAddr};
 
 /// A host that has not resolved by then is refused as unresolvable.
@@ -126,9 +126,8 @@ impl reqwest::dns::Resolve for Resolving {
         let host = name.as_str().to_string();
         let (internet, allow_private) = (self.internet.clone(), self.allow_private);
         Box::pin(async move {
-            let addresses: Vec<SocketAddr> = tokio::time::timeout(RESOLVE_TIMEOUT, internet.resolve(host.clone(), 0))
-                .await
-                .map_err(|_| format!("{host} did not resolve in time"))??;
+            let addresses: Vec<SocketAddr> =
+                tokio::time::timeout(RESOLVE_TIMEOUT, internet.resolve(host.clone(), 0)).await.map_err(|_| format!("{host} did not resolve in time"))??;
             if addresses.is_empty() {
                 return Err(format!("{host} does not resolve").into());
             }

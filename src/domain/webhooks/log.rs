@@ -3,25 +3,19 @@
 //! webhook revision, whatever revision the reader asks in).
 
 use super::revision;
-use crate::wire::revision::Revision;
 use crate::error::{Error, InternalCode, Result};
 use crate::events::Event;
 use crate::store::{Cursor, EventFilter, EventRow, LogPosition, Store, limit_or_default};
-use crate::wire::latest::params::EventListQuery;
 use crate::wire::latest as wire;
+use crate::wire::latest::params::EventListQuery;
+use crate::wire::revision::Revision;
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 /// The envelope of `row` in `revision`.
 pub fn envelope(row: EventRow, revision: &Revision) -> Result<wire::EventEnvelope> {
     let data = Event::parse(&row.event_type, row.data)?.render(revision.name)?;
-    Ok(wire::EventEnvelope {
-        event_id: row.id,
-        type_: row.event_type,
-        occurred_at: row.occurred_at,
-        data,
-        api_revision: revision.name.to_string(),
-    })
+    Ok(wire::EventEnvelope { event_id: row.id, type_: row.event_type, occurred_at: row.occurred_at, data, api_revision: revision.name.to_string() })
 }
 
 fn time(param: &str, value: Option<&str>) -> Result<Option<DateTime<Utc>>> {
@@ -35,11 +29,8 @@ fn time(param: &str, value: Option<&str>) -> Result<Option<DateTime<Utc>>> {
 }
 
 pub async fn list(store: &Store, org: Uuid, now: DateTime<Utc>, q: EventListQuery) -> Result<wire::EventList> {
-    let filter = EventFilter {
-        types: q.type_,
-        after: time("createdAfter", q.created_after.as_deref())?,
-        before: time("createdBefore", q.created_before.as_deref())?,
-    };
+    let filter =
+        EventFilter { types: q.type_, after: time("createdAfter", q.created_after.as_deref())?, before: time("createdBefore", q.created_before.as_deref())? };
     let revision = revision::of(store, org, now.date_naive()).await?;
     let envelopes = |items: Vec<EventRow>| items.into_iter().map(|e| envelope(e, revision)).collect::<Result<Vec<_>>>();
     if let Some(after) = q.after.as_deref() {
@@ -47,7 +38,11 @@ pub async fn list(store: &Store, org: Uuid, now: DateTime<Utc>, q: EventListQuer
             return Err(Error::invalid("after", "conflicts_with_cursor", "follows the log by itself: give after or cursor, not both"));
         }
         let page = store.events_after(org, &filter, position(after)?, limit_or_default(q.limit)).await?;
-        let page = page.ok_or_else(|| Error::NotFound { code: InternalCode::EventNotFound, message: "No event of this organisation has the eventId of after.".into(), property: "after" })?;
+        let page = page.ok_or_else(|| Error::NotFound {
+            code: InternalCode::EventNotFound,
+            message: "No event of this organisation has the eventId of after.".into(),
+            property: "after",
+        })?;
         return Ok(wire::EventList { items: envelopes(page.items)?, pagination: wire::Pagination { next_cursor: Some(position_text(page.next)) } });
     }
     let after = q.cursor.as_deref().map(Cursor::decode).transpose()?;

@@ -4,9 +4,9 @@
 //! the oldest supported one, as a request's does. Never set is stored as
 //! no value, which resolves the same way.
 
-use crate::wire::revision::Revision;
 use crate::error::{Error, Result};
 use crate::store::Store;
+use crate::wire::revision::Revision;
 use chrono::NaiveDate;
 use uuid::Uuid;
 

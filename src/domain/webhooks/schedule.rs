@@ -9,15 +9,8 @@ use chrono::{DateTime, Duration, Utc};
 
 /// The delays after the 1st, 2nd, ... failed attempt of a round; every
 /// later one waits `LAST_DELAY`.
-const DELAYS: [Duration; 7] = [
-    Duration::seconds(5),
-    Duration::minutes(5),
-    Duration::minutes(30),
-    Duration::hours(2),
-    Duration::hours(5),
-    Duration::hours(10),
-    Duration::hours(10),
-];
+const DELAYS: [Duration; 7] =
+    [Duration::seconds(5), Duration::minutes(5), Duration::minutes(30), Duration::hours(2), Duration::hours(5), Duration::hours(10), Duration::hours(10)];
 const LAST_DELAY: Duration = Duration::hours(12);
 
 /// A round makes at most this many attempts: the nominal schedule then
@@ -47,13 +40,7 @@ pub fn delay(failed: u32) -> Duration {
 /// (`ATTEMPTS` made, or the next would be past `SPAN`).
 /// `jitter` in [-1, 1] spreads the delay by up to a tenth; `retry_after`,
 /// the receiver's own ask, replaces the schedule's delay (bounded).
-pub fn next_attempt(
-    round_start: DateTime<Utc>,
-    failed: u32,
-    now: DateTime<Utc>,
-    retry_after: Option<Duration>,
-    jitter: f64,
-) -> Option<DateTime<Utc>> {
+pub fn next_attempt(round_start: DateTime<Utc>, failed: u32, now: DateTime<Utc>, retry_after: Option<Duration>, jitter: f64) -> Option<DateTime<Utc>> {
     if failed >= ATTEMPTS {
         return None;
     }

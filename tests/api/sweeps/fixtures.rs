@@ -20,21 +20,33 @@ impl Fixtures {
         app.demo_catalog(org).await;
         let offering = switchboard::domain::catalog::entity_id(org, "offering", "mobile-10gb").to_string();
         let customer = app
-            .call_as(Some(key), "POST", "/customers", Some(json!({
-                "customerType": "BUSINESS", "name": format!("{tag} AB"), "referenceId": format!("{tag}-customer"),
-                "contact": {"email": format!("office@{tag}.example")},
-                "billing": {"method": "PAPER_INVOICE", "currency": "SEK",
-                            "address": {"street1": "Storgatan 1", "city": "Stockholm", "zip": "111 22", "country": "SE"}}
-            })), &[])
+            .call_as(
+                Some(key),
+                "POST",
+                "/customers",
+                Some(json!({
+                    "customerType": "BUSINESS", "name": format!("{tag} AB"), "referenceId": format!("{tag}-customer"),
+                    "contact": {"email": format!("office@{tag}.example")},
+                    "billing": {"method": "PAPER_INVOICE", "currency": "SEK",
+                                "address": {"street1": "Storgatan 1", "city": "Stockholm", "zip": "111 22", "country": "SE"}}
+                })),
+                &[],
+            )
             .await;
         assert_eq!(customer.status, 201, "{:#}", customer.body);
         let customer_id = customer.body["customerId"].as_str().unwrap().to_string();
         app.import_catalog(org, &format!("assignments: [{{customer: rid_{tag}-customer, catalog: business}}]")).await;
         let user = app
-            .call_as(Some(key), "POST", "/users", Some(json!({
-                "name": format!("{tag} person"), "email": format!("person@{tag}.example"),
-                "customerId": customer_id, "referenceId": format!("{tag}-user"), "role": "ADMIN"
-            })), &[])
+            .call_as(
+                Some(key),
+                "POST",
+                "/users",
+                Some(json!({
+                    "name": format!("{tag} person"), "email": format!("person@{tag}.example"),
+                    "customerId": customer_id, "referenceId": format!("{tag}-user"), "role": "ADMIN"
+                })),
+                &[],
+            )
             .await;
         assert_eq!(user.status, 201, "{:#}", user.body);
         let user_id = user.body["userId"].as_str().unwrap().to_string();
@@ -69,7 +81,8 @@ impl Fixtures {
         let (link_id, intent_id, profile_id) = paid_link(app, key, &customer_id, &offering, tag).await;
         let line = json!({"type": "SUBSCRIPTION", "productOfferingId": offering, "subscription": {"simType": "ESIM", "msisdn": format!("{}8", &number_of(tag)[..11])}});
         let paid = app.call_as(Some(key), "POST", "/orders", Some(json!({"customerId": customer_id, "lineItems": [line]})), &[]).await;
-        let session = app.call_as(Some(key), "POST", "/payment-sessions", Some(json!({"orderId": paid.body["orderId"], "paymentProfileId": profile_id})), &[]).await;
+        let session =
+            app.call_as(Some(key), "POST", "/payment-sessions", Some(json!({"orderId": paid.body["orderId"], "paymentProfileId": profile_id})), &[]).await;
         assert_eq!(session.status, 201, "{:#}", session.body);
         let session_id = session.body["paymentSessionId"].as_str().unwrap().to_string();
         settled_until(app, key, &format!("/payment-sessions/{session_id}"), |s| s["status"] != "PROCESSING").await;
@@ -121,7 +134,8 @@ impl Fixtures {
     /// The id (or `rid_` reference) for a parameter, or a failure naming
     /// the operation that needs a new fixture.
     pub fn get(&self, op: &Operation, name: &str, by_reference: bool) -> String {
-        let (id, rid) = self.ids.get(name).unwrap_or_else(|| panic!("{}: no tenancy fixture for `{name}`; add one to Fixtures in tests/api/sweeps.rs", op.label()));
+        let (id, rid) =
+            self.ids.get(name).unwrap_or_else(|| panic!("{}: no tenancy fixture for `{name}`; add one to Fixtures in tests/api/sweeps.rs", op.label()));
         if by_reference { rid.clone() } else { id.clone() }
     }
 }
@@ -152,7 +166,8 @@ pub fn with_fixtures(body: &Value, fixtures: &Fixtures) -> Value {
 /// A payment link of `customer` paid on its page with a saved card: the
 /// ids of the link, its intent and the profile.
 async fn paid_link(app: &TestApp, key: &str, customer: &str, offering: &str, tag: &str) -> (String, String, String) {
-    let line = json!({"type": "SUBSCRIPTION", "productOfferingId": offering, "subscription": {"simType": "ESIM", "msisdn": format!("{}9", &number_of(tag)[..11])}});
+    let line =
+        json!({"type": "SUBSCRIPTION", "productOfferingId": offering, "subscription": {"simType": "ESIM", "msisdn": format!("{}9", &number_of(tag)[..11])}});
     let order = app.call_as(Some(key), "POST", "/orders", Some(json!({"customerId": customer, "lineItems": [line]})), &[]).await;
     assert_eq!(order.status, 201, "{:#}", order.body);
     let link = app.call_as(Some(key), "POST", "/payment-links", Some(json!({"orderId": order.body["orderId"], "savePaymentProfile": true})), &[]).await;
@@ -170,7 +185,8 @@ async fn paid_link(app: &TestApp, key: &str, customer: &str, offering: &str, tag
 /// on (a PSIM: an eSIM's activation code would be shown to each read, and
 /// each showing recorded).
 async fn sim_in_use(app: &TestApp, key: &str, customer: &str, offering: &str, tag: &str) -> String {
-    let line = json!({"type": "SUBSCRIPTION", "productOfferingId": offering, "subscription": {"simType": "PSIM", "msisdn": format!("{}6", &number_of(tag)[..11])}});
+    let line =
+        json!({"type": "SUBSCRIPTION", "productOfferingId": offering, "subscription": {"simType": "PSIM", "msisdn": format!("{}6", &number_of(tag)[..11])}});
     let order = app.call_as(Some(key), "POST", "/orders", Some(json!({"customerId": customer, "lineItems": [line]})), &[]).await;
     let submitted = app.call_as(Some(key), "POST", &format!("/orders/{}/submit", order.body["orderId"].as_str().unwrap()), None, &[]).await;
     assert_eq!(submitted.status, 200, "{:#}", submitted.body);
@@ -231,7 +247,10 @@ pub async fn addon_case(app: &TestApp, ours: &Fixtures, op: &Operation, n: &mut 
     let offering = |key: &str| switchboard::domain::catalog::entity_id(app.org, "offering", key).to_string();
     if !matches!(
         op.id.as_str(),
-        "subscription_addon_create" | "subscription_addon_cancel" | "subscription_addon_product_offering_change" | "subscription_addon_product_offering_options"
+        "subscription_addon_create"
+            | "subscription_addon_cancel"
+            | "subscription_addon_product_offering_change"
+            | "subscription_addon_product_offering_options"
     ) {
         return None;
     }
@@ -338,7 +357,13 @@ pub async fn succeeding(app: &TestApp, ours: &Fixtures, op: &Operation, n: &mut 
     // a port-in is read of a subscription that has one
     if op.id == "porting_in_view" {
         let subscription = &ours.ids["subscriptionId"].0;
-        let started = app.call("POST", &format!("/subscriptions/{subscription}/in-porting"), Some(json!({"msisdn": format!("+4670333{:04}", *n), "details": {"identity": "19900101-0017"}}))).await;
+        let started = app
+            .call(
+                "POST",
+                &format!("/subscriptions/{subscription}/in-porting"),
+                Some(json!({"msisdn": format!("+4670333{:04}", *n), "details": {"identity": "19900101-0017"}})),
+            )
+            .await;
         assert_eq!(started.status, 200, "{:#}", started.body);
         // submitted to the carrier by its job before the read: what that
         // records is not the read's
@@ -404,7 +429,13 @@ pub async fn succeeding(app: &TestApp, ours: &Fixtures, op: &Operation, n: &mut 
     }
     if op.id == "payment_profile_session_cancel" {
         let order = own_order(app, ours, n).await;
-        let setup = app.call("POST", "/payment-profiles/sessions", Some(json!({"orderId": order, "paymentProvider": "PROVIDER_1", "returnUrl": "https://shop.example/card-saved"}))).await;
+        let setup = app
+            .call(
+                "POST",
+                "/payment-profiles/sessions",
+                Some(json!({"orderId": order, "paymentProvider": "PROVIDER_1", "returnUrl": "https://shop.example/card-saved"})),
+            )
+            .await;
         assert_eq!(setup.status, 201, "{:#}", setup.body);
         path = op.fill(|_| setup.body["paymentProfileSessionId"].as_str().unwrap().to_string());
     }
@@ -469,7 +500,6 @@ fn fresh(body: &Value, n: usize) -> Value {
         other => other.clone(),
     }
 }
-
 
 /// Waits, running the jobs, until what `path` shows is `done`.
 async fn settled_until(app: &TestApp, key: &str, path: &str, done: impl Fn(&Value) -> bool) {

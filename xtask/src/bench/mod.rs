@@ -167,12 +167,7 @@ fn suite(o: &Options) -> Result<()> {
 fn measure(rt: &tokio::runtime::Runtime, s: &Scenario, round: usize, o: &Load) -> Result<Measured> {
     let pid = s.target.pid;
     std::fs::write(format!("/proc/{pid}/clear_refs"), "5").with_context(|| format!("resetting the peak RSS of {pid}"))?;
-    let run = Arc::new(Run {
-        kind: s.kind,
-        target: s.target.clone(),
-        tag: format!("r{round}-{:?}", s.kind),
-        seed: crate::rng::clock_seed(),
-    });
+    let run = Arc::new(Run { kind: s.kind, target: s.target.clone(), tag: format!("r{round}-{:?}", s.kind), seed: crate::rng::clock_seed() });
     let figures = rt.block_on(load::run(&s.target.addr, o, run))?;
     Ok(Measured { figures, peak_rss_kib: peak_rss_kib(pid)? })
 }

@@ -87,9 +87,8 @@ pub fn header(command: &str, settings: &str) -> String {
 pub fn table(rows: &[Row]) -> String {
     let medians: Vec<Medians> = rows.iter().map(Row::medians).collect();
     let base = |kind: Kind, db: &str| rows.iter().position(|r| r.kind == kind && r.db == db).map(|i| &medians[i]);
-    let mut out = String::from(
-        "| scenario | req/s | p50 | p99 | peak RSS | errors | req/s vs baseline | p99 vs baseline |\n|---|--:|--:|--:|--:|--:|--:|--:|\n",
-    );
+    let mut out =
+        String::from("| scenario | req/s | p50 | p99 | peak RSS | errors | req/s vs baseline | p99 vs baseline |\n|---|--:|--:|--:|--:|--:|--:|--:|\n");
     for (row, m) in rows.iter().zip(&medians) {
         let (rps_ratio, p99_ratio) = match row.kind.compared_with().and_then(|k| base(k, &row.db)) {
             Some(b) => (format!("{:.2}×", m.rps / b.rps), format!("{:.2}×", m.p99 / b.p99)),

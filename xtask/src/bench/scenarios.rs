@@ -49,8 +49,7 @@ pub enum Kind {
 
 impl Kind {
     /// The baseline's scenarios: the same work by the hand-written server.
-    pub const BASELINE: [Kind; 5] =
-        [Kind::BaselineView, Kind::BaselineListFirst, Kind::BaselineListDeep, Kind::BaselineCreate, Kind::BaselineOrder];
+    pub const BASELINE: [Kind; 5] = [Kind::BaselineView, Kind::BaselineListFirst, Kind::BaselineListDeep, Kind::BaselineCreate, Kind::BaselineOrder];
 
     pub fn is_baseline(self) -> bool {
         Kind::BASELINE.contains(&self)
@@ -106,15 +105,7 @@ pub fn all(pairs: &[(Arc<Target>, Arc<Target>)]) -> Vec<Scenario> {
     let mut all = vec![];
     for (baseline, t) in pairs {
         all.extend(Kind::BASELINE.map(|kind| Scenario { kind, target: baseline.clone() }));
-        for kind in [
-            Kind::Health,
-            Kind::CustomerView,
-            Kind::ListFirst,
-            Kind::ListDeep,
-            Kind::CustomerCreate,
-            Kind::CustomerUpdate,
-            Kind::OrderSubmit,
-        ] {
+        for kind in [Kind::Health, Kind::CustomerView, Kind::ListFirst, Kind::ListDeep, Kind::CustomerCreate, Kind::CustomerUpdate, Kind::OrderSubmit] {
             all.push(Scenario { kind, target: t.clone() });
         }
     }
@@ -169,8 +160,7 @@ impl Run {
         let create = self.authed(Request::json("POST", format!("{base}/orders"), body)).header("x-idempotency-key", unique.to_string());
         let order = expect(conn, create).await?.json()?;
         let id = order["orderId"].as_str().context("an order without orderId")?;
-        let submit = self.authed(Request::new("POST", format!("{base}/orders/{id}/submit")))
-            .header("x-idempotency-key", format!("{unique}-submit"));
+        let submit = self.authed(Request::new("POST", format!("{base}/orders/{id}/submit"))).header("x-idempotency-key", format!("{unique}-submit"));
         expect(conn, submit).await?;
         Ok(())
     }

@@ -5,8 +5,8 @@
 //! are found by walking each server's list, as a client would.
 
 use super::scenarios::Target;
-use crate::benchtool::{self, Database};
 use crate::api;
+use crate::benchtool::{self, Database};
 use crate::http::{Conn, Request};
 use crate::release::Binaries;
 use crate::server::{Launch, Process, Switchboard, free_port};

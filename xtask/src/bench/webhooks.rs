@@ -65,9 +65,7 @@ pub fn run(args: &[String]) -> Result<()> {
     rt.block_on(async {
         let mut conn = Conn::open(&addr).await?;
         let body = serde_json::json!({"url": hooks, "events": ["customer.created"]}).to_string();
-        conn.send(&Request::json("POST", "/api/v2/webhook-endpoints", body).header("x-api-key", key.clone()))
-            .await?
-            .success("POST /webhook-endpoints")?;
+        conn.send(&Request::json("POST", "/api/v2/webhook-endpoints", body).header("x-api-key", key.clone())).await?.success("POST /webhook-endpoints")?;
         anyhow::Ok(())
     })?;
 
@@ -89,11 +87,24 @@ pub fn run(args: &[String]) -> Result<()> {
     let lag = received.lags.lock().expect("lags");
     let backlog = received.backlog.lock().expect("backlog");
     println!("\nwebhook delivery under write load: cargo xtask bench webhooks {}", args.join(" "));
-    println!("{:?} build, SQLite, {} connections of idempotent POST /customers, {window:.0} s; receiver on 127.0.0.1 answers 200", bins.profile, load.connections);
-    println!("  writes (events)     {:>8.0} /s   (p50 {:.1} ms, p99 {:.1} ms; {} errors)", events as f64 / window, ms(figures.p50), ms(figures.p99), figures.errors);
+    println!(
+        "{:?} build, SQLite, {} connections of idempotent POST /customers, {window:.0} s; receiver on 127.0.0.1 answers 200",
+        bins.profile, load.connections
+    );
+    println!(
+        "  writes (events)     {:>8.0} /s   (p50 {:.1} ms, p99 {:.1} ms; {} errors)",
+        events as f64 / window,
+        ms(figures.p50),
+        ms(figures.p99),
+        figures.errors
+    );
     println!("  delivered           {:>8.0} /s   in the same window", delivered_in_window as f64 / window);
     println!("  delivered / events  {:>8.3}      in the window", delivered_in_window as f64 / events.max(1) as f64);
-    println!("  lag                 p50 {:.0} ms, p99 {:.0} ms   (received - occurredAt)", lag.value_at_quantile(0.5) as f64 / 1000.0, lag.value_at_quantile(0.99) as f64 / 1000.0);
+    println!(
+        "  lag                 p50 {:.0} ms, p99 {:.0} ms   (received - occurredAt)",
+        lag.value_at_quantile(0.5) as f64 / 1000.0,
+        lag.value_at_quantile(0.99) as f64 / 1000.0
+    );
     println!("  after the load      {} of {} events delivered, backlog drained in {:.1} s", received.count(), events, drained.as_secs_f64());
     println!("  backlog each second (writes acknowledged - events received): {}", backlog.iter().map(u64::to_string).collect::<Vec<_>>().join(" "));
     drop(server);
@@ -136,11 +147,7 @@ struct Received {
 
 impl Default for Received {
     fn default() -> Self {
-        Received {
-            ids: Mutex::default(),
-            lags: Mutex::new(Histogram::new_with_bounds(1, 600_000_000, 3).expect("valid bounds")),
-            backlog: Mutex::default(),
-        }
+        Received { ids: Mutex::default(), lags: Mutex::new(Histogram::new_with_bounds(1, 600_000_000, 3).expect("valid bounds")), backlog: Mutex::default() }
     }
 }
 

@@ -93,14 +93,8 @@ fn place(doc: &Value, segs: &[String]) -> Result<Example> {
     let s: Vec<&str> = segs.iter().map(String::as_str).collect();
     let value = doc.pointer(&pointer(segs)).cloned().unwrap_or(Value::Null);
     let lit = |x: &str| serde_json::to_string(x).unwrap_or_default();
-    let example = |place: String, ts: String, model: Option<Model>, data: Option<Model>| Example {
-        place,
-        pointer: pointer(segs),
-        ts,
-        model,
-        data,
-        value: value.clone(),
-    };
+    let example =
+        |place: String, ts: String, model: Option<Model>, data: Option<Model>| Example { place, pointer: pointer(segs), ts, model, data, value: value.clone() };
     let (place, ts, node, rest): (String, String, &Value, &[&str]) = match &s[..] {
         ["paths", p, m, "requestBody", "content", ct, rest @ ..] => {
             let ts = format!("NonNullable<paths[{}][{}][\"requestBody\"]>[\"content\"][{}]", lit(p), lit(m), lit(ct));
@@ -122,12 +116,8 @@ fn place(doc: &Value, segs: &[String]) -> Result<Example> {
             let (param, ts) = parameter(doc, &s[..5], &format!("paths[{}][{}]", lit(p), lit(m)))?;
             (format!("{} {p} parameter {param}", m.to_uppercase()), ts, at(doc, &s[..5]), rest)
         }
-        ["components", "parameters", n, rest @ ..] => {
-            (format!("parameter {n}"), format!("components[\"parameters\"][{}]", lit(n)), at(doc, &s[..3]), rest)
-        }
-        ["components", "headers", n, rest @ ..] => {
-            (format!("header {n}"), format!("components[\"headers\"][{}]", lit(n)), at(doc, &s[..3]), rest)
-        }
+        ["components", "parameters", n, rest @ ..] => (format!("parameter {n}"), format!("components[\"parameters\"][{}]", lit(n)), at(doc, &s[..3]), rest),
+        ["components", "headers", n, rest @ ..] => (format!("header {n}"), format!("components[\"headers\"][{}]", lit(n)), at(doc, &s[..3]), rest),
         ["components", "responses", n, "content", ct, rest @ ..] => {
             let ts = format!("components[\"responses\"][{}][\"content\"][{}]", lit(n), lit(ct));
             return media(doc, &s[..5], rest, ts, format!("response {n}"), example);
@@ -138,7 +128,7 @@ fn place(doc: &Value, segs: &[String]) -> Result<Example> {
             let place = if rest.len() == 1 { format!("schema {n}") } else { format!("schema {n} at {}", rest.join("/")) };
             return Ok(example(place, ts, model_of(node), None));
         }
-        ["x-webhooks", e, m, "requestBody", "content", _, tail @ ..] if matches!(tail, ["example"] | ["examples", _, "value"]) => {
+        ["x-webhooks", e, m, "requestBody", "content", _, "example"] | ["x-webhooks", e, m, "requestBody", "content", _, "examples", _, "value"] => {
             let schema = &at(doc, &s[..6])["schema"];
             let (envelope, data) = webhook_models(schema)?;
             return Ok(example(format!("webhook {e} ({m})"), ts_of(schema)?, Some(envelope), Some(data)));
@@ -200,13 +190,9 @@ fn schema_path<'a>(schema: &'a Value, rest: &[&str], ts: String) -> Result<(Stri
             schema_path(&schema["properties"][*name], tail, ts)
         }
         ["items", tail @ ..] => schema_path(&schema["items"], tail, format!("NonNullable<{ts}>[number]")),
-        ["additionalProperties", tail @ ..] => {
-            schema_path(&schema["additionalProperties"], tail, format!("NonNullable<{ts}>[string]"))
-        }
+        ["additionalProperties", tail @ ..] => schema_path(&schema["additionalProperties"], tail, format!("NonNullable<{ts}>[string]")),
         // `allOf: [X]` names X beside a description of its own: the same type
-        ["allOf", "0", tail @ ..] if schema["allOf"].as_array().is_some_and(|a| a.len() == 1) => {
-            schema_path(&schema["allOf"][0], tail, ts)
-        }
+        ["allOf", "0", tail @ ..] if schema["allOf"].as_array().is_some_and(|a| a.len() == 1) => schema_path(&schema["allOf"][0], tail, ts),
         _ => bail!("no known place in a schema at {}", rest.join("/")),
     }
 }
@@ -246,9 +232,7 @@ fn webhook_models(schema: &Value) -> Result<(Model, Model)> {
 pub(crate) fn ts_of(schema: &Value) -> Result<String> {
     let Value::Object(m) = schema else { bail!("a schema that is not an object") };
     for k in m.keys() {
-        let known = [
-            "$ref", "allOf", "type", "enum", "properties", "required", "items", "nullable", "description", "format", "example",
-        ];
+        let known = ["$ref", "allOf", "type", "enum", "properties", "required", "items", "nullable", "description", "format", "example"];
         if !known.contains(&k.as_str()) {
             bail!("a webhook schema keyword the check cannot type: {k}");
         }
@@ -264,8 +248,7 @@ pub(crate) fn ts_of(schema: &Value) -> Result<String> {
     } else {
         match m.get("type").and_then(Value::as_str) {
             Some("object") | None if m.contains_key("properties") => {
-                let required: Vec<&str> =
-                    m.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
+                let required: Vec<&str> = m.get("required").and_then(Value::as_array).into_iter().flatten().filter_map(Value::as_str).collect();
                 let mut out = String::from("{ ");
                 for (name, s) in m["properties"].as_object().into_iter().flatten() {
                     let opt = if required.contains(&name.as_str()) { "" } else { "?" };
@@ -367,13 +350,16 @@ mod tests {
         let examples = collect(&doc).unwrap();
         let ts: Vec<&str> = examples.iter().map(|e| e.ts.as_str()).collect();
         // serde_json keeps keys sorted: components, paths, x-webhooks
-        assert_eq!(ts, [
-            "NonNullable<components[\"schemas\"][\"C\"]>[\"example\"]",
-            "NonNullable<paths[\"/customers\"][\"post\"][\"parameters\"][\"query\"]>[\"q\"]",
-            "NonNullable<paths[\"/customers\"][\"post\"][\"requestBody\"]>[\"content\"][\"application/json\"]",
-            "paths[\"/customers\"][\"post\"][\"responses\"][\"201\"][\"content\"][\"application/json\"]",
-            "(components[\"schemas\"][\"Env\"]) & ({ \"data\"?: (components[\"schemas\"][\"C\"]); \"type\"?: \"c.made\"; })",
-        ]);
+        assert_eq!(
+            ts,
+            [
+                "NonNullable<components[\"schemas\"][\"C\"]>[\"example\"]",
+                "NonNullable<paths[\"/customers\"][\"post\"][\"parameters\"][\"query\"]>[\"q\"]",
+                "NonNullable<paths[\"/customers\"][\"post\"][\"requestBody\"]>[\"content\"][\"application/json\"]",
+                "paths[\"/customers\"][\"post\"][\"responses\"][\"201\"][\"content\"][\"application/json\"]",
+                "(components[\"schemas\"][\"Env\"]) & ({ \"data\"?: (components[\"schemas\"][\"C\"]); \"type\"?: \"c.made\"; })",
+            ]
+        );
         assert_eq!(examples[2].model.as_ref().unwrap().name, "New");
         assert_eq!(examples[4].data.as_ref().unwrap().name, "C");
         assert!(examples[0].model.is_none() && examples[1].model.is_none());

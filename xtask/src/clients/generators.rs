@@ -42,17 +42,19 @@ fn scenario(mut cmd: Command, live: &Target, r: &Revision) -> Command {
 pub(crate) fn typescript(t: &Tools, root: &Path, r: &Revision, live: &Target, failed: &mut Vec<String>) {
     let short = &r.short;
     let dir = r.dir.join("typescript");
-    let generated = passed(&format!("openapi-typescript, {short}: openapi-typescript openapi.json --default-non-nullable=false -o schema.d.ts"), failed, || {
-        std::fs::create_dir_all(&dir)?;
-        let mut cmd = Command::new(t.node_bin.join("openapi-typescript"));
-        let (ok, text) = output(cmd.args(["../openapi.json", "--default-non-nullable=false", "-o", "schema.d.ts"]).current_dir(&dir), "openapi-typescript")?;
-        show(&text);
-        // its warnings (` ⚠  ...`) are what it could not type
-        if !ok || text.contains('\u{26A0}') {
-            bail!("openapi-typescript failed or warned");
-        }
-        Ok(())
-    });
+    let generated =
+        passed(&format!("openapi-typescript, {short}: openapi-typescript openapi.json --default-non-nullable=false -o schema.d.ts"), failed, || {
+            std::fs::create_dir_all(&dir)?;
+            let mut cmd = Command::new(t.node_bin.join("openapi-typescript"));
+            let (ok, text) =
+                output(cmd.args(["../openapi.json", "--default-non-nullable=false", "-o", "schema.d.ts"]).current_dir(&dir), "openapi-typescript")?;
+            show(&text);
+            // its warnings (` ⚠  ...`) are what it could not type
+            if !ok || text.contains('\u{26A0}') {
+                bail!("openapi-typescript failed or warned");
+            }
+            Ok(())
+        });
     if !generated {
         return;
     }

@@ -43,9 +43,7 @@ pub fn for_types(v: &Value) -> Value {
 /// Branches that each only list required fields (of an object): "one of
 /// these fields".
 fn only_required(branches: &Value) -> bool {
-    let required_only = |s: &Value| {
-        s.as_object().is_some_and(|s| s.contains_key("required") && s.keys().all(|k| k == "required" || k == "type"))
-    };
+    let required_only = |s: &Value| s.as_object().is_some_and(|s| s.contains_key("required") && s.keys().all(|k| k == "required" || k == "type"));
     branches.as_array().is_some_and(|b| !b.is_empty() && b.iter().all(required_only))
 }
 

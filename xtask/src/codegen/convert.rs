@@ -139,7 +139,9 @@ pub fn converters(o: &Side, o_path: &TokenStream, n: &Side, n_path: &TokenStream
         });
         let fields: Vec<TokenStream> = fields.collect();
         let doc = if added {
-            format!("`{name}` of the newer revision with the fields it shares; the fields only this revision has are left at their defaults for the hand-written `From` to fill.")
+            format!(
+                "`{name}` of the newer revision with the fields it shares; the fields only this revision has are left at their defaults for the hand-written `From` to fill."
+            )
         } else {
             format!("`{name}` of the newer revision, field by field.")
         };

@@ -12,15 +12,30 @@ use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
 use typify::{TypeSpace, TypeSpaceSettings};
 
-
 /// OpenAPI 3.0 schema -> the JSON Schema typify reads, without value
 /// constraints (the verbatim validator enforces them).
 fn fixup(v: &Value) -> Value {
     const DROP: &[&str] = &[
-        "nullable", "discriminator", "xml", "externalDocs", "example", "deprecated",
-        "minLength", "maxLength", "pattern", "minProperties", "maxProperties", "minItems",
-        "maxItems", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "multipleOf",
-        "readOnly", "writeOnly",
+        "nullable",
+        "discriminator",
+        "xml",
+        "externalDocs",
+        "example",
+        "deprecated",
+        "minLength",
+        "maxLength",
+        "pattern",
+        "minProperties",
+        "maxProperties",
+        "minItems",
+        "maxItems",
+        "minimum",
+        "maximum",
+        "exclusiveMinimum",
+        "exclusiveMaximum",
+        "multipleOf",
+        "readOnly",
+        "writeOnly",
     ];
     const KEPT_FORMATS: &[&str] = &["uuid", "date-time", "date", "int32", "int64"];
     match v {
@@ -41,10 +56,10 @@ fn fixup(v: &Value) -> Value {
                 }
                 out.insert(k.clone(), fixup(v));
             }
-            if m.get("nullable") == Some(&Value::Bool(true)) {
-                if let Some(Value::String(t)) = m.get("type") {
-                    out.insert("type".into(), json!([t, "null"]));
-                }
+            if m.get("nullable") == Some(&Value::Bool(true))
+                && let Some(Value::String(t)) = m.get("type")
+            {
+                out.insert("type".into(), json!([t, "null"]));
             }
             Value::Object(out)
         }
@@ -71,11 +86,7 @@ pub struct RevModels {
 pub fn gen_models(rev: &Revision, newer: Option<(&Revision, &RevModels)>) -> Result<RevModels> {
     let schemas = rev.schemas();
     let mut settings = TypeSpaceSettings::default();
-    settings
-        .with_type_mod("types")
-        .with_struct_builder(false)
-        .with_derive("PartialEq".to_string())
-        .with_map_type("::std::collections::BTreeMap");
+    settings.with_type_mod("types").with_struct_builder(false).with_derive("PartialEq".to_string()).with_map_type("::std::collections::BTreeMap");
     let mut shared = BTreeMap::new();
     if let Some((newer, newer_models)) = newer {
         for name in schemas.keys() {
@@ -103,8 +114,7 @@ pub fn gen_models(rev: &Revision, newer: Option<(&Revision, &RevModels)>) -> Res
             reexports.push(quote!(pub use #p;));
             continue;
         }
-        let r: schemars::schema::Schema =
-            serde_json::from_value(json!({ "$ref": format!("#/components/schemas/{name}") }))?;
+        let r: schemars::schema::Schema = serde_json::from_value(json!({ "$ref": format!("#/components/schemas/{name}") }))?;
         let id = ts.add_type(&r)?;
         let ident = ts.get_type(&id)?.ident();
         paths.insert(name.clone(), quote!(#g::#short::#ident));
@@ -122,13 +132,7 @@ pub fn gen_models(rev: &Revision, newer: Option<(&Revision, &RevModels)>) -> Res
 
 /// `impl JsonSchema` returning `raw` as written in the document; referenced
 /// schemas are registered so they land in components.schemas.
-pub fn verbatim_schema(
-    ty: &TokenStream,
-    name: &str,
-    id: &str,
-    raw: &Value,
-    paths: &BTreeMap<String, TokenStream>,
-) -> TokenStream {
+pub fn verbatim_schema(ty: &TokenStream, name: &str, id: &str, raw: &Value, paths: &BTreeMap<String, TokenStream>) -> TokenStream {
     let mut r = BTreeSet::new();
     collect_refs(raw, &mut r);
     let refs: Vec<&TokenStream> = r.iter().map(|n| &paths[n]).collect();
@@ -144,4 +148,3 @@ pub fn verbatim_schema(
         }
     }
 }
-

@@ -64,7 +64,14 @@ pub(super) fn routed_ops(all_ops: &[Vec<Op>]) -> Result<Vec<Routed>> {
         segments[i] = var;
         let path = segments.join("/");
         let var_op = ops.iter().find(|o| o.method == l.method && o.path == path).map(|o| o.id.clone());
-        out.push(Routed { var_op, lit_op: l.id.clone(), method: l.method.clone(), var_path: format!("/api/v2{path}"), segment: i + 2, literal: ls[i].to_string() });
+        out.push(Routed {
+            var_op,
+            lit_op: l.id.clone(),
+            method: l.method.clone(),
+            var_path: format!("/api/v2{path}"),
+            segment: i + 2,
+            literal: ls[i].to_string(),
+        });
     }
     // what is registered must hold together: a routed path may itself
     // put a variable beside another path's literal (a later `POST
@@ -74,10 +81,10 @@ pub(super) fn routed_ops(all_ops: &[Vec<Op>]) -> Result<Vec<Routed>> {
     for p in &registered {
         for q in &registered {
             let (ps, qs): (Vec<&str>, Vec<&str>) = (p.split('/').collect(), q.split('/').collect());
-            if let Some(i) = (0..ps.len().min(qs.len())).find(|&i| ps[i] != qs[i]) {
-                if variable(ps[i]) != variable(qs[i]) {
-                    bail!("{p} and {q} put a literal beside a variable that routing cannot resolve (segment {i}); give the paths one shape");
-                }
+            if let Some(i) = (0..ps.len().min(qs.len())).find(|&i| ps[i] != qs[i])
+                && variable(ps[i]) != variable(qs[i])
+            {
+                bail!("{p} and {q} put a literal beside a variable that routing cannot resolve (segment {i}); give the paths one shape");
             }
         }
     }
@@ -137,10 +144,14 @@ pub(super) fn dispatchers(revs: &[Revision], r: &Routed, emitted: &BTreeMap<Stri
         let method_tok = format_ident!("{}", r.method);
         let (path, op_id, coded, args, doc, tags) = (&r.var_path, var_op, &v.coded, &v.args, &v.doc, &v.tags);
         let v_fn = &v.fname;
-        let v_call: Vec<TokenStream> = v.loc_types.iter().map(|(loc, _)| {
-            let arg = format_ident!("{}", if *loc == "header" { "headers" } else { loc });
-            quote!(#arg)
-        }).collect();
+        let v_call: Vec<TokenStream> = v
+            .loc_types
+            .iter()
+            .map(|(loc, _)| {
+                let arg = format_ident!("{}", if *loc == "header" { "headers" } else { loc });
+                quote!(#arg)
+            })
+            .collect();
         let v_call = if v.has_body { quote!(#(#v_call,)* body) } else { quote!(#(#v_call),*) };
         let literal_branch = match in_rev(&r.lit_op, i) {
             Some(l) => {
@@ -213,7 +224,14 @@ fn alone(revs: &[Revision], r: &Routed, emitted: &BTreeMap<String, Vec<Emitted>>
         let own_path = l.loc_types.first().filter(|(loc, _)| *loc == "path");
         let args = &l.args[usize::from(own_path.is_some())..];
         let read_path = own_path.map(|(loc, ty)| read_param(loc, ty));
-        let mut call: Vec<TokenStream> = l.loc_types.iter().map(|(loc, _)| { let arg = param_arg(loc); quote!(#arg) }).collect();
+        let mut call: Vec<TokenStream> = l
+            .loc_types
+            .iter()
+            .map(|(loc, _)| {
+                let arg = param_arg(loc);
+                quote!(#arg)
+            })
+            .collect();
         if l.has_body {
             call.push(quote!(body));
         }

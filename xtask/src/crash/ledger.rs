@@ -87,13 +87,7 @@ impl Verdict {
                     format!("{}{replayed} {body}", r.status)
                 })
             };
-            self.examples.push(format!(
-                "{what}: {} ({:?}): {count} resource(s); first: {}; retry: {}",
-                s.key,
-                s.kind,
-                answer(&s.first),
-                answer(&s.retry)
-            ));
+            self.examples.push(format!("{what}: {} ({:?}): {count} resource(s); first: {}; retry: {}", s.key, s.kind, answer(&s.first), answer(&s.retry)));
         }
     }
 }
@@ -116,8 +110,7 @@ pub fn judge(sent: &[Sent], resources: &HashMap<String, usize>) -> Verdict {
             v.twice += 1;
             v.example(&mut shown, "executed twice", s, count);
         }
-        let replays_first = replayed
-            && s.first.as_ref().zip(s.retry.as_ref()).is_some_and(|(f, r)| r.status == f.status && r.body == f.body);
+        let replays_first = replayed && s.first.as_ref().zip(s.retry.as_ref()).is_some_and(|(f, r)| r.status == f.status && r.body == f.body);
         if s.acknowledged() {
             if count == 0 {
                 v.lost += 1;
@@ -152,12 +145,7 @@ pub fn report(title: &str, v: &Verdict, resources: (usize, usize, usize)) -> Str
         v.unanswered,
         if refused.is_empty() { "0".to_string() } else { refused.join(", ") }
     );
-    let _ = writeln!(
-        out,
-        "  every key retried after the last restart: {} replayed, {} answered anew",
-        v.replayed_on_retry,
-        v.sent - v.replayed_on_retry
-    );
+    let _ = writeln!(out, "  every key retried after the last restart: {} replayed, {} answered anew", v.replayed_on_retry, v.sent - v.replayed_on_retry);
     let _ = writeln!(out, "  resources found through the API: {} customers, {} orders, {} payment sessions", resources.0, resources.1, resources.2);
     let _ = writeln!(out, "  acknowledged writes lost:                {}", v.lost);
     let _ = writeln!(out, "  keys executed twice:                     {}", v.twice);
@@ -199,8 +187,7 @@ mod tests {
             sent("unmarked", answer(201, "z", false), answer(201, "z", false)),
             sent("unsettled", None, answer(409, "locked", false)),
         ];
-        let resources: HashMap<String, usize> =
-            [("ok", 1), ("late", 1), ("twice", 2), ("differs", 1), ("unmarked", 1)].map(|(k, n)| (k.to_string(), n)).into();
+        let resources: HashMap<String, usize> = [("ok", 1), ("late", 1), ("twice", 2), ("differs", 1), ("unmarked", 1)].map(|(k, n)| (k.to_string(), n)).into();
         let v = judge(&all, &resources);
         assert_eq!((v.lost, v.twice, v.replay_differs, v.unsettled), (1, 1, 2, 1));
         assert_eq!((v.sent, v.acknowledged, v.unanswered, v.refused.get(&500)), (8, 4, 3, Some(&1)));

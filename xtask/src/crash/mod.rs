@@ -37,7 +37,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 use tokio::runtime::Runtime;
 
-const USAGE: &str = "usage: cargo xtask crash [--kills N] [--seed S] [--debug | --profile P] | crash --instances N [--minutes M] [--seed S] [--debug | --profile P]";
+const USAGE: &str =
+    "usage: cargo xtask crash [--kills N] [--seed S] [--debug | --profile P] | crash --instances N [--minutes M] [--seed S] [--debug | --profile P]";
 
 /// Concurrent writers.
 const WORKERS: usize = 16;
@@ -97,12 +98,7 @@ pub fn run(args: &[String]) -> Result<()> {
     let mut failed = vec![];
     for db in benchtool::databases(&bins.bench, &work, "crash")? {
         let started = Instant::now();
-        let title = format!(
-            "crash test, {}: {} kills (seed {}), {WORKERS} writers",
-            db.label(),
-            o.kills,
-            o.seed
-        );
+        let title = format!("crash test, {}: {} kills (seed {}), {WORKERS} writers", db.label(), o.kills, o.seed);
         eprintln!("== {title}");
         let (verdict, resources) = campaign(&bins, &db, &work, &o, &rt)?;
         print!("{}", ledger::report(&title, &verdict, resources));

@@ -118,7 +118,8 @@ pub fn run(o: &Options, instances: usize, bins: &Binaries, rt: &Runtime, work: &
         tasks.push(rt.spawn(write(writes, client, faults, stop)));
     }
     for r in 0..READERS {
-        let (key, faults, stop, reads, mut client) = (key.clone(), faults.clone(), stop.clone(), reads.clone(), Client::new(addrs.clone(), o.seed ^ (100 + r as u64)));
+        let (key, faults, stop, reads, mut client) =
+            (key.clone(), faults.clone(), stop.clone(), reads.clone(), Client::new(addrs.clone(), o.seed ^ (100 + r as u64)));
         tasks.push(rt.spawn(async move {
             while !stop.load(Ordering::Relaxed) {
                 for path in ["/api/v2/customers?limit=20", "/api/v2/customers/rid_acme", "/api/v2/subscriptions?limit=20"] {
@@ -130,7 +131,8 @@ pub fn run(o: &Options, instances: usize, bins: &Binaries, rt: &Runtime, work: &
         }));
     }
     for m in 0..MOVERS {
-        let (sandbox, faults, stop, chains, mut client) = (sandbox.clone(), faults.clone(), stop.clone(), chains.clone(), Client::new(addrs.clone(), o.seed ^ (200 + m as u64)));
+        let (sandbox, faults, stop, chains, mut client) =
+            (sandbox.clone(), faults.clone(), stop.clone(), chains.clone(), Client::new(addrs.clone(), o.seed ^ (200 + m as u64)));
         tasks.push(rt.spawn(async move {
             let mut n = m as u64;
             while !stop.load(Ordering::Relaxed) {
@@ -142,7 +144,8 @@ pub fn run(o: &Options, instances: usize, bins: &Binaries, rt: &Runtime, work: &
         }));
     }
     {
-        let (sandbox, faults, stop, advances, mut client) = (sandbox.clone(), faults.clone(), stop.clone(), advances.clone(), Client::new(addrs.clone(), o.seed ^ 300));
+        let (sandbox, faults, stop, advances, mut client) =
+            (sandbox.clone(), faults.clone(), stop.clone(), advances.clone(), Client::new(addrs.clone(), o.seed ^ 300));
         tasks.push(rt.spawn(async move {
             let mut n = 0;
             while !stop.load(Ordering::Relaxed) {
@@ -199,8 +202,16 @@ pub fn run(o: &Options, instances: usize, bins: &Binaries, rt: &Runtime, work: &
     let seen = receiver.seen.lock().expect("seen lock");
     let mut out = ledger::report(&title, &verdict, resources);
     let cut = if outage.is_some() { format!("the database cut for {} s once", OUTAGE.as_secs()) } else { "the database never cut (too short a run)".into() };
-    out.push_str(&format!("  faults: {kills} kills (SIGKILL) of {instances} instances, {cut} ({} connections through the proxy)\n", proxy.opened.load(Ordering::Relaxed)));
-    out.push_str(&format!("  reads: {}; sandbox: {} chains of moves, {} clock advances\n", reads.load(Ordering::Relaxed), chains.load(Ordering::Relaxed), advances.load(Ordering::Relaxed)));
+    out.push_str(&format!(
+        "  faults: {kills} kills (SIGKILL) of {instances} instances, {cut} ({} connections through the proxy)\n",
+        proxy.opened.load(Ordering::Relaxed)
+    ));
+    out.push_str(&format!(
+        "  reads: {}; sandbox: {} chains of moves, {} clock advances\n",
+        reads.load(Ordering::Relaxed),
+        chains.load(Ordering::Relaxed),
+        advances.load(Ordering::Relaxed)
+    ));
     let refused = sandbox.refused.lock().expect("refused lock");
     // a 5xx a step gave up on came while the database was cut (judged
     // with the other 5xx); any other refusal is a fault of the run or the server
@@ -406,7 +417,7 @@ fn not_due(acknowledged: &HashMap<String, HashMap<String, u32>>, due: &[(String,
 /// Which organisation's log holds the event `id`: `keys` as (name, key).
 async fn whose_log(conn: &mut Conn, keys: &[(&'static str, &str)], id: &str) -> Result<&'static str> {
     for (name, key) in keys {
-        let r = conn.send(&crate::http::Request::get(&format!("/api/v2/events/{id}")).header("x-api-key", key.to_string())).await?;
+        let r = conn.send(&crate::http::Request::get(format!("/api/v2/events/{id}")).header("x-api-key", key.to_string())).await?;
         if r.status == 200 {
             return Ok(name);
         }
@@ -445,7 +456,10 @@ async fn delivered(addr: &str, key: &str, sandbox_key: &str, receiver: &Receiver
             }
             let (again, unexpected) = {
                 let seen = receiver.seen.lock().expect("seen lock");
-                (seen.acknowledged.values().flat_map(|m| m.values()).map(|n| n.saturating_sub(1)).sum(), not_due(&seen.acknowledged, &due_pairs(&logs), &logged.before))
+                (
+                    seen.acknowledged.values().flat_map(|m| m.values()).map(|n| n.saturating_sub(1)).sum(),
+                    not_due(&seen.acknowledged, &due_pairs(&logs), &logged.before),
+                )
             };
             let keys = [("in the demo organisation's log", key), ("in the sandbox organisation's log", sandbox_key)];
             let mut named = vec![];
@@ -473,7 +487,8 @@ mod tests {
         let (early, late, stray) = ("e-early", "e-late", "e-stray");
         let event = |id: &str| json!({"eventId": id, "type": "customer.created"});
         let demo = ENDPOINTS.iter().find(|e| !e.sandbox && e.events.contains(&"*")).expect("a demo endpoint of every event").path.to_string();
-        let acknowledged: HashMap<String, HashMap<String, u32>> = [(demo.clone(), [(early, 1), (late, 1), (stray, 1)].into_iter().map(|(i, n)| (i.to_string(), n)).collect())].into_iter().collect();
+        let acknowledged: HashMap<String, HashMap<String, u32>> =
+            [(demo.clone(), [(early, 1), (late, 1), (stray, 1)].into_iter().map(|(i, n)| (i.to_string(), n)).collect())].into_iter().collect();
         // as the log first read: the late event not in it yet
         let first: HashMap<bool, Vec<Value>> = [(false, vec![event(early)]), (true, vec![])].into_iter().collect();
         assert_eq!(not_due(&acknowledged, &due_pairs(&first), &HashSet::new()).len(), 2, "read once, the late event looks not due");

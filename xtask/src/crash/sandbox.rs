@@ -93,7 +93,8 @@ impl Sandbox {
         let clock = self.step(client, faults, "clock", self.request("GET", "/api/v2/sandbox/clock".into(), None, json!(null))).await?;
         let tomorrow = chrono::DateTime::parse_from_rfc3339(clock["now"].as_str()?).ok()?.date_naive().succ_opt()?;
         let cancel = json!({"effectiveDate": tomorrow.to_string()});
-        let cancelled = self.step(client, faults, "cancel", self.request("POST", format!("/api/v2/subscriptions/rid_{sub}/cancel"), k("cancel"), cancel)).await?;
+        let cancelled =
+            self.step(client, faults, "cancel", self.request("POST", format!("/api/v2/subscriptions/rid_{sub}/cancel"), k("cancel"), cancel)).await?;
         self.cancelled.lock().expect("cancelled lock").push(cancelled["subscriptionId"].as_str()?.to_string());
         Some(())
     }
