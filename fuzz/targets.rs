@@ -231,7 +231,7 @@ pub fn swedish_identity(data: &[u8]) {
 #[derive(Debug)]
 struct Offline;
 
-impl switchboard::internet::Reach for Offline {
+impl switchboard::webhook_reach::Reach for Offline {
     fn resolve(&self, host: String, port: u16) -> futures::future::BoxFuture<'static, std::io::Result<Vec<std::net::SocketAddr>>> {
         let ip: Option<std::net::IpAddr> = match host.as_str() {
             h if h.ends_with(".invalid") => None,
@@ -256,7 +256,7 @@ pub fn webhook_url(data: &[u8]) {
         static RUNTIME: tokio::runtime::Runtime = tokio::runtime::Builder::new_current_thread().enable_time().build().expect("a runtime");
     }
     let s = text(data);
-    let internet = switchboard::internet::Internet(Arc::new(Offline));
+    let internet = switchboard::webhook_reach::Internet(Arc::new(Offline));
     let strict = WebhookUrls { internet, ..Default::default() };
     let policies = [
         WebhookUrls { allow_http: true, allow_ports: vec![8443], ..strict.clone() },

@@ -183,7 +183,7 @@ pub struct WebhookUrls {
     /// How receivers' names resolve and where connections to them go: the
     /// system's, unless a test sets its own (no flag).
     #[arg(skip)]
-    pub internet: crate::internet::Internet,
+    pub internet: crate::webhook_reach::Internet,
 }
 
 impl Default for Settings {

@@ -13,7 +13,6 @@ pub mod domain;
 pub mod error;
 pub mod events;
 pub mod hosted;
-pub mod internet;
 pub mod jobs;
 pub mod keys;
 pub mod kinds;
@@ -32,6 +31,7 @@ pub mod startup_pages;
 pub mod store;
 pub mod telemetry;
 pub mod tokens;
+pub mod webhook_reach;
 pub mod wire;
 
 /// The README's and the documents' Rust examples, compiled as doc tests.

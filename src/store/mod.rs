@@ -7,7 +7,7 @@ mod coalesce;
 mod customers;
 mod deliveries;
 mod events;
-mod group;
+mod group_commit;
 mod holds;
 mod idempotency;
 mod invoices;
@@ -113,7 +113,7 @@ pub struct Store {
     pool: AnyPool,
     backend: Backend,
     /// SQLite's one writing connection (see `tx`)
-    group: Option<Arc<group::Group>>,
+    group: Option<Arc<group_commit::Group>>,
     /// an idempotent request's writes park here (see `tx::Scope`)
     scope: Option<Arc<Scope>>,
     /// customers' views by id, concurrent ones in one query
@@ -259,7 +259,7 @@ impl Store {
         let group = if backend == Backend::Sqlite {
             sqlx::query("PRAGMA journal_mode = WAL").execute(&pool).await?;
             MIGRATE_SQLITE.run(&pool).await?;
-            Some(Arc::new(group::Group::open(&url, sync, &pool).await?))
+            Some(Arc::new(group_commit::Group::open(&url, sync, &pool).await?))
         } else {
             None
         };
@@ -528,12 +528,23 @@ mod embedded_migrations {
     /// from migrations/ (what its `migrate!` macro embedded before): the
     /// same versions, names, checksums and transactions, so a database an
     /// earlier build migrated reads as up to date.
+    /// (sqlx reads one directory: each database's own files and those of
+    /// migrations/both/, copied together)
     #[tokio::test]
     async fn are_sqlxs_own_reading_of_the_directory() {
-        for (dir, embedded) in [("migrations/sqlite", &*super::MIGRATE_SQLITE), ("migrations/postgres", &*super::MIGRATE_POSTGRES)] {
-            let resolved = Migrator::new(std::path::Path::new(dir)).await.expect("migrations/ resolves");
-            assert!(resolved.iter().count() > 40, "{dir}");
-            assert_eq!(shape(embedded), shape(&resolved), "{dir}");
+        for (db, embedded) in [("sqlite", &*super::MIGRATE_SQLITE), ("postgres", &*super::MIGRATE_POSTGRES)] {
+            let dir = std::env::temp_dir().join(format!("switchboard-migrations-{db}-{}", uuid::Uuid::new_v4().simple()));
+            std::fs::create_dir(&dir).unwrap();
+            for from in [db, "both"] {
+                for entry in std::fs::read_dir(std::path::Path::new("migrations").join(from)).unwrap() {
+                    let entry = entry.unwrap();
+                    std::fs::copy(entry.path(), dir.join(entry.file_name())).unwrap();
+                }
+            }
+            let resolved = Migrator::new(dir.as_path()).await.expect("migrations/ resolves");
+            std::fs::remove_dir_all(&dir).unwrap();
+            assert!(resolved.iter().count() > 40, "{db}");
+            assert_eq!(shape(embedded), shape(&resolved), "{db}");
         }
     }
 }

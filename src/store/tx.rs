@@ -14,7 +14,7 @@
 //! commit together or not at all.
 
 use super::Store;
-use super::group::{Group, Joined, Pending, Writer, finish};
+use super::group_commit::{Group, Joined, Pending, Writer, finish};
 use super::pg_tx::PgTx;
 use crate::error::{Error, Result};
 use sqlx::{Any, AnyConnection, Execute};

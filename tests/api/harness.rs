@@ -133,7 +133,7 @@ impl TestApp {
     pub async fn start_with_settings(backend: Backend, mut settings: Settings) -> TestApp {
         crate::coverage::arm();
         let internet = Arc::new(TestInternet::default());
-        settings.webhooks.internet = switchboard::internet::Internet(internet.clone());
+        settings.webhooks.internet = switchboard::webhook_reach::Internet(internet.clone());
         // report files in a directory of the test's own, removed by `finish`
         settings.files.data_dir = std::env::temp_dir().join(format!("switchboard-test-files-{}", Uuid::new_v4()));
         let database = crate::databases::TestDatabase::new(backend).await;

@@ -42,7 +42,7 @@ impl TestInternet {
     }
 }
 
-impl switchboard::internet::Reach for TestInternet {
+impl switchboard::webhook_reach::Reach for TestInternet {
     fn resolve(&self, host: String, port: u16) -> futures::future::BoxFuture<'static, std::io::Result<Vec<std::net::SocketAddr>>> {
         let found = TEST_NAMES.iter().find(|(name, _)| name.eq_ignore_ascii_case(&host)).map(|(_, ip)| std::net::SocketAddr::new(ip.parse().unwrap(), port));
         Box::pin(async move {

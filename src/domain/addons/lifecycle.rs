@@ -344,7 +344,7 @@ pub async fn addons_of(caller: &Caller, s: &SubscriptionRow) -> Result<Vec<Addon
 /// Records, in `tx`, that add-ons of `parent` changed at `at`:
 /// `subscription.updated` carrying the subscription as read.
 pub(crate) async fn tell(caller: &Caller, tx: &mut Tx, parent: &SubscriptionRow, at: DateTime<Utc>) -> Result<()> {
-    let shown = crate::domain::subscriptions::shown::shown_in(caller, Some(&mut *tx), &mut Default::default(), parent).await?;
+    let shown = crate::domain::subscriptions::render::shown_in(caller, Some(&mut *tx), &mut Default::default(), parent).await?;
     crate::events::record(tx, caller.org, at, &crate::events::Event::SubscriptionUpdated(shown)).await
 }
 

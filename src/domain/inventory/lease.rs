@@ -4,7 +4,7 @@
 
 use super::numbers::selection_offered;
 use crate::domain::Caller;
-use crate::domain::subscriptions::shown::display;
+use crate::domain::subscriptions::render::display;
 use crate::error::{Detail, Error, InternalCode, Result};
 use crate::kinds::NumberType;
 use crate::store::settings::{LEASED_NUMBERS_PER_HOLDER, LEASES_PER_HOLDER};

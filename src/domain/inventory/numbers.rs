@@ -12,7 +12,7 @@ use uuid::Uuid;
 /// The type of number a subscription of `category` takes (a travel eSIM
 /// is data-only).
 pub fn number_type_of(category: ProductCategory) -> NumberType {
-    number_type_of_subscription(crate::domain::subscriptions::shown::subscription_type(category))
+    number_type_of_subscription(crate::domain::subscriptions::render::subscription_type(category))
 }
 
 /// The type of number a subscription of `subscription_type` takes.

@@ -9,7 +9,7 @@
 use super::collect::intent_lines;
 use super::row::{customer_of, written};
 use crate::domain::Caller;
-use crate::domain::payments::collecting::for_invoice;
+use crate::domain::payments::collectable::for_invoice;
 use crate::error::Result;
 use crate::kinds::{BillingMethod, InvoiceStatus};
 use crate::money::decimal;

@@ -3,7 +3,7 @@
 
 use super::find;
 use super::lifecycle::{LICENSE, LicenseOp, moved, write};
-use super::shown::shown;
+use super::render::shown;
 use crate::domain::Caller;
 use crate::domain::access::Role;
 use crate::domain::catalog::Offerings;

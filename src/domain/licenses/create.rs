@@ -2,7 +2,7 @@
 //! and an add-on whose product names a licenseType.
 
 use super::lifecycle::begin_cycles;
-use super::shown::to_wire;
+use super::render::to_wire;
 use crate::domain::cycles::cycle_months;
 use crate::domain::offering_change::price_of;
 use crate::error::Result;

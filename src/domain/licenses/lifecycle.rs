@@ -206,7 +206,7 @@ pub(super) async fn write(
     if let Some(due) = after.due_at().filter(|d| before.due_at() != Some(*d)) {
         Store::schedule_job(tx, JobKind::LicenseScheduled, &after.id.to_string(), Some(caller.org), due, caller.now).await?;
     }
-    let shown = super::shown::shown_in(caller, Some(&mut *tx), offerings, after).await?;
+    let shown = super::render::shown_in(caller, Some(&mut *tx), offerings, after).await?;
     for event in events {
         events::record(tx, caller.org, at, &event(shown.clone())).await?;
     }

@@ -10,8 +10,8 @@ pub mod cancel;
 pub mod create;
 pub mod lifecycle;
 pub mod offerings;
+pub mod render;
 pub mod scheduled;
-pub mod shown;
 
 use super::catalog::Offerings;
 use super::{Caller, customers, subscriptions};
@@ -19,7 +19,7 @@ use crate::error::{Error, InternalCode, Result};
 use crate::store::{Cursor, LicenseFilter, LicenseRow, limit_or_default};
 use crate::wire::latest as wire;
 use crate::wire::latest::params::LicenseListQuery;
-use shown::shown;
+use render::shown;
 use uuid::Uuid;
 
 /// The license `key`, if the caller sees its customer; else 404. What is

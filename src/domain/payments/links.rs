@@ -3,7 +3,7 @@
 //! order that changed.
 
 use super::closing;
-use super::collecting::{Collecting, INVOICE_LIFETIME_DAYS, Of, insert, new_link};
+use super::collectable::{Collecting, INVOICE_LIFETIME_DAYS, Of, insert, new_link};
 use super::enabled::provider;
 use super::render;
 use super::states::{LINK, LinkOp};

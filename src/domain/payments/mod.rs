@@ -10,7 +10,7 @@
 
 pub mod charge;
 pub mod closing;
-pub mod collecting;
+pub mod collectable;
 pub mod collection;
 pub mod enabled;
 pub mod links;

@@ -5,7 +5,7 @@
 //! so a crash before, during or after the call never charges twice, and
 //! `settle` ends the session with the outcome.
 
-use super::collecting::claim_for_collection;
+use super::collectable::claim_for_collection;
 use super::enabled::require_enabled;
 use super::links::collectable;
 use super::states::{INTENT, IntentOp};

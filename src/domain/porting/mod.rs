@@ -8,16 +8,16 @@
 
 pub mod details;
 pub mod outbound;
-pub mod shown;
+pub mod render;
 pub mod states;
 pub mod step;
 
-pub use shown::to_wire;
+pub use render::to_wire;
 
 use super::Caller;
 use crate::domain::access::Role;
 use crate::domain::catalog::Offerings;
-use crate::domain::subscriptions::{self, shown::shown_in};
+use crate::domain::subscriptions::{self, render::shown_in};
 use crate::error::{Detail, Error, InternalCode, Result};
 use crate::events::{self, Event};
 use crate::kinds::{PortingDirection, PortingStatus, SubscriptionStatus};

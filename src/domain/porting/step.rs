@@ -15,7 +15,7 @@ use super::states::{PORTING, PortingOp};
 use crate::carrier::{Answer, Carrier, PortRequest};
 use crate::domain::Caller;
 use crate::domain::catalog::Offerings;
-use crate::domain::subscriptions::shown::shown_in;
+use crate::domain::subscriptions::render::shown_in;
 use crate::error::{Error, Result};
 use crate::events::{self, Event};
 use crate::kinds::{PortingDirection, PortingStatus as S, SubscriptionStatus};

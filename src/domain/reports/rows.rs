@@ -172,7 +172,7 @@ impl Source {
                 let mut offerings = crate::domain::catalog::Offerings::default();
                 let mut items = Vec::with_capacity(page.items.len());
                 for row in &page.items {
-                    items.push(crate::domain::subscriptions::shown::shown(caller, &mut offerings, row).await?);
+                    items.push(crate::domain::subscriptions::render::shown(caller, &mut offerings, row).await?);
                 }
                 rows(items, page.next)
             }

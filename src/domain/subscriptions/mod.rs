@@ -9,8 +9,8 @@
 pub mod esim;
 pub mod lifecycle;
 pub mod offerings;
+pub mod render;
 pub mod scheduled;
-pub mod shown;
 pub mod states;
 pub mod terms;
 pub mod write;
@@ -23,8 +23,8 @@ use crate::store::{Cursor, Held, IdOrRef, Life, OfferingRow, Store, Subscription
 use crate::wire::latest as wire;
 use crate::wire::latest::params::SubscriptionListQuery;
 use chrono::{DateTime, Utc};
+use render::{shown, subscription_type, to_wire};
 use serde::{Deserialize, Serialize};
-use shown::{shown, subscription_type, to_wire};
 use uuid::Uuid;
 
 /// The subscription named by `key` (id or `rid_`), if the caller sees its
@@ -114,7 +114,7 @@ impl From<NewSubscription> for wire::NewSubscription {
             reference_id: n.reference_id,
             number_lease_token: n.number_lease_token,
             // its secrets are write-only
-            port_in: n.port_in.and_then(crate::domain::porting::shown::new_port_in),
+            port_in: n.port_in.and_then(crate::domain::porting::render::new_port_in),
         }
     }
 }

@@ -12,7 +12,7 @@
 //! a later schedule than its earliest, never an earlier one.
 
 use super::find;
-use super::shown::shown;
+use super::render::shown;
 use super::states::{SUBSCRIPTION, SubscriptionOp as Op};
 use super::terms::{self, change_to, date_of, next_payment};
 use super::write::{Also, commit};

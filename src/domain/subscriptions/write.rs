@@ -4,7 +4,7 @@
 //! licenses following it down. Used by the moves a request asks for and
 //! by what falls due on a date.
 
-use super::shown::shown;
+use super::render::shown;
 use super::states::{SUBSCRIPTION, SubscriptionOp as Op};
 use super::terms;
 use crate::domain::Caller;

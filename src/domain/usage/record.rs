@@ -11,7 +11,7 @@ use super::{Included, Package, PackageKind, packages, period_day, period_of, to_
 use crate::domain::Caller;
 use crate::domain::addons::lifecycle as addons;
 use crate::domain::catalog::Offerings;
-use crate::domain::subscriptions::{scheduled, shown::shown};
+use crate::domain::subscriptions::{render::shown, scheduled};
 use crate::error::{Error, InternalCode, Result};
 use crate::events::{self, Event};
 use crate::store::{Amounts, IdOrRef, Store, Tx, UsageKind, UsageRecord};

@@ -5,8 +5,8 @@
 
 use crate::config::WebhookUrls;
 use crate::error::{Error, Result};
-use crate::internet::Internet;
-pub use crate::internet::is_public;
+use crate::webhook_reach::Internet;
+pub use crate::webhook_reach::is_public;
 use std::net::{IpAddr, SocketAddr};
 
 /// A host that has not resolved by then is refused as unresolvable.

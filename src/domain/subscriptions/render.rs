@@ -102,7 +102,7 @@ pub async fn shown_in(caller: &Caller, mut tx: Option<&mut Tx>, offerings: &mut 
             Some(tx) => Store::porting_in(tx, caller.org, id).await?,
             None => caller.store.porting(caller.org, id).await?,
         };
-        shown.port_in = porting.as_ref().map(crate::domain::porting::shown::to_wire).transpose()?;
+        shown.port_in = porting.as_ref().map(crate::domain::porting::render::to_wire).transpose()?;
     }
     Ok(shown)
 }

@@ -2,7 +2,7 @@
 
 use crate::domain::Caller;
 use crate::domain::catalog::{self, Offerings};
-use crate::domain::subscriptions::shown::display;
+use crate::domain::subscriptions::render::display;
 use crate::error::{Error, Result};
 use crate::store::{LicenseRow, Tx};
 use crate::wire::latest as wire;
