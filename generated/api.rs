@@ -4608,7 +4608,7 @@ impl SwitchboardApi for crate::api::handlers::Handlers {
         >,
         crate::api::error::ApiError,
     > {
-        crate::api::handlers::subscription_add_ons::subscription_addon_options(
+        crate::api::handlers::subscription_addons::subscription_addon_options(
                 rqctx,
                 path,
                 headers,
@@ -4629,7 +4629,7 @@ impl SwitchboardApi for crate::api::handlers::Handlers {
         >,
         crate::api::error::ApiError,
     > {
-        crate::api::handlers::subscription_add_ons::subscription_addon_list(
+        crate::api::handlers::subscription_addons::subscription_addon_list(
                 rqctx,
                 path,
                 headers,
@@ -4656,7 +4656,7 @@ impl SwitchboardApi for crate::api::handlers::Handlers {
         >,
         crate::api::error::ApiError,
     > {
-        crate::api::handlers::subscription_add_ons::subscription_addon_create(
+        crate::api::handlers::subscription_addons::subscription_addon_create(
                 rqctx,
                 path,
                 headers,
@@ -4684,7 +4684,7 @@ impl SwitchboardApi for crate::api::handlers::Handlers {
         >,
         crate::api::error::ApiError,
     > {
-        crate::api::handlers::subscription_add_ons::subscription_addon_cancel(
+        crate::api::handlers::subscription_addons::subscription_addon_cancel(
                 rqctx,
                 path,
                 headers,
@@ -4710,7 +4710,7 @@ impl SwitchboardApi for crate::api::handlers::Handlers {
         >,
         crate::api::error::ApiError,
     > {
-        crate::api::handlers::subscription_add_ons::subscription_addon_product_offering_change(
+        crate::api::handlers::subscription_addons::subscription_addon_product_offering_change(
                 rqctx,
                 path,
                 headers,
@@ -4737,7 +4737,7 @@ impl SwitchboardApi for crate::api::handlers::Handlers {
         >,
         crate::api::error::ApiError,
     > {
-        crate::api::handlers::subscription_add_ons::subscription_addon_product_offering_options(
+        crate::api::handlers::subscription_addons::subscription_addon_product_offering_options(
                 rqctx,
                 path,
                 query,

@@ -1,11 +1,11 @@
-//! The domain's own enumerations: the states of its resources, the roles,
-//! the kinds of SIMs, customers and products. Each names, once, the
+//! The domain's own enumerations (the roles, the kinds of SIMs, customers
+//! and products) and `kind!`, which declares them and the resources'
+//! states (those live beside their transition tables, in `crate::states`).
+//! Each names, once, the
 //! spelling the database keeps (a column, a filter, a stored document)
 //! and the value of the newest document it is shown as. Renaming a value
 //! in a document changes only the wire side here; what the database reads
 //! stays put, and a value one side lacks does not compile.
-
-use crate::wire::latest as wire;
 
 /// Declares a kind: its variants, each with its stored spelling, and the
 /// wire enum of the newest document it converts to and from (variant by
@@ -18,22 +18,22 @@ macro_rules! kind {
         /// As the API names it (in messages and the published tables).
         impl std::fmt::Display for $name {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                wire::$wire::from(*self).fmt(f)
+                $crate::wire::latest::$wire::from(*self).fmt(f)
             }
         }
 
-        impl From<$name> for wire::$wire {
+        impl From<$name> for $crate::wire::latest::$wire {
             fn from(v: $name) -> Self {
                 match v {
-                    $($name::$variant => wire::$wire::$wired,)+
+                    $($name::$variant => $crate::wire::latest::$wire::$wired,)+
                 }
             }
         }
 
-        impl From<wire::$wire> for $name {
-            fn from(v: wire::$wire) -> Self {
+        impl From<$crate::wire::latest::$wire> for $name {
+            fn from(v: $crate::wire::latest::$wire) -> Self {
                 match v {
-                    $(wire::$wire::$wired => $name::$variant,)+
+                    $($crate::wire::latest::$wire::$wired => $name::$variant,)+
                 }
             }
         }
@@ -100,70 +100,8 @@ macro_rules! kind {
     };
 }
 
-kind! {
-    /// Where an order stands (`orders.status`).
-    OrderStatus <=> OrderStatus {
-        Draft = "DRAFT" <=> Draft,
-        Approved = "APPROVED" <=> Approved,
-        Submitted = "SUBMITTED" <=> Submitted,
-        Cancelled = "CANCELLED" <=> Cancelled,
-        Expired = "EXPIRED" <=> Expired,
-    }
-}
-
-kind! {
-    /// Where an order's line stands (in the order's stored document).
-    LineStatus <=> OrderLineItemStatus {
-        Pending = "PENDING" <=> Pending,
-        Submitted = "SUBMITTED" <=> Submitted,
-        Cancelled = "CANCELLED" <=> Cancelled,
-    }
-}
-
-kind! {
-    /// Where a subscription stands (`subscriptions.status`, and the state
-    /// a scheduled move leads to).
-    SubscriptionStatus <=> SubscriptionStatus {
-        Pending = "PENDING" <=> Pending,
-        Activated = "ACTIVATED" <=> Activated,
-        Blocked = "BLOCKED" <=> Blocked,
-        Cancelled = "CANCELLED" <=> Cancelled,
-        Paused = "PAUSED" <=> Paused,
-        Suspended = "SUSPENDED" <=> Suspended,
-    }
-}
-
-kind! {
-    /// Where an add-on stands (`subscription_addons.status`).
-    AddonStatus <=> SubscriptionAddonStatus {
-        Pending = "PENDING" <=> Pending,
-        Active = "ACTIVE" <=> Active,
-        Cancelled = "CANCELLED" <=> Cancelled,
-        Expired = "EXPIRED" <=> Expired,
-    }
-}
-
-kind! {
-    /// Where a license stands (`licenses.status`).
-    LicenseStatus <=> LicenseStatus {
-        Pending = "PENDING" <=> Pending,
-        Active = "ACTIVE" <=> Active,
-        Paused = "PAUSED" <=> Paused,
-        Cancelled = "CANCELLED" <=> Cancelled,
-        Blocked = "BLOCKED" <=> Blocked,
-    }
-}
-
-kind! {
-    /// Where a webhook delivery stands (`webhook_deliveries.status`):
-    /// PENDING is due again (or held while its endpoint is disabled),
-    /// FAILED gave up after every attempt of its round failed.
-    DeliveryStatus <=> WebhookDeliveryStatus {
-        Pending = "PENDING" <=> Pending,
-        Succeeded = "SUCCEEDED" <=> Succeeded,
-        Failed = "FAILED" <=> Failed,
-    }
-}
+/// For the state kinds, declared beside their tables in `crate::states`.
+pub(crate) use kind;
 
 kind! {
     /// A physical SIM card or an eSIM profile.
@@ -180,27 +118,6 @@ kind! {
         Data = "DATA" <=> Data,
         Mbb = "MBB" <=> Mbb,
         M2m = "M2M" <=> M2m,
-    }
-}
-
-kind! {
-    /// Where a number moving between operators is (`portings.status`).
-    PortingStatus <=> PortingStatus {
-        Pending = "PENDING" <=> Pending,
-        InProgress = "IN_PROGRESS" <=> InProgress,
-        Scheduled = "SCHEDULED" <=> Scheduled,
-        Completed = "COMPLETED" <=> Completed,
-        Failed = "FAILED" <=> Failed,
-    }
-}
-
-kind! {
-    /// Where a report run is (`report_runs.status`).
-    ReportRunStatus <=> ReportRunStatus {
-        Queued = "QUEUED" <=> Queued,
-        Running = "RUNNING" <=> Running,
-        Succeeded = "SUCCEEDED" <=> Succeeded,
-        Failed = "FAILED" <=> Failed,
     }
 }
 
@@ -305,88 +222,6 @@ kind! {
 }
 
 kind! {
-    /// Where a payment link stands (`payment_links.status`).
-    PaymentLinkStatus <=> PaymentLinkStatus {
-        Active = "ACTIVE" <=> Active,
-        Expired = "EXPIRED" <=> Expired,
-        Completed = "COMPLETED" <=> Completed,
-        Canceled = "CANCELED" <=> Canceled,
-        Failed = "FAILED" <=> Failed,
-    }
-}
-
-kind! {
-    /// Where a payment intent stands (`payment_intents.status`).
-    PaymentIntentStatus <=> PaymentIntentStatus {
-        Pending = "PENDING" <=> Pending,
-        RequiresAction = "REQUIRES_ACTION" <=> RequiresAction,
-        Processing = "PROCESSING" <=> Processing,
-        Succeeded = "SUCCEEDED" <=> Succeeded,
-        RequiresPaymentMethod = "REQUIRES_PAYMENT_METHOD" <=> RequiresPaymentMethod,
-        Canceled = "CANCELED" <=> Canceled,
-    }
-}
-
-kind! {
-    /// Where one attempt to charge stands (`payment_charges.status`).
-    ChargeStatus <=> PaymentChargeStatus {
-        Processing = "PROCESSING" <=> Processing,
-        RequiresAction = "REQUIRES_ACTION" <=> RequiresAction,
-        Succeeded = "SUCCEEDED" <=> Succeeded,
-        Failed = "FAILED" <=> Failed,
-    }
-}
-
-kind! {
-    /// Where a refund stands (`payment_refunds.status`).
-    RefundStatus <=> PaymentRefundStatus {
-        Pending = "PENDING" <=> Pending,
-        Succeeded = "SUCCEEDED" <=> Succeeded,
-        Failed = "FAILED" <=> Failed,
-    }
-}
-
-kind! {
-    /// Where a payment session stands (`payment_sessions.status`).
-    PaymentSessionStatus <=> PaymentSessionStatus {
-        Processing = "PROCESSING" <=> Processing,
-        Succeeded = "SUCCEEDED" <=> Succeeded,
-        Failed = "FAILED" <=> Failed,
-    }
-}
-
-kind! {
-    /// Where a payment profile session stands (`payment_profile_sessions.status`).
-    PaymentProfileSessionStatus <=> PaymentProfileSessionStatus {
-        Active = "ACTIVE" <=> Active,
-        Completed = "COMPLETED" <=> Completed,
-        Canceled = "CANCELED" <=> Canceled,
-        Expired = "EXPIRED" <=> Expired,
-    }
-}
-
-kind! {
-    /// Whether a saved payment method can be charged (`payment_profiles.status`).
-    PaymentProfileStatus <=> PaymentProfileStatus {
-        Active = "ACTIVE" <=> Active,
-        Inactive = "INACTIVE" <=> Inactive,
-        Expired = "EXPIRED" <=> Expired,
-        RequiresAction = "REQUIRES_ACTION" <=> RequiresAction,
-    }
-}
-
-kind! {
-    /// Where an invoice stands (`invoices.status`).
-    InvoiceStatus <=> InvoiceStatus {
-        Draft = "DRAFT" <=> Draft,
-        Open = "OPEN" <=> Open,
-        Paid = "PAID" <=> Paid,
-        Void = "VOID" <=> Void,
-        Uncollectible = "UNCOLLECTIBLE" <=> Uncollectible,
-    }
-}
-
-kind! {
     /// How an invoice was paid (`invoices.paid_method`).
     InvoicePaymentMethod <=> InvoicePaymentMethod {
         Autopay = "AUTOPAY" <=> Autopay,
@@ -400,9 +235,17 @@ kind! {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::states::payments::{
+        ChargeStatus, PaymentIntentStatus, PaymentLinkStatus, PaymentProfileSessionStatus, PaymentProfileStatus, PaymentSessionStatus, RefundStatus,
+    };
+    use crate::states::{
+        deliveries::DeliveryStatus, invoices::InvoiceStatus, licenses::LicenseStatus, orders::LineStatus, orders::OrderStatus, porting::PortingStatus,
+        reports::ReportRunStatus, subscription_addons::AddonStatus, subscriptions::SubscriptionStatus,
+    };
 
     /// Every stored spelling reads back as its own value, and no two
-    /// values of a kind share one.
+    /// values of a kind share one (the state kinds, declared with their
+    /// tables in `crate::states`, too).
     #[test]
     fn each_value_reads_back_from_its_stored_spelling() {
         fn check<K: Copy + PartialEq + std::fmt::Debug>(all: &[K], stored: fn(K) -> &'static str, read: fn(&str) -> Option<K>) {

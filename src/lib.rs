@@ -28,6 +28,7 @@ pub mod report_files;
 pub mod sealing;
 pub mod server;
 pub mod startup_pages;
+pub mod states;
 pub mod store;
 pub mod telemetry;
 pub mod tokens;

@@ -1,10 +1,11 @@
 //! The domain core: the service's rules, independent of HTTP.
 
 pub mod access;
-pub mod addons;
 pub mod catalog;
+pub mod change;
 pub mod customers;
 pub mod cycles;
+pub mod follow;
 pub mod inventory;
 pub mod invoices;
 pub mod licenses;
@@ -17,8 +18,8 @@ pub mod pricing;
 pub mod purchases;
 pub mod reports;
 pub mod sandbox;
-pub mod states;
 pub mod subscribers;
+pub mod subscription_addons;
 pub mod subscriptions;
 pub mod usage;
 pub mod users;

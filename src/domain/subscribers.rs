@@ -6,7 +6,6 @@
 
 use super::Caller;
 use super::access::Role;
-use super::subscriptions::states::{SUBSCRIPTION, SubscriptionOp as Op};
 use super::subscriptions::{
     self,
     write::{Also, commit},
@@ -14,6 +13,7 @@ use super::subscriptions::{
 use super::values::Checks;
 use crate::error::{Error, InternalCode, Result};
 use crate::events::Event;
+use crate::states::subscriptions::{SUBSCRIPTION, SubscriptionOp as Op};
 use crate::store::SubscriptionRow;
 use crate::wire::latest as wire;
 use chrono::{DateTime, Utc};

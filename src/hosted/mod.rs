@@ -19,8 +19,8 @@ use crate::domain::payments::settle::Attempt;
 use crate::domain::payments::{self, charge, render};
 use crate::domain::{Caller, customers};
 use crate::error::Result;
-use crate::kinds::{PaymentIntentStatus, PaymentLinkStatus};
 use crate::payment_providers::Entered;
+use crate::states::payments::{PaymentIntentStatus, PaymentLinkStatus};
 use crate::store::{HostedPage, IntentRow, LinkRow};
 use dropshot::{ApiDescription, Body, HttpError, Path, RequestContext, UntypedBody};
 use http::{Response, StatusCode};
@@ -129,7 +129,9 @@ async fn open(ctx: &Context, token: &str) -> Result<Option<(Caller, LinkRow)>> {
 
 async fn shown(caller: &Caller, link: &LinkRow, intent: Option<&IntentRow>) -> Result<Shown> {
     let saved = match link.profile_id {
-        Some(id) => caller.store.profile(caller.org, id).await?.filter(|p| p.status == crate::kinds::PaymentProfileStatus::Active).map(|p| p.display_name),
+        Some(id) => {
+            caller.store.profile(caller.org, id).await?.filter(|p| p.status == crate::states::payments::PaymentProfileStatus::Active).map(|p| p.display_name)
+        }
         None => None,
     };
     let lines = match intent {

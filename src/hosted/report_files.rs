@@ -6,7 +6,8 @@
 use super::internal;
 use crate::api::context::Context;
 use crate::domain::reports::download;
-use crate::kinds::{ReportFormat, ReportRunStatus};
+use crate::kinds::ReportFormat;
+use crate::states::reports::ReportRunStatus;
 use bytes::Bytes;
 use dropshot::{Body, HttpError, Path, RequestContext};
 use futures::StreamExt;

@@ -12,7 +12,7 @@ use crate::domain::payments::{
     profile_sessions::{self, Setup},
 };
 use crate::error::Result;
-use crate::kinds::PaymentProfileSessionStatus as Status;
+use crate::states::payments::PaymentProfileSessionStatus as Status;
 use crate::store::{HostedPage, ProfileSessionRow};
 use dropshot::{Body, HttpError, Path, RequestContext, UntypedBody};
 use http::{Response, StatusCode};

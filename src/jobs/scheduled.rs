@@ -8,7 +8,7 @@
 //! nothing happens.
 
 use super::{Worker, per_subject};
-use crate::domain::{addons, licenses, subscriptions};
+use crate::domain::{licenses, subscription_addons, subscriptions};
 use crate::store::JobKind;
 use std::sync::Arc;
 
@@ -51,7 +51,7 @@ pub fn addons() -> Worker {
             if let Some(a) = store.addon(org, id).await? {
                 subscriptions::scheduled::run(&store, org, a.subscription_id, now).await?;
             }
-            addons::lifecycle::run(&store, org, id, now).await
+            subscription_addons::lifecycle::run(&store, org, id, now).await
         })
     })
 }

@@ -16,9 +16,9 @@
 use super::Drain;
 use crate::clock::Clock;
 use crate::config::{Settings, WebhookUrls};
-use crate::domain::webhooks::deliveries::{self, Move};
-use crate::domain::webhooks::{address, log, revision, schedule, signature};
+use crate::domain::webhooks::{address, deliveries, log, revision, schedule, signature};
 use crate::error::Result;
+use crate::states::deliveries::Move;
 use crate::store::{After, AttemptRow, DeliveryWork, Job, JobKind, Recorded, Store, parse_delivery_subject};
 use chrono::{DateTime, Duration, Utc};
 use std::collections::{HashMap, VecDeque};

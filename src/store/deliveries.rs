@@ -5,7 +5,7 @@
 
 use super::{Backend, Cursor, EventRow, ListQuery, Page, Store, WebhookEndpointRow, parse_ts, parse_uuid, placeholders, state_col, ts};
 use crate::error::{Error, Result};
-use crate::kinds::DeliveryStatus;
+use crate::states::deliveries::DeliveryStatus;
 use crate::store::{Job, JobKind};
 use chrono::{DateTime, Utc};
 use sqlx::any::AnyRow;

@@ -4,7 +4,7 @@
 use super::subscriptions::{PendingOffering, opt_date, ts_col, uuid_col};
 use super::{Cursor, ListQuery, Page, Store, Tx, opt_ts, parse_uuid, state_col, ts};
 use crate::error::Result;
-use crate::kinds::LicenseStatus;
+use crate::states::licenses::LicenseStatus;
 use chrono::{DateTime, NaiveDate, Utc};
 use sqlx::any::AnyRow;
 use sqlx::{AssertSqlSafe, Row};

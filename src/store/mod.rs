@@ -1,7 +1,6 @@
 //! The SQL store: one `Store` over SQLite or PostgreSQL (sqlx `Any`), its
 //! migrations, and one file of queries per resource. Only the store writes SQL.
 
-mod addons;
 mod catalog;
 mod coalesce;
 mod customers;
@@ -40,6 +39,7 @@ pub mod settings;
 mod sims;
 mod sqlite_memory;
 mod subscribers;
+mod subscription_addons;
 mod subscriptions;
 mod tx;
 mod usage;
@@ -76,7 +76,6 @@ pub fn inline_texts(sql: &str, args: &[String]) -> Result<String> {
     params::inline(sql, &args, &mut out)?;
     Ok(out)
 }
-pub use addons::AddonRow;
 pub use licenses::{LicenseFilter, LicenseRow};
 pub use orders::{OrderFilter, OrderRow};
 pub use organisations::{ClockRow, OrganisationRow};
@@ -88,6 +87,7 @@ pub use payment_sessions::SessionRow;
 pub use payments::{ChargeRow, ChargedMethod, IntentFilter, IntentRow, RefundRow};
 pub use reports::ReportRunRow;
 pub use sealed::{Resealed, SecretsAtRest};
+pub use subscription_addons::AddonRow;
 pub use subscriptions::{Life, PendingOffering, SubscriptionFilter, SubscriptionRow, Terms};
 pub use tx::{Scope, Tx};
 pub use usage::{Amounts, PeriodUsage, UsageKind, UsageRecord};

@@ -2,7 +2,7 @@
 
 use super::{Cursor, ListQuery, Page, Store, Tx, json_col, opt_ts, parse_ts, parse_uuid, state_col, ts};
 use crate::error::Result;
-use crate::kinds::OrderStatus;
+use crate::states::orders::OrderStatus;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::any::AnyRow;

@@ -4,8 +4,8 @@
 use super::subscriptions::{opt_date, ts_col, uuid_col};
 use super::{Cursor, ListQuery, Page, Store, Tx, json_col, opt_uuid, state_col, ts};
 use crate::error::{Error, Result};
-use crate::kinds::{ChargeStatus, PaymentIntentStatus, RefundStatus};
 use crate::payment_providers::ProviderName;
+use crate::states::payments::{ChargeStatus, PaymentIntentStatus, RefundStatus};
 use chrono::{DateTime, NaiveDate, Utc};
 use serde_json::Value;
 use sqlx::any::AnyRow;

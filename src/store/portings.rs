@@ -4,7 +4,8 @@
 
 use super::{Store, Tx, opt_ts, parse_ts, parse_uuid, state_col, ts};
 use crate::error::Result;
-use crate::kinds::{PortingDirection, PortingStatus};
+use crate::kinds::PortingDirection;
+use crate::states::porting::PortingStatus;
 use chrono::{DateTime, NaiveDate, Utc};
 use sqlx::{AssertSqlSafe, Row};
 use uuid::Uuid;

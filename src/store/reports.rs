@@ -4,7 +4,8 @@
 
 use super::{Cursor, Page, Store, Tx, opt_ts, parse_ts, parse_uuid, state_col, ts};
 use crate::error::Result;
-use crate::kinds::{ReportFormat, ReportKey, ReportRunStatus};
+use crate::kinds::{ReportFormat, ReportKey};
+use crate::states::reports::ReportRunStatus;
 use chrono::{DateTime, Utc};
 use sqlx::{AssertSqlSafe, Row};
 use uuid::Uuid;

@@ -2,7 +2,8 @@
 
 use super::{Cursor, IdOrRef, ListQuery, Page, Store, Tx, opt_ts, parse_ts, parse_uuid, state_col, ts};
 use crate::error::Result;
-use crate::kinds::{SimType as SimCardType, SubscriptionStatus};
+use crate::kinds::SimType as SimCardType;
+use crate::states::subscriptions::SubscriptionStatus;
 use chrono::{DateTime, NaiveDate, Utc};
 use sqlx::any::AnyRow;
 use sqlx::{AssertSqlSafe, Row};

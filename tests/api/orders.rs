@@ -232,7 +232,7 @@ async fn pricing_of_a_worked_example_on_both_revisions() {
         // a write based on the order as it was before that change (a submit
         // that read it first) no longer applies: it cannot overwrite it
         let mut stale = seen_before.clone();
-        stale.status = switchboard::kinds::OrderStatus::Submitted;
+        stale.status = switchboard::states::orders::OrderStatus::Submitted;
         let mut tx = app.store.begin().await.unwrap();
         assert!(!switchboard::store::Store::update_order(&mut tx, &stale, &seen_before).await.unwrap());
         drop(tx);

@@ -23,7 +23,7 @@ pub mod product_catalogs;
 pub mod reports;
 pub mod sandbox;
 pub mod subscribers;
-pub mod subscription_add_ons;
+pub mod subscription_addons;
 pub mod subscriptions;
 pub mod users;
 pub mod webhooks;

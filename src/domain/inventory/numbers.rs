@@ -56,8 +56,8 @@ pub async fn check_line(
     at: &(dyn Fn(&str) -> String + Sync),
 ) -> Result<Vec<Detail>> {
     let kind = number_type_of(offering.product.category);
-    if let Some(port) = &new.port_in {
-        return check_port_in(caller, pool, kind, new, port, at).await;
+    if new.port_in.is_some() {
+        return check_port_in(caller, pool, kind, new, at).await;
     }
     let Some(msisdn) = &new.msisdn else {
         return Ok(match (pool, &new.number_lease_token) {
@@ -110,20 +110,12 @@ pub async fn check_line(
 
 /// What is wrong with a line bringing its number from another operator
 /// (`msisdn`, the number brought; the subscription starts on a temporary
-/// number of the pool). Details that do not fit the number's country are
-/// a 400, as they are for POST in-porting.
-async fn check_port_in(
-    caller: &Caller,
-    pool: bool,
-    kind: NumberType,
-    new: &NewSubscription,
-    port: &crate::wire::latest::NewPortIn,
-    at: &(dyn Fn(&str) -> String + Sync),
-) -> Result<Vec<Detail>> {
+/// number of the pool), as the inventory sees it (the port-in's details
+/// are the order's to check, with porting's rules).
+async fn check_port_in(caller: &Caller, pool: bool, kind: NumberType, new: &NewSubscription, at: &(dyn Fn(&str) -> String + Sync)) -> Result<Vec<Detail>> {
     let Some(msisdn) = &new.msisdn else {
         return Ok(vec![Detail::new(at("msisdn"), "required", "is required with portIn: the number to bring")]);
     };
-    crate::domain::porting::details::check(msisdn, &at("msisdn"), crate::wire::to_json(&port.details), &at("portIn.details"))?;
     let mut bad = vec![];
     if new.number_lease_token.is_some() {
         bad.push(Detail::new(at("numberLeaseToken"), "not_allowed", "is not for a number brought from another operator"));

@@ -143,11 +143,20 @@ pub async fn license_renewal(caller: &Caller, l: &LicenseRow, renews: NaiveDate,
     .await
 }
 
+/// Follows `Change::OrderSubmittedUnpaid`: the order's initial invoice
+/// billed at `at` (`order_initial`), when it costs something now.
+pub(in crate::domain) async fn order_submitted_unpaid(tx: &mut Tx, caller: &Caller, order: &crate::wire::latest::Order, at: DateTime<Utc>) -> Result<()> {
+    match order_initial(order) {
+        Some(bill) => bill.write(tx, caller, at).await,
+        None => Ok(()),
+    }
+}
+
 /// What an order submitted without a payment bills: its initial invoice,
 /// a line per line item that costs something now, on the day's DRAFT.
 /// (An order paid through a payment link or session has its payment
 /// intent as its receipt.)
-pub fn order_initial(order: &crate::wire::latest::Order) -> Option<Bill> {
+fn order_initial(order: &crate::wire::latest::Order) -> Option<Bill> {
     let lines: Vec<Line> = order
         .line_items
         .iter()

@@ -3,8 +3,9 @@
 //! payment links.
 
 use crate::domain::Caller;
-use crate::domain::payments::states::{INTENT, IntentOp};
+use crate::domain::change::Change;
 use crate::error::{Error, Result};
+use crate::states::payments::{INTENT, IntentOp};
 use crate::store::{InvoiceRow, Store, Tx};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
@@ -26,9 +27,9 @@ pub async fn close_intent(tx: &mut Tx, caller: &Caller, row: &InvoiceRow, at: Da
     Ok(())
 }
 
-/// In `tx`: `row`'s intent closed (`close_intent`) and its ACTIVE links
-/// but `except` (the one paying it) cancelled.
+/// In `tx`: `row`'s intent closed (`close_intent`), and its other ways
+/// of being paid but link `except` (the one paying it) told it closed.
 pub async fn close_others(tx: &mut Tx, caller: &Caller, row: &InvoiceRow, except: Option<Uuid>, at: DateTime<Utc>) -> Result<()> {
     close_intent(tx, caller, row, at).await?;
-    crate::domain::payments::closing::invoice_closed(tx, caller.org, row.id, except, at).await
+    caller.follow(tx, Change::InvoiceClosed { invoice: row.id, except, at }).await
 }

@@ -10,14 +10,13 @@
 //! invoice's `Collection`.
 
 use super::lines;
-use super::states::{INVOICE, InvoiceOp};
 use crate::domain::Caller;
 use crate::domain::payments::profiles::off_session_charge;
 use crate::domain::payments::render::IntentLine;
-use crate::domain::payments::states::{INTENT, IntentOp};
 use crate::error::{Error, Result};
 use crate::events::{self, Event};
-use crate::kinds::{InvoiceStatus, PaymentIntentStatus, PaymentProfileStatus};
+use crate::states::invoices::{INVOICE, InvoiceOp, InvoiceStatus};
+use crate::states::payments::{INTENT, IntentOp, PaymentIntentStatus, PaymentProfileStatus};
 use crate::store::{ChargeRow, CustomerRow, IntentRow, InvoiceRow, JobKind, ProfileRow, Store, Tx};
 use chrono::{DateTime, Duration, Utc};
 use uuid::Uuid;
@@ -111,10 +110,10 @@ pub fn next_attempt(failed: i64, at: DateTime<Utc>) -> Option<DateTime<Utc>> {
     Some(at + Duration::days(*days))
 }
 
-/// In the transaction settling a failed charge of `invoice`'s autopay:
-/// one more failure counted, the next try scheduled, and
-/// `invoice.payment_failed`.
-pub async fn declined(tx: &mut Tx, caller: &Caller, invoice: &InvoiceRow) -> Result<()> {
+/// Follows `Change::InvoiceChargeDeclined` (a failed charge of `invoice`'s
+/// autopay, settled): one more failure counted, the next try scheduled,
+/// and `invoice.payment_failed`.
+pub(in crate::domain) async fn declined(tx: &mut Tx, caller: &Caller, invoice: &InvoiceRow) -> Result<()> {
     let Some(now) = Store::invoice_in(tx, invoice.org, invoice.id).await? else { return Ok(()) };
     if now.status != InvoiceStatus::Open {
         return Ok(());

@@ -11,8 +11,9 @@ use super::row::{customer_of, written};
 use crate::domain::Caller;
 use crate::domain::payments::collectable::for_invoice;
 use crate::error::Result;
-use crate::kinds::{BillingMethod, InvoiceStatus};
+use crate::kinds::BillingMethod;
 use crate::money::decimal;
+use crate::states::invoices::InvoiceStatus;
 use crate::store::{CustomerRow, InvoiceRow, Store};
 use std::fmt::Write;
 

@@ -99,7 +99,7 @@ pub fn ubl(invoice: &InvoiceRow, seller: &str, customer: &CustomerRow) -> Result
     }
     x.push_str("</cac:TaxTotal>\n");
     let net_total = invoice.subtotal_minor - invoice.discount_minor;
-    let paid = if invoice.status == crate::kinds::InvoiceStatus::Paid { invoice.total_minor } else { 0 };
+    let paid = if invoice.status == crate::states::invoices::InvoiceStatus::Paid { invoice.total_minor } else { 0 };
     let _ = writeln!(
         x,
         "  <cac:LegalMonetaryTotal><cbc:LineExtensionAmount {}</cbc:LineExtensionAmount><cbc:TaxExclusiveAmount {}</cbc:TaxExclusiveAmount>\

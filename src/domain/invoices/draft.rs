@@ -6,9 +6,8 @@
 
 use super::lines::Line;
 use super::row::end_of;
-use super::states::{INVOICE, InvoiceOp};
 use crate::error::{Error, Result};
-use crate::kinds::InvoiceStatus;
+use crate::states::invoices::{INVOICE, InvoiceOp, InvoiceStatus};
 use crate::store::{InvoiceRow, JobKind, Store, Tx};
 use chrono::{DateTime, Days, NaiveDate, Utc};
 use uuid::Uuid;

@@ -4,13 +4,13 @@
 //! the invoice once its time has passed; either way dated at its own time.
 
 use super::row::{Step, customer_of, next_due, reread};
-use super::states::{INVOICE, InvoiceOp};
 use super::{collect, dunning, lines, render};
 use crate::domain::Caller;
 use crate::error::{Error, Result};
 use crate::events::{self, Event};
-use crate::kinds::{InvoicePaymentMethod, InvoiceStatus};
+use crate::kinds::InvoicePaymentMethod;
 use crate::network::Network;
+use crate::states::invoices::{INVOICE, InvoiceOp, InvoiceStatus};
 use crate::store::{InvoiceRow, JobKind, Store};
 use chrono::{DateTime, Duration, Utc};
 use uuid::Uuid;

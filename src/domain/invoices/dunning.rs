@@ -9,14 +9,13 @@
 //! step and makes the service of those subscriptions match their state.
 
 use super::render;
-use super::states::{INVOICE, InvoiceOp};
 use crate::domain::Caller;
-use crate::domain::subscriptions::states::{SUBSCRIPTION, SubscriptionOp as Op};
 use crate::domain::subscriptions::write::{Also, Events, commit_in, end_service};
 use crate::error::Result;
 use crate::events::{self, Event};
-use crate::kinds::{InvoiceStatus, SubscriptionStatus as Status};
 use crate::network::Network;
+use crate::states::invoices::{INVOICE, InvoiceOp, InvoiceStatus};
+use crate::states::subscriptions::{SUBSCRIPTION, SubscriptionOp as Op, SubscriptionStatus as Status};
 use crate::store::{InvoiceRow, JobKind, Store, SubscriptionRow, Tx};
 use chrono::{DateTime, Duration, Utc};
 

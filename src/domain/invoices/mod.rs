@@ -18,7 +18,6 @@ pub mod lines;
 pub mod paid;
 pub mod render;
 pub mod row;
-pub mod states;
 pub mod void;
 
 use super::{Caller, customers};

@@ -4,12 +4,13 @@
 //! subscriptions its dunning suspended restored.
 
 use super::row::written;
-use super::states::{INVOICE, InvoiceOp};
 use super::{find, render};
 use crate::domain::Caller;
+use crate::domain::change::Change;
 use crate::error::{Error, Result};
 use crate::events::{self, Event};
-use crate::kinds::{InvoicePaymentMethod, InvoiceStatus};
+use crate::kinds::InvoicePaymentMethod;
+use crate::states::invoices::{INVOICE, InvoiceOp, InvoiceStatus};
 use crate::store::{InvoiceRow, Stateful, Store, Tx};
 use crate::wire::latest as wire;
 use chrono::{DateTime, Utc};
@@ -46,7 +47,7 @@ async fn pay(tx: &mut Tx, caller: &Caller, row: &InvoiceRow, paying: Paying) -> 
     if row.intent_id != intent {
         super::closing::close_intent(tx, caller, row, caller.now).await?;
     }
-    crate::domain::payments::closing::invoice_closed(tx, caller.org, row.id, link, caller.now).await?;
+    caller.follow(tx, Change::InvoiceClosed { invoice: row.id, except: link, at: caller.now }).await?;
     Ok(Some(after))
 }
 
@@ -92,7 +93,7 @@ pub async fn mark_paid(caller: &Caller, key: &str, req: wire::MarkInvoicePaidReq
         Some(id) => caller.store.intent(caller.org, id).await?,
         None => None,
     };
-    if intent.as_ref().is_some_and(|i| i.status == crate::kinds::PaymentIntentStatus::Processing) {
+    if intent.as_ref().is_some_and(|i| i.status == crate::states::payments::PaymentIntentStatus::Processing) {
         return Err(Error::Conflict {
             code: crate::error::InternalCode::PaymentInProgress,
             message: "A charge of the invoice is being processed; try again once it has settled.".into(),

@@ -5,7 +5,7 @@
 use crate::domain::Caller;
 use crate::domain::cycles::midnight;
 use crate::error::{Error, Result};
-use crate::kinds::InvoiceStatus;
+use crate::states::invoices::InvoiceStatus;
 use crate::store::{CustomerRow, IdOrRef, InvoiceRow, JobKind, Store, Tx};
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 

@@ -4,12 +4,11 @@
 //! restored.
 
 use super::row::written;
-use super::states::{INVOICE, InvoiceOp};
 use super::{closing, due, dunning, render};
 use crate::domain::Caller;
 use crate::error::{Error, InternalCode, Result};
 use crate::events::{self, Event};
-use crate::kinds::InvoiceStatus;
+use crate::states::invoices::{INVOICE, InvoiceOp, InvoiceStatus};
 use crate::store::{Stateful, Store};
 use crate::wire::latest as wire;
 use uuid::Uuid;

@@ -2,14 +2,15 @@
 //! date (`pendingStatus` until then), with its events in the transaction.
 
 use super::find;
-use super::lifecycle::{LICENSE, LicenseOp, moved, write};
+use super::lifecycle::{moved, write};
 use super::render::shown;
 use crate::domain::Caller;
 use crate::domain::access::Role;
 use crate::domain::catalog::Offerings;
 use crate::domain::cycles::midnight;
-use crate::domain::states::agreed;
 use crate::error::{Error, Result};
+use crate::states::agreed;
+use crate::states::licenses::{LICENSE, LicenseOp};
 use crate::wire::latest as wire;
 
 pub async fn cancel(caller: &Caller, key: &str, req: wire::CancelLicenseRequest) -> Result<wire::License> {

@@ -12,16 +12,17 @@
 //! for on a later schedule than its earliest, never an earlier one.
 
 use super::find;
-use super::lifecycle::{LICENSE, LicenseOp, change_to, moved, write};
+use super::lifecycle::{change_to, moved, write};
 use super::render::shown;
 use crate::domain::Caller;
 use crate::domain::access::Role;
 use crate::domain::catalog::{self, Offerings};
 use crate::domain::cycles::midnight;
 use crate::domain::offering_change::{asked_date, day_of, earliest_for, is_upgrade, named, price_of};
-use crate::domain::states::agreed;
 use crate::error::{Error, InternalCode, Result};
-use crate::kinds::{LicenseStatus as Status, OfferingStatus};
+use crate::kinds::OfferingStatus;
+use crate::states::agreed;
+use crate::states::licenses::{LICENSE, LicenseOp, LicenseStatus as Status};
 use crate::store::{LicenseRow, OfferingRow, PendingOffering};
 use crate::wire::latest::{self as wire, ChangeSchedule as Schedule};
 use chrono::NaiveDate;

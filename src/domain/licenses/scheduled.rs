@@ -3,12 +3,13 @@
 //! time has passed, and by the license.scheduled job for those nobody
 //! reads; either way in time order, each dated at its own time.
 
-use super::lifecycle::{LicenseOp as Op, change_to, moved, write};
+use super::lifecycle::{change_to, moved, write};
 use crate::domain::Caller;
 use crate::domain::catalog::Offerings;
 use crate::domain::cycles::midnight;
-use crate::domain::states::agreed;
 use crate::error::{Error, Result};
+use crate::states::agreed;
+use crate::states::licenses::LicenseOp as Op;
 use crate::store::{LicenseRow, Store};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
@@ -48,7 +49,7 @@ pub async fn apply_if_due(caller: &Caller, mut l: LicenseRow) -> Result<LicenseR
         };
         // a renewal of an ACTIVE license bills the cycle it begins
         let bill = match (op, l.renews_on) {
-            (Op::RenewalDay, Some(renews)) if l.status == crate::kinds::LicenseStatus::Active => {
+            (Op::RenewalDay, Some(renews)) if l.status == crate::states::licenses::LicenseStatus::Active => {
                 crate::domain::invoices::billed::license_renewal(caller, &l, renews, after.renews_on).await?
             }
             _ => None,

@@ -3,12 +3,14 @@
 use super::events::record_transition;
 use super::lines::{OrderDoc, billing_currency, check_lines, context, refusal};
 use super::render;
-use super::states::{LINE_ITEM, LineOp, ORDER, OrderOp, moved_meanwhile};
 use crate::domain::access::Role;
+use crate::domain::change::Change;
 use crate::domain::customers::tax_rates;
+use crate::domain::orders::meanwhile::moved_meanwhile;
 use crate::domain::{Caller, check_reference_free, customers};
 use crate::error::{Error, InternalCode, Result};
 use crate::events::{self, Event};
+use crate::states::orders::{LINE_ITEM, LineOp, ORDER, OrderOp};
 use crate::store::{JobKind, OrderRow, Referenced, Store, Tx};
 use crate::wire::latest as wire;
 use uuid::Uuid;
@@ -38,9 +40,7 @@ pub async fn create_submitted(caller: &Caller, req: wire::CreateOrderRequest, ex
     // nobody else has seen the order: nothing can move it meanwhile
     let written = super::submit::write(&mut tx, caller, &row, checked).await?;
     let written = written.ok_or_else(|| Error::Internal(format!("order {} moved before it was committed", row.id)))?;
-    if let Some(bill) = crate::domain::invoices::billed::order_initial(&written.0) {
-        bill.write(&mut tx, caller, caller.now).await?;
-    }
+    caller.follow(&mut tx, Change::OrderSubmittedUnpaid { order: &written.0, at: caller.now }).await?;
     tx.commit().await?;
     Ok(written)
 }
@@ -73,7 +73,7 @@ async fn prepare(caller: &Caller, req: wire::CreateOrderRequest, expiry: chrono:
         org: caller.org,
         customer_id: ctx.customer.id,
         customer_name: ctx.customer.name.clone(),
-        status: crate::kinds::OrderStatus::Draft,
+        status: crate::states::orders::OrderStatus::Draft,
         currency,
         reference_id: req.reference_id,
         approval_required: needs_approval(caller, ctx.customer.id),
@@ -127,7 +127,7 @@ pub async fn update(caller: &Caller, key: &str, req: wire::UpdateOrderRequest) -
     events::record(&mut tx, caller.org, caller.now, &Event::OrderUpdated(order.clone())).await?;
     // new lines: what its link would collect no longer holds
     if lines_changed {
-        crate::domain::payments::closing::order_moved(&mut tx, caller.org, row.id, caller.now).await?;
+        caller.follow(&mut tx, Change::OrderMoved { order: row.id, at: caller.now }).await?;
     }
     tx.commit().await?;
     Ok(order)
@@ -141,8 +141,8 @@ async fn commit_transition(caller: &Caller, before: &OrderRow, after: &OrderRow,
         return Err(moved_meanwhile(&mut tx, caller, before.id, op).await);
     }
     let order = record_transition(&mut tx, before, after, caller.now, event).await?;
-    if !crate::domain::orders::states::is_open(after.status) {
-        crate::domain::payments::closing::order_moved(&mut tx, caller.org, after.id, caller.now).await?;
+    if !crate::states::orders::is_open(after.status) {
+        caller.follow(&mut tx, Change::OrderMoved { order: after.id, at: caller.now }).await?;
     }
     tx.commit().await?;
     Ok(order)

@@ -3,10 +3,11 @@
 
 use super::events::record_transition;
 use super::lines::OrderDoc;
-use super::states::{LINE_ITEM, LineOp, ORDER, OrderOp};
 use crate::domain::Caller;
+use crate::domain::change::Change;
 use crate::error::Result;
 use crate::events::Event;
+use crate::states::orders::{LINE_ITEM, LineOp, ORDER, OrderOp};
 use crate::store::{OrderRow, Store};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
@@ -29,7 +30,7 @@ pub async fn expire_if_due(caller: &Caller, row: OrderRow) -> Result<OrderRow> {
     let mut tx = caller.store.begin().await?;
     if Store::update_order(&mut tx, &after, &row).await? {
         record_transition(&mut tx, &row, &after, row.expires_at, Some(Event::OrderExpired)).await?;
-        crate::domain::payments::closing::order_moved(&mut tx, caller.org, row.id, row.expires_at).await?;
+        caller.follow(&mut tx, Change::OrderMoved { order: row.id, at: row.expires_at }).await?;
         tx.commit().await?;
         return Ok(after);
     }

@@ -5,7 +5,8 @@ use crate::domain::catalog::price::Price;
 use crate::domain::pricing::{Choices, TaxRate};
 use crate::domain::{Caller, catalog};
 use crate::error::{Detail, Error, InternalCode, Result};
-use crate::kinds::{LineStatus, ProductType, SimType};
+use crate::kinds::{ProductType, SimType};
+use crate::states::orders::LineStatus;
 use crate::store::{CustomerRow, IdOrRef, OrderRow, SubscriptionRow};
 use crate::wire::latest as wire;
 use serde::{Deserialize, Serialize};
@@ -121,7 +122,7 @@ async fn subscription_of(caller: &Caller, ctx: &Context, key: &str) -> Result<Op
         .store
         .subscription(caller.org, &IdOrRef::parse(key))
         .await?
-        .filter(|s| s.customer_id == ctx.customer.id && s.status != crate::kinds::SubscriptionStatus::Cancelled))
+        .filter(|s| s.customer_id == ctx.customer.id && s.status != crate::states::subscriptions::SubscriptionStatus::Cancelled))
 }
 
 /// Checks one requested line against the catalog as it is now; the line
@@ -170,6 +171,11 @@ async fn check_line(caller: &Caller, ctx: &Context, currency: &str, i: usize, re
                 } else {
                     let new = crate::domain::subscriptions::NewSubscription::from(s.clone());
                     let field = |f: &str| at(&format!("subscription.{f}"));
+                    // a number brought from another operator: details that do
+                    // not fit its country are a 400, as for POST in-porting
+                    if let (Some(port), Some(msisdn)) = (&new.port_in, &new.msisdn) {
+                        crate::domain::porting::details::check(msisdn, &field("msisdn"), crate::wire::to_json(&port.details), &field("portIn.details"))?;
+                    }
                     bad.extend(crate::domain::inventory::numbers::check_line(caller, ctx.pool, &offering, &new, &field).await?);
                 }
             }
@@ -199,8 +205,8 @@ async fn check_line(caller: &Caller, ctx: &Context, currency: &str, i: usize, re
     if req.type_ == T::SubscriptionAddon
         && let Some(s) = &subscription
     {
-        let parent = crate::domain::addons::options::parent(caller, s).await?;
-        if !crate::domain::addons::options::fits(s, &parent, ctx.catalog.contains(&offering.id), &offering) {
+        let parent = crate::domain::subscription_addons::options::parent(caller, s).await?;
+        if !crate::domain::subscription_addons::options::fits(s, &parent, ctx.catalog.contains(&offering.id), &offering) {
             bad.push(Detail::new(at("productOfferingId"), "addon_not_allowed", "is not among the subscription's add-on options"));
         }
         if s.terms.currency != currency {

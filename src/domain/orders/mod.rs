@@ -9,8 +9,8 @@ mod change;
 mod events;
 mod expiry;
 mod lines;
+mod meanwhile;
 pub(crate) mod render;
-pub mod states;
 mod submit;
 
 pub use change::{approve, cancel, create, create_submitted, update};
@@ -58,7 +58,7 @@ pub async fn pricing(caller: &Caller, key: &str) -> Result<wire::OrderPricingSum
 pub async fn list(caller: &Caller, q: OrderListQuery) -> Result<wire::OrderList> {
     // a list shows what a read of each would: orders past their expiry
     // are expired now, not when their job gets to them
-    for id in caller.store.orders_due_to_expire(caller.org, caller.now, states::OPEN).await? {
+    for id in caller.store.orders_due_to_expire(caller.org, caller.now, crate::states::orders::OPEN).await? {
         match find_row(caller, id).await {
             Ok(row) => drop(expiry::expire_if_due(caller, row).await?),
             // another customer's order, which this caller does not see

@@ -2,10 +2,10 @@
 //! them at every read.
 
 use super::lines::{Line, OrderDoc};
-use super::states::is_open;
 use crate::domain::catalog::price::{self, BillingPeriod};
 use crate::domain::pricing::{self, Amounts, LinePricing};
 use crate::error::{Error, Result};
+use crate::states::orders::is_open;
 use crate::store::OrderRow;
 use crate::wire::latest as wire;
 

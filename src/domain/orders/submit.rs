@@ -5,14 +5,15 @@
 
 use super::events::record_transition;
 use super::lines::{Line, OrderDoc, check_lines, context};
-use super::states::{LINE_ITEM, LineOp, ORDER, OrderOp, moved_meanwhile};
 use crate::domain::access::Role;
+use crate::domain::change::Change;
 use crate::domain::inventory::numbers::{self, number_type_of};
+use crate::domain::orders::meanwhile::moved_meanwhile;
 use crate::domain::{Caller, catalog, customers, licenses, subscriptions};
 use crate::error::{Detail, Error, InternalCode, Result};
 use crate::events::{self, Event};
-use crate::kinds::NumberType;
-use crate::kinds::ProductType as T;
+use crate::kinds::{NumberType, ProductType as T};
+use crate::states::orders::{LINE_ITEM, LineOp, ORDER, OrderOp};
 use crate::store::{IdOrRef, OfferingRow, OrderRow, Store, SubscriptionRow, Tx};
 use crate::wire::latest as wire;
 use std::collections::{HashMap, HashSet};
@@ -108,7 +109,7 @@ async fn check_new_subscriptions(caller: &Caller, doc: &OrderDoc, bad: &mut Vec<
 /// a MEMBER made it (409 naming what stands in the way).
 pub fn ready(before: &OrderRow) -> Result<()> {
     ORDER.next(OrderOp::Submit, before.status)?;
-    if before.status == crate::kinds::OrderStatus::Draft && before.approval_required {
+    if before.status == crate::states::orders::OrderStatus::Draft && before.approval_required {
         return Err(Error::Conflict {
             code: InternalCode::OrderNotApproved,
             message: "The order was made by a MEMBER and needs approval by a MANAGER or ADMIN first.".into(),
@@ -138,10 +139,8 @@ pub async fn submit(caller: &Caller, key: &str) -> Result<wire::Order> {
     };
     // submitted without paying its link: the link collects no more, and
     // its initial invoice is billed
-    crate::domain::payments::closing::order_moved(&mut tx, caller.org, before.id, caller.now).await?;
-    if let Some(bill) = crate::domain::invoices::billed::order_initial(&order) {
-        bill.write(&mut tx, caller, caller.now).await?;
-    }
+    caller.follow(&mut tx, Change::OrderMoved { order: before.id, at: caller.now }).await?;
+    caller.follow(&mut tx, Change::OrderSubmittedUnpaid { order: &order, at: caller.now }).await?;
     tx.commit().await?;
     Ok(order)
 }
@@ -228,7 +227,7 @@ pub async fn write(tx: &mut Tx, caller: &Caller, before: &OrderRow, checked: Che
             }
             (T::SubscriptionAddon, _, Some((parent, ..)), _) => {
                 let bought = (before.id, before.currency.as_str());
-                let (id, events) = crate::domain::addons::lifecycle::create(tx, org, &parent, bought, &read.offering, now).await?;
+                let (id, events) = crate::domain::subscription_addons::lifecycle::create(tx, org, &parent, bought, &read.offering, now).await?;
                 l.created_subscription_addon_id = Some(id);
                 l.created_license_id = licenses::create::created_by(&events);
                 created_events.extend(events);

@@ -6,11 +6,10 @@
 //! move lets one through, and the other is told a payment is in progress.
 
 use super::settle::{self, Attempt};
-use super::states::{CHARGE, ChargeOp, INTENT, IntentOp};
 use crate::domain::Caller;
 use crate::error::{Error, Result};
-use crate::kinds::{ChargeStatus, PaymentIntentStatus};
 use crate::payment_providers::{ChargeRequest, Entered, Invalid, MethodKind, Providers};
+use crate::states::payments::{CHARGE, ChargeOp, ChargeStatus, INTENT, IntentOp, PaymentIntentStatus};
 use crate::store::{ChargeRow, ChargedMethod, HostedPage, IntentRow, JobKind, LinkRow, Store};
 use chrono::Duration;
 
@@ -43,7 +42,11 @@ pub enum Paying<'a> {
 /// The method of the link's own profile, if it can still be charged.
 async fn offered(caller: &Caller, link: &LinkRow) -> Result<Option<(ChargedMethod, uuid::Uuid)>> {
     let Some(id) = link.profile_id else { return Ok(None) };
-    let usable = caller.store.profile(caller.org, id).await?.filter(|p| p.status == crate::kinds::PaymentProfileStatus::Active && p.provider == link.provider);
+    let usable = caller
+        .store
+        .profile(caller.org, id)
+        .await?
+        .filter(|p| p.status == crate::states::payments::PaymentProfileStatus::Active && p.provider == link.provider);
     Ok(usable.map(|p| (ChargedMethod { token: p.token, kind: p.method_type, display_name: p.display_name, expires_on: p.expires_on }, p.id)))
 }
 

@@ -1,11 +1,9 @@
-//! Closing a payment link: by its cancel, its expiry, or a move of its
-//! order (its lines changed, submitted without paying, cancelled,
-//! expired). Apart from `links` so that orders, which close their links,
-//! need nothing of what makes links from orders.
+//! Closing a payment link: by its cancel, its expiry, or as a follower of
+//! a move of its order (its lines changed, submitted without paying,
+//! cancelled, expired) or of its invoice (closed otherwise).
 
-use super::states::{CHARGE, ChargeOp, INTENT, IntentOp, LINK, LinkOp};
 use crate::error::{Error, Result};
-use crate::kinds::{ChargeStatus, PaymentLinkStatus};
+use crate::states::payments::{CHARGE, ChargeOp, ChargeStatus, INTENT, IntentOp, LINK, LinkOp, PaymentLinkStatus};
 use crate::store::{LinkRow, Store, Tx};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
@@ -41,9 +39,9 @@ pub(super) async fn close(tx: &mut Tx, link: &LinkRow, op: LinkOp, now: DateTime
     Ok(Some(after))
 }
 
-/// In the transaction that changes, cancels or expires order `order`:
-/// its ACTIVE link is cancelled (what it would collect no longer holds).
-pub async fn order_moved(tx: &mut Tx, org: Uuid, order: Uuid, now: DateTime<Utc>) -> Result<()> {
+/// Follows `Change::OrderMoved` of order `order`: its ACTIVE link is
+/// cancelled (what it would collect no longer holds).
+pub(in crate::domain) async fn order_moved(tx: &mut Tx, org: Uuid, order: Uuid, now: DateTime<Utc>) -> Result<()> {
     for link in Store::links_of_order_in(tx, org, order, PaymentLinkStatus::Active).await? {
         if close(tx, &link, LinkOp::OrderChanged, now).await?.is_none() {
             return Err(Error::Internal(format!("link {} moved in its order's transaction", link.id)));
@@ -52,10 +50,10 @@ pub async fn order_moved(tx: &mut Tx, org: Uuid, order: Uuid, now: DateTime<Utc>
     Ok(())
 }
 
-/// In the transaction that pays (otherwise than through it), voids or
-/// gives up invoice `invoice`: its ACTIVE link, but `except` (the one
-/// paying it), is cancelled.
-pub async fn invoice_closed(tx: &mut Tx, org: Uuid, invoice: Uuid, except: Option<Uuid>, now: DateTime<Utc>) -> Result<()> {
+/// Follows `Change::InvoiceClosed` of invoice `invoice` (paid otherwise
+/// than through it, voided or given up): its ACTIVE link, but `except`
+/// (the one paying it), is cancelled.
+pub(in crate::domain) async fn invoice_closed(tx: &mut Tx, org: Uuid, invoice: Uuid, except: Option<Uuid>, now: DateTime<Utc>) -> Result<()> {
     for link in Store::links_of_invoice_in(tx, org, invoice, PaymentLinkStatus::Active).await? {
         if Some(link.id) != except && close(tx, &link, LinkOp::InvoiceClosed, now).await?.is_none() {
             return Err(Error::Internal(format!("link {} moved in its invoice's transaction", link.id)));

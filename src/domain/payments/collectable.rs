@@ -8,8 +8,9 @@ use super::enabled::provider;
 use super::render::{hosted_url, new_token};
 use crate::domain::Caller;
 use crate::error::{Error, InternalCode, Result};
-use crate::kinds::{InvoiceStatus, PaymentIntentStatus, PaymentLinkStatus};
 use crate::payment_providers::ProviderName;
+use crate::states::invoices::InvoiceStatus;
+use crate::states::payments::{PaymentIntentStatus, PaymentLinkStatus};
 use crate::store::{IntentRow, InvoiceRow, JobKind, LinkRow, OrderRow, Store, Tx};
 use chrono::{DateTime, Duration, Utc};
 use uuid::Uuid;
@@ -113,7 +114,7 @@ pub async fn claim_for_collection(tx: &mut Tx, order: &OrderRow) -> Result<()> {
     if !Store::links_of_order_in(tx, order.org, order.id, PaymentLinkStatus::Active).await?.is_empty() {
         return Err(link_exists(false));
     }
-    if Store::order_has_session_in(tx, order.org, order.id, crate::kinds::PaymentSessionStatus::Processing).await? {
+    if Store::order_has_session_in(tx, order.org, order.id, crate::states::payments::PaymentSessionStatus::Processing).await? {
         return Err(Error::Conflict {
             code: InternalCode::PaymentInProgress,
             message: "A payment session of the order is being processed.".into(),

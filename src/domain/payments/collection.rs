@@ -5,11 +5,12 @@
 //! Each closes its own way when a charge ends (`settle`).
 
 use super::render;
-use super::states::{LINK, LinkOp, SESSION, SessionOp};
 use crate::domain::Caller;
+use crate::domain::change::Change;
 use crate::error::Result;
 use crate::events::{self, Event};
-use crate::kinds::{InvoiceStatus, PaymentLinkStatus, PaymentSessionStatus};
+use crate::states::invoices::InvoiceStatus;
+use crate::states::payments::{LINK, LinkOp, PaymentLinkStatus, PaymentSessionStatus, SESSION, SessionOp};
 use crate::store::{ChargeRow, IntentRow, InvoiceRow, LinkRow, SessionRow, Store, Tx};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;
@@ -141,7 +142,7 @@ impl Collection {
                 let after = SessionRow { status, failure_code: Some(code.into()), updated_at: caller.now, ..s };
                 Store::move_session(tx, &after, PaymentSessionStatus::Processing).await?;
             }
-            Collection::Invoice(i) => crate::domain::invoices::collect::declined(tx, caller, &i).await?,
+            Collection::Invoice(i) => caller.follow(tx, Change::InvoiceChargeDeclined { invoice: &i }).await?,
             Collection::Link(_) => {}
         }
         Ok(())

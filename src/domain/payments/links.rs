@@ -2,16 +2,14 @@
 //! submit), cancelling, expiring by the clock, and closing the link of an
 //! order that changed.
 
-use super::closing;
 use super::collectable::{Collecting, INVOICE_LIFETIME_DAYS, Of, insert, new_link};
 use super::enabled::provider;
-use super::render;
-use super::states::{LINK, LinkOp};
+use super::{closing, render};
 use crate::domain::access::Role;
 use crate::domain::{Caller, customers, invoices, orders};
 use crate::error::{Detail, Error, InternalCode, Result};
 use crate::events::{self, Event};
-use crate::kinds::{PaymentIntentStatus, PaymentLinkStatus, PaymentProfileStatus};
+use crate::states::payments::{LINK, LinkOp, PaymentIntentStatus, PaymentLinkStatus, PaymentProfileStatus};
 use crate::store::{LinkRow, OrderRow, Stateful, Store};
 use crate::wire::latest as wire;
 use chrono::{DateTime, Duration, Utc};

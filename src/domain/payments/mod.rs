@@ -20,7 +20,6 @@ pub mod refunds;
 pub mod render;
 pub mod sessions;
 pub mod settle;
-pub mod states;
 
 use super::{Caller, customers};
 use crate::error::{Error, InternalCode, Result};

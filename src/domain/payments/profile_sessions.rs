@@ -13,12 +13,12 @@
 use super::enabled::require_enabled;
 use super::links::{LIFETIME_HOURS, http_url, order_named};
 use super::render::new_token;
-use super::states::{PROFILE_SESSION, ProfileSessionOp};
 use crate::domain::Caller;
 use crate::domain::access::Role;
 use crate::error::{Detail, Error, InternalCode, Result};
-use crate::kinds::{OrderStatus, PaymentProfileSessionStatus as Status};
 use crate::payment_providers::{Entered, Invalid, Outcome, ProviderError, Providers};
+use crate::states::orders::OrderStatus;
+use crate::states::payments::{PROFILE_SESSION, PaymentProfileSessionStatus as Status, ProfileSessionOp};
 use crate::store::{ChargedMethod, HostedPage, ProfileSessionRow, Stateful, Store};
 use crate::wire::latest as wire;
 use chrono::Duration;

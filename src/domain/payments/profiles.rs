@@ -3,12 +3,11 @@
 //! expired with their card, by the organisation's clock.
 
 use super::render;
-use super::states::{PROFILE, ProfileOp};
 use crate::domain::{Caller, customers};
 use crate::error::{Error, InternalCode, Result};
 use crate::events::{self, Event};
-use crate::kinds::PaymentProfileStatus;
 use crate::payment_providers::ProviderName;
+use crate::states::payments::{PROFILE, PaymentProfileStatus, ProfileOp};
 use crate::store::{ChargedMethod, CustomerRow, JobKind, ProfileRow, Store, Tx};
 use crate::wire::latest::{self as wire, params};
 use chrono::{DateTime, Utc};
@@ -144,7 +143,7 @@ pub fn off_session_charge(intent: &crate::store::IntentRow, profile: &ProfileRow
         id: crate::domain::new_id(),
         org: intent.org,
         intent_id: intent.id,
-        status: crate::kinds::ChargeStatus::Processing,
+        status: crate::states::payments::ChargeStatus::Processing,
         amount_minor: intent.amount_minor,
         currency: intent.currency.clone(),
         provider: profile.provider,

@@ -3,12 +3,11 @@
 //! the payment.refund job with the refund's id as its idempotency key, and
 //! their outcome committed (`payment_intent.refunded` when given back).
 
-use super::states::{INTENT, IntentOp, REFUND, RefundOp};
 use crate::domain::Caller;
 use crate::error::{Error, InternalCode, Result};
 use crate::events::{self, Event};
-use crate::kinds::{ChargeStatus, RefundStatus};
 use crate::payment_providers::{ProviderError, RefundOutcome};
+use crate::states::payments::{ChargeStatus, INTENT, IntentOp, REFUND, RefundOp, RefundStatus};
 use crate::store::{ChargeRow, JobKind, RefundRow, Store, Tx};
 use crate::wire::latest as wire;
 use chrono::{DateTime, Utc};

@@ -104,7 +104,7 @@ fn refund(r: &RefundRow) -> wire::PaymentRefund {
 
 /// What refunds have given back or are giving back.
 pub fn refunded(refunds: &[RefundRow]) -> i64 {
-    refunds.iter().filter(|r| r.status != crate::kinds::RefundStatus::Failed).map(|r| r.amount_minor).sum()
+    refunds.iter().filter(|r| r.status != crate::states::payments::RefundStatus::Failed).map(|r| r.amount_minor).sum()
 }
 
 pub fn intent(row: &IntentRow, charges: &[ChargeRow], refunds: &[RefundRow]) -> Result<wire::PaymentIntent> {

@@ -8,10 +8,9 @@
 use super::collectable::claim_for_collection;
 use super::enabled::require_enabled;
 use super::links::collectable;
-use super::states::{INTENT, IntentOp};
 use crate::domain::Caller;
 use crate::error::{Error, InternalCode, Result};
-use crate::kinds::{PaymentIntentStatus, PaymentSessionStatus};
+use crate::states::payments::{INTENT, IntentOp, PaymentIntentStatus, PaymentSessionStatus};
 use crate::store::{IntentRow, JobKind, SessionRow, Store};
 use crate::wire::latest as wire;
 use uuid::Uuid;

@@ -6,12 +6,11 @@
 
 use super::collection::Collection;
 use super::render;
-use super::states::{CHARGE, ChargeOp, INTENT, IntentOp};
 use crate::domain::{Caller, invoices, orders};
 use crate::error::{Error, Result};
 use crate::events::{self, Event};
-use crate::kinds::{ChargeStatus, PaymentIntentStatus};
 use crate::payment_providers::{Invalid, Outcome, ProviderError};
+use crate::states::payments::{CHARGE, ChargeOp, ChargeStatus, INTENT, IntentOp, PaymentIntentStatus};
 use crate::store::{ChargeRow, IntentRow, LinkRow, OrderRow, RefundRow, Store, Tx};
 use uuid::Uuid;
 

@@ -9,7 +9,6 @@
 pub mod details;
 pub mod outbound;
 pub mod render;
-pub mod states;
 pub mod step;
 
 pub use render::to_wire;
@@ -20,11 +19,12 @@ use crate::domain::catalog::Offerings;
 use crate::domain::subscriptions::{self, render::shown_in};
 use crate::error::{Detail, Error, InternalCode, Result};
 use crate::events::{self, Event};
-use crate::kinds::{PortingDirection, PortingStatus, SubscriptionStatus};
-use crate::store::{JobKind, PortingRow, Store, Tx};
+use crate::kinds::PortingDirection;
+use crate::states::porting::{PORTING, PortingOp, PortingStatus};
+use crate::states::subscriptions::SubscriptionStatus;
+use crate::store::{JobKind, PortingRow, Store, SubscriptionRow, Tx};
 use crate::wire::latest as wire;
 use chrono::{DateTime, Utc};
-use states::{PORTING, PortingOp};
 use uuid::Uuid;
 
 /// When a porting accepted for `day` moves: 06:00 UTC.
@@ -85,6 +85,17 @@ pub async fn create_in(tx: &mut Tx, org: Uuid, subscription: Uuid, msisdn: &str,
     Store::insert_porting(tx, &p).await?;
     Store::schedule_job(tx, JobKind::PortingStep, &p.id.to_string(), Some(org), now, now).await?;
     Ok(p)
+}
+
+/// Follows a subscription's move (`Change::SubscriptionMoved`): cancelled
+/// at `at`, its port-in, if one is open, fails at its next step, due then.
+pub(in crate::domain) async fn subscription_moved(tx: &mut Tx, caller: &Caller, after: &SubscriptionRow, at: DateTime<Utc>) -> Result<()> {
+    match after.life.port_in {
+        Some(porting) if after.status == SubscriptionStatus::Cancelled => {
+            Store::schedule_job(tx, JobKind::PortingStep, &porting.to_string(), Some(caller.org), at, caller.now).await
+        }
+        _ => Ok(()),
+    }
 }
 
 /// `POST /subscriptions/{id}/in-porting`: a new port-in (none yet, or the

@@ -4,14 +4,14 @@
 //! the subscription is cancelled ("the number is ported out") and its
 //! number is PORTED_OUT.
 
-use super::states::{PORTING, PortingOp};
 use crate::domain::Caller;
-use crate::domain::subscriptions::states::{SUBSCRIPTION, SubscriptionOp as Op};
 use crate::domain::subscriptions::write::{Also, commit_in, end_service};
 use crate::error::{Error, InternalCode, Result};
 use crate::events::Event;
-use crate::kinds::{PortingDirection, PortingStatus};
+use crate::kinds::PortingDirection;
 use crate::network::Network;
+use crate::states::porting::{PORTING, PortingOp, PortingStatus};
+use crate::states::subscriptions::{SUBSCRIPTION, SubscriptionOp as Op};
 use crate::store::{JobKind, PortingRow, Store, SubscriptionRow};
 use chrono::{DateTime, Utc};
 

@@ -2,7 +2,7 @@
 //! port-in with it), and an order line's port-in: never their secrets.
 
 use crate::error::{Error, Result};
-use crate::kinds::PortingStatus;
+use crate::states::porting::PortingStatus;
 use crate::store::PortingRow;
 use crate::wire::latest as wire;
 

@@ -11,15 +11,16 @@
 //! again, which the carrier takes once.
 
 use super::moves_at;
-use super::states::{PORTING, PortingOp};
 use crate::carrier::{Answer, Carrier, PortRequest};
 use crate::domain::Caller;
 use crate::domain::catalog::Offerings;
 use crate::domain::subscriptions::render::shown_in;
 use crate::error::{Error, Result};
 use crate::events::{self, Event};
-use crate::kinds::{PortingDirection, PortingStatus as S, SubscriptionStatus};
+use crate::kinds::PortingDirection;
 use crate::network::Network;
+use crate::states::porting::{PORTING, PortingOp, PortingStatus as S};
+use crate::states::subscriptions::SubscriptionStatus;
 use crate::store::{IdOrRef, JobKind, PortingRow, Store, SubscriptionRow};
 use crate::wire::latest as wire;
 use chrono::{DateTime, Duration, Utc};

@@ -6,11 +6,11 @@
 
 use super::own_fields;
 use crate::domain::access::Role;
-use crate::domain::addons::shown;
+use crate::domain::subscription_addons::shown;
 use crate::domain::subscriptions::find;
 use crate::domain::{Caller, orders};
 use crate::error::{Error, InternalCode, Result};
-use crate::kinds::SubscriptionStatus;
+use crate::states::subscriptions::SubscriptionStatus;
 use crate::wire::latest as wire;
 
 pub async fn add(caller: &Caller, key: &str, req: wire::CreateSubscriptionAddonsRequest, expiry: chrono::Duration) -> Result<wire::SubscriptionAddonList> {

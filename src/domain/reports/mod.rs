@@ -8,12 +8,12 @@
 pub mod download;
 pub mod rows;
 pub mod run;
-pub mod states;
 mod write;
 
 use crate::domain::{Caller, customers};
 use crate::error::{Error, InternalCode, Result};
-use crate::kinds::{ReportFormat, ReportKey, ReportRunStatus};
+use crate::kinds::{ReportFormat, ReportKey};
+use crate::states::reports::ReportRunStatus;
 use crate::store::{Cursor, JobKind, Period, ReportRunRow, Store, limit_or_default};
 use crate::wire::latest as wire;
 use download::Signer;

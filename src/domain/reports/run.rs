@@ -11,13 +11,13 @@
 //! `ATTEMPTS` the run FAILED with `report_run.failed`.
 
 use super::rows::{self, Source};
-use super::states::{REPORT_RUN, RunOp};
 use super::write;
 use crate::clock::Clock;
 use crate::error::{Error, Result};
 use crate::events::{self, Event};
-use crate::kinds::{ReportFormat, ReportRunStatus};
+use crate::kinds::ReportFormat;
 use crate::report_files::ReportFiles;
+use crate::states::reports::{REPORT_RUN, ReportRunStatus, RunOp};
 use crate::store::{Job, Period, ReportRunRow, Store};
 use chrono::{DateTime, Duration, Utc};
 use std::time::Instant;

@@ -5,15 +5,15 @@
 //! the move and its events in one transaction.
 
 use super::find;
-use super::states::{SUBSCRIPTION, SubscriptionOp as Op};
 use super::write::{Also, Events, activation_events, begin_service, commit, end_service};
 use crate::domain::Caller;
 use crate::domain::access::Role;
 use crate::domain::inventory::sims;
 use crate::error::{Error, InternalCode, Result};
 use crate::events::Event;
-use crate::kinds::{SimType, SubscriptionStatus as Status};
+use crate::kinds::SimType;
 use crate::network::{Activation, Network, Refused, Sim};
+use crate::states::subscriptions::{SUBSCRIPTION, SubscriptionOp as Op, SubscriptionStatus as Status};
 use crate::store::SubscriptionRow;
 use crate::wire::latest as wire;
 use chrono::NaiveTime;

@@ -11,14 +11,14 @@ pub mod lifecycle;
 pub mod offerings;
 pub mod render;
 pub mod scheduled;
-pub mod states;
 pub mod terms;
 pub mod write;
 
 use super::catalog::Offerings;
 use super::{Caller, customers};
 use crate::error::{Error, InternalCode, Result};
-use crate::kinds::{SimType, SubscriptionStatus};
+use crate::kinds::SimType;
+use crate::states::subscriptions::SubscriptionStatus;
 use crate::store::{Cursor, Held, IdOrRef, Life, OfferingRow, Store, SubscriptionFilter, SubscriptionRow, Terms, Tx, limit_or_default};
 use crate::wire::latest as wire;
 use crate::wire::latest::params::SubscriptionListQuery;

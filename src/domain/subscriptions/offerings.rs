@@ -13,7 +13,6 @@
 
 use super::find;
 use super::render::shown;
-use super::states::{SUBSCRIPTION, SubscriptionOp as Op};
 use super::terms::{self, change_to, date_of, next_payment};
 use super::write::{Also, commit};
 use crate::domain::Caller;
@@ -23,7 +22,8 @@ use crate::domain::cycles::midnight;
 use crate::domain::offering_change::{asked_date, is_upgrade, named, price_of};
 use crate::error::{Error, InternalCode, Result};
 use crate::events::Event;
-use crate::kinds::{OfferingStatus, SubscriptionStatus as Status};
+use crate::kinds::OfferingStatus;
+use crate::states::subscriptions::{SUBSCRIPTION, SubscriptionOp as Op, SubscriptionStatus as Status};
 use crate::store::{OfferingRow, PendingOffering, SubscriptionRow};
 use crate::wire::latest::{self as wire, ChangeSchedule as Schedule};
 use chrono::NaiveDate;

@@ -4,16 +4,15 @@
 //! subscription.scheduled job for those nobody reads; either way in time
 //! order, each dated at its own time.
 
-use super::states::{SUBSCRIPTION, SubscriptionOp as Op};
 use super::terms::{change_to, next_cycle};
 use super::write::{Also, Events, activation_events, begin_service, commit, end_service};
 use crate::domain::Caller;
 use crate::domain::cycles::midnight;
 use crate::domain::invoices::billed::{self, Bill};
-use crate::domain::states::agreed;
 use crate::error::{Error, Result};
 use crate::events::Event;
-use crate::kinds::SubscriptionStatus as Status;
+use crate::states::agreed;
+use crate::states::subscriptions::{SUBSCRIPTION, SubscriptionOp as Op, SubscriptionStatus as Status};
 use crate::store::{IdOrRef, Store, SubscriptionRow};
 use chrono::{DateTime, Utc};
 use uuid::Uuid;

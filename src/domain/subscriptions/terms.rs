@@ -10,7 +10,7 @@ use crate::domain::catalog::price::Price;
 use crate::domain::cycles::{cycle_end, cycle_months};
 use crate::domain::offering_change::{day_of, price_of};
 use crate::error::{Error, Result};
-use crate::kinds::SubscriptionStatus as Status;
+use crate::states::subscriptions::SubscriptionStatus as Status;
 use crate::store::{OfferingRow, SubscriptionRow, Terms};
 use crate::wire::latest::ChangeSchedule as Schedule;
 use chrono::{DateTime, Datelike, NaiveDate, Utc};

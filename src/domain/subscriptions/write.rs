@@ -1,18 +1,18 @@
 //! Writing a subscription's move: `after` over `before` unless another
 //! writer moved it first, what else the move writes, the job of what falls
-//! due next and its events, in one transaction, with its add-ons and
-//! licenses following it down. Used by the moves a request asks for and
+//! due next and its events, in one transaction, with what follows the move
+//! (`Change::SubscriptionMoved`: its add-ons, licenses, SIMs and number). Used by the moves a request asks for and
 //! by what falls due on a date.
 
 use super::render::shown;
-use super::states::{SUBSCRIPTION, SubscriptionOp as Op};
 use super::terms;
 use crate::domain::Caller;
 use crate::domain::catalog::Offerings;
+use crate::domain::change::Change;
 use crate::error::{Error, InternalCode, Result};
 use crate::events::{self, Event};
-use crate::kinds::SubscriptionStatus as Status;
 use crate::network::Sim;
+use crate::states::subscriptions::{SUBSCRIPTION, SubscriptionOp as Op};
 use crate::store::{JobKind, Stateful, Store, SubscriptionRow, Tx};
 use crate::wire::latest as wire;
 use chrono::{DateTime, Months, Utc};
@@ -110,23 +110,12 @@ pub async fn commit_in(
         Also::Subscriber(doc) => Store::set_subscriber(tx, org, after.subscriber_id, id, doc, at).await?,
         Also::Bill(bill) => bill.clone().write(tx, caller, at).await?,
     }
-    if after.status == Status::Cancelled {
-        Store::end_sims(tx, id, "RETIRED", at).await?;
-        Store::release_number(tx, id).await?;
-        crate::domain::inventory::quarantine::released(tx, id, at).await?;
-        // its port-in, if one is open, fails at its next step: due now
-        if let Some(porting) = after.life.port_in {
-            Store::schedule_job(tx, JobKind::PortingStep, &porting.to_string(), Some(org), at, caller.now).await?;
-        }
-    }
     if let Some(due) = after.life.due_at().filter(|d| before.life.due_at() != Some(*d)) {
         Store::schedule_job(tx, JobKind::SubscriptionScheduled, &id.to_string(), Some(org), due, caller.now).await?;
     }
     for event in events {
         events::record(tx, org, at, &event(answer.clone())).await?;
     }
-    // its add-ons and licenses follow it, their events after its own
-    crate::domain::addons::lifecycle::follow(&caller.store, tx, org, before.status, after, at, caller.now).await?;
-    crate::domain::licenses::lifecycle::follow(caller, tx, before.status, after, at).await?;
+    caller.follow(tx, Change::SubscriptionMoved { before, after, at }).await?;
     Ok(answer)
 }

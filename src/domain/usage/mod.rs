@@ -11,12 +11,11 @@
 
 pub mod record;
 
-use super::Caller;
-use super::customers;
 use super::cycles::{cycle_end, first_of_month};
 use super::subscriptions::{self, scheduled};
+use super::{Caller, customers};
 use crate::error::{Error, Result};
-use crate::kinds::AddonStatus;
+use crate::states::subscription_addons::AddonStatus;
 use crate::store::{Amounts, Cursor, OfferingRow, PeriodUsage, Store, SubscriptionFilter, SubscriptionRow, Tx, limit_or_default};
 use crate::wire::latest as wire;
 use crate::wire::latest::params::{SubscriptionUsageListQuery, SubscriptionUsageViewQuery};

@@ -9,8 +9,8 @@
 
 use super::{Included, Package, PackageKind, packages, period_day, period_of, to_wire};
 use crate::domain::Caller;
-use crate::domain::addons::lifecycle as addons;
 use crate::domain::catalog::Offerings;
+use crate::domain::subscription_addons::lifecycle as addon_lifecycle;
 use crate::domain::subscriptions::{render::shown, scheduled};
 use crate::error::{Error, InternalCode, Result};
 use crate::events::{self, Event};
@@ -66,8 +66,8 @@ pub async fn record(store: &Store, org: Uuid, id: Uuid, record: &UsageRecord, no
     if !Store::insert_usage_record(&mut tx, org, row.id, record, start, now).await? {
         return Ok(false);
     }
-    if addons::first_use(store, &mut tx, org, &row, record.occurred_at, now).await? {
-        addons::tell(&caller, &mut tx, &row, record.occurred_at).await?;
+    if addon_lifecycle::first_use(store, &mut tx, org, &row, record.occurred_at, now).await? {
+        addon_lifecycle::tell(&caller, &mut tx, &row, record.occurred_at).await?;
     }
     let mut add = Amounts::default();
     *of_mut(&mut add, record.kind) = record.quantity;

@@ -5,67 +5,13 @@
 //! missed them.
 
 use super::endpoints::{Owner, find};
-use crate::domain::states::{Operation, Table, agreed};
 use crate::error::{Error, InternalCode, Result};
-use crate::kinds::DeliveryStatus as Status;
+use crate::states::agreed;
+use crate::states::deliveries::{DELIVERY, DeliveryStatus as Status, Move};
 use crate::store::{AttemptRow, Cursor, DeliveryRow, Store, Which, limit_or_default};
 use crate::wire::latest as wire;
 use crate::wire::latest::params::WebhookDeliveryListQuery;
 use uuid::Uuid;
-
-/// What moves a delivery.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Move {
-    /// the receiver answers 2xx
-    Acknowledged,
-    /// an attempt fails and the round's schedule has another
-    TriedAgain,
-    /// an attempt fails and the round's schedule is over
-    GivenUp,
-    /// POST /events/{id}/redeliver, or a replay that takes it in
-    SentAgain,
-}
-
-impl Operation for Move {
-    fn name(self) -> &'static str {
-        match self {
-            Move::Acknowledged => "an attempt is acknowledged (2xx)",
-            Move::TriedAgain => "an attempt fails, another is scheduled",
-            Move::GivenUp => "an attempt fails, the schedule is over",
-            Move::SentAgain => "redeliver, or a replay that takes it in",
-        }
-    }
-
-    fn done(self) -> &'static str {
-        match self {
-            Move::Acknowledged => "acknowledged",
-            Move::TriedAgain => "tried again",
-            Move::GivenUp => "given up",
-            Move::SentAgain => "sent again",
-        }
-    }
-
-    fn requested(self) -> bool {
-        // a redelivery takes a delivery in any status; the others happen
-        false
-    }
-}
-
-/// The one table of a delivery's moves (the Webhooks tag of the documents
-/// shows it). Only a PENDING delivery is attempted; sending one again
-/// starts a new round from any status.
-pub const DELIVERY: Table<Status, Move> = Table {
-    resource: "webhook delivery",
-    states: &[Status::Pending, Status::Succeeded, Status::Failed],
-    moves: &[
-        (Move::Acknowledged, &[Status::Pending], Status::Succeeded),
-        (Move::TriedAgain, &[Status::Pending], Status::Pending),
-        (Move::GivenUp, &[Status::Pending], Status::Failed),
-        (Move::SentAgain, &[Status::Pending, Status::Succeeded, Status::Failed], Status::Pending),
-    ],
-    // (nothing a request asks for is refused)
-    refused: |_| InternalCode::Conflict,
-};
 
 /// Whether a delivery in `status` is attempted (claimed by the sender).
 pub fn attempted(status: Status) -> bool {
@@ -212,7 +158,7 @@ mod tests {
     #[test]
     fn the_documents_publish_the_table() {
         for document in crate::wire::DOCUMENTS {
-            let tag = crate::domain::states::tag_description(document, "Webhooks");
+            let tag = crate::states::tag_description(document, "Webhooks");
             assert!(tag.contains(&super::DELIVERY.markdown()), "the Webhooks tag lacks the table:\n{}", super::DELIVERY.markdown());
         }
     }

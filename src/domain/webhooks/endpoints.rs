@@ -5,8 +5,8 @@
 
 use super::{address, secret};
 use crate::config::WebhookUrls;
-use crate::domain::states::{Operation, Table};
 use crate::error::{Error, InternalCode, Result};
+use crate::states::{Operation, Table};
 use crate::store::{Cursor, Store, WebhookEndpointRow, limit_or_default};
 use crate::wire::latest as wire;
 use chrono::{DateTime, Duration, Utc};
@@ -280,7 +280,7 @@ mod tests {
     #[test]
     fn the_webhooks_tag_shows_the_table() {
         for document in crate::wire::DOCUMENTS {
-            let tag = crate::domain::states::tag_description(document, "Webhooks");
+            let tag = crate::states::tag_description(document, "Webhooks");
             assert!(tag.contains(&super::ENDPOINT.markdown()), "the Webhooks tag lacks the table:\n{}", super::ENDPOINT.markdown());
         }
     }

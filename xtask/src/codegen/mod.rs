@@ -350,7 +350,9 @@ fn server_files(revs: &[Revision]) -> Result<(String, String)> {
                 _ => {
                     // the implementation: the handler of the same name in
                     // the module of the operation's tag
-                    let area = format_ident!("{}", tags.first().ok_or_else(|| anyhow!("{op_id}: no tag"))?.to_snake_case());
+                    // (a hyphenated word is one word: `Add-ons` is `addons`)
+                    let tag = tags.first().ok_or_else(|| anyhow!("{op_id}: no tag"))?;
+                    let area = format_ident!("{}", tag.replace('-', "").to_snake_case());
                     let names = kinds.iter().map(|k| format_ident!("{}", if k == "header" { "headers" } else { k.as_str() }));
                     delegations.push(quote! {
                         async fn #fname(rqctx: dropshot::RequestContext<#a::context::Context>, #(#args),*) -> #result {

@@ -7,91 +7,15 @@
 //! of what it has due next.
 
 use crate::domain::Caller;
-use crate::domain::states::{Operation, Table, agreed};
-use crate::error::{Error, InternalCode, Result};
+use crate::error::{Error, Result};
 use crate::events::Event;
-use crate::kinds::{ActivationType, AddonStatus as Status, SubscriptionStatus};
+use crate::kinds::ActivationType;
+use crate::states::agreed;
+use crate::states::subscription_addons::{ADDON, AddonOp, AddonStatus as Status};
+use crate::states::subscriptions::SubscriptionStatus;
 use crate::store::{AddonRow, JobKind, OfferingRow, Store, SubscriptionRow, Tx};
 use chrono::{DateTime, Duration, Utc};
 use uuid::Uuid;
-
-/// What moves an add-on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AddonOp {
-    /// its subscription is ACTIVATED (an INSTANT add-on)
-    SubscriptionActive,
-    /// the network reports the subscription's first usage (a FIRST_USE add-on)
-    FirstUse,
-    /// its product's validityDays run out
-    ValidityEnds,
-    /// its subscription is CANCELLED
-    SubscriptionEnds,
-    /// POST .../addons/cancel
-    CancelNow,
-    /// POST .../addons/cancel with atPeriodEnd (`pendingStatus` CANCELLED)
-    CancelAtPeriodEnd,
-    /// the end of its period comes with a cancellation scheduled for it
-    CancellationDate,
-    /// PUT .../addons/product-offering-change (now, or scheduled)
-    ChangeOffering,
-    /// the date of a scheduled offering change arrives
-    OfferingChangeDate,
-}
-
-impl Operation for AddonOp {
-    fn name(self) -> &'static str {
-        match self {
-            AddonOp::SubscriptionActive => "its subscription is ACTIVATED (INSTANT add-ons)",
-            AddonOp::FirstUse => "the network reports usage (FIRST_USE add-ons)",
-            AddonOp::ValidityEnds => "its validityDays run out",
-            AddonOp::SubscriptionEnds => "its subscription is CANCELLED",
-            AddonOp::CancelNow => "cancel",
-            AddonOp::CancelAtPeriodEnd => "cancel (at period end)",
-            AddonOp::CancellationDate => "the end of its period comes, cancelled at it",
-            AddonOp::ChangeOffering => "product-offering-change",
-            AddonOp::OfferingChangeDate => "a scheduled offering change's date arrives",
-        }
-    }
-
-    fn done(self) -> &'static str {
-        match self {
-            AddonOp::SubscriptionActive | AddonOp::FirstUse => "activated",
-            AddonOp::ValidityEnds => "expired",
-            AddonOp::SubscriptionEnds | AddonOp::CancellationDate => "ended",
-            AddonOp::CancelNow => "cancelled",
-            AddonOp::CancelAtPeriodEnd => "cancelled at the end of its period",
-            AddonOp::ChangeOffering | AddonOp::OfferingChangeDate => "changed to another offering",
-        }
-    }
-
-    fn requested(self) -> bool {
-        matches!(self, AddonOp::CancelNow | AddonOp::CancelAtPeriodEnd | AddonOp::ChangeOffering)
-    }
-}
-
-pub const ADDON: Table<Status, AddonOp> = Table {
-    resource: "add-on",
-    states: &[Status::Pending, Status::Active, Status::Cancelled, Status::Expired],
-    moves: &[
-        (AddonOp::SubscriptionActive, &[Status::Pending], Status::Active),
-        (AddonOp::FirstUse, &[Status::Pending], Status::Active),
-        (AddonOp::ValidityEnds, &[Status::Active], Status::Expired),
-        (AddonOp::SubscriptionEnds, &[Status::Pending, Status::Active], Status::Cancelled),
-        (AddonOp::CancelNow, &[Status::Pending, Status::Active], Status::Cancelled),
-        (AddonOp::CancelAtPeriodEnd, &[Status::Active], Status::Active),
-        (AddonOp::CancellationDate, &[Status::Active], Status::Cancelled),
-        (AddonOp::ChangeOffering, &[Status::Pending], Status::Pending),
-        (AddonOp::ChangeOffering, &[Status::Active], Status::Active),
-        (AddonOp::OfferingChangeDate, &[Status::Pending], Status::Pending),
-        (AddonOp::OfferingChangeDate, &[Status::Active], Status::Active),
-    ],
-    refused: |s| match s {
-        Status::Pending => InternalCode::AddonPending,
-        Status::Active => InternalCode::AddonActive,
-        Status::Cancelled => InternalCode::AddonCancelled,
-        Status::Expired => InternalCode::AddonExpired,
-    },
-};
 
 /// How an add-on of `offering` becomes ACTIVE (INSTANT unless its product
 /// says FIRST_USE).
@@ -202,19 +126,16 @@ async fn move_all(
     Ok(moved_count)
 }
 
-/// In the transaction of a move of the subscription from `before` to
-/// `after` at `at`: its add-ons follow it. Told by the subscription's own
-/// event.
-pub async fn follow(
-    store: &Store,
+/// Follows a subscription's move from `before` to `after` at `at`
+/// (`Change::SubscriptionMoved`): its add-ons follow it.
+pub(in crate::domain) async fn subscription_moved(
     tx: &mut Tx,
-    org: Uuid,
-    before: SubscriptionStatus,
+    caller: &Caller,
+    before: &SubscriptionRow,
     after: &SubscriptionRow,
     at: DateTime<Utc>,
-    now: DateTime<Utc>,
 ) -> Result<()> {
-    let id = after.id;
+    let (store, org, id, now, before) = (&caller.store, caller.org, after.id, caller.now, before.status);
     match after.status {
         SubscriptionStatus::Activated if before != SubscriptionStatus::Activated => {
             move_all(store, tx, org, id, AddonOp::SubscriptionActive, Some(ActivationType::Instant), at, now).await?;
@@ -364,7 +285,7 @@ mod tests {
     #[test]
     fn the_documents_publish_the_table() {
         for document in crate::wire::DOCUMENTS {
-            let tag = crate::domain::states::tag_description(document, "Subscription Add-ons");
+            let tag = crate::states::tag_description(document, "Subscription Add-ons");
             assert!(tag.contains(&super::ADDON.markdown()), "the Subscription Add-ons tag lacks the table:\n{}", super::ADDON.markdown());
         }
     }

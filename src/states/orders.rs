@@ -1,11 +1,29 @@
-//! The order's and its line items' transition tables, and the refusal of
-//! a move another request beat to the row.
+//! The order's and its line items' states and transition tables.
 
-use crate::domain::Caller;
-use crate::domain::states::{Operation, Table};
-use crate::error::{Error, InternalCode};
-use crate::kinds::{LineStatus, OrderStatus as Status};
-use crate::store::{Stateful, Store, Tx};
+use crate::error::InternalCode;
+use crate::kinds::kind;
+use crate::states::{Operation, Table};
+use OrderStatus as Status;
+
+kind! {
+    /// Where an order stands (`orders.status`).
+    OrderStatus <=> OrderStatus {
+        Draft = "DRAFT" <=> Draft,
+        Approved = "APPROVED" <=> Approved,
+        Submitted = "SUBMITTED" <=> Submitted,
+        Cancelled = "CANCELLED" <=> Cancelled,
+        Expired = "EXPIRED" <=> Expired,
+    }
+}
+
+kind! {
+    /// Where an order's line stands (in the order's stored document).
+    LineStatus <=> OrderLineItemStatus {
+        Pending = "PENDING" <=> Pending,
+        Submitted = "SUBMITTED" <=> Submitted,
+        Cancelled = "CANCELLED" <=> Cancelled,
+    }
+}
 
 /// What moves an order.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -101,22 +119,9 @@ pub fn is_open(s: Status) -> bool {
     OPEN.contains(&s)
 }
 
-/// The refusal of a move that another request beat to the row: the table's
-/// answer for the state that request left.
-/// Read in the transaction whose guarded write missed, so that it sees the
-/// move that beat it even before that move has committed (on SQLite the
-/// two may share a batch).
-pub(super) async fn moved_meanwhile(tx: &mut Tx, caller: &Caller, id: uuid::Uuid, op: OrderOp) -> Error {
-    match Store::status_in(tx, Stateful::Orders, caller.org, id).await {
-        Ok(Some(now)) => ORDER.next(op, now).err().unwrap_or_else(|| Error::changed_meanwhile("order")),
-        Ok(None) => Error::concurrent_conflict(),
-        Err(e) => e,
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use crate::domain::states::tag_description;
+    use crate::states::tag_description;
     use crate::wire::DOCUMENTS;
 
     /// Every revision's document shows the tables the server applies.

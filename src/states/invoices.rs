@@ -1,9 +1,21 @@
-//! The invoice's transition table. Only a DRAFT changes its lines; every
+//! The invoice's states and its transition table. Only a DRAFT changes its lines; every
 //! refused request is a 409 `invoice_state_conflict` naming the state.
 
-use crate::domain::states::{Operation, Table};
 use crate::error::InternalCode;
-use crate::kinds::InvoiceStatus as S;
+use crate::kinds::kind;
+use crate::states::{Operation, Table};
+use InvoiceStatus as S;
+
+kind! {
+    /// Where an invoice stands (`invoices.status`).
+    InvoiceStatus <=> InvoiceStatus {
+        Draft = "DRAFT" <=> Draft,
+        Open = "OPEN" <=> Open,
+        Paid = "PAID" <=> Paid,
+        Void = "VOID" <=> Void,
+        Uncollectible = "UNCOLLECTIBLE" <=> Uncollectible,
+    }
+}
 
 /// What moves an invoice.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -83,7 +95,7 @@ mod tests {
     #[test]
     fn the_documents_publish_the_table() {
         for document in crate::wire::DOCUMENTS {
-            let tag = crate::domain::states::tag_description(document, "Invoices");
+            let tag = crate::states::tag_description(document, "Invoices");
             assert!(tag.contains(&super::INVOICE.markdown()), "the Invoices tag lacks the table:\n{}", super::INVOICE.markdown());
         }
     }

@@ -1,10 +1,24 @@
-//! The subscription's transition table: which operation moves which state
-//! to which. Every other combination is a 409 whose `internalCode` names
+//! The subscription's states and its transition table: which operation
+//! moves which state to which. Every other combination is a 409 whose `internalCode` names
 //! the state (`subscription_paused`, ...).
 
-use crate::domain::states::{Operation, Table};
 use crate::error::InternalCode;
-use crate::kinds::SubscriptionStatus as Status;
+use crate::kinds::kind;
+use crate::states::{Operation, Table};
+use SubscriptionStatus as Status;
+
+kind! {
+    /// Where a subscription stands (`subscriptions.status`, and the state
+    /// a scheduled move leads to).
+    SubscriptionStatus <=> SubscriptionStatus {
+        Pending = "PENDING" <=> Pending,
+        Activated = "ACTIVATED" <=> Activated,
+        Blocked = "BLOCKED" <=> Blocked,
+        Cancelled = "CANCELLED" <=> Cancelled,
+        Paused = "PAUSED" <=> Paused,
+        Suspended = "SUSPENDED" <=> Suspended,
+    }
+}
 
 /// What moves a subscription.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -184,7 +198,7 @@ mod tests {
     #[test]
     fn the_documents_publish_the_table() {
         for document in crate::wire::DOCUMENTS {
-            let tag = crate::domain::states::tag_description(document, "Subscriptions");
+            let tag = crate::states::tag_description(document, "Subscriptions");
             assert!(tag.contains(&super::SUBSCRIPTION.markdown()), "the Subscriptions tag lacks the table:\n{}", super::SUBSCRIPTION.markdown());
         }
     }

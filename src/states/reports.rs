@@ -1,10 +1,21 @@
-//! The report run's transition table. Nothing a request does moves a run:
+//! The report run's states and its transition table. Nothing a request does moves a run:
 //! the worker takes it, writes its file and ends it, so a move the table
 //! has no row for finds nothing to move.
 
-use crate::domain::states::{Operation, Table};
 use crate::error::InternalCode;
-use crate::kinds::ReportRunStatus as S;
+use crate::kinds::kind;
+use crate::states::{Operation, Table};
+use ReportRunStatus as S;
+
+kind! {
+    /// Where a report run is (`report_runs.status`).
+    ReportRunStatus <=> ReportRunStatus {
+        Queued = "QUEUED" <=> Queued,
+        Running = "RUNNING" <=> Running,
+        Succeeded = "SUCCEEDED" <=> Succeeded,
+        Failed = "FAILED" <=> Failed,
+    }
+}
 
 /// What moves a report run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,7 +68,7 @@ mod tests {
     #[test]
     fn the_documents_publish_the_table() {
         for document in crate::wire::DOCUMENTS {
-            let tag = crate::domain::states::tag_description(document, "Reports");
+            let tag = crate::states::tag_description(document, "Reports");
             assert!(tag.contains(&super::REPORT_RUN.markdown()), "the Reports tag lacks the table:\n{}", super::REPORT_RUN.markdown());
         }
     }

@@ -4,13 +4,12 @@
 //! subscription's moves), and ends it when the add-on ends; the add-on
 //! shows it in `license`.
 
-use crate::domain::Caller;
-use crate::domain::catalog;
 use crate::domain::licenses::create::{create, created_by};
 use crate::domain::licenses::lifecycle::end_with_addon;
+use crate::domain::{Caller, catalog};
 use crate::error::Result;
 use crate::events::Event;
-use crate::kinds::AddonStatus as Status;
+use crate::states::subscription_addons::AddonStatus as Status;
 use crate::store::{AddonRow, LicenseRow, OfferingRow, Store, SubscriptionRow, Tx};
 use chrono::{DateTime, Utc};
 use std::collections::HashMap;

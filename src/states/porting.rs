@@ -1,10 +1,22 @@
-//! The porting's transition table. A request moves a port-in only while
+//! The porting's states and its transition table. A request moves a port-in only while
 //! the losing carrier has not accepted it (SERVICE.md rule 3); every
 //! refused request is a 409 `porting_state_conflict` naming the state.
 
-use crate::domain::states::{Operation, Table};
 use crate::error::InternalCode;
-use crate::kinds::PortingStatus as S;
+use crate::kinds::kind;
+use crate::states::{Operation, Table};
+use PortingStatus as S;
+
+kind! {
+    /// Where a number moving between operators is (`portings.status`).
+    PortingStatus <=> PortingStatus {
+        Pending = "PENDING" <=> Pending,
+        InProgress = "IN_PROGRESS" <=> InProgress,
+        Scheduled = "SCHEDULED" <=> Scheduled,
+        Completed = "COMPLETED" <=> Completed,
+        Failed = "FAILED" <=> Failed,
+    }
+}
 
 /// What moves a porting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -75,7 +87,7 @@ mod tests {
     #[test]
     fn the_documents_publish_the_table() {
         for document in crate::wire::DOCUMENTS {
-            let tag = crate::domain::states::tag_description(document, "Porting");
+            let tag = crate::states::tag_description(document, "Porting");
             assert!(tag.contains(&super::PORTING.markdown()), "the Porting tag lacks the table:\n{}", super::PORTING.markdown());
         }
     }

@@ -5,7 +5,7 @@
 use super::subscriptions::uuid_col;
 use super::{PendingOffering, Store, Tx, opt_ts, parse_ts, state_col, ts};
 use crate::error::Result;
-use crate::kinds::AddonStatus as SubscriptionAddonStatus;
+use crate::states::subscription_addons::AddonStatus as SubscriptionAddonStatus;
 use chrono::{DateTime, Utc};
 use sqlx::Row;
 use sqlx::any::AnyRow;

@@ -2,15 +2,15 @@
 //! add-ons, now or at the end of each one's period, all or none, with one
 //! `subscription.updated` in the transaction that cancels them.
 
-use super::lifecycle::{ADDON, AddonOp, addons_of, moved, offering_of, tell, write};
+use super::lifecycle::{addons_of, moved, offering_of, tell, write};
 use super::shown;
 use crate::domain::Caller;
 use crate::domain::access::Role;
 use crate::domain::cycles::midnight;
-use crate::domain::states::agreed;
 use crate::domain::subscriptions::find;
 use crate::error::{Error, InternalCode, Result};
-use crate::kinds::AddonStatus as Status;
+use crate::states::agreed;
+use crate::states::subscription_addons::{ADDON, AddonOp, AddonStatus as Status};
 use crate::store::{AddonRow, SubscriptionRow};
 use crate::wire::latest as wire;
 use chrono::{DateTime, Utc};

@@ -6,7 +6,7 @@ use super::Result;
 use crate::api::context::Context;
 use crate::api::extract::{HeaderParams, JsonBody, QueryParams};
 use crate::api::request::{Access, handle, handle_idempotent, read};
-use crate::domain::addons;
+use crate::domain::subscription_addons;
 use crate::wire::latest::{params, types};
 use dropshot::{HttpResponseCreated, HttpResponseOk, Path, RequestContext};
 
@@ -15,7 +15,7 @@ pub async fn subscription_addon_list(
     path: Path<params::SubscriptionAddonListPath>,
     headers: HeaderParams<params::SubscriptionAddonListHeaders>,
 ) -> Result<HttpResponseOk<types::SubscriptionAddonList>> {
-    read(&rqctx, headers, |c| async move { Ok(addons::list(&c, &path.into_inner().subscription_id).await?) }).await
+    read(&rqctx, headers, |c| async move { Ok(subscription_addons::list(&c, &path.into_inner().subscription_id).await?) }).await
 }
 
 pub async fn subscription_addon_create(
@@ -59,7 +59,7 @@ pub async fn subscription_addon_options(
     path: Path<params::SubscriptionAddonOptionsPath>,
     headers: HeaderParams<params::SubscriptionAddonOptionsHeaders>,
 ) -> Result<HttpResponseOk<types::SubscriptionAddonOptionList>> {
-    read(&rqctx, headers, |c| async move { Ok(addons::options::list(&c, &path.into_inner().subscription_id).await?) }).await
+    read(&rqctx, headers, |c| async move { Ok(subscription_addons::options::list(&c, &path.into_inner().subscription_id).await?) }).await
 }
 
 pub async fn create(
@@ -83,8 +83,10 @@ pub async fn cancel(
     body: JsonBody<types::CancelSubscriptionAddonsRequest>,
 ) -> Result<HttpResponseOk<types::SubscriptionAddonList>> {
     let subscription = path.into_inner().subscription_id;
-    handle_idempotent(rqctx, Access::Write, headers, body, |c, body| async move { Ok(HttpResponseOk(addons::cancel::cancel(&c, &subscription, body).await?)) })
-        .await
+    handle_idempotent(rqctx, Access::Write, headers, body, |c, body| async move {
+        Ok(HttpResponseOk(subscription_addons::cancel::cancel(&c, &subscription, body).await?))
+    })
+    .await
 }
 
 pub async fn offering_options(
@@ -95,7 +97,7 @@ pub async fn offering_options(
 ) -> Result<HttpResponseOk<types::ProductOfferingOptionList>> {
     read(rqctx, headers, |c| async move {
         let (subscription, current) = (path.into_inner().subscription_id, query.into_inner()?.current_product_offering_id);
-        Ok(addons::offerings::options(&c, &subscription, &current).await?)
+        Ok(subscription_addons::offerings::options(&c, &subscription, &current).await?)
     })
     .await
 }
@@ -108,7 +110,7 @@ pub async fn offering_change(
 ) -> Result<HttpResponseOk<types::SubscriptionAddon>> {
     handle(rqctx, Access::Write, headers, |c| async move {
         let (key, body) = (path.into_inner().subscription_id, body.into_inner()?);
-        Ok(HttpResponseOk(addons::offerings::change(&c, &key, body).await?))
+        Ok(HttpResponseOk(subscription_addons::offerings::change(&c, &key, body).await?))
     })
     .await
 }

@@ -1,12 +1,84 @@
-//! The transition tables of payment links, payment intents, their charges
-//! and refunds, and saved profiles.
+//! The states and transition tables of payment links, payment intents,
+//! their charges and refunds, and saved profiles.
 
-use crate::domain::states::{Operation, Table};
 use crate::error::InternalCode;
-use crate::kinds::{
+use crate::kinds::kind;
+use crate::states::{Operation, Table};
+use {
     ChargeStatus as C, PaymentIntentStatus as I, PaymentLinkStatus as L, PaymentProfileSessionStatus as PS, PaymentProfileStatus as P,
     PaymentSessionStatus as S, RefundStatus as R,
 };
+
+kind! {
+    /// Where a payment link stands (`payment_links.status`).
+    PaymentLinkStatus <=> PaymentLinkStatus {
+        Active = "ACTIVE" <=> Active,
+        Expired = "EXPIRED" <=> Expired,
+        Completed = "COMPLETED" <=> Completed,
+        Canceled = "CANCELED" <=> Canceled,
+        Failed = "FAILED" <=> Failed,
+    }
+}
+
+kind! {
+    /// Where a payment intent stands (`payment_intents.status`).
+    PaymentIntentStatus <=> PaymentIntentStatus {
+        Pending = "PENDING" <=> Pending,
+        RequiresAction = "REQUIRES_ACTION" <=> RequiresAction,
+        Processing = "PROCESSING" <=> Processing,
+        Succeeded = "SUCCEEDED" <=> Succeeded,
+        RequiresPaymentMethod = "REQUIRES_PAYMENT_METHOD" <=> RequiresPaymentMethod,
+        Canceled = "CANCELED" <=> Canceled,
+    }
+}
+
+kind! {
+    /// Where one attempt to charge stands (`payment_charges.status`).
+    ChargeStatus <=> PaymentChargeStatus {
+        Processing = "PROCESSING" <=> Processing,
+        RequiresAction = "REQUIRES_ACTION" <=> RequiresAction,
+        Succeeded = "SUCCEEDED" <=> Succeeded,
+        Failed = "FAILED" <=> Failed,
+    }
+}
+
+kind! {
+    /// Where a refund stands (`payment_refunds.status`).
+    RefundStatus <=> PaymentRefundStatus {
+        Pending = "PENDING" <=> Pending,
+        Succeeded = "SUCCEEDED" <=> Succeeded,
+        Failed = "FAILED" <=> Failed,
+    }
+}
+
+kind! {
+    /// Where a payment session stands (`payment_sessions.status`).
+    PaymentSessionStatus <=> PaymentSessionStatus {
+        Processing = "PROCESSING" <=> Processing,
+        Succeeded = "SUCCEEDED" <=> Succeeded,
+        Failed = "FAILED" <=> Failed,
+    }
+}
+
+kind! {
+    /// Where a payment profile session stands (`payment_profile_sessions.status`).
+    PaymentProfileSessionStatus <=> PaymentProfileSessionStatus {
+        Active = "ACTIVE" <=> Active,
+        Completed = "COMPLETED" <=> Completed,
+        Canceled = "CANCELED" <=> Canceled,
+        Expired = "EXPIRED" <=> Expired,
+    }
+}
+
+kind! {
+    /// Whether a saved payment method can be charged (`payment_profiles.status`).
+    PaymentProfileStatus <=> PaymentProfileStatus {
+        Active = "ACTIVE" <=> Active,
+        Inactive = "INACTIVE" <=> Inactive,
+        Expired = "EXPIRED" <=> Expired,
+        RequiresAction = "REQUIRES_ACTION" <=> RequiresAction,
+    }
+}
 
 /// What moves a payment link.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -305,7 +377,7 @@ pub const PROFILE_SESSION: Table<PS, ProfileSessionOp> = Table {
 
 #[cfg(test)]
 mod tests {
-    use crate::domain::states::tag_description;
+    use crate::states::tag_description;
     use crate::wire::DOCUMENTS;
 
     /// Every revision's document shows the tables the server applies.

@@ -7,7 +7,8 @@ use crate::domain::Caller;
 use crate::domain::catalog::{self, price::Price};
 use crate::domain::subscriptions::find;
 use crate::error::{Error, Result};
-use crate::kinds::{OfferingStatus, ProductType, SubscriptionStatus};
+use crate::kinds::{OfferingStatus, ProductType};
+use crate::states::subscriptions::SubscriptionStatus;
 use crate::store::{OfferingRow, SubscriptionRow};
 use crate::wire::latest as wire;
 

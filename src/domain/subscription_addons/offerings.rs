@@ -11,17 +11,16 @@
 //! FIRST_OF_NEXT_MONTH when it has no renewals. A change may be asked for
 //! on a later schedule than its earliest, never an earlier one.
 
-use super::lifecycle::{ADDON, AddonOp, addons_of, change_to, tell, write};
+use super::lifecycle::{addons_of, change_to, tell, write};
 use super::{options, shown};
-use crate::domain::Caller;
 use crate::domain::access::Role;
-use crate::domain::catalog;
 use crate::domain::cycles::midnight;
 use crate::domain::offering_change::{asked_date, earliest_for, is_upgrade, named, price_of};
 use crate::domain::subscriptions::find;
 use crate::domain::subscriptions::terms::date_of;
+use crate::domain::{Caller, catalog};
 use crate::error::{Error, InternalCode, Result};
-use crate::kinds::AddonStatus as Status;
+use crate::states::subscription_addons::{ADDON, AddonOp, AddonStatus as Status};
 use crate::store::{AddonRow, OfferingRow, PendingOffering, SubscriptionRow};
 use crate::wire::latest::{self as wire, ChangeSchedule as Schedule};
 use chrono::NaiveDate;
