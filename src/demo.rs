@@ -238,7 +238,7 @@ async fn payments(caller: &Caller, public_url: &str) -> crate::error::Result<()>
         let order = crate::domain::orders::create(caller, request, chrono::Duration::days(7)).await?;
         let request = parse(serde_json::json!({"orderId": order.order_id, "savePaymentProfile": save, "setAsDefaultPaymentProfile": save,
             "description": "First month", "returnUrl": "https://shop.example/thanks"}))?;
-        let link = links::create(caller, public_url, request).await?;
+        let link = links::create(caller, public_url, request, crate::domain::invoices::collect::link_collecting).await?;
         let link = caller.store.link(caller.org, link.payment_link_id).await?.ok_or_else(|| crate::error::Error::Internal("demo link vanished".into()))?;
         charge::pay(caller, &providers, &link, charge::Paying::Entered(&card(number))).await?;
         if save {

@@ -21,10 +21,17 @@ pub const TEST_KEY_PREFIX: &str = "sbk_test_";
 
 /// A new secret: the prefix and 256 random bits.
 pub fn mint(sandbox: bool) -> String {
+    let prefix = if sandbox { TEST_KEY_PREFIX } else { KEY_PREFIX };
+    format!("{prefix}{}", random_token())
+}
+
+/// 256 random bits, URL-safe: an API key's secret part, and the tokens of
+/// hosted pages and number leases. A token alone opens its page, so it
+/// must not be guessable (a link's id is not secret).
+pub fn random_token() -> String {
     let mut bytes = [0u8; 32];
     rand::rng().fill_bytes(&mut bytes);
-    let prefix = if sandbox { TEST_KEY_PREFIX } else { KEY_PREFIX };
-    format!("{prefix}{}", base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes))
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
 }
 
 /// Keys are high-entropy secrets, so a plain SHA-256 is a safe lookup key

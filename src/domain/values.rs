@@ -7,6 +7,15 @@
 use crate::error::{Detail, Error};
 use crate::wire::latest::{Address, BillingMethod, CustomerBilling, CustomerContact, Shipping};
 
+/// What a subscription (or a number) shows as: its custom display name,
+/// else its number pretty-printed in international form (`+46 70 123 45 67`).
+pub fn number_display(msisdn: &str, display_name: Option<&str>) -> String {
+    if let Some(name) = display_name {
+        return name.to_string();
+    }
+    phonenumber::parse(None, msisdn).map(|n| n.format().mode(phonenumber::Mode::International).to_string()).unwrap_or_else(|_| msisdn.to_string())
+}
+
 /// Collects the invalid fields of one request.
 #[derive(Default)]
 pub struct Checks(Vec<Detail>);

@@ -5,7 +5,7 @@ use super::Result;
 use crate::api::context::Context;
 use crate::api::extract::{HeaderParams, JsonBody, QueryParams};
 use crate::api::request::{Access, handle_idempotent, read};
-use crate::domain::payments;
+use crate::domain::{invoices, payments};
 use crate::wire::latest::{params, types};
 use dropshot::{HttpResponseCreated, HttpResponseOk, Path, RequestContext};
 
@@ -23,13 +23,9 @@ pub async fn payment_link_create(
     body: JsonBody<types::CreatePaymentLinkRequest>,
 ) -> Result<HttpResponseCreated<types::PaymentLink>> {
     let public_url = super::public_url(&rqctx);
-    handle_idempotent(
-        &rqctx,
-        Access::Write,
-        headers,
-        body,
-        |c, body| async move { Ok(HttpResponseCreated(payments::links::create(&c, &public_url, body).await?)) },
-    )
+    handle_idempotent(&rqctx, Access::Write, headers, body, |c, body| async move {
+        Ok(HttpResponseCreated(payments::links::create(&c, &public_url, body, invoices::collect::link_collecting).await?))
+    })
     .await
 }
 

@@ -160,3 +160,17 @@ pub async fn customer_catalog(caller: &Caller, customer_key: &str) -> Result<wir
         items: items.iter().map(to_wire).collect::<Result<_>>()?,
     })
 }
+
+/// The Subscription.type of a subscription product's category.
+/// (Submission checks that a subscription line's product is a SUBSCRIPTION
+/// product; those are of the subscription categories.)
+pub fn subscription_type(category: crate::kinds::ProductCategory) -> &'static str {
+    use crate::kinds::ProductCategory as C;
+    match category {
+        C::SubscriptionDataSim => "DATA",
+        C::SubscriptionBroadband => "MBB",
+        C::SubscriptionM2m => "M2M",
+        C::TravelEsim => "TRAVEL_ESIM",
+        _ => "CELL",
+    }
+}

@@ -4,7 +4,7 @@
 
 use super::numbers::selection_offered;
 use crate::domain::Caller;
-use crate::domain::subscriptions::render::display;
+use crate::domain::values::number_display;
 use crate::error::{Detail, Error, InternalCode, Result};
 use crate::kinds::NumberType;
 use crate::store::settings::{LEASED_NUMBERS_PER_HOLDER, LEASES_PER_HOLDER};
@@ -44,7 +44,7 @@ pub async fn lease(caller: &Caller, req: wire::LeaseNumbersRequest) -> Result<wi
     for kind in &kinds {
         free.push(caller.store.free_numbers(caller.org, *kind, caller.now).await?);
     }
-    let token = format!("{TOKEN_PREFIX}{}", crate::domain::payments::render::new_token());
+    let token = format!("{TOKEN_PREFIX}{}", crate::keys::random_token());
     let expires_at = caller.now + Duration::minutes(LEASE_MINUTES);
     // a customer's user holds its leases, the key alone its own
     let holder = match &caller.user {
@@ -84,6 +84,6 @@ pub async fn lease(caller: &Caller, req: wire::LeaseNumbersRequest) -> Result<wi
             wire::NumberAvailability { type_: (*kind).into(), available: (before - taken).max(0) }
         })
         .collect();
-    let numbers = held.into_iter().map(|(msisdn, kind)| wire::LeasedNumber { display: display(&msisdn, None), msisdn, type_: kind.into() }).collect();
+    let numbers = held.into_iter().map(|(msisdn, kind)| wire::LeasedNumber { display: number_display(&msisdn, None), msisdn, type_: kind.into() }).collect();
     Ok(wire::NumberLeaseResult { lease_token: token, numbers, expires_at, availability })
 }

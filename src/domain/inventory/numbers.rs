@@ -3,16 +3,26 @@
 //! number a submitted line takes, in the submission's transaction.
 
 use crate::domain::Caller;
-use crate::domain::subscriptions::NewSubscription;
 use crate::error::{Detail, Error, InternalCode, Result};
 use crate::kinds::{NumberType, ProductCategory};
 use crate::store::{NumberStatus, OfferingRow, Store, Tx};
 use uuid::Uuid;
 
+/// The number an order line's subscription asks for: one it names (of the
+/// pool, or any when there is none), a leased one, or, brought from
+/// another operator, a temporary one of the pool.
+#[derive(Clone, Copy)]
+pub struct Asked<'a> {
+    pub msisdn: Option<&'a str>,
+    pub lease_token: Option<&'a str>,
+    /// brought from another operator (`msisdn` is the number brought)
+    pub ported: bool,
+}
+
 /// The type of number a subscription of `category` takes (a travel eSIM
 /// is data-only).
 pub fn number_type_of(category: ProductCategory) -> NumberType {
-    number_type_of_subscription(crate::domain::subscriptions::render::subscription_type(category))
+    number_type_of_subscription(crate::domain::catalog::subscription_type(category))
 }
 
 /// The type of number a subscription of `subscription_type` takes.
@@ -48,19 +58,13 @@ async fn lease_of(caller: &Caller, token: &str, at: &(dyn Fn(&str) -> String + S
 /// What is wrong with the number a SUBSCRIPTION line asks for, given
 /// whether the organisation has a pool (`at` names a field of the line's
 /// `subscription`).
-pub async fn check_line(
-    caller: &Caller,
-    pool: bool,
-    offering: &OfferingRow,
-    new: &NewSubscription,
-    at: &(dyn Fn(&str) -> String + Sync),
-) -> Result<Vec<Detail>> {
+pub async fn check_line(caller: &Caller, pool: bool, offering: &OfferingRow, new: Asked<'_>, at: &(dyn Fn(&str) -> String + Sync)) -> Result<Vec<Detail>> {
     let kind = number_type_of(offering.product.category);
-    if new.port_in.is_some() {
+    if new.ported {
         return check_port_in(caller, pool, kind, new, at).await;
     }
-    let Some(msisdn) = &new.msisdn else {
-        return Ok(match (pool, &new.number_lease_token) {
+    let Some(msisdn) = new.msisdn else {
+        return Ok(match (pool, new.lease_token) {
             (_, Some(_)) => vec![Detail::new(at("msisdn"), "required", "is required with numberLeaseToken: the leased number the line takes")],
             (false, None) => vec![Detail::new(at("msisdn"), "numbers_unavailable", "is required: the organisation has no number pool to assign one from")],
             (true, None) if caller.store.free_numbers_up_to(caller.org, kind, caller.now, 1).await? == 0 => {
@@ -71,7 +75,7 @@ pub async fn check_line(
     };
     if !pool {
         // no pool: any valid number, as before pools; a token names nothing
-        return Ok(match new.number_lease_token {
+        return Ok(match new.lease_token {
             Some(_) => vec![Detail::new(at("numberLeaseToken"), "number_lease_not_found", "names no number lease of this organisation")],
             None => vec![],
         });
@@ -89,7 +93,7 @@ pub async fn check_line(
     if number.number_type != kind {
         return Ok(vec![Detail::new(at("msisdn"), "number_type_mismatch", format!("is a {} number; the subscription takes a {kind} one", number.number_type))]);
     }
-    let lease = match &new.number_lease_token {
+    let lease = match new.lease_token {
         Some(token) => match lease_of(caller, token, at).await? {
             Ok(lease) => Some(lease),
             Err(refused) => return Ok(vec![refused]),
@@ -112,12 +116,12 @@ pub async fn check_line(
 /// (`msisdn`, the number brought; the subscription starts on a temporary
 /// number of the pool), as the inventory sees it (the port-in's details
 /// are the order's to check, with porting's rules).
-async fn check_port_in(caller: &Caller, pool: bool, kind: NumberType, new: &NewSubscription, at: &(dyn Fn(&str) -> String + Sync)) -> Result<Vec<Detail>> {
-    let Some(msisdn) = &new.msisdn else {
+async fn check_port_in(caller: &Caller, pool: bool, kind: NumberType, new: Asked<'_>, at: &(dyn Fn(&str) -> String + Sync)) -> Result<Vec<Detail>> {
+    let Some(msisdn) = new.msisdn else {
         return Ok(vec![Detail::new(at("msisdn"), "required", "is required with portIn: the number to bring")]);
     };
     let mut bad = vec![];
-    if new.number_lease_token.is_some() {
+    if new.lease_token.is_some() {
         bad.push(Detail::new(at("numberLeaseToken"), "not_allowed", "is not for a number brought from another operator"));
     }
     if !pool {
@@ -147,16 +151,8 @@ fn taken(field: String, code: &'static str, message: &str) -> Error {
 /// submission's transaction: the one named (from the pool when there is
 /// one), else the lowest free one of its type. The lease the line's token
 /// names, to use up once every line has taken its number.
-pub async fn take(
-    tx: &mut Tx,
-    caller: &Caller,
-    pool: bool,
-    kind: NumberType,
-    new: &NewSubscription,
-    id: Uuid,
-    field: String,
-) -> Result<(String, Option<Uuid>)> {
-    let lease = match &new.number_lease_token {
+pub async fn take(tx: &mut Tx, caller: &Caller, pool: bool, kind: NumberType, new: Asked<'_>, id: Uuid, field: String) -> Result<(String, Option<Uuid>)> {
+    let lease = match new.lease_token {
         Some(token) => match caller.store.number_lease(caller.org, &crate::keys::hash(token)).await? {
             // another order's submission used it up since the check
             Some(l) if l.used_at.is_some() => return Err(taken(format!("{field}.numberLeaseToken"), "lease_used", "was used up by a submitted order")),
@@ -165,7 +161,7 @@ pub async fn take(
         None => None,
     };
     // a line bringing its number starts on a temporary one of the pool
-    let asked = if new.port_in.is_some() { None } else { new.msisdn.clone() };
+    let asked = if new.ported { None } else { new.msisdn.map(str::to_string) };
     match (&asked, pool) {
         (Some(msisdn), false) => Ok((msisdn.clone(), None)),
         (Some(msisdn), true) => match Store::assign_number(tx, caller.org, msisdn, lease, id, caller.now).await? {
@@ -178,4 +174,10 @@ pub async fn take(
         },
         (None, false) => Err(Error::Internal(format!("{field} has no number and the organisation no pool"))),
     }
+}
+
+/// Follows `Change::NumberPortedOut`: `msisdn` PORTED_OUT at `at` (another
+/// operator has it now).
+pub(in crate::domain) async fn ported_out(tx: &mut Tx, caller: &Caller, msisdn: &str, at: chrono::DateTime<chrono::Utc>) -> Result<()> {
+    Store::number_ported_out(tx, caller.org, msisdn, at).await
 }

@@ -2,8 +2,8 @@
 //! subscription on, from the inventory when the organisation has imported
 //! one, and a SIM as `GET /inventory/sims/{iccid}` shows it.
 
+use super::activation_codes;
 use crate::domain::Caller;
-use crate::domain::subscriptions::esim;
 use crate::domain::values::iccid;
 use crate::error::{Error, InternalCode, Result};
 use crate::kinds::SimType;
@@ -121,8 +121,8 @@ pub async fn view(caller: &Caller, network: &dyn Network, key: &str) -> Result<w
         _ => None,
     };
     let shown = match (sim.customer_id, sim.subscription_id, &sim.activation_code) {
-        (Some(customer), Some(subscription), Some(code)) if esim::may_see(caller, customer) => {
-            esim::record_viewed(caller, subscription, customer, &sim.iccid).await?;
+        (Some(customer), Some(subscription), Some(code)) if activation_codes::may_see(caller, customer) => {
+            activation_codes::record_viewed(caller, subscription, customer, &sim.iccid).await?;
             Some(code.clone())
         }
         _ => None,

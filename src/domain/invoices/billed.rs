@@ -1,12 +1,14 @@
 //! What a renewal bills: the line of the cycle it begins, priced by the
 //! catalog's rules for that cycle (the discounts still running then, the
-//! taxes of the customer's country now). Read before the renewal's
-//! transaction, written in it (`Bill::write`).
+//! taxes of the customer's country now), written in the renewal's
+//! transaction as a follower of it (`Change::SubscriptionRenewed`,
+//! `Change::LicenseRenewed`); and what an order submitted unpaid bills.
 
 use super::draft;
 use super::lines::{About, Line, LineKind};
 use crate::domain::Caller;
 use crate::domain::catalog::price::Price;
+use crate::domain::change::Renewed;
 use crate::domain::cycles::{cycle_end, cycle_months};
 use crate::domain::pricing::{self, Choices};
 use crate::error::{Error, Result};
@@ -89,20 +91,45 @@ impl Cycle<'_> {
     }
 }
 
-/// What subscription `row`'s renewal on `renews` bills: the cycle it
-/// begins, when it falls on or after `nextPaymentOn` (the cycles paid
-/// upfront bill nothing) and the subscription is ACTIVATED or SUSPENDED.
-pub async fn subscription_renewal(caller: &Caller, row: &SubscriptionRow, renews: NaiveDate, next: Option<NaiveDate>) -> Result<Option<Bill>> {
-    let paid_through = crate::domain::subscriptions::terms::next_payment(row);
+/// Follows `Change::SubscriptionRenewed`: what the renewal bills, written
+/// to the customer's DRAFT of the day.
+pub(in crate::domain) async fn subscription_renewed(tx: &mut Tx, caller: &Caller, renewed: &Renewed<'_>) -> Result<()> {
+    match subscription_renewal(caller, renewed).await? {
+        Some(bill) => bill.write(tx, caller, renewed.at).await,
+        None => Ok(()),
+    }
+}
+
+/// Follows `Change::LicenseRenewed`: what license `l`'s renewal on
+/// `renews` (its next cycle ending `next`) bills, written to the
+/// customer's DRAFT of the day of `at`.
+pub(in crate::domain) async fn license_renewed(
+    tx: &mut Tx,
+    caller: &Caller,
+    l: &LicenseRow,
+    (renews, next): (NaiveDate, Option<NaiveDate>),
+    at: DateTime<Utc>,
+) -> Result<()> {
+    match license_renewal(caller, l, renews, next).await? {
+        Some(bill) => bill.write(tx, caller, at).await,
+        None => Ok(()),
+    }
+}
+
+/// What a subscription's renewal bills at its contracted price: the cycle
+/// it begins, when it falls on or after `nextPaymentOn` (`paid_through`:
+/// the cycles paid upfront bill nothing). (Told only for a subscription
+/// ACTIVATED or SUSPENDED.)
+async fn subscription_renewal(caller: &Caller, renewed: &Renewed<'_>) -> Result<Option<Bill>> {
+    let Renewed { subscription: row, renews, next, price, paid_through, .. } = *renewed;
     let (Some(activated), Some(end)) = (row.life.activated_at, next) else { return Ok(None) };
     if paid_through.is_some_and(|p| renews < p) {
         return Ok(None);
     }
-    let price = crate::domain::subscriptions::terms::price(&row.terms)?;
     let choices = Choices { binding_contract: row.terms.binding_contract, upfront_payment: row.terms.upfront_cycles > 0 };
     Cycle {
         kind: LineKind::SubscriptionRenewal,
-        price: &price,
+        price,
         currency: &row.terms.currency,
         choices,
         activated: activated.date_naive(),
@@ -120,7 +147,7 @@ pub async fn subscription_renewal(caller: &Caller, row: &SubscriptionRow, renews
 
 /// What license `l`'s renewal on `renews` bills: the cycle it begins, at
 /// its offering's price now (a license keeps no contracted price).
-pub async fn license_renewal(caller: &Caller, l: &LicenseRow, renews: NaiveDate, next: Option<NaiveDate>) -> Result<Option<Bill>> {
+async fn license_renewal(caller: &Caller, l: &LicenseRow, renews: NaiveDate, next: Option<NaiveDate>) -> Result<Option<Bill>> {
     let (Some(activated), Some(end), Some(currency)) = (l.activated_at, next, l.currency.as_deref()) else { return Ok(None) };
     let Some(offering) = caller.store.offering(caller.org, l.offering_id).await? else { return Ok(None) };
     let price: Price = serde_json::from_value(offering.offering.price.clone()).map_err(|e| Error::Internal(format!("offering price: {e}")))?;

@@ -11,6 +11,8 @@
 
 use super::lines;
 use crate::domain::Caller;
+use crate::domain::access::Role;
+use crate::domain::payments::collectable::Collecting;
 use crate::domain::payments::profiles::off_session_charge;
 use crate::domain::payments::render::IntentLine;
 use crate::error::{Error, Result};
@@ -19,6 +21,7 @@ use crate::states::invoices::{INVOICE, InvoiceOp, InvoiceStatus};
 use crate::states::payments::{INTENT, IntentOp, PaymentIntentStatus, PaymentProfileStatus};
 use crate::store::{ChargeRow, CustomerRow, IntentRow, InvoiceRow, JobKind, ProfileRow, Store, Tx};
 use chrono::{DateTime, Duration, Utc};
+use futures::future::BoxFuture;
 use uuid::Uuid;
 
 /// Days after each failed charge before the next (then no more: dunning
@@ -85,6 +88,22 @@ pub fn started(caller: &Caller, invoice: &InvoiceRow, profile: &ProfileRow, at: 
 pub fn failed_now(after: &mut InvoiceRow, at: DateTime<Utc>) {
     after.attempts += 1;
     after.next_attempt_at = next_attempt(after.attempts, at);
+}
+
+/// The invoice a payment link's `invoiceId` names, as the link collects
+/// it (`payments::links::InvoiceCollecting`): one the caller sees (404
+/// naming the field), as a MANAGER of its customer, OPEN (409 naming its
+/// state).
+pub fn link_collecting<'a>(caller: &'a Caller, key: &'a str) -> BoxFuture<'a, Result<Collecting>> {
+    Box::pin(async move {
+        let invoice = super::find(caller, key).await.map_err(|e| match e {
+            Error::NotFound { code, .. } => Error::missing_reference(code, "invoiceId", "invoiceId names no invoice of this organisation"),
+            e => e,
+        })?;
+        caller.require_role(invoice.customer_id, Role::Manager)?;
+        let lines = intent_lines(&invoice)?;
+        Collecting::open_invoice(invoice, lines)
+    })
 }
 
 /// The invoice's lines as an intent keeps them.

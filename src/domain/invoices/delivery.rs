@@ -56,7 +56,7 @@ pub async fn deliver(caller: &Caller, public_url: &str, row: InvoiceRow) -> Resu
     let mut tx = caller.store.begin().await?;
     if first {
         after.delivered_at = Some(caller.now);
-        let token = crate::domain::payments::render::new_token();
+        let token = crate::keys::random_token();
         after.document_url = Some(format!("{}/invoice-documents/{token}", public_url.trim_end_matches('/')));
         after.document_token = Some(token);
         if let (Some(BillingMethod::EmailInvoice), Some(to)) = (row.billing_method, &to) {

@@ -1,16 +1,18 @@
-//! Dunning: an invoice still OPEN some days after its due date (the
-//! organisation's setting when it was finalised, default 14) suspends the
-//! customer's ACTIVATED subscriptions; paying it restores those and only
-//! those; some days more (default 60) and it is UNCOLLECTIBLE, and the
-//! subscriptions it suspended are cancelled, a binding contract
-//! notwithstanding. Each step is a row of the subscription's transition
-//! table, written in the invoice's transaction; the network follows in
-//! the invoice.due job (`follow_network`), which is scheduled with every
-//! step and makes the service of those subscriptions match their state.
+//! Dunning, the invoice's side: an invoice still OPEN some days after its
+//! due date (the organisation's setting when it was finalised, default 14)
+//! is overdue, and the customer's ACTIVATED subscriptions follow
+//! (`Change::InvoiceOverdue`: SUSPENDED); paying it restores those and
+//! only those (`Change::InvoiceSettled`); some days more (default 60) and
+//! it is UNCOLLECTIBLE, and the subscriptions it suspended are cancelled
+//! (`Change::InvoiceUncollectible`). What the subscriptions do is theirs
+//! (`subscriptions::dunning`), in the invoice's transaction; the network
+//! follows in the invoice.due job (`follow_network`), which is scheduled
+//! with every step and makes the service of those subscriptions match
+//! their state.
 
 use super::render;
 use crate::domain::Caller;
-use crate::domain::subscriptions::write::{Also, Events, commit_in, end_service};
+use crate::domain::change::Change;
 use crate::error::Result;
 use crate::events::{self, Event};
 use crate::network::Network;
@@ -33,27 +35,6 @@ pub fn plan(row: &mut InvoiceRow, (suspend, give_up): (i64, i64)) {
     }
 }
 
-fn name(row: &InvoiceRow) -> String {
-    row.number.clone().unwrap_or_else(|| row.id.to_string())
-}
-
-/// Moves `s` by `op` at `at` in `tx`, with `events`.
-async fn moved(
-    tx: &mut Tx,
-    caller: &Caller,
-    s: &SubscriptionRow,
-    op: Op,
-    at: DateTime<Utc>,
-    change: impl FnOnce(&mut SubscriptionRow),
-    events: Events,
-) -> Result<()> {
-    let mut after = s.clone();
-    after.status = SUBSCRIPTION.next(op, s.status)?;
-    after.updated_at = at.max(s.updated_at);
-    change(&mut after);
-    commit_in(tx, caller, s, &after, Also::Nothing, op, events, at).await.map(drop)
-}
-
 /// In `tx`: the invoice.due job of `row` due now, so the network follows
 /// what dunning moved.
 async fn network_follows(tx: &mut Tx, caller: &Caller, row: &InvoiceRow) -> Result<()> {
@@ -73,57 +54,11 @@ pub async fn suspend(caller: &Caller, row: &InvoiceRow, at: DateTime<Utc>) -> Re
         drop(tx);
         return super::row::reread(caller, row).await;
     }
-    let reason = format!("Invoice {} is overdue.", name(row));
-    for s in Store::customer_subscriptions_in(&mut tx, caller.org, row.customer_id).await? {
-        if SUBSCRIPTION.target(Op::DunningSuspend, s.status).is_none() {
-            continue;
-        }
-        let change = |a: &mut SubscriptionRow| {
-            a.life.suspended_at = Some(at);
-            a.life.status_reason = Some(reason.clone());
-            a.life.suspended_for_invoice = Some(row.id);
-        };
-        moved(&mut tx, caller, &s, Op::DunningSuspend, at, change, &[Event::SubscriptionSuspended]).await?;
-    }
+    caller.follow(&mut tx, Change::InvoiceOverdue { invoice: &after, at }).await?;
     super::row::schedule_next(&mut tx, caller, &after).await?;
     network_follows(&mut tx, caller, &after).await?;
     tx.commit().await?;
     Ok(after)
-}
-
-/// In the transaction that pays or voids `row` (`why`: "paid", "void"):
-/// the subscriptions its dunning suspended, and nobody moved since,
-/// ACTIVATED again; unless another invoice of the customer is overdue
-/// past its own suspension, which they then stay SUSPENDED for.
-pub async fn restore(tx: &mut Tx, caller: &Caller, row: &InvoiceRow, why: &str) -> Result<()> {
-    let mut any = false;
-    let other = Store::overdue_invoice_in(tx, caller.org, row.customer_id, row.id).await?;
-    for s in Store::subscriptions_dunned_in(tx, caller.org, row.id).await? {
-        if SUBSCRIPTION.target(Op::DunningRestore, s.status).is_none() {
-            continue;
-        }
-        match &other {
-            Some(overdue) => {
-                let change = |a: &mut SubscriptionRow| {
-                    a.life.status_reason = Some(format!("Invoice {} is overdue.", name(overdue)));
-                    a.life.suspended_for_invoice = Some(overdue.id);
-                };
-                moved(tx, caller, &s, Op::DunningTransfer, caller.now, change, &[Event::SubscriptionUpdated]).await?;
-            }
-            None => {
-                let change = |a: &mut SubscriptionRow| {
-                    a.life.suspended_at = None;
-                    a.life.status_reason = Some(format!("Invoice {} is {why}.", name(row)));
-                };
-                moved(tx, caller, &s, Op::DunningRestore, caller.now, change, &[Event::SubscriptionRestored]).await?;
-                any = true;
-            }
-        }
-    }
-    if any {
-        network_follows(tx, caller, row).await?;
-    }
-    Ok(())
 }
 
 /// Dunning's last step of OPEN `row`, due at `at`: UNCOLLECTIBLE
@@ -149,19 +84,7 @@ pub async fn give_up(caller: &Caller, network: &dyn Network, row: &InvoiceRow, a
     }
     events::record(&mut tx, caller.org, at, &Event::InvoiceUncollectible(render::invoice(&after)?)).await?;
     super::closing::close_others(&mut tx, caller, row, None, at).await?;
-    let reason = format!("Invoice {} is uncollectible.", name(row));
-    for s in Store::subscriptions_dunned_in(&mut tx, caller.org, row.id).await? {
-        if SUBSCRIPTION.target(Op::DunningCancel, s.status).is_none() {
-            continue;
-        }
-        let change = |a: &mut SubscriptionRow| {
-            a.life.cancelled_at = Some(at);
-            a.life.pending = None;
-            a.life.status_reason = Some(reason.clone());
-            end_service(a, at);
-        };
-        moved(&mut tx, caller, &s, Op::DunningCancel, at, change, &[Event::SubscriptionCancelled, Event::SubscriptionEnded]).await?;
-    }
+    caller.follow(&mut tx, Change::InvoiceUncollectible { invoice: &after, at }).await?;
     tx.commit().await?;
     Ok(after)
 }

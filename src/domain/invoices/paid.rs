@@ -42,7 +42,7 @@ async fn pay(tx: &mut Tx, caller: &Caller, row: &InvoiceRow, paying: Paying) -> 
         return Ok(None);
     }
     events::record(tx, caller.org, caller.now, &Event::InvoicePaid(render::invoice(&after)?)).await?;
-    super::dunning::restore(tx, caller, &after, "paid").await?;
+    caller.follow(tx, Change::InvoiceSettled { invoice: &after, why: "paid" }).await?;
     // autopay's intent, when a link (or money outside) paid it
     if row.intent_id != intent {
         super::closing::close_intent(tx, caller, row, caller.now).await?;
@@ -51,11 +51,11 @@ async fn pay(tx: &mut Tx, caller: &Caller, row: &InvoiceRow, paying: Paying) -> 
     Ok(Some(after))
 }
 
-/// In the transaction settling a successful charge of `intent` (autopay's,
-/// or that of `link`): invoice `invoice` PAID. False when it is no longer
-/// OPEN (marked paid, voided or given up meanwhile): the caller refunds
-/// the payment.
-pub async fn by_charge(tx: &mut Tx, caller: &Caller, invoice: Uuid, intent: Uuid, link: Option<Uuid>) -> Result<bool> {
+/// Follows `Change::InvoiceChargeSucceeded`, in the transaction settling
+/// a successful charge of `intent` (autopay's, or that of `link`): invoice
+/// `invoice` PAID. False when it is no longer OPEN (marked paid, voided or
+/// given up meanwhile): the payment is given back.
+pub(in crate::domain) async fn by_charge(tx: &mut Tx, caller: &Caller, invoice: Uuid, intent: Uuid, link: Option<Uuid>) -> Result<bool> {
     let method = if link.is_some() { InvoicePaymentMethod::PaymentLink } else { InvoicePaymentMethod::Autopay };
     // another write of the invoice (its delivery, a link's claim) may
     // commit between the read and the guarded write: read it again, and

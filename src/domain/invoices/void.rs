@@ -4,8 +4,9 @@
 //! restored.
 
 use super::row::written;
-use super::{closing, due, dunning, render};
+use super::{closing, due, render};
 use crate::domain::Caller;
+use crate::domain::change::Change;
 use crate::error::{Error, InternalCode, Result};
 use crate::events::{self, Event};
 use crate::states::invoices::{INVOICE, InvoiceOp, InvoiceStatus};
@@ -27,7 +28,7 @@ pub async fn void(caller: &Caller, id: Uuid) -> Result<wire::Invoice> {
     }
     events::record(&mut tx, caller.org, caller.now, &Event::InvoiceVoided(render::invoice(&after)?)).await?;
     closing::close_others(&mut tx, caller, &row, None, caller.now).await?;
-    dunning::restore(&mut tx, caller, &after, "void").await?;
+    caller.follow(&mut tx, Change::InvoiceSettled { invoice: &after, why: "void" }).await?;
     tx.commit().await?;
     render::invoice(&after)
 }

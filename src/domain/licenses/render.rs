@@ -2,7 +2,7 @@
 
 use crate::domain::Caller;
 use crate::domain::catalog::{self, Offerings};
-use crate::domain::subscriptions::render::display;
+use crate::domain::values::number_display;
 use crate::error::{Error, Result};
 use crate::store::{LicenseRow, Tx};
 use crate::wire::latest as wire;
@@ -21,7 +21,7 @@ pub fn to_wire(row: &LicenseRow, offering: wire::ProductOffering, pending: Optio
         assigned_to: row.assigned_to.as_ref().map(|(id, msisdn, name)| wire::LicenseAssignment {
             type_: wire::LicenseAssignmentType::Subscription,
             subscription_id: *id,
-            subscription_display: display(msisdn, name.as_deref()),
+            subscription_display: number_display(msisdn, name.as_deref()),
         }),
         activated_at: row.activated_at.map(|t| t.date_naive()),
         cancelled_at: row.cancelled_at.map(|t| t.date_naive()),

@@ -6,6 +6,7 @@
 use super::lifecycle::{change_to, moved, write};
 use crate::domain::Caller;
 use crate::domain::catalog::Offerings;
+use crate::domain::change::Change;
 use crate::domain::cycles::midnight;
 use crate::error::{Error, Result};
 use crate::states::agreed;
@@ -47,17 +48,15 @@ pub async fn apply_if_due(caller: &Caller, mut l: LicenseRow) -> Result<LicenseR
                 (after, &[][..])
             }
         };
-        // a renewal of an ACTIVE license bills the cycle it begins
-        let bill = match (op, l.renews_on) {
-            (Op::RenewalDay, Some(renews)) if l.status == crate::states::licenses::LicenseStatus::Active => {
-                crate::domain::invoices::billed::license_renewal(caller, &l, renews, after.renews_on).await?
-            }
+        // a renewal of an ACTIVE license: its followers bill the cycle it begins
+        let renewal = match (op, l.renews_on) {
+            (Op::RenewalDay, Some(renews)) if l.status == crate::states::licenses::LicenseStatus::Active => Some(renews),
             _ => None,
         };
         let mut tx = caller.store.begin().await?;
         l = if write(caller, &mut tx, &mut offerings, &l, &after, told, at).await? {
-            if let Some(bill) = bill {
-                bill.write(&mut tx, caller, at).await?;
+            if let Some(renews) = renewal {
+                caller.follow(&mut tx, Change::LicenseRenewed { license: &l, renews, next: after.renews_on, at }).await?;
             }
             tx.commit().await?;
             after

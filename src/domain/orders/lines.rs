@@ -176,7 +176,7 @@ async fn check_line(caller: &Caller, ctx: &Context, currency: &str, i: usize, re
                     if let (Some(port), Some(msisdn)) = (&new.port_in, &new.msisdn) {
                         crate::domain::porting::details::check(msisdn, &field("msisdn"), crate::wire::to_json(&port.details), &field("portIn.details"))?;
                     }
-                    bad.extend(crate::domain::inventory::numbers::check_line(caller, ctx.pool, &offering, &new, &field).await?);
+                    bad.extend(crate::domain::inventory::numbers::check_line(caller, ctx.pool, &offering, new.number_asked(), &field).await?);
                 }
             }
         }

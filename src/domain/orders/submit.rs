@@ -201,7 +201,7 @@ pub async fn write(tx: &mut Tx, caller: &Caller, before: &OrderRow, checked: Che
             (T::Subscription, Some(new), _, _) => {
                 let id = crate::domain::new_id();
                 let kind = number_type_of(read.offering.product.category);
-                let (msisdn, lease) = numbers::take(tx, caller, pool, kind, new, id, format!("lineItems[{i}].subscription")).await?;
+                let (msisdn, lease) = numbers::take(tx, caller, pool, kind, new.number_asked(), id, format!("lineItems[{i}].subscription")).await?;
                 leases.extend(lease);
                 let terms = subscriptions::terms::bought(&before.currency, &l.price, l.binding_contract, l.upfront_payment);
                 let on = subscriptions::NewSubscription { msisdn: Some(msisdn.clone()), ..new.clone() };

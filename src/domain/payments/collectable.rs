@@ -5,7 +5,7 @@
 //! here (also the one an invoice is mailed with).
 
 use super::enabled::provider;
-use super::render::{hosted_url, new_token};
+use super::render::hosted_url;
 use crate::domain::Caller;
 use crate::error::{Error, InternalCode, Result};
 use crate::payment_providers::ProviderName;
@@ -135,7 +135,7 @@ pub fn new_link(
     description: Option<String>,
 ) -> LinkRow {
     let now = caller.now;
-    let token = new_token();
+    let token = crate::keys::random_token();
     LinkRow {
         id: crate::domain::new_id(),
         org: caller.org,

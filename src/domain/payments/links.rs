@@ -6,13 +6,14 @@ use super::collectable::{Collecting, INVOICE_LIFETIME_DAYS, Of, insert, new_link
 use super::enabled::provider;
 use super::{closing, render};
 use crate::domain::access::Role;
-use crate::domain::{Caller, customers, invoices, orders};
+use crate::domain::{Caller, customers, orders};
 use crate::error::{Detail, Error, InternalCode, Result};
 use crate::events::{self, Event};
 use crate::states::payments::{LINK, LinkOp, PaymentIntentStatus, PaymentLinkStatus, PaymentProfileStatus};
 use crate::store::{LinkRow, OrderRow, Stateful, Store};
 use crate::wire::latest as wire;
 use chrono::{DateTime, Duration, Utc};
+use futures::future::BoxFuture;
 use uuid::Uuid;
 
 /// An order's link expires unpaid after this long at most.
@@ -122,20 +123,18 @@ async fn order_collecting(caller: &Caller, key: &str) -> Result<Collecting> {
     })
 }
 
-/// The invoice named by the body's `invoiceId`: one the caller sees (404
-/// naming the field), as a MANAGER of its customer, OPEN (409 naming its
-/// state).
-async fn invoice_collecting(caller: &Caller, key: &str) -> Result<Collecting> {
-    let invoice = invoices::find(caller, key).await.map_err(|e| match e {
-        Error::NotFound { code, .. } => Error::missing_reference(code, "invoiceId", "invoiceId names no invoice of this organisation"),
-        e => e,
-    })?;
-    caller.require_role(invoice.customer_id, Role::Manager)?;
-    let lines = invoices::collect::intent_lines(&invoice)?;
-    Collecting::open_invoice(invoice, lines)
-}
+/// How a link's `invoiceId` is read: the invoices' own reading of it, as
+/// the link collects it (`invoices::collect::link_collecting`), handed in
+/// by the caller, since the invoices sit above payments and collect
+/// through them.
+pub type InvoiceCollecting = for<'a> fn(&'a Caller, &'a str) -> BoxFuture<'a, Result<Collecting>>;
 
-pub async fn create(caller: &Caller, public_url: &str, req: wire::CreatePaymentLinkRequest) -> Result<wire::PaymentLink> {
+pub async fn create(
+    caller: &Caller,
+    public_url: &str,
+    req: wire::CreatePaymentLinkRequest,
+    invoice_collecting: InvoiceCollecting,
+) -> Result<wire::PaymentLink> {
     let now = caller.now;
     let asks = Asks::of(&req);
     check_fields(&req, asks, now)?;

@@ -12,7 +12,6 @@
 
 use super::enabled::require_enabled;
 use super::links::{LIFETIME_HOURS, http_url, order_named};
-use super::render::new_token;
 use crate::domain::Caller;
 use crate::domain::access::Role;
 use crate::error::{Detail, Error, InternalCode, Result};
@@ -120,7 +119,7 @@ pub async fn create(caller: &Caller, public_url: &str, req: wire::CreatePaymentP
     }
     let provider = req.payment_provider.into();
     require_enabled(caller, provider).await?;
-    let (now, token) = (caller.now, new_token());
+    let (now, token) = (caller.now, crate::keys::random_token());
     let session = ProfileSessionRow {
         id: crate::domain::new_id(),
         org: caller.org,

@@ -142,16 +142,6 @@ pub fn intent(row: &IntentRow, charges: &[ChargeRow], refunds: &[RefundRow]) -> 
 
 /// The address of a hosted page: the server's public URL, the page's kind
 /// and its token.
-/// A page's token: 256 random bits, URL-safe. The token alone opens the
-/// page, so it must not be guessable (a link's id is not secret).
-pub fn new_token() -> String {
-    use base64::Engine;
-    use rand::RngCore;
-    let mut bytes = [0u8; 32];
-    rand::rng().fill_bytes(&mut bytes);
-    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
-}
-
 pub fn hosted_url(public_url: &str, token: &str) -> String {
     format!("{}/pay/{token}", public_url.trim_end_matches('/'))
 }

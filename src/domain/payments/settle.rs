@@ -6,7 +6,8 @@
 
 use super::collection::Collection;
 use super::render;
-use crate::domain::{Caller, invoices, orders};
+use crate::domain::change::Change;
+use crate::domain::{Caller, orders};
 use crate::error::{Error, Result};
 use crate::events::{self, Event};
 use crate::payment_providers::{Invalid, Outcome, ProviderError};
@@ -207,7 +208,11 @@ async fn complete(
     };
     if let Some((invoice, link)) = invoice {
         let open = collection.is_open() && collection.claim(tx, caller.now).await?;
-        if open && invoices::paid::by_charge(tx, caller, invoice, intent.id, link).await? {
+        let mut paid = false;
+        if open {
+            caller.follow(tx, Change::InvoiceChargeSucceeded { invoice, intent: intent.id, link, paid: &mut paid }).await?;
+        }
+        if paid {
             return collection.complete(tx, caller, charge).await;
         }
         let reason = "The invoice was no longer open when the payment succeeded.".to_string();

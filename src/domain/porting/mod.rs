@@ -8,10 +8,9 @@
 
 pub mod details;
 pub mod outbound;
-pub mod render;
 pub mod step;
 
-pub use render::to_wire;
+pub use crate::domain::subscriptions::port_in::to_wire;
 
 use super::Caller;
 use crate::domain::access::Role;

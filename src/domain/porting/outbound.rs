@@ -5,9 +5,8 @@
 //! number is PORTED_OUT.
 
 use crate::domain::Caller;
-use crate::domain::subscriptions::write::{Also, commit_in, end_service};
+use crate::domain::change::Change;
 use crate::error::{Error, InternalCode, Result};
-use crate::events::Event;
 use crate::kinds::PortingDirection;
 use crate::network::Network;
 use crate::states::porting::{PORTING, PortingOp, PortingStatus};
@@ -51,9 +50,9 @@ pub async fn request(caller: &Caller, msisdn: &str) -> Result<PortingRow> {
 }
 
 /// The port-out `p` of `subscription` happens at `at`: the network lets
-/// the number go first, then, in one transaction, the porting COMPLETED,
-/// the subscription CANCELLED (`subscription.cancelled`,
-/// `subscription.ended`) and the number PORTED_OUT.
+/// the number go first, then, in one transaction, the porting COMPLETED
+/// and what follows the number ported out (`Change::NumberPortedOut`: the
+/// subscription CANCELLED, the number PORTED_OUT).
 pub async fn complete(caller: &Caller, network: &dyn Network, p: &PortingRow, subscription: &SubscriptionRow, at: DateTime<Utc>) -> Result<()> {
     network.end_service(&subscription.msisdn, at).await.map_err(|r| Error::Internal(format!("the network refused porting {} out: {}", p.id, r.0)))?;
     let mut after = p.clone();
@@ -62,14 +61,6 @@ pub async fn complete(caller: &Caller, network: &dyn Network, p: &PortingRow, su
     if !Store::update_porting(&mut tx, &after, p).await? {
         return Ok(());
     }
-    let mut cancelled = subscription.clone();
-    cancelled.status = SUBSCRIPTION.next(Op::PortedOut, subscription.status)?;
-    cancelled.updated_at = at.max(subscription.updated_at);
-    cancelled.life.cancelled_at = Some(at);
-    cancelled.life.pending = None;
-    cancelled.life.status_reason = Some("The number was ported out to another operator.".into());
-    end_service(&mut cancelled, at);
-    commit_in(&mut tx, caller, subscription, &cancelled, Also::Nothing, Op::PortedOut, &[Event::SubscriptionCancelled, Event::SubscriptionEnded], at).await?;
-    Store::number_ported_out(&mut tx, caller.org, &p.msisdn, at).await?;
+    caller.follow(&mut tx, Change::NumberPortedOut { subscription, msisdn: &p.msisdn, at }).await?;
     tx.commit().await
 }

@@ -134,7 +134,7 @@ impl Moves<'_> {
     /// The answer of a move that issued `sim`: with its eSIM activation
     /// code, shown this once, to the API key alone or an ADMIN.
     fn with_new_profile(&self, mut answer: wire::Subscription, sim: Option<&Sim>) -> wire::Subscription {
-        if super::esim::may_see(self.caller, answer.customer.customer_id) {
+        if crate::domain::inventory::activation_codes::may_see(self.caller, answer.customer.customer_id) {
             answer.esim_activation_code = sim.and_then(|s| s.activation_code.clone());
         }
         answer

@@ -6,9 +6,11 @@
 //! falls due on a date (`scheduled`). Above them, the moves a request
 //! asks for (`lifecycle`, `offerings`, `esim`).
 
+pub mod dunning;
 pub mod esim;
 pub mod lifecycle;
 pub mod offerings;
+pub mod port_in;
 pub mod render;
 pub mod scheduled;
 pub mod terms;
@@ -23,7 +25,7 @@ use crate::store::{Cursor, Held, IdOrRef, Life, OfferingRow, Store, Subscription
 use crate::wire::latest as wire;
 use crate::wire::latest::params::SubscriptionListQuery;
 use chrono::{DateTime, Utc};
-use render::{shown, subscription_type, to_wire};
+use render::{shown, to_wire};
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 
@@ -92,6 +94,17 @@ pub struct NewSubscription {
     pub port_in: Option<wire::NewPortIn>,
 }
 
+impl NewSubscription {
+    /// The number it asks the inventory for.
+    pub fn number_asked(&self) -> crate::domain::inventory::numbers::Asked<'_> {
+        crate::domain::inventory::numbers::Asked {
+            msisdn: self.msisdn.as_deref(),
+            lease_token: self.number_lease_token.as_deref(),
+            ported: self.port_in.is_some(),
+        }
+    }
+}
+
 impl From<wire::NewSubscription> for NewSubscription {
     fn from(n: wire::NewSubscription) -> Self {
         NewSubscription {
@@ -114,7 +127,7 @@ impl From<NewSubscription> for wire::NewSubscription {
             reference_id: n.reference_id,
             number_lease_token: n.number_lease_token,
             // its secrets are write-only
-            port_in: n.port_in.and_then(crate::domain::porting::render::new_port_in),
+            port_in: n.port_in.and_then(port_in::new_port_in),
         }
     }
 }
@@ -148,7 +161,7 @@ pub async fn create_pending(
         order_id,
         offering_id: offering.id,
         status: SubscriptionStatus::Pending,
-        subscription_type: subscription_type(offering.product.category).into(),
+        subscription_type: crate::domain::catalog::subscription_type(offering.product.category).into(),
         msisdn,
         display_name: new.display_name.clone(),
         sim_type: new.sim_type,

@@ -4,33 +4,10 @@
 use super::terms;
 use crate::domain::Caller;
 use crate::domain::catalog::{self, Offerings};
+use crate::domain::values::number_display;
 use crate::error::{Error, Result};
-use crate::kinds::ProductCategory;
 use crate::store::{Store, SubscriptionRow, Tx};
 use crate::wire::latest as wire;
-
-/// The Subscription.type of a subscription product's category.
-/// (Submission checks that a subscription line's product is a SUBSCRIPTION
-/// product; those are of the subscription categories.)
-pub fn subscription_type(category: ProductCategory) -> &'static str {
-    use ProductCategory as C;
-    match category {
-        C::SubscriptionDataSim => "DATA",
-        C::SubscriptionBroadband => "MBB",
-        C::SubscriptionM2m => "M2M",
-        C::TravelEsim => "TRAVEL_ESIM",
-        _ => "CELL",
-    }
-}
-
-/// What a subscription shows as: its custom display name, else its number
-/// pretty-printed in international form (`+46 70 123 45 67`).
-pub fn display(msisdn: &str, display_name: Option<&str>) -> String {
-    if let Some(name) = display_name {
-        return name.to_string();
-    }
-    phonenumber::parse(None, msisdn).map(|n| n.format().mode(phonenumber::Mode::International).to_string()).unwrap_or_else(|_| msisdn.to_string())
-}
 
 /// `row` as the API shows it, on `offering` (its own), with `pending` (the
 /// offering of a change scheduled for later).
@@ -41,7 +18,7 @@ pub fn to_wire(row: &SubscriptionRow, offering: wire::ProductOffering, pending: 
         reference_id: row.reference_id.clone(),
         status: row.status.into(),
         type_: row.subscription_type.clone(),
-        display: display(&row.msisdn, row.display_name.as_deref()),
+        display: number_display(&row.msisdn, row.display_name.as_deref()),
         msisdn: row.msisdn.clone(),
         customer: wire::CustomerSummary { customer_id: row.customer_id, name: row.customer_name.clone() },
         product_offering: Some(catalog::summary(offering)),
@@ -102,7 +79,7 @@ pub async fn shown_in(caller: &Caller, mut tx: Option<&mut Tx>, offerings: &mut 
             Some(tx) => Store::porting_in(tx, caller.org, id).await?,
             None => caller.store.porting(caller.org, id).await?,
         };
-        shown.port_in = porting.as_ref().map(crate::domain::porting::render::to_wire).transpose()?;
+        shown.port_in = porting.as_ref().map(super::port_in::to_wire).transpose()?;
     }
     Ok(shown)
 }

@@ -4,11 +4,10 @@
 //! subscription.scheduled job for those nobody reads; either way in time
 //! order, each dated at its own time.
 
-use super::terms::{change_to, next_cycle};
-use super::write::{Also, Events, activation_events, begin_service, commit, end_service};
+use super::terms::{self, change_to, next_cycle};
+use super::write::{Also, Events, Renewal, activation_events, begin_service, commit, end_service};
 use crate::domain::Caller;
 use crate::domain::cycles::midnight;
-use crate::domain::invoices::billed::{self, Bill};
 use crate::error::{Error, Result};
 use crate::events::Event;
 use crate::states::agreed;
@@ -28,9 +27,9 @@ fn next_due(row: &SubscriptionRow) -> Option<(DateTime<Utc>, Op)> {
     [moved, offering, renewal].into_iter().flatten().min_by_key(|(at, _)| *at)
 }
 
-/// `row` after `op`, due at `at`, the events it records, and what it
-/// bills (a renewal: the cycle it begins).
-async fn after(caller: &Caller, row: &SubscriptionRow, op: Op, at: DateTime<Utc>) -> Result<(SubscriptionRow, Events, Option<Bill>)> {
+/// `row` after `op`, due at `at`, the events it records, and the renewal
+/// its followers bill.
+async fn after(caller: &Caller, row: &SubscriptionRow, op: Op, at: DateTime<Utc>) -> Result<(SubscriptionRow, Events, Option<Renewal>)> {
     let mut after = row.clone();
     after.updated_at = at.max(row.updated_at);
     // a state the table does not move (cancelled meanwhile) only forgets
@@ -39,7 +38,7 @@ async fn after(caller: &Caller, row: &SubscriptionRow, op: Op, at: DateTime<Utc>
         (after.life.pending, after.life.pending_offering, after.life.renews_on) = (None, None, None);
         return Ok((after, &[], None));
     };
-    let mut bill = None;
+    let mut renewal = None;
     after.status = to;
     let events: Events = match op {
         Op::ActivationCompletes => {
@@ -64,7 +63,7 @@ async fn after(caller: &Caller, row: &SubscriptionRow, op: Op, at: DateTime<Utc>
             after.life.renews_on = next_cycle(row, renews)?;
             // a PAUSED or BLOCKED subscription is not billed: its cycle passes unrenewed
             if matches!(row.status, Status::Activated | Status::Suspended) {
-                bill = billed::subscription_renewal(caller, row, renews, after.life.renews_on).await?;
+                renewal = Some(Renewal { renews, price: terms::price(&row.terms)?, paid_through: terms::next_payment(row) });
                 &[Event::SubscriptionRenewed]
             } else {
                 &[]
@@ -72,14 +71,14 @@ async fn after(caller: &Caller, row: &SubscriptionRow, op: Op, at: DateTime<Utc>
         }
         other => return Err(Error::Internal(format!("subscription {}: {other:?} does not fall due", row.id))),
     };
-    Ok((after, events, bill))
+    Ok((after, events, renewal))
 }
 
 /// `row` with everything due by the caller's now done, in time order.
 pub async fn apply_if_due(caller: &Caller, mut row: SubscriptionRow) -> Result<SubscriptionRow> {
     while let Some((at, op)) = next_due(&row).filter(|(at, _)| *at <= caller.now) {
-        let (next, events, bill) = after(caller, &row, op, at).await?;
-        let also = bill.as_ref().map_or(Also::Nothing, Also::Bill);
+        let (next, events, renewal) = after(caller, &row, op, at).await?;
+        let also = renewal.as_ref().map_or(Also::Nothing, Also::Renewal);
         row = match commit(caller, &row, &next, also, op, events, at).await {
             Ok(_) => next,
             // another request or instance did it first: go on from what it left

@@ -8,14 +8,15 @@ use super::render::shown;
 use super::terms;
 use crate::domain::Caller;
 use crate::domain::catalog::Offerings;
-use crate::domain::change::Change;
+use crate::domain::catalog::price::Price;
+use crate::domain::change::{Change, Renewed};
 use crate::error::{Error, InternalCode, Result};
 use crate::events::{self, Event};
 use crate::network::Sim;
 use crate::states::subscriptions::{SUBSCRIPTION, SubscriptionOp as Op};
 use crate::store::{JobKind, Stateful, Store, SubscriptionRow, Tx};
 use crate::wire::latest as wire;
-use chrono::{DateTime, Months, Utc};
+use chrono::{DateTime, Months, NaiveDate, Utc};
 
 /// The events a move records, each carrying the subscription after it.
 pub type Events = &'static [fn(wire::Subscription) -> Event];
@@ -57,6 +58,14 @@ async fn moved_meanwhile(tx: &mut Tx, caller: &Caller, id: uuid::Uuid, op: Op) -
     }
 }
 
+/// A renewal on `renews` at the contracted `price`, paid upfront until
+/// `paid_through`.
+pub struct Renewal {
+    pub renews: NaiveDate,
+    pub price: Price,
+    pub paid_through: Option<NaiveDate>,
+}
+
 /// What a move writes besides the subscription.
 pub enum Also<'a> {
     Nothing,
@@ -64,8 +73,8 @@ pub enum Also<'a> {
     Sim(&'a Sim),
     /// what its subscriber is set to
     Subscriber(&'a serde_json::Value),
-    /// the lines its renewal bills
-    Bill(&'a crate::domain::invoices::billed::Bill),
+    /// its renewal on a date, which its followers bill
+    Renewal(&'a Renewal),
 }
 
 /// Writes a move: `after` over `before` if nobody moved it meanwhile, what
@@ -108,7 +117,10 @@ pub async fn commit_in(
         Also::Nothing => {}
         Also::Sim(sim) => Store::put_on_sim(tx, org, id, &sim.iccid, after.sim_type, sim.activation_code.as_deref(), at).await?,
         Also::Subscriber(doc) => Store::set_subscriber(tx, org, after.subscriber_id, id, doc, at).await?,
-        Also::Bill(bill) => bill.clone().write(tx, caller, at).await?,
+        Also::Renewal(r) => {
+            let renewed = Renewed { subscription: before, renews: r.renews, next: after.life.renews_on, price: &r.price, paid_through: r.paid_through, at };
+            caller.follow(tx, Change::SubscriptionRenewed(renewed)).await?;
+        }
     }
     if let Some(due) = after.life.due_at().filter(|d| before.life.due_at() != Some(*d)) {
         Store::schedule_job(tx, JobKind::SubscriptionScheduled, &id.to_string(), Some(org), due, caller.now).await?;
@@ -118,4 +130,18 @@ pub async fn commit_in(
     }
     caller.follow(tx, Change::SubscriptionMoved { before, after, at }).await?;
     Ok(answer)
+}
+
+/// Follows `Change::NumberPortedOut`: `subscription`, whose number another
+/// operator took at `at`, CANCELLED (`subscription.cancelled`,
+/// `subscription.ended`), with what follows its move.
+pub(in crate::domain) async fn ported_out(tx: &mut Tx, caller: &Caller, subscription: &SubscriptionRow, at: DateTime<Utc>) -> Result<()> {
+    let mut cancelled = subscription.clone();
+    cancelled.status = SUBSCRIPTION.next(Op::PortedOut, subscription.status)?;
+    cancelled.updated_at = at.max(subscription.updated_at);
+    cancelled.life.cancelled_at = Some(at);
+    cancelled.life.pending = None;
+    cancelled.life.status_reason = Some("The number was ported out to another operator.".into());
+    end_service(&mut cancelled, at);
+    commit_in(tx, caller, subscription, &cancelled, Also::Nothing, Op::PortedOut, &[Event::SubscriptionCancelled, Event::SubscriptionEnded], at).await.map(drop)
 }

@@ -1,5 +1,7 @@
-//! A porting as the API shows it (a subscription read shows its latest
-//! port-in with it), and an order line's port-in: never their secrets.
+//! A porting as the API shows it: in its subscription's read (its latest
+//! port-in), in the subscription's `portIn` events and on its own (the
+//! porting area reads it from here); and an order line's port-in. Never
+//! their secrets.
 
 use crate::error::{Error, Result};
 use crate::states::porting::PortingStatus;
