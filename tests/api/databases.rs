@@ -39,6 +39,31 @@ impl TestDatabase {
         }
     }
 
+    /// A database of `backend` holding what the SQL script `dump` writes
+    /// (a fixture of an earlier release: `sqlite3 .dump`, `pg_dump
+    /// --inserts`), not migrated by this release yet. psql's own commands
+    /// in a dump (`\restrict`) are left out.
+    pub async fn loaded(backend: Backend, dump: &str) -> TestDatabase {
+        let script: String = dump.lines().filter(|l| !l.starts_with('\\')).map(|l| format!("{l}\n")).collect();
+        let database = match backend {
+            Backend::Sqlite => {
+                let file = std::env::temp_dir().join(format!("switchboard-test-{}.db", Uuid::new_v4().simple()));
+                // (an empty file is an empty database)
+                std::fs::write(&file, b"").expect("the test's database file");
+                TestDatabase { url: sqlite_url(&file), place: Some(Place::Sqlite(file)) }
+            }
+            Backend::Postgres => {
+                let admin = std::env::var("SWITCHBOARD_TEST_POSTGRES").expect("SWITCHBOARD_TEST_POSTGRES");
+                let name = format!("sb_test_{}_{}", owner(), Uuid::new_v4().simple());
+                execute(&admin, &format!("CREATE DATABASE {name}")).await;
+                TestDatabase { url: database_url(&admin, &name), place: Some(Place::Postgres { admin, name }) }
+            }
+        };
+        let mut conn = connect(&database.url).await;
+        sqlx::raw_sql(sqlx::AssertSqlSafe(script)).execute(&mut conn).await.expect("the dump loads");
+        database
+    }
+
     /// Removes the database now (the guard's work, awaited).
     pub async fn remove(mut self) {
         match self.place.take() {

@@ -130,23 +130,35 @@ impl TestApp {
 
     /// A test server with `settings`, whose webhooks reach the test's own
     /// `TestInternet` (whatever `settings` said).
-    pub async fn start_with_settings(backend: Backend, mut settings: Settings) -> TestApp {
+    pub async fn start_with_settings(backend: Backend, settings: Settings) -> TestApp {
+        let database = crate::databases::TestDatabase::new(backend).await;
+        let store = connect(&database.url).await;
+        let clock = Arc::new(Clock::starting_at(TEST_START.parse().unwrap()));
+        let org = store.create_organisation("Test Org", false, clock.now()).await.unwrap();
+        let mut app = TestApp::serve(backend, database, store, clock, org, settings).await;
+        app.key = app.new_key(app.org, Some(BULLFINCH), false).await;
+        app
+    }
+
+    /// A test server over `database` as it is (`store` connected to it,
+    /// migrated), acting for `org`, with no key of its own yet.
+    pub async fn serve(
+        backend: Backend,
+        database: crate::databases::TestDatabase,
+        store: Store,
+        clock: Arc<Clock>,
+        org: Uuid,
+        mut settings: Settings,
+    ) -> TestApp {
         crate::coverage::arm();
         let internet = Arc::new(TestInternet::default());
         settings.webhooks.internet = switchboard::webhook_reach::Internet(internet.clone());
         // report files in a directory of the test's own, removed by `finish`
         settings.files.data_dir = std::env::temp_dir().join(format!("switchboard-test-files-{}", Uuid::new_v4()));
-        let database = crate::databases::TestDatabase::new(backend).await;
         let url = database.url.clone();
-        let store = connect(&url).await;
-        let clock = Arc::new(Clock::starting_at(TEST_START.parse().unwrap()));
-        let org = store.create_organisation("Test Org", false, clock.now()).await.unwrap();
         let running = server::start(store.clone(), clock.clone(), "127.0.0.1:0".parse().unwrap(), settings.clone()).await.unwrap();
         let base = format!("http://{}/api/v2", running.local_addr());
-        let mut app =
-            TestApp { base, internet, store, clock, org, key: String::new(), running: Some(running), settings, url, backend, database: Some(database) };
-        app.key = app.new_key(app.org, Some(BULLFINCH), false).await;
-        app
+        TestApp { base, internet, store, clock, org, key: String::new(), running: Some(running), settings, url, backend, database: Some(database) }
     }
 
     /// Another server over this app's database (its own pool, key cache and

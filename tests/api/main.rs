@@ -48,6 +48,7 @@ mod secrets;
 mod secrets_at_rest;
 mod sims;
 mod store;
+mod stored_rows;
 mod subscribers;
 mod subscriptions;
 mod sweeps;
