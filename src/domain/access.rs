@@ -9,14 +9,38 @@
 //!   nothing.
 //!
 //! Seeing decides 404 (an object the caller may not see does not exist for
-//! them); changing decides 403.
+//! them); changing decides 403. The `Caller` (who acts, for which
+//! organisation, when) is declared here with what it may do.
 
-use super::Caller;
 use crate::error::{Error, InternalCode, Result};
 use crate::kinds::CustomerRole;
+use crate::store::Store;
 use crate::store::UserGrants;
+use chrono::{DateTime, Utc};
 use std::collections::HashMap;
 use uuid::Uuid;
+
+/// Who is acting, for which organisation, at what time. Every store query
+/// made for a request is scoped by `org`.
+#[derive(Clone)]
+pub struct Caller {
+    pub store: Store,
+    pub org: Uuid,
+    pub api_key_id: Uuid,
+    /// the user of a bearer token sent with the key; None for a key alone
+    pub user: Option<std::sync::Arc<UserAccess>>,
+    /// the key may only read: it writes nothing and is shown no secret
+    pub read_only: bool,
+    pub now: DateTime<Utc>,
+}
+
+impl Caller {
+    /// The organisation `org` itself at `now`: what jobs, hosted pages and
+    /// admin commands act as (the key alone's rights, no key's id).
+    pub fn system(store: &Store, org: Uuid, now: DateTime<Utc>) -> Caller {
+        Caller { store: store.clone(), org, api_key_id: Uuid::nil(), user: None, read_only: false, now }
+    }
+}
 
 /// A user's role at one customer, weakest first.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]

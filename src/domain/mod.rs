@@ -27,32 +27,10 @@ pub mod values;
 pub mod webhooks;
 
 use crate::store::Store;
-use chrono::{DateTime, Utc};
 use uuid::Uuid;
 
 pub use crate::store::new_id;
-
-/// Who is acting, for which organisation, at what time. Every store query
-/// made for a request is scoped by `org`.
-#[derive(Clone)]
-pub struct Caller {
-    pub store: Store,
-    pub org: Uuid,
-    pub api_key_id: Uuid,
-    /// the user of a bearer token sent with the key; None for a key alone
-    pub user: Option<std::sync::Arc<access::UserAccess>>,
-    /// the key may only read: it writes nothing and is shown no secret
-    pub read_only: bool,
-    pub now: DateTime<Utc>,
-}
-
-impl Caller {
-    /// The organisation `org` itself at `now`: what jobs, hosted pages and
-    /// admin commands act as (the key alone's rights, no key's id).
-    pub fn system(store: &Store, org: Uuid, now: DateTime<Utc>) -> Caller {
-        Caller { store: store.clone(), org, api_key_id: Uuid::nil(), user: None, read_only: false, now }
-    }
-}
+pub use access::Caller;
 
 /// The ids a list filter names (ids or `rid_`), each found by `find`,
 /// which answers 404 for one the caller may not see; None when the filter

@@ -4,7 +4,7 @@ use super::Result;
 use crate::api::context::Context;
 use crate::api::extract::{HeaderParams, QueryParams};
 use crate::api::request::read;
-use crate::domain::catalog;
+use crate::domain::{catalog, customers};
 use crate::wire::latest::{params, types};
 use dropshot::{HttpResponseOk, Path, RequestContext};
 
@@ -13,7 +13,7 @@ pub async fn customer_product_catalog_view(
     path: Path<params::CustomerProductCatalogViewPath>,
     headers: HeaderParams<params::CustomerProductCatalogViewHeaders>,
 ) -> Result<HttpResponseOk<types::ProductCatalog>> {
-    read(&rqctx, headers, |c| async move { Ok(catalog::customer_catalog(&c, &path.into_inner().customer_id).await?) }).await
+    read(&rqctx, headers, |c| async move { Ok(customers::catalog::view(&c, &path.into_inner().customer_id).await?) }).await
 }
 
 pub async fn product_offering_list(

@@ -143,24 +143,6 @@ pub async fn list(caller: &Caller, q: ProductOfferingListQuery) -> Result<wire::
     })
 }
 
-/// The catalog a customer orders from, with what they may order now.
-pub async fn customer_catalog(caller: &Caller, customer_key: &str) -> Result<wire::ProductCatalog> {
-    let customer = super::customers::find(caller, customer_key).await?;
-    let (id, doc) = caller
-        .store
-        .customer_catalog(caller.org, customer.id)
-        .await?
-        .ok_or_else(|| Error::not_found(InternalCode::ProductCatalogNotFound, "product catalog"))?;
-    let items = caller.store.catalog_offerings(id, Some(crate::kinds::OfferingStatus::Available)).await?;
-    Ok(wire::ProductCatalog {
-        product_catalog_id: id,
-        name: doc.name,
-        description: doc.description,
-        customer_id: customer.id,
-        items: items.iter().map(to_wire).collect::<Result<_>>()?,
-    })
-}
-
 /// The Subscription.type of a subscription product's category.
 /// (Submission checks that a subscription line's product is a SUBSCRIPTION
 /// product; those are of the subscription categories.)

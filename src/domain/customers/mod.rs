@@ -2,6 +2,7 @@
 //! records its customer.created / customer.updated event in the same
 //! transaction.
 
+pub mod catalog;
 mod documents;
 
 use super::Caller;
